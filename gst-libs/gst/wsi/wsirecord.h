@@ -1,0 +1,259 @@
+/* gst-wsi
+ * Copyright (C) 2026 gst-wsi developers
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+
+/*
+ * wsirecord.h: the data that travels between gst-wsi elements.
+ *
+ * This header is the whole contract; there is no shared library behind it.
+ * Every plugin (and every C application reading appsink buffers) includes it
+ * and gets the same record layout, caps names and GstCustomMeta names.
+ * docs/data-formats.md explains the same things in prose, for Python users.
+ *
+ *  - Slides travel as one buffer per slide, caps "application/x-wsi-slide",
+ *    with a "WsiSlideMeta" custom meta describing the slide (see below).
+ *    Memory: the overview as tightly packed RGB (width*3 bytes per row)
+ *    when has-overview is TRUE, followed by the tissue mask (one byte per
+ *    overview pixel, 0 = background, 255 = tissue) when has-mask is TRUE.
+ *  - Coordinates travel as buffers of packed WsiPatchRecord, caps
+ *    "application/x-wsi-patches"; every record of one buffer belongs to the
+ *    slide named by the buffer's "WsiSlideMeta".
+ *  - Pixels travel as video/x-raw with a "WsiPatchMeta" custom meta holding
+ *    the records of the patches in the buffer (1 for a patch, N for a batch).
+ */
+
+#ifndef __WSI_RECORD_H__
+#define __WSI_RECORD_H__
+
+#include <gst/gst.h>
+#include <string.h>
+
+G_BEGIN_DECLS
+
+#define WSI_SLIDE_MEDIA_TYPE   "application/x-wsi-slide"
+#define WSI_PATCHES_MEDIA_TYPE "application/x-wsi-patches"
+
+#define WSI_SLIDE_META_NAME "WsiSlideMeta"
+#define WSI_PATCH_META_NAME "WsiPatchMeta"
+
+/* Value of WsiPatchRecord.level before patchreader has chosen a level. */
+#define WSI_LEVEL_UNSET G_MAXUINT32
+
+/**
+ * WsiPatchRecord:
+ * @sequence: position of the patch in the stream (0-based), set by
+ *   patchinterleave; identical for any number of reader threads
+ * @x: left edge of the patch footprint, level-0 pixels
+ * @y: top edge of the patch footprint, level-0 pixels
+ * @created_ns: monotonic time (gst_util_get_timestamp(), ns) at which the
+ *   coordinates were made; "now - created_ns" is the patch age
+ * @slide_index: index of the slide in the sorted slide collection, before
+ *   the rank partition, so it names the same slide on every rank
+ * @cycle: how many times the source had cycled when the slide was visited
+ * @footprint: side of the square region in level-0 pixels
+ * @out_size: side of the output patch in pixels
+ * @level: pyramid level read, set by patchreader (WSI_LEVEL_UNSET before)
+ * @read_size: side of the region read at @level, set by patchreader
+ * @out_mpp: microns per output pixel (0 when the slide's mpp is unknown)
+ * @tissue_fraction: share of the footprint that the mask calls tissue (0..1)
+ *
+ * One patch, 64 bytes, native byte order, no padding. The layout is fixed:
+ * Python reads it with numpy (see docs/data-formats.md).
+ */
+typedef struct
+{
+  guint64 sequence;
+  gint64 x;
+  gint64 y;
+  gint64 created_ns;
+  guint32 slide_index;
+  guint32 cycle;
+  guint32 footprint;
+  guint32 out_size;
+  guint32 level;
+  guint32 read_size;
+  gfloat out_mpp;
+  gfloat tissue_fraction;
+} WsiPatchRecord;
+
+G_STATIC_ASSERT (sizeof (WsiPatchRecord) == 64);
+
+/* Registers a custom meta once per process, whichever plugin comes first. */
+static inline const GstMetaInfo *
+wsi_custom_meta_info (const gchar * name)
+{
+  static const gchar *no_tags[] = { NULL };
+  static GMutex lock;
+  const GstMetaInfo *info;
+
+  g_mutex_lock (&lock);
+  info = gst_meta_get_info (name);
+  if (info == NULL)
+    info = gst_meta_register_custom (name, no_tags, NULL, NULL, NULL);
+  g_mutex_unlock (&lock);
+  return info;
+}
+
+/* Call from every plugin_init that produces or reads these metas. */
+static inline void
+wsi_record_register_metas (void)
+{
+  wsi_custom_meta_info (WSI_SLIDE_META_NAME);
+  wsi_custom_meta_info (WSI_PATCH_META_NAME);
+}
+
+/* ---- WsiSlideMeta -------------------------------------------------------
+ * Structure fields (all always present once wsislidesrc has pushed it):
+ *   path (string), index (uint), cycle (uint), seed (uint64),
+ *   label (string, "" when none), vendor (string),
+ *   width, height (int64: level-0 size),
+ *   level-count (int), level-downsamples, level-widths, level-heights
+ *     (strings: comma-separated numbers, one per level),
+ *   mpp-x, mpp-y (double, 0 = unknown), mpp-source (string:
+ *     "openslide", "tiff-resolution", "default-mpp" or "unknown"),
+ *   overview-width, overview-height (int),
+ *   has-overview, has-mask (boolean),
+ *   tissue-fraction (double, -1 until tissuemask ran),
+ *   tissue-rejected (boolean: too little tissue, sample nothing)
+ */
+
+static inline GstStructure *
+wsi_slide_meta_get (GstBuffer * buffer)
+{
+  GstCustomMeta *meta = gst_buffer_get_custom_meta (buffer,
+      WSI_SLIDE_META_NAME);
+  return meta ? gst_custom_meta_get_structure (meta) : NULL;
+}
+
+static inline GstStructure *
+wsi_slide_meta_add (GstBuffer * buffer)
+{
+  GstCustomMeta *meta;
+
+  wsi_custom_meta_info (WSI_SLIDE_META_NAME);
+  meta = gst_buffer_add_custom_meta (buffer, WSI_SLIDE_META_NAME);
+  return gst_custom_meta_get_structure (meta);
+}
+
+static inline gboolean
+wsi_structure_copy_field (GQuark field, const GValue * value, gpointer dest)
+{
+  gst_structure_id_set_value ((GstStructure *) dest, field, value);
+  return TRUE;
+}
+
+/* Copies the slide description of @src onto @dest (e.g. from a slide
+ * buffer onto a coordinate buffer). */
+static inline void
+wsi_slide_meta_copy (GstBuffer * dest, GstBuffer * src)
+{
+  GstStructure *from = wsi_slide_meta_get (src);
+  GstStructure *to;
+
+  if (from == NULL)
+    return;
+  to = wsi_slide_meta_get (dest);
+  if (to == NULL)
+    to = wsi_slide_meta_add (dest);
+  gst_structure_foreach (from, wsi_structure_copy_field, to);
+}
+
+/* Parses entry @i of a comma-separated list field such as
+ * "level-downsamples"; returns @fallback when absent. */
+static inline gdouble
+wsi_slide_meta_list_get (const GstStructure * s, const gchar * field,
+    guint i, gdouble fallback)
+{
+  const gchar *list = gst_structure_get_string (s, field);
+  gchar **items;
+  gdouble value = fallback;
+
+  if (list == NULL)
+    return fallback;
+  items = g_strsplit (list, ",", -1);
+  if (i < g_strv_length (items))
+    value = g_ascii_strtod (items[i], NULL);
+  g_strfreev (items);
+  return value;
+}
+
+/* ---- WsiPatchMeta -------------------------------------------------------
+ * Structure fields:
+ *   count (uint): patches in the buffer,
+ *   records (GBytes): count packed WsiPatchRecord, in buffer order,
+ *   paths (GStrv): slide path of each patch,
+ *   labels (GStrv): slide label of each patch ("" when none).
+ */
+
+static inline GstStructure *
+wsi_patch_meta_get (GstBuffer * buffer)
+{
+  GstCustomMeta *meta = gst_buffer_get_custom_meta (buffer,
+      WSI_PATCH_META_NAME);
+  return meta ? gst_custom_meta_get_structure (meta) : NULL;
+}
+
+/* Attaches a WsiPatchMeta holding @n_records records and their slides'
+ * paths and labels. */
+static inline GstStructure *
+wsi_patch_meta_add (GstBuffer * buffer, const WsiPatchRecord * records,
+    guint n_records, const gchar * const *paths, const gchar * const *labels)
+{
+  GstCustomMeta *meta;
+  GstStructure *s;
+  GBytes *bytes;
+
+  wsi_custom_meta_info (WSI_PATCH_META_NAME);
+  meta = gst_buffer_add_custom_meta (buffer, WSI_PATCH_META_NAME);
+  s = gst_custom_meta_get_structure (meta);
+  bytes = g_bytes_new (records, n_records * sizeof (WsiPatchRecord));
+  gst_structure_set (s, "count", G_TYPE_UINT, n_records,
+      "records", G_TYPE_BYTES, bytes,
+      "paths", G_TYPE_STRV, paths, "labels", G_TYPE_STRV, labels, NULL);
+  g_bytes_unref (bytes);
+  return s;
+}
+
+/* Returns the records of a WsiPatchMeta structure (owned by it) and their
+ * number in @n_records. */
+static inline const WsiPatchRecord *
+wsi_patch_meta_records (const GstStructure * s, guint * n_records)
+{
+  const GValue *value = gst_structure_get_value (s, "records");
+  GBytes *bytes;
+  gsize size = 0;
+  const WsiPatchRecord *records = NULL;
+
+  *n_records = 0;
+  if (value == NULL || !G_VALUE_HOLDS (value, G_TYPE_BYTES))
+    return NULL;
+  bytes = (GBytes *) g_value_get_boxed (value);
+  if (bytes != NULL)
+    records = (const WsiPatchRecord *) g_bytes_get_data (bytes, &size);
+  *n_records = size / sizeof (WsiPatchRecord);
+  return records;
+}
+
+/* Returns entry @i of the "paths" or "labels" field, or NULL. */
+static inline const gchar *
+wsi_patch_meta_string (const GstStructure * s, const gchar * field, guint i)
+{
+  const GValue *value = gst_structure_get_value (s, field);
+  const gchar *const *strv;
+
+  if (value == NULL || !G_VALUE_HOLDS (value, G_TYPE_STRV))
+    return NULL;
+  strv = (const gchar * const *) g_value_get_boxed (value);
+  if (strv == NULL || i >= g_strv_length ((gchar **) strv))
+    return NULL;
+  return strv[i];
+}
+
+G_END_DECLS
+
+#endif /* __WSI_RECORD_H__ */
