@@ -22,6 +22,7 @@
 #include <gst/wsi/wsirecord.h>
 
 #include <stdlib.h>
+#include <sys/resource.h>
 
 typedef struct
 {
@@ -83,6 +84,30 @@ print_first_patch (GstBuffer * batch)
       wsi_patch_meta_string (meta, "labels", 0));
 }
 
+static int
+compare_gint64 (const void *a, const void *b)
+{
+  gint64 x = *(const gint64 *) a, y = *(const gint64 *) b;
+  return (x > y) - (x < y);
+}
+
+/* Prints the batch-time percentiles users quote and the peak RSS. */
+static void
+print_batch_times (GArray * intervals_us)
+{
+  struct rusage usage;
+  gint64 *v = (gint64 *) intervals_us->data;
+  guint n = intervals_us->len;
+
+  getrusage (RUSAGE_SELF, &usage);
+  if (n > 0) {
+    qsort (v, n, sizeof (gint64), compare_gint64);
+    g_print ("batch time p50 %.1f ms, p95 %.1f ms, max %.1f ms; ",
+        v[n / 2] / 1e3, v[MIN (n - 1, (n * 95) / 100)] / 1e3, v[n - 1] / 1e3);
+  }
+  g_print ("peak RSS %.0f MB\n", usage.ru_maxrss / 1024.0);
+}
+
 static guint
 patches_in (GstBuffer * batch)
 {
@@ -134,11 +159,12 @@ report_bus (GstElement * pipeline)
 static void
 consume (GstElement * pipeline, GstAppSink * sink, const StreamOptions * o)
 {
-  gint64 start = 0;
+  gint64 start = 0, last = 0;
   guint64 patches = 0, bytes = 0;
   gint got = 0;
+  GArray *intervals_us = g_array_new (FALSE, FALSE, sizeof (gint64));
 
-  while (o->batches <= 0 || got < o->warmup + o->batches) {
+  while (o->batches <= 0 || got < o->warmup + 1 + o->batches) {
     GstSample *sample = gst_app_sink_try_pull_sample (sink, GST_SECOND / 10);
     GstBuffer *batch;
 
@@ -151,7 +177,14 @@ consume (GstElement * pipeline, GstAppSink * sink, const StreamOptions * o)
     batch = gst_sample_get_buffer (sample);
     if (got == o->warmup)
       start = g_get_monotonic_time ();
-    if (got >= o->warmup) {
+    if (got > o->warmup) {
+      gint64 interval = g_get_monotonic_time () - last;
+      g_array_append_val (intervals_us, interval);
+    }
+    last = g_get_monotonic_time ();
+    /* The clock starts when the first measured batch arrives, so count
+     * the batches after it. */
+    if (got > o->warmup) {
       patches += patches_in (batch);
       bytes += gst_buffer_get_size (batch);
     }
@@ -165,9 +198,11 @@ consume (GstElement * pipeline, GstAppSink * sink, const StreamOptions * o)
     gdouble seconds = (g_get_monotonic_time () - start) / 1e6;
     g_print ("%" G_GUINT64_FORMAT " patches in %d batches in %.2f s: "
         "%.1f patches/s, %.1f MB/s (after %d warm-up batches)\n", patches,
-        got - o->warmup, seconds, patches / seconds, bytes / seconds / 1e6,
+        got - o->warmup - 1, seconds, patches / seconds, bytes / seconds / 1e6,
         o->warmup);
   }
+  print_batch_times (intervals_us);
+  g_array_unref (intervals_us);
 }
 
 int

@@ -17,15 +17,17 @@
  *
  * Every input buffer is one slide's whole plan: packed #WsiPatchRecord
  * structures (`application/x-wsi-patches`, as made by patchsampler) with the
- * slide's `WsiSlideMeta`. The element keeps a pool of #GstPatchInterleave:pool-size
- * slides. Once the pool is full it visits the pooled slides round-robin and
- * pushes, for each visit, one buffer holding the next
- * #GstPatchInterleave:patches-per-visit records of that slide, with a copy of
- * the slide's `WsiSlideMeta`. A slide whose records run out leaves the pool;
- * its slot in the rotation is taken by the next plan from upstream (the
- * chain function returns to fetch it), so visits continue with the slide
- * after the exhausted one. At EOS the remaining slides are drained
- * round-robin, then EOS is forwarded.
+ * slide's `WsiSlideMeta`. The element keeps a pool of
+ * #GstPatchInterleave:pool-size slides. Once the pool is full it visits the
+ * pooled slides round-robin and pushes, for each visit, one buffer holding
+ * the next #GstPatchInterleave:patches-per-visit records of that slide, with
+ * a copy of the slide's `WsiSlideMeta`. A slide whose records run out leaves
+ * the pool; its slot in the rotation is taken by the next plan from upstream
+ * (the chain function returns to fetch it), so visits continue with the
+ * slide after the exhausted one. At EOS the remaining slides are drained
+ * round-robin, then EOS is forwarded. Empty plans (e.g. slides rejected by
+ * tissuemask) are skipped; a plan that is not a whole number of 64-byte
+ * records is a stream error.
  *
  * The `sequence` field of every record is renumbered here in output order
  * (0, 1, 2, ...); it restarts after a flush and after going back to READY.
@@ -33,8 +35,9 @@
  * `GST_BUFFER_OFFSET_END` the sequence after its last one. Buffers carry no
  * timestamps.
  *
- * Serialized events other than EOS, FLUSH_STOP and CAPS are forwarded at
- * once, even while slides wait in the pool: coordinate buffers are not
+ * Serialized events other than EOS (CAPS, SEGMENT, tags, custom events)
+ * are forwarded at once, even while slides wait in the pool, so they may
+ * overtake records of earlier plans: coordinate buffers are not
  * media with a timeline, and holding events back until the pool drains
  * would delay them by an unbounded number of slides. A flush or a return
  * to READY discards the pool.

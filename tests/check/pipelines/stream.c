@@ -86,7 +86,7 @@ pipeline_desc (const gchar * location, const gchar * src_extra,
       "patchsampler name=sampler patch-size=%d %s ! "
       "patchinterleave %s ! patchreader name=reader threads=%u ! "
       "queue max-size-buffers=64 max-size-bytes=0 max-size-time=0 ! "
-      "patchbatch batch-size=%u ! appsink name=sink sync=false",
+      "patchbatch batch-size=%u ! appsink name=sink sync=false wait-on-eos=false",
       location, src_extra, PATCH, sampler_extra, interleave_extra, threads,
       batch);
 }

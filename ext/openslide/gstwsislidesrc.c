@@ -1,0 +1,1326 @@
+/* gst-wsi
+ * Copyright (C) 2026 gst-wsi developers
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+
+/**
+ * SECTION:element-wsislidesrc
+ * @title: wsislidesrc
+ *
+ * Turns a collection of whole-slide images into a stream of slides: one
+ * buffer per slide visit, with caps `application/x-wsi-slide`. The buffer
+ * holds the slide's overview (its longest side is #wsislidesrc:thumbnail-size
+ * pixels, tightly packed RGB, transparent areas shown as white glass) and a
+ * `WsiSlideMeta` custom meta describing the slide: path, index in the
+ * collection, label, vendor, pyramid levels, microns per pixel, overview
+ * size (see gst-libs/gst/wsi/wsirecord.h). GST_BUFFER_OFFSET is the visit
+ * number; there are no timestamps.
+ *
+ * #wsislidesrc:location names one slide, a directory (searched
+ * recursively for slide files by extension), or a text list file holding
+ * one slide path per line, optionally followed by a TAB and a label; blank
+ * lines and lines starting with `#` are ignored and relative paths are
+ * relative to the list's folder. The collection is sorted by path, so that
+ * every run and every process sees the same order.
+ *
+ * For distributed training, #wsislidesrc:rank and #wsislidesrc:world-size
+ * (by default read from the RANK and WORLD_SIZE environment variables that
+ * torchrun sets) split the collection: rank r takes slides r, r + W, r + 2W
+ * and so on. With #wsislidesrc:cycle the source starts over after the last
+ * slide, and with `slide-order=random` it reshuffles its own slides every
+ * cycle, reproducibly for a given #wsislidesrc:seed.
+ *
+ * A slide that cannot be read is reported with a warning message naming the
+ * file and the reason, counted in #wsislidesrc:slides-failed and skipped
+ * (never retried on later cycles); the stream goes on. Only when every slide
+ * of the rank fails does the source post an error.
+ *
+ * On revisits the source reopens nothing it does not need: it remembers
+ * each slide's description, and before reading an overview it asks
+ * downstream with a custom query (structure `wsi-mask-cached`, field `path`)
+ * whether the tissue mask of that slide is already known; an element that
+ * answers by setting the boolean field `cached` to %TRUE gets the slide
+ * without overview (`has-overview` %FALSE, empty buffer).
+ *
+ * ## Example launch line
+ * |[
+ * gst-launch-1.0 wsislidesrc location=/data/slides thumbnail-size=512 ! fakesink dump=false silent=false -v
+ * ]| Prints one buffer per slide of /data/slides.
+ * |[
+ * gst-launch-1.0 wsislidesrc location=train.lst cycle=true slide-order=random seed=7 rank=0 world-size=4 ! tissuemask ! queue ! patchsampler ! fakesink
+ * ]| Streams the first quarter of the slides listed in train.lst forever,
+ * reshuffled on every pass.
+ */
+
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <math.h>
+#include <string.h>
+
+#include <gst/wsi/wsirecord.h>
+
+#include "gstwsislidesrc.h"
+#include "wsislide.h"
+
+GST_DEBUG_CATEGORY_STATIC (gst_wsi_slide_src_debug);
+#define GST_CAT_DEFAULT gst_wsi_slide_src_debug
+
+/* Rows of the overview's source level decoded at a time, and the widest
+ * block: bounds memory to a few MB whatever the slide size. */
+#define STRIP_ROWS 256
+#define BLOCK_COLS 4096
+
+/* Directory scans do not follow links deeper than this (symlink loops). */
+#define MAX_SCAN_DEPTH 32
+
+#define DEFAULT_LOCATION NULL
+#define DEFAULT_RANK -1
+#define DEFAULT_WORLD_SIZE -1
+#define DEFAULT_CYCLE FALSE
+#define DEFAULT_SLIDE_ORDER GST_WSI_SLIDE_ORDER_SEQUENTIAL
+#define DEFAULT_SEED 0
+#define DEFAULT_THUMBNAIL_SIZE 1024
+#define MIN_THUMBNAIL_SIZE 64
+#define MAX_THUMBNAIL_SIZE 8192
+#define DEFAULT_DEFAULT_MPP 0.0
+#define MAX_DEFAULT_MPP 1000.0
+
+#define MASK_CACHED_QUERY_NAME "wsi-mask-cached"
+#define MPP_SOURCE_DEFAULT "default-mpp"
+
+enum
+{
+  PROP_0,
+  PROP_LOCATION,
+  PROP_RANK,
+  PROP_WORLD_SIZE,
+  PROP_CYCLE,
+  PROP_SLIDE_ORDER,
+  PROP_SEED,
+  PROP_THUMBNAIL_SIZE,
+  PROP_DEFAULT_MPP,
+  PROP_SLIDES_TOTAL,
+  PROP_SLIDES_FAILED,
+  PROP_CYCLES_COMPLETED
+};
+
+/* One slide of the collection. */
+typedef struct
+{
+  gchar *path;
+  gchar *label;                 /* "" when none */
+  guint index;                  /* position in the sorted collection */
+  gboolean failed;              /* unreadable: skipped on later cycles */
+} WsiSlideEntry;
+
+/* Settings copied from the properties when the source starts, so that the
+ * streaming thread reads them without the lock. */
+typedef struct
+{
+  gchar *location;
+  gint rank;
+  gint world_size;
+  gboolean cycle;
+  GstWsiSlideOrder order;
+  guint64 seed;
+  gint thumbnail_size;
+  gdouble default_mpp;
+} WsiSlideSrcSettings;
+
+struct _GstWsiSlideSrc
+{
+  GstPushSrc parent;
+
+  /* Protects the property fields and the counters. */
+  GMutex lock;
+  gchar *location;
+  gint rank;
+  gint world_size;
+  gboolean cycle;
+  GstWsiSlideOrder order;
+  guint64 seed;
+  gint thumbnail_size;
+  gdouble default_mpp;
+  guint slides_total;
+  guint slides_failed;
+  guint cycles_completed;
+  gboolean started;
+
+  /* Streaming state, set up in start() and used by the streaming thread. */
+  WsiSlideSrcSettings run;
+  GPtrArray *entries;           /* WsiSlideEntry of this rank, sorted */
+  guint collection_size;        /* slides before the rank split */
+  guint *visit_order;           /* indices into entries for this cycle */
+  guint position;               /* next position in visit_order */
+  guint cycle_number;
+  guint failed_count;
+  guint64 visits;               /* buffers pushed: GST_BUFFER_OFFSET */
+  GHashTable *descriptions;     /* path -> GstStructure, per slide */
+  gint flushing;                /* atomic: unlock() was called */
+};
+
+static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
+    GST_PAD_SRC,
+    GST_PAD_ALWAYS,
+    GST_STATIC_CAPS (WSI_SLIDE_MEDIA_TYPE));
+
+static void gst_wsi_slide_src_uri_handler_init (gpointer g_iface,
+    gpointer iface_data);
+
+#define gst_wsi_slide_src_parent_class parent_class
+G_DEFINE_TYPE_WITH_CODE (GstWsiSlideSrc, gst_wsi_slide_src, GST_TYPE_PUSH_SRC,
+    G_IMPLEMENT_INTERFACE (GST_TYPE_URI_HANDLER,
+        gst_wsi_slide_src_uri_handler_init);
+    GST_DEBUG_CATEGORY_INIT (gst_wsi_slide_src_debug, "wsislidesrc", 0,
+        "whole-slide image collection source"));
+GST_ELEMENT_REGISTER_DEFINE (wsislidesrc, "wsislidesrc", GST_RANK_NONE,
+    GST_TYPE_WSI_SLIDE_SRC);
+
+GType
+gst_wsi_slide_order_get_type (void)
+{
+  static GType order_type = 0;
+  static const GEnumValue values[] = {
+    {GST_WSI_SLIDE_ORDER_SEQUENTIAL, "Sorted path order", "sequential"},
+    {GST_WSI_SLIDE_ORDER_RANDOM, "Reshuffled every cycle", "random"},
+    {0, NULL, NULL}
+  };
+
+  if (g_once_init_enter (&order_type)) {
+    GType type = g_enum_register_static ("GstWsiSlideOrder", values);
+    g_once_init_leave (&order_type, type);
+  }
+  return order_type;
+}
+
+/* ---- The slide collection ----------------------------------------------- */
+
+static WsiSlideEntry *
+slide_entry_new (const gchar * path, const gchar * label)
+{
+  WsiSlideEntry *entry = g_new0 (WsiSlideEntry, 1);
+
+  entry->path = g_strdup (path);
+  entry->label = g_strdup (label ? label : "");
+  return entry;
+}
+
+static void
+slide_entry_free (WsiSlideEntry * entry)
+{
+  if (entry == NULL)
+    return;
+  g_free (entry->path);
+  g_free (entry->label);
+  g_free (entry);
+}
+
+static gint
+slide_entry_compare (gconstpointer a, gconstpointer b)
+{
+  const WsiSlideEntry *ea = *(const WsiSlideEntry * const *) a;
+  const WsiSlideEntry *eb = *(const WsiSlideEntry * const *) b;
+  gint order = strcmp (ea->path, eb->path);
+
+  return order != 0 ? order : strcmp (ea->label, eb->label);
+}
+
+static void
+scan_directory (const gchar * dir_path, guint depth, GPtrArray * entries)
+{
+  GDir *dir;
+  const gchar *name;
+
+  if (depth > MAX_SCAN_DEPTH)
+    return;
+  dir = g_dir_open (dir_path, 0, NULL);
+  if (dir == NULL)
+    return;
+  while ((name = g_dir_read_name (dir)) != NULL) {
+    gchar *child = g_build_filename (dir_path, name, NULL);
+
+    if (g_file_test (child, G_FILE_TEST_IS_DIR))
+      scan_directory (child, depth + 1, entries);
+    else if (g_file_test (child, G_FILE_TEST_IS_REGULAR)
+        && wsi_slide_has_known_extension (child))
+      g_ptr_array_add (entries, slide_entry_new (child, NULL));
+    g_free (child);
+  }
+  g_dir_close (dir);
+}
+
+/* Adds the slide named by one line of a list file, if the line names one. */
+static void
+parse_list_line (gchar * line, const gchar * list_dir, GPtrArray * entries)
+{
+  gchar *tab = strchr (line, '\t');
+  const gchar *label = "";
+  gchar *path;
+
+  if (tab != NULL) {
+    *tab = '\0';
+    label = g_strstrip (tab + 1);
+  }
+  g_strstrip (line);
+  if (line[0] == '\0' || line[0] == '#')
+    return;
+
+  if (g_path_is_absolute (line))
+    path = g_strdup (line);
+  else
+    path = g_build_filename (list_dir, line, NULL);
+  g_ptr_array_add (entries, slide_entry_new (path, label));
+  g_free (path);
+}
+
+static gboolean
+parse_list_file (const gchar * list_path, GPtrArray * entries, GError ** error)
+{
+  gchar *contents, *list_dir;
+  gchar **lines, **line;
+
+  if (!g_file_get_contents (list_path, &contents, NULL, error))
+    return FALSE;
+  list_dir = g_path_get_dirname (list_path);
+  lines = g_strsplit (contents, "\n", -1);
+  for (line = lines; *line != NULL; line++)
+    parse_list_line (*line, list_dir, entries);
+  g_strfreev (lines);
+  g_free (list_dir);
+  g_free (contents);
+  return TRUE;
+}
+
+/* Every slide named by @location, sorted by path, with their indices. */
+static GPtrArray *
+load_collection (const gchar * location, GError ** error)
+{
+  GPtrArray *entries =
+      g_ptr_array_new_with_free_func ((GDestroyNotify) slide_entry_free);
+  guint i;
+
+  if (g_file_test (location, G_FILE_TEST_IS_DIR)) {
+    scan_directory (location, 0, entries);
+  } else if (!g_file_test (location, G_FILE_TEST_IS_REGULAR)) {
+    g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_NOENT,
+        "%s: no such file or directory", location);
+    goto failed;
+  } else if (wsi_slide_has_known_extension (location)) {
+    g_ptr_array_add (entries, slide_entry_new (location, NULL));
+  } else if (!parse_list_file (location, entries, error)) {
+    goto failed;
+  }
+
+  g_ptr_array_sort (entries, slide_entry_compare);
+  for (i = 0; i < entries->len; i++)
+    ((WsiSlideEntry *) g_ptr_array_index (entries, i))->index = i;
+  return entries;
+
+failed:
+  g_ptr_array_unref (entries);
+  return NULL;
+}
+
+/* Keeps slides rank, rank + world_size, ... of the sorted collection. */
+static GPtrArray *
+partition_for_rank (GPtrArray * collection, gint rank, gint world_size)
+{
+  GPtrArray *mine =
+      g_ptr_array_new_with_free_func ((GDestroyNotify) slide_entry_free);
+  guint i;
+
+  /* Ownership moves to @mine; the NULL left behind is skipped when the
+   * collection is freed. */
+  for (i = rank; i < collection->len; i += world_size) {
+    g_ptr_array_add (mine, g_ptr_array_index (collection, i));
+    g_ptr_array_index (collection, i) = NULL;
+  }
+  return mine;
+}
+
+/* ---- Rank and visit order ----------------------------------------------- */
+
+/* The property when set, else the environment variable, else @fallback. */
+static gboolean
+resolve_rank_setting (GstWsiSlideSrc * self, gint property,
+    const gchar * env_name, gint minimum, gint fallback, gint * value)
+{
+  const gchar *env = g_getenv (env_name);
+  gint64 parsed;
+  GError *err = NULL;
+
+  if (property >= 0) {
+    *value = property;
+    return TRUE;
+  }
+  if (env == NULL || env[0] == '\0') {
+    *value = fallback;
+    return TRUE;
+  }
+  if (!g_ascii_string_to_signed (env, 10, minimum, G_MAXINT, &parsed, &err)) {
+    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
+        ("The environment variable %s=\"%s\" is not a valid value.", env_name,
+            env), ("%s", err->message));
+    g_clear_error (&err);
+    return FALSE;
+  }
+  *value = (gint) parsed;
+  return TRUE;
+}
+
+/* Sequential: sorted order. Random: a shuffle that depends only on the
+ * seed, the rank and the cycle, so runs are reproducible. */
+static void
+arrange_visit_order (GstWsiSlideSrc * self)
+{
+  guint n = self->entries->len, i;
+  guint32 seed_words[4];
+  GRand *rand;
+
+  for (i = 0; i < n; i++)
+    self->visit_order[i] = i;
+  if (self->run.order != GST_WSI_SLIDE_ORDER_RANDOM || n < 2)
+    return;
+
+  seed_words[0] = (guint32) (self->run.seed & 0xffffffff);
+  seed_words[1] = (guint32) (self->run.seed >> 32);
+  seed_words[2] = (guint32) self->run.rank;
+  seed_words[3] = self->cycle_number;
+  rand = g_rand_new_with_seed_array (seed_words, G_N_ELEMENTS (seed_words));
+  for (i = n - 1; i > 0; i--) {
+    guint j = g_rand_int_range (rand, 0, i + 1);
+    guint tmp = self->visit_order[i];
+
+    self->visit_order[i] = self->visit_order[j];
+    self->visit_order[j] = tmp;
+  }
+  g_rand_free (rand);
+}
+
+static void
+start_next_cycle (GstWsiSlideSrc * self)
+{
+  self->cycle_number++;
+  self->position = 0;
+  arrange_visit_order (self);
+
+  g_mutex_lock (&self->lock);
+  self->cycles_completed = self->cycle_number;
+  g_mutex_unlock (&self->lock);
+  GST_DEBUG_OBJECT (self, "starting cycle %u", self->cycle_number);
+}
+
+/* ---- Slide description ------------------------------------------------- */
+
+/* Longest side @longest, aspect kept, never larger than level 0. */
+static void
+overview_size (gint64 width, gint64 height, gint longest, gint * ow, gint * oh)
+{
+  if (MAX (width, height) <= longest) {
+    *ow = (gint) width;
+    *oh = (gint) height;
+  } else if (width >= height) {
+    *ow = longest;
+    *oh = (gint) CLAMP (llround ((gdouble) height * longest / width), 1,
+        longest);
+  } else {
+    *oh = longest;
+    *ow = (gint) CLAMP (llround ((gdouble) width * longest / height), 1,
+        longest);
+  }
+}
+
+static gchar *
+join_int64_list (const gint64 * values, gint n)
+{
+  GString *s = g_string_new (NULL);
+  gint i;
+
+  for (i = 0; i < n; i++)
+    g_string_append_printf (s, "%s%" G_GINT64_FORMAT, i ? "," : "", values[i]);
+  return g_string_free (s, FALSE);
+}
+
+static gchar *
+join_double_list (const gdouble * values, gint n)
+{
+  GString *s = g_string_new (NULL);
+  gchar buf[G_ASCII_DTOSTR_BUF_SIZE];
+  gint i;
+
+  for (i = 0; i < n; i++) {
+    g_ascii_formatd (buf, sizeof (buf), "%.10g", values[i]);
+    g_string_append_printf (s, "%s%s", i ? "," : "", buf);
+  }
+  return g_string_free (s, FALSE);
+}
+
+/* What is true of the slide whichever visit it is: cached by path. */
+static GstStructure *
+describe_slide (GstWsiSlideSrc * self, const WsiSlide * slide)
+{
+  gchar *downsamples, *widths, *heights;
+  gdouble mpp_x = slide->mpp_x, mpp_y = slide->mpp_y;
+  const gchar *mpp_source = slide->mpp_source;
+  GstStructure *s;
+  gint ow, oh;
+
+  if (!(mpp_x > 0.0 && mpp_y > 0.0) && self->run.default_mpp > 0.0) {
+    mpp_x = mpp_y = self->run.default_mpp;
+    mpp_source = MPP_SOURCE_DEFAULT;
+  }
+  overview_size (slide->level_width[0], slide->level_height[0],
+      self->run.thumbnail_size, &ow, &oh);
+  downsamples = join_double_list (slide->level_downsample, slide->level_count);
+  widths = join_int64_list (slide->level_width, slide->level_count);
+  heights = join_int64_list (slide->level_height, slide->level_count);
+
+  s = gst_structure_new (WSI_SLIDE_META_NAME,
+      "vendor", G_TYPE_STRING, slide->vendor ? slide->vendor : "",
+      "width", G_TYPE_INT64, slide->level_width[0],
+      "height", G_TYPE_INT64, slide->level_height[0],
+      "level-count", G_TYPE_INT, slide->level_count,
+      "level-downsamples", G_TYPE_STRING, downsamples,
+      "level-widths", G_TYPE_STRING, widths,
+      "level-heights", G_TYPE_STRING, heights,
+      "mpp-x", G_TYPE_DOUBLE, mpp_x,
+      "mpp-y", G_TYPE_DOUBLE, mpp_y,
+      "mpp-source", G_TYPE_STRING, mpp_source,
+      "overview-width", G_TYPE_INT, ow,
+      "overview-height", G_TYPE_INT, oh, NULL);
+  g_free (downsamples);
+  g_free (widths);
+  g_free (heights);
+  return s;
+}
+
+/* ---- Overview: area-averaged, strip by strip --------------------------- */
+
+/* How one source pixel splits between the (at most two) output pixels it
+ * overlaps when n_in pixels are area-averaged down to n_out <= n_in. The
+ * shares are overlaps in output-pixel units: each output pixel's shares sum
+ * to 1, so accumulating value * share gives the average directly. */
+typedef struct
+{
+  gint first;
+  gfloat share0;                /* into first */
+  gfloat share1;                /* into first + 1 */
+} WsiBoxTap;
+
+static WsiBoxTap *
+box_taps_new (gint64 n_in, gint n_out)
+{
+  WsiBoxTap *taps = g_new (WsiBoxTap, n_in);
+  gdouble scale = (gdouble) n_out / n_in;
+  gint64 i;
+
+  for (i = 0; i < n_in; i++) {
+    gdouble start = i * scale, end = (i + 1) * scale;
+    gint first = MIN ((gint) start, n_out - 1);
+
+    taps[i].first = first;
+    if (end > first + 1 && first + 1 < n_out) {
+      taps[i].share0 = (gfloat) (first + 1 - start);
+      taps[i].share1 = (gfloat) (end - (first + 1));
+    } else {
+      taps[i].share0 = (gfloat) (MIN (end, (gdouble) n_out) - start);
+      taps[i].share1 = 0.0f;
+    }
+  }
+  return taps;
+}
+
+/* The coarsest level still at least as large as the overview. */
+static gint
+overview_level (const WsiSlide * slide, gint ow, gint oh)
+{
+  gint level, best = 0;
+
+  for (level = 1; level < slide->level_count; level++) {
+    if (slide->level_width[level] >= ow && slide->level_height[level] >= oh)
+      best = level;
+  }
+  return best;
+}
+
+/* Adds one source row (@cols RGB pixels) times @weight into accumulator
+ * row @dst (ow * 3 floats). */
+static void
+accumulate_row (gfloat * dst, const guint8 * src, const WsiBoxTap * col_taps,
+    gint64 cols, gfloat weight)
+{
+  gint64 c;
+
+  for (c = 0; c < cols; c++, src += 3) {
+    const WsiBoxTap *tap = &col_taps[c];
+    gfloat *d = dst + 3 * tap->first;
+    gfloat w0 = tap->share0 * weight;
+
+    d[0] += src[0] * w0;
+    d[1] += src[1] * w0;
+    d[2] += src[2] * w0;
+    if (tap->share1 > 0.0f) {
+      gfloat w1 = tap->share1 * weight;
+
+      d[3] += src[0] * w1;
+      d[4] += src[1] * w1;
+      d[5] += src[2] * w1;
+    }
+  }
+}
+
+/* State of one overview read. */
+typedef struct
+{
+  WsiSlide *slide;
+  gint level;
+  gint64 level_width, level_height;
+  gint ow, oh;
+  WsiBoxTap *col_taps, *row_taps;
+  guint32 *argb;                /* one block of the source level */
+  guint8 *rgb;
+  gfloat *acc;                  /* rows_per_group output rows being summed */
+  gint rows_per_group;
+} WsiOverviewReader;
+
+/* Adds a decoded block at (x, y) of the level into the output rows
+ * [group_first, group_first + group_rows). */
+static void
+accumulate_block (WsiOverviewReader * r, gint group_first, gint group_rows,
+    gint64 x, gint64 y, gint64 cols, gint64 rows)
+{
+  gint64 i;
+
+  for (i = 0; i < rows; i++) {
+    const WsiBoxTap *row_tap = &r->row_taps[y + i];
+    const guint8 *src = r->rgb + i * cols * 3;
+    gint target = row_tap->first - group_first;
+
+    /* A boundary row is read by two groups; each keeps its own share. */
+    if (target >= 0 && target < group_rows)
+      accumulate_row (r->acc + (gsize) target * r->ow * 3, src,
+          r->col_taps + x, cols, row_tap->share0);
+    target++;
+    if (row_tap->share1 > 0.0f && target >= 0 && target < group_rows)
+      accumulate_row (r->acc + (gsize) target * r->ow * 3, src,
+          r->col_taps + x, cols, row_tap->share1);
+  }
+}
+
+static void
+store_rows (const gfloat * acc, gsize n_values, guint8 * out)
+{
+  gsize i;
+
+  for (i = 0; i < n_values; i++)
+    out[i] = (guint8) CLAMP ((gint) (acc[i] + 0.5f), 0, 255);
+}
+
+/* Sums the source rows covering output rows [first, first + n_rows). */
+static gboolean
+read_row_group (GstWsiSlideSrc * self, WsiOverviewReader * r, gint first,
+    gint n_rows, guint8 * out, GError ** error)
+{
+  gdouble rows_per_out = (gdouble) r->level_height / r->oh;
+  gdouble downsample = r->slide->level_downsample[r->level];
+  gint64 y_begin = (gint64) floor (first * rows_per_out);
+  gint64 y_end = MIN (r->level_height,
+      (gint64) ceil ((first + n_rows) * rows_per_out));
+  gint64 block_cols = MIN (r->level_width, BLOCK_COLS);
+  gint64 x, y;
+
+  memset (r->acc, 0, sizeof (gfloat) * n_rows * r->ow * 3);
+  for (y = y_begin; y < y_end; y += STRIP_ROWS) {
+    gint64 rows = MIN (STRIP_ROWS, y_end - y);
+
+    for (x = 0; x < r->level_width; x += block_cols) {
+      gint64 cols = MIN (block_cols, r->level_width - x);
+
+      /* Fails without an error: the caller sees the flushing flag. */
+      if (g_atomic_int_get (&self->flushing))
+        return FALSE;
+      if (!wsi_slide_read_region (r->slide, r->argb, llround (x * downsample),
+              llround (y * downsample), r->level, cols, rows, error))
+        return FALSE;
+      wsi_argb_to_rgb_on_white (r->argb, r->rgb, cols * rows);
+      accumulate_block (r, first, n_rows, x, y, cols, rows);
+    }
+  }
+  store_rows (r->acc, (gsize) n_rows * r->ow * 3, out);
+  return TRUE;
+}
+
+/* Writes the ow x oh overview of @slide as tight RGB into @out, reading the
+ * closest larger level in strips so that memory stays bounded. */
+static gboolean
+read_overview (GstWsiSlideSrc * self, WsiSlide * slide, gint ow, gint oh,
+    guint8 * out, GError ** error)
+{
+  WsiOverviewReader r = { 0, };
+  gint64 block_pixels;
+  gint first;
+  gboolean ok = TRUE;
+
+  r.slide = slide;
+  r.ow = ow;
+  r.oh = oh;
+  r.level = overview_level (slide, ow, oh);
+  r.level_width = slide->level_width[r.level];
+  r.level_height = slide->level_height[r.level];
+  r.col_taps = box_taps_new (r.level_width, ow);
+  r.row_taps = box_taps_new (r.level_height, oh);
+  r.rows_per_group = CLAMP ((gint) (STRIP_ROWS * (gdouble) oh /
+          r.level_height), 1, oh);
+  block_pixels = MIN (r.level_width, BLOCK_COLS) * MIN (r.level_height,
+      STRIP_ROWS);
+  r.argb = g_new (guint32, block_pixels);
+  r.rgb = g_new (guint8, block_pixels * 3);
+  r.acc = g_new (gfloat, (gsize) r.rows_per_group * ow * 3);
+  GST_DEBUG_OBJECT (self, "overview %dx%d of %s from level %d (%"
+      G_GINT64_FORMAT "x%" G_GINT64_FORMAT ")", ow, oh, slide->path, r.level,
+      r.level_width, r.level_height);
+
+  for (first = 0; ok && first < oh; first += r.rows_per_group) {
+    gint n_rows = MIN (r.rows_per_group, oh - first);
+
+    ok = read_row_group (self, &r, first, n_rows, out + (gsize) first * ow * 3,
+        error);
+  }
+
+  g_free (r.col_taps);
+  g_free (r.row_taps);
+  g_free (r.argb);
+  g_free (r.rgb);
+  g_free (r.acc);
+  return ok;
+}
+
+/* ---- One slide visit ---------------------------------------------------- */
+
+/* TRUE when a downstream element (tissuemask) already holds the mask of
+ * @path, so the overview need not be decoded again. */
+static gboolean
+downstream_has_mask (GstWsiSlideSrc * self, const gchar * path)
+{
+  GstQuery *query = gst_query_new_custom (GST_QUERY_CUSTOM,
+      gst_structure_new (MASK_CACHED_QUERY_NAME, "path", G_TYPE_STRING, path,
+          NULL));
+  gboolean cached = FALSE;
+
+  if (gst_pad_peer_query (GST_BASE_SRC_PAD (self), query))
+    gst_structure_get_boolean (gst_query_get_structure (query), "cached",
+        &cached);
+  gst_query_unref (query);
+  return cached;
+}
+
+static gboolean
+fill_overview (GstWsiSlideSrc * self, GstBuffer * buffer, WsiSlide * slide,
+    gint ow, gint oh, GError ** error)
+{
+  GstMapInfo map;
+  gboolean ok;
+
+  if (!gst_buffer_map (buffer, &map, GST_MAP_WRITE)) {
+    g_set_error (error, WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_READ,
+        "%s: cannot map a %dx%d overview buffer", slide->path, ow, oh);
+    return FALSE;
+  }
+  ok = read_overview (self, slide, ow, oh, map.data, error);
+  gst_buffer_unmap (buffer, &map);
+  return ok;
+}
+
+static void
+attach_slide_meta (GstWsiSlideSrc * self, GstBuffer * buffer,
+    const WsiSlideEntry * entry, const GstStructure * description,
+    gboolean has_overview)
+{
+  GstStructure *meta = wsi_slide_meta_add (buffer);
+
+  gst_structure_foreach (description, wsi_structure_copy_field, meta);
+  gst_structure_set (meta,
+      "path", G_TYPE_STRING, entry->path,
+      "index", G_TYPE_UINT, entry->index,
+      "cycle", G_TYPE_UINT, self->cycle_number,
+      "seed", G_TYPE_UINT64, self->run.seed,
+      "label", G_TYPE_STRING, entry->label,
+      "has-overview", G_TYPE_BOOLEAN, has_overview,
+      "has-mask", G_TYPE_BOOLEAN, FALSE,
+      "tissue-fraction", G_TYPE_DOUBLE, -1.0,
+      "tissue-rejected", G_TYPE_BOOLEAN, FALSE, NULL);
+}
+
+/* The buffer of one visit of @entry, or NULL with @error set. The file is
+ * opened only when its description or its overview is needed, and closed
+ * before returning (patchreader keeps its own handles). */
+static GstBuffer *
+make_slide_buffer (GstWsiSlideSrc * self, const WsiSlideEntry * entry,
+    GError ** error)
+{
+  GstStructure *description =
+      g_hash_table_lookup (self->descriptions, entry->path);
+  gboolean mask_cached = downstream_has_mask (self, entry->path);
+  WsiSlide *slide = NULL;
+  GstBuffer *buffer;
+  gint ow = 0, oh = 0;
+
+  if (description == NULL || !mask_cached) {
+    slide = wsi_slide_open (entry->path, error);
+    if (slide == NULL)
+      return NULL;
+  }
+  if (description == NULL) {
+    description = describe_slide (self, slide);
+    g_hash_table_insert (self->descriptions, g_strdup (entry->path),
+        description);
+  }
+
+  if (mask_cached) {
+    GST_DEBUG_OBJECT (self, "mask of %s cached downstream: no overview",
+        entry->path);
+    buffer = gst_buffer_new ();
+  } else {
+    gst_structure_get_int (description, "overview-width", &ow);
+    gst_structure_get_int (description, "overview-height", &oh);
+    buffer = gst_buffer_new_allocate (NULL, (gsize) ow * oh * 3, NULL);
+    if (!fill_overview (self, buffer, slide, ow, oh, error))
+      gst_clear_buffer (&buffer);
+  }
+  wsi_slide_close (slide);
+
+  if (buffer != NULL)
+    attach_slide_meta (self, buffer, entry, description, !mask_cached);
+  return buffer;
+}
+
+static void
+report_unreadable (GstWsiSlideSrc * self, WsiSlideEntry * entry,
+    const GError * error)
+{
+  entry->failed = TRUE;
+  self->failed_count++;
+  g_mutex_lock (&self->lock);
+  self->slides_failed++;
+  g_mutex_unlock (&self->lock);
+
+  GST_ELEMENT_WARNING (self, RESOURCE, READ,
+      ("Skipping slide %s: %s", entry->path,
+          error ? error->message : "unknown error"),
+      ("%u of %u slides of this rank failed so far", self->failed_count,
+          self->entries->len));
+}
+
+static GstFlowReturn
+gst_wsi_slide_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
+{
+  GstWsiSlideSrc *self = GST_WSI_SLIDE_SRC (psrc);
+
+  for (;;) {
+    WsiSlideEntry *entry;
+    GstBuffer *buffer;
+    GError *err = NULL;
+
+    if (g_atomic_int_get (&self->flushing))
+      return GST_FLOW_FLUSHING;
+    if (self->failed_count == self->entries->len) {
+      GST_ELEMENT_ERROR (self, RESOURCE, READ,
+          ("None of the %u slides of rank %d in %s could be read.",
+              self->entries->len, self->run.rank, self->run.location),
+          ("every slide was skipped; see the warnings for the reasons"));
+      return GST_FLOW_ERROR;
+    }
+    if (self->position == self->entries->len) {
+      if (!self->run.cycle)
+        return GST_FLOW_EOS;
+      start_next_cycle (self);
+    }
+
+    entry = g_ptr_array_index (self->entries,
+        self->visit_order[self->position++]);
+    if (entry->failed)
+      continue;
+
+    buffer = make_slide_buffer (self, entry, &err);
+    if (buffer != NULL) {
+      GST_BUFFER_OFFSET (buffer) = self->visits;
+      GST_BUFFER_OFFSET_END (buffer) = self->visits + 1;
+      self->visits++;
+      *outbuf = buffer;
+      return GST_FLOW_OK;
+    }
+    if (g_atomic_int_get (&self->flushing)) {
+      /* Interrupted by a flush: visit the slide again afterwards. */
+      self->position--;
+      g_clear_error (&err);
+      return GST_FLOW_FLUSHING;
+    }
+    report_unreadable (self, entry, err);
+    g_clear_error (&err);
+  }
+}
+
+/* ---- GstBaseSrc --------------------------------------------------------- */
+
+static void
+clear_streaming_state (GstWsiSlideSrc * self)
+{
+  g_clear_pointer (&self->entries, g_ptr_array_unref);
+  g_clear_pointer (&self->visit_order, g_free);
+  g_clear_pointer (&self->descriptions, g_hash_table_unref);
+  g_clear_pointer (&self->run.location, g_free);
+}
+
+static gboolean
+gst_wsi_slide_src_start (GstBaseSrc * bsrc)
+{
+  GstWsiSlideSrc *self = GST_WSI_SLIDE_SRC (bsrc);
+  GPtrArray *collection;
+  gint rank_prop, world_size_prop;
+  GError *err = NULL;
+
+  g_mutex_lock (&self->lock);
+  rank_prop = self->rank;
+  world_size_prop = self->world_size;
+  g_free (self->run.location);
+  self->run.location = g_strdup (self->location);
+  self->run.cycle = self->cycle;
+  self->run.order = self->order;
+  self->run.seed = self->seed;
+  self->run.thumbnail_size = self->thumbnail_size;
+  self->run.default_mpp = self->default_mpp;
+  g_mutex_unlock (&self->lock);
+
+  if (self->run.location == NULL) {
+    GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND,
+        ("No slide location was set."),
+        ("set the location property to a slide, a directory or a list file"));
+    return FALSE;
+  }
+  if (!resolve_rank_setting (self, rank_prop, "RANK", 0, 0, &self->run.rank)
+      || !resolve_rank_setting (self, world_size_prop, "WORLD_SIZE", 1, 1,
+          &self->run.world_size))
+    return FALSE;
+  if (self->run.rank >= self->run.world_size) {
+    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
+        ("Rank %d does not exist in a world of %d ranks.", self->run.rank,
+            self->run.world_size),
+        ("rank must be between 0 and world-size - 1"));
+    return FALSE;
+  }
+
+  collection = load_collection (self->run.location, &err);
+  if (collection == NULL) {
+    GST_ELEMENT_ERROR (self, RESOURCE, OPEN_READ,
+        ("Could not read the slide collection %s.", self->run.location),
+        ("%s", err->message));
+    g_clear_error (&err);
+    return FALSE;
+  }
+  self->collection_size = collection->len;
+  self->entries = partition_for_rank (collection, self->run.rank,
+      self->run.world_size);
+  g_ptr_array_unref (collection);
+
+  if (self->entries->len == 0) {
+    GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND,
+        ("Rank %d has no slides: %s holds %u slides for %d ranks.",
+            self->run.rank, self->run.location, self->collection_size,
+            self->run.world_size), (NULL));
+    clear_streaming_state (self);
+    return FALSE;
+  }
+
+  self->visit_order = g_new (guint, self->entries->len);
+  self->position = 0;
+  self->cycle_number = 0;
+  self->failed_count = 0;
+  self->visits = 0;
+  self->descriptions = g_hash_table_new_full (g_str_hash, g_str_equal,
+      g_free, (GDestroyNotify) gst_structure_free);
+  arrange_visit_order (self);
+
+  g_mutex_lock (&self->lock);
+  self->slides_total = self->entries->len;
+  self->slides_failed = 0;
+  self->cycles_completed = 0;
+  self->started = TRUE;
+  g_mutex_unlock (&self->lock);
+
+  GST_INFO_OBJECT (self, "rank %d of %d: %u of %u slides", self->run.rank,
+      self->run.world_size, self->entries->len, self->collection_size);
+  return TRUE;
+}
+
+static gboolean
+gst_wsi_slide_src_stop (GstBaseSrc * bsrc)
+{
+  GstWsiSlideSrc *self = GST_WSI_SLIDE_SRC (bsrc);
+
+  g_mutex_lock (&self->lock);
+  self->started = FALSE;
+  g_mutex_unlock (&self->lock);
+  clear_streaming_state (self);
+  return TRUE;
+}
+
+static gboolean
+gst_wsi_slide_src_unlock (GstBaseSrc * bsrc)
+{
+  GstWsiSlideSrc *self = GST_WSI_SLIDE_SRC (bsrc);
+
+  g_atomic_int_set (&self->flushing, 1);
+  return TRUE;
+}
+
+static gboolean
+gst_wsi_slide_src_unlock_stop (GstBaseSrc * bsrc)
+{
+  GstWsiSlideSrc *self = GST_WSI_SLIDE_SRC (bsrc);
+
+  g_atomic_int_set (&self->flushing, 0);
+  return TRUE;
+}
+
+static gboolean
+gst_wsi_slide_src_is_seekable (GstBaseSrc * bsrc)
+{
+  return FALSE;
+}
+
+/* DURATION in buffers: the rank's slides when not cycling, unknown (-1)
+ * when cycling forever. */
+static gboolean
+gst_wsi_slide_src_query (GstBaseSrc * bsrc, GstQuery * query)
+{
+  GstWsiSlideSrc *self = GST_WSI_SLIDE_SRC (bsrc);
+  GstFormat format;
+  gboolean ret = FALSE;
+
+  if (GST_QUERY_TYPE (query) != GST_QUERY_DURATION)
+    return GST_BASE_SRC_CLASS (parent_class)->query (bsrc, query);
+
+  gst_query_parse_duration (query, &format, NULL);
+  if (format != GST_FORMAT_BUFFERS)
+    return GST_BASE_SRC_CLASS (parent_class)->query (bsrc, query);
+
+  g_mutex_lock (&self->lock);
+  if (self->started) {
+    gst_query_set_duration (query, format,
+        self->run.cycle ? -1 : (gint64) self->slides_total);
+    ret = TRUE;
+  }
+  g_mutex_unlock (&self->lock);
+  return ret;
+}
+
+/* ---- GObject ------------------------------------------------------------ */
+
+static void
+gst_wsi_slide_src_set_property (GObject * object, guint prop_id,
+    const GValue * value, GParamSpec * pspec)
+{
+  GstWsiSlideSrc *self = GST_WSI_SLIDE_SRC (object);
+
+  g_mutex_lock (&self->lock);
+  switch (prop_id) {
+    case PROP_LOCATION:
+      g_free (self->location);
+      self->location = g_value_dup_string (value);
+      break;
+    case PROP_RANK:
+      self->rank = g_value_get_int (value);
+      break;
+    case PROP_WORLD_SIZE:
+      if (g_value_get_int (value) == 0)
+        g_warning ("wsislidesrc: world-size 0 is not valid; use -1 (from "
+            "the environment) or a number of ranks >= 1. Keeping %d.",
+            self->world_size);
+      else
+        self->world_size = g_value_get_int (value);
+      break;
+    case PROP_CYCLE:
+      self->cycle = g_value_get_boolean (value);
+      break;
+    case PROP_SLIDE_ORDER:
+      self->order = g_value_get_enum (value);
+      break;
+    case PROP_SEED:
+      self->seed = g_value_get_uint64 (value);
+      break;
+    case PROP_THUMBNAIL_SIZE:
+      self->thumbnail_size = g_value_get_int (value);
+      break;
+    case PROP_DEFAULT_MPP:
+      self->default_mpp = g_value_get_double (value);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+  g_mutex_unlock (&self->lock);
+}
+
+static void
+gst_wsi_slide_src_get_property (GObject * object, guint prop_id,
+    GValue * value, GParamSpec * pspec)
+{
+  GstWsiSlideSrc *self = GST_WSI_SLIDE_SRC (object);
+
+  g_mutex_lock (&self->lock);
+  switch (prop_id) {
+    case PROP_LOCATION:
+      g_value_set_string (value, self->location);
+      break;
+    case PROP_RANK:
+      g_value_set_int (value, self->rank);
+      break;
+    case PROP_WORLD_SIZE:
+      g_value_set_int (value, self->world_size);
+      break;
+    case PROP_CYCLE:
+      g_value_set_boolean (value, self->cycle);
+      break;
+    case PROP_SLIDE_ORDER:
+      g_value_set_enum (value, self->order);
+      break;
+    case PROP_SEED:
+      g_value_set_uint64 (value, self->seed);
+      break;
+    case PROP_THUMBNAIL_SIZE:
+      g_value_set_int (value, self->thumbnail_size);
+      break;
+    case PROP_DEFAULT_MPP:
+      g_value_set_double (value, self->default_mpp);
+      break;
+    case PROP_SLIDES_TOTAL:
+      g_value_set_uint (value, self->slides_total);
+      break;
+    case PROP_SLIDES_FAILED:
+      g_value_set_uint (value, self->slides_failed);
+      break;
+    case PROP_CYCLES_COMPLETED:
+      g_value_set_uint (value, self->cycles_completed);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+  g_mutex_unlock (&self->lock);
+}
+
+static void
+gst_wsi_slide_src_finalize (GObject * object)
+{
+  GstWsiSlideSrc *self = GST_WSI_SLIDE_SRC (object);
+
+  clear_streaming_state (self);
+  g_free (self->location);
+  g_mutex_clear (&self->lock);
+  G_OBJECT_CLASS (parent_class)->finalize (object);
+}
+
+static void
+gst_wsi_slide_src_install_properties (GObjectClass * gobject_class)
+{
+  const GParamFlags rw = G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+      GST_PARAM_MUTABLE_READY;
+  const GParamFlags ro = G_PARAM_READABLE | G_PARAM_STATIC_STRINGS;
+
+  g_object_class_install_property (gobject_class, PROP_LOCATION,
+      g_param_spec_string ("location", "Location",
+          "A slide file, a directory searched recursively for slide files, "
+          "or a text file listing one slide path per line (optional TAB and "
+          "label, '#' comments, paths relative to the list's folder). "
+          "Default: none", DEFAULT_LOCATION, rw));
+  g_object_class_install_property (gobject_class, PROP_RANK,
+      g_param_spec_int ("rank", "Rank",
+          "This process's rank: it reads slides rank, rank + world-size, ... "
+          "of the sorted collection. -1 = the RANK environment variable, "
+          "else 0. Range: -1 to world-size - 1. Default: -1",
+          -1, G_MAXINT, DEFAULT_RANK, rw));
+  g_object_class_install_property (gobject_class, PROP_WORLD_SIZE,
+      g_param_spec_int ("world-size", "World size",
+          "Number of ranks sharing the collection. -1 = the WORLD_SIZE "
+          "environment variable, else 1. Range: -1 or 1 to 2147483647. "
+          "Default: -1", -1, G_MAXINT, DEFAULT_WORLD_SIZE, rw));
+  g_object_class_install_property (gobject_class, PROP_CYCLE,
+      g_param_spec_boolean ("cycle", "Cycle",
+          "Start over after the last slide instead of ending the stream. "
+          "Default: false", DEFAULT_CYCLE, rw));
+  g_object_class_install_property (gobject_class, PROP_SLIDE_ORDER,
+      g_param_spec_enum ("slide-order", "Slide order",
+          "Order of the rank's slides: sorted by path, or reshuffled every "
+          "cycle (never across ranks). Default: sequential",
+          GST_TYPE_WSI_SLIDE_ORDER, DEFAULT_SLIDE_ORDER, rw));
+  g_object_class_install_property (gobject_class, PROP_SEED,
+      g_param_spec_uint64 ("seed", "Seed",
+          "Seed of the random slide order (mixed with rank and cycle); "
+          "copied into each slide's meta. Range: 0 to 2^64-1. Default: 0",
+          0, G_MAXUINT64, DEFAULT_SEED, rw));
+  g_object_class_install_property (gobject_class, PROP_THUMBNAIL_SIZE,
+      g_param_spec_int ("thumbnail-size", "Thumbnail size",
+          "Longest side of the overview in pixels (smaller slides keep "
+          "their level-0 size). Range: 64 to 8192. Default: 1024",
+          MIN_THUMBNAIL_SIZE, MAX_THUMBNAIL_SIZE, DEFAULT_THUMBNAIL_SIZE, rw));
+  g_object_class_install_property (gobject_class, PROP_DEFAULT_MPP,
+      g_param_spec_double ("default-mpp", "Default mpp",
+          "Microns per level-0 pixel for slides that state none (neither "
+          "scanner metadata nor TIFF resolution); 0 = leave unknown. "
+          "Range: 0 to 1000. Default: 0", 0.0, MAX_DEFAULT_MPP,
+          DEFAULT_DEFAULT_MPP, rw));
+  g_object_class_install_property (gobject_class, PROP_SLIDES_TOTAL,
+      g_param_spec_uint ("slides-total", "Slides total",
+          "Slides assigned to this rank (read-only, known once started)",
+          0, G_MAXUINT, 0, ro));
+  g_object_class_install_property (gobject_class, PROP_SLIDES_FAILED,
+      g_param_spec_uint ("slides-failed", "Slides failed",
+          "Slides skipped because they could not be read (read-only)",
+          0, G_MAXUINT, 0, ro));
+  g_object_class_install_property (gobject_class, PROP_CYCLES_COMPLETED,
+      g_param_spec_uint ("cycles-completed", "Cycles completed",
+          "Passes over the rank's slides completed so far (read-only)",
+          0, G_MAXUINT, 0, ro));
+}
+
+static void
+gst_wsi_slide_src_class_init (GstWsiSlideSrcClass * klass)
+{
+  GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
+  GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
+  GstBaseSrcClass *basesrc_class = GST_BASE_SRC_CLASS (klass);
+  GstPushSrcClass *pushsrc_class = GST_PUSH_SRC_CLASS (klass);
+
+  gobject_class->set_property = gst_wsi_slide_src_set_property;
+  gobject_class->get_property = gst_wsi_slide_src_get_property;
+  gobject_class->finalize = gst_wsi_slide_src_finalize;
+  gst_wsi_slide_src_install_properties (gobject_class);
+
+  gst_element_class_add_static_pad_template (element_class, &src_template);
+  gst_element_class_set_static_metadata (element_class,
+      "Whole-slide image source", "Source/File",
+      "Streams a collection of whole-slide images as one overview buffer "
+      "with a slide description per slide, split across ranks",
+      "gst-wsi developers");
+
+  basesrc_class->start = gst_wsi_slide_src_start;
+  basesrc_class->stop = gst_wsi_slide_src_stop;
+  basesrc_class->unlock = gst_wsi_slide_src_unlock;
+  basesrc_class->unlock_stop = gst_wsi_slide_src_unlock_stop;
+  basesrc_class->is_seekable = gst_wsi_slide_src_is_seekable;
+  basesrc_class->query = gst_wsi_slide_src_query;
+  pushsrc_class->create = gst_wsi_slide_src_create;
+
+  gst_type_mark_as_plugin_api (GST_TYPE_WSI_SLIDE_ORDER, 0);
+}
+
+static void
+gst_wsi_slide_src_init (GstWsiSlideSrc * self)
+{
+  g_mutex_init (&self->lock);
+  self->location = g_strdup (DEFAULT_LOCATION);
+  self->rank = DEFAULT_RANK;
+  self->world_size = DEFAULT_WORLD_SIZE;
+  self->cycle = DEFAULT_CYCLE;
+  self->order = DEFAULT_SLIDE_ORDER;
+  self->seed = DEFAULT_SEED;
+  self->thumbnail_size = DEFAULT_THUMBNAIL_SIZE;
+  self->default_mpp = DEFAULT_DEFAULT_MPP;
+
+  /* No clock, no timestamps: slides are not media. */
+  gst_base_src_set_format (GST_BASE_SRC (self), GST_FORMAT_TIME);
+  gst_base_src_set_live (GST_BASE_SRC (self), FALSE);
+}
+
+/* ---- GstURIHandler: wsi:///path?property=value&... ---------------------- */
+
+static GstURIType
+gst_wsi_slide_src_uri_get_type (GType type)
+{
+  return GST_URI_SRC;
+}
+
+static const gchar *const *
+gst_wsi_slide_src_uri_get_protocols (GType type)
+{
+  static const gchar *protocols[] = { "wsi", NULL };
+
+  return protocols;
+}
+
+static gchar *
+gst_wsi_slide_src_uri_get_uri (GstURIHandler * handler)
+{
+  GstWsiSlideSrc *self = GST_WSI_SLIDE_SRC (handler);
+  gchar *uri = NULL;
+
+  g_mutex_lock (&self->lock);
+  if (self->location != NULL) {
+    gchar *escaped = g_uri_escape_string (self->location,
+        G_URI_RESERVED_CHARS_ALLOWED_IN_PATH, FALSE);
+    uri = g_strconcat ("wsi://", escaped, NULL);
+    g_free (escaped);
+  }
+  g_mutex_unlock (&self->lock);
+  return uri;
+}
+
+static gboolean
+gst_wsi_slide_src_uri_set_uri (GstURIHandler * handler, const gchar * uri,
+    GError ** error)
+{
+  GstWsiSlideSrc *self = GST_WSI_SLIDE_SRC (handler);
+  GstUri *parsed = gst_uri_from_string (uri);
+  GHashTable *query;
+  GHashTableIter iter;
+  gpointer key, value;
+  gchar *path;
+
+  if (parsed == NULL || g_strcmp0 (gst_uri_get_scheme (parsed), "wsi") != 0) {
+    g_set_error (error, GST_URI_ERROR, GST_URI_ERROR_BAD_URI,
+        "wsislidesrc: '%s' is not a wsi:// URI", uri);
+    if (parsed)
+      gst_uri_unref (parsed);
+    return FALSE;
+  }
+  path = gst_uri_get_path (parsed);
+  if (path == NULL || path[0] == '\0') {
+    g_set_error (error, GST_URI_ERROR, GST_URI_ERROR_BAD_URI,
+        "wsislidesrc: '%s' names no path", uri);
+    g_free (path);
+    gst_uri_unref (parsed);
+    return FALSE;
+  }
+  g_object_set (self, "location", path, NULL);
+
+  /* Properties may ride along: wsi:///data?cycle=true&seed=3 */
+  query = gst_uri_get_query_table (parsed);
+  if (query != NULL) {
+    g_hash_table_iter_init (&iter, query);
+    while (g_hash_table_iter_next (&iter, &key, &value)) {
+      if (value != NULL)
+        gst_util_set_object_arg (G_OBJECT (self), key, value);
+    }
+    g_hash_table_unref (query);
+  }
+  g_free (path);
+  gst_uri_unref (parsed);
+  return TRUE;
+}
+
+static void
+gst_wsi_slide_src_uri_handler_init (gpointer g_iface, gpointer iface_data)
+{
+  GstURIHandlerInterface *iface = (GstURIHandlerInterface *) g_iface;
+
+  iface->get_type = gst_wsi_slide_src_uri_get_type;
+  iface->get_protocols = gst_wsi_slide_src_uri_get_protocols;
+  iface->get_uri = gst_wsi_slide_src_uri_get_uri;
+  iface->set_uri = gst_wsi_slide_src_uri_set_uri;
+}

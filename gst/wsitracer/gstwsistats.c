@@ -1,0 +1,1853 @@
+/* gst-wsi
+ * Copyright (C) 2026 gst-wsi developers
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+
+/**
+ * SECTION:tracer-wsistats
+ * @short_description: can the pipeline keep the GPU fed, and if not, why
+ *
+ * wsistats measures, per element and pad, buffers/s, patches/s (patches
+ * counted from the `WsiPatchMeta` of each buffer, so a batch of 256 counts
+ * 256) and bytes/s; processing time per element as percentiles; patch age
+ * (now minus `WsiPatchRecord.created_ns`) at each element; queue occupancy;
+ * the interval between batches at the sink; and a verdict: *loader-bound*
+ * (the sink waited for data) or *trainer-bound* (the pipeline waited for the
+ * sink), with the fractions. Percentiles (p50/p90/p95/p99/max and count) come
+ * from fixed-memory log-scale histograms allocated once per element: no
+ * allocation and no log line per buffer.
+ *
+ * What "processing time" means depends on the element's shape:
+ *
+ * - `self`: time inside the element's chain function minus the time spent in
+ *   the downstream pushes it made from that chain (a per-thread stack of open
+ *   pushes). Filters, sinks, the input side of queues, aggregators and
+ *   thread-pool elements get it.
+ * - `loop`: on a thread the element drives (GstPushSrc, queue, aggregator or
+ *   worker threads), the time between two consecutive pushes minus the push
+ *   itself: time spent producing (for `queue`, time waiting for data).
+ * - `transit`: for elements named in `transit=` (default `patchreader`),
+ *   which keep GST_BUFFER_OFFSET from input to output, the time from a buffer
+ *   entering to the buffer with the same offset leaving.
+ *
+ * Parameters (`GST_TRACERS="wsistats(interval=1000,file=/tmp/s.jsonl)"`):
+ * `interval` (ms between window reports, 0 = none, default 1000),
+ * `sample-interval` (ms between queue samples, default 10),
+ * `file` (JSON Lines output, one object per interval plus a final one),
+ * `timeline` (Chrome trace-event file for Perfetto),
+ * `timeline-capacity` (events buffered between flushes, default 262144),
+ * `transit` (comma-separated factory or element names, default patchreader),
+ * `summary` (print the summary table on stderr, default true).
+ *
+ * Action signals: `get-stats` returns a #GstStructure with everything above,
+ * `reset` starts counting again, `write-report` writes a report line to
+ * `file`, flushes the timeline and prints the summary. Find the tracer with
+ * gst_tracing_get_active_tracers().
+ *
+ * ## Example launch line
+ * |[
+ * GST_TRACERS="wsistats(interval=1000,file=/tmp/stats.jsonl,timeline=/tmp/trace.json)" \
+ *   gst-launch-1.0 fakesrc num-buffers=100 ! identity sleep-time=20000 ! fakesink
+ * ]|
+ */
+
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE             /* pthread_getname_np */
+#endif
+
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <gst/wsi/wsirecord.h>
+
+#include "gstwsistats.h"
+#include "wsihistogram.h"
+#include "wsijson.h"
+#include "wsitimeline.h"
+
+GST_DEBUG_CATEGORY_STATIC (gst_wsi_stats_debug);
+#define GST_CAT_DEFAULT gst_wsi_stats_debug
+
+#define DEFAULT_INTERVAL_MS 1000
+#define DEFAULT_SAMPLE_INTERVAL_MS 10
+#define DEFAULT_TIMELINE_CAPACITY 262144
+#define DEFAULT_TRANSIT "patchreader"
+
+#define MAX_PADS 16             /* pads beyond this share the last slot */
+#define MAX_DEPTH 64            /* nested pushes tracked per thread */
+#define TRANSIT_SLOTS 4096      /* buffers in flight matched by offset */
+
+/* Verdict thresholds: the share of sink time that decides. */
+#define VERDICT_SHARE 0.6
+
+/* ---- per-element numbers ------------------------------------------------ */
+
+typedef enum
+{
+  HIST_SELF,
+  HIST_LOOP,
+  HIST_AGE,
+  HIST_TRANSIT,
+  HIST_INTERVAL,
+  HIST_LEVEL,
+  HIST_FILL,
+  N_HISTS
+} WsiHistKind;
+
+static const gchar *hist_names[N_HISTS] = {
+  "self", "loop", "age", "transit", "interval", "level", "fill"
+};
+
+typedef enum
+{
+  COUNT_BUFFERS_IN,
+  COUNT_PATCHES_IN,
+  COUNT_BYTES_IN,
+  COUNT_BUFFERS_OUT,
+  COUNT_PATCHES_OUT,
+  COUNT_BYTES_OUT,
+  COUNT_BUSY_NS,                /* sink: time inside its chain */
+  COUNT_WAIT_NS,                /* sink: time between chain calls */
+  COUNT_SAMPLES,                /* queue: occupancy samples */
+  COUNT_EMPTY,
+  COUNT_FULL,
+  N_COUNTS
+} WsiCountKind;
+
+typedef enum
+{
+  PAD_BUFFERS,
+  PAD_PATCHES,
+  PAD_BYTES,
+  N_PAD_COUNTS
+} WsiPadCountKind;
+
+typedef struct
+{
+  gconstpointer pad;            /* identity only, never dereferenced */
+  gchar *name;
+  gboolean is_src;
+  guint64 counts[N_PAD_COUNTS];
+  guint64 base[N_PAD_COUNTS];   /* at the start of the window */
+} WsiPadStats;
+
+typedef struct
+{
+  guint64 offset;
+  GstClockTime ts;
+} WsiTransitSlot;
+
+typedef struct
+{
+  GMutex lock;                  /* everything below except the baseline */
+  gchar *name;
+  gchar *factory;
+  gchar *loop_name;             /* timeline slice name for loop time */
+  GWeakRef ref;
+  gboolean is_sink, is_source, is_queue, track_transit;
+  gint sink_pads, src_pads;
+
+  guint64 counts[N_COUNTS];
+  WsiHistogram hist[N_HISTS];
+  GstClockTime first_ts, last_ts;
+  GstClockTime last_arrival, last_departure;
+  WsiPadStats pads[MAX_PADS];
+  guint n_pads;
+  WsiTransitSlot *transit;
+
+  /* window baseline, guarded by the tracer's report_lock */
+  guint64 base_counts[N_COUNTS];
+  WsiHistogram base_hist[N_HISTS];
+} WsiElementStats;
+
+/* ---- per-thread stack of open pushes ------------------------------------ */
+
+typedef struct
+{
+  WsiElementStats *pusher;
+  WsiElementStats *receiver;    /* NULL: a bin or ghost pad, transparent */
+  GstClockTime start;
+  guint64 nested;               /* time spent in pushes made from inside */
+  gboolean is_pull;
+} WsiFrame;
+
+typedef struct
+{
+  WsiFrame frames[MAX_DEPTH];
+  guint depth;
+  guint overflow;
+  WsiElementStats *last_pusher; /* depth-0 push that ended last */
+  GstClockTime last_end;
+  guint generation;
+  gint tid;
+  gboolean named;
+} WsiThreadState;
+
+static GPrivate thread_state_key = G_PRIVATE_INIT (g_free);
+
+/* ---- the tracer ---------------------------------------------------------- */
+
+struct _GstWsiStats
+{
+  GstTracer parent;
+
+  /* parameters, fixed after construction */
+  guint interval_ms;
+  guint sample_interval_ms;
+  gchar *file_path;
+  gchar *timeline_path;
+  guint timeline_capacity;
+  gchar **transit_names;
+  gboolean print_summary;
+  gboolean active;              /* FALSE for a second instance */
+
+  GQuark stats_quark;
+  GQuark count_quark, records_quark;
+  GType patch_meta_api;
+  volatile gint generation;
+
+  GMutex lock;                  /* elements list */
+  GPtrArray *elements;
+
+  GMutex report_lock;           /* outputs, baselines, reporter state */
+  FILE *file;
+  WsiTimeline *timeline;
+  GstClockTime start_ts, window_start_ts;
+  GstClockTime timeline_origin; /* ~ the hook timestamps' origin; fixed */
+  gdouble cpu_start_s, cpu_window_s;
+  guint64 buffers_at_final;
+  gboolean final_written;
+
+  GMutex thread_lock;           /* reporter thread */
+  GCond thread_cond;
+  GThread *thread;
+  gboolean stopping;
+  gint thread_pid;
+};
+
+enum
+{
+  SIGNAL_GET_STATS,
+  SIGNAL_RESET,
+  SIGNAL_WRITE_REPORT,
+  LAST_SIGNAL
+};
+
+static guint signals[LAST_SIGNAL];
+static GstTracerRecord *tr_element, *tr_queue, *tr_sink, *tr_process;
+
+G_LOCK_DEFINE_STATIC (instances);
+static GList *instances;
+static gboolean atexit_registered;
+
+#define gst_wsi_stats_parent_class parent_class
+G_DEFINE_TYPE_WITH_CODE (GstWsiStats, gst_wsi_stats, GST_TYPE_TRACER,
+    GST_DEBUG_CATEGORY_INIT (gst_wsi_stats_debug, "wsistats", 0,
+        "wsistats tracer"));
+
+static GstStructure *build_report (GstWsiStats * self, gboolean advance,
+    gboolean final);
+static void write_final_report (GstWsiStats * self, const gchar * why);
+
+/* Absolute monotonic time, the clock of WsiPatchRecord.created_ns. The hook
+ * timestamps count from gst_init() instead; only differences of the same
+ * kind are ever taken. */
+static GstClockTime
+now_ns (void)
+{
+  return gst_util_get_timestamp ();
+}
+
+/* ==== element lookup ====================================================== */
+
+/* The element that owns @pad, or NULL for pads of bins and ghost/proxy pads:
+ * pushes through those are transparent, the real element on the other side
+ * gets its own frame. */
+static GstElement *
+pad_element (GstPad * pad)
+{
+  GstObject *parent;
+
+  if (pad == NULL)
+    return NULL;
+  parent = GST_OBJECT_PARENT (pad);
+  if (parent == NULL || !GST_IS_ELEMENT (parent) || GST_IS_BIN (parent))
+    return NULL;
+  return GST_ELEMENT_CAST (parent);
+}
+
+static gboolean
+name_listed (gchar ** names, const gchar * a, const gchar * b)
+{
+  for (; names && *names; names++) {
+    if (g_strcmp0 (*names, a) == 0 || g_strcmp0 (*names, b) == 0)
+      return TRUE;
+  }
+  return FALSE;
+}
+
+static WsiElementStats *
+element_stats_new (GstWsiStats * self, GstElement * element)
+{
+  WsiElementStats *es = g_new0 (WsiElementStats, 1);
+  GstElementFactory *factory = gst_element_get_factory (element);
+  GObjectClass *klass = G_OBJECT_GET_CLASS (element);
+
+  g_mutex_init (&es->lock);
+  es->name = gst_object_get_name (GST_OBJECT_CAST (element));
+  es->factory = g_strdup (factory ?
+      gst_plugin_feature_get_name (GST_PLUGIN_FEATURE (factory)) :
+      G_OBJECT_TYPE_NAME (element));
+  es->loop_name = g_strdup_printf ("%s (loop)", es->name);
+  g_weak_ref_init (&es->ref, element);
+  es->is_sink = GST_OBJECT_FLAG_IS_SET (element, GST_ELEMENT_FLAG_SINK);
+  es->is_source = GST_OBJECT_FLAG_IS_SET (element, GST_ELEMENT_FLAG_SOURCE);
+  es->is_queue = g_object_class_find_property (klass, "current-level-buffers")
+      && g_object_class_find_property (klass, "max-size-buffers");
+  es->track_transit = name_listed (self->transit_names, es->factory, es->name);
+  if (es->track_transit)
+    es->transit = g_new0 (WsiTransitSlot, TRANSIT_SLOTS);
+  es->first_ts = es->last_ts = GST_CLOCK_TIME_NONE;
+  es->last_arrival = es->last_departure = GST_CLOCK_TIME_NONE;
+  return es;
+}
+
+static void
+element_stats_free (WsiElementStats * es)
+{
+  guint i;
+
+  for (i = 0; i < es->n_pads; i++)
+    g_free (es->pads[i].name);
+  g_weak_ref_clear (&es->ref);
+  g_mutex_clear (&es->lock);
+  g_free (es->transit);
+  g_free (es->name);
+  g_free (es->factory);
+  g_free (es->loop_name);
+  g_free (es);
+}
+
+/* Stats of @element, made the first time it is seen (the only allocation). */
+static WsiElementStats *
+element_stats (GstWsiStats * self, GstElement * element)
+{
+  WsiElementStats *es;
+
+  if (element == NULL)
+    return NULL;
+  es = g_object_get_qdata (G_OBJECT (element), self->stats_quark);
+  if (G_LIKELY (es != NULL))
+    return es;
+
+  g_mutex_lock (&self->lock);
+  es = g_object_get_qdata (G_OBJECT (element), self->stats_quark);
+  if (es == NULL) {
+    es = element_stats_new (self, element);
+    g_ptr_array_add (self->elements, es);
+    /* no destroy notify: the numbers outlive the element for the report */
+    g_object_set_qdata (G_OBJECT (element), self->stats_quark, es);
+    GST_DEBUG_OBJECT (self, "tracking %s (%s)", es->name, es->factory);
+  }
+  g_mutex_unlock (&self->lock);
+  return es;
+}
+
+/* Called with es->lock. */
+static WsiPadStats *
+pad_stats (WsiElementStats * es, GstPad * pad)
+{
+  guint i;
+  WsiPadStats *ps;
+
+  for (i = 0; i < es->n_pads; i++) {
+    if (es->pads[i].pad == pad)
+      return &es->pads[i];
+  }
+  if (es->n_pads == MAX_PADS)
+    return &es->pads[MAX_PADS - 1];
+  ps = &es->pads[es->n_pads++];
+  ps->pad = pad;
+  ps->is_src = GST_PAD_IS_SRC (pad);
+  ps->name = es->n_pads == MAX_PADS ? g_strdup ("other-pads")
+      : gst_object_get_name (GST_OBJECT_CAST (pad));
+  return ps;
+}
+
+/* ==== per-thread state ==================================================== */
+
+static WsiThreadState *
+thread_state (GstWsiStats * self)
+{
+  WsiThreadState *ts = g_private_get (&thread_state_key);
+
+  if (G_UNLIKELY (ts == NULL)) {
+    ts = g_new0 (WsiThreadState, 1);
+    ts->tid = (gint) syscall (SYS_gettid);
+    ts->last_end = GST_CLOCK_TIME_NONE;
+    g_private_set (&thread_state_key, ts);
+  }
+  if (G_UNLIKELY (!ts->named && self->timeline != NULL)) {
+    gchar name[16] = "";
+
+    pthread_getname_np (pthread_self (), name, sizeof (name));
+    wsi_timeline_add_thread_name (self->timeline, ts->tid, name);
+    ts->named = TRUE;
+  }
+  if (G_UNLIKELY (ts->generation != (guint) self->generation)) {
+    ts->generation = self->generation;
+    ts->last_pusher = NULL;
+    ts->last_end = GST_CLOCK_TIME_NONE;
+  }
+  return ts;
+}
+
+/* ==== what a buffer carries =============================================== */
+
+typedef struct
+{
+  guint patches;
+  const WsiPatchRecord *records;
+  guint n_records;
+  gsize bytes;
+  guint64 offset;
+} WsiBufferInfo;
+
+/* Reads the patch meta by GType and quarks: the string-keyed helpers of
+ * wsirecord.h take global locks (meta registry, quark table) per call. */
+static void
+buffer_info (GstWsiStats * self, GstBuffer * buffer, WsiBufferInfo * info)
+{
+  GstMeta *meta = self->patch_meta_api ?
+      gst_buffer_get_meta (buffer, self->patch_meta_api) : NULL;
+
+  memset (info, 0, sizeof (*info));
+  info->bytes = gst_buffer_get_size (buffer);
+  info->offset = GST_BUFFER_OFFSET (buffer);
+  if (meta != NULL) {
+    GstStructure *s = gst_custom_meta_get_structure ((GstCustomMeta *) meta);
+    const GValue *v = gst_structure_id_get_value (s, self->count_quark);
+    const GValue *r = gst_structure_id_get_value (s, self->records_quark);
+
+    if (v && G_VALUE_HOLDS_UINT (v))
+      info->patches = g_value_get_uint (v);
+    if (r && G_VALUE_HOLDS (r, G_TYPE_BYTES) && g_value_get_boxed (r)) {
+      gsize size = 0;
+      info->records = g_bytes_get_data (g_value_get_boxed (r), &size);
+      info->n_records = size / sizeof (WsiPatchRecord);
+    }
+  }
+}
+
+/* ==== accounting (hot path) =============================================== */
+
+static void
+note_traffic (WsiElementStats * es, GstClockTime ts)
+{
+  if (es->first_ts == GST_CLOCK_TIME_NONE)
+    es->first_ts = ts;
+  es->last_ts = ts;
+}
+
+static void
+account_out (WsiElementStats * es, GstPad * pad, GstClockTime ts,
+    const WsiBufferInfo * info)
+{
+  WsiPadStats *ps;
+
+  g_mutex_lock (&es->lock);
+  note_traffic (es, ts);
+  es->counts[COUNT_BUFFERS_OUT]++;
+  es->counts[COUNT_PATCHES_OUT] += info->patches;
+  es->counts[COUNT_BYTES_OUT] += info->bytes;
+  ps = pad_stats (es, pad);
+  ps->counts[PAD_BUFFERS]++;
+  ps->counts[PAD_PATCHES] += info->patches;
+  ps->counts[PAD_BYTES] += info->bytes;
+  if (es->transit && info->offset != GST_BUFFER_OFFSET_NONE) {
+    WsiTransitSlot *slot = &es->transit[info->offset % TRANSIT_SLOTS];
+
+    if (slot->offset == info->offset && slot->ts != GST_CLOCK_TIME_NONE) {
+      wsi_histogram_record (&es->hist[HIST_TRANSIT], ts - slot->ts);
+      slot->ts = GST_CLOCK_TIME_NONE;   /* count each buffer once */
+    }
+  }
+  g_mutex_unlock (&es->lock);
+}
+
+static void
+account_in (GstWsiStats * self, WsiElementStats * es, GstPad * pad,
+    GstClockTime ts, const WsiBufferInfo * info)
+{
+  WsiPadStats *ps;
+  gint64 now = info->n_records ? (gint64) now_ns () : 0;
+  guint i;
+
+  g_mutex_lock (&es->lock);
+  note_traffic (es, ts);
+  es->counts[COUNT_BUFFERS_IN]++;
+  es->counts[COUNT_PATCHES_IN] += info->patches;
+  es->counts[COUNT_BYTES_IN] += info->bytes;
+  ps = pad_stats (es, pad);
+  ps->counts[PAD_BUFFERS]++;
+  ps->counts[PAD_PATCHES] += info->patches;
+  ps->counts[PAD_BYTES] += info->bytes;
+  /* age of every patch: percentiles are over patches, not buffers */
+  for (i = 0; i < info->n_records; i++) {
+    gint64 created = info->records[i].created_ns;
+
+    if (created > 0 && created <= now)
+      wsi_histogram_record (&es->hist[HIST_AGE], now - created);
+  }
+  if (es->transit && info->offset != GST_BUFFER_OFFSET_NONE) {
+    WsiTransitSlot *slot = &es->transit[info->offset % TRANSIT_SLOTS];
+    slot->offset = info->offset;
+    slot->ts = ts;
+  }
+  if (es->is_sink) {
+    if (es->last_arrival != GST_CLOCK_TIME_NONE)
+      wsi_histogram_record (&es->hist[HIST_INTERVAL], ts - es->last_arrival);
+    if (es->last_departure != GST_CLOCK_TIME_NONE)
+      es->counts[COUNT_WAIT_NS] += ts - es->last_departure;
+    es->last_arrival = ts;
+  }
+  g_mutex_unlock (&es->lock);
+}
+
+/* A push made at the bottom of a thread's stack comes from a loop the
+ * element drives; the gap since its previous push is its production time. */
+static void
+account_loop (GstWsiStats * self, WsiThreadState * t, WsiElementStats * pusher,
+    GstClockTime ts)
+{
+  guint64 gap;
+
+  if (t->depth != 0 || pusher == NULL || t->last_pusher != pusher ||
+      t->last_end == GST_CLOCK_TIME_NONE || ts < t->last_end)
+    return;
+  gap = ts - t->last_end;
+  g_mutex_lock (&pusher->lock);
+  wsi_histogram_record (&pusher->hist[HIST_LOOP], gap);
+  g_mutex_unlock (&pusher->lock);
+  if (self->timeline)
+    wsi_timeline_add_slice (self->timeline, t->tid, pusher->loop_name,
+        t->last_end, gap);
+}
+
+static void
+frame_open (WsiThreadState * t, WsiElementStats * pusher,
+    WsiElementStats * receiver, GstClockTime ts, gboolean is_pull)
+{
+  WsiFrame *f;
+
+  if (G_UNLIKELY (t->depth == MAX_DEPTH)) {
+    t->overflow++;
+    return;
+  }
+  f = &t->frames[t->depth++];
+  f->pusher = pusher;
+  f->receiver = receiver;
+  f->start = ts;
+  f->nested = 0;
+  f->is_pull = is_pull;
+}
+
+/* Closes the innermost push: the receiver's self time is the push minus the
+ * pushes it made itself; the whole push counts as nested time of the frame
+ * below. */
+static void
+frame_close (GstWsiStats * self, WsiThreadState * t, GstClockTime ts)
+{
+  WsiFrame *f;
+  guint64 duration;
+
+  if (G_UNLIKELY (t->overflow > 0)) {
+    t->overflow--;
+    return;
+  }
+  if (G_UNLIKELY (t->depth == 0))
+    return;                     /* push started before tracing did */
+  f = &t->frames[--t->depth];
+  duration = ts > f->start ? ts - f->start : 0;
+
+  if (f->receiver) {
+    WsiElementStats *es = f->receiver;
+    guint64 own = duration > f->nested ? duration - f->nested : 0;
+
+    g_mutex_lock (&es->lock);
+    wsi_histogram_record (&es->hist[HIST_SELF], own);
+    if (es->is_sink && !f->is_pull) {
+      es->counts[COUNT_BUSY_NS] += duration;
+      es->last_departure = ts;
+    }
+    g_mutex_unlock (&es->lock);
+    if (self->timeline)
+      wsi_timeline_add_slice (self->timeline, t->tid, es->name, f->start,
+          duration);
+  }
+
+  if (t->depth > 0) {
+    t->frames[t->depth - 1].nested += duration;
+  } else if (!f->is_pull) {
+    t->last_pusher = f->pusher;
+    t->last_end = ts;
+  }
+}
+
+/* ==== hooks =============================================================== */
+
+static void
+push_pre (GstWsiStats * self, GstClockTime ts, GstPad * pad,
+    GstBuffer * buffer)
+{
+  WsiThreadState *t = thread_state (self);
+  GstPad *peer = GST_PAD_PEER (pad);
+  WsiElementStats *pusher = element_stats (self, pad_element (pad));
+  WsiElementStats *receiver = element_stats (self, pad_element (peer));
+  WsiBufferInfo info;
+
+  account_loop (self, t, pusher, ts);
+  buffer_info (self, buffer, &info);
+  if (pusher)
+    account_out (pusher, pad, ts, &info);
+  if (receiver)
+    account_in (self, receiver, peer, ts, &info);
+  frame_open (t, pusher, receiver, ts, FALSE);
+}
+
+static void
+push_list_pre (GstWsiStats * self, GstClockTime ts, GstPad * pad,
+    GstBufferList * list)
+{
+  WsiThreadState *t = thread_state (self);
+  GstPad *peer = GST_PAD_PEER (pad);
+  WsiElementStats *pusher = element_stats (self, pad_element (pad));
+  WsiElementStats *receiver = element_stats (self, pad_element (peer));
+  guint i, n = gst_buffer_list_length (list);
+
+  account_loop (self, t, pusher, ts);
+  for (i = 0; i < n; i++) {
+    WsiBufferInfo info;
+
+    buffer_info (self, gst_buffer_list_get (list, i), &info);
+    if (pusher)
+      account_out (pusher, pad, ts, &info);
+    if (receiver)
+      account_in (self, receiver, peer, ts, &info);
+  }
+  frame_open (t, pusher, receiver, ts, FALSE);
+}
+
+static void
+push_post (GstWsiStats * self, GstClockTime ts, GstPad * pad,
+    GstFlowReturn res)
+{
+  frame_close (self, thread_state (self), ts);
+}
+
+/* In pull mode the upstream element works inside the caller's pull. */
+static void
+pull_range_pre (GstWsiStats * self, GstClockTime ts, GstPad * pad,
+    guint64 offset, guint size)
+{
+  WsiThreadState *t = thread_state (self);
+  GstPad *peer = GST_PAD_PEER (pad);
+
+  frame_open (t, element_stats (self, pad_element (pad)),
+      element_stats (self, pad_element (peer)), ts, TRUE);
+}
+
+static void
+pull_range_post (GstWsiStats * self, GstClockTime ts, GstPad * pad,
+    GstBuffer * buffer, GstFlowReturn res)
+{
+  WsiThreadState *t = thread_state (self);
+  GstPad *peer = GST_PAD_PEER (pad);
+
+  if (buffer != NULL && res == GST_FLOW_OK) {
+    WsiElementStats *upstream = element_stats (self, pad_element (peer));
+    WsiElementStats *downstream = element_stats (self, pad_element (pad));
+    WsiBufferInfo info;
+
+    buffer_info (self, buffer, &info);
+    if (upstream)
+      account_out (upstream, peer, ts, &info);
+    if (downstream)
+      account_in (self, downstream, pad, ts, &info);
+  }
+  frame_close (self, t, ts);
+}
+
+static void ensure_reporter (GstWsiStats * self);
+
+static void
+forget_run_state (WsiElementStats * es)
+{
+  g_mutex_lock (&es->lock);
+  es->last_arrival = es->last_departure = GST_CLOCK_TIME_NONE;
+  if (es->transit)
+    memset (es->transit, 0, TRANSIT_SLOTS * sizeof (WsiTransitSlot));
+  g_mutex_unlock (&es->lock);
+}
+
+static void
+change_state_post (GstWsiStats * self, GstClockTime ts, GstElement * element,
+    GstStateChange transition, GstStateChangeReturn result)
+{
+  gboolean top_pipeline = GST_IS_PIPELINE (element) &&
+      GST_OBJECT_PARENT (element) == NULL;
+
+  if (transition == GST_STATE_CHANGE_READY_TO_PAUSED) {
+    WsiElementStats *es = g_object_get_qdata (G_OBJECT (element),
+        self->stats_quark);
+
+    /* a new run: gaps since the last run are not waits or intervals */
+    if (es)
+      forget_run_state (es);
+    if (top_pipeline)
+      ensure_reporter (self);
+  } else if (transition == GST_STATE_CHANGE_PAUSED_TO_READY && top_pipeline) {
+    gchar *why = g_strdup_printf ("%s stopped", GST_OBJECT_NAME (element));
+
+    write_final_report (self, why);
+    g_free (why);
+  }
+}
+
+/* ==== process numbers ===================================================== */
+
+static void
+process_usage (guint64 * peak_rss_kb, gdouble * cpu_s)
+{
+  struct rusage ru;
+
+  getrusage (RUSAGE_SELF, &ru);
+  *peak_rss_kb = (guint64) ru.ru_maxrss;        /* KiB on Linux */
+  *cpu_s = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
+      ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+}
+
+/* ==== queue sampling (reporter thread) ==================================== */
+
+static void
+sample_queue (GstWsiStats * self, WsiElementStats * es, GstClockTime now)
+{
+  GstElement *queue = g_weak_ref_get (&es->ref);
+  guint level_buffers = 0, max_buffers = 0, level_bytes = 0, max_bytes = 0;
+  guint64 level_time = 0, max_time = 0;
+  gdouble fill = 0;
+  gboolean full;
+
+  if (queue == NULL)
+    return;
+  if (GST_STATE (queue) != GST_STATE_PLAYING) {
+    gst_object_unref (queue);
+    return;
+  }
+  g_object_get (queue, "current-level-buffers", &level_buffers,
+      "current-level-bytes", &level_bytes, "current-level-time", &level_time,
+      "max-size-buffers", &max_buffers, "max-size-bytes", &max_bytes,
+      "max-size-time", &max_time, NULL);
+  gst_object_unref (queue);
+
+  /* a queue is full when any of its limits is reached */
+  if (max_buffers)
+    fill = MAX (fill, (gdouble) level_buffers / max_buffers);
+  if (max_bytes)
+    fill = MAX (fill, (gdouble) level_bytes / max_bytes);
+  if (max_time)
+    fill = MAX (fill, (gdouble) level_time / max_time);
+  full = fill >= 1.0;
+
+  g_mutex_lock (&es->lock);
+  es->counts[COUNT_SAMPLES]++;
+  if (level_buffers == 0)
+    es->counts[COUNT_EMPTY]++;
+  if (full)
+    es->counts[COUNT_FULL]++;
+  wsi_histogram_record (&es->hist[HIST_LEVEL], level_buffers);
+  wsi_histogram_record (&es->hist[HIST_FILL], (guint64) (fill * 100 + 0.5));
+  g_mutex_unlock (&es->lock);
+
+  if (self->timeline)
+    wsi_timeline_add_counter (self->timeline, es->name, now, level_buffers);
+}
+
+static void
+sample_queues (GstWsiStats * self)
+{
+  GstClockTime now = now_ns () - self->timeline_origin;
+  guint i;
+
+  g_mutex_lock (&self->lock);
+  for (i = 0; i < self->elements->len; i++) {
+    WsiElementStats *es = g_ptr_array_index (self->elements, i);
+
+    if (es->is_queue)
+      sample_queue (self, es, now);
+  }
+  g_mutex_unlock (&self->lock);
+}
+
+/* ==== reports ============================================================= */
+
+/* One element's numbers, copied under its lock so the report is coherent. */
+typedef struct
+{
+  guint64 counts[N_COUNTS];
+  WsiHistogram hist[N_HISTS];
+  GstClockTime first_ts, last_ts;
+  WsiPadStats pads[MAX_PADS];
+  guint n_pads;
+} WsiElementCopy;
+
+static GstStructure *
+histogram_structure (const WsiHistogram * h)
+{
+  WsiHistogramSummary s;
+
+  wsi_histogram_summarize (h, &s);
+  return gst_structure_new ("histogram",
+      "count", G_TYPE_UINT64, s.count,
+      "p50", G_TYPE_UINT64, s.p50, "p90", G_TYPE_UINT64, s.p90,
+      "p95", G_TYPE_UINT64, s.p95, "p99", G_TYPE_UINT64, s.p99,
+      "max", G_TYPE_UINT64, s.max, "mean", G_TYPE_DOUBLE, s.mean, NULL);
+}
+
+static void
+set_histogram (GstStructure * s, const gchar * name, const WsiHistogram * h)
+{
+  GstStructure *hs = histogram_structure (h);
+
+  gst_structure_set (s, name, GST_TYPE_STRUCTURE, hs, NULL);
+  gst_structure_free (hs);
+}
+
+static gdouble
+per_second (guint64 count, guint64 span_ns)
+{
+  return span_ns > 0 ? count * 1e9 / span_ns : 0.0;
+}
+
+static void
+append_to_array (GValue * array, GstStructure * s)
+{
+  GValue v = G_VALUE_INIT;
+
+  g_value_init (&v, GST_TYPE_STRUCTURE);
+  g_value_take_boxed (&v, s);
+  gst_value_array_append_and_take_value (array, &v);
+}
+
+static const gchar *
+element_shape (WsiElementStats * es)
+{
+  GstElement *element = g_weak_ref_get (&es->ref);
+
+  if (element) {
+    es->sink_pads = element->numsinkpads;
+    es->src_pads = element->numsrcpads;
+    gst_object_unref (element);
+  }
+  if (es->is_queue)
+    return "queue";
+  if (es->is_sink)
+    return "sink";
+  if (es->is_source || es->sink_pads == 0)
+    return "source";
+  if (es->sink_pads > 1)
+    return "aggregator";
+  if (es->src_pads > 1)
+    return "demuxer";
+  return "filter";
+}
+
+static gchar *
+verdict_of (guint64 busy, guint64 wait, gdouble * trainer, gdouble * loader)
+{
+  guint64 total = busy + wait;
+
+  *trainer = total ? (gdouble) busy / total : 0.0;
+  *loader = total ? (gdouble) wait / total : 0.0;
+  if (total == 0)
+    return g_strdup ("unknown");
+  if (*trainer >= VERDICT_SHARE)
+    return g_strdup ("trainer-bound");
+  if (*loader >= VERDICT_SHARE)
+    return g_strdup ("loader-bound");
+  return g_strdup ("balanced");
+}
+
+static void
+set_sink_fields (GstStructure * s, const guint64 * counts,
+    const gchar * suffix)
+{
+  gdouble trainer, loader;
+  gchar *verdict = verdict_of (counts[COUNT_BUSY_NS], counts[COUNT_WAIT_NS],
+      &trainer, &loader);
+  gchar *f_verdict = g_strconcat ("verdict", suffix, NULL);
+  gchar *f_trainer = g_strconcat ("trainer-bound", suffix, NULL);
+  gchar *f_loader = g_strconcat ("loader-bound", suffix, NULL);
+
+  gst_structure_set (s, f_verdict, G_TYPE_STRING, verdict,
+      f_trainer, G_TYPE_DOUBLE, trainer, f_loader, G_TYPE_DOUBLE, loader,
+      NULL);
+  g_free (verdict);
+  g_free (f_verdict);
+  g_free (f_trainer);
+  g_free (f_loader);
+}
+
+static GstStructure *
+pad_structure (const WsiPadStats * ps, guint64 span_ns, guint64 window_ns)
+{
+  return gst_structure_new ("pad",
+      "name", G_TYPE_STRING, ps->name,
+      "direction", G_TYPE_STRING, ps->is_src ? "src" : "sink",
+      "buffers", G_TYPE_UINT64, ps->counts[PAD_BUFFERS],
+      "patches", G_TYPE_UINT64, ps->counts[PAD_PATCHES],
+      "bytes", G_TYPE_UINT64, ps->counts[PAD_BYTES],
+      "buffers-per-s", G_TYPE_DOUBLE,
+      per_second (ps->counts[PAD_BUFFERS], span_ns),
+      "patches-per-s", G_TYPE_DOUBLE,
+      per_second (ps->counts[PAD_PATCHES], span_ns),
+      "bytes-per-s", G_TYPE_DOUBLE,
+      per_second (ps->counts[PAD_BYTES], span_ns),
+      "window-buffers-per-s", G_TYPE_DOUBLE,
+      per_second (ps->counts[PAD_BUFFERS] - ps->base[PAD_BUFFERS], window_ns),
+      "window-patches-per-s", G_TYPE_DOUBLE,
+      per_second (ps->counts[PAD_PATCHES] - ps->base[PAD_PATCHES], window_ns),
+      "window-bytes-per-s", G_TYPE_DOUBLE,
+      per_second (ps->counts[PAD_BYTES] - ps->base[PAD_BYTES], window_ns),
+      NULL);
+}
+
+/* Builds one element's report; with @advance the window restarts. Called
+ * with report_lock. */
+static GstStructure *
+element_structure (WsiElementStats * es, WsiElementCopy * c,
+    guint64 window_ns, gboolean advance)
+{
+  GstStructure *s;
+  GValue pads = G_VALUE_INIT;
+  WsiHistogram *window = g_new (WsiHistogram, 1);
+  guint64 win[N_COUNTS];
+  guint64 span = 0;
+  gboolean outputs;
+  guint i;
+  GstElement *alive = g_weak_ref_get (&es->ref);
+
+  g_mutex_lock (&es->lock);
+  memcpy (c->counts, es->counts, sizeof (c->counts));
+  memcpy (c->hist, es->hist, sizeof (c->hist));
+  memcpy (c->pads, es->pads, sizeof (c->pads));
+  c->n_pads = es->n_pads;
+  c->first_ts = es->first_ts;
+  c->last_ts = es->last_ts;
+  g_mutex_unlock (&es->lock);
+
+  for (i = 0; i < N_COUNTS; i++)
+    win[i] = c->counts[i] - es->base_counts[i];
+  if (c->first_ts != GST_CLOCK_TIME_NONE && c->last_ts > c->first_ts)
+    span = c->last_ts - c->first_ts;
+  outputs = c->counts[COUNT_BUFFERS_OUT] > 0;
+
+  s = gst_structure_new ("element",
+      "name", G_TYPE_STRING, es->name,
+      "factory", G_TYPE_STRING, es->factory,
+      "shape", G_TYPE_STRING, element_shape (es),
+      "alive", G_TYPE_BOOLEAN, alive != NULL,
+      "buffers-in", G_TYPE_UINT64, c->counts[COUNT_BUFFERS_IN],
+      "buffers-out", G_TYPE_UINT64, c->counts[COUNT_BUFFERS_OUT],
+      "patches-in", G_TYPE_UINT64, c->counts[COUNT_PATCHES_IN],
+      "patches-out", G_TYPE_UINT64, c->counts[COUNT_PATCHES_OUT],
+      "bytes-in", G_TYPE_UINT64, c->counts[COUNT_BYTES_IN],
+      "bytes-out", G_TYPE_UINT64, c->counts[COUNT_BYTES_OUT],
+      "buffers-per-s", G_TYPE_DOUBLE, per_second (c->counts[outputs ?
+              COUNT_BUFFERS_OUT : COUNT_BUFFERS_IN], span),
+      "patches-per-s", G_TYPE_DOUBLE, per_second (c->counts[outputs ?
+              COUNT_PATCHES_OUT : COUNT_PATCHES_IN], span),
+      "bytes-per-s", G_TYPE_DOUBLE, per_second (c->counts[outputs ?
+              COUNT_BYTES_OUT : COUNT_BYTES_IN], span),
+      "window-buffers-per-s", G_TYPE_DOUBLE, per_second (win[outputs ?
+              COUNT_BUFFERS_OUT : COUNT_BUFFERS_IN], window_ns),
+      "window-patches-per-s", G_TYPE_DOUBLE, per_second (win[outputs ?
+              COUNT_PATCHES_OUT : COUNT_PATCHES_IN], window_ns),
+      "window-bytes-per-s", G_TYPE_DOUBLE, per_second (win[outputs ?
+              COUNT_BYTES_OUT : COUNT_BYTES_IN], window_ns), NULL);
+  if (alive)
+    gst_object_unref (alive);
+
+  /* self and loop always (zero counts say which shape applies); the
+   * others only where they were measured */
+  for (i = 0; i < N_HISTS; i++) {
+    gchar *window_name;
+
+    if (i > HIST_LOOP && c->hist[i].count == 0)
+      continue;
+    wsi_histogram_subtract (window, &c->hist[i], &es->base_hist[i]);
+    set_histogram (s, hist_names[i], &c->hist[i]);
+    window_name = g_strconcat (hist_names[i], "-window", NULL);
+    set_histogram (s, window_name, window);
+    g_free (window_name);
+  }
+  g_free (window);
+
+  if (es->is_sink) {
+    gst_structure_set (s, "busy-s", G_TYPE_DOUBLE,
+        c->counts[COUNT_BUSY_NS] / 1e9, "wait-s", G_TYPE_DOUBLE,
+        c->counts[COUNT_WAIT_NS] / 1e9, NULL);
+    set_sink_fields (s, c->counts, "");
+    set_sink_fields (s, win, "-window");
+  }
+  if (es->is_queue) {
+    guint64 n = c->counts[COUNT_SAMPLES], wn = win[COUNT_SAMPLES];
+
+    gst_structure_set (s, "samples", G_TYPE_UINT64, n,
+        "empty-share", G_TYPE_DOUBLE, n ? (gdouble) c->counts[COUNT_EMPTY] / n
+        : 0.0, "full-share", G_TYPE_DOUBLE,
+        n ? (gdouble) c->counts[COUNT_FULL] / n : 0.0,
+        "empty-share-window", G_TYPE_DOUBLE,
+        wn ? (gdouble) win[COUNT_EMPTY] / wn : 0.0,
+        "full-share-window", G_TYPE_DOUBLE,
+        wn ? (gdouble) win[COUNT_FULL] / wn : 0.0, NULL);
+  }
+
+  g_value_init (&pads, GST_TYPE_ARRAY);
+  for (i = 0; i < c->n_pads; i++)
+    append_to_array (&pads, pad_structure (&c->pads[i], span, window_ns));
+  gst_structure_take_value (s, "pads", &pads);
+
+  if (advance) {
+    memcpy (es->base_counts, c->counts, sizeof (es->base_counts));
+    memcpy (es->base_hist, c->hist, sizeof (es->base_hist));
+    g_mutex_lock (&es->lock);
+    for (i = 0; i < c->n_pads; i++)
+      memcpy (es->pads[i].base, c->pads[i].counts, sizeof (es->pads[i].base));
+    g_mutex_unlock (&es->lock);
+  }
+  return s;
+}
+
+/* The sink that saw the most buffers speaks for the pipeline. */
+static void
+set_pipeline_verdict (GstStructure * report, const GValue * elements)
+{
+  guint i, n = gst_value_array_get_size (elements);
+  const GstStructure *main_sink = NULL;
+  guint64 best = 0;
+
+  for (i = 0; i < n; i++) {
+    const GstStructure *e =
+        gst_value_get_structure (gst_value_array_get_value (elements, i));
+    guint64 buffers = 0;
+
+    gst_structure_get_uint64 (e, "buffers-in", &buffers);
+    if (gst_structure_has_field (e, "verdict") && buffers >= best &&
+        (main_sink == NULL || buffers > best)) {
+      main_sink = e;
+      best = buffers;
+    }
+  }
+  if (main_sink == NULL) {
+    gst_structure_set (report, "verdict", G_TYPE_STRING, "unknown", NULL);
+    return;
+  }
+  gst_structure_set_value (report, "sink",
+      gst_structure_get_value (main_sink, "name"));
+  gst_structure_set_value (report, "verdict",
+      gst_structure_get_value (main_sink, "verdict"));
+  gst_structure_set_value (report, "loader-bound",
+      gst_structure_get_value (main_sink, "loader-bound"));
+  gst_structure_set_value (report, "trainer-bound",
+      gst_structure_get_value (main_sink, "trainer-bound"));
+  gst_structure_set_value (report, "verdict-window",
+      gst_structure_get_value (main_sink, "verdict-window"));
+  if (gst_structure_has_field (main_sink, "interval"))
+    gst_structure_set_value (report, "batch-interval",
+        gst_structure_get_value (main_sink, "interval"));
+}
+
+static guint64
+total_buffers (GstStructure * report)
+{
+  const GValue *elements = gst_structure_get_value (report, "elements");
+  guint i, n = gst_value_array_get_size (elements);
+  guint64 total = 0;
+
+  for (i = 0; i < n; i++) {
+    const GstStructure *e =
+        gst_value_get_structure (gst_value_array_get_value (elements, i));
+    guint64 b = 0;
+
+    gst_structure_get_uint64 (e, "buffers-in", &b);
+    total += b;
+  }
+  return total;
+}
+
+/* The whole report. Call with report_lock held. */
+static GstStructure *
+build_report (GstWsiStats * self, gboolean advance, gboolean final)
+{
+  GstClockTime now = now_ns ();
+  guint64 window_ns = now - self->window_start_ts;
+  guint64 peak_rss_kb;
+  gdouble cpu_s, wall_s = (now - self->start_ts) / 1e9;
+  GValue elements = G_VALUE_INIT;
+  WsiElementCopy *copy = g_new (WsiElementCopy, 1);
+  GstStructure *report;
+  guint i;
+
+  process_usage (&peak_rss_kb, &cpu_s);
+  report = gst_structure_new ("wsistats",
+      "type", G_TYPE_STRING, final ? "final" : advance ? "interval" : "report",
+      "time-s", G_TYPE_DOUBLE, wall_s,
+      "window-s", G_TYPE_DOUBLE, window_ns / 1e9,
+      "peak-rss-kb", G_TYPE_UINT64, peak_rss_kb,
+      "cpu-s", G_TYPE_DOUBLE, cpu_s - self->cpu_start_s,
+      "cpu-percent", G_TYPE_DOUBLE,
+      wall_s > 0 ? 100.0 * (cpu_s - self->cpu_start_s) / wall_s : 0.0,
+      "window-cpu-percent", G_TYPE_DOUBLE, window_ns > 0 ?
+      100.0 * (cpu_s - self->cpu_window_s) / (window_ns / 1e9) : 0.0,
+      "timeline-dropped", G_TYPE_UINT64,
+      self->timeline ? wsi_timeline_dropped (self->timeline) : 0, NULL);
+
+  g_value_init (&elements, GST_TYPE_ARRAY);
+  g_mutex_lock (&self->lock);
+  for (i = 0; i < self->elements->len; i++) {
+    WsiElementStats *es = g_ptr_array_index (self->elements, i);
+    GstElement *alive = g_weak_ref_get (&es->ref);
+    gboolean empty;
+
+    g_mutex_lock (&es->lock);
+    empty = es->first_ts == GST_CLOCK_TIME_NONE && es->counts[COUNT_SAMPLES]
+        == 0;
+    g_mutex_unlock (&es->lock);
+    if (alive)
+      gst_object_unref (alive);
+    if (empty && alive == NULL)
+      continue;                 /* gone before it did anything since reset */
+    append_to_array (&elements, element_structure (es, copy, window_ns,
+            advance));
+  }
+  g_mutex_unlock (&self->lock);
+  g_free (copy);
+
+  set_pipeline_verdict (report, &elements);
+  gst_structure_take_value (report, "elements", &elements);
+
+  if (advance) {
+    self->window_start_ts = now;
+    self->cpu_window_s = cpu_s;
+  }
+  return report;
+}
+
+/* ---- outputs ---- */
+
+static void
+write_json_line (GstWsiStats * self, const GstStructure * report)
+{
+  GString *line;
+
+  if (self->file_path == NULL)
+    return;
+  if (self->file == NULL) {
+    self->file = fopen (self->file_path, "w");
+    if (self->file == NULL) {
+      g_warning ("wsistats: cannot write the stats file \"%s\": %s; "
+          "JSON output is off", self->file_path, g_strerror (errno));
+      g_clear_pointer (&self->file_path, g_free);
+      return;
+    }
+  }
+  line = g_string_sized_new (4096);
+  wsi_json_append_structure (line, report);
+  g_string_append_c (line, '\n');
+  fwrite (line->str, 1, line->len, self->file);
+  fflush (self->file);
+  g_string_free (line, TRUE);
+}
+
+static const GstStructure *
+hist_field (const GstStructure * s, const gchar * name)
+{
+  const GValue *v = gst_structure_get_value (s, name);
+  return v ? gst_value_get_structure (v) : NULL;
+}
+
+static guint64
+hist_get (const GstStructure * h, const gchar * field)
+{
+  guint64 v = 0;
+
+  if (h)
+    gst_structure_get_uint64 (h, field, &v);
+  return v;
+}
+
+static gdouble
+get_double (const GstStructure * s, const gchar * field)
+{
+  gdouble v = 0;
+
+  gst_structure_get_double (s, field, &v);
+  return v;
+}
+
+#define MS(ns) ((ns) / 1e6)
+
+static void
+log_records (const GstStructure * report, gboolean window)
+{
+  const GValue *elements = gst_structure_get_value (report, "elements");
+  const gchar *sfx = window ? "-window" : "";
+  guint i, n = gst_value_array_get_size (elements);
+  guint64 rss = 0;
+
+  for (i = 0; i < n; i++) {
+    const GstStructure *e =
+        gst_value_get_structure (gst_value_array_get_value (elements, i));
+    gchar *fname_self = g_strconcat ("self", sfx, NULL);
+    gchar *fname_loop = g_strconcat ("loop", sfx, NULL);
+    gchar *fname_age = g_strconcat ("age", sfx, NULL);
+    const GstStructure *self_h = hist_field (e, fname_self);
+    const GstStructure *loop_h = hist_field (e, fname_loop);
+    const GstStructure *age_h = hist_field (e, fname_age);
+
+    gst_tracer_record_log (tr_element, gst_structure_get_string (e, "name"),
+        get_double (e, window ? "window-buffers-per-s" : "buffers-per-s"),
+        get_double (e, window ? "window-patches-per-s" : "patches-per-s"),
+        get_double (e, window ? "window-bytes-per-s" : "bytes-per-s"),
+        hist_get (self_h, "count"), hist_get (self_h, "p50"),
+        hist_get (self_h, "p95"), hist_get (self_h, "p99"),
+        hist_get (self_h, "max"), hist_get (loop_h, "p50"),
+        hist_get (loop_h, "p95"), hist_get (age_h, "p50"),
+        hist_get (age_h, "p95"));
+    g_free (fname_self);
+    g_free (fname_loop);
+    g_free (fname_age);
+
+    if (gst_structure_has_field (e, "samples")) {
+      gchar *fname = g_strconcat ("level", sfx, NULL);
+      const GstStructure *level = hist_field (e, fname);
+
+      gst_tracer_record_log (tr_queue, gst_structure_get_string (e, "name"),
+          hist_get (level, "p50"), hist_get (level, "p95"),
+          hist_get (level, "max"), get_double (e, window ?
+              "empty-share-window" : "empty-share"), get_double (e,
+              window ? "full-share-window" : "full-share"));
+      g_free (fname);
+    }
+    if (gst_structure_has_field (e, "verdict")) {
+      gchar *fname = g_strconcat ("interval", sfx, NULL);
+      gchar *fverdict = g_strconcat ("verdict", sfx, NULL);
+      gchar *floader = g_strconcat ("loader-bound", sfx, NULL);
+      gchar *ftrainer = g_strconcat ("trainer-bound", sfx, NULL);
+      const GstStructure *interval = hist_field (e, fname);
+
+      gst_tracer_record_log (tr_sink, gst_structure_get_string (e, "name"),
+          hist_get (interval, "p50"), hist_get (interval, "p95"),
+          gst_structure_get_string (e, fverdict), get_double (e, floader),
+          get_double (e, ftrainer));
+      g_free (fname);
+      g_free (fverdict);
+      g_free (floader);
+      g_free (ftrainer);
+    }
+  }
+  gst_structure_get_uint64 (report, "peak-rss-kb", &rss);
+  gst_tracer_record_log (tr_process, rss, get_double (report,
+          window ? "window-cpu-percent" : "cpu-percent"));
+}
+
+static void
+print_hist_ms (GString * out, const GstStructure * h)
+{
+  if (h == NULL || hist_get (h, "count") == 0) {
+    g_string_append_printf (out, " %31s", "-");
+    return;
+  }
+  g_string_append_printf (out, " %7.2f %7.2f %7.2f %7.2f",
+      MS ((gdouble) hist_get (h, "p50")), MS ((gdouble) hist_get (h, "p95")),
+      MS ((gdouble) hist_get (h, "p99")), MS ((gdouble) hist_get (h, "max")));
+}
+
+/* The table people read: cumulative numbers, one line per element. */
+static gchar *
+summary_text (const GstStructure * report, const gchar * why)
+{
+  const GValue *elements = gst_structure_get_value (report, "elements");
+  guint i, n = gst_value_array_get_size (elements);
+  GString *out = g_string_new (NULL);
+  guint64 rss = 0;
+  const gchar *verdict = gst_structure_get_string (report, "verdict");
+
+  g_string_append_printf (out, "wsistats summary (%s, %.1f s)\n", why,
+      get_double (report, "time-s"));
+  g_string_append_printf (out, "%-18s %-10s %9s %9s %8s | %-31s | %-31s | "
+      "%-15s\n", "element", "shape", "buf/s", "patch/s", "MB/s",
+      "self ms p50/p95/p99/max", "loop ms p50/p95/p99/max", "age ms p50/p95");
+  for (i = 0; i < n; i++) {
+    const GstStructure *e =
+        gst_value_get_structure (gst_value_array_get_value (elements, i));
+    const GstStructure *age = hist_field (e, "age");
+
+    g_string_append_printf (out, "%-18.18s %-10s %9.1f %9.1f %8.2f |",
+        gst_structure_get_string (e, "name"),
+        gst_structure_get_string (e, "shape"),
+        get_double (e, "buffers-per-s"), get_double (e, "patches-per-s"),
+        get_double (e, "bytes-per-s") / 1e6);
+    print_hist_ms (out, hist_field (e, "self"));
+    g_string_append (out, " |");
+    print_hist_ms (out, hist_field (e, "loop"));
+    g_string_append (out, " |");
+    if (age)
+      g_string_append_printf (out, " %7.1f %7.1f",
+          MS ((gdouble) hist_get (age, "p50")),
+          MS ((gdouble) hist_get (age, "p95")));
+    else
+      g_string_append (out, " -");
+    g_string_append_c (out, '\n');
+  }
+  for (i = 0; i < n; i++) {
+    const GstStructure *e =
+        gst_value_get_structure (gst_value_array_get_value (elements, i));
+    const GstStructure *level = hist_field (e, "level");
+    const GstStructure *interval = hist_field (e, "interval");
+
+    if (level)
+      g_string_append_printf (out, "queue %s: level p50 %" G_GUINT64_FORMAT
+          " p95 %" G_GUINT64_FORMAT " max %" G_GUINT64_FORMAT
+          " buffers, empty %.0f%% of the time, full %.0f%%\n",
+          gst_structure_get_string (e, "name"), hist_get (level, "p50"),
+          hist_get (level, "p95"), hist_get (level, "max"),
+          100 * get_double (e, "empty-share"),
+          100 * get_double (e, "full-share"));
+    if (gst_structure_has_field (e, "verdict"))
+      g_string_append_printf (out, "sink %s: batch interval p50 %.2f ms, "
+          "p95 %.2f ms; waited for data %.0f%%, pipeline waited for it "
+          "%.0f%%\n", gst_structure_get_string (e, "name"),
+          MS ((gdouble) hist_get (interval, "p50")),
+          MS ((gdouble) hist_get (interval, "p95")),
+          100 * get_double (e, "loader-bound"),
+          100 * get_double (e, "trainer-bound"));
+  }
+  gst_structure_get_uint64 (report, "peak-rss-kb", &rss);
+  g_string_append_printf (out, "process: peak RSS %.1f MiB, CPU %.0f%%\n",
+      rss / 1024.0, get_double (report, "cpu-percent"));
+  if (verdict && g_strcmp0 (verdict, "unknown") != 0)
+    g_string_append_printf (out, "verdict: %s (loader-bound %.0f%%, "
+        "trainer-bound %.0f%%)\n", verdict,
+        100 * get_double (report, "loader-bound"),
+        100 * get_double (report, "trainer-bound"));
+  return g_string_free (out, FALSE);
+}
+
+static void
+write_final_report (GstWsiStats * self, const gchar * why)
+{
+  GstStructure *report;
+  guint64 total;
+
+  if (!self->active)
+    return;
+  g_mutex_lock (&self->report_lock);
+  report = build_report (self, FALSE, TRUE);
+  total = total_buffers (report);
+  /* nothing new since the last final report: don't repeat it */
+  if (self->final_written && total == self->buffers_at_final) {
+    g_mutex_unlock (&self->report_lock);
+    gst_structure_free (report);
+    return;
+  }
+  self->final_written = TRUE;
+  self->buffers_at_final = total;
+  write_json_line (self, report);
+  log_records (report, FALSE);
+  if (self->timeline)
+    wsi_timeline_flush (self->timeline);
+  if (self->print_summary) {
+    gchar *text = summary_text (report, why);
+    fputs (text, stderr);
+    g_free (text);
+  }
+  g_mutex_unlock (&self->report_lock);
+  gst_structure_free (report);
+}
+
+static void
+write_interval_report (GstWsiStats * self)
+{
+  GstStructure *report;
+
+  g_mutex_lock (&self->report_lock);
+  report = build_report (self, TRUE, FALSE);
+  if (total_buffers (report) != self->buffers_at_final)
+    self->final_written = FALSE;
+  /* idle tracer (no pipeline running): stay quiet */
+  if (gst_value_array_get_size (gst_structure_get_value (report,
+              "elements")) > 0) {
+    write_json_line (self, report);
+    log_records (report, TRUE);
+  }
+  g_mutex_unlock (&self->report_lock);
+  gst_structure_free (report);
+}
+
+/* ==== reporter thread ===================================================== */
+
+static gpointer
+reporter_main (gpointer data)
+{
+  GstWsiStats *self = data;
+  gint64 next_report = g_get_monotonic_time () +
+      self->interval_ms * G_TIME_SPAN_MILLISECOND;
+
+  g_mutex_lock (&self->thread_lock);
+  while (!self->stopping) {
+    gint64 wake = g_get_monotonic_time () +
+        self->sample_interval_ms * G_TIME_SPAN_MILLISECOND;
+
+    g_cond_wait_until (&self->thread_cond, &self->thread_lock, wake);
+    if (self->stopping)
+      break;
+    g_mutex_unlock (&self->thread_lock);
+
+    sample_queues (self);
+    if (self->timeline) {
+      g_mutex_lock (&self->report_lock);
+      wsi_timeline_flush (self->timeline);
+      g_mutex_unlock (&self->report_lock);
+    }
+    if (self->interval_ms > 0 && g_get_monotonic_time () >= next_report) {
+      write_interval_report (self);
+      next_report += self->interval_ms * G_TIME_SPAN_MILLISECOND;
+      if (next_report < g_get_monotonic_time ())
+        next_report = g_get_monotonic_time () +
+            self->interval_ms * G_TIME_SPAN_MILLISECOND;
+    }
+    g_mutex_lock (&self->thread_lock);
+  }
+  g_mutex_unlock (&self->thread_lock);
+  return NULL;
+}
+
+/* Started when the first pipeline starts, not at gst_init(): a forked child
+ * (gst-check forks per test) has no copy of its parent's threads. */
+static void
+ensure_reporter (GstWsiStats * self)
+{
+  g_mutex_lock (&self->thread_lock);
+  if (self->thread == NULL || self->thread_pid != getpid ()) {
+    self->stopping = FALSE;
+    self->thread_pid = getpid ();
+    self->thread = g_thread_new ("wsistats", reporter_main, self);
+  }
+  g_mutex_unlock (&self->thread_lock);
+}
+
+static void
+stop_reporter (GstWsiStats * self)
+{
+  GThread *thread;
+
+  g_mutex_lock (&self->thread_lock);
+  thread = self->thread_pid == getpid ()? self->thread : NULL;
+  self->thread = NULL;
+  self->stopping = TRUE;
+  g_cond_broadcast (&self->thread_cond);
+  g_mutex_unlock (&self->thread_lock);
+  if (thread)
+    g_thread_join (thread);
+}
+
+/* Applications rarely call gst_deinit(): report at exit too. */
+static void
+report_at_exit (void)
+{
+  GList *l;
+
+  G_LOCK (instances);
+  for (l = instances; l; l = l->next) {
+    GstWsiStats *self = l->data;
+
+    stop_reporter (self);
+    write_final_report (self, "process exit");
+  }
+  G_UNLOCK (instances);
+}
+
+/* ==== action signals ====================================================== */
+
+static GstStructure *
+gst_wsi_stats_get_stats (GstWsiStats * self)
+{
+  GstStructure *report;
+
+  g_mutex_lock (&self->report_lock);
+  report = build_report (self, FALSE, FALSE);
+  g_mutex_unlock (&self->report_lock);
+  return report;
+}
+
+static void
+gst_wsi_stats_reset (GstWsiStats * self)
+{
+  guint i;
+  gdouble cpu_s;
+  guint64 rss;
+
+  g_mutex_lock (&self->report_lock);
+  g_mutex_lock (&self->lock);
+  for (i = 0; i < self->elements->len; i++) {
+    WsiElementStats *es = g_ptr_array_index (self->elements, i);
+    guint p;
+
+    g_mutex_lock (&es->lock);
+    memset (es->counts, 0, sizeof (es->counts));
+    memset (es->hist, 0, sizeof (es->hist));
+    memset (es->base_counts, 0, sizeof (es->base_counts));
+    memset (es->base_hist, 0, sizeof (es->base_hist));
+    for (p = 0; p < es->n_pads; p++) {
+      memset (es->pads[p].counts, 0, sizeof (es->pads[p].counts));
+      memset (es->pads[p].base, 0, sizeof (es->pads[p].base));
+    }
+    es->first_ts = es->last_ts = GST_CLOCK_TIME_NONE;
+    es->last_arrival = es->last_departure = GST_CLOCK_TIME_NONE;
+    g_mutex_unlock (&es->lock);
+  }
+  g_mutex_unlock (&self->lock);
+  g_atomic_int_inc (&self->generation);
+  process_usage (&rss, &cpu_s);
+  self->start_ts = self->window_start_ts = now_ns ();
+  self->cpu_start_s = self->cpu_window_s = cpu_s;
+  self->final_written = FALSE;
+  self->buffers_at_final = 0;
+  g_mutex_unlock (&self->report_lock);
+}
+
+static void
+gst_wsi_stats_write_report (GstWsiStats * self)
+{
+  GstStructure *report;
+
+  g_mutex_lock (&self->report_lock);
+  report = build_report (self, FALSE, FALSE);
+  write_json_line (self, report);
+  if (self->timeline)
+    wsi_timeline_flush (self->timeline);
+  if (self->print_summary) {
+    gchar *text = summary_text (report, "report");
+    fputs (text, stderr);
+    g_free (text);
+  }
+  g_mutex_unlock (&self->report_lock);
+  gst_structure_free (report);
+}
+
+/* ==== parameters ========================================================== */
+
+static guint
+param_uint (const GstStructure * s, const gchar * name, guint fallback,
+    guint min, guint max)
+{
+  const GValue *v = gst_structure_get_value (s, name);
+  gint64 value;
+
+  if (v == NULL)
+    return fallback;
+  if (G_VALUE_HOLDS_INT (v))
+    value = g_value_get_int (v);
+  else if (G_VALUE_HOLDS_UINT (v))
+    value = g_value_get_uint (v);
+  else if (G_VALUE_HOLDS_STRING (v))
+    value = g_ascii_strtoll (g_value_get_string (v), NULL, 10);
+  else
+    value = -1;
+  if (value < min || value > max) {
+    g_warning ("wsistats: %s must be a whole number from %u to %u; using %u",
+        name, min, max, fallback);
+    return fallback;
+  }
+  return (guint) value;
+}
+
+static const gchar *known_params[] = { "interval", "sample-interval", "file",
+  "timeline", "timeline-capacity", "transit", "summary", NULL
+};
+
+static gboolean
+warn_unknown_param (GQuark field, const GValue * value, gpointer user_data)
+{
+  if (!g_strv_contains (known_params, g_quark_to_string (field)))
+    g_warning ("wsistats: unknown parameter \"%s\" ignored (known: interval, "
+        "sample-interval, file, timeline, timeline-capacity, transit, "
+        "summary)", g_quark_to_string (field));
+  return TRUE;
+}
+
+static void
+parse_params (GstWsiStats * self)
+{
+  gchar *params = NULL, *text;
+  GstStructure *s;
+  const gchar *transit = DEFAULT_TRANSIT;
+  gboolean summary;
+
+  g_object_get (self, "params", &params, NULL);
+  text = g_strdup_printf ("wsistats,%s", params ? params : "");
+  s = gst_structure_from_string (text, NULL);
+  if (s == NULL && params) {
+    g_warning ("wsistats: cannot parse parameters \"%s\" (expected e.g. "
+        "interval=1000,file=/tmp/stats.jsonl); using defaults", params);
+  }
+  g_free (text);
+  g_free (params);
+  if (s == NULL)
+    s = gst_structure_new_empty ("wsistats");
+
+  gst_structure_foreach (s, warn_unknown_param, NULL);
+  self->interval_ms = param_uint (s, "interval", DEFAULT_INTERVAL_MS, 0,
+      3600 * 1000);
+  self->sample_interval_ms = param_uint (s, "sample-interval",
+      DEFAULT_SAMPLE_INTERVAL_MS, 1, 60 * 1000);
+  self->timeline_capacity = param_uint (s, "timeline-capacity",
+      DEFAULT_TIMELINE_CAPACITY, 1024, 64 * 1024 * 1024);
+  self->file_path = g_strdup (gst_structure_get_string (s, "file"));
+  self->timeline_path = g_strdup (gst_structure_get_string (s, "timeline"));
+  if (gst_structure_get_string (s, "transit"))
+    transit = gst_structure_get_string (s, "transit");
+  self->transit_names = g_strsplit (transit, ",", -1);
+  self->print_summary = TRUE;
+  if (gst_structure_get_boolean (s, "summary", &summary))
+    self->print_summary = summary;
+  gst_structure_free (s);
+}
+
+/* ==== GObject ============================================================= */
+
+static void
+gst_wsi_stats_constructed (GObject * object)
+{
+  GstWsiStats *self = GST_WSI_STATS (object);
+  GstTracer *tracer = GST_TRACER (object);
+  gdouble cpu_s;
+  guint64 rss;
+
+  G_OBJECT_CLASS (parent_class)->constructed (object);
+  parse_params (self);
+
+  G_LOCK (instances);
+  /* one instance: the per-thread push stacks are process-wide */
+  self->active = instances == NULL;
+  if (self->active)
+    instances = g_list_prepend (instances, self);
+  if (!atexit_registered) {
+    atexit (report_at_exit);
+    atexit_registered = TRUE;
+  }
+  G_UNLOCK (instances);
+  if (!self->active) {
+    g_warning ("wsistats: only one wsistats tracer per process; ignoring "
+        "the second one");
+    return;
+  }
+
+  self->stats_quark = g_quark_from_static_string ("wsistats-element");
+  self->count_quark = g_quark_from_static_string ("count");
+  self->records_quark = g_quark_from_static_string ("records");
+  self->patch_meta_api = wsi_custom_meta_info (WSI_PATCH_META_NAME)->api;
+  process_usage (&rss, &cpu_s);
+  self->start_ts = self->window_start_ts = now_ns ();
+  /* tracers are made in gst_init() right after the hooks' clock starts */
+  self->timeline_origin = self->start_ts;
+  self->cpu_start_s = self->cpu_window_s = cpu_s;
+  if (self->timeline_path)
+    self->timeline = wsi_timeline_new (self->timeline_path,
+        self->timeline_capacity);
+  if (self->file_path) {
+    /* truncate now so a stale file from an earlier run never passes */
+    self->file = fopen (self->file_path, "w");
+    if (self->file == NULL)
+      g_warning ("wsistats: cannot write the stats file \"%s\": %s",
+          self->file_path, g_strerror (errno));
+  }
+
+  gst_tracing_register_hook (tracer, "pad-push-pre", G_CALLBACK (push_pre));
+  gst_tracing_register_hook (tracer, "pad-push-post", G_CALLBACK (push_post));
+  gst_tracing_register_hook (tracer, "pad-push-list-pre",
+      G_CALLBACK (push_list_pre));
+  gst_tracing_register_hook (tracer, "pad-push-list-post",
+      G_CALLBACK (push_post));
+  gst_tracing_register_hook (tracer, "pad-pull-range-pre",
+      G_CALLBACK (pull_range_pre));
+  gst_tracing_register_hook (tracer, "pad-pull-range-post",
+      G_CALLBACK (pull_range_post));
+  gst_tracing_register_hook (tracer, "element-change-state-post",
+      G_CALLBACK (change_state_post));
+}
+
+static void
+gst_wsi_stats_finalize (GObject * object)
+{
+  GstWsiStats *self = GST_WSI_STATS (object);
+
+  if (self->active) {
+    G_LOCK (instances);
+    instances = g_list_remove (instances, self);
+    G_UNLOCK (instances);
+    stop_reporter (self);
+    write_final_report (self, "gst_deinit");
+  }
+  wsi_timeline_free (self->timeline);
+  if (self->file)
+    fclose (self->file);
+  if (self->elements)
+    g_ptr_array_free (self->elements, TRUE);
+  g_free (self->file_path);
+  g_free (self->timeline_path);
+  g_strfreev (self->transit_names);
+  g_mutex_clear (&self->lock);
+  g_mutex_clear (&self->report_lock);
+  g_mutex_clear (&self->thread_lock);
+  g_cond_clear (&self->thread_cond);
+  G_OBJECT_CLASS (parent_class)->finalize (object);
+}
+
+static void
+gst_wsi_stats_init (GstWsiStats * self)
+{
+  g_mutex_init (&self->lock);
+  g_mutex_init (&self->report_lock);
+  g_mutex_init (&self->thread_lock);
+  g_cond_init (&self->thread_cond);
+  self->elements = g_ptr_array_new_with_free_func ((GDestroyNotify)
+      element_stats_free);
+}
+
+/* Field description for a GstTracerRecord. */
+static GstStructure *
+record_value (GType type, const gchar * description)
+{
+  return gst_structure_new ("value", "type", G_TYPE_GTYPE, type,
+      "description", G_TYPE_STRING, description, NULL);
+}
+
+static GstStructure *
+record_element_scope (void)
+{
+  return gst_structure_new ("scope", "type", G_TYPE_GTYPE, G_TYPE_STRING,
+      "related-to", GST_TYPE_TRACER_VALUE_SCOPE,
+      GST_TRACER_VALUE_SCOPE_ELEMENT, NULL);
+}
+
+static void
+make_records (void)
+{
+  /* *INDENT-OFF* */
+  tr_element = gst_tracer_record_new ("wsistats-element.class",
+      "element", GST_TYPE_STRUCTURE, record_element_scope (),
+      "buffers-per-s", GST_TYPE_STRUCTURE, record_value (G_TYPE_DOUBLE, "buffers per second"),
+      "patches-per-s", GST_TYPE_STRUCTURE, record_value (G_TYPE_DOUBLE, "patches per second (WsiPatchMeta count)"),
+      "bytes-per-s", GST_TYPE_STRUCTURE, record_value (G_TYPE_DOUBLE, "bytes per second"),
+      "self-count", GST_TYPE_STRUCTURE, record_value (G_TYPE_UINT64, "chain calls measured"),
+      "self-p50", GST_TYPE_STRUCTURE, record_value (G_TYPE_UINT64, "self time p50, ns"),
+      "self-p95", GST_TYPE_STRUCTURE, record_value (G_TYPE_UINT64, "self time p95, ns"),
+      "self-p99", GST_TYPE_STRUCTURE, record_value (G_TYPE_UINT64, "self time p99, ns"),
+      "self-max", GST_TYPE_STRUCTURE, record_value (G_TYPE_UINT64, "self time max, ns"),
+      "loop-p50", GST_TYPE_STRUCTURE, record_value (G_TYPE_UINT64, "time between pushes on own thread p50, ns"),
+      "loop-p95", GST_TYPE_STRUCTURE, record_value (G_TYPE_UINT64, "time between pushes on own thread p95, ns"),
+      "age-p50", GST_TYPE_STRUCTURE, record_value (G_TYPE_UINT64, "patch age at input p50, ns"),
+      "age-p95", GST_TYPE_STRUCTURE, record_value (G_TYPE_UINT64, "patch age at input p95, ns"),
+      NULL);
+  tr_queue = gst_tracer_record_new ("wsistats-queue.class",
+      "element", GST_TYPE_STRUCTURE, record_element_scope (),
+      "level-p50", GST_TYPE_STRUCTURE, record_value (G_TYPE_UINT64, "buffers queued p50"),
+      "level-p95", GST_TYPE_STRUCTURE, record_value (G_TYPE_UINT64, "buffers queued p95"),
+      "level-max", GST_TYPE_STRUCTURE, record_value (G_TYPE_UINT64, "buffers queued max"),
+      "empty-share", GST_TYPE_STRUCTURE, record_value (G_TYPE_DOUBLE, "share of samples with the queue empty"),
+      "full-share", GST_TYPE_STRUCTURE, record_value (G_TYPE_DOUBLE, "share of samples with the queue full"),
+      NULL);
+  tr_sink = gst_tracer_record_new ("wsistats-sink.class",
+      "element", GST_TYPE_STRUCTURE, record_element_scope (),
+      "interval-p50", GST_TYPE_STRUCTURE, record_value (G_TYPE_UINT64, "time between batches p50, ns"),
+      "interval-p95", GST_TYPE_STRUCTURE, record_value (G_TYPE_UINT64, "time between batches p95, ns"),
+      "verdict", GST_TYPE_STRUCTURE, record_value (G_TYPE_STRING, "loader-bound, trainer-bound or balanced"),
+      "loader-bound", GST_TYPE_STRUCTURE, record_value (G_TYPE_DOUBLE, "share of time the sink waited for data"),
+      "trainer-bound", GST_TYPE_STRUCTURE, record_value (G_TYPE_DOUBLE, "share of time the pipeline waited for the sink"),
+      NULL);
+  tr_process = gst_tracer_record_new ("wsistats-process.class",
+      "peak-rss-kb", GST_TYPE_STRUCTURE, record_value (G_TYPE_UINT64, "peak resident memory, KiB"),
+      "cpu-percent", GST_TYPE_STRUCTURE, record_value (G_TYPE_DOUBLE, "CPU use, percent of one core"),
+      NULL);
+  /* *INDENT-ON* */
+  GST_OBJECT_FLAG_SET (tr_element, GST_OBJECT_FLAG_MAY_BE_LEAKED);
+  GST_OBJECT_FLAG_SET (tr_queue, GST_OBJECT_FLAG_MAY_BE_LEAKED);
+  GST_OBJECT_FLAG_SET (tr_sink, GST_OBJECT_FLAG_MAY_BE_LEAKED);
+  GST_OBJECT_FLAG_SET (tr_process, GST_OBJECT_FLAG_MAY_BE_LEAKED);
+}
+
+static void
+gst_wsi_stats_class_init (GstWsiStatsClass * klass)
+{
+  GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
+
+  gobject_class->constructed = gst_wsi_stats_constructed;
+  gobject_class->finalize = gst_wsi_stats_finalize;
+
+  make_records ();
+
+  /**
+   * GstWsiStats::get-stats:
+   * @tracer: the wsistats tracer
+   *
+   * Returns everything measured so far: cumulative numbers and the window
+   * since the last interval report. See docs/tracer.md for the fields.
+   *
+   * Returns: (transfer full): a new #GstStructure named "wsistats"
+   */
+  signals[SIGNAL_GET_STATS] = g_signal_new_class_handler ("get-stats",
+      G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST | G_SIGNAL_ACTION,
+      G_CALLBACK (gst_wsi_stats_get_stats), NULL, NULL, NULL,
+      GST_TYPE_STRUCTURE, 0, G_TYPE_NONE);
+
+  /**
+   * GstWsiStats::reset:
+   * @tracer: the wsistats tracer
+   *
+   * Forgets every count, histogram and window: numbers start again now
+   * (e.g. after a warm-up).
+   */
+  signals[SIGNAL_RESET] = g_signal_new_class_handler ("reset",
+      G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST | G_SIGNAL_ACTION,
+      G_CALLBACK (gst_wsi_stats_reset), NULL, NULL, NULL, G_TYPE_NONE, 0,
+      G_TYPE_NONE);
+
+  /**
+   * GstWsiStats::write-report:
+   * @tracer: the wsistats tracer
+   *
+   * Appends a report object (type "report") to the `file=` JSON Lines file,
+   * flushes the `timeline=` file and prints the summary table on stderr.
+   */
+  signals[SIGNAL_WRITE_REPORT] = g_signal_new_class_handler ("write-report",
+      G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST | G_SIGNAL_ACTION,
+      G_CALLBACK (gst_wsi_stats_write_report), NULL, NULL, NULL, G_TYPE_NONE,
+      0, G_TYPE_NONE);
+}

@@ -1,0 +1,704 @@
+/* gst-wsi
+ * Copyright (C) 2026 gst-wsi developers
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+
+/* Unit tests for patchbatch: batch bytes and layout, caps, metas, short
+ * last batch, formats and strides, negotiated pools, flushing, states. */
+
+#include <gst/check/gstcheck.h>
+#include <gst/check/gstharness.h>
+#include <gst/video/video.h>
+#include <gst/app/gstappsink.h>
+#include <gst/wsi/wsirecord.h>
+
+/* Byte @byte of row @row of patch @index: distinct for every patch. */
+static guint8
+patch_byte (guint index, guint row, guint byte)
+{
+  return (guint8) (index * 37 + row * 11 + byte * 3 + 1);
+}
+
+/* A patch laid out as GstVideoInfo says for @caps_str (padded rows for RGB
+ * widths that are not multiples of 4), or with rows of @stride bytes and a
+ * GstVideoMeta when @stride is not 0. The padding holds 0xEE. */
+static GstBuffer *
+make_patch (const GstVideoInfo * info, guint index, gint stride)
+{
+  gsize row_bytes = GST_VIDEO_INFO_WIDTH (info) *
+      GST_VIDEO_INFO_COMP_PSTRIDE (info, 0);
+  guint height = GST_VIDEO_INFO_HEIGHT (info);
+  gint real_stride = stride ? stride : GST_VIDEO_INFO_PLANE_STRIDE (info, 0);
+  gsize size = stride ? (gsize) stride * height : GST_VIDEO_INFO_SIZE (info);
+  GstBuffer *buf = gst_buffer_new_allocate (NULL, size, NULL);
+  WsiPatchRecord record = { 0, };
+  gchar *path = g_strdup_printf ("/slides/s%u.svs", index / 2);
+  gchar *label = g_strdup_printf ("class-%u", index % 3);
+  const gchar *paths[] = { path, NULL };
+  const gchar *labels[] = { label, NULL };
+  GstMapInfo map;
+  guint row, b;
+
+  fail_unless (gst_buffer_map (buf, &map, GST_MAP_WRITE));
+  memset (map.data, 0xEE, map.size);
+  for (row = 0; row < height; row++)
+    for (b = 0; b < row_bytes; b++)
+      map.data[row * real_stride + b] = patch_byte (index, row, b);
+  gst_buffer_unmap (buf, &map);
+
+  if (stride) {
+    gsize offset[GST_VIDEO_MAX_PLANES] = { 0, };
+    gint strides[GST_VIDEO_MAX_PLANES] = { stride, };
+
+    gst_buffer_add_video_meta_full (buf, GST_VIDEO_FRAME_FLAG_NONE,
+        GST_VIDEO_INFO_FORMAT (info), GST_VIDEO_INFO_WIDTH (info), height, 1,
+        offset, strides);
+  }
+
+  record.sequence = 1000 + index;
+  record.x = index * 256;
+  record.y = 7;
+  record.slide_index = index / 2;
+  record.out_size = GST_VIDEO_INFO_WIDTH (info);
+  wsi_patch_meta_add (buf, &record, 1, paths, labels);
+  GST_BUFFER_OFFSET (buf) = 1000 + index;
+  g_free (path);
+  g_free (label);
+  return buf;
+}
+
+static GstHarness *
+new_batch (guint batch_size, const gchar * caps_str, GstVideoInfo * info)
+{
+  GstHarness *h = gst_harness_new ("patchbatch");
+  GstCaps *caps = gst_caps_from_string (caps_str);
+
+  fail_unless (gst_video_info_from_caps (info, caps));
+  gst_caps_unref (caps);
+  g_object_set (h->element, "batch-size", batch_size, NULL);
+  gst_harness_set_src_caps_str (h, caps_str);
+  return h;
+}
+
+static void
+push_patches (GstHarness * h, const GstVideoInfo * info, guint first,
+    guint count, gint stride)
+{
+  guint i;
+
+  for (i = first; i < first + count; i++)
+    fail_unless_equals_int (gst_harness_push (h, make_patch (info, i,
+                stride)), GST_FLOW_OK);
+}
+
+/* Checks that @batch holds patches @first.. tightly stacked, and that its
+ * GstVideoMeta says so. */
+static void
+check_batch_pixels (GstBuffer * batch, const GstVideoInfo * info,
+    guint first, guint count)
+{
+  gsize row_bytes = GST_VIDEO_INFO_WIDTH (info) *
+      GST_VIDEO_INFO_COMP_PSTRIDE (info, 0);
+  guint height = GST_VIDEO_INFO_HEIGHT (info);
+  GstVideoMeta *vmeta = gst_buffer_get_video_meta (batch);
+  GstMapInfo map;
+  guint p, row, b;
+
+  fail_unless_equals_int (gst_buffer_get_size (batch),
+      count * height * row_bytes);
+  fail_unless (vmeta != NULL);
+  fail_unless_equals_int (vmeta->format, GST_VIDEO_INFO_FORMAT (info));
+  fail_unless_equals_int (vmeta->width, GST_VIDEO_INFO_WIDTH (info));
+  fail_unless_equals_int (vmeta->height, count * height);
+  fail_unless_equals_int (vmeta->stride[0], row_bytes);
+  fail_unless_equals_int (vmeta->offset[0], 0);
+
+  fail_unless (gst_buffer_map (batch, &map, GST_MAP_READ));
+  for (p = 0; p < count; p++)
+    for (row = 0; row < height; row++)
+      for (b = 0; b < row_bytes; b++) {
+        gsize at = (p * height + row) * row_bytes + b;
+
+        if (map.data[at] != patch_byte (first + p, row, b))
+          fail ("batch byte %" G_GSIZE_FORMAT " (patch %u row %u byte %u) "
+              "is %u, expected %u", at, p, row, b, map.data[at],
+              patch_byte (first + p, row, b));
+      }
+  gst_buffer_unmap (batch, &map);
+}
+
+static void
+check_caps_height (GstCaps * caps, const gchar * format, gint width,
+    gint height)
+{
+  GstStructure *s = gst_caps_get_structure (caps, 0);
+  gint value, num, den;
+
+  fail_unless_equals_string (gst_structure_get_string (s, "format"), format);
+  fail_unless (gst_structure_get_int (s, "width", &value));
+  fail_unless_equals_int (value, width);
+  fail_unless (gst_structure_get_int (s, "height", &value));
+  fail_unless_equals_int (value, height);
+  fail_unless (gst_structure_get_fraction (s, "framerate", &num, &den));
+  fail_unless_equals_int (num, 0);
+}
+
+/* The heights of the CAPS events the harness received, in order, e.g.
+ * "12 8". */
+static gchar *
+caps_heights (GstHarness * h)
+{
+  GString *heights = g_string_new (NULL);
+  GstEvent *event;
+
+  while ((event = gst_harness_try_pull_event (h)) != NULL) {
+    if (GST_EVENT_TYPE (event) == GST_EVENT_CAPS) {
+      GstCaps *caps;
+      gint height;
+
+      gst_event_parse_caps (event, &caps);
+      gst_structure_get_int (gst_caps_get_structure (caps, 0), "height",
+          &height);
+      g_string_append_printf (heights, "%s%d", heights->len ? " " : "",
+          height);
+    }
+    gst_event_unref (event);
+  }
+  return g_string_free (heights, FALSE);
+}
+
+static guint
+batches_pushed (GstHarness * h)
+{
+  guint n;
+
+  g_object_get (h->element, "batches-pushed", &n, NULL);
+  return n;
+}
+
+GST_START_TEST (test_batch_is_concatenation)
+{
+  GstVideoInfo info;
+  GstHarness *h = new_batch (3,
+      "video/x-raw,format=RGB,width=4,height=4,framerate=0/1", &info);
+  GstBuffer *batch;
+  GstCaps *caps;
+  guint i;
+
+  push_patches (h, &info, 0, 6, 0);
+  fail_unless_equals_int (gst_harness_buffers_in_queue (h), 2);
+  fail_unless_equals_int (batches_pushed (h), 2);
+
+  caps = gst_pad_get_current_caps (h->sinkpad);
+  check_caps_height (caps, "RGB", 4, 3 * 4);
+  gst_caps_unref (caps);
+
+  for (i = 0; i < 2; i++) {
+    batch = gst_harness_pull (h);
+    check_batch_pixels (batch, &info, 3 * i, 3);
+    fail_unless_equals_uint64 (GST_BUFFER_OFFSET (batch), i);
+    fail_unless_equals_uint64 (GST_BUFFER_OFFSET_END (batch), i + 3);
+    fail_if (GST_BUFFER_PTS_IS_VALID (batch));
+    gst_buffer_unref (batch);
+  }
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_meta_concatenated_in_order)
+{
+  GstVideoInfo info;
+  GstHarness *h = new_batch (5,
+      "video/x-raw,format=RGBA,width=8,height=8", &info);
+  GstBuffer *batch;
+  GstStructure *meta;
+  const WsiPatchRecord *records;
+  guint n, count, i;
+
+  push_patches (h, &info, 0, 5, 0);
+  batch = gst_harness_pull (h);
+  meta = wsi_patch_meta_get (batch);
+  fail_unless (meta != NULL);
+  fail_unless (gst_structure_get_uint (meta, "count", &count));
+  fail_unless_equals_int (count, 5);
+  records = wsi_patch_meta_records (meta, &n);
+  fail_unless_equals_int (n, 5);
+  for (i = 0; i < 5; i++) {
+    gchar *path = g_strdup_printf ("/slides/s%u.svs", i / 2);
+    gchar *label = g_strdup_printf ("class-%u", i % 3);
+
+    fail_unless_equals_uint64 (records[i].sequence, 1000 + i);
+    fail_unless_equals_int64 (records[i].x, i * 256);
+    fail_unless_equals_int (records[i].slide_index, i / 2);
+    fail_unless_equals_string (wsi_patch_meta_string (meta, "paths", i),
+        path);
+    fail_unless_equals_string (wsi_patch_meta_string (meta, "labels", i),
+        label);
+    g_free (path);
+    g_free (label);
+  }
+  fail_unless (wsi_patch_meta_string (meta, "paths", 5) == NULL);
+  gst_buffer_unref (batch);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_short_last_batch)
+{
+  GstVideoInfo info;
+  GstHarness *h = new_batch (4,
+      "video/x-raw,format=RGB,width=4,height=4", &info);
+  GstBuffer *batch;
+  GstStructure *meta;
+  guint count;
+  gchar *heights;
+
+  push_patches (h, &info, 0, 6, 0);
+  fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
+  fail_unless_equals_int (gst_harness_buffers_in_queue (h), 2);
+  fail_unless_equals_int (batches_pushed (h), 2);
+
+  gst_buffer_unref (gst_harness_pull (h));
+  batch = gst_harness_pull (h);
+  check_batch_pixels (batch, &info, 4, 2);
+  fail_unless_equals_uint64 (GST_BUFFER_OFFSET (batch), 1);
+  meta = wsi_patch_meta_get (batch);
+  fail_unless (gst_structure_get_uint (meta, "count", &count));
+  fail_unless_equals_int (count, 2);
+  gst_buffer_unref (batch);
+
+  /* full-batch caps first, then the short batch's own */
+  heights = caps_heights (h);
+  fail_unless_equals_string (heights, "16 8");
+  g_free (heights);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_drop_remainder)
+{
+  GstVideoInfo info;
+  GstHarness *h = new_batch (4,
+      "video/x-raw,format=RGB,width=4,height=4", &info);
+  GstEvent *event;
+  gboolean saw_eos = FALSE;
+
+  g_object_set (h->element, "drop-remainder", TRUE, NULL);
+  push_patches (h, &info, 0, 7, 0);
+  fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
+  fail_unless_equals_int (gst_harness_buffers_in_queue (h), 1);
+  fail_unless_equals_int (batches_pushed (h), 1);
+  while ((event = gst_harness_try_pull_event (h)) != NULL) {
+    saw_eos |= GST_EVENT_TYPE (event) == GST_EVENT_EOS;
+    gst_event_unref (event);
+  }
+  fail_unless (saw_eos);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_rgbx_and_bgrx)
+{
+  static const gchar *formats[] = { "RGBx", "BGRx" };
+  guint f;
+
+  for (f = 0; f < G_N_ELEMENTS (formats); f++) {
+    GstVideoInfo info;
+    gchar *caps_str = g_strdup_printf ("video/x-raw,format=%s,width=5,"
+        "height=3", formats[f]);
+    GstHarness *h = new_batch (2, caps_str, &info);
+    GstBuffer *batch;
+    GstCaps *caps;
+
+    push_patches (h, &info, 0, 2, 0);
+    batch = gst_harness_pull (h);
+    check_batch_pixels (batch, &info, 0, 2);
+    caps = gst_pad_get_current_caps (h->sinkpad);
+    check_caps_height (caps, formats[f], 5, 6);
+    gst_caps_unref (caps);
+    gst_buffer_unref (batch);
+    gst_harness_teardown (h);
+    g_free (caps_str);
+  }
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_rgb_width_not_multiple_of_4)
+{
+  GstVideoInfo info;
+  GstHarness *h = new_batch (3,
+      "video/x-raw,format=RGB,width=6,height=6", &info);
+  GstBuffer *batch;
+
+  /* GStreamer pads RGB rows of 18 bytes to 20: the batch must not */
+  fail_unless_equals_int (GST_VIDEO_INFO_PLANE_STRIDE (&info, 0), 20);
+  push_patches (h, &info, 0, 1, 0);     /* default padded layout */
+  push_patches (h, &info, 1, 1, 24);    /* GstVideoMeta with wider rows */
+  push_patches (h, &info, 2, 1, 18);    /* GstVideoMeta, tight rows */
+  batch = gst_harness_pull (h);
+  check_batch_pixels (batch, &info, 0, 3);
+  gst_buffer_unref (batch);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_videoconvert_reads_tight_rgb)
+{
+  GstVideoInfo info;
+  GstHarness *h = gst_harness_new_parse ("patchbatch batch-size=2 ! "
+      "videoconvert ! capsfilter caps=video/x-raw,format=RGBA");
+  GstCaps *caps = gst_caps_from_string ("video/x-raw,format=RGB,width=6,"
+      "height=6");
+  GstBuffer *out;
+  GstVideoFrame frame;
+  GstVideoInfo out_info;
+  GstCaps *out_caps;
+  guint p, row, x, c;
+
+  fail_unless (gst_video_info_from_caps (&info, caps));
+  gst_harness_set_src_caps (h, caps);
+  push_patches (h, &info, 0, 2, 0);
+  out = gst_harness_pull (h);
+  out_caps = gst_pad_get_current_caps (h->sinkpad);
+  fail_unless (gst_video_info_from_caps (&out_info, out_caps));
+  gst_caps_unref (out_caps);
+  fail_unless_equals_int (GST_VIDEO_INFO_HEIGHT (&out_info), 12);
+
+  /* every RGB byte must come through videoconvert where it belongs */
+  fail_unless (gst_video_frame_map (&frame, &out_info, out, GST_MAP_READ));
+  for (p = 0; p < 2; p++)
+    for (row = 0; row < 6; row++)
+      for (x = 0; x < 6; x++) {
+        const guint8 *px = (const guint8 *) GST_VIDEO_FRAME_PLANE_DATA (&frame,
+            0) + (p * 6 + row) * GST_VIDEO_FRAME_PLANE_STRIDE (&frame, 0)
+            + x * 4;
+
+        for (c = 0; c < 3; c++)
+          fail_unless_equals_int (px[c], patch_byte (p, row, x * 3 + c));
+        fail_unless_equals_int (px[3], 255);
+      }
+  gst_video_frame_unmap (&frame);
+  gst_buffer_unref (out);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+static GstPadProbeReturn
+offer_pool (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
+{
+  GstQuery *query = GST_PAD_PROBE_INFO_QUERY (info);
+  GstBufferPool *pool = user_data;
+
+  if (GST_QUERY_TYPE (query) == GST_QUERY_ALLOCATION) {
+    GstCaps *caps;
+    GstVideoInfo vinfo;
+
+    gst_query_parse_allocation (query, &caps, NULL);
+    fail_unless (gst_video_info_from_caps (&vinfo, caps));
+    /* a downstream pool sized for the caps, as cudaupload would offer */
+    gst_query_add_allocation_pool (query, pool, vinfo.size, 0, 0);
+  }
+  return GST_PAD_PROBE_OK;
+}
+
+GST_START_TEST (test_downstream_pool_used)
+{
+  GstVideoInfo info;
+  GstHarness *h = gst_harness_new ("patchbatch");
+  GstBufferPool *offered = gst_buffer_pool_new ();
+  GstBuffer *batch;
+
+  gst_pad_add_probe (h->sinkpad, GST_PAD_PROBE_TYPE_QUERY_DOWNSTREAM,
+      offer_pool, offered, NULL);
+  g_object_set (h->element, "batch-size", 2, NULL);
+  gst_harness_set_src_caps_str (h, "video/x-raw,format=RGB,width=6,height=6");
+  gst_video_info_set_format (&info, GST_VIDEO_FORMAT_RGB, 6, 6);
+
+  push_patches (h, &info, 0, 4, 0);
+  batch = gst_harness_pull (h);
+  fail_unless (batch->pool == offered);
+  check_batch_pixels (batch, &info, 0, 2);
+  gst_buffer_unref (batch);
+  batch = gst_harness_pull (h);
+  fail_unless (batch->pool == offered);
+  check_batch_pixels (batch, &info, 2, 2);
+  gst_buffer_unref (batch);
+
+  gst_harness_teardown (h);
+  gst_object_unref (offered);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_own_video_pool_without_offer)
+{
+  GstVideoInfo info;
+  GstHarness *h = new_batch (2,
+      "video/x-raw,format=RGBA,width=4,height=4", &info);
+  GstBuffer *batch;
+
+  push_patches (h, &info, 0, 2, 0);
+  batch = gst_harness_pull (h);
+  fail_unless (batch->pool != NULL);
+  fail_unless (GST_IS_VIDEO_BUFFER_POOL (batch->pool));
+  gst_buffer_unref (batch);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_flush_discards_partial_batch)
+{
+  GstVideoInfo info;
+  GstHarness *h = new_batch (4,
+      "video/x-raw,format=RGB,width=4,height=4", &info);
+  GstSegment segment;
+  GstBuffer *batch;
+
+  push_patches (h, &info, 0, 3, 0);
+  fail_unless (gst_harness_push_event (h, gst_event_new_flush_start ()));
+  fail_unless (gst_harness_push_event (h, gst_event_new_flush_stop (TRUE)));
+  gst_segment_init (&segment, GST_FORMAT_TIME);
+  fail_unless (gst_harness_push_event (h, gst_event_new_segment (&segment)));
+  fail_unless_equals_int (gst_harness_buffers_in_queue (h), 0);
+
+  push_patches (h, &info, 10, 4, 0);
+  fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
+  fail_unless_equals_int (gst_harness_buffers_in_queue (h), 1);
+  batch = gst_harness_pull (h);
+  check_batch_pixels (batch, &info, 10, 4);
+  fail_unless_equals_uint64 (GST_BUFFER_OFFSET (batch), 0);
+  gst_buffer_unref (batch);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_caps_change_pushes_partial_batch)
+{
+  GstVideoInfo small, big;
+  GstHarness *h = new_batch (4,
+      "video/x-raw,format=RGB,width=4,height=4", &small);
+  GstCaps *caps = gst_caps_from_string ("video/x-raw,format=RGBA,width=8,"
+      "height=8");
+  GstBuffer *batch;
+  gchar *heights;
+
+  fail_unless (gst_video_info_from_caps (&big, caps));
+  push_patches (h, &small, 0, 3, 0);
+  gst_harness_set_src_caps (h, caps);
+  push_patches (h, &big, 3, 4, 0);
+
+  batch = gst_harness_pull (h);
+  check_batch_pixels (batch, &small, 0, 3);
+  gst_buffer_unref (batch);
+  batch = gst_harness_pull (h);
+  check_batch_pixels (batch, &big, 3, 4);
+  gst_buffer_unref (batch);
+
+  heights = caps_heights (h);
+  fail_unless_equals_string (heights, "16 12 32");
+  g_free (heights);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_batch_size_change_applies_to_next_batch)
+{
+  GstVideoInfo info;
+  GstHarness *h = new_batch (3,
+      "video/x-raw,format=RGB,width=4,height=4,framerate=0/1", &info);
+  GstBuffer *batch;
+  gchar *heights;
+
+  push_patches (h, &info, 0, 2, 0);
+  g_object_set (h->element, "batch-size", 5, NULL);
+  /* same layout, other framerate: the batch in progress goes on */
+  gst_harness_set_src_caps_str (h,
+      "video/x-raw,format=RGB,width=4,height=4,framerate=1/1");
+  push_patches (h, &info, 2, 1, 0);
+  fail_unless_equals_int (gst_harness_buffers_in_queue (h), 1);
+  push_patches (h, &info, 3, 5, 0);
+  fail_unless_equals_int (gst_harness_buffers_in_queue (h), 2);
+
+  batch = gst_harness_pull (h);
+  check_batch_pixels (batch, &info, 0, 3);
+  gst_buffer_unref (batch);
+  batch = gst_harness_pull (h);
+  check_batch_pixels (batch, &info, 3, 5);
+  gst_buffer_unref (batch);
+  heights = caps_heights (h);
+  fail_unless_equals_string (heights, "12 20");
+  g_free (heights);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_too_small_patch_is_an_error)
+{
+  GstVideoInfo info;
+  GstHarness *h = new_batch (2,
+      "video/x-raw,format=RGBA,width=4,height=4", &info);
+  GstBuffer *patch = make_patch (&info, 0, 0);
+
+  gst_buffer_resize (patch, 0, 40);
+  fail_unless_equals_int (gst_harness_push (h, patch), GST_FLOW_ERROR);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+static gpointer
+push_one_patch (gpointer data)
+{
+  GstHarness *h = data;
+  GstVideoInfo info;
+
+  gst_video_info_set_format (&info, GST_VIDEO_FORMAT_RGBA, 4, 4);
+  return GINT_TO_POINTER (gst_harness_push (h, make_patch (&info, 9, 0)));
+}
+
+static GstPadProbeReturn
+offer_pool_of_one (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
+{
+  GstQuery *query = GST_PAD_PROBE_INFO_QUERY (info);
+
+  if (GST_QUERY_TYPE (query) == GST_QUERY_ALLOCATION)
+    gst_query_add_allocation_pool (query, GST_BUFFER_POOL (user_data),
+        64, 1, 1);
+  return GST_PAD_PROBE_OK;
+}
+
+GST_START_TEST (test_flush_unblocks_waiting_acquire)
+{
+  GstVideoInfo info;
+  GstHarness *h = gst_harness_new ("patchbatch");
+  GstBufferPool *pool_of_one = gst_buffer_pool_new ();
+  GstBuffer *held;
+  GThread *thread;
+
+  gst_pad_add_probe (h->sinkpad, GST_PAD_PROBE_TYPE_QUERY_DOWNSTREAM,
+      offer_pool_of_one, pool_of_one, NULL);
+  g_object_set (h->element, "batch-size", 1, NULL);
+  gst_harness_set_src_caps_str (h, "video/x-raw,format=RGBA,width=4,height=4");
+  gst_video_info_set_format (&info, GST_VIDEO_FORMAT_RGBA, 4, 4);
+
+  push_patches (h, &info, 0, 1, 0);
+  held = gst_harness_pull (h);  /* the pool's only buffer stays out */
+
+  thread = g_thread_new ("pusher", push_one_patch, h);
+  /* give it time to block in acquire (no result depends on the delay) */
+  g_usleep (G_USEC_PER_SEC / 10);
+  fail_unless (gst_harness_push_event (h, gst_event_new_flush_start ()));
+  fail_unless_equals_int (GPOINTER_TO_INT (g_thread_join (thread)),
+      GST_FLOW_FLUSHING);
+  fail_unless (gst_harness_push_event (h, gst_event_new_flush_stop (TRUE)));
+
+  gst_buffer_unref (held);
+  gst_harness_teardown (h);
+  gst_object_unref (pool_of_one);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_bad_property_refused)
+{
+  GstElement *e = gst_element_factory_make ("patchbatch", NULL);
+  guint value;
+
+  fail_unless (e != NULL);
+  ASSERT_WARNING (g_object_set (e, "batch-size", 0, NULL));
+  ASSERT_WARNING (g_object_set (e, "batch-size", 65537, NULL));
+  g_object_get (e, "batch-size", &value, NULL);
+  fail_unless_equals_int (value, 64);
+  gst_object_unref (e);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_null_playing_null_repeated)
+{
+  GstElement *pipeline = gst_parse_launch ("videotestsrc num-buffers=10 ! "
+      "video/x-raw,format=RGB,width=16,height=16 ! patchbatch batch-size=4 "
+      "name=batch ! appsink name=sink sync=false wait-on-eos=false", NULL);
+  GstElement *sink = gst_bin_get_by_name (GST_BIN (pipeline), "sink");
+  GstElement *batch = gst_bin_get_by_name (GST_BIN (pipeline), "batch");
+  GstBus *bus = gst_element_get_bus (pipeline);
+  guint round;
+
+  for (round = 0; round < 3; round++) {
+    GstMessage *msg;
+    GstSample *sample;
+    guint heights = 0, n_pushed;
+
+    fail_unless (gst_element_set_state (pipeline, GST_STATE_PLAYING) !=
+        GST_STATE_CHANGE_FAILURE);
+    msg = gst_bus_timed_pop_filtered (bus, 10 * GST_SECOND,
+        GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+    fail_unless (msg != NULL);
+    fail_unless_equals_int (GST_MESSAGE_TYPE (msg), GST_MESSAGE_EOS);
+    gst_message_unref (msg);
+    /* 4 + 4 + 2 patches of 16 rows */
+    while ((sample = gst_app_sink_try_pull_sample (GST_APP_SINK (sink), 0))) {
+      gint height;
+
+      gst_structure_get_int (gst_caps_get_structure (gst_sample_get_caps
+              (sample), 0), "height", &height);
+      heights += height;
+      gst_sample_unref (sample);
+    }
+    fail_unless_equals_int (heights, 10 * 16);
+    g_object_get (batch, "batches-pushed", &n_pushed, NULL);
+    fail_unless_equals_int (n_pushed, 3);
+    fail_unless_equals_int (gst_element_set_state (pipeline, GST_STATE_NULL),
+        GST_STATE_CHANGE_SUCCESS);
+  }
+
+  gst_object_unref (bus);
+  gst_object_unref (batch);
+  gst_object_unref (sink);
+  gst_object_unref (pipeline);
+}
+
+GST_END_TEST;
+
+static Suite *
+patchbatch_suite (void)
+{
+  Suite *s = suite_create ("patchbatch");
+  TCase *tc = tcase_create ("general");
+
+  suite_add_tcase (s, tc);
+  tcase_add_test (tc, test_batch_is_concatenation);
+  tcase_add_test (tc, test_meta_concatenated_in_order);
+  tcase_add_test (tc, test_short_last_batch);
+  tcase_add_test (tc, test_drop_remainder);
+  tcase_add_test (tc, test_rgbx_and_bgrx);
+  tcase_add_test (tc, test_rgb_width_not_multiple_of_4);
+  tcase_add_test (tc, test_videoconvert_reads_tight_rgb);
+  tcase_add_test (tc, test_downstream_pool_used);
+  tcase_add_test (tc, test_own_video_pool_without_offer);
+  tcase_add_test (tc, test_flush_discards_partial_batch);
+  tcase_add_test (tc, test_caps_change_pushes_partial_batch);
+  tcase_add_test (tc, test_batch_size_change_applies_to_next_batch);
+  tcase_add_test (tc, test_too_small_patch_is_an_error);
+  tcase_add_test (tc, test_flush_unblocks_waiting_acquire);
+  tcase_add_test (tc, test_bad_property_refused);
+  tcase_add_test (tc, test_null_playing_null_repeated);
+  return s;
+}
+
+GST_CHECK_MAIN (patchbatch);

@@ -1,0 +1,741 @@
+/* gst-wsi
+ * Copyright (C) 2026 gst-wsi developers
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+
+/* Unit tests for tissuemask. Overviews are painted here: a noisy white
+ * glass background with a pink ellipse of known area, plus specks and
+ * holes where a test needs them. */
+
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <gst/check/gstcheck.h>
+#include <gst/check/gstharness.h>
+#include <gst/wsi/wsirecord.h>
+
+#define OV_W 400
+#define OV_H 300
+
+static const guint8 PINK[3] = { 210, 120, 175 };
+static const guint8 WHITE[3] = { 246, 245, 247 };
+
+typedef struct
+{
+  guint8 *rgb;
+  gint width;
+  gint height;
+  guint tissue_pixels;          /* pixels painted pink */
+} Overview;
+
+/* Deterministic small noise (+-4), like JPEG noise on glass. */
+static guint8
+noisy (guint8 value, guint32 * state)
+{
+  gint v;
+
+  *state = *state * 1664525u + 1013904223u;
+  v = (gint) value + (gint) ((*state >> 24) % 9) - 4;
+  return (guint8) CLAMP (v, 0, 255);
+}
+
+static void
+paint_pixel (Overview * ov, gint x, gint y, const guint8 color[3],
+    guint32 * noise)
+{
+  guint8 *p = ov->rgb + ((gsize) y * ov->width + x) * 3;
+
+  p[0] = noisy (color[0], noise);
+  p[1] = noisy (color[1], noise);
+  p[2] = noisy (color[2], noise);
+}
+
+static Overview
+overview_new_blank (gint width, gint height)
+{
+  Overview ov = { NULL, width, height, 0 };
+  guint32 noise = 12345;
+
+  ov.rgb = g_malloc ((gsize) width * height * 3);
+  for (gint y = 0; y < height; y++)
+    for (gint x = 0; x < width; x++)
+      paint_pixel (&ov, x, y, WHITE, &noise);
+  return ov;
+}
+
+static gboolean
+pixel_is_pink (Overview * ov, gint x, gint y)
+{
+  const guint8 *p = ov->rgb + ((gsize) y * ov->width + x) * 3;
+
+  return p[1] < 200;
+}
+
+static void
+overview_recount (Overview * ov)
+{
+  ov->tissue_pixels = 0;
+  for (gint y = 0; y < ov->height; y++)
+    for (gint x = 0; x < ov->width; x++)
+      ov->tissue_pixels += pixel_is_pink (ov, x, y);
+}
+
+static void
+paint_ellipse (Overview * ov, gdouble cx, gdouble cy, gdouble a, gdouble b)
+{
+  guint32 noise = 777;
+
+  for (gint y = 0; y < ov->height; y++) {
+    for (gint x = 0; x < ov->width; x++) {
+      gdouble dx = (x - cx) / a, dy = (y - cy) / b;
+      if (dx * dx + dy * dy <= 1.0)
+        paint_pixel (ov, x, y, PINK, &noise);
+    }
+  }
+  overview_recount (ov);
+}
+
+static void
+paint_rect (Overview * ov, gint x0, gint y0, gint w, gint h,
+    const guint8 color[3])
+{
+  guint32 noise = 4242;
+
+  for (gint y = y0; y < y0 + h; y++)
+    for (gint x = x0; x < x0 + w; x++)
+      paint_pixel (ov, x, y, color, &noise);
+  overview_recount (ov);
+}
+
+/* The standard scene: an ellipse covering about 31 % of the overview. */
+static Overview
+overview_new_ellipse (void)
+{
+  Overview ov = overview_new_blank (OV_W, OV_H);
+
+  paint_ellipse (&ov, 180, 150, 140, 85);
+  return ov;
+}
+
+static gdouble
+overview_tissue_share (const Overview * ov)
+{
+  return (gdouble) ov->tissue_pixels / ((gdouble) ov->width * ov->height);
+}
+
+/* A slide buffer as wsislidesrc pushes it: the overview (or nothing when
+ * @ov is NULL) and a WsiSlideMeta. */
+static GstBuffer *
+slide_buffer_new (const gchar * path, const Overview * ov, gint width,
+    gint height)
+{
+  GstBuffer *buffer;
+  GstStructure *meta;
+
+  if (ov != NULL)
+    buffer = gst_buffer_new_memdup (ov->rgb, (gsize) width * height * 3);
+  else
+    buffer = gst_buffer_new ();
+  meta = wsi_slide_meta_add (buffer);
+  gst_structure_set (meta, "path", G_TYPE_STRING, path,
+      "index", G_TYPE_UINT, 0, "cycle", G_TYPE_UINT, 0,
+      "label", G_TYPE_STRING, "", "vendor", G_TYPE_STRING, "generic-tiff",
+      "width", G_TYPE_INT64, (gint64) width * 32,
+      "height", G_TYPE_INT64, (gint64) height * 32,
+      "overview-width", G_TYPE_INT, width,
+      "overview-height", G_TYPE_INT, height,
+      "has-overview", G_TYPE_BOOLEAN, ov != NULL,
+      "has-mask", G_TYPE_BOOLEAN, FALSE,
+      "tissue-fraction", G_TYPE_DOUBLE, -1.0,
+      "tissue-rejected", G_TYPE_BOOLEAN, FALSE, NULL);
+  return buffer;
+}
+
+static GstHarness *
+harness_new (void)
+{
+  GstHarness *h = gst_harness_new ("tissuemask");
+
+  gst_harness_set_src_caps_str (h, WSI_SLIDE_MEDIA_TYPE);
+  return h;
+}
+
+/* Pushes a slide and returns what came out. */
+static GstBuffer *
+push_slide (GstHarness * h, const gchar * path, const Overview * ov)
+{
+  GstBuffer *in = slide_buffer_new (path, ov, OV_W, OV_H);
+
+  fail_unless_equals_int (gst_harness_push (h, in), GST_FLOW_OK);
+  return gst_harness_pull (h);
+}
+
+static gboolean
+meta_boolean (GstBuffer * buffer, const gchar * field)
+{
+  gboolean value = FALSE;
+
+  fail_unless (gst_structure_get_boolean (wsi_slide_meta_get (buffer), field,
+          &value));
+  return value;
+}
+
+static gdouble
+meta_fraction (GstBuffer * buffer)
+{
+  gdouble value = -2.0;
+
+  fail_unless (gst_structure_get_double (wsi_slide_meta_get (buffer),
+          "tissue-fraction", &value));
+  return value;
+}
+
+/* Copies the mask (the last width*height bytes) out of a slide buffer. */
+static guint8 *
+extract_mask (GstBuffer * buffer)
+{
+  gsize size = gst_buffer_get_size (buffer);
+  gsize mask_size = (gsize) OV_W * OV_H;
+  guint8 *mask = g_malloc (mask_size);
+
+  fail_unless (size >= mask_size);
+  fail_unless_equals_int (gst_buffer_extract (buffer, size - mask_size, mask,
+          mask_size), mask_size);
+  return mask;
+}
+
+/* Share of mask bytes that are 255; every byte must be 0 or 255. */
+static gdouble
+mask_share (const guint8 * mask)
+{
+  guint tissue = 0;
+
+  for (gsize i = 0; i < (gsize) OV_W * OV_H; i++) {
+    fail_unless (mask[i] == 0 || mask[i] == 255, "mask byte %u at %"
+        G_GSIZE_FORMAT, mask[i], i);
+    tissue += mask[i] == 255;
+  }
+  return (gdouble) tissue / (OV_W * OV_H);
+}
+
+#define MASK_AT(mask, x, y) ((mask)[(y) * OV_W + (x)])
+
+/* Checks the common shape of an output buffer and returns its mask. */
+static guint8 *
+check_masked_slide (GstBuffer * out, const Overview * ov)
+{
+  guint8 *mask = extract_mask (out);
+
+  fail_unless (meta_boolean (out, "has-mask"));
+  if (ov != NULL) {
+    fail_unless_equals_int (gst_buffer_get_size (out),
+        (gsize) OV_W * OV_H * 4);
+    fail_unless (gst_buffer_memcmp (out, 0, ov->rgb,
+            (gsize) OV_W * OV_H * 3) == 0, "overview pixels were altered");
+  }
+  fail_unless (G_APPROX_VALUE (meta_fraction (out), mask_share (mask), 1e-9));
+  return mask;
+}
+
+static void
+check_ellipse_with_method (const gchar * method)
+{
+  GstHarness *h = harness_new ();
+  Overview ov = overview_new_ellipse ();
+  GstBuffer *out;
+  guint8 *mask;
+  gdouble expected = overview_tissue_share (&ov);
+
+  gst_util_set_object_arg (G_OBJECT (h->element), "method", method);
+  out = push_slide (h, "/slides/ellipse.tiff", &ov);
+  mask = check_masked_slide (out, &ov);
+
+  fail_unless (fabs (mask_share (mask) - expected) < 0.01,
+      "%s: mask share %f, ellipse share %f", method, mask_share (mask),
+      expected);
+  fail_unless_equals_int (MASK_AT (mask, 180, 150), 255);
+  fail_unless_equals_int (MASK_AT (mask, 5, 5), 0);
+  fail_unless_equals_int (MASK_AT (mask, 390, 290), 0);
+  fail_if (meta_boolean (out, "tissue-rejected"));
+
+  g_free (mask);
+  g_free (ov.rgb);
+  gst_buffer_unref (out);
+  gst_harness_teardown (h);
+}
+
+GST_START_TEST (test_ellipse_otsu)
+{
+  check_ellipse_with_method ("otsu");
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_ellipse_hsv)
+{
+  check_ellipse_with_method ("hsv");
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_ellipse_clam)
+{
+  check_ellipse_with_method ("clam");
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_method_none_is_all_tissue)
+{
+  GstHarness *h = harness_new ();
+  Overview ov = overview_new_blank (OV_W, OV_H);
+  GstBuffer *out;
+  guint8 *mask;
+
+  gst_util_set_object_arg (G_OBJECT (h->element), "method", "none");
+  out = push_slide (h, "/slides/none.tiff", &ov);
+  mask = check_masked_slide (out, &ov);
+  fail_unless_equals_float (mask_share (mask), 1.0);
+  fail_unless_equals_float (meta_fraction (out), 1.0);
+  fail_if (meta_boolean (out, "tissue-rejected"));
+
+  g_free (mask);
+  g_free (ov.rgb);
+  gst_buffer_unref (out);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+/* Pops the next warning posted on @bus and returns its message text. */
+static gchar *
+pop_warning_text (GstBus * bus)
+{
+  GstMessage *msg = gst_bus_pop_filtered (bus, GST_MESSAGE_WARNING);
+  GError *err = NULL;
+  gchar *text;
+
+  fail_unless (msg != NULL, "no warning was posted");
+  gst_message_parse_warning (msg, &err, NULL);
+  text = g_strdup (err->message);
+  g_error_free (err);
+  gst_message_unref (msg);
+  return text;
+}
+
+GST_START_TEST (test_blank_slide_rejected)
+{
+  const gchar *methods[] = { "otsu", "hsv", "clam" };
+
+  for (guint i = 0; i < G_N_ELEMENTS (methods); i++) {
+    GstHarness *h = harness_new ();
+    GstBus *bus = gst_bus_new ();
+    Overview ov = overview_new_blank (OV_W, OV_H);
+    GstBuffer *out;
+    guint8 *mask;
+    gchar *text;
+
+    gst_element_set_bus (h->element, bus);
+    gst_util_set_object_arg (G_OBJECT (h->element), "method", methods[i]);
+    out = push_slide (h, "/slides/blank glass.svs", &ov);
+    mask = check_masked_slide (out, &ov);
+
+    fail_unless (mask_share (mask) < 0.001, "%s called %f of glass tissue",
+        methods[i], mask_share (mask));
+    fail_unless (meta_boolean (out, "tissue-rejected"));
+    text = pop_warning_text (bus);
+    fail_unless (strstr (text, "/slides/blank glass.svs") != NULL,
+        "warning does not name the slide: %s", text);
+
+    g_free (text);
+    g_free (mask);
+    g_free (ov.rgb);
+    gst_buffer_unref (out);
+    gst_element_set_bus (h->element, NULL);
+    gst_object_unref (bus);
+    gst_harness_teardown (h);
+  }
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_min_tissue_fraction)
+{
+  GstHarness *h = harness_new ();
+  Overview ov = overview_new_ellipse ();
+  GstBuffer *out;
+
+  /* The ellipse covers about 31 %: 0.5 rejects it, 0.2 keeps it. */
+  g_object_set (h->element, "min-tissue-fraction", 0.5, NULL);
+  out = push_slide (h, "/slides/a.tiff", &ov);
+  fail_unless (meta_boolean (out, "tissue-rejected"));
+  gst_buffer_unref (out);
+
+  g_object_set (h->element, "min-tissue-fraction", 0.2, NULL);
+  out = push_slide (h, "/slides/a.tiff", &ov);
+  fail_if (meta_boolean (out, "tissue-rejected"));
+  gst_buffer_unref (out);
+
+  g_free (ov.rgb);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_clam_drops_specks_fills_holes)
+{
+  Overview ov = overview_new_ellipse ();
+  const gchar *methods[] = { "hsv", "clam" };
+  /* Both thresholds: 0.002 * 400 * 300 = 240 pixels. */
+  const gdouble min_area = 0.002;
+
+  paint_rect (&ov, 350, 20, 12, 12, PINK);      /* speck, 144 px */
+  paint_rect (&ov, 120, 140, 10, 10, WHITE);    /* small hole, 100 px */
+  paint_rect (&ov, 200, 130, 30, 30, WHITE);    /* large hole, 900 px */
+
+  for (guint i = 0; i < G_N_ELEMENTS (methods); i++) {
+    GstHarness *h = harness_new ();
+    gboolean clam = i == 1;
+    GstBuffer *out;
+    guint8 *mask;
+
+    gst_util_set_object_arg (G_OBJECT (h->element), "method", methods[i]);
+    g_object_set (h->element, "min-component-area", min_area,
+        "min-hole-area", min_area, NULL);
+    out = push_slide (h, "/slides/speck.tiff", &ov);
+    mask = check_masked_slide (out, &ov);
+
+    /* hsv keeps what it sees; clam cleans up. */
+    fail_unless_equals_int (MASK_AT (mask, 356, 26), clam ? 0 : 255);
+    fail_unless_equals_int (MASK_AT (mask, 125, 145), clam ? 255 : 0);
+    fail_unless_equals_int (MASK_AT (mask, 215, 145), 0);
+    fail_unless_equals_int (MASK_AT (mask, 180, 100), 255);
+
+    g_free (mask);
+    gst_buffer_unref (out);
+    gst_harness_teardown (h);
+  }
+  g_free (ov.rgb);
+}
+
+GST_END_TEST;
+
+/* Sends wsislidesrc's query; returns whether it was answered TRUE and
+ * checks that a TRUE answer carries cached=TRUE. */
+static gboolean
+query_mask_cached (GstHarness * h, const gchar * path)
+{
+  GstQuery *query = gst_query_new_custom (GST_QUERY_CUSTOM,
+      gst_structure_new ("wsi-mask-cached", "path", G_TYPE_STRING, path,
+          NULL));
+  gboolean answered = gst_pad_peer_query (h->srcpad, query);
+  gboolean cached = FALSE;
+
+  gst_structure_get_boolean (gst_query_get_structure (query), "cached",
+      &cached);
+  fail_unless_equals_int (answered, cached);
+  gst_query_unref (query);
+  return answered;
+}
+
+static guint64
+counter (GstHarness * h, const gchar * name)
+{
+  guint64 value = G_MAXUINT64;
+
+  g_object_get (h->element, name, &value, NULL);
+  return value;
+}
+
+GST_START_TEST (test_cache_hit_without_overview)
+{
+  GstHarness *h = harness_new ();
+  Overview ov = overview_new_ellipse ();
+  GstBuffer *out1, *out2, *out3;
+  guint8 *mask1, *mask2, *mask3;
+  GstMapInfo map;
+
+  fail_if (query_mask_cached (h, "/slides/a.tiff"));
+  out1 = push_slide (h, "/slides/a.tiff", &ov);
+  mask1 = check_masked_slide (out1, &ov);
+  fail_unless_equals_uint64 (counter (h, "masks-computed"), 1);
+  fail_unless_equals_uint64 (counter (h, "cache-hits"), 0);
+
+  fail_unless (query_mask_cached (h, "/slides/a.tiff"));
+  fail_if (query_mask_cached (h, "/slides/b.tiff"));
+
+  /* Downstream scribbling on its mask must not reach the cache. */
+  fail_unless (gst_buffer_map_range (out1, 1, 1, &map, GST_MAP_WRITE));
+  memset (map.data, 0x55, map.size);
+  gst_buffer_unmap (out1, &map);
+
+  out2 = push_slide (h, "/slides/a.tiff", NULL);
+  fail_unless_equals_int (gst_buffer_get_size (out2), OV_W * OV_H);
+  mask2 = check_masked_slide (out2, NULL);
+  fail_unless (memcmp (mask1, mask2, OV_W * OV_H) == 0);
+  fail_unless_equals_float (meta_fraction (out2), meta_fraction (out1));
+  fail_if (meta_boolean (out2, "tissue-rejected"));
+  fail_unless_equals_uint64 (counter (h, "masks-computed"), 1);
+  fail_unless_equals_uint64 (counter (h, "cache-hits"), 1);
+
+  /* With an overview again: still served from the cache. */
+  out3 = push_slide (h, "/slides/a.tiff", &ov);
+  mask3 = check_masked_slide (out3, &ov);
+  fail_unless (memcmp (mask1, mask3, OV_W * OV_H) == 0);
+  fail_unless_equals_uint64 (counter (h, "masks-computed"), 1);
+  fail_unless_equals_uint64 (counter (h, "cache-hits"), 2);
+
+  g_free (mask1);
+  g_free (mask2);
+  g_free (mask3);
+  g_free (ov.rgb);
+  gst_buffer_unref (out1);
+  gst_buffer_unref (out2);
+  gst_buffer_unref (out3);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_cache_is_bounded)
+{
+  GstHarness *h = harness_new ();
+  GstBus *bus = gst_bus_new ();
+  Overview ov = overview_new_ellipse ();
+  const gchar *paths[] = { "/slides/a.tiff", "/slides/b.tiff",
+    "/slides/c.tiff"
+  };
+  GstBuffer *out;
+  gchar *text;
+
+  gst_element_set_bus (h->element, bus);
+  g_object_set (h->element, "mask-cache-size", 2, NULL);
+  for (guint i = 0; i < G_N_ELEMENTS (paths); i++)
+    gst_buffer_unref (push_slide (h, paths[i], &ov));
+
+  fail_if (query_mask_cached (h, paths[0]));
+  fail_unless (query_mask_cached (h, paths[1]));
+  fail_unless (query_mask_cached (h, paths[2]));
+
+  /* An evicted slide arriving without overview: warned and rejected. */
+  out = push_slide (h, paths[0], NULL);
+  fail_if (meta_boolean (out, "has-mask"));
+  fail_unless (meta_boolean (out, "tissue-rejected"));
+  text = pop_warning_text (bus);
+  fail_unless (strstr (text, paths[0]) != NULL, "%s", text);
+  g_free (text);
+  gst_buffer_unref (out);
+
+  /* Shrinking the cache evicts the least recently used first. */
+  fail_unless (query_mask_cached (h, paths[1]));        /* b is now newest */
+  g_object_set (h->element, "mask-cache-size", 1, NULL);
+  fail_unless (query_mask_cached (h, paths[1]));
+  fail_if (query_mask_cached (h, paths[2]));
+  g_object_set (h->element, "mask-cache-size", 0, NULL);
+  fail_if (query_mask_cached (h, paths[1]));
+  gst_buffer_unref (push_slide (h, paths[1], &ov));
+  fail_if (query_mask_cached (h, paths[1]));
+
+  g_free (ov.rgb);
+  gst_element_set_bus (h->element, NULL);
+  gst_object_unref (bus);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_property_change_clears_cache)
+{
+  GstHarness *h = harness_new ();
+  Overview ov = overview_new_ellipse ();
+
+  gst_buffer_unref (push_slide (h, "/slides/a.tiff", &ov));
+  fail_unless (query_mask_cached (h, "/slides/a.tiff"));
+
+  /* Same value: nothing changes, the mask stays. */
+  gst_util_set_object_arg (G_OBJECT (h->element), "method", "otsu");
+  fail_unless (query_mask_cached (h, "/slides/a.tiff"));
+  /* min-tissue-fraction does not shape the mask. */
+  g_object_set (h->element, "min-tissue-fraction", 0.2, NULL);
+  fail_unless (query_mask_cached (h, "/slides/a.tiff"));
+
+  g_object_set (h->element, "saturation-threshold", 20, NULL);
+  fail_if (query_mask_cached (h, "/slides/a.tiff"));
+
+  gst_buffer_unref (push_slide (h, "/slides/a.tiff", &ov));
+  fail_unless (query_mask_cached (h, "/slides/a.tiff"));
+  gst_util_set_object_arg (G_OBJECT (h->element), "method", "clam");
+  fail_if (query_mask_cached (h, "/slides/a.tiff"));
+  fail_unless_equals_uint64 (counter (h, "masks-computed"), 2);
+
+  g_free (ov.rgb);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_bad_values_refused)
+{
+  GstElement *mask = gst_element_factory_make ("tissuemask", NULL);
+  guint kernel = 0;
+  gdouble fraction = 0;
+  gint method = -1;
+
+  fail_unless (mask != NULL);
+  ASSERT_WARNING (g_object_set (mask, "median-kernel", 4, NULL));
+  ASSERT_WARNING (g_object_set (mask, "min-tissue-fraction", 1.5, NULL));
+  ASSERT_WARNING (g_object_set (mask, "method", 42, NULL));
+  ASSERT_WARNING (g_object_set (mask, "saturation-threshold", 300, NULL));
+  gst_util_set_object_arg (G_OBJECT (mask), "method", "bogus");
+
+  g_object_get (mask, "median-kernel", &kernel, "min-tissue-fraction",
+      &fraction, "method", &method, NULL);
+  fail_unless_equals_int (kernel, 7);
+  fail_unless_equals_float (fraction, 0.01);
+  fail_unless_equals_int (method, 0);
+
+  /* Good values are taken. */
+  g_object_set (mask, "median-kernel", 5, NULL);
+  gst_util_set_object_arg (G_OBJECT (mask), "method", "hsv");
+  g_object_get (mask, "median-kernel", &kernel, "method", &method, NULL);
+  fail_unless_equals_int (kernel, 5);
+  fail_unless_equals_int (method, 1);
+
+  gst_object_unref (mask);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_no_meta_is_an_error)
+{
+  GstHarness *h = harness_new ();
+  GstBuffer *bare = gst_buffer_new_allocate (NULL, 12, NULL);
+
+  fail_unless_equals_int (gst_harness_push (h, bare), GST_FLOW_ERROR);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_wrong_overview_size_is_an_error)
+{
+  GstHarness *h = harness_new ();
+  GstBuffer *in = slide_buffer_new ("/slides/short.tiff", NULL, OV_W, OV_H);
+  GstStructure *meta = wsi_slide_meta_get (in);
+
+  gst_structure_set (meta, "has-overview", G_TYPE_BOOLEAN, TRUE, NULL);
+  gst_buffer_append_memory (in, gst_allocator_alloc (NULL, 100, NULL));
+  fail_unless_equals_int (gst_harness_push (h, in), GST_FLOW_ERROR);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+/* appsrc ! tissuemask ! appsink, NULL -> PLAYING -> NULL several times, a
+ * slide and EOS each round; the counters restart with the element. */
+GST_START_TEST (test_state_cycles)
+{
+  Overview ov = overview_new_ellipse ();
+  GstElement *pipeline = gst_parse_launch ("appsrc name=src format=bytes "
+      "caps=" WSI_SLIDE_MEDIA_TYPE " ! tissuemask name=mask ! "
+      "appsink name=sink sync=false", NULL);
+  GstElement *src = gst_bin_get_by_name (GST_BIN (pipeline), "src");
+  GstElement *sink = gst_bin_get_by_name (GST_BIN (pipeline), "sink");
+  GstElement *mask = gst_bin_get_by_name (GST_BIN (pipeline), "mask");
+
+  fail_unless (pipeline != NULL);
+  for (gint round = 0; round < 3; round++) {
+    GstFlowReturn ret;
+    GstSample *sample;
+    GstMessage *msg;
+    guint64 computed = 0;
+    GstBuffer *slide = slide_buffer_new ("/slides/a.tiff", &ov, OV_W, OV_H);
+
+    fail_if (gst_element_set_state (pipeline, GST_STATE_PLAYING) ==
+        GST_STATE_CHANGE_FAILURE);
+    /* The action signal does not take the buffer. */
+    g_signal_emit_by_name (src, "push-buffer", slide, &ret);
+    gst_buffer_unref (slide);
+    g_signal_emit_by_name (src, "end-of-stream", &ret);
+
+    g_signal_emit_by_name (sink, "pull-sample", &sample);
+    fail_unless (sample != NULL);
+    fail_unless (meta_boolean (gst_sample_get_buffer (sample), "has-mask"));
+    gst_sample_unref (sample);
+    msg = gst_bus_timed_pop_filtered (GST_ELEMENT_BUS (pipeline),
+        GST_CLOCK_TIME_NONE,
+        (GstMessageType) (GST_MESSAGE_EOS | GST_MESSAGE_ERROR));
+    fail_unless_equals_int (GST_MESSAGE_TYPE (msg), GST_MESSAGE_EOS);
+    gst_message_unref (msg);
+    g_object_get (mask, "masks-computed", &computed, NULL);
+    fail_unless_equals_uint64 (computed, 1);
+
+    fail_unless_equals_int (gst_element_set_state (pipeline, GST_STATE_NULL),
+        GST_STATE_CHANGE_SUCCESS);
+  }
+
+  g_free (ov.rgb);
+  gst_object_unref (src);
+  gst_object_unref (sink);
+  gst_object_unref (mask);
+  gst_object_unref (pipeline);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_flush_keeps_working)
+{
+  GstHarness *h = harness_new ();
+  Overview ov = overview_new_ellipse ();
+  GstBuffer *out;
+  guint8 *mask;
+
+  gst_buffer_unref (push_slide (h, "/slides/a.tiff", &ov));
+  fail_unless (gst_harness_push_event (h, gst_event_new_flush_start ()));
+  fail_unless (gst_harness_push_event (h, gst_event_new_flush_stop (TRUE)));
+  gst_harness_set_src_caps_str (h, WSI_SLIDE_MEDIA_TYPE);
+
+  out = push_slide (h, "/slides/b.tiff", &ov);
+  mask = check_masked_slide (out, &ov);
+  fail_unless (fabs (mask_share (mask) - overview_tissue_share (&ov)) < 0.01);
+  fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
+
+  g_free (mask);
+  g_free (ov.rgb);
+  gst_buffer_unref (out);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+static Suite *
+tissuemask_suite (void)
+{
+  Suite *s = suite_create ("tissuemask");
+  TCase *tc = tcase_create ("general");
+
+  suite_add_tcase (s, tc);
+  tcase_add_test (tc, test_ellipse_otsu);
+  tcase_add_test (tc, test_ellipse_hsv);
+  tcase_add_test (tc, test_ellipse_clam);
+  tcase_add_test (tc, test_method_none_is_all_tissue);
+  tcase_add_test (tc, test_blank_slide_rejected);
+  tcase_add_test (tc, test_min_tissue_fraction);
+  tcase_add_test (tc, test_clam_drops_specks_fills_holes);
+  tcase_add_test (tc, test_cache_hit_without_overview);
+  tcase_add_test (tc, test_cache_is_bounded);
+  tcase_add_test (tc, test_property_change_clears_cache);
+  tcase_add_test (tc, test_bad_values_refused);
+  tcase_add_test (tc, test_no_meta_is_an_error);
+  tcase_add_test (tc, test_wrong_overview_size_is_an_error);
+  tcase_add_test (tc, test_state_cycles);
+  tcase_add_test (tc, test_flush_keeps_working);
+  return s;
+}
+
+GST_CHECK_MAIN (tissuemask);

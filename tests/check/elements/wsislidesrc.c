@@ -1,0 +1,1496 @@
+/* gst-wsi
+ * Copyright (C) 2026 gst-wsi developers
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+
+/* Unit tests for wsislidesrc: collection discovery (directory, list file),
+ * order, rank partition, cycling and shuffling, overview size and content,
+ * mpp sources, broken files, the mask-cached query, queries, URIs and
+ * state changes. Slides are generated at test time (tools/wsitestslide.h). */
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <glib/gstdio.h>
+#include <gst/check/gstcheck.h>
+#include <gst/wsi/wsirecord.h>
+
+#include "wsitestslide.h"
+
+/* ---- Helpers: slides on disk ------------------------------------------- */
+
+static gchar *
+make_temp_dir (void)
+{
+  gchar *template;
+  gchar *dir;
+
+  g_mkdir_with_parents (WSI_TEST_TMPDIR, 0755);
+  template = g_build_filename (WSI_TEST_TMPDIR, "run-XXXXXX", NULL);
+  dir = g_mkdtemp (template);
+  fail_unless (dir != NULL, "cannot create a directory in %s",
+      WSI_TEST_TMPDIR);
+  return dir;
+}
+
+static void
+remove_tree (const gchar * path)
+{
+  if (g_file_test (path, G_FILE_TEST_IS_DIR)
+      && !g_file_test (path, G_FILE_TEST_IS_SYMLINK)) {
+    GDir *dir = g_dir_open (path, 0, NULL);
+    const gchar *name;
+
+    while (dir != NULL && (name = g_dir_read_name (dir)) != NULL) {
+      gchar *child = g_build_filename (path, name, NULL);
+      remove_tree (child);
+      g_free (child);
+    }
+    if (dir != NULL)
+      g_dir_close (dir);
+    g_rmdir (path);
+  } else {
+    g_unlink (path);
+  }
+}
+
+/* A small slide, quick to write and read. */
+static void
+small_spec (WsiTestSlideSpec * spec, guint32 seed)
+{
+  wsi_test_slide_spec_init (spec);
+  spec->width = 640;
+  spec->height = 480;
+  spec->tile_size = 128;
+  spec->levels = 2;
+  spec->seed = seed;
+}
+
+static gchar *
+write_slide (const gchar * dir, const gchar * name,
+    const WsiTestSlideSpec * spec)
+{
+  gchar *path = g_build_filename (dir, name, NULL);
+  gchar *parent = g_path_get_dirname (path);
+  GError *err = NULL;
+
+  g_mkdir_with_parents (parent, 0755);
+  g_free (parent);
+  fail_unless (wsi_test_slide_write (path, spec, &err), "writing %s: %s",
+      path, err ? err->message : "?");
+  return path;
+}
+
+static gchar *
+write_small_slide (const gchar * dir, const gchar * name, guint32 seed)
+{
+  WsiTestSlideSpec spec;
+
+  small_spec (&spec, seed);
+  return write_slide (dir, name, &spec);
+}
+
+static void
+write_text (const gchar * dir, const gchar * name, const gchar * text)
+{
+  gchar *path = g_build_filename (dir, name, NULL);
+
+  fail_unless (g_file_set_contents (path, text, -1, NULL));
+  g_free (path);
+}
+
+/* ---- Helpers: running the source ---------------------------------------- */
+
+typedef struct
+{
+  GMutex lock;
+  GPtrArray *buffers;           /* GstBuffer, in push order */
+  GPtrArray *warnings;          /* gchar *: warning messages */
+  gchar *error;                 /* error message, or NULL after EOS */
+  guint slides_total, slides_failed, cycles_completed;
+} RunResult;
+
+static void
+run_result_free (RunResult * r)
+{
+  g_ptr_array_unref (r->buffers);
+  g_ptr_array_unref (r->warnings);
+  g_free (r->error);
+  g_mutex_clear (&r->lock);
+  g_free (r);
+}
+
+static GstPadProbeReturn
+collect_buffer (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
+{
+  RunResult *r = user_data;
+
+  g_mutex_lock (&r->lock);
+  g_ptr_array_add (r->buffers, gst_buffer_ref (GST_PAD_PROBE_INFO_BUFFER
+          (info)));
+  g_mutex_unlock (&r->lock);
+  return GST_PAD_PROBE_OK;
+}
+
+typedef struct
+{
+  GstElement *pipeline;
+  GstElement *src;
+  GstPad *sinkpad;              /* fakesink's, where probes go */
+} TestPipeline;
+
+static void
+test_pipeline_init (TestPipeline * t, GstElement * src)
+{
+  GstElement *sink = gst_element_factory_make ("fakesink", NULL);
+
+  t->pipeline = gst_pipeline_new (NULL);
+  t->src = src;
+  g_object_set (sink, "sync", FALSE, NULL);
+  gst_bin_add_many (GST_BIN (t->pipeline), src, sink, NULL);
+  fail_unless (gst_element_link (src, sink));
+  t->sinkpad = gst_element_get_static_pad (sink, "sink");
+}
+
+static void
+test_pipeline_clear (TestPipeline * t)
+{
+  gst_element_set_state (t->pipeline, GST_STATE_NULL);
+  gst_object_unref (t->sinkpad);
+  gst_object_unref (t->pipeline);
+}
+
+/* Plays until EOS or ERROR and collects buffers, warnings and counters. */
+static RunResult *
+play_to_end (TestPipeline * t)
+{
+  RunResult *r = g_new0 (RunResult, 1);
+  GstBus *bus = gst_element_get_bus (t->pipeline);
+  gulong probe;
+  gboolean done = FALSE;
+
+  g_mutex_init (&r->lock);
+  r->buffers = g_ptr_array_new_with_free_func ((GDestroyNotify)
+      gst_buffer_unref);
+  r->warnings = g_ptr_array_new_with_free_func (g_free);
+  probe = gst_pad_add_probe (t->sinkpad, GST_PAD_PROBE_TYPE_BUFFER,
+      collect_buffer, r, NULL);
+
+  gst_element_set_state (t->pipeline, GST_STATE_PLAYING);
+  while (!done) {
+    GstMessage *msg = gst_bus_timed_pop_filtered (bus, 60 * GST_SECOND,
+        GST_MESSAGE_EOS | GST_MESSAGE_ERROR | GST_MESSAGE_WARNING);
+    GError *err = NULL;
+
+    fail_unless (msg != NULL, "no EOS or error within 60 s");
+    switch (GST_MESSAGE_TYPE (msg)) {
+      case GST_MESSAGE_WARNING:
+        gst_message_parse_warning (msg, &err, NULL);
+        g_ptr_array_add (r->warnings, g_strdup (err->message));
+        break;
+      case GST_MESSAGE_ERROR:
+        gst_message_parse_error (msg, &err, NULL);
+        r->error = g_strdup (err->message);
+        done = TRUE;
+        break;
+      default:
+        done = TRUE;
+        break;
+    }
+    g_clear_error (&err);
+    gst_message_unref (msg);
+  }
+  g_object_get (t->src, "slides-total", &r->slides_total, "slides-failed",
+      &r->slides_failed, "cycles-completed", &r->cycles_completed, NULL);
+  gst_element_set_state (t->pipeline, GST_STATE_NULL);
+  gst_pad_remove_probe (t->sinkpad, probe);
+  gst_object_unref (bus);
+  return r;
+}
+
+static GstElement *
+new_source (const gchar * location)
+{
+  GstElement *src = gst_element_factory_make ("wsislidesrc", NULL);
+
+  fail_unless (src != NULL, "wsislidesrc not found");
+  g_object_set (src, "location", location, "thumbnail-size", 128, NULL);
+  return src;
+}
+
+/* Runs a configured source to its end. */
+static RunResult *
+run_source (GstElement * src)
+{
+  TestPipeline t;
+  RunResult *r;
+
+  test_pipeline_init (&t, src);
+  r = play_to_end (&t);
+  test_pipeline_clear (&t);
+  return r;
+}
+
+static GstStructure *
+buffer_meta (RunResult * r, guint i)
+{
+  GstStructure *s;
+
+  fail_unless (i < r->buffers->len);
+  s = wsi_slide_meta_get (g_ptr_array_index (r->buffers, i));
+  fail_unless (s != NULL, "buffer %u has no WsiSlideMeta", i);
+  return s;
+}
+
+static const gchar *
+meta_string (RunResult * r, guint i, const gchar * field)
+{
+  const gchar *value = gst_structure_get_string (buffer_meta (r, i), field);
+
+  fail_unless (value != NULL, "buffer %u has no string %s", i, field);
+  return value;
+}
+
+static guint
+meta_uint (RunResult * r, guint i, const gchar * field)
+{
+  guint value = G_MAXUINT;
+
+  fail_unless (gst_structure_get_uint (buffer_meta (r, i), field, &value),
+      "buffer %u has no uint %s", i, field);
+  return value;
+}
+
+static gdouble
+meta_double (RunResult * r, guint i, const gchar * field)
+{
+  gdouble value = -12345.0;
+
+  fail_unless (gst_structure_get_double (buffer_meta (r, i), field, &value),
+      "buffer %u has no double %s", i, field);
+  return value;
+}
+
+static gboolean
+meta_boolean (RunResult * r, guint i, const gchar * field)
+{
+  gboolean value = FALSE;
+
+  fail_unless (gst_structure_get_boolean (buffer_meta (r, i), field, &value),
+      "buffer %u has no boolean %s", i, field);
+  return value;
+}
+
+/* The slide indices of the run, as a printable string "0,3,6". */
+static gchar *
+index_sequence (RunResult * r)
+{
+  GString *s = g_string_new (NULL);
+  guint i;
+
+  for (i = 0; i < r->buffers->len; i++)
+    g_string_append_printf (s, "%s%u", i ? "," : "", meta_uint (r, i,
+            "index"));
+  return g_string_free (s, FALSE);
+}
+
+/* Writes n small slides s00.tiff ... into dir. */
+static void
+write_numbered_slides (const gchar * dir, guint n)
+{
+  guint i;
+
+  for (i = 0; i < n; i++) {
+    gchar *name = g_strdup_printf ("s%02u.tiff", i);
+    g_free (write_small_slide (dir, name, i + 1));
+    g_free (name);
+  }
+}
+
+/* ---- Collection --------------------------------------------------------- */
+
+GST_START_TEST (test_directory_scan)
+{
+  gchar *dir = make_temp_dir ();
+  gchar *expected[3];
+  RunResult *r;
+  guint i;
+
+  /* Created in reverse order, in nested folders, among non-slide files. */
+  expected[2] = write_small_slide (dir, "z-last.tiff", 3);
+  expected[1] = write_small_slide (dir, "sub/deeper/m-middle.svs.tif", 2);
+  expected[0] = write_small_slide (dir, "a-first/slide.TIFF", 1);
+  write_text (dir, "notes.txt", "not a slide\n");
+  write_text (dir, "sub/image.png", "not a slide either");
+  write_text (dir, "sub/deeper/README", "hello");
+
+  r = run_source (new_source (dir));
+  fail_unless (r->error == NULL, "unexpected error: %s", r->error);
+  fail_unless_equals_int (r->buffers->len, 3);
+  fail_unless_equals_int (r->slides_total, 3);
+  for (i = 0; i < 3; i++) {
+    GstBuffer *buf = g_ptr_array_index (r->buffers, i);
+
+    fail_unless_equals_string (meta_string (r, i, "path"), expected[i]);
+    fail_unless_equals_int (meta_uint (r, i, "index"), i);
+    fail_unless_equals_string (meta_string (r, i, "label"), "");
+    fail_unless_equals_int (GST_BUFFER_OFFSET (buf), i);
+    fail_unless (!GST_BUFFER_PTS_IS_VALID (buf));
+    g_free (expected[i]);
+  }
+  fail_unless_equals_int (r->warnings->len, 0);
+
+  run_result_free (r);
+  remove_tree (dir);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_list_file)
+{
+  gchar *dir = make_temp_dir ();
+  gchar *list, *text, *b, *c, *a;
+  RunResult *r;
+
+  a = write_small_slide (dir, "data/a.tiff", 1);
+  b = write_small_slide (dir, "data/b.tiff", 2);
+  c = write_small_slide (dir, "elsewhere/c.tiff", 3);
+  /* Unsorted, with comments, blanks, relative and absolute paths, CRLF,
+   * and a slide that the list does not name (data/unlisted.tiff). */
+  g_free (write_small_slide (dir, "data/unlisted.tiff", 4));
+  text = g_strdup_printf ("# training split\n"
+      "\n"
+      "%s\ttumour\n"
+      "   # indented comment\n"
+      "data/b.tiff\tnormal\r\n" "data/a.tiff\n", c);
+  write_text (dir, "train.lst", text);
+  list = g_build_filename (dir, "train.lst", NULL);
+
+  r = run_source (new_source (list));
+  fail_unless (r->error == NULL, "unexpected error: %s", r->error);
+  fail_unless_equals_int (r->buffers->len, 3);
+  fail_unless_equals_string (meta_string (r, 0, "path"), a);
+  fail_unless_equals_string (meta_string (r, 0, "label"), "");
+  fail_unless_equals_string (meta_string (r, 1, "path"), b);
+  fail_unless_equals_string (meta_string (r, 1, "label"), "normal");
+  fail_unless_equals_string (meta_string (r, 2, "path"), c);
+  fail_unless_equals_string (meta_string (r, 2, "label"), "tumour");
+  fail_unless_equals_int (meta_uint (r, 2, "index"), 2);
+
+  run_result_free (r);
+  remove_tree (dir);
+  g_free (a);
+  g_free (b);
+  g_free (c);
+  g_free (text);
+  g_free (list);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_single_file)
+{
+  gchar *dir = make_temp_dir ();
+  gchar *path = write_small_slide (dir, "one.tiff", 1);
+  RunResult *r;
+
+  g_free (write_small_slide (dir, "other.tiff", 2));
+  r = run_source (new_source (path));
+  fail_unless (r->error == NULL);
+  fail_unless_equals_int (r->buffers->len, 1);
+  fail_unless_equals_string (meta_string (r, 0, "path"), path);
+
+  run_result_free (r);
+  remove_tree (dir);
+  g_free (path);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_missing_location_error)
+{
+  gchar *dir = make_temp_dir ();
+  gchar *missing = g_build_filename (dir, "nothing-here", NULL);
+  RunResult *r = run_source (new_source (missing));
+
+  fail_unless (r->error != NULL);
+  fail_unless (strstr (r->error, missing) != NULL, "error '%s' does not "
+      "name %s", r->error, missing);
+  fail_unless_equals_int (r->buffers->len, 0);
+
+  run_result_free (r);
+  remove_tree (dir);
+  g_free (missing);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
+/* ---- Ranks -------------------------------------------------------------- */
+
+GST_START_TEST (test_rank_partition)
+{
+  gchar *dir = make_temp_dir ();
+  const guint n = 7, world = 3;
+  gboolean seen[7] = { FALSE, };
+  guint rank, i;
+
+  write_numbered_slides (dir, n);
+  for (rank = 0; rank < world; rank++) {
+    GstElement *src = new_source (dir);
+    RunResult *r;
+
+    g_object_set (src, "rank", rank, "world-size", world, NULL);
+    r = run_source (src);
+    fail_unless (r->error == NULL, "rank %u: %s", rank, r->error);
+    fail_unless_equals_int (r->slides_total, (n - rank + world - 1) / world);
+    fail_unless_equals_int (r->buffers->len, r->slides_total);
+    for (i = 0; i < r->buffers->len; i++) {
+      guint index = meta_uint (r, i, "index");
+
+      fail_unless_equals_int (index, rank + i * world);
+      fail_unless (!seen[index], "slide %u on two ranks", index);
+      seen[index] = TRUE;
+    }
+    run_result_free (r);
+  }
+  for (i = 0; i < n; i++)
+    fail_unless (seen[i], "slide %u on no rank", i);
+
+  remove_tree (dir);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_rank_from_environment)
+{
+  gchar *dir = make_temp_dir ();
+  RunResult *r;
+  gchar *seq;
+
+  write_numbered_slides (dir, 5);
+  g_setenv ("RANK", "1", TRUE);
+  g_setenv ("WORLD_SIZE", "2", TRUE);
+  r = run_source (new_source (dir));
+  seq = index_sequence (r);
+  fail_unless_equals_string (seq, "1,3");
+  g_free (seq);
+  run_result_free (r);
+
+  /* An explicit property wins over the environment. */
+  {
+    GstElement *src = new_source (dir);
+
+    g_object_set (src, "rank", 0, "world-size", 3, NULL);
+    r = run_source (src);
+    seq = index_sequence (r);
+    fail_unless_equals_string (seq, "0,3");
+    g_free (seq);
+    run_result_free (r);
+  }
+
+  /* Without the variables: rank 0 of 1, every slide. */
+  g_unsetenv ("RANK");
+  g_unsetenv ("WORLD_SIZE");
+  r = run_source (new_source (dir));
+  seq = index_sequence (r);
+  fail_unless_equals_string (seq, "0,1,2,3,4");
+  g_free (seq);
+  run_result_free (r);
+
+  remove_tree (dir);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_empty_rank_error)
+{
+  gchar *dir = make_temp_dir ();
+  GstElement *src;
+  RunResult *r;
+
+  write_numbered_slides (dir, 2);
+  src = new_source (dir);
+  g_object_set (src, "rank", 2, "world-size", 3, NULL);
+  r = run_source (src);
+  fail_unless (r->error != NULL, "a rank without slides must fail");
+  fail_unless (strstr (r->error, "2 slides") != NULL, "%s", r->error);
+  fail_unless (strstr (r->error, "3 ranks") != NULL, "%s", r->error);
+  fail_unless_equals_int (r->buffers->len, 0);
+  run_result_free (r);
+
+  /* rank >= world-size */
+  src = new_source (dir);
+  g_object_set (src, "rank", 3, "world-size", 3, NULL);
+  r = run_source (src);
+  fail_unless (r->error != NULL);
+  fail_unless (strstr (r->error, "Rank 3") != NULL, "%s", r->error);
+  run_result_free (r);
+
+  remove_tree (dir);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
+/* ---- Cycling and order -------------------------------------------------- */
+
+static gchar *
+cycled_sequence (const gchar * dir, gint rank, gint world, guint64 seed,
+    gboolean random, guint n_buffers, RunResult ** result)
+{
+  GstElement *src = new_source (dir);
+  RunResult *r;
+  gchar *seq;
+
+  g_object_set (src, "cycle", TRUE, "rank", rank, "world-size", world,
+      "seed", seed, "num-buffers", n_buffers, NULL);
+  gst_util_set_object_arg (G_OBJECT (src), "slide-order",
+      random ? "random" : "sequential");
+  r = run_source (src);
+  fail_unless (r->error == NULL, "%s", r->error);
+  fail_unless_equals_int (r->buffers->len, n_buffers);
+  seq = index_sequence (r);
+  if (result)
+    *result = r;
+  else
+    run_result_free (r);
+  return seq;
+}
+
+GST_START_TEST (test_cycle_sequential)
+{
+  gchar *dir = make_temp_dir ();
+  RunResult *r;
+  gchar *seq;
+  guint i;
+
+  write_numbered_slides (dir, 3);
+  seq = cycled_sequence (dir, 0, 1, 0, FALSE, 8, &r);
+  fail_unless_equals_string (seq, "0,1,2,0,1,2,0,1");
+  for (i = 0; i < r->buffers->len; i++) {
+    fail_unless_equals_int (meta_uint (r, i, "cycle"), i / 3);
+    fail_unless_equals_int (GST_BUFFER_OFFSET (g_ptr_array_index (r->buffers,
+                i)), i);
+  }
+  fail_unless_equals_int (r->cycles_completed, 2);
+  g_free (seq);
+  run_result_free (r);
+  remove_tree (dir);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
+static int
+compare_strings (const void *a, const void *b)
+{
+  return strcmp (*(const gchar * const *) a, *(const gchar * const *) b);
+}
+
+/* Every cycle of @seq (comma-separated, @per_cycle entries each) is a
+ * permutation of the same set; returns the cycles. */
+static gchar **
+split_cycles (const gchar * seq, guint per_cycle, guint n_cycles)
+{
+  gchar **items = g_strsplit (seq, ",", -1);
+  gchar **cycles = g_new0 (gchar *, n_cycles + 1);
+  guint c;
+
+  fail_unless_equals_int (g_strv_length (items), per_cycle * n_cycles);
+  for (c = 0; c < n_cycles; c++) {
+    gchar **sorted = g_new0 (gchar *, per_cycle + 1);
+    gchar *joined, *first_joined;
+    guint i;
+
+    for (i = 0; i < per_cycle; i++)
+      sorted[i] = items[c * per_cycle + i];
+    cycles[c] = g_strjoinv (",", sorted);
+    /* same set as cycle 0: compare sorted copies */
+    qsort (sorted, per_cycle, sizeof (gchar *), compare_strings);
+    joined = g_strjoinv (",", sorted);
+    for (i = 0; i < per_cycle; i++)
+      sorted[i] = items[i];
+    qsort (sorted, per_cycle, sizeof (gchar *), compare_strings);
+    first_joined = g_strjoinv (",", sorted);
+    fail_unless_equals_string (joined, first_joined);
+    g_free (joined);
+    g_free (first_joined);
+    g_free (sorted);
+  }
+  g_strfreev (items);
+  return cycles;
+}
+
+GST_START_TEST (test_cycle_random)
+{
+  gchar *dir = make_temp_dir ();
+  gchar *seq_a, *seq_b, *seq_c, *seq_rank1;
+  gchar **cycles, **items;
+  guint i, distinct = 0;
+
+  write_numbered_slides (dir, 12);
+
+  /* Rank 0 of 2 holds the 6 even slides; 4 cycles of them. */
+  seq_a = cycled_sequence (dir, 0, 2, 7, TRUE, 24, NULL);
+  cycles = split_cycles (seq_a, 6, 4);
+  for (i = 1; i < 4; i++)
+    if (strcmp (cycles[i], cycles[0]) != 0)
+      distinct++;
+  fail_unless (distinct > 0, "never reshuffled: %s", seq_a);
+  fail_unless (strcmp (cycles[0], "0,2,4,6,8,10") != 0
+      || strcmp (cycles[1], "0,2,4,6,8,10") != 0, "not shuffled: %s", seq_a);
+  g_strfreev (cycles);
+
+  /* Every slide of rank 0 is even: nothing crosses ranks. */
+  items = g_strsplit (seq_a, ",", -1);
+  for (i = 0; items[i] != NULL; i++)
+    fail_unless (atoi (items[i]) % 2 == 0, "slide %s on rank 0", items[i]);
+  g_strfreev (items);
+
+  /* Same seed: same sequence. Other seed: another one. */
+  seq_b = cycled_sequence (dir, 0, 2, 7, TRUE, 24, NULL);
+  fail_unless_equals_string (seq_a, seq_b);
+  seq_c = cycled_sequence (dir, 0, 2, 8, TRUE, 24, NULL);
+  fail_unless (strcmp (seq_a, seq_c) != 0, "seed ignored: %s", seq_c);
+
+  /* Rank 1 shuffles only odd slides. */
+  seq_rank1 = cycled_sequence (dir, 1, 2, 7, TRUE, 12, NULL);
+  items = g_strsplit (seq_rank1, ",", -1);
+  for (i = 0; items[i] != NULL; i++)
+    fail_unless (atoi (items[i]) % 2 == 1, "slide %s on rank 1", items[i]);
+  g_strfreev (items);
+
+  g_free (seq_a);
+  g_free (seq_b);
+  g_free (seq_c);
+  g_free (seq_rank1);
+  remove_tree (dir);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_meta_fields)
+{
+  gchar *dir = make_temp_dir ();
+  const gchar *fields[] = { "path", "index", "cycle", "seed", "label",
+    "vendor", "width", "height", "level-count", "level-downsamples",
+    "level-widths", "level-heights", "mpp-x", "mpp-y", "mpp-source",
+    "overview-width", "overview-height", "has-overview", "has-mask",
+    "tissue-fraction", "tissue-rejected", NULL
+  };
+  GstStructure *s;
+  GstElement *src;
+  RunResult *r;
+  gint64 width = 0, height = 0;
+  gint levels = 0;
+  guint64 seed = 0;
+  guint i;
+
+  g_free (write_small_slide (dir, "a.tiff", 1));
+  src = new_source (dir);
+  g_object_set (src, "seed", G_GUINT64_CONSTANT (0x123456789), NULL);
+  r = run_source (src);
+  fail_unless_equals_int (r->buffers->len, 1);
+  s = buffer_meta (r, 0);
+  for (i = 0; fields[i] != NULL; i++)
+    fail_unless (gst_structure_has_field (s, fields[i]), "no %s in %"
+        GST_PTR_FORMAT, fields[i], s);
+  fail_unless (gst_structure_get_int64 (s, "width", &width));
+  fail_unless (gst_structure_get_int64 (s, "height", &height));
+  fail_unless (gst_structure_get_int (s, "level-count", &levels));
+  fail_unless (gst_structure_get_uint64 (s, "seed", &seed));
+  fail_unless_equals_int64 (width, 640);
+  fail_unless_equals_int64 (height, 480);
+  fail_unless_equals_int (levels, 2);
+  fail_unless_equals_uint64 (seed, G_GUINT64_CONSTANT (0x123456789));
+  fail_unless_equals_string (gst_structure_get_string (s, "level-widths"),
+      "640,320");
+  fail_unless_equals_string (gst_structure_get_string (s, "level-heights"),
+      "480,240");
+  fail_unless_equals_float (wsi_slide_meta_list_get (s, "level-downsamples",
+          1, 0), 2.0);
+  fail_unless_equals_string (meta_string (r, 0, "vendor"), "generic-tiff");
+  fail_unless (meta_boolean (r, 0, "has-overview"));
+  fail_unless (!meta_boolean (r, 0, "has-mask"));
+  fail_unless (!meta_boolean (r, 0, "tissue-rejected"));
+  fail_unless_equals_float (meta_double (r, 0, "tissue-fraction"), -1.0);
+
+  run_result_free (r);
+  remove_tree (dir);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
+/* ---- Overview ----------------------------------------------------------- */
+
+static void
+overview_size_of (const gchar * dir, const WsiTestSlideSpec * spec,
+    gint thumbnail, gint * ow, gint * oh)
+{
+  gchar *path = write_slide (dir, "size.tiff", spec);
+  GstElement *src = new_source (path);
+  RunResult *r;
+  GstStructure *s;
+
+  g_object_set (src, "thumbnail-size", thumbnail, NULL);
+  r = run_source (src);
+  fail_unless_equals_int (r->buffers->len, 1);
+  s = buffer_meta (r, 0);
+  fail_unless (gst_structure_get_int (s, "overview-width", ow));
+  fail_unless (gst_structure_get_int (s, "overview-height", oh));
+  fail_unless_equals_int (gst_buffer_get_size (g_ptr_array_index (r->buffers,
+              0)), (*ow) * (*oh) * 3);
+  run_result_free (r);
+  g_unlink (path);
+  g_free (path);
+}
+
+GST_START_TEST (test_overview_size)
+{
+  gchar *dir = make_temp_dir ();
+  WsiTestSlideSpec spec;
+  gint ow, oh;
+
+  /* Landscape, 3 levels: longest side = thumbnail-size. */
+  wsi_test_slide_spec_init (&spec);
+  spec.width = 1600;
+  spec.height = 1000;
+  spec.tile_size = 128;
+  overview_size_of (dir, &spec, 256, &ow, &oh);
+  fail_unless_equals_int (ow, 256);
+  fail_unless_equals_int (oh, 160);
+
+  /* Portrait, a size between levels. */
+  spec.width = 900;
+  spec.height = 1500;
+  overview_size_of (dir, &spec, 300, &ow, &oh);
+  fail_unless_equals_int (oh, 300);
+  fail_unless_equals_int (ow, 180);
+
+  /* Smaller than the thumbnail: level 0 size, never upsampled. */
+  spec.width = 320;
+  spec.height = 208;
+  spec.levels = 1;
+  overview_size_of (dir, &spec, 1024, &ow, &oh);
+  fail_unless_equals_int (ow, 320);
+  fail_unless_equals_int (oh, 208);
+
+  remove_tree (dir);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
+/* TRUE when the whole footprint of overview pixel (ox, oy) is tissue
+ * (@want TRUE) or glass (@want FALSE) in the generator's ground truth. */
+static gboolean
+footprint_is (const WsiTestSlideSpec * spec, gint ox, gint oy, gdouble scale,
+    gboolean want)
+{
+  gint i, j;
+
+  for (j = 0; j <= 4; j++) {
+    for (i = 0; i <= 4; i++) {
+      gdouble x = (ox + i / 4.0) * scale, y = (oy + j / 4.0) * scale;
+
+      if (wsi_test_slide_is_tissue (spec, MIN (x, spec->width - 1),
+              MIN (y, spec->height - 1)) != want)
+        return FALSE;
+    }
+  }
+  return TRUE;
+}
+
+/* Reads the overview of a slide written from @spec and checks it against
+ * the generator's ground truth: white glass, tissue-coloured tissue. */
+static void
+assert_overview_matches_truth (const WsiTestSlideSpec * spec, gint thumbnail)
+{
+  gchar *dir = make_temp_dir ();
+  gchar *path = write_slide (dir, "content.tiff", spec);
+  GstElement *src = new_source (path);
+  RunResult *r;
+  GstMapInfo map;
+  guint n_tissue = 0, n_glass = 0, dark_tissue = 0, white_glass = 0;
+  gint ox, oy, ow = 0, oh = 0;
+  gdouble scale;
+
+  g_object_set (src, "thumbnail-size", thumbnail, NULL);
+  r = run_source (src);
+  fail_unless_equals_int (r->buffers->len, 1);
+  fail_unless (gst_structure_get_int (buffer_meta (r, 0), "overview-width",
+          &ow));
+  fail_unless (gst_structure_get_int (buffer_meta (r, 0), "overview-height",
+          &oh));
+  fail_unless_equals_int (MAX (ow, oh), thumbnail);
+  scale = (gdouble) MAX (spec->width, spec->height) / thumbnail;
+
+  fail_unless (gst_buffer_map (g_ptr_array_index (r->buffers, 0), &map,
+          GST_MAP_READ));
+  for (oy = 0; oy < oh; oy++) {
+    for (ox = 0; ox < ow; ox++) {
+      const guint8 *px = map.data + (oy * ow + ox) * 3;
+
+      if (footprint_is (spec, ox, oy, scale, TRUE)) {
+        n_tissue++;
+        /* Stroma green ~150-170, nuclei darker; glass is ~242. */
+        if (px[1] < 205 && px[0] > px[1])
+          dark_tissue++;
+      } else if (footprint_is (spec, ox, oy, scale, FALSE)) {
+        n_glass++;
+        if (px[0] >= 225 && px[1] >= 225 && px[2] >= 225)
+          white_glass++;
+      }
+    }
+  }
+  gst_buffer_unmap (g_ptr_array_index (r->buffers, 0), &map);
+
+  fail_unless (n_tissue > 100 && n_glass > 100, "tissue %u, glass %u",
+      n_tissue, n_glass);
+  fail_unless (dark_tissue >= n_tissue * 0.98, "%u of %u tissue pixels "
+      "look like tissue", dark_tissue, n_tissue);
+  fail_unless (white_glass >= n_glass * 0.98, "%u of %u glass pixels are "
+      "white", white_glass, n_glass);
+
+  run_result_free (r);
+  remove_tree (dir);
+  g_free (path);
+  g_free (dir);
+}
+
+GST_START_TEST (test_overview_content)
+{
+  WsiTestSlideSpec spec;
+
+  wsi_test_slide_spec_init (&spec);
+  spec.width = 1536;
+  spec.height = 1024;
+  spec.tile_size = 128;
+  spec.tissue_blobs = 4;
+  spec.seed = 11;
+  assert_overview_matches_truth (&spec, 192);
+}
+
+GST_END_TEST;
+
+/* One level wider than a decoded block and much taller than an overview
+ * row: the overview is put together from several blocks and row groups
+ * and must show no seams or misplaced tissue. */
+GST_START_TEST (test_overview_from_blocks)
+{
+  WsiTestSlideSpec spec;
+
+  wsi_test_slide_spec_init (&spec);
+  spec.width = 6000;
+  spec.height = 1200;
+  spec.tile_size = 256;
+  spec.levels = 1;
+  spec.tissue_blobs = 5;
+  spec.seed = 4;
+  assert_overview_matches_truth (&spec, 300);
+}
+
+GST_END_TEST;
+
+/* A blank slide is uniformly white: the area average adds no bias and
+ * transparent (unscanned) areas of a level come out white too. */
+GST_START_TEST (test_overview_blank_is_white)
+{
+  gchar *dir = make_temp_dir ();
+  WsiTestSlideSpec spec;
+  gchar *path;
+  RunResult *r;
+  GstMapInfo map;
+  gsize i;
+
+  small_spec (&spec, 5);
+  spec.tissue_blobs = 0;
+  spec.width = 1000;            /* not a multiple of the tile size */
+  spec.height = 700;
+  path = write_slide (dir, "blank.tiff", &spec);
+  r = run_source (new_source (path));
+  fail_unless_equals_int (r->buffers->len, 1);
+  fail_unless (gst_buffer_map (g_ptr_array_index (r->buffers, 0), &map,
+          GST_MAP_READ));
+  for (i = 0; i < map.size; i++)
+    fail_unless (map.data[i] >= 228, "byte %" G_GSIZE_FORMAT " is %u", i,
+        map.data[i]);
+  gst_buffer_unmap (g_ptr_array_index (r->buffers, 0), &map);
+
+  run_result_free (r);
+  remove_tree (dir);
+  g_free (path);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
+/* ---- Microns per pixel -------------------------------------------------- */
+
+static void
+check_mpp (const gchar * dir, const WsiTestSlideSpec * spec,
+    const gchar * name, gdouble default_mpp, gdouble want_mpp,
+    const gchar * want_source)
+{
+  gchar *path = write_slide (dir, name, spec);
+  GstElement *src = new_source (path);
+  RunResult *r;
+
+  g_object_set (src, "default-mpp", default_mpp, NULL);
+  r = run_source (src);
+  fail_unless (r->error == NULL, "%s: %s", name, r->error);
+  fail_unless_equals_int (r->buffers->len, 1);
+  fail_unless (fabs (meta_double (r, 0, "mpp-x") - want_mpp) < 1e-4,
+      "%s: mpp-x %g, want %g", name, meta_double (r, 0, "mpp-x"), want_mpp);
+  fail_unless (fabs (meta_double (r, 0, "mpp-y") - want_mpp) < 1e-4);
+  fail_unless_equals_string (meta_string (r, 0, "mpp-source"), want_source);
+  run_result_free (r);
+  g_unlink (path);
+  g_free (path);
+}
+
+GST_START_TEST (test_mpp_sources)
+{
+  gchar *dir = make_temp_dir ();
+  WsiTestSlideSpec spec;
+
+  small_spec (&spec, 1);
+  spec.layout = WSI_TEST_LAYOUT_APERIO;
+  spec.mpp = 0.5;
+  check_mpp (dir, &spec, "aperio.svs", 0.0, 0.5, "openslide");
+  /* default-mpp never overrides a known value */
+  check_mpp (dir, &spec, "aperio2.svs", 0.3, 0.5, "openslide");
+
+  small_spec (&spec, 2);
+  spec.mpp = 0.25;
+  check_mpp (dir, &spec, "resolution.tiff", 0.0, 0.25, "tiff-resolution");
+
+  spec.resolution_placeholder = TRUE;
+  check_mpp (dir, &spec, "placeholder.tiff", 0.0, 0.0, "unknown");
+  check_mpp (dir, &spec, "placeholder2.tiff", 0.42, 0.42, "default-mpp");
+
+  spec.resolution_placeholder = FALSE;
+  spec.mpp = 0.0;
+  check_mpp (dir, &spec, "none.tiff", 0.0, 0.0, "unknown");
+  check_mpp (dir, &spec, "none2.tiff", 0.3, 0.3, "default-mpp");
+
+  remove_tree (dir);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
+/* ---- Broken files ------------------------------------------------------- */
+
+static gchar **
+write_broken_slides (const gchar * dir)
+{
+  WsiTestSlideSpec spec;
+  gchar **paths = g_new0 (gchar *, 5);
+  GError *err = NULL;
+
+  small_spec (&spec, 9);
+  paths[0] = g_build_filename (dir, "b-truncated.tiff", NULL);
+  fail_unless (wsi_test_slide_write_truncated (paths[0], &spec, 0.4, &err));
+  paths[1] = g_build_filename (dir, "c-garbage.svs", NULL);
+  fail_unless (wsi_test_slide_write_garbage (paths[1], 4096, 3, &err));
+  paths[2] = g_build_filename (dir, "d-empty.ndpi", NULL);
+  fail_unless (wsi_test_slide_write_empty (paths[2], &err));
+  paths[3] = g_build_filename (dir, "e-text.tif", NULL);
+  fail_unless (g_file_set_contents (paths[3], "hello, I am no slide\n", -1,
+          NULL));
+  return paths;
+}
+
+static void
+assert_warned_about (RunResult * r, const gchar * path)
+{
+  guint i;
+
+  for (i = 0; i < r->warnings->len; i++)
+    if (strstr (g_ptr_array_index (r->warnings, i), path) != NULL)
+      return;
+  fail ("no warning names %s", path);
+}
+
+GST_START_TEST (test_broken_files_skipped)
+{
+  gchar *dir = make_temp_dir ();
+  gchar **broken = write_broken_slides (dir);
+  gchar *good_a = write_small_slide (dir, "a-good.tiff", 1);
+  gchar *good_f = write_small_slide (dir, "f-good.tiff", 2);
+  RunResult *r;
+  guint i;
+
+  r = run_source (new_source (dir));
+  fail_unless (r->error == NULL, "%s", r->error);
+  fail_unless_equals_int (r->buffers->len, 2);
+  fail_unless_equals_string (meta_string (r, 0, "path"), good_a);
+  fail_unless_equals_string (meta_string (r, 1, "path"), good_f);
+  /* indices still count the broken files: the global sorted list */
+  fail_unless_equals_int (meta_uint (r, 1, "index"), 5);
+  fail_unless_equals_int (r->slides_total, 6);
+  fail_unless_equals_int (r->slides_failed, 4);
+  fail_unless_equals_int (r->warnings->len, 4);
+  for (i = 0; broken[i] != NULL; i++)
+    assert_warned_about (r, broken[i]);
+
+  run_result_free (r);
+  remove_tree (dir);
+  g_strfreev (broken);
+  g_free (good_a);
+  g_free (good_f);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_broken_not_retried_when_cycling)
+{
+  gchar *dir = make_temp_dir ();
+  gchar **broken = write_broken_slides (dir);
+  GstElement *src;
+  RunResult *r;
+
+  g_free (write_small_slide (dir, "a-good.tiff", 1));
+  src = new_source (dir);
+  g_object_set (src, "cycle", TRUE, "num-buffers", 4, NULL);
+  r = run_source (src);
+  fail_unless (r->error == NULL, "%s", r->error);
+  fail_unless_equals_int (r->buffers->len, 4);
+  fail_unless_equals_int (r->slides_failed, 4);
+  fail_unless_equals_int (r->warnings->len, 4);
+  fail_unless_equals_int (r->cycles_completed, 3);
+
+  run_result_free (r);
+  remove_tree (dir);
+  g_strfreev (broken);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_all_broken_error)
+{
+  gchar *dir = make_temp_dir ();
+  gchar **broken = write_broken_slides (dir);
+  gboolean cycle;
+
+  for (cycle = FALSE; cycle <= TRUE; cycle++) {
+    GstElement *src = new_source (dir);
+    RunResult *r;
+
+    g_object_set (src, "cycle", cycle, NULL);
+    r = run_source (src);
+    fail_unless (r->error != NULL, "all slides broken must be an error");
+    fail_unless (strstr (r->error, "4 slides") != NULL, "%s", r->error);
+    fail_unless_equals_int (r->buffers->len, 0);
+    fail_unless_equals_int (r->slides_failed, 4);
+    run_result_free (r);
+  }
+
+  remove_tree (dir);
+  g_strfreev (broken);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
+/* ---- The mask-cached query ---------------------------------------------- */
+
+/* Plays the role of tissuemask: answers "cached" for slides it has seen,
+ * and removes each slide file once seen, so a reopen would fail. */
+typedef struct
+{
+  GHashTable *seen;
+  gboolean answer;
+} MaskCache;
+
+static GstPadProbeReturn
+mask_cache_query (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
+{
+  MaskCache *cache = user_data;
+  GstQuery *query = GST_PAD_PROBE_INFO_QUERY (info);
+  GstStructure *s;
+  const gchar *path;
+
+  if (GST_QUERY_TYPE (query) != GST_QUERY_CUSTOM || !cache->answer)
+    return GST_PAD_PROBE_OK;
+  s = gst_query_writable_structure (query);
+  if (!gst_structure_has_name (s, "wsi-mask-cached"))
+    return GST_PAD_PROBE_OK;
+  path = gst_structure_get_string (s, "path");
+  gst_structure_set (s, "cached", G_TYPE_BOOLEAN,
+      g_hash_table_contains (cache->seen, path), NULL);
+  return GST_PAD_PROBE_HANDLED;
+}
+
+static GstPadProbeReturn
+mask_cache_buffer (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
+{
+  MaskCache *cache = user_data;
+  GstStructure *s = wsi_slide_meta_get (GST_PAD_PROBE_INFO_BUFFER (info));
+  const gchar *path = gst_structure_get_string (s, "path");
+
+  if (!g_hash_table_contains (cache->seen, path)) {
+    g_hash_table_add (cache->seen, g_strdup (path));
+    g_unlink (path);
+  }
+  return GST_PAD_PROBE_OK;
+}
+
+static RunResult *
+run_with_mask_cache (const gchar * dir, gboolean answer)
+{
+  MaskCache cache = { g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+        NULL), answer
+  };
+  GstElement *src = new_source (dir);
+  TestPipeline t;
+  RunResult *r;
+
+  g_object_set (src, "cycle", TRUE, "num-buffers", 6, NULL);
+  test_pipeline_init (&t, src);
+  gst_pad_add_probe (t.sinkpad, GST_PAD_PROBE_TYPE_QUERY_DOWNSTREAM,
+      mask_cache_query, &cache, NULL);
+  gst_pad_add_probe (t.sinkpad, GST_PAD_PROBE_TYPE_BUFFER, mask_cache_buffer,
+      &cache, NULL);
+  r = play_to_end (&t);
+  test_pipeline_clear (&t);
+  g_hash_table_unref (cache.seen);
+  return r;
+}
+
+GST_START_TEST (test_mask_cached_query)
+{
+  gchar *dir = make_temp_dir ();
+  RunResult *r;
+  guint i;
+
+  write_numbered_slides (dir, 2);
+  r = run_with_mask_cache (dir, TRUE);
+  fail_unless (r->error == NULL, "%s", r->error);
+  fail_unless_equals_int (r->buffers->len, 6);
+  fail_unless_equals_int (r->slides_failed, 0);
+  fail_unless_equals_int (r->warnings->len, 0);
+  for (i = 0; i < r->buffers->len; i++) {
+    GstBuffer *buf = g_ptr_array_index (r->buffers, i);
+    gint64 width = 0;
+
+    /* First visits carry the overview; revisits only the description,
+     * although the files are gone: they were not reopened. */
+    fail_unless_equals_int (meta_boolean (r, i, "has-overview"), i < 2);
+    fail_unless_equals_int (gst_buffer_get_size (buf), i < 2 ? 128 * 96 * 3 :
+        0);
+    fail_unless (gst_structure_get_int64 (buffer_meta (r, i), "width",
+            &width));
+    fail_unless_equals_int64 (width, 640);
+    fail_unless_equals_int (meta_uint (r, i, "cycle"), i / 2);
+  }
+  run_result_free (r);
+  remove_tree (dir);
+  g_free (dir);
+
+  /* Control: without the answer, a revisit reads the (deleted) file. */
+  dir = make_temp_dir ();
+  write_numbered_slides (dir, 2);
+  r = run_with_mask_cache (dir, FALSE);
+  fail_unless_equals_int (r->buffers->len, 2);
+  fail_unless_equals_int (r->slides_failed, 2);
+  fail_unless (r->error != NULL);
+  run_result_free (r);
+  remove_tree (dir);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
+/* ---- Queries, URI, properties, states ----------------------------------- */
+
+GST_START_TEST (test_duration_query)
+{
+  gchar *dir = make_temp_dir ();
+  GstElement *src;
+  TestPipeline t;
+  gint64 duration = 0;
+
+  write_numbered_slides (dir, 5);
+  src = new_source (dir);
+  g_object_set (src, "rank", 1, "world-size", 2, NULL);
+  test_pipeline_init (&t, src);
+  fail_unless (gst_element_set_state (t.pipeline, GST_STATE_PAUSED) !=
+      GST_STATE_CHANGE_FAILURE);
+  fail_unless (gst_element_get_state (t.pipeline, NULL, NULL,
+          GST_CLOCK_TIME_NONE) == GST_STATE_CHANGE_SUCCESS);
+  fail_unless (gst_element_query_duration (src, GST_FORMAT_BUFFERS,
+          &duration));
+  fail_unless_equals_int64 (duration, 2);
+  test_pipeline_clear (&t);
+
+  src = new_source (dir);
+  g_object_set (src, "cycle", TRUE, NULL);
+  test_pipeline_init (&t, src);
+  gst_element_set_state (t.pipeline, GST_STATE_PAUSED);
+  gst_element_get_state (t.pipeline, NULL, NULL, GST_CLOCK_TIME_NONE);
+  fail_unless (gst_element_query_duration (src, GST_FORMAT_BUFFERS,
+          &duration));
+  fail_unless_equals_int64 (duration, -1);
+  test_pipeline_clear (&t);
+
+  remove_tree (dir);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_uri_handler)
+{
+  GstElement *src;
+  gchar *location = NULL, *uri;
+  gint thumbnail = 0;
+  gboolean cycle = FALSE;
+  GError *err = NULL;
+
+  src = gst_element_make_from_uri (GST_URI_SRC,
+      "wsi:///data/my%20slides?thumbnail-size=256&cycle=true", NULL, &err);
+  fail_unless (src != NULL, "%s", err ? err->message : "?");
+  g_object_get (src, "location", &location, "thumbnail-size", &thumbnail,
+      "cycle", &cycle, NULL);
+  fail_unless_equals_string (location, "/data/my slides");
+  fail_unless_equals_int (thumbnail, 256);
+  fail_unless (cycle);
+  uri = gst_uri_handler_get_uri (GST_URI_HANDLER (src));
+  fail_unless_equals_string (uri, "wsi:///data/my%20slides");
+  fail_if (gst_uri_handler_set_uri (GST_URI_HANDLER (src), "file:///x",
+          NULL));
+  g_free (uri);
+  g_free (location);
+  gst_object_unref (src);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_bad_property_values)
+{
+  GstElement *src = gst_element_factory_make ("wsislidesrc", NULL);
+  gint world = 0, thumbnail = 0;
+
+  fail_unless (src != NULL);
+  g_object_set (src, "world-size", 4, NULL);
+  ASSERT_WARNING (g_object_set (src, "world-size", 0, NULL));
+  g_object_get (src, "world-size", &world, NULL);
+  fail_unless_equals_int (world, 4);
+  /* Out of the documented range: GObject refuses and keeps the value. */
+  ASSERT_WARNING (g_object_set (src, "thumbnail-size", 16, NULL));
+  g_object_get (src, "thumbnail-size", &thumbnail, NULL);
+  fail_unless_equals_int (thumbnail, 1024);
+  gst_object_unref (src);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_state_changes_repeatable)
+{
+  gchar *dir = make_temp_dir ();
+  GstElement *src;
+  TestPipeline t;
+  gchar *first_seq = NULL;
+  guint round;
+
+  write_numbered_slides (dir, 3);
+  src = new_source (dir);
+  test_pipeline_init (&t, src);
+  for (round = 0; round < 3; round++) {
+    RunResult *r = play_to_end (&t);
+    gchar *seq = index_sequence (r);
+
+    fail_unless (r->error == NULL);
+    fail_unless_equals_int (GST_BUFFER_OFFSET (g_ptr_array_index (r->buffers,
+                0)), 0);
+    if (first_seq == NULL)
+      first_seq = g_strdup (seq);
+    fail_unless_equals_string (seq, first_seq);
+    g_free (seq);
+    run_result_free (r);
+  }
+  fail_unless_equals_string (first_seq, "0,1,2");
+  test_pipeline_clear (&t);
+  g_free (first_seq);
+  remove_tree (dir);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
+static GstPadProbeReturn
+count_buffer (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
+{
+  g_atomic_int_inc ((gint *) user_data);
+  return GST_PAD_PROBE_OK;
+}
+
+static void
+wait_for_count (gint * counter, gint at_least)
+{
+  gint64 deadline = g_get_monotonic_time () + 60 * G_TIME_SPAN_SECOND;
+
+  while (g_atomic_int_get (counter) < at_least) {
+    fail_unless (g_get_monotonic_time () < deadline, "stream stalled");
+    g_usleep (1000);
+  }
+}
+
+/* A flush in the middle of a cycling stream neither hangs nor ends it. */
+GST_START_TEST (test_flush_while_cycling)
+{
+  gchar *dir = make_temp_dir ();
+  GstElement *src;
+  TestPipeline t;
+  gint count = 0, before;
+
+  write_numbered_slides (dir, 2);
+  src = new_source (dir);
+  g_object_set (src, "cycle", TRUE, NULL);
+  test_pipeline_init (&t, src);
+  gst_pad_add_probe (t.sinkpad, GST_PAD_PROBE_TYPE_BUFFER, count_buffer,
+      &count, NULL);
+  gst_element_set_state (t.pipeline, GST_STATE_PLAYING);
+  wait_for_count (&count, 3);
+
+  fail_unless (gst_element_send_event (src, gst_event_new_flush_start ()));
+  fail_unless (gst_element_send_event (src, gst_event_new_flush_stop (TRUE)));
+  before = g_atomic_int_get (&count);
+  wait_for_count (&count, before + 3);
+
+  test_pipeline_clear (&t);
+  remove_tree (dir);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
+/* ---- Real slides (skipped when absent) ---------------------------------- */
+
+static const gchar *
+shared_slides_dir (void)
+{
+  const gchar *dir = g_getenv ("WSI_SHARED_SLIDES_DIR");
+
+  if (dir == NULL)
+    dir = WSI_SHARED_SLIDES_DIR;
+  return g_file_test (dir, G_FILE_TEST_IS_DIR) ? dir : NULL;
+}
+
+static gint
+find_slide (RunResult * r, const gchar * basename)
+{
+  guint i;
+
+  for (i = 0; i < r->buffers->len; i++)
+    if (g_str_has_suffix (meta_string (r, i, "path"), basename))
+      return i;
+  return -1;
+}
+
+GST_START_TEST (test_real_slides)
+{
+  const gchar *dir = shared_slides_dir ();
+  GstElement *src;
+  RunResult *r;
+  gint cmu, tcga, ndpi;
+  guint i;
+
+  if (dir == NULL) {
+    GST_INFO ("no shared slides directory: skipping");
+    return;
+  }
+  src = new_source (dir);
+  g_object_set (src, "thumbnail-size", 256, "default-mpp", 0.25, NULL);
+  r = run_source (src);
+  fail_unless (r->error == NULL, "%s", r->error);
+  fail_unless_equals_int (r->slides_failed, 0);
+
+  cmu = find_slide (r, "Aperio-CMU-1-Small-Region.svs");
+  tcga = find_slide (r, "Aperio-JP2K-TCGA-CR-7395-01A-01-TS1.svs");
+  ndpi = find_slide (r, "Hamamatsu-test3-DAPI-2-387.ndpi");
+  if (cmu >= 0) {
+    fail_unless (fabs (meta_double (r, cmu, "mpp-x") - 0.499) < 1e-3);
+    fail_unless_equals_string (meta_string (r, cmu, "mpp-source"),
+        "openslide");
+    fail_unless_equals_string (meta_string (r, cmu, "vendor"), "aperio");
+  }
+  if (tcga >= 0) {
+    fail_unless_equals_float (meta_double (r, tcga, "mpp-x"), 0.25);
+    fail_unless_equals_string (meta_string (r, tcga, "mpp-source"),
+        "default-mpp");
+  }
+  if (ndpi >= 0) {
+    gint levels = 0;
+
+    fail_unless (gst_structure_get_int (buffer_meta (r, ndpi),
+            "level-count", &levels));
+    fail_unless_equals_int (levels, 7);
+    fail_unless_equals_string (meta_string (r, ndpi, "vendor"), "hamamatsu");
+  }
+  for (i = 0; i < r->buffers->len; i++) {
+    gint ow = 0, oh = 0;
+
+    gst_structure_get_int (buffer_meta (r, i), "overview-width", &ow);
+    gst_structure_get_int (buffer_meta (r, i), "overview-height", &oh);
+    fail_unless_equals_int (MAX (ow, oh), 256);
+    fail_unless_equals_int (gst_buffer_get_size (g_ptr_array_index
+            (r->buffers, i)), ow * oh * 3);
+  }
+  run_result_free (r);
+}
+
+GST_END_TEST;
+
+static Suite *
+wsislidesrc_suite (void)
+{
+  Suite *s = suite_create ("wsislidesrc");
+  TCase *tc = tcase_create ("general");
+
+  suite_add_tcase (s, tc);
+  tcase_add_test (tc, test_directory_scan);
+  tcase_add_test (tc, test_list_file);
+  tcase_add_test (tc, test_single_file);
+  tcase_add_test (tc, test_missing_location_error);
+  tcase_add_test (tc, test_rank_partition);
+  tcase_add_test (tc, test_rank_from_environment);
+  tcase_add_test (tc, test_empty_rank_error);
+  tcase_add_test (tc, test_cycle_sequential);
+  tcase_add_test (tc, test_cycle_random);
+  tcase_add_test (tc, test_meta_fields);
+  tcase_add_test (tc, test_overview_size);
+  tcase_add_test (tc, test_overview_content);
+  tcase_add_test (tc, test_overview_from_blocks);
+  tcase_add_test (tc, test_overview_blank_is_white);
+  tcase_add_test (tc, test_mpp_sources);
+  tcase_add_test (tc, test_broken_files_skipped);
+  tcase_add_test (tc, test_broken_not_retried_when_cycling);
+  tcase_add_test (tc, test_all_broken_error);
+  tcase_add_test (tc, test_mask_cached_query);
+  tcase_add_test (tc, test_duration_query);
+  tcase_add_test (tc, test_uri_handler);
+  tcase_add_test (tc, test_bad_property_values);
+  tcase_add_test (tc, test_state_changes_repeatable);
+  tcase_add_test (tc, test_flush_while_cycling);
+  tcase_add_test (tc, test_real_slides);
+  return s;
+}
+
+GST_CHECK_MAIN (wsislidesrc);

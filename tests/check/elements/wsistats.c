@@ -1,0 +1,466 @@
+/* gst-wsi
+ * Copyright (C) 2026 gst-wsi developers
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+
+/* Unit tests for the wsistats tracer. As in upstream's leaks.c test, the
+ * tracer is enabled through GST_TRACERS before gst_check_init(); each test
+ * emits "reset" first and reads the numbers through "get-stats". Delays are
+ * checked with a lower bound near the injected delay and a generous upper
+ * bound (the machine is shared and loaded). */
+
+#include <glib/gstdio.h>
+#include <gst/check/gstcheck.h>
+#include <gst/check/gstharness.h>
+#include <gst/wsi/wsirecord.h>
+
+#ifndef WSI_TEST_TMPDIR
+#define WSI_TEST_TMPDIR "/tmp/wsistats-test"
+#endif
+
+#define MS (G_GUINT64_CONSTANT (1000000))
+#define GENEROUS_UPPER_BOUND (20 * G_GUINT64_CONSTANT (1000000000))
+
+static gchar *stats_path, *timeline_path;
+
+static GstTracer *
+wsistats_tracer (void)
+{
+  GList *tracers = gst_tracing_get_active_tracers (), *l;
+  GstTracer *found = NULL;
+
+  for (l = tracers; l; l = l->next) {
+    if (g_strcmp0 (G_OBJECT_TYPE_NAME (l->data), "GstWsiStats") == 0)
+      found = gst_object_ref (l->data);
+  }
+  g_list_free_full (tracers, gst_object_unref);
+  fail_unless (found != NULL, "wsistats tracer is not active");
+  return found;
+}
+
+static void
+reset_stats (void)
+{
+  GstTracer *tracer = wsistats_tracer ();
+
+  g_signal_emit_by_name (tracer, "reset");
+  gst_object_unref (tracer);
+}
+
+static GstStructure *
+get_stats (void)
+{
+  GstTracer *tracer = wsistats_tracer ();
+  GstStructure *stats = NULL;
+
+  g_signal_emit_by_name (tracer, "get-stats", &stats);
+  gst_object_unref (tracer);
+  fail_unless (stats != NULL);
+  fail_unless (gst_structure_has_name (stats, "wsistats"));
+  return stats;
+}
+
+/* The element entry named @name (owned by @stats). */
+static const GstStructure *
+element_entry (const GstStructure * stats, const gchar * name)
+{
+  const GValue *elements = gst_structure_get_value (stats, "elements");
+  guint i;
+
+  fail_unless (elements != NULL && GST_VALUE_HOLDS_ARRAY (elements));
+  for (i = 0; i < gst_value_array_get_size (elements); i++) {
+    const GstStructure *e =
+        gst_value_get_structure (gst_value_array_get_value (elements, i));
+    if (g_strcmp0 (gst_structure_get_string (e, "name"), name) == 0)
+      return e;
+  }
+  fail ("no stats for element %s", name);
+  return NULL;
+}
+
+static guint64
+u64 (const GstStructure * s, const gchar * field)
+{
+  guint64 v = 0;
+
+  fail_unless (gst_structure_get_uint64 (s, field, &v), "no field %s", field);
+  return v;
+}
+
+static gdouble
+dbl (const GstStructure * s, const gchar * field)
+{
+  gdouble v = 0;
+
+  fail_unless (gst_structure_get_double (s, field, &v), "no field %s", field);
+  return v;
+}
+
+static guint64
+hist (const GstStructure * element, const gchar * histogram,
+    const gchar * field)
+{
+  const GValue *v = gst_structure_get_value (element, histogram);
+
+  fail_unless (v != NULL, "%s has no %s histogram",
+      gst_structure_get_string (element, "name"), histogram);
+  return u64 (gst_value_get_structure (v), field);
+}
+
+/* Runs @pipeline from NULL to EOS and back to NULL. */
+static void
+run_to_eos (GstElement * pipeline)
+{
+  GstBus *bus = gst_element_get_bus (pipeline);
+  GstMessage *msg;
+
+  fail_unless (gst_element_set_state (pipeline, GST_STATE_PLAYING) !=
+      GST_STATE_CHANGE_FAILURE);
+  msg = gst_bus_timed_pop_filtered (bus, 60 * GST_SECOND,
+      GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+  fail_unless (msg != NULL, "pipeline did not finish");
+  fail_unless_equals_int (GST_MESSAGE_TYPE (msg), GST_MESSAGE_EOS);
+  gst_message_unref (msg);
+  gst_object_unref (bus);
+  fail_unless_equals_int (gst_element_set_state (pipeline, GST_STATE_NULL),
+      GST_STATE_CHANGE_SUCCESS);
+}
+
+static void
+run_launch_line (const gchar * description)
+{
+  GError *error = NULL;
+  GstElement *pipeline = gst_parse_launch (description, &error);
+
+  fail_unless (pipeline != NULL, "%s: %s", description,
+      error ? error->message : "?");
+  run_to_eos (pipeline);
+  gst_object_unref (pipeline);
+}
+
+GST_START_TEST (test_delay_shows_in_the_right_element)
+{
+  GstStructure *stats;
+  const GstStructure *slow, *fast, *src, *sink;
+
+  reset_stats ();
+  run_launch_line ("fakesrc name=src num-buffers=20 sizetype=fixed sizemax=64 "
+      "! identity name=slow sleep-time=20000 ! identity name=fast "
+      "! fakesink name=sink sync=false");
+  stats = get_stats ();
+  slow = element_entry (stats, "slow");
+  fast = element_entry (stats, "fast");
+  src = element_entry (stats, "src");
+  sink = element_entry (stats, "sink");
+
+  /* the 20 ms sleep is in slow's self time, not in its neighbours' */
+  fail_unless_equals_uint64 (hist (slow, "self", "count"), 20);
+  fail_unless (hist (slow, "self", "p50") >= 19 * MS);
+  fail_unless (hist (slow, "self", "p50") <= GENEROUS_UPPER_BOUND);
+  fail_unless (hist (slow, "self", "max") >= 20 * MS);
+  fail_unless (hist (fast, "self", "p50") < 10 * MS);
+  fail_unless (hist (sink, "self", "p50") < 10 * MS);
+
+  /* the source drives its own thread: 19 gaps between 20 pushes */
+  fail_unless_equals_uint64 (hist (src, "loop", "count"), 19);
+  fail_unless_equals_uint64 (hist (src, "self", "count"), 0);
+  fail_unless_equals_string (gst_structure_get_string (src, "shape"),
+      "source");
+
+  /* exact traffic counts */
+  fail_unless_equals_uint64 (u64 (src, "buffers-out"), 20);
+  fail_unless_equals_uint64 (u64 (slow, "buffers-in"), 20);
+  fail_unless_equals_uint64 (u64 (slow, "buffers-out"), 20);
+  fail_unless_equals_uint64 (u64 (sink, "buffers-in"), 20);
+  fail_unless_equals_uint64 (u64 (sink, "bytes-in"), 20 * 64);
+  fail_unless_equals_uint64 (u64 (sink, "patches-in"), 0);
+  /* 20 buffers in ~0.4 s: generous bounds around 50/s */
+  fail_unless (dbl (sink, "buffers-per-s") > 1.0);
+  fail_unless (dbl (sink, "buffers-per-s") < 60.0);
+  fail_unless_equals_uint64 (hist (sink, "interval", "count"), 19);
+  fail_unless (hist (sink, "interval", "p50") >= 19 * MS);
+  gst_structure_free (stats);
+}
+
+GST_END_TEST;
+
+/* A buffer of @n patches, all planned @age_ns ago. */
+static GstBuffer *
+patch_buffer (guint n, guint64 age_ns, gsize size, guint64 first_sequence)
+{
+  GstBuffer *buffer = gst_buffer_new_and_alloc (size);
+  WsiPatchRecord *records = g_new0 (WsiPatchRecord, n);
+  gchar **paths = g_new0 (gchar *, n + 1);
+  gint64 created = (gint64) gst_util_get_timestamp () - (gint64) age_ns;
+  guint i;
+
+  for (i = 0; i < n; i++) {
+    records[i].sequence = first_sequence + i;
+    records[i].created_ns = created;
+    records[i].level = WSI_LEVEL_UNSET;
+    paths[i] = g_strdup ("");
+  }
+  wsi_patch_meta_add (buffer, records, n, (const gchar * const *) paths,
+      (const gchar * const *) paths);
+  GST_BUFFER_OFFSET (buffer) = first_sequence;
+  g_strfreev (paths);
+  g_free (records);
+  return buffer;
+}
+
+GST_START_TEST (test_patches_counted_from_meta_and_aged)
+{
+  GstHarness *h = gst_harness_new_parse ("identity name=batcher");
+  GstStructure *stats;
+  const GstStructure *e, *pad;
+  const GValue *pads;
+  guint i;
+
+  reset_stats ();
+  gst_harness_set_src_caps_str (h, "video/x-raw");
+  for (i = 0; i < 10; i++) {
+    gst_harness_push (h, patch_buffer (4, 100 * MS, 1000, i * 4));
+    gst_buffer_unref (gst_harness_pull (h));
+  }
+  /* a buffer without the meta counts as a buffer, never as a patch */
+  gst_harness_push (h, gst_buffer_new_and_alloc (10));
+  gst_buffer_unref (gst_harness_pull (h));
+
+  stats = get_stats ();
+  e = element_entry (stats, "batcher");
+  fail_unless_equals_uint64 (u64 (e, "buffers-in"), 11);
+  fail_unless_equals_uint64 (u64 (e, "patches-in"), 40);
+  fail_unless_equals_uint64 (u64 (e, "patches-out"), 40);
+  fail_unless_equals_uint64 (u64 (e, "bytes-in"), 10 * 1000 + 10);
+  /* one age per patch, at least the 100 ms the records were made before */
+  fail_unless_equals_uint64 (hist (e, "age", "count"), 40);
+  fail_unless (hist (e, "age", "p50") >= 98 * MS);
+  fail_unless (hist (e, "age", "max") <= GENEROUS_UPPER_BOUND);
+
+  /* per-pad numbers */
+  pads = gst_structure_get_value (e, "pads");
+  fail_unless_equals_int (gst_value_array_get_size (pads), 2);
+  for (i = 0; i < 2; i++) {
+    pad = gst_value_get_structure (gst_value_array_get_value (pads, i));
+    fail_unless_equals_uint64 (u64 (pad, "patches"), 40);
+    fail_unless_equals_uint64 (u64 (pad, "buffers"), 11);
+  }
+  gst_structure_free (stats);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+static void
+sleep_in_handoff (GstElement * sink, GstBuffer * buffer, GstPad * pad,
+    gpointer user_data)
+{
+  g_usleep (50 * 1000);
+}
+
+/* A consumer that takes 50 ms per batch: the pipeline waits for it. */
+GST_START_TEST (test_verdict_trainer_bound)
+{
+  GError *error = NULL;
+  GstElement *pipeline = gst_parse_launch ("fakesrc num-buffers=15 "
+      "! queue name=q max-size-buffers=2 max-size-bytes=0 max-size-time=0 "
+      "! fakesink name=sink sync=false signal-handoffs=true", &error);
+  GstElement *sink;
+  GstStructure *stats;
+  const GstStructure *s, *q;
+
+  fail_unless (pipeline != NULL);
+  sink = gst_bin_get_by_name (GST_BIN (pipeline), "sink");
+  g_signal_connect (sink, "handoff", G_CALLBACK (sleep_in_handoff), NULL);
+  gst_object_unref (sink);
+
+  reset_stats ();
+  run_to_eos (pipeline);
+  gst_object_unref (pipeline);
+
+  stats = get_stats ();
+  fail_unless_equals_string (gst_structure_get_string (stats, "verdict"),
+      "trainer-bound");
+  fail_unless (dbl (stats, "trainer-bound") >= 0.6);
+  s = element_entry (stats, "sink");
+  fail_unless (hist (s, "interval", "p50") >= 49 * MS);
+  fail_unless (hist (s, "self", "p50") >= 49 * MS);
+  /* the producer is fast: the small queue is mostly full */
+  q = element_entry (stats, "q");
+  fail_unless (u64 (q, "samples") > 0);
+  fail_unless (dbl (q, "full-share") > dbl (q, "empty-share"));
+  fail_unless (hist (q, "level", "max") <= 2);
+  gst_structure_free (stats);
+}
+
+GST_END_TEST;
+
+/* A producer that takes 50 ms per buffer: the consumer waits for data. */
+GST_START_TEST (test_verdict_loader_bound)
+{
+  GstStructure *stats;
+  const GstStructure *q;
+
+  reset_stats ();
+  run_launch_line ("fakesrc num-buffers=15 ! identity sleep-time=50000 "
+      "! queue name=q max-size-buffers=2 max-size-bytes=0 max-size-time=0 "
+      "! fakesink name=sink sync=false");
+  stats = get_stats ();
+  fail_unless_equals_string (gst_structure_get_string (stats, "verdict"),
+      "loader-bound");
+  fail_unless (dbl (stats, "loader-bound") >= 0.6);
+  q = element_entry (stats, "q");
+  fail_unless (u64 (q, "samples") > 0);
+  fail_unless (dbl (q, "empty-share") > dbl (q, "full-share"));
+  gst_structure_free (stats);
+}
+
+GST_END_TEST;
+
+/* transit=queue is in GST_TRACERS: a buffer waits in the queue while the
+ * 10 ms consumer works through the ones before it. */
+GST_START_TEST (test_transit_by_offset)
+{
+  GstStructure *stats;
+  const GstStructure *q;
+
+  reset_stats ();
+  run_launch_line ("fakesrc num-buffers=20 sizetype=fixed sizemax=100 "
+      "! queue name=q ! identity sleep-time=10000 ! fakesink sync=false");
+  stats = get_stats ();
+  q = element_entry (stats, "q");
+  fail_unless_equals_uint64 (hist (q, "transit", "count"), 20);
+  fail_unless (hist (q, "transit", "p50") >= 9 * MS);
+  fail_unless (hist (q, "transit", "max") <= GENEROUS_UPPER_BOUND);
+  gst_structure_free (stats);
+}
+
+GST_END_TEST;
+
+/* NULL -> PLAYING -> NULL twice: counts add up, the gap between the runs
+ * is neither a batch interval nor a wait; reset forgets everything. */
+GST_START_TEST (test_restart_and_reset)
+{
+  GstElement *pipeline = gst_parse_launch ("fakesrc num-buffers=10 "
+      "! fakesink name=sink sync=false", NULL);
+  GstStructure *stats;
+  const GstStructure *sink;
+
+  reset_stats ();
+  run_to_eos (pipeline);
+  g_usleep (300 * 1000);
+  run_to_eos (pipeline);
+
+  stats = get_stats ();
+  sink = element_entry (stats, "sink");
+  fail_unless_equals_uint64 (u64 (sink, "buffers-in"), 20);
+  fail_unless_equals_uint64 (hist (sink, "interval", "count"), 18);
+  fail_unless (hist (sink, "interval", "max") < 250 * MS);
+  gst_structure_free (stats);
+
+  reset_stats ();
+  stats = get_stats ();
+  sink = element_entry (stats, "sink");
+  fail_unless_equals_uint64 (u64 (sink, "buffers-in"), 0);
+  fail_unless_equals_uint64 (hist (sink, "self", "count"), 0);
+  gst_structure_free (stats);
+  gst_object_unref (pipeline);
+}
+
+GST_END_TEST;
+
+/* The JSON Lines and timeline files parse, and say what happened. */
+static const gchar *check_files_py =
+    "import json, sys\n"
+    "lines = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]\n"
+    "assert lines, 'empty stats file'\n"
+    "types = {l['type'] for l in lines}\n"
+    "assert 'final' in types and 'report' in types, types\n"
+    "final = [l for l in lines if l['type'] == 'final'][-1]\n"
+    "slow = [e for e in final['elements'] if e['name'] == 'jslow'][0]\n"
+    "assert slow['self']['count'] == 8, slow['self']\n"
+    "assert slow['self']['p50'] >= 19000000, slow['self']\n"
+    "assert final['verdict'] == 'loader-bound', final['verdict']\n"
+    "events = json.load(open(sys.argv[2]))\n"
+    "slices = [e for e in events if e.get('ph') == 'X' and e['name'] == 'jslow']\n"
+    "assert len(slices) == 8, len(slices)\n"
+    "assert all(e['dur'] >= 19000 for e in slices)\n"
+    "assert any(e.get('ph') == 'C' and e['name'] == 'jq' for e in events)\n"
+    "assert any(e.get('ph') == 'M' for e in events)\n";
+
+GST_START_TEST (test_json_and_timeline_files_parse)
+{
+  GstTracer *tracer;
+  gchar *argv[] = { (gchar *) "/usr/bin/python3", (gchar *) "-c",
+    (gchar *) check_files_py, stats_path, timeline_path, NULL
+  };
+  gchar *out = NULL, *err = NULL;
+  gint status = -1;
+
+  if (!g_file_test (argv[0], G_FILE_TEST_IS_EXECUTABLE)) {
+    GST_INFO ("no /usr/bin/python3: skipping the file check");
+    return;
+  }
+  reset_stats ();
+  run_launch_line ("fakesrc num-buffers=8 ! identity name=jslow "
+      "sleep-time=20000 ! queue name=jq ! fakesink sync=false");
+  tracer = wsistats_tracer ();
+  g_signal_emit_by_name (tracer, "write-report");
+  gst_object_unref (tracer);
+
+  fail_unless (g_spawn_sync (NULL, argv, NULL, G_SPAWN_DEFAULT, NULL, NULL,
+          &out, &err, &status, NULL));
+  fail_unless (g_spawn_check_wait_status (status, NULL),
+      "file check failed: %s", err);
+  g_free (out);
+  g_free (err);
+}
+
+GST_END_TEST;
+
+static Suite *
+wsistats_suite (void)
+{
+  Suite *s = suite_create ("wsistats");
+  TCase *tc = tcase_create ("general");
+
+  tcase_set_timeout (tc, 120);
+  suite_add_tcase (s, tc);
+  tcase_add_test (tc, test_delay_shows_in_the_right_element);
+  tcase_add_test (tc, test_patches_counted_from_meta_and_aged);
+  tcase_add_test (tc, test_verdict_trainer_bound);
+  tcase_add_test (tc, test_verdict_loader_bound);
+  tcase_add_test (tc, test_transit_by_offset);
+  tcase_add_test (tc, test_restart_and_reset);
+  tcase_add_test (tc, test_json_and_timeline_files_parse);
+  return s;
+}
+
+int
+main (int argc, char **argv)
+{
+  Suite *s;
+  gchar *tracers;
+  int failed;
+
+  g_mkdir_with_parents (WSI_TEST_TMPDIR, 0755);
+  stats_path = g_build_filename (WSI_TEST_TMPDIR, "stats.jsonl", NULL);
+  timeline_path = g_build_filename (WSI_TEST_TMPDIR, "timeline.json", NULL);
+  tracers = g_strdup_printf ("wsistats(interval=100,sample-interval=5,"
+      "file=%s,timeline=%s,transit=queue)", stats_path, timeline_path);
+  g_setenv ("GST_TRACERS", tracers, TRUE);
+  g_free (tracers);
+  /* one process: the tracer and its files belong to it */
+  g_setenv ("CK_FORK", "no", TRUE);
+
+  gst_check_init (&argc, &argv);
+  s = wsistats_suite ();
+  failed = gst_check_run_suite (s, "wsistats", __FILE__);
+  g_free (stats_path);
+  g_free (timeline_path);
+  return failed;
+}
