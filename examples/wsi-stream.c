@@ -137,8 +137,10 @@ report_bus (GstElement * pipeline)
 
     if (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_ERROR) {
       gst_message_parse_error (msg, &err, &debug);
-      g_printerr ("ERROR from %s: %s\n", GST_OBJECT_NAME (msg->src),
-          err->message);
+      /* The first error says why; later ones are consequences. */
+      if (!stream_failed)
+        g_printerr ("ERROR from %s: %s\n", GST_OBJECT_NAME (msg->src),
+            err->message);
       ok = FALSE;
       stream_failed = TRUE;
     } else {
@@ -279,8 +281,11 @@ main (int argc, char **argv)
     return 1;
   }
 
-  gst_element_set_state (pipeline, GST_STATE_PLAYING);
-  consume (pipeline, GST_APP_SINK (sink), &o);
+  if (gst_element_set_state (pipeline, GST_STATE_PLAYING) ==
+      GST_STATE_CHANGE_FAILURE)
+    report_bus (pipeline);
+  else
+    consume (pipeline, GST_APP_SINK (sink), &o);
   report_bus (pipeline);
   ok = !stream_failed;
   gst_element_set_state (pipeline, GST_STATE_NULL);
