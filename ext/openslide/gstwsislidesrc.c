@@ -34,6 +34,15 @@
  * slide, and with `slide-order=random` it reshuffles its own slides every
  * cycle, reproducibly for a given #wsislidesrc:seed.
  *
+ * Every `WsiSlideMeta` also says where the slide sits in that split:
+ * `rank` and `world-size` (uint), `rank-slides` (uint: slides this rank
+ * holds) and `rank-slides-min` (uint: floor(total / world-size), the slide
+ * count of the smallest rank, also the #wsislidesrc:rank-slides-min
+ * property). `rank-slides-min` follows from the sorted collection alone, so
+ * every rank computes the same number without communicating: patchsampler
+ * with `rank-quota=true` turns it into a per-rank patch quota, so that a
+ * finite DDP run emits exactly as many patches on every rank.
+ *
  * A slide that cannot be read is reported with a warning message naming the
  * file and the reason, counted in #wsislidesrc:slides-failed and skipped
  * (never retried on later cycles); the stream goes on. Only when every slide
@@ -107,7 +116,8 @@ enum
   PROP_DEFAULT_MPP,
   PROP_SLIDES_TOTAL,
   PROP_SLIDES_FAILED,
-  PROP_CYCLES_COMPLETED
+  PROP_CYCLES_COMPLETED,
+  PROP_RANK_SLIDES_MIN
 };
 
 /* One slide of the collection. */
@@ -150,12 +160,14 @@ struct _GstWsiSlideSrc
   guint slides_total;
   guint slides_failed;
   guint cycles_completed;
+  guint rank_slides_min;
   gboolean started;
 
   /* Streaming state, set up in start() and used by the streaming thread. */
   WsiSlideSrcSettings run;
   GPtrArray *entries;           /* WsiSlideEntry of this rank, sorted */
   guint collection_size;        /* slides before the rank split */
+  guint smallest_rank_slides;   /* floor(collection_size / world_size) */
   guint *visit_order;           /* indices into entries for this cycle */
   guint position;               /* next position in visit_order */
   guint cycle_number;
@@ -751,6 +763,10 @@ attach_slide_meta (GstWsiSlideSrc * self, GstBuffer * buffer,
       "cycle", G_TYPE_UINT, self->cycle_number,
       "seed", G_TYPE_UINT64, self->run.seed,
       "label", G_TYPE_STRING, entry->label,
+      "rank", G_TYPE_UINT, (guint) self->run.rank,
+      "world-size", G_TYPE_UINT, (guint) self->run.world_size,
+      "rank-slides", G_TYPE_UINT, self->entries->len,
+      "rank-slides-min", G_TYPE_UINT, self->smallest_rank_slides,
       "has-overview", G_TYPE_BOOLEAN, has_overview,
       "has-mask", G_TYPE_BOOLEAN, FALSE,
       "tissue-fraction", G_TYPE_DOUBLE, -1.0,
@@ -924,6 +940,10 @@ gst_wsi_slide_src_start (GstBaseSrc * bsrc)
     return FALSE;
   }
   self->collection_size = collection->len;
+  /* The round-robin split gives every rank either floor(N / W) or one more
+   * slide: the smallest share follows from N and W alone, so every rank
+   * computes the same quota without talking to the others. */
+  self->smallest_rank_slides = collection->len / self->run.world_size;
   self->entries = partition_for_rank (collection, self->run.rank,
       self->run.world_size);
   g_ptr_array_unref (collection);
@@ -950,6 +970,7 @@ gst_wsi_slide_src_start (GstBaseSrc * bsrc)
   self->slides_total = self->entries->len;
   self->slides_failed = 0;
   self->cycles_completed = 0;
+  self->rank_slides_min = self->smallest_rank_slides;
   self->started = TRUE;
   g_mutex_unlock (&self->lock);
 
@@ -1108,6 +1129,9 @@ gst_wsi_slide_src_get_property (GObject * object, guint prop_id,
     case PROP_CYCLES_COMPLETED:
       g_value_set_uint (value, self->cycles_completed);
       break;
+    case PROP_RANK_SLIDES_MIN:
+      g_value_set_uint (value, self->rank_slides_min);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -1186,6 +1210,12 @@ gst_wsi_slide_src_install_properties (GObjectClass * gobject_class)
   g_object_class_install_property (gobject_class, PROP_CYCLES_COMPLETED,
       g_param_spec_uint ("cycles-completed", "Cycles completed",
           "Passes over the rank's slides completed so far (read-only)",
+          0, G_MAXUINT, 0, ro));
+  g_object_class_install_property (gobject_class, PROP_RANK_SLIDES_MIN,
+      g_param_spec_uint ("rank-slides-min", "Slides of the smallest rank",
+          "floor(slides in the collection / world-size): the slide count of "
+          "the smallest rank, the same number on every rank; also in every "
+          "WsiSlideMeta (read-only, known once started, 0 before)",
           0, G_MAXUINT, 0, ro));
 }
 

@@ -35,6 +35,15 @@
  * `GST_BUFFER_OFFSET_END` the sequence after its last one. Buffers carry no
  * timestamps.
  *
+ * To resume a job, #GstPatchInterleave:skip-patches drops every record whose
+ * sequence number is below it, after the renumbering (the output order
+ * depends on the pool, so only here is the sequence known). The numbering
+ * itself is unchanged, so the resumed stream is identical to the tail of
+ * the uninterrupted one. Upstream replays the planning of the skipped part
+ * (cheap coordinate work on the tissue masks), but no pixel of a skipped
+ * patch is ever read, since patchreader never sees its record. To resume at
+ * batch k of batch size B, set skip-patches to k × B.
+ *
  * Serialized events other than EOS (CAPS, SEGMENT, tags, custom events)
  * are forwarded at once, even while slides wait in the pool, so they may
  * overtake records of earlier plans: coordinate buffers are not
@@ -48,6 +57,11 @@
  *     patchsampler ! patchinterleave pool-size=16 patches-per-visit=8 ! \
  *     patchreader ! queue ! patchbatch batch-size=64 ! fakesink sync=false
  * ]| Mixes patches from 16 slides at a time, 8 consecutive patches per slide.
+ * |[
+ * gst-launch-1.0 wsislidesrc location=/data/slides seed=7 ! tissuemask ! \
+ *     queue ! patchsampler ! patchinterleave skip-patches=6400 ! \
+ *     patchreader ! queue ! patchbatch batch-size=64 ! fakesink sync=false
+ * ]| Resumes the same stream at batch 100 of 64 patches.
  */
 
 #ifdef HAVE_CONFIG_H
@@ -65,6 +79,7 @@ GST_DEBUG_CATEGORY_STATIC (gst_patch_interleave_debug);
 #define MAX_POOL_SIZE 1024
 #define DEFAULT_PATCHES_PER_VISIT 4
 #define MAX_PATCHES_PER_VISIT 65536
+#define DEFAULT_SKIP_PATCHES 0
 
 enum
 {
@@ -72,6 +87,7 @@ enum
   PROP_POOL_SIZE,
   PROP_PATCHES_PER_VISIT,
   PROP_SLIDES_IN_POOL,
+  PROP_SKIP_PATCHES,
 };
 
 /* One slide waiting in the pool: its plan stays mapped until it leaves. */
@@ -94,6 +110,7 @@ struct _GstPatchInterleave
   /* properties, under the object lock */
   guint pool_size;
   guint patches_per_visit;
+  guint64 skip_patches;
 
   /* streaming state, touched only with the sink pad's stream lock held
    * (chain, serialized events, and state changes once pads are inactive) */
@@ -255,26 +272,34 @@ pool_next_occupied (GstPatchInterleave * self)
 
 /* ---- visits ------------------------------------------------------------ */
 
-/* Copies the next up-to-@per_visit records of @slide into a new buffer
- * and numbers them in output order. */
+/* Takes the next up-to-@per_visit records of @slide and numbers them in
+ * output order. Returns a new buffer with those whose sequence is at least
+ * @skip, or NULL when all of them are skipped (a resumed run replays the
+ * numbering of the skipped part, but nothing downstream sees it). */
 static GstBuffer *
 make_visit_buffer (GstPatchInterleave * self, WsiPooledSlide * slide,
-    guint per_visit)
+    guint per_visit, guint64 skip)
 {
   guint n = MIN (per_visit, slide->n_records - slide->next);
-  gsize size = n * sizeof (WsiPatchRecord);
-  WsiPatchRecord *records = g_malloc (size);
-  GstBuffer *out;
+  guint64 first = self->next_sequence;
+  guint n_skipped = skip > first ? (guint) MIN (skip - first, n) : 0;
+  guint n_kept = n - n_skipped;
+  WsiPatchRecord *records;
+  GstBuffer *out = NULL;
   guint i;
 
-  memcpy (records, slide->records + slide->next, size);
-  for (i = 0; i < n; i++)
-    records[i].sequence = self->next_sequence + i;
+  if (n_kept > 0) {
+    records = g_new (WsiPatchRecord, n_kept);
+    memcpy (records, slide->records + slide->next + n_skipped,
+        n_kept * sizeof (WsiPatchRecord));
+    for (i = 0; i < n_kept; i++)
+      records[i].sequence = first + n_skipped + i;
 
-  out = gst_buffer_new_wrapped (records, size);
-  GST_BUFFER_OFFSET (out) = self->next_sequence;
-  GST_BUFFER_OFFSET_END (out) = self->next_sequence + n;
-  wsi_slide_meta_copy (out, slide->plan);
+    out = gst_buffer_new_wrapped (records, n_kept * sizeof (WsiPatchRecord));
+    GST_BUFFER_OFFSET (out) = first + n_skipped;
+    GST_BUFFER_OFFSET_END (out) = first + n;
+    wsi_slide_meta_copy (out, slide->plan);
+  }
 
   slide->next += n;
   self->next_sequence += n;
@@ -282,16 +307,18 @@ make_visit_buffer (GstPatchInterleave * self, WsiPooledSlide * slide,
 }
 
 static GstFlowReturn
-push_one_visit (GstPatchInterleave * self, guint per_visit)
+push_one_visit (GstPatchInterleave * self, guint per_visit, guint64 skip)
 {
   guint slot = pool_next_occupied (self);
   WsiPooledSlide *slide = g_ptr_array_index (self->slots, slot);
-  GstBuffer *out = make_visit_buffer (self, slide, per_visit);
+  GstBuffer *out = make_visit_buffer (self, slide, per_visit, skip);
 
   self->cursor = (slot + 1) % self->slots->len;
   if (slide->next == slide->n_records)
     pool_remove (self, slot);
 
+  if (out == NULL)
+    return GST_FLOW_OK;
   GST_LOG_OBJECT (self, "visit of slot %u: records %" G_GUINT64_FORMAT
       "..%" G_GUINT64_FORMAT, slot, GST_BUFFER_OFFSET (out),
       GST_BUFFER_OFFSET_END (out));
@@ -300,24 +327,27 @@ push_one_visit (GstPatchInterleave * self, guint per_visit)
 
 /* Pushes visits while at least @min_pooled slides are pooled. */
 static GstFlowReturn
-push_visits (GstPatchInterleave * self, guint min_pooled, guint per_visit)
+push_visits (GstPatchInterleave * self, guint min_pooled, guint per_visit,
+    guint64 skip)
 {
   GstFlowReturn ret = GST_FLOW_OK;
 
   while (ret == GST_FLOW_OK && self->n_pooled > 0
       && (guint) self->n_pooled >= min_pooled)
-    ret = push_one_visit (self, per_visit);
+    ret = push_one_visit (self, per_visit, skip);
   return ret;
 }
 
 /* ---- pads -------------------------------------------------------------- */
 
 static void
-read_settings (GstPatchInterleave * self, guint * pool_size, guint * per_visit)
+read_settings (GstPatchInterleave * self, guint * pool_size, guint * per_visit,
+    guint64 * skip)
 {
   GST_OBJECT_LOCK (self);
   *pool_size = self->pool_size;
   *per_visit = self->patches_per_visit;
+  *skip = self->skip_patches;
   GST_OBJECT_UNLOCK (self);
 }
 
@@ -327,8 +357,9 @@ gst_patch_interleave_chain (GstPad * pad, GstObject * parent, GstBuffer * plan)
   GstPatchInterleave *self = GST_PATCH_INTERLEAVE (parent);
   WsiPooledSlide *slide;
   guint pool_size, per_visit;
+  guint64 skip;
 
-  read_settings (self, &pool_size, &per_visit);
+  read_settings (self, &pool_size, &per_visit, &skip);
 
   slide = wsi_pooled_slide_new (self, plan);
   if (slide == NULL)
@@ -343,17 +374,18 @@ gst_patch_interleave_chain (GstPad * pad, GstObject * parent, GstBuffer * plan)
 
   pool_add (self, slide);
   /* Returning as soon as one slide runs out lets upstream replace it. */
-  return push_visits (self, pool_size, per_visit);
+  return push_visits (self, pool_size, per_visit, skip);
 }
 
 static void
 drain_pool (GstPatchInterleave * self)
 {
   guint pool_size, per_visit;
+  guint64 skip;
   GstFlowReturn ret;
 
-  read_settings (self, &pool_size, &per_visit);
-  ret = push_visits (self, 1, per_visit);
+  read_settings (self, &pool_size, &per_visit, &skip);
+  ret = push_visits (self, 1, per_visit, skip);
   if (ret == GST_FLOW_NOT_LINKED || ret < GST_FLOW_EOS) {
     /* Nobody upstream sees a flow return from an event: report it here. */
     GST_ELEMENT_FLOW_ERROR (self, ret);
@@ -397,6 +429,9 @@ gst_patch_interleave_set_property (GObject * object, guint prop_id,
     case PROP_PATCHES_PER_VISIT:
       self->patches_per_visit = g_value_get_uint (value);
       break;
+    case PROP_SKIP_PATCHES:
+      self->skip_patches = g_value_get_uint64 (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -420,6 +455,9 @@ gst_patch_interleave_get_property (GObject * object, guint prop_id,
       break;
     case PROP_SLIDES_IN_POOL:
       g_value_set_uint (value, g_atomic_int_get (&self->n_pooled));
+      break;
+    case PROP_SKIP_PATCHES:
+      g_value_set_uint64 (value, self->skip_patches);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -488,6 +526,16 @@ gst_patch_interleave_class_init (GstPatchInterleaveClass * klass)
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_PLAYING));
 
+  g_object_class_install_property (gobject_class, PROP_SKIP_PATCHES,
+      g_param_spec_uint64 ("skip-patches", "Skip patches",
+          "Resume: records whose sequence number (in output order) is below "
+          "this are dropped instead of pushed; numbering is unchanged, so "
+          "the stream is the tail of the uninterrupted one. To resume at "
+          "batch k of size B set k * B (patches, 0 to 2^64-1, default 0)",
+          0, G_MAXUINT64, DEFAULT_SKIP_PATCHES,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+
   g_object_class_install_property (gobject_class, PROP_SLIDES_IN_POOL,
       g_param_spec_uint ("slides-in-pool", "Slides in pool",
           "Slides currently held in the pool (read-only, 0 to 1024)",
@@ -523,5 +571,6 @@ gst_patch_interleave_init (GstPatchInterleave * self)
 
   self->pool_size = DEFAULT_POOL_SIZE;
   self->patches_per_visit = DEFAULT_PATCHES_PER_VISIT;
+  self->skip_patches = DEFAULT_SKIP_PATCHES;
   self->slots = g_ptr_array_new ();
 }

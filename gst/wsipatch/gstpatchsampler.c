@@ -49,14 +49,40 @@
  * the element posts an error instead of cycling forever; at EOS with no
  * patch planned in total it posts a warning.
  *
+ * ## Finite runs and DDP
+ *
+ * #GstPatchSampler:max-patches plans at most that many patches over the
+ * whole stream: the plan of the last slide is cut short, EOS is pushed
+ * downstream and GST_FLOW_EOS returned upstream, so the source stops.
+ *
+ * With #GstPatchSampler:rank-quota every rank of a distributed job stops
+ * after exactly the same number of patches, decided locally: the quota is
+ * `rank-slides-min × patches-per-slide`, with `rank-slides-min` (the slide
+ * count of the smallest rank, from the first slide's `WsiSlideMeta`) the
+ * same on every rank (if max-patches is set too, the smaller wins; the
+ * #GstPatchSampler:quota property tells the result). Use it with
+ * wsislidesrc `cycle=true`: patches lost to bad, blank or tissue-poor slides
+ * are then made up by revisiting the rank's slides with fresh positions
+ * (the next `cycle`, which every record carries), and the stream ends
+ * exactly at the quota. If upstream ends first (`cycle=false` and a
+ * shortfall) the element posts an error naming the rank and the numbers.
+ * A rank whose slides all fail still ends with the errors above (every
+ * slide failed, or a whole pass yielded no patch), never a hang.
+ *
  * ## Example launch line
  * |[
- * gst-launch-1.0 wsislidesrc location=/data/slides seed=7 num-cycles=1 ! \
+ * gst-launch-1.0 wsislidesrc location=/data/slides seed=7 ! \
  *     tissuemask ! queue ! \
  *     patchsampler patch-size=224 target-mpp=0.5 patches-per-slide=200 ! \
  *     fakesink sync=false
  * ]| Plans 200 random 224×224 patches at 0.5 µm/px on the tissue of every
  * slide.
+ * |[
+ * gst-launch-1.0 wsislidesrc location=train.lst rank=1 world-size=4 cycle=true ! \
+ *     tissuemask ! queue ! patchsampler patches-per-slide=100 rank-quota=true ! \
+ *     fakesink sync=false
+ * ]| Plans exactly 100 × floor(slides / 4) patches on rank 1, refilling
+ * from the rank's slides when some give fewer, then ends the stream.
  */
 
 #ifdef HAVE_CONFIG_H
@@ -86,6 +112,9 @@ GST_DEBUG_CATEGORY_STATIC (gst_patch_sampler_debug);
 #define DEFAULT_STRIDE 0
 #define DEFAULT_MAX_ATTEMPTS 0
 #define ATTEMPTS_PER_PATCH 50
+#define DEFAULT_MAX_PATCHES -1
+#define DEFAULT_RANK_QUOTA FALSE
+#define NO_QUOTA -1
 /* Mask bytes at or above this are tissue (tissuemask writes 0 or 255). */
 #define TISSUE_THRESHOLD 128
 
@@ -104,6 +133,9 @@ enum
   PROP_SLIDES_SAMPLED,
   PROP_SLIDES_SKIPPED,
   PROP_PATCHES_PLANNED,
+  PROP_MAX_PATCHES,
+  PROP_RANK_QUOTA,
+  PROP_QUOTA,
 };
 
 /* The property values one slide is planned with (a snapshot taken under
@@ -192,6 +224,9 @@ struct _GstPatchSampler
   guint64 slides_sampled;
   guint64 slides_skipped;
   guint64 patches_planned;
+  gint64 max_patches;
+  gboolean rank_quota;
+  gint64 quota;                 /* NO_QUOTA, or decided at the first slide */
 
   /* streaming thread only */
   guint64 next_sequence;
@@ -202,6 +237,10 @@ struct _GstPatchSampler
   gchar *cycle_last_skip;       /* why the last slide of the cycle gave none */
   GHashTable *warned_slides;    /* slide indices already warned about */
   gboolean warned_unlimited;
+  gboolean quota_decided;
+  gboolean quota_from_rank;     /* rank-quota took part: shortfall = error */
+  guint quota_rank;             /* from the first slide's meta, for errors */
+  gboolean quota_reached;       /* EOS sent downstream */
 
   /* integral image scratch, kept between slides to avoid reallocating */
   guint32 *integral;
@@ -612,6 +651,13 @@ patch_sampler_reset_stream (GstPatchSampler * self)
   g_clear_pointer (&self->cycle_last_skip, g_free);
   g_hash_table_remove_all (self->warned_slides);
   self->warned_unlimited = FALSE;
+  self->quota_decided = FALSE;
+  self->quota_from_rank = FALSE;
+  self->quota_rank = 0;
+  self->quota_reached = FALSE;
+  GST_OBJECT_LOCK (self);
+  self->quota = NO_QUOTA;
+  GST_OBJECT_UNLOCK (self);
 }
 
 /* TRUE the first time a problem with slide @index is reported in this
@@ -928,6 +974,123 @@ patch_sampler_settings_snapshot (GstPatchSampler * self,
   }
 }
 
+/* ---- finite runs: the quota ------------------------------------------- */
+
+/* Decides the stream's quota from the properties and the first slide's
+ * meta: max-patches, and with rank-quota rank-slides-min ×
+ * patches-per-slide, the smaller winning. Every rank sees the same
+ * rank-slides-min, so every rank gets the same quota without talking to
+ * the others. Returns FALSE after posting an error. */
+static gboolean
+patch_sampler_decide_quota (GstPatchSampler * self,
+    const GstPatchSamplerSettings * settings, const GstStructure * meta)
+{
+  gint64 max_patches, quota;
+  gboolean rank_quota;
+  guint min_slides = 0;
+
+  GST_OBJECT_LOCK (self);
+  max_patches = self->max_patches;
+  rank_quota = self->rank_quota;
+  GST_OBJECT_UNLOCK (self);
+
+  quota = max_patches;
+  if (rank_quota) {
+    gint64 rank_share;
+
+    gst_structure_get_uint (meta, "rank", &self->quota_rank);
+    if (!gst_structure_get_uint (meta, "rank-slides-min", &min_slides)) {
+      GST_ELEMENT_ERROR (self, STREAM, FORMAT,
+          ("rank-quota=true needs the rank-slides-min field of the slide "
+              "meta, which slide \"%s\" lacks; is patchsampler fed by "
+              "wsislidesrc?", GST_STR_NULL (gst_structure_get_string (meta,
+                      "path"))), (NULL));
+      return FALSE;
+    }
+    if (settings->patches_per_slide < 0) {
+      GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
+          ("rank-quota=true needs a fixed patches-per-slide; -1 (all grid "
+              "positions) differs from slide to slide, so ranks would not "
+              "agree on a quota."), (NULL));
+      return FALSE;
+    }
+    rank_share = (gint64) min_slides * settings->patches_per_slide;
+    if (rank_share == 0)
+      GST_ELEMENT_WARNING (self, RESOURCE, SETTINGS,
+          ("rank-quota=true gives a quota of 0 patches: the smallest rank "
+              "holds no slide (fewer slides than ranks), so every rank ends "
+              "at once."), (NULL));
+    quota = quota < 0 ? rank_share : MIN (quota, rank_share);
+    self->quota_from_rank = TRUE;
+  }
+
+  self->quota_decided = TRUE;
+  GST_OBJECT_LOCK (self);
+  self->quota = quota;
+  GST_OBJECT_UNLOCK (self);
+  if (quota >= 0)
+    GST_INFO_OBJECT (self, "quota: %" G_GINT64_FORMAT " patches (max-patches "
+        "%" G_GINT64_FORMAT ", rank-quota %d, rank-slides-min %u)", quota,
+        max_patches, rank_quota, min_slides);
+  return TRUE;
+}
+
+/* Patches still allowed before the quota, or -1 when there is none. */
+static gint64
+patch_sampler_quota_left (GstPatchSampler * self)
+{
+  gint64 quota, left;
+
+  GST_OBJECT_LOCK (self);
+  quota = self->quota;
+  left = quota < 0 ? -1 : MAX (quota - (gint64) self->patches_planned, 0);
+  GST_OBJECT_UNLOCK (self);
+  return left;
+}
+
+/* The quota is met: ends the stream downstream and tells upstream to stop
+ * (GST_FLOW_EOS stops the source's task). */
+static GstFlowReturn
+patch_sampler_finish_quota (GstPatchSampler * self)
+{
+  GST_DEBUG_OBJECT (self, "quota of %" G_GINT64_FORMAT " patches reached: "
+      "EOS", self->quota);
+  self->quota_reached = TRUE;
+  gst_pad_push_event (self->srcpad, gst_event_new_eos ());
+  return GST_FLOW_EOS;
+}
+
+/* Keeps the first @n records of @out. */
+static void
+truncate_plan (GstBuffer * out, gint64 n)
+{
+  if ((gint64) (gst_buffer_get_size (out) / sizeof (WsiPatchRecord)) > n)
+    gst_buffer_set_size (out, n * sizeof (WsiPatchRecord));
+}
+
+/* At EOS from upstream: with rank-quota the rank must have met its quota,
+ * or the ranks of a DDP job would emit different numbers of patches. */
+static void
+patch_sampler_check_quota_met (GstPatchSampler * self)
+{
+  gint64 quota;
+  guint64 planned;
+
+  GST_OBJECT_LOCK (self);
+  quota = self->quota;
+  planned = self->patches_planned;
+  GST_OBJECT_UNLOCK (self);
+
+  if (!self->quota_from_rank || quota < 0 || planned >= (guint64) quota)
+    return;
+  GST_ELEMENT_ERROR (self, STREAM, FAILED,
+      ("rank %u planned only %" G_GUINT64_FORMAT " of its quota of %"
+          G_GINT64_FORMAT " patches: set cycle=true on wsislidesrc so "
+          "shortfalls are refilled", self->quota_rank, planned, quota),
+      ("the slides of this rank ended (EOS) before the quota; the ranks "
+          "would emit different numbers of patches"));
+}
+
 static GstFlowReturn
 gst_patch_sampler_chain (GstPad * pad, GstObject * parent, GstBuffer * slide)
 {
@@ -941,7 +1104,14 @@ gst_patch_sampler_chain (GstPad * pad, GstObject * parent, GstBuffer * slide)
   GstBuffer *out = NULL;
   gchar *reason = NULL;
   gboolean map_ok;
+  gint64 quota_left;
+  GstFlowReturn ret;
 
+  if (self->quota_reached) {
+    /* Slides already on their way when the quota was met. */
+    gst_buffer_unref (slide);
+    return GST_FLOW_EOS;
+  }
   if (meta == NULL || !slide_visit_read (&visit, meta)) {
     GST_ELEMENT_ERROR (self, STREAM, FORMAT,
         ("Received a slide buffer without a usable WsiSlideMeta (path, "
@@ -955,6 +1125,16 @@ gst_patch_sampler_chain (GstPad * pad, GstObject * parent, GstBuffer * slide)
     return GST_FLOW_ERROR;
   }
   patch_sampler_settings_snapshot (self, &settings);
+  if (!self->quota_decided
+      && !patch_sampler_decide_quota (self, &settings, meta)) {
+    gst_buffer_unref (slide);
+    return GST_FLOW_ERROR;
+  }
+  quota_left = patch_sampler_quota_left (self);
+  if (quota_left == 0) {
+    gst_buffer_unref (slide);
+    return patch_sampler_finish_quota (self);
+  }
 
   if (visit.tissue_rejected) {
     patch_sampler_skip (self, &visit,
@@ -990,6 +1170,8 @@ gst_patch_sampler_chain (GstPad * pad, GstObject * parent, GstBuffer * slide)
     return GST_FLOW_OK;
   }
 
+  if (quota_left > 0)
+    truncate_plan (out, quota_left);
   patch_sampler_number (self, out);
   GST_BUFFER_OFFSET (out) = GST_BUFFER_OFFSET (slide);
   wsi_slide_meta_copy (out, slide);
@@ -1004,7 +1186,10 @@ gst_patch_sampler_chain (GstPad * pad, GstObject * parent, GstBuffer * slide)
       " patches, footprint %u", visit.index, visit.path, visit.cycle,
       gst_buffer_get_size (out) / sizeof (WsiPatchRecord), tmpl.footprint);
 
-  return gst_pad_push (self->srcpad, out);
+  ret = gst_pad_push (self->srcpad, out);
+  if (ret == GST_FLOW_OK && patch_sampler_quota_left (self) == 0)
+    ret = patch_sampler_finish_quota (self);
+  return ret;
 }
 
 static gboolean
@@ -1029,12 +1214,20 @@ gst_patch_sampler_sink_event (GstPad * pad, GstObject * parent,
     case GST_EVENT_EOS:{
       guint64 planned, sampled, skipped;
 
+      if (self->quota_reached) {
+        /* EOS already went downstream when the quota was met. */
+        gst_event_unref (event);
+        return TRUE;
+      }
+      patch_sampler_check_quota_met (self);
       GST_OBJECT_LOCK (self);
       planned = self->patches_planned;
       sampled = self->slides_sampled;
       skipped = self->slides_skipped;
       GST_OBJECT_UNLOCK (self);
-      if (planned == 0 && sampled + skipped == 0)
+      if (self->quota_from_rank)
+        ;                       /* a shortfall was reported just above */
+      else if (planned == 0 && sampled + skipped == 0)
         GST_ELEMENT_WARNING (self, STREAM, FAILED,
             ("The stream ended without a single patch: no slide arrived."),
             (NULL));
@@ -1143,6 +1336,12 @@ gst_patch_sampler_set_property (GObject * object, guint prop_id,
     case PROP_MAX_ATTEMPTS:
       self->settings.max_attempts = g_value_get_uint (value);
       break;
+    case PROP_MAX_PATCHES:
+      self->max_patches = g_value_get_int64 (value);
+      break;
+    case PROP_RANK_QUOTA:
+      self->rank_quota = g_value_get_boolean (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -1194,6 +1393,15 @@ gst_patch_sampler_get_property (GObject * object, guint prop_id,
     case PROP_PATCHES_PLANNED:
       g_value_set_uint64 (value, self->patches_planned);
       break;
+    case PROP_MAX_PATCHES:
+      g_value_set_int64 (value, self->max_patches);
+      break;
+    case PROP_RANK_QUOTA:
+      g_value_set_boolean (value, self->rank_quota);
+      break;
+    case PROP_QUOTA:
+      g_value_set_int64 (value, self->quota);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -1220,6 +1428,8 @@ gst_patch_sampler_class_init (GstPatchSamplerClass * klass)
   const GParamFlags rw = G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
       GST_PARAM_MUTABLE_PLAYING;
   const GParamFlags ro = G_PARAM_READABLE | G_PARAM_STATIC_STRINGS;
+  const GParamFlags rw_ready = G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+      GST_PARAM_MUTABLE_READY;
 
   gobject_class->set_property = gst_patch_sampler_set_property;
   gobject_class->get_property = gst_patch_sampler_get_property;
@@ -1292,6 +1502,25 @@ gst_patch_sampler_class_init (GstPatchSamplerClass * klass)
       g_param_spec_uint64 ("patches-planned", "Patches planned",
           "Patch records pushed since the element last started (read-only)",
           0, G_MAXUINT64, 0, ro));
+  g_object_class_install_property (gobject_class, PROP_MAX_PATCHES,
+      g_param_spec_int64 ("max-patches", "Maximum patches",
+          "Most patches planned over the whole stream (the last slide's plan "
+          "is cut short); then EOS goes downstream and upstream is told to "
+          "stop. Patches, -1 to 2^63-1, default -1 = unlimited",
+          -1, G_MAXINT64, DEFAULT_MAX_PATCHES, rw_ready));
+  g_object_class_install_property (gobject_class, PROP_RANK_QUOTA,
+      g_param_spec_boolean ("rank-quota", "Per-rank quota",
+          "Finite DDP runs: end the stream after exactly rank-slides-min x "
+          "patches-per-slide patches (rank-slides-min from the first slide's "
+          "meta, the same on every rank; with max-patches too the smaller "
+          "wins). Use with wsislidesrc cycle=true so shortfalls are refilled; "
+          "an upstream EOS before the quota is an error. Default: false",
+          DEFAULT_RANK_QUOTA, rw_ready));
+  g_object_class_install_property (gobject_class, PROP_QUOTA,
+      g_param_spec_int64 ("quota", "Quota",
+          "Patches this stream ends after, decided at the first slide from "
+          "max-patches and rank-quota (read-only; patches, -1 = none or not "
+          "yet known)", -1, G_MAXINT64, NO_QUOTA, ro));
 
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_add_static_pad_template (element_class, &src_template);
@@ -1330,6 +1559,9 @@ gst_patch_sampler_init (GstPatchSampler * self)
   self->settings.replacement = DEFAULT_REPLACEMENT;
   self->settings.stride = DEFAULT_STRIDE;
   self->settings.max_attempts = DEFAULT_MAX_ATTEMPTS;
+  self->max_patches = DEFAULT_MAX_PATCHES;
+  self->rank_quota = DEFAULT_RANK_QUOTA;
+  self->quota = NO_QUOTA;
   self->warned_slides = g_hash_table_new (g_direct_hash, g_direct_equal);
 }
 

@@ -119,7 +119,10 @@ wsi_record_register_metas (void)
  *   overview-width, overview-height (int),
  *   has-overview, has-mask (boolean),
  *   tissue-fraction (double, -1 until tissuemask ran),
- *   tissue-rejected (boolean: too little tissue, sample nothing)
+ *   tissue-rejected (boolean: too little tissue, sample nothing),
+ *   rank, world-size (uint), rank-slides (uint: slides this rank holds),
+ *   rank-slides-min (uint: floor (total / world-size), the smallest rank's
+ *     slide count, the same on every rank; patchsampler's rank-quota)
  */
 
 static inline GstStructure *

@@ -434,6 +434,84 @@ GST_START_TEST (test_null_playing_null_repeated)
 
 GST_END_TEST;
 
+/* Runs plans A(4) and B(4) through pool 2, 2 per visit, with @skip, and
+ * returns the output as "A3@5 ..." (record@sequence) per buffer. */
+static gchar *
+interleave_with_skip (guint64 skip, guint64 * first_offset)
+{
+  GstHarness *h = new_interleave (2, 2);
+  GString *out = g_string_new (NULL);
+  GstBuffer *buf;
+
+  g_object_set (h->element, "skip-patches", skip, NULL);
+  push_plan (h, 'A', 4);
+  push_plan (h, 'B', 4);
+  fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
+  *first_offset = G_MAXUINT64;
+  while ((buf = gst_harness_try_pull (h)) != NULL) {
+    GstMapInfo map;
+    const WsiPatchRecord *r;
+    guint i, n;
+
+    fail_unless (gst_buffer_map (buf, &map, GST_MAP_READ));
+    r = (const WsiPatchRecord *) map.data;
+    n = map.size / sizeof (WsiPatchRecord);
+    fail_unless (n > 0, "an empty buffer was pushed");
+    fail_unless_equals_uint64 (GST_BUFFER_OFFSET (buf), r[0].sequence);
+    if (*first_offset == G_MAXUINT64)
+      *first_offset = GST_BUFFER_OFFSET (buf);
+    if (out->len > 0)
+      g_string_append_c (out, '|');
+    for (i = 0; i < n; i++)
+      g_string_append_printf (out, "%s%c%" G_GINT64_FORMAT "@%"
+          G_GUINT64_FORMAT, i ? " " : "", (gchar) r[i].slide_index, r[i].x,
+          r[i].sequence);
+    gst_buffer_unmap (buf, &map);
+    gst_buffer_unref (buf);
+  }
+  gst_harness_teardown (h);
+  return g_string_free (out, FALSE);
+}
+
+/* Resume: records below skip-patches are dropped after the renumbering,
+ * so the output is the tail of the full stream, numbers included, and a
+ * visit cut in the middle keeps its last records. */
+GST_START_TEST (test_skip_patches_resumes_tail)
+{
+  guint64 offset;
+  gchar *full = interleave_with_skip (0, &offset);
+  gchar *tail;
+
+  fail_unless_equals_string (full,
+      "A0@0 A1@1|B0@2 B1@3|A2@4 A3@5|B2@6 B3@7");
+  fail_unless_equals_uint64 (offset, 0);
+  tail = interleave_with_skip (5, &offset);
+  fail_unless_equals_string (tail, "A3@5|B2@6 B3@7");
+  fail_unless_equals_uint64 (offset, 5);
+  g_free (tail);
+  tail = interleave_with_skip (100, &offset);
+  fail_unless_equals_string (tail, "");
+  g_free (tail);
+  g_free (full);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_skip_patches_property)
+{
+  GstElement *e = gst_element_factory_make ("patchinterleave", NULL);
+  guint64 skip;
+
+  g_object_get (e, "skip-patches", &skip, NULL);
+  fail_unless_equals_uint64 (skip, 0);
+  g_object_set (e, "skip-patches", G_GUINT64_CONSTANT (6400), NULL);
+  g_object_get (e, "skip-patches", &skip, NULL);
+  fail_unless_equals_uint64 (skip, 6400);
+  gst_object_unref (e);
+}
+
+GST_END_TEST;
+
 static Suite *
 patchinterleave_suite (void)
 {
@@ -451,6 +529,8 @@ patchinterleave_suite (void)
   tcase_add_test (tc, test_bad_plan_size_is_an_error);
   tcase_add_test (tc, test_bad_property_refused);
   tcase_add_test (tc, test_null_playing_null_repeated);
+  tcase_add_test (tc, test_skip_patches_resumes_tail);
+  tcase_add_test (tc, test_skip_patches_property);
   return s;
 }
 

@@ -1055,6 +1055,181 @@ GST_START_TEST (test_little_tissue_full_count)
 
 GST_END_TEST;
 
+/* ---- finite runs: max-patches and rank-quota ---------------------------- */
+
+/* A slide buffer with the rank fields wsislidesrc adds. */
+static GstBuffer *
+ranked_slide_buffer (const TestSlide * s, guint rank, guint rank_slides_min)
+{
+  GstBuffer *buf = test_slide_buffer (s, s->index);
+
+  gst_structure_set (wsi_slide_meta_get (buf), "rank", G_TYPE_UINT, rank,
+      "world-size", G_TYPE_UINT, 2, "rank-slides", G_TYPE_UINT,
+      rank_slides_min + 1, "rank-slides-min", G_TYPE_UINT, rank_slides_min,
+      NULL);
+  return buf;
+}
+
+/* Pulls one buffer and returns its record count. */
+static guint
+pull_record_count (GstHarness * h)
+{
+  GstBuffer *buf = gst_harness_try_pull (h);
+  guint n;
+
+  fail_unless (buf != NULL);
+  n = gst_buffer_get_size (buf) / sizeof (WsiPatchRecord);
+  gst_buffer_unref (buf);
+  return n;
+}
+
+/* Number of EOS events that went downstream so far. */
+static guint
+count_eos_events (GstHarness * h)
+{
+  GstEvent *event;
+  guint n = 0;
+
+  while ((event = gst_harness_try_pull_event (h))) {
+    n += GST_EVENT_TYPE (event) == GST_EVENT_EOS;
+    gst_event_unref (event);
+  }
+  return n;
+}
+
+static gint64
+get_i64 (GstHarness * h, const gchar * name)
+{
+  gint64 v;
+
+  g_object_get (h->element, name, &v, NULL);
+  return v;
+}
+
+GST_START_TEST (test_max_patches_truncates_and_stops)
+{
+  GstBus *bus;
+  GstHarness *h = sampler_new (&bus);
+  TestSlide s;
+  guint i;
+
+  g_object_set (h->element, "max-patches", (gint64) 250,
+      "patches-per-slide", 100, NULL);
+  fail_unless_equals_int64 (get_i64 (h, "quota"), -1);
+  test_slide_init (&s);
+  for (i = 0; i < 2; i++) {
+    s.index = i;
+    fail_unless_equals_int (gst_harness_push (h, test_slide_buffer (&s, i)),
+        GST_FLOW_OK);
+    fail_unless_equals_int (pull_record_count (h), 100);
+  }
+  fail_unless_equals_int64 (get_i64 (h, "quota"), 250);
+  fail_unless_equals_int (count_eos_events (h), 0);
+
+  /* the third slide's plan is cut to the 50 left, then the stream ends */
+  s.index = 2;
+  fail_unless_equals_int (gst_harness_push (h, test_slide_buffer (&s, 2)),
+      GST_FLOW_EOS);
+  fail_unless_equals_int (pull_record_count (h), 50);
+  fail_unless_equals_int (count_eos_events (h), 1);
+  fail_unless_equals_uint64 (get_u64 (h, "patches-planned"), 250);
+
+  /* later slides are refused, and upstream's own EOS is not sent twice */
+  s.index = 3;
+  fail_unless_equals_int (gst_harness_push (h, test_slide_buffer (&s, 3)),
+      GST_FLOW_EOS);
+  fail_unless (gst_harness_try_pull (h) == NULL);
+  gst_harness_push_event (h, gst_event_new_eos ());
+  fail_unless_equals_int (count_eos_events (h), 0);
+  fail_unless (gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR) == NULL);
+  sampler_free (h, bus);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_rank_quota_from_meta)
+{
+  GstHarness *h = sampler_new (NULL);
+  TestSlide s;
+
+  g_object_set (h->element, "rank-quota", TRUE, "patches-per-slide", 30,
+      NULL);
+  test_slide_init (&s);
+  /* quota = rank-slides-min (2) x patches-per-slide (30) */
+  fail_unless_equals_int (gst_harness_push (h, ranked_slide_buffer (&s, 1,
+              2)), GST_FLOW_OK);
+  fail_unless_equals_int64 (get_i64 (h, "quota"), 60);
+  fail_unless_equals_int (pull_record_count (h), 30);
+  s.cycle = 1;                  /* a revisit fills the rest */
+  fail_unless_equals_int (gst_harness_push (h, ranked_slide_buffer (&s, 1,
+              2)), GST_FLOW_EOS);
+  fail_unless_equals_int (pull_record_count (h), 30);
+  fail_unless_equals_int (count_eos_events (h), 1);
+  gst_harness_teardown (h);
+
+  /* with max-patches as well, the smaller wins */
+  h = sampler_new (NULL);
+  g_object_set (h->element, "rank-quota", TRUE, "patches-per-slide", 30,
+      "max-patches", (gint64) 45, NULL);
+  s.cycle = 0;
+  fail_unless_equals_int (gst_harness_push (h, ranked_slide_buffer (&s, 1,
+              2)), GST_FLOW_OK);
+  fail_unless_equals_int64 (get_i64 (h, "quota"), 45);
+  fail_unless_equals_int (pull_record_count (h), 30);
+  fail_unless_equals_int (gst_harness_push (h, ranked_slide_buffer (&s, 1,
+              2)), GST_FLOW_EOS);
+  fail_unless_equals_int (pull_record_count (h), 15);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_rank_quota_shortfall_errors)
+{
+  GstBus *bus;
+  GstHarness *h = sampler_new (&bus);
+  TestSlide s;
+  gchar *text;
+
+  g_object_set (h->element, "rank-quota", TRUE, "patches-per-slide", 30,
+      NULL);
+  test_slide_init (&s);
+  fail_unless_equals_int (gst_harness_push (h, ranked_slide_buffer (&s, 1,
+              3)), GST_FLOW_OK);
+  fail_unless_equals_int (pull_record_count (h), 30);
+  /* the source ends (cycle=false) before 3 x 30 patches */
+  gst_harness_push_event (h, gst_event_new_eos ());
+  text = pop_message_text (bus, GST_MESSAGE_ERROR);
+  fail_unless (text != NULL);
+  fail_unless (strstr (text, "rank 1 planned only 30 of its quota of 90 "
+          "patches") != NULL, "%s", text);
+  fail_unless (strstr (text, "cycle=true") != NULL, "%s", text);
+  g_free (text);
+  sampler_free (h, bus);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_rank_quota_needs_rank_meta)
+{
+  GstBus *bus;
+  GstHarness *h = sampler_new (&bus);
+  TestSlide s;
+  gchar *text;
+
+  g_object_set (h->element, "rank-quota", TRUE, NULL);
+  test_slide_init (&s);
+  fail_unless_equals_int (gst_harness_push (h, test_slide_buffer (&s, 0)),
+      GST_FLOW_ERROR);
+  text = pop_message_text (bus, GST_MESSAGE_ERROR);
+  fail_unless (text != NULL && strstr (text, "rank-slides-min") != NULL,
+      "%s", GST_STR_NULL (text));
+  g_free (text);
+  sampler_free (h, bus);
+}
+
+GST_END_TEST;
+
 static Suite *
 patchsampler_suite (void)
 {
@@ -1086,6 +1261,10 @@ patchsampler_suite (void)
   tcase_add_test (tc, test_bad_properties);
   tcase_add_test (tc, test_random_unlimited_warns);
   tcase_add_test (tc, test_little_tissue_full_count);
+  tcase_add_test (tc, test_max_patches_truncates_and_stops);
+  tcase_add_test (tc, test_rank_quota_from_meta);
+  tcase_add_test (tc, test_rank_quota_shortfall_errors);
+  tcase_add_test (tc, test_rank_quota_needs_rank_meta);
   return s;
 }
 

@@ -470,6 +470,46 @@ GST_START_TEST (test_rank_partition)
 
 GST_END_TEST;
 
+/* Every slide meta says where the slide sits in the split; rank-slides-min
+ * is the same on every rank: floor(7 / 3) = 2, although rank 0 holds 3. */
+GST_START_TEST (test_rank_fields_in_meta)
+{
+  gchar *dir = make_temp_dir ();
+  const guint n = 7, world = 3;
+  guint rank, i;
+
+  write_numbered_slides (dir, n);
+  for (rank = 0; rank < world; rank++) {
+    TestPipeline t;
+    RunResult *r;
+    guint min_prop = G_MAXUINT;
+
+    test_pipeline_init (&t, new_source (dir));
+    g_object_get (t.src, "rank-slides-min", &min_prop, NULL);
+    fail_unless_equals_int (min_prop, 0);       /* unknown before start */
+    g_object_set (t.src, "rank", rank, "world-size", world, NULL);
+    r = play_to_end (&t);
+    fail_unless (r->error == NULL, "rank %u: %s", rank, r->error);
+    g_object_get (t.src, "rank-slides-min", &min_prop, NULL);
+    fail_unless_equals_int (min_prop, 2);
+    fail_unless_equals_int (r->buffers->len, rank == 0 ? 3 : 2);
+    for (i = 0; i < r->buffers->len; i++) {
+      fail_unless_equals_int (meta_uint (r, i, "rank"), rank);
+      fail_unless_equals_int (meta_uint (r, i, "world-size"), world);
+      fail_unless_equals_int (meta_uint (r, i, "rank-slides"),
+          r->buffers->len);
+      fail_unless_equals_int (meta_uint (r, i, "rank-slides-min"), 2);
+    }
+    run_result_free (r);
+    test_pipeline_clear (&t);
+  }
+
+  remove_tree (dir);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_rank_from_environment)
 {
   gchar *dir = make_temp_dir ();
@@ -1470,6 +1510,7 @@ wsislidesrc_suite (void)
   tcase_add_test (tc, test_single_file);
   tcase_add_test (tc, test_missing_location_error);
   tcase_add_test (tc, test_rank_partition);
+  tcase_add_test (tc, test_rank_fields_in_meta);
   tcase_add_test (tc, test_rank_from_environment);
   tcase_add_test (tc, test_empty_rank_error);
   tcase_add_test (tc, test_cycle_sequential);
