@@ -1,0 +1,26 @@
+/* gst-wsi
+ * Copyright (C) 2026 gst-wsi developers
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+
+#ifndef __GST_WSI_CUDA_UPLOAD_H__
+#define __GST_WSI_CUDA_UPLOAD_H__
+
+#include <gst/gst.h>
+#include <gst/base/gstbasetransform.h>
+
+G_BEGIN_DECLS
+
+#define GST_TYPE_WSI_CUDA_UPLOAD (gst_wsi_cuda_upload_get_type ())
+G_DECLARE_FINAL_TYPE (GstWsiCudaUpload, gst_wsi_cuda_upload,
+    GST, WSI_CUDA_UPLOAD, GstBaseTransform)
+
+GST_ELEMENT_REGISTER_DECLARE (wsicudaupload);
+
+G_END_DECLS
+
+#endif /* __GST_WSI_CUDA_UPLOAD_H__ */

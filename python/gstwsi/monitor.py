@@ -1,0 +1,165 @@
+"""Per-step data-loading metrics for a training loop.
+
+```python
+monitor = Monitor(stream, log_every=50)
+for batch in stream:
+    loss = step(batch)
+    logs = monitor.mark_step(extra={"loss": loss.item()})
+    if logs:
+        wandb.log(logs)          # or: for k, v in logs.items(): writer.add_scalar(k, v, step)
+```
+
+Python measures what only the training loop sees (how long each step waited
+for its batch, the step time); the `wsistats` tracer, asked in-process with
+its `get-stats` action signal, adds what only the pipeline sees (queue fill,
+patch rate at the sink, loader/trainer verdict, process RSS and CPU).
+"""
+import os
+import time
+
+import numpy as np
+
+from .stream import find_tracer, init
+
+__all__ = ["Monitor"]
+
+_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+
+
+def _rss_mb():
+    """Current resident set size of this process in MiB (Linux)."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * _PAGE / 2**20
+    except OSError:
+        import resource
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _hist(stats, name):
+    """A wsistats histogram sub-structure as a dict, or None."""
+    h = stats.get_value(name) if stats.has_field(name) else None
+    if h is None:
+        return None
+    return {k: h.get_value(k) for k in ("count", "p50", "p95", "max", "mean")
+            if h.has_field(k)}
+
+
+class Monitor:
+    """Collects step timings and returns a flat dict every `log_every` steps.
+
+    `stream`: the `BatchStream` the loop consumes (its wait time and patch
+    count are read at every step).  `prefix` is put in front of every key.
+    The tracer part needs the wsistats tracer active (`gstwsi.init(monitor=
+    True)` or `BatchStream(..., monitor=True)` before GStreamer starts); without
+    it the dict has the Python-side keys only.
+    """
+
+    def __init__(self, stream, log_every=100, prefix="data/"):
+        if log_every < 1:
+            raise ValueError("log_every must be >= 1")
+        init(monitor=True)
+        self.stream = stream
+        self.log_every = int(log_every)
+        self.prefix = prefix
+        self.tracer = find_tracer()
+        # Fixed-size rings: mark_step allocates nothing per step.
+        self._wait_s = np.zeros(self.log_every)
+        self._step_s = np.zeros(self.log_every)
+        self._n = 0
+        self.steps = 0
+        self._last_mark = None
+        self._last_wait_ns = stream.wait_ns
+        self._window_start = None
+        self._window_patches = stream.patches
+        self._window_batches = stream.batches
+
+    def mark_step(self, extra=None):
+        """Call once per training step, after the step's work.
+
+        Returns None, or every `log_every` steps the metrics of the steps
+        since the last log (plus `extra`, prefixed only if not already).
+        """
+        now = time.monotonic()
+        wait_ns = self.stream.wait_ns
+        if self._last_mark is None:
+            # First call: the step began when its batch was asked for; we
+            # only know the wait, so the step time starts there.
+            self._window_start = now - (wait_ns - self._last_wait_ns) / 1e9
+            self._last_mark = self._window_start
+        self._wait_s[self._n] = (wait_ns - self._last_wait_ns) / 1e9
+        self._step_s[self._n] = now - self._last_mark
+        self._last_wait_ns = wait_ns
+        self._last_mark = now
+        self._n += 1
+        self.steps += 1
+        if self._n < self.log_every:
+            return None
+        logs = self._collect(now)
+        if extra:
+            logs.update(extra)
+        self._n = 0
+        self._window_start = now
+        self._window_patches = self.stream.patches
+        self._window_batches = self.stream.batches
+        return logs
+
+    # -- the dict --
+
+    def _collect(self, now):
+        p = self.prefix
+        span = max(now - self._window_start, 1e-9)
+        wait, step = self._wait_s[:self._n], self._step_s[:self._n]
+        logs = {
+            f"{p}step": self.steps,
+            f"{p}patches_per_s": (self.stream.patches - self._window_patches) / span,
+            f"{p}batches_per_s": (self.stream.batches - self._window_batches) / span,
+            f"{p}wait_ms_p50": float(np.percentile(wait, 50)) * 1e3,
+            f"{p}wait_ms_p95": float(np.percentile(wait, 95)) * 1e3,
+            f"{p}step_ms_p50": float(np.percentile(step, 50)) * 1e3,
+            f"{p}step_ms_p95": float(np.percentile(step, 95)) * 1e3,
+            f"{p}wait_share": float(wait.sum() / max(step.sum(), 1e-9)),
+            f"{p}rss_mb": _rss_mb(),
+        }
+        if self.tracer is not None:
+            logs.update(self._tracer_metrics())
+        return logs
+
+    def _tracer_metrics(self):
+        p = self.prefix
+        stats = self.tracer.emit("get-stats")
+        if stats is None:
+            return {}
+        out = {}
+        ok, rss = stats.get_uint64("peak-rss-kb")
+        if ok:
+            out[f"{p}peak_rss_mb"] = rss / 1024
+        ok, cpu = stats.get_double("window-cpu-percent")
+        if ok:
+            out[f"{p}cpu_percent"] = cpu
+        ok, loader = stats.get_double("loader-bound")
+        if ok:
+            out[f"{p}loader_bound"] = loader
+        sink_name = self.stream._sink.get_name()
+        for element in stats.get_value("elements") or []:
+            name = element.get_string("name")
+            if element.get_string("shape") == "queue":
+                self._queue_metrics(out, name, element)
+            elif name == sink_name:
+                ok, rate = element.get_double("patches-per-s")
+                if ok:
+                    out[f"{p}sink_patches_per_s"] = rate
+        return out
+
+    def _queue_metrics(self, out, name, element):
+        key = f"{self.prefix}queue/{name}/"
+        fill = _hist(element, "fill-window") or _hist(element, "fill")
+        if fill and fill.get("count"):
+            out[key + "fill_pct_p50"] = float(fill["p50"])
+            out[key + "fill_pct_mean"] = float(fill["mean"])
+        level = _hist(element, "level-window") or _hist(element, "level")
+        if level and level.get("count"):
+            out[key + "level_p50"] = float(level["p50"])
+        ok, empty = element.get_double("empty-share-window")
+        if ok:
+            out[key + "empty_share"] = empty

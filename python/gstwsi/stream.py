@@ -1,0 +1,484 @@
+"""Batches out of a gst-wsi pipeline: the pipeline's life and zero-copy pixels.
+
+A `BatchStream` parses a pipeline description that ends in an `appsink`,
+plays it and yields one `Batch` per appsink sample.  The pixels of a batch
+are a uint8 (N, H, W, C) array (or torch tensor) that *shares* the GstBuffer's
+memory: the buffer stays referenced and mapped for exactly as long as some
+array or tensor still points into it (see `_MappedBuffer`).
+"""
+import atexit
+import os
+import threading
+import time
+import weakref
+
+import numpy as np
+
+import gi
+
+gi.require_version("Gst", "1.0")
+gi.require_version("GstApp", "1.0")
+from gi.repository import Gst, GstApp  # noqa: E402,F401  (GstApp: try_pull_sample)
+
+__all__ = ["PATCH_RECORD", "Batch", "BatchStream", "PipelineError", "init",
+           "standard_pipeline", "live_mapped_buffers"]
+
+# WsiPatchRecord, 64 bytes, native endian (gst-libs/gst/wsi/wsirecord.h).
+PATCH_RECORD = np.dtype([
+    ("sequence", "=u8"), ("x", "=i8"), ("y", "=i8"), ("created_ns", "=i8"),
+    ("slide_index", "=u4"), ("cycle", "=u4"), ("footprint", "=u4"),
+    ("out_size", "=u4"), ("level", "=u4"), ("read_size", "=u4"),
+    ("out_mpp", "=f4"), ("tissue_fraction", "=f4"),
+])
+assert PATCH_RECORD.itemsize == 64
+
+# How long one appsink pull may block before Python gets control back (to
+# look at the bus and to let Ctrl-C through).
+_POLL_NS = 100 * Gst.MSECOND
+
+_init_lock = threading.Lock()
+
+
+class PipelineError(RuntimeError):
+    """An ERROR message from the pipeline's bus, as a Python exception.
+
+    `message` is the element's human sentence, `debug` GStreamer's debug
+    string and `source` the name of the element that posted it.
+    """
+
+    def __init__(self, message, debug=None, source=None):
+        self.message = message
+        self.debug = debug
+        self.source = source
+        text = message if source is None else f"{source}: {message}"
+        if debug:
+            text += f"\n{debug}"
+        super().__init__(text)
+
+
+def init(monitor=False, tracer_params="interval=1000,summary=false"):
+    """Initialises GStreamer once per process.
+
+    With `monitor=True` and no `GST_TRACERS` in the environment, enables the
+    `wsistats` tracer first: tracers are only read at `Gst.init` time, so this
+    has to happen before anything else initialises GStreamer.  Returns True
+    when the wsistats tracer is active.
+    """
+    with _init_lock:
+        if monitor and not Gst.is_initialized() and "GST_TRACERS" not in os.environ:
+            os.environ["GST_TRACERS"] = f"wsistats({tracer_params})"
+        if not Gst.is_initialized():
+            Gst.init(None)
+    return find_tracer() is not None
+
+
+def find_tracer():
+    """The process' wsistats tracer, or None when it is not active."""
+    for tracer in Gst.tracing_get_active_tracers():
+        if tracer.__gtype__.name == "GstWsiStats":
+            return tracer
+    return None
+
+
+# ---- zero-copy pixels -----------------------------------------------------
+
+_live = weakref.WeakSet()
+
+
+def live_mapped_buffers():
+    """Number of GstBuffers currently kept mapped by arrays of this module."""
+    return len(_live)
+
+
+class _MappedBuffer:
+    """Owns one reference to a GstBuffer and its read mapping.
+
+    numpy sees it through `__array_interface__`, so every array made from it
+    (and every view or torch tensor of those arrays) keeps it alive through
+    its `.base` chain; the buffer is unmapped and released only when the last
+    of them is gone (a weakref.finalize, which also runs at interpreter exit
+    while GStreamer is still usable).  Nothing else unmaps it.
+    """
+
+    __slots__ = ("__array_interface__", "__weakref__")
+
+    def __init__(self, buffer):
+        info = buffer.map(Gst.MapFlags.READ)
+        if not info.__parent__:
+            raise PipelineError("cannot map a batch buffer for reading")
+        # Only the pointer, size and read-only flag are kept: no export of
+        # the mapping's memoryview stays open, so unmapping can release it.
+        self.__array_interface__ = dict(
+            np.frombuffer(info.data, np.uint8).__array_interface__)
+        weakref.finalize(self, buffer.unmap, info)
+        _live.add(self)
+
+
+def _pixels(sample, copy):
+    """(N, H, W, C) uint8 numpy array of a batch sample."""
+    caps = sample.get_caps().get_structure(0)
+    width = caps.get_value("width")
+    height = caps.get_value("height")
+    fmt = caps.get_value("format")
+    channels = {"RGB": 3, "BGR": 3, "GRAY8": 1}.get(fmt, 4)
+    buffer = sample.get_buffer()
+    if copy:
+        with buffer.map(Gst.MapFlags.READ) as info:
+            flat = np.frombuffer(info.data, np.uint8).copy()
+    else:
+        flat = np.asarray(_MappedBuffer(buffer))
+    row = width * channels
+    if flat.size != height * row:
+        raise PipelineError(
+            f"batch buffer holds {flat.size} bytes, caps say {height * row} "
+            f"({width}x{height} {fmt}): padded strides are not supported")
+    return flat.reshape(height // width, width, width, channels)
+
+
+# ---- metadata -------------------------------------------------------------
+
+class Batch:
+    """One batch: pixels plus per-patch metadata arrays (all of length N).
+
+    `images`: uint8 (N, H, W, C), numpy or torch (shares the buffer's memory
+    unless the stream copies).  Metadata: `records` (structured PATCH_RECORD
+    array) and its columns `slide_index`, `x`, `y`, `level`, `mpp`,
+    `tissue_fraction`, `cycle`, `sequence`; `paths` and `labels` (lists of
+    str); `index` (batch number in the stream, counting resumed batches) and
+    `offset` (the buffer's GST_BUFFER_OFFSET).
+    """
+
+    __slots__ = ("images", "records", "paths", "labels", "index", "offset")
+
+    def __init__(self, images, records, paths, labels, index, offset):
+        self.images = images
+        self.records = records
+        self.paths = paths
+        self.labels = labels
+        self.index = index
+        self.offset = offset
+
+    def __len__(self):
+        return len(self.records)
+
+    slide_index = property(lambda self: self.records["slide_index"])
+    x = property(lambda self: self.records["x"])
+    y = property(lambda self: self.records["y"])
+    level = property(lambda self: self.records["level"])
+    mpp = property(lambda self: self.records["out_mpp"])
+    tissue_fraction = property(lambda self: self.records["tissue_fraction"])
+    cycle = property(lambda self: self.records["cycle"])
+    sequence = property(lambda self: self.records["sequence"])
+
+    def metadata(self):
+        """The metadata as a dict of arrays/lists (e.g. for a DataFrame)."""
+        out = {name: self.records[name] for name in PATCH_RECORD.names}
+        out["path"] = self.paths
+        out["label"] = self.labels
+        return out
+
+
+def _metadata(buffer):
+    meta = buffer.get_custom_meta("WsiPatchMeta")
+    if meta is None:
+        raise PipelineError("batch buffer has no WsiPatchMeta: the pipeline "
+                            "must end in patchbatch ! appsink")
+    s = meta.get_structure()
+    # One copy of the (small) record block per batch: it outlives the buffer.
+    records = np.frombuffer(s.get_value("records").get_data(), PATCH_RECORD).copy()
+    paths = list(s.get_value("paths") or [])
+    labels = list(s.get_value("labels") or [])
+    return records, paths, labels
+
+
+# ---- the stream -----------------------------------------------------------
+
+_open_streams = weakref.WeakSet()
+
+
+@atexit.register
+def _close_open_streams():
+    # Streams still playing at exit (never closed, never collected) are
+    # stopped while GStreamer and gi are still importable; __del__ during
+    # interpreter teardown could not.
+    for stream in list(_open_streams):
+        stream.close()
+
+
+def _find_appsink(pipeline, name):
+    if name is not None:
+        sink = pipeline.get_by_name(name)
+        if sink is None:
+            raise ValueError(f"no element named '{name}' in the pipeline")
+        return sink
+    sinks = []
+    it = pipeline.iterate_sinks()
+    while True:
+        res, elem = it.next()
+        if res != Gst.IteratorResult.OK:
+            break
+        if elem.get_factory() and elem.get_factory().get_name() == "appsink":
+            sinks.append(elem)
+    if len(sinks) != 1:
+        raise ValueError("the pipeline must have exactly one appsink "
+                         f"(found {len(sinks)}); name it and pass sink=")
+    return sinks[0]
+
+
+def _elements_of(pipeline, factory):
+    found = []
+    it = pipeline.iterate_recurse()
+    while True:
+        res, elem = it.next()
+        if res != Gst.IteratorResult.OK:
+            break
+        f = elem.get_factory()
+        if f is not None and f.get_name() == factory:
+            found.append(elem)
+    return found
+
+
+class BatchStream:
+    """Iterates the batches of a pipeline description ending in `appsink`.
+
+    ```python
+    with BatchStream(standard_pipeline("slides/", batch_size=64)) as stream:
+        for batch in stream:
+            train(batch.images, batch.tissue_fraction)
+    ```
+
+    The pipeline goes to PLAYING on the first batch and back to NULL at EOS,
+    on an error (raised as `PipelineError` with the bus message), on `close()`,
+    when a `for` loop over it is left (break, exception, Ctrl-C) or when the
+    stream is garbage collected.  Arguments:
+
+    - `torch`: True/False/"auto": images as torch tensors (`torch.from_numpy`
+      over the shared memory, no copy) or numpy arrays.
+    - `copy`: copy each batch once into fresh memory instead of sharing the
+      buffer (frees the pipeline's buffer at once; one copy per batch).
+    - `start_batch`: resume a deterministic stream at batch k: sets
+      patchinterleave's `skip-patches` to k x batch-size (read from patchbatch).
+    - `timeout`: seconds without a batch before `TimeoutError` (None: wait).
+    """
+
+    def __init__(self, description, sink=None, *, torch="auto", copy=False,
+                 start_batch=0, timeout=120.0, monitor=False):
+        init(monitor=monitor)
+        self.description = description
+        self.copy = copy
+        self.timeout = timeout
+        self.warnings = []
+        self._torch = _resolve_torch(torch)
+        self._pipeline = Gst.parse_launch(description)
+        self._sink = _find_appsink(self._pipeline, sink)
+        self._bus = self._pipeline.get_bus()
+        self.batch_size = self._batch_size()
+        self.start_batch = int(start_batch)
+        if self.start_batch:
+            self._apply_resume(self.start_batch)
+        self.batches = 0          # batches handed out by this stream
+        self.patches = 0
+        self.wait_ns = 0          # time spent blocked waiting for a batch
+        self._state = "ready"     # ready -> playing -> closed
+
+    # -- setup helpers --
+
+    def _batch_size(self):
+        batchers = _elements_of(self._pipeline, "patchbatch")
+        return batchers[0].get_property("batch-size") if batchers else None
+
+    def _apply_resume(self, k):
+        interleavers = _elements_of(self._pipeline, "patchinterleave")
+        if not interleavers or self.batch_size is None:
+            raise ValueError("start_batch needs patchinterleave and patchbatch "
+                             "in the pipeline")
+        if interleavers[0].find_property("skip-patches") is None:
+            raise ValueError("this patchinterleave has no skip-patches property: "
+                             "resuming needs a newer gst-wsi")
+        interleavers[0].set_property("skip-patches", k * self.batch_size)
+
+    @property
+    def pipeline(self):
+        return self._pipeline
+
+    # -- life --
+
+    def start(self):
+        if self._state == "closed":
+            raise RuntimeError("the stream is closed")
+        if self._state == "playing":
+            return
+        self._state = "playing"
+        _open_streams.add(self)
+        if self._pipeline.set_state(Gst.State.PLAYING) == Gst.StateChangeReturn.FAILURE:
+            error = self._pop_error()
+            self.close()
+            raise error or PipelineError("the pipeline refused to start")
+
+    def close(self):
+        """Stops the pipeline (NULL) and waits for it; safe to call twice."""
+        if self._state == "closed":
+            return
+        self._state = "closed"
+        _open_streams.discard(self)
+        self._pipeline.set_state(Gst.State.NULL)
+        self._pipeline.get_state(Gst.CLOCK_TIME_NONE)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        if getattr(self, "_state", "closed") != "closed":
+            self.close()
+
+    # -- batches --
+
+    def __iter__(self):
+        self.start()
+        try:
+            while True:
+                batch = self.next_batch()
+                if batch is None:
+                    return
+                yield batch
+        finally:
+            # break, exception, KeyboardInterrupt or the generator dropped
+            self.close()
+
+    def next_batch(self):
+        """The next Batch, None at EOS; raises PipelineError/TimeoutError."""
+        if self._state == "closed":
+            return None
+        self.start()
+        sample = self._pull()
+        if sample is None:
+            self.close()
+            return None
+        buffer = sample.get_buffer()
+        records, paths, labels = _metadata(buffer)
+        images = _pixels(sample, self.copy)
+        if self._torch is not None:
+            images = _as_tensor(self._torch, images)
+        batch = Batch(images, records, paths, labels,
+                      self.start_batch + self.batches, buffer.offset)
+        self.batches += 1
+        self.patches += len(records)
+        return batch
+
+    def _pull(self):
+        began = time.monotonic_ns()
+        try:
+            while True:
+                sample = self._sink.try_pull_sample(_POLL_NS)
+                if sample is not None:
+                    return sample
+                error = self._pop_error()
+                if error is not None:
+                    self.close()
+                    raise error
+                if self._sink.is_eos():
+                    return None
+                waited = (time.monotonic_ns() - began) / 1e9
+                if self.timeout is not None and waited > self.timeout:
+                    self.close()
+                    raise TimeoutError(f"no batch for {waited:.0f} s from: "
+                                       f"{self.description}")
+        finally:
+            self.wait_ns += time.monotonic_ns() - began
+
+    def _pop_error(self):
+        while True:
+            msg = self._bus.pop_filtered(Gst.MessageType.ERROR | Gst.MessageType.WARNING)
+            if msg is None:
+                return None
+            source = msg.src.get_name() if msg.src else None
+            if msg.type == Gst.MessageType.WARNING:
+                err, _ = msg.parse_warning()
+                self.warnings.append(f"{source}: {err.message}")
+                continue
+            err, debug = msg.parse_error()
+            return PipelineError(err.message, debug, source)
+
+
+def _resolve_torch(choice):
+    if choice is False:
+        return None
+    try:
+        import torch
+    except ImportError:
+        if choice == "auto":
+            return None
+        raise
+    return torch
+
+
+def _as_tensor(torch, array):
+    # The mapping is read-only: torch has no read-only tensors and warns on
+    # every such array.  Training reads its inputs (.to(device), .float()
+    # copy them), so sharing is safe; writing in place into batch.images is
+    # not supported (use copy=True for that).
+    if not array.flags.writeable:
+        import warnings
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            return torch.from_numpy(array)
+    return torch.from_numpy(array)
+
+
+# ---- pipeline descriptions -------------------------------------------------
+
+def _has_property(factory, prop):
+    init()
+    f = Gst.ElementFactory.find(factory)
+    if f is None:
+        return False
+    elem = f.create(None)
+    return elem is not None and elem.find_property(prop) is not None
+
+
+def standard_pipeline(location, *, batch_size=64, patch_size=224, target_mpp=0.5,
+                      patches_per_slide=64, threads=2, pool_size=8,
+                      patches_per_visit=4, cycle=True, seed=0, slide_order=None,
+                      rank=None, world_size=None, max_patches=None,
+                      rank_quota=False, tissue=True, prefetch=256, sink="sink"):
+    """The documented gst-wsi training pipeline as a description string.
+
+    `rank`/`world_size` None: wsislidesrc reads RANK/WORLD_SIZE itself.
+    `max_patches` (patchsampler max-patches) and `rank_quota` make a finite
+    stream; they need the quota interface of patchsampler.  Only builds a
+    string: GStreamer is initialised here only to check those properties.
+    """
+    loc = str(location).replace('"', '\\"')
+    src = f'wsislidesrc location="{loc}" cycle={str(bool(cycle)).lower()} seed={int(seed)}'
+    if slide_order:
+        src += f" slide-order={slide_order}"
+    if rank is not None:
+        src += f" rank={int(rank)}"
+    if world_size is not None:
+        src += f" world-size={int(world_size)}"
+    sampler = (f"patchsampler patch-size={int(patch_size)} target-mpp={float(target_mpp)} "
+               f"patches-per-slide={int(patches_per_slide)}")
+    if max_patches is not None:
+        _require("patchsampler", "max-patches")
+        sampler += f" max-patches={int(max_patches)}"
+    if rank_quota:
+        _require("patchsampler", "rank-quota")
+        sampler += " rank-quota=true"
+    parts = [src]
+    if tissue:
+        parts.append("tissuemask")
+    parts += ["queue max-size-buffers=4", sampler,
+              f"patchinterleave pool-size={int(pool_size)} patches-per-visit={int(patches_per_visit)}",
+              f"patchreader threads={int(threads)}",
+              f"queue max-size-buffers={int(prefetch)} max-size-bytes=0 max-size-time=0",
+              f"patchbatch batch-size={int(batch_size)}",
+              f"appsink name={sink} sync=false max-buffers=2"]
+    return " ! ".join(parts)
+
+
+def _require(factory, prop):
+    if not _has_property(factory, prop):
+        raise ValueError(f"{factory} has no '{prop}' property: this needs a newer gst-wsi")

@@ -1,0 +1,399 @@
+/* gst-wsi
+ * Copyright (C) 2026 gst-wsi developers
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+
+/* Unit tests for wsicudaupload and the tensor helper. As in gst-plugins-bad
+ * tests/check/elements/cudafilter.c, the cases that need a GPU are only
+ * added when a CUDA device is usable (and CK_FORK=no, since CUDA does not
+ * survive fork()); elsewhere they are skipped and the run says so. */
+
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#ifndef GST_USE_UNSTABLE_API
+#define GST_USE_UNSTABLE_API
+#endif
+#include <gst/check/gstcheck.h>
+#include <gst/check/gstharness.h>
+#include <gst/video/video.h>
+#include <gst/cuda/gstcudaloader.h>
+#include <gst/cuda/gstcudamemory.h>
+#include <gst/cuda/cuda-gst.h>
+#include <gst/wsi/wsirecord.h>
+
+#include "wsicudatensor.h"
+
+#define PATCH 8
+#define BATCH 4
+#define BATCH_CAPS "video/x-raw,format=RGBx,width=8,height=32,framerate=0/1"
+
+static guint8
+pixel_value (guint n, guint y, guint x, guint c)
+{
+  return (guint8) (n * 61 + y * 17 + x * 5 + c);
+}
+
+/* A batch of BATCH square RGBx patches with rows padded to @stride bytes
+ * (described by a GstVideoMeta when padded) and a WsiPatchMeta. */
+static GstBuffer *
+make_batch (guint stride, guint64 first_sequence)
+{
+  GstBuffer *buf = gst_buffer_new_allocate (NULL, stride * PATCH * BATCH, NULL);
+  WsiPatchRecord records[BATCH] = { {0}, };
+  const gchar *paths[BATCH + 1] = { "a.svs", "b.svs", "c.svs", "d.svs", NULL };
+  const gchar *labels[BATCH + 1] = { "", "", "", "", NULL };
+  GstMapInfo map;
+  guint n, y, x, c;
+
+  fail_unless (gst_buffer_map (buf, &map, GST_MAP_WRITE));
+  memset (map.data, 0xEE, map.size);
+  for (n = 0; n < BATCH; n++)
+    for (y = 0; y < PATCH; y++)
+      for (x = 0; x < PATCH; x++)
+        for (c = 0; c < 4; c++)
+          map.data[(n * PATCH + y) * stride + x * 4 + c] =
+              pixel_value (n, y, x, c);
+  gst_buffer_unmap (buf, &map);
+
+  if (stride != PATCH * 4) {
+    gsize offsets[GST_VIDEO_MAX_PLANES] = { 0, };
+    gint strides[GST_VIDEO_MAX_PLANES] = { (gint) stride, };
+    gst_buffer_add_video_meta_full (buf, GST_VIDEO_FRAME_FLAG_NONE,
+        GST_VIDEO_FORMAT_RGBx, PATCH, PATCH * BATCH, 1, offsets, strides);
+  }
+  for (n = 0; n < BATCH; n++) {
+    records[n].sequence = first_sequence + n;
+    records[n].x = 1000 + n;
+    records[n].out_size = PATCH;
+  }
+  wsi_patch_meta_add (buf, records, BATCH, paths, labels);
+  GST_BUFFER_OFFSET (buf) = first_sequence / BATCH;
+  return buf;
+}
+
+/* ---- without a GPU --------------------------------------------------- */
+
+GST_START_TEST (test_pad_templates)
+{
+  GstElementFactory *factory = gst_element_factory_find ("wsicudaupload");
+  const GList *l;
+  gboolean cuda_src = FALSE, sysmem_sink = FALSE;
+
+  fail_unless (factory != NULL, "wsicudaupload is not registered");
+  for (l = gst_element_factory_get_static_pad_templates (factory); l;
+      l = l->next) {
+    GstStaticPadTemplate *templ = l->data;
+    GstCaps *caps = gst_static_pad_template_get_caps (templ);
+    GstCapsFeatures *features = gst_caps_get_features (caps, 0);
+
+    if (templ->direction == GST_PAD_SRC)
+      cuda_src = gst_caps_features_contains (features,
+          GST_CAPS_FEATURE_MEMORY_CUDA_MEMORY);
+    else
+      sysmem_sink = gst_caps_features_is_equal (features,
+          GST_CAPS_FEATURES_MEMORY_SYSTEM_MEMORY);
+    gst_caps_unref (caps);
+  }
+  fail_unless (cuda_src, "src pad does not produce CUDA memory");
+  fail_unless (sysmem_sink, "sink pad does not take system memory");
+  gst_object_unref (factory);
+}
+
+GST_END_TEST;
+
+/* No driver or no device: NULL→READY fails with an error that says why. */
+GST_START_TEST (test_no_device_fails_cleanly)
+{
+  GstElement *upload = gst_element_factory_make ("wsicudaupload", NULL);
+  GstBus *bus = gst_bus_new ();
+  GstMessage *msg;
+  GError *err = NULL;
+  gint i;
+
+  gst_element_set_bus (upload, bus);
+  /* twice: a failed open must leave the element reusable */
+  for (i = 0; i < 2; i++) {
+    fail_unless_equals_int (gst_element_set_state (upload, GST_STATE_READY),
+        GST_STATE_CHANGE_FAILURE);
+    msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
+    fail_unless (msg != NULL, "no error message posted");
+    gst_message_parse_error (msg, &err, NULL);
+    fail_unless (err->domain == GST_RESOURCE_ERROR);
+    fail_unless (strstr (err->message, "CUDA") != NULL, "%s", err->message);
+    g_clear_error (&err);
+    gst_message_unref (msg);
+    gst_element_set_state (upload, GST_STATE_NULL);
+  }
+  gst_element_set_bus (upload, NULL);
+  gst_object_unref (bus);
+  gst_object_unref (upload);
+}
+
+GST_END_TEST;
+
+/* The tensor helper on system memory: shape, padded strides, values read
+ * through the strides, and the buffer kept alive by the view. */
+GST_START_TEST (test_tensor_system_memory)
+{
+  GstCaps *caps = gst_caps_from_string (BATCH_CAPS);
+  const guint stride = PATCH * 4 + 12;
+  GstBuffer *buf = make_batch (stride, 0);
+  const gchar *error = "unset";
+  WsiTensor *t = wsi_tensor_new (buf, caps, 0, &error);
+  guint n, y, x, c;
+
+  fail_unless (t != NULL, "%s", error);
+  fail_unless (error == NULL);
+  fail_unless_equals_int (t->is_cuda, 0);
+  fail_unless_equals_int (t->device_id, -1);
+  fail_unless_equals_int64 (t->shape[0], BATCH);
+  fail_unless_equals_int64 (t->shape[1], PATCH);
+  fail_unless_equals_int64 (t->shape[2], PATCH);
+  fail_unless_equals_int64 (t->shape[3], 4);
+  fail_unless_equals_int64 (t->strides[0], (gint64) stride * PATCH);
+  fail_unless_equals_int64 (t->strides[1], stride);
+  fail_unless_equals_int64 (t->strides[2], 4);
+  fail_unless_equals_int64 (t->strides[3], 1);
+
+  /* the caller may drop its ref: the view keeps the batch */
+  fail_unless_equals_int (GST_MINI_OBJECT_REFCOUNT_VALUE (buf), 2);
+  gst_buffer_unref (buf);
+  for (n = 0; n < BATCH; n++)
+    for (y = 0; y < PATCH; y++)
+      for (x = 0; x < PATCH; x++)
+        for (c = 0; c < 4; c++) {
+          const guint8 *p = (const guint8 *) (guintptr) t->data
+              + n * t->strides[0] + y * t->strides[1] + x * t->strides[2]
+              + c * t->strides[3];
+          fail_unless_equals_int (*p, pixel_value (n, y, x, c));
+        }
+  wsi_tensor_free (t);
+
+  /* non-square patches: 8 rows of 4 */
+  buf = make_batch (PATCH * 4, 0);
+  t = wsi_tensor_new (buf, caps, 4, &error);
+  fail_unless (t != NULL, "%s", error);
+  fail_unless_equals_int64 (t->shape[0], 8);
+  fail_unless_equals_int64 (t->strides[0], PATCH * 4 * 4);
+  wsi_tensor_free (t);
+  fail_unless_equals_int (GST_MINI_OBJECT_REFCOUNT_VALUE (buf), 1);
+  gst_buffer_unref (buf);
+  gst_caps_unref (caps);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_tensor_refuses_what_needs_a_copy)
+{
+  GstCaps *caps = gst_caps_from_string (BATCH_CAPS);
+  GstCaps *i420 = gst_caps_from_string ("video/x-raw,format=I420,width=8,"
+      "height=32,framerate=0/1");
+  GstBuffer *buf = make_batch (PATCH * 4, 0);
+  const gchar *error = NULL;
+
+  /* 32 rows are not a whole number of 5-row patches */
+  fail_unless (wsi_tensor_new (buf, caps, 5, &error) == NULL);
+  fail_unless (error != NULL && strstr (error, "patches"));
+  /* planar YUV is no NHWC tensor */
+  fail_unless (wsi_tensor_new (buf, i420, 0, &error) == NULL);
+  /* two memories would have to be merged, i.e. copied */
+  gst_buffer_append_memory (buf, gst_allocator_alloc (NULL, 16, NULL));
+  fail_unless (wsi_tensor_new (buf, caps, 0, &error) == NULL);
+  fail_unless (strstr (error, "memories") != NULL);
+  fail_unless_equals_int (GST_MINI_OBJECT_REFCOUNT_VALUE (buf), 1);
+
+  gst_buffer_unref (buf);
+  gst_caps_unref (i420);
+  gst_caps_unref (caps);
+}
+
+GST_END_TEST;
+
+/* ---- with a GPU ------------------------------------------------------ */
+
+static GstHarness *
+upload_harness (gboolean overlap)
+{
+  GstHarness *h = gst_harness_new ("wsicudaupload");
+
+  g_object_set (h->element, "overlap", overlap, NULL);
+  gst_harness_set_caps_str (h, BATCH_CAPS, "video/x-raw(memory:CUDAMemory),"
+      "format=RGBx,width=8,height=32,framerate=0/1");
+  return h;
+}
+
+static void
+check_uploaded (GstBuffer * out, guint64 first_sequence)
+{
+  GstMemory *mem = gst_buffer_peek_memory (out, 0);
+  GstStructure *meta = wsi_patch_meta_get (out);
+  const WsiPatchRecord *records;
+  GstMapInfo map;
+  guint n_records, n, y, x, c;
+  gint pitch;
+
+  fail_unless (gst_is_cuda_memory (mem), "output is not CUDA memory");
+  fail_unless (meta != NULL, "WsiPatchMeta lost in the upload");
+  records = wsi_patch_meta_records (meta, &n_records);
+  fail_unless_equals_int (n_records, BATCH);
+  for (n = 0; n < BATCH; n++) {
+    fail_unless_equals_uint64 (records[n].sequence, first_sequence + n);
+    fail_unless_equals_int64 (records[n].x, 1000 + n);
+  }
+  fail_unless_equals_string (wsi_patch_meta_string (meta, "paths", 2),
+      "c.svs");
+
+  /* a CPU map downloads: the pixels are the ones we sent */
+  pitch = GST_VIDEO_INFO_PLANE_STRIDE (&GST_CUDA_MEMORY_CAST (mem)->info, 0);
+  fail_unless (gst_memory_map (mem, &map, GST_MAP_READ));
+  for (n = 0; n < BATCH; n++)
+    for (y = 0; y < PATCH; y++)
+      for (x = 0; x < PATCH; x++)
+        for (c = 0; c < 4; c++)
+          fail_unless_equals_int (map.data[(n * PATCH + y) * pitch + x * 4 + c],
+              pixel_value (n, y, x, c));
+  gst_memory_unmap (mem, &map);
+}
+
+GST_START_TEST (test_upload_keeps_pixels_and_meta)
+{
+  GstHarness *h = upload_harness (FALSE);
+  GstBuffer *out;
+
+  /* padded input rows: the copy must follow the GstVideoMeta */
+  out = gst_harness_push_and_pull (h, make_batch (PATCH * 4 + 12, 0));
+  fail_unless (out != NULL);
+  check_uploaded (out, 0);
+  fail_unless_equals_uint64 (GST_BUFFER_OFFSET (out), 0);
+  gst_buffer_unref (out);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+/* overlap holds one batch back until the next arrives or EOS */
+GST_START_TEST (test_overlap_holds_one_batch)
+{
+  GstHarness *h = upload_harness (TRUE);
+  GstBuffer *out;
+  guint i;
+
+  fail_unless_equals_int (gst_harness_push (h, make_batch (PATCH * 4, 0)),
+      GST_FLOW_OK);
+  fail_unless_equals_int (gst_harness_buffers_received (h), 0);
+  for (i = 1; i < 3; i++)
+    fail_unless_equals_int (gst_harness_push (h, make_batch (PATCH * 4,
+                i * BATCH)), GST_FLOW_OK);
+  fail_unless_equals_int (gst_harness_buffers_received (h), 2);
+  fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
+  fail_unless_equals_int (gst_harness_buffers_received (h), 3);
+  for (i = 0; i < 3; i++) {
+    out = gst_harness_pull (h);
+    check_uploaded (out, i * BATCH);
+    gst_buffer_unref (out);
+  }
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+/* upstream is offered a pool of pinned memory */
+GST_START_TEST (test_offers_pinned_pool)
+{
+  GstHarness *h = upload_harness (TRUE);
+  GstCaps *caps = gst_caps_from_string (BATCH_CAPS);
+  GstQuery *query = gst_query_new_allocation (caps, TRUE);
+  GstBufferPool *pool = NULL;
+  GstBuffer *buf = NULL;
+
+  fail_unless (gst_pad_peer_query (h->srcpad, query));
+  fail_unless (gst_query_get_n_allocation_pools (query) > 0);
+  gst_query_parse_nth_allocation_pool (query, 0, &pool, NULL, NULL, NULL);
+  fail_unless (gst_buffer_pool_set_active (pool, TRUE));
+  fail_unless_equals_int (gst_buffer_pool_acquire_buffer (pool, &buf, NULL),
+      GST_FLOW_OK);
+  fail_unless (gst_memory_is_type (gst_buffer_peek_memory (buf, 0),
+          "WsiCudaHostMemory"), "offered memory is not pinned");
+  gst_buffer_unref (buf);
+  gst_buffer_pool_set_active (pool, FALSE);
+  gst_object_unref (pool);
+  gst_query_unref (query);
+  gst_caps_unref (caps);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_tensor_cuda_memory)
+{
+  GstHarness *h = upload_harness (FALSE);
+  GstCaps *caps = gst_caps_from_string (BATCH_CAPS);
+  GstBuffer *out = gst_harness_push_and_pull (h, make_batch (PATCH * 4, 0));
+  const gchar *error = NULL;
+  WsiTensor *t = wsi_tensor_new (out, caps, 0, &error);
+
+  fail_unless (t != NULL, "%s", error);
+  fail_unless_equals_int (t->is_cuda, 1);
+  fail_unless (t->device_id >= 0);
+  fail_unless_equals_int64 (t->shape[0], BATCH);
+  fail_unless (t->strides[1] >= PATCH * 4);
+  fail_unless_equals_int64 (t->strides[0], t->strides[1] * PATCH);
+  wsi_tensor_free (t);
+  gst_buffer_unref (out);
+  gst_caps_unref (caps);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+static gboolean
+cuda_device_available (void)
+{
+  int count = 0;
+
+  return gst_cuda_load_library () && CuInit (0) == CUDA_SUCCESS
+      && CuDeviceGetCount (&count) == CUDA_SUCCESS && count > 0;
+}
+
+static Suite *
+wsicudaupload_suite (void)
+{
+  Suite *s = suite_create ("wsicudaupload");
+  TCase *tc = tcase_create ("general");
+  gboolean have_gpu = cuda_device_available ();
+
+  suite_add_tcase (s, tc);
+  tcase_add_test (tc, test_pad_templates);
+  tcase_add_test (tc, test_tensor_system_memory);
+  tcase_add_test (tc, test_tensor_refuses_what_needs_a_copy);
+  if (!have_gpu) {
+    tcase_add_test (tc, test_no_device_fails_cleanly);
+    g_print ("SKIP: no CUDA device: test_upload_keeps_pixels_and_meta, "
+        "test_overlap_holds_one_batch, test_offers_pinned_pool, "
+        "test_tensor_cuda_memory not run\n");
+    return s;
+  }
+  tcase_add_test (tc, test_upload_keeps_pixels_and_meta);
+  tcase_add_test (tc, test_overlap_holds_one_batch);
+  tcase_add_test (tc, test_offers_pinned_pool);
+  tcase_add_test (tc, test_tensor_cuda_memory);
+  return s;
+}
+
+int
+main (int argc, char **argv)
+{
+  Suite *s;
+
+  /* CUDA contexts do not survive fork(): run the cases in this process */
+  g_setenv ("CK_FORK", "no", TRUE);
+  gst_check_init (&argc, &argv);
+  s = wsicudaupload_suite ();
+  return gst_check_run_suite (s, "wsicudaupload", __FILE__);
+}

@@ -1,0 +1,77 @@
+"""The two training examples, run for a few steps as the user would."""
+import json
+import shutil
+import subprocess
+import sys
+
+import pytest
+from conftest import ROOT
+
+from gstwsi.stream import Gst
+
+
+def run(cmd, env, timeout=240):
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return proc.stdout
+
+
+def test_train_single_gpu(slides, example_env):
+    pytest.importorskip("torch")
+    out = run([sys.executable, str(ROOT / "examples" / "train_single_gpu.py"),
+               "--slides", str(slides), "--steps", "12", "--log-every", "6",
+               "--batch-size", "8", "--patch-size", "32"], example_env)
+    logs = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    assert [log["train/step"] for log in logs] == [6, 12]
+    assert "data/wait_ms_p95" in logs[-1] and "data/queue/queue1/fill_pct_mean" in logs[-1]
+    assert "done: 12 steps, 96 patches" in out
+
+
+# Debian's torch 1.13 on Python 3.11: torchrun's default "--redirects 0" is
+# parsed to None (IntFlag iteration skips 0) and the launcher crashes; any
+# single-bit value parses.  "2" + "--tee 2" keeps stderr on the console too.
+TORCHRUN_FIX = ["--redirects", "2", "--tee", "2"]
+
+
+def _torchrun():
+    exe = shutil.which("torchrun")
+    return [exe] if exe else [sys.executable, "-m", "torch.distributed.run"]
+
+
+def _ddp(slides, env, *extra):
+    out = run(_torchrun() + ["--nproc_per_node=2", "--master_port=29613"] + TORCHRUN_FIX + [
+                             str(ROOT / "examples" / "train_ddp.py"), "--slides", str(slides),
+                             "--batch-size", "8", "--patch-size", "32",
+                             "--patches-per-slide", "8"] + list(extra), env)
+    # the ranks share one pipe: lines may come out glued together
+    decoder = json.JSONDecoder()
+    results = [decoder.raw_decode(chunk)[0] for chunk in out.split("RESULT ")[1:]]
+    assert sorted(r["rank"] for r in results) == [0, 1], out
+    return sorted(results, key=lambda r: r["rank"])
+
+
+def test_train_ddp_steps_disjoint_slides(slides, example_env):
+    pytest.importorskip("torch")
+    r0, r1 = _ddp(slides, example_env, "--steps", "4")
+    assert r0["steps"] == r1["steps"] == 4
+    assert r0["world_size"] == 2
+    assert r0["slides"] and r1["slides"]
+    assert not set(r0["slides"]) & set(r1["slides"])
+    assert r0["loss"] is not None
+
+
+def _has(factory, prop):
+    Gst.init(None)
+    elem = Gst.ElementFactory.make(factory, None)
+    return elem is not None and elem.find_property(prop) is not None
+
+
+def test_train_ddp_finite_equal_counts(slides, example_env):
+    pytest.importorskip("torch")
+    if not _has("patchsampler", "rank-quota"):
+        pytest.skip("patchsampler has no rank-quota yet")
+    r0, r1 = _ddp(slides, example_env, "--epoch")
+    # 5 slides over 2 ranks: 3 and 2, rank-slides-min = 2 -> 2 x 8 patches each
+    assert r0["patches"] == r1["patches"] == 2 * 8
+    assert r0["steps"] == r1["steps"] == 2
+    assert not set(r0["slides"]) & set(r1["slides"])
