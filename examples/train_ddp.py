@@ -3,6 +3,8 @@
 
     torchrun --nproc_per_node=2 examples/train_ddp.py --slides sample-slides --steps 100
     # (or: python3 -m torch.distributed.run --nproc_per_node=2 ...)
+    # Debian 12 (torch 1.13, Python 3.11): add "--redirects 2 --tee 2" after
+    # --nproc_per_node, the default "--redirects 0" crashes torchrun there.
 
 torchrun sets RANK / WORLD_SIZE / MASTER_ADDR; wsislidesrc reads RANK and
 WORLD_SIZE itself, so rank r streams slides r, r+W, r+2W, ... of the sorted

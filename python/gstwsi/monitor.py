@@ -153,13 +153,25 @@ class Monitor:
 
     def _queue_metrics(self, out, name, element):
         key = f"{self.prefix}queue/{name}/"
-        fill = _hist(element, "fill-window") or _hist(element, "fill")
-        if fill and fill.get("count"):
+        fill = _recent(element, "fill")
+        if fill:
             out[key + "fill_pct_p50"] = float(fill["p50"])
             out[key + "fill_pct_mean"] = float(fill["mean"])
-        level = _hist(element, "level-window") or _hist(element, "level")
-        if level and level.get("count"):
+        level = _recent(element, "level")
+        if level:
             out[key + "level_p50"] = float(level["p50"])
         ok, empty = element.get_double("empty-share-window")
+        if not ok or not (_recent(element, "fill", window_only=True)):
+            ok, empty = element.get_double("empty-share")
         if ok:
             out[key + "empty_share"] = empty
+
+
+def _recent(element, name, window_only=False):
+    """The tracer's last-interval histogram, or the cumulative one when the
+    interval has just begun and holds no sample yet; None if both are empty."""
+    for field in (f"{name}-window",) + (() if window_only else (name,)):
+        h = _hist(element, field)
+        if h and h.get("count"):
+            return h
+    return None

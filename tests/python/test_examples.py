@@ -1,6 +1,7 @@
 """The two training examples, run for a few steps as the user would."""
 import json
 import shutil
+import socket
 import subprocess
 import sys
 
@@ -33,13 +34,20 @@ def test_train_single_gpu(slides, example_env):
 TORCHRUN_FIX = ["--redirects", "2", "--tee", "2"]
 
 
+def _free_port():
+    # A fixed port collides with a previous run's TIME_WAIT or another job.
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
 def _torchrun():
     exe = shutil.which("torchrun")
     return [exe] if exe else [sys.executable, "-m", "torch.distributed.run"]
 
 
 def _ddp(slides, env, *extra):
-    out = run(_torchrun() + ["--nproc_per_node=2", "--master_port=29613"] + TORCHRUN_FIX + [
+    out = run(_torchrun() + ["--nproc_per_node=2", f"--master_port={_free_port()}"] + TORCHRUN_FIX + [
                              str(ROOT / "examples" / "train_ddp.py"), "--slides", str(slides),
                              "--batch-size", "8", "--patch-size", "32",
                              "--patches-per-slide", "8"] + list(extra), env)
