@@ -51,6 +51,7 @@
 #endif
 
 #include "gstpatchreader.h"
+#include "wsiconvert.h"
 #include "wsislide.h"
 
 #include <gst/video/video.h>
@@ -322,12 +323,28 @@ slide_cache_finalize (SlideCache * cache)
 
 /* ---- pixels ------------------------------------------------------------ */
 
+/* A whole-frame ORC kernel (wsiconvert.orc): premultiplied ARGB composited
+ * on white, size x size pixels, with the destination and source strides. */
+typedef void (*OnWhiteKernel) (guint8 * dst, int dst_stride,
+    const guint32 * argb, int argb_stride, int width, int height);
+
+/* The kernels write host-order words: the byte layouts they name hold on
+ * little-endian hosts only; elsewhere every format takes the C loop. */
+#if G_BYTE_ORDER == G_LITTLE_ENDIAN
+#define ON_WHITE_RGBX wsi_orc_argb_on_white_rgbx
+#define ON_WHITE_BGRX wsi_orc_argb_on_white_bgrx
+#else
+#define ON_WHITE_RGBX NULL
+#define ON_WHITE_BGRX NULL
+#endif
+
 /* Where R, G, B (and alpha, when the format has a 4th byte) go in a pixel. */
 typedef struct
 {
   guint pixel_stride;
   guint r, g, b;
   gint a;                       /* -1 for 3-byte RGB */
+  OnWhiteKernel on_white;       /* NULL: write_row_on_white() */
 } PixelLayout;
 
 static gboolean
@@ -335,14 +352,15 @@ pixel_layout_for_format (GstVideoFormat format, PixelLayout * layout)
 {
   switch (format) {
     case GST_VIDEO_FORMAT_RGB:
-      *layout = (PixelLayout) { 3, 0, 1, 2, -1 };
+      /* no ORC kernel: 3-byte pixels have no ORC element type */
+      *layout = (PixelLayout) { 3, 0, 1, 2, -1, NULL };
       return TRUE;
     case GST_VIDEO_FORMAT_RGBA:
     case GST_VIDEO_FORMAT_RGBx:
-      *layout = (PixelLayout) { 4, 0, 1, 2, 3 };
+      *layout = (PixelLayout) { 4, 0, 1, 2, 3, ON_WHITE_RGBX };
       return TRUE;
     case GST_VIDEO_FORMAT_BGRx:
-      *layout = (PixelLayout) { 4, 2, 1, 0, 3 };
+      *layout = (PixelLayout) { 4, 2, 1, 0, 3, ON_WHITE_BGRX };
       return TRUE;
     default:
       return FALSE;
@@ -609,6 +627,11 @@ convert_native (ReaderWorker * worker, GstVideoFrame * frame, guint size,
   gint stride = GST_VIDEO_FRAME_PLANE_STRIDE (frame, 0);
   guint y;
 
+  if (layout->on_white) {
+    layout->on_white (dst, stride, worker->argb, size * sizeof (guint32),
+        size, size);
+    return;
+  }
   for (y = 0; y < size; y++)
     write_row_on_white (worker->argb + (gsize) y * size, dst + y * stride,
         size, layout);
