@@ -255,6 +255,8 @@ main (int argc, char **argv)
   g_option_context_add_group (ctx, gst_init_get_option_group ());
   if (!g_option_context_parse (ctx, &argc, &argv, &err)) {
     g_printerr ("%s\n", err->message);
+    g_error_free (err);
+    g_option_context_free (ctx);
     return 2;
   }
   g_option_context_free (ctx);
@@ -266,6 +268,9 @@ main (int argc, char **argv)
 
   description = o.pipeline ? g_strdup (o.pipeline) :
       build_pipeline_description (&o);
+  /* Only the description needs them: free them before any early return. */
+  g_clear_pointer (&o.location, g_free);
+  g_clear_pointer (&o.pipeline, g_free);
   if (!o.quiet)
     g_print ("pipeline: %s\n", description);
   pipeline = gst_parse_launch (description, &err);
@@ -273,11 +278,15 @@ main (int argc, char **argv)
   if (pipeline == NULL || err != NULL) {
     g_printerr ("Could not build the pipeline: %s\n",
         err ? err->message : "unknown error");
+    g_clear_error (&err);
+    gst_clear_object (&pipeline);
     return 1;
   }
   sink = gst_bin_get_by_name (GST_BIN (pipeline), "sink");
   if (sink == NULL || !GST_IS_APP_SINK (sink)) {
     g_printerr ("The pipeline needs an appsink named 'sink'\n");
+    gst_clear_object (&sink);
+    gst_object_unref (pipeline);
     return 1;
   }
 
@@ -291,7 +300,5 @@ main (int argc, char **argv)
   gst_element_set_state (pipeline, GST_STATE_NULL);
   gst_object_unref (sink);
   gst_object_unref (pipeline);
-  g_free (o.location);
-  g_free (o.pipeline);
   return ok ? 0 : 1;
 }
