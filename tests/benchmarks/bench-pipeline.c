@@ -175,19 +175,55 @@ make_plan (const BenchOptions * o)
   return plan;
 }
 
-/* (b): the same seeded pipeline, timed from PLAYING to EOS. */
+/* Arrival times of batches at the sink of (b), from a pad probe. */
+typedef struct
+{
+  gint64 first_us;              /* when the first batch arrived */
+  gint64 last_us;               /* when the last batch arrived */
+  guint64 first_patches;        /* patches in the first batch */
+  guint64 patches;              /* all patches */
+} BatchArrivals;
+
+static GstPadProbeReturn
+count_batch (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
+{
+  BatchArrivals *arrivals = user_data;
+  GstStructure *meta = wsi_patch_meta_get (GST_PAD_PROBE_INFO_BUFFER (info));
+  guint n = 0;
+
+  if (meta != NULL)
+    gst_structure_get_uint (meta, "count", &n);
+  arrivals->last_us = g_get_monotonic_time ();
+  if (arrivals->patches == 0) {
+    arrivals->first_us = arrivals->last_us;
+    arrivals->first_patches = n;
+  }
+  arrivals->patches += n;
+  return GST_PAD_PROBE_OK;
+}
+
+/* (b): the same seeded pipeline, timed from PLAYING to EOS (slide opening,
+ * overviews and masks included) and from its first batch on (every slide of
+ * the pool is open by then: the steady part). Returns the first rate and
+ * stores the second in @after_first. */
 static gdouble
-run_pipeline (const BenchOptions * o, guint threads, guint expected)
+run_pipeline (const BenchOptions * o, guint threads, guint expected,
+    gdouble * after_first)
 {
   gchar *desc = pipeline_description (o, threads, FALSE,
-      "fakesink sync=false");
+      "fakesink name=sink sync=false");
   GstElement *pipeline = make_pipeline (desc);
   GstElement *reader = gst_bin_get_by_name (GST_BIN (pipeline), "reader");
+  GstElement *sink = gst_bin_get_by_name (GST_BIN (pipeline), "sink");
+  GstPad *sinkpad = gst_element_get_static_pad (sink, "sink");
   GstBus *bus = gst_element_get_bus (pipeline);
+  BatchArrivals arrivals = { 0, 0, 0, 0 };
   GstMessage *msg;
   guint64 read = 0;
   gint64 start;
 
+  gst_pad_add_probe (sinkpad, GST_PAD_PROBE_TYPE_BUFFER, count_batch,
+      &arrivals, NULL);
   start = g_get_monotonic_time ();
   gst_element_set_state (pipeline, GST_STATE_PLAYING);
   msg = gst_bus_timed_pop_filtered (bus, GST_CLOCK_TIME_NONE,
@@ -203,7 +239,12 @@ run_pipeline (const BenchOptions * o, guint threads, guint expected)
     g_printerr ("warning: the pipeline read %" G_GUINT64_FORMAT " patches, "
         "the plan has %u: the plan is not deterministic\n", read, expected);
   gst_element_set_state (pipeline, GST_STATE_NULL);
+  *after_first = arrivals.last_us > arrivals.first_us ?
+      (arrivals.patches - arrivals.first_patches) /
+      ((arrivals.last_us - arrivals.first_us) / 1e6) : 0.0;
   gst_object_unref (bus);
+  gst_object_unref (sinkpad);
+  gst_object_unref (sink);
   gst_object_unref (reader);
   gst_object_unref (pipeline);
   g_free (desc);
@@ -348,6 +389,7 @@ compare_mode (const BenchOptions * o)
   guint n_threads = g_strv_length (threads_v), t, rep;
   gdouble *bare = g_new0 (gdouble, n_threads * o->repeats);
   gdouble *piped = g_new0 (gdouble, n_threads * o->repeats);
+  gdouble *steady = g_new0 (gdouble, n_threads * o->repeats);
 
   if (plan.regions->len == 0) {
     g_printerr ("the pipeline produced no patches on %s\n", o->location);
@@ -362,26 +404,32 @@ compare_mode (const BenchOptions * o)
       guint k = t * o->repeats + rep;
 
       bare[k] = run_bare (&plan, MAX (n, 1));
-      piped[k] = run_pipeline (o, MAX (n, 1), plan.regions->len);
-      g_print ("  run %u threads=%s: bare %.1f, pipeline %.1f patches/s\n",
-          rep + 1, threads_v[t], bare[k], piped[k]);
+      piped[k] = run_pipeline (o, MAX (n, 1), plan.regions->len,
+          &steady[k]);
+      g_print ("  run %u threads=%s: bare %.1f, pipeline %.1f patches/s "
+          "(%.1f after its first batch)\n", rep + 1, threads_v[t], bare[k],
+          piped[k], steady[k]);
     }
 
   g_print ("threads  bare p/s (min..max)        pipeline p/s (min..max)     "
-      "ratio (median)\n");
+      "ratio   after 1st batch (min..max)  ratio\n");
   for (t = 0; t < n_threads; t++) {
     gdouble *b = bare + t * o->repeats, *p = piped + t * o->repeats;
+    gdouble *f = steady + t * o->repeats;
     gdouble bm = percentile (b, o->repeats, 50);
     gdouble pm = percentile (p, o->repeats, 50);
+    gdouble fm = percentile (f, o->repeats, 50);
 
-    g_print ("%7s  %7.1f (%6.1f..%6.1f)     %7.1f (%6.1f..%6.1f)    %.2f\n",
-        threads_v[t], bm, b[0], b[o->repeats - 1], pm, p[0],
-        p[o->repeats - 1], pm / bm);
+    g_print ("%7s  %7.1f (%6.1f..%6.1f)     %7.1f (%6.1f..%6.1f)    %.2f    "
+        "%7.1f (%6.1f..%6.1f)    %.2f\n", threads_v[t], bm, b[0],
+        b[o->repeats - 1], pm, p[0], p[o->repeats - 1], pm / bm, fm, f[0],
+        f[o->repeats - 1], fm / bm);
   }
   g_print ("peak RSS %.1f MiB\n", peak_rss_kib () / 1024.0);
 
   g_free (bare);
   g_free (piped);
+  g_free (steady);
   g_strfreev (threads_v);
   g_ptr_array_unref (plan.paths);
   g_array_unref (plan.regions);

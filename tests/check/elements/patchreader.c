@@ -369,6 +369,8 @@ GST_START_TEST (test_resize_picks_level_and_averages)
     {3 * PATCH, 1, 3 * PATCH / 2},      /* 1.5x down from level 1 */
     {4 * PATCH, 2, PATCH},      /* exactly level 2 */
     {5 * PATCH, 2, 5 * PATCH / 4},      /* 1.25x down from level 2 */
+    {8 * PATCH, 2, 2 * PATCH},  /* 2x down from level 2: whole-number box */
+    {12 * PATCH, 2, 3 * PATCH}, /* 3x, partly past the slide's edge */
   };
   WsiPatchRecord records[G_N_ELEMENTS (cases)];
   GList *out, *l;
