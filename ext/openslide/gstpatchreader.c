@@ -24,7 +24,12 @@
  * downsample does not exceed footprint / out_size, reads the footprint
  * there and, when the region read is larger than the patch, area-averages
  * it down (a box filter with fractional edge weights, like OpenCV's
- * INTER_AREA). Transparent, unscanned areas come out white, as glass.
+ * INTER_AREA). A region within #GstPatchReader:resample-tolerance of the
+ * patch size (e.g. 257 px for 256 because the slide is 0.499 um/px and the
+ * target 0.5) is read at the patch size instead: no resampling blur for a
+ * rounding-level mismatch, and the record's footprint, read_size and out_mpp
+ * say what was really read. Transparent, unscanned areas come out white, as
+ * glass.
  *
  * A pool of #GstPatchReader:threads worker threads decodes in parallel;
  * patches and serialized events leave in the order they came in, and the
@@ -67,6 +72,7 @@ GST_DEBUG_CATEGORY_STATIC (gst_patch_reader_debug);
 #define DEFAULT_MAX_OPEN_SLIDES 8
 #define MAX_MAX_OPEN_SLIDES 1024
 #define DEFAULT_MAX_READ_FAILURES 3
+#define DEFAULT_RESAMPLE_TOLERANCE 0.01
 #define MAX_MAX_READ_FAILURES 1000000
 
 /* In-flight items per worker: enough to keep every worker busy while the
@@ -80,6 +86,7 @@ enum
   PROP_THREADS,
   PROP_MAX_OPEN_SLIDES,
   PROP_MAX_READ_FAILURES,
+  PROP_RESAMPLE_TOLERANCE,
   PROP_PATCHES_READ,
   PROP_PATCHES_FAILED,
   PROP_PATCHES_SKIPPED,
@@ -524,6 +531,7 @@ struct _GstPatchReader
   /* properties, under the object lock */
   guint threads;
   guint max_read_failures;
+  gdouble resample_tolerance;
 
   /* the ring, the workers and the counters, under lock */
   GMutex lock;
@@ -753,6 +761,27 @@ convert_area_average (ReaderWorker * worker, GstVideoFrame * frame,
   }
 }
 
+/* Reads within resample-tolerance of the output size are taken at the
+ * output size; the record then describes the region actually read. */
+static guint
+snap_read_size (GstPatchReader * self, WsiPatchRecord * record,
+    guint read_size, gdouble level_downsample)
+{
+  gdouble tolerance, footprint;
+
+  GST_OBJECT_LOCK (self);
+  tolerance = self->resample_tolerance;
+  GST_OBJECT_UNLOCK (self);
+
+  if (read_size == record->out_size
+      || fabs ((gdouble) read_size / record->out_size - 1.0) > tolerance)
+    return read_size;
+  footprint = record->out_size * level_downsample;
+  record->out_mpp *= (gfloat) (footprint / record->footprint);
+  record->footprint = (guint32) lround (footprint);
+  return record->out_size;
+}
+
 /* Counts a failed read and gives the slide up after too many in a row. */
 static void
 note_read_failure (GstPatchReader * self, SlideContext * ctx,
@@ -814,6 +843,8 @@ decode_patch (GstPatchReader * self, ReaderWorker * worker, ReaderItem * item)
       (gdouble) record->footprint / record->out_size);
   read_size = MAX ((guint) lround (record->footprint /
           slide->level_downsample[level]), 1);
+  read_size = snap_read_size (self, record, read_size,
+      slide->level_downsample[level]);
 
   if (!worker_reserve (worker, read_size, record->out_size)) {
     GST_ELEMENT_WARNING (self, RESOURCE, NO_SPACE_LEFT,
@@ -1606,6 +1637,11 @@ gst_patch_reader_set_property (GObject * object, guint prop_id,
       self->max_read_failures = g_value_get_uint (value);
       GST_OBJECT_UNLOCK (self);
       break;
+    case PROP_RESAMPLE_TOLERANCE:
+      GST_OBJECT_LOCK (self);
+      self->resample_tolerance = g_value_get_double (value);
+      GST_OBJECT_UNLOCK (self);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -1632,6 +1668,11 @@ gst_patch_reader_get_property (GObject * object, guint prop_id,
     case PROP_MAX_READ_FAILURES:
       GST_OBJECT_LOCK (self);
       g_value_set_uint (value, self->max_read_failures);
+      GST_OBJECT_UNLOCK (self);
+      break;
+    case PROP_RESAMPLE_TOLERANCE:
+      GST_OBJECT_LOCK (self);
+      g_value_set_double (value, self->resample_tolerance);
       GST_OBJECT_UNLOCK (self);
       break;
     case PROP_PATCHES_READ:
@@ -1704,6 +1745,16 @@ gst_patch_reader_class_init (GstPatchReaderClass * klass)
           1, MAX_MAX_READ_FAILURES, DEFAULT_MAX_READ_FAILURES,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_PLAYING));
+  g_object_class_install_property (gobject_class, PROP_RESAMPLE_TOLERANCE,
+      g_param_spec_double ("resample-tolerance", "Resample tolerance",
+          "Relative difference between the region to read and the patch "
+          "size under which the region is read at the patch size instead of "
+          "being resampled (the patch's mpp then differs from the target by "
+          "at most this much, and its record says so). 0 = always resample "
+          "exactly. Range 0..0.1, default 0.01", 0.0, 0.1,
+          DEFAULT_RESAMPLE_TOLERANCE,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_PLAYING));
   g_object_class_install_property (gobject_class, PROP_PATCHES_READ,
       g_param_spec_uint64 ("patches-read", "Patches read",
           "Patches decoded and pushed out since the last READY to PAUSED "
@@ -1755,6 +1806,7 @@ gst_patch_reader_init (GstPatchReader * self)
 
   self->threads = DEFAULT_THREADS;
   self->max_read_failures = DEFAULT_MAX_READ_FAILURES;
+  self->resample_tolerance = DEFAULT_RESAMPLE_TOLERANCE;
   self->src_flow = GST_FLOW_OK;
   g_mutex_init (&self->lock);
   g_cond_init (&self->item_added);

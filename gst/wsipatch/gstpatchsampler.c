@@ -766,6 +766,11 @@ patch_sampler_footprint (GstPatchSampler * self,
   }
 
   footprint = MAX (1.0, round (footprint));
+  /* The footprint is whole level-0 pixels: report the resolution that the
+   * rounding really gives (0.499 um/px slide, 0.5 target, 128 px patch:
+   * 128 px read, 0.499 um/px out), not the requested one. */
+  if (settings->target_mpp > 0.0)
+    tmpl->out_mpp = (gfloat) (footprint * visit->mpp_x / settings->patch_size);
   if (footprint > visit->width || footprint > visit->height) {
     *reason = g_strdup_printf ("%s: smaller than one patch", visit->path);
     if (patch_sampler_first_warning (self, visit->index))

@@ -110,6 +110,39 @@ GST_START_TEST (test_aperio_jpeg)
   assert_pixels_match_openslide (path, r, 128);
   wsi_run_free (r);
 
+  /* target-mpp 0.5 on a 0.499 um/px slide: 256.5 level-0 px would be
+   * resampled to 256 for a 0.2 % difference; within patchreader's
+   * resample-tolerance (default 1 %) they are read at 256, unblurred, and the
+   * record says 0.499 um/px. */
+  r = run_real (path, "", "", "patch-size=256 patches-per-slide=8 "
+      "target-mpp=0.5", 1);
+  fail_unless (r->error == NULL, "%s", r->error);
+  fail_unless_equals_int (r->records->len, 8);
+  for (i = 0; i < r->records->len; i++) {
+    fail_unless_equals_int (WSI_RECORD (r, i)->read_size, 256);
+    fail_unless_equals_int (WSI_RECORD (r, i)->footprint, 256);
+    fail_unless (G_APPROX_VALUE (WSI_RECORD (r, i)->out_mpp, 0.499, 1e-4));
+  }
+  assert_pixels_match_openslide (path, r, 256);
+  wsi_run_free (r);
+
+  /* The tolerance is the reader's property: 0 resamples 257 -> 256. */
+  {
+    gchar *desc = g_strdup_printf ("wsislidesrc location=\"%s\" ! "
+        "tissuemask ! queue ! patchsampler patch-size=256 "
+        "patches-per-slide=8 target-mpp=0.5 ! patchinterleave ! "
+        "patchreader resample-tolerance=0 ! queue ! patchbatch "
+        "batch-size=8 ! appsink name=sink sync=false", path);
+
+    r = wsi_run_pipeline (desc, 0);
+    fail_unless (r->error == NULL, "%s", r->error);
+    fail_unless_equals_int (r->records->len, 8);
+    fail_unless_equals_int (WSI_RECORD (r, 0)->read_size, 257);
+    fail_unless_equals_int (WSI_RECORD (r, 0)->footprint, 257);
+    wsi_run_free (r);
+    g_free (desc);
+  }
+
   /* target-mpp 1.0 on a single-level slide: read ~2x and resample. */
   r = run_real (path, "", "", "patch-size=128 patches-per-slide=8 "
       "target-mpp=1.0", 1);
