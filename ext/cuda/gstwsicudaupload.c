@@ -331,6 +331,10 @@ gst_wsi_cuda_upload_propose_allocation (GstBaseTransform * trans,
     gst_object_unref (pool);
   }
   gst_query_add_allocation_param (query, self->pinned_allocator, &params);
+  /* transform() maps the input with gst_video_frame_map, which honours a
+   * GstVideoMeta: patchbatch's tight rows (RGB widths not a multiple of 4)
+   * are read right, so say so. */
+  gst_query_add_allocation_meta (query, GST_VIDEO_META_API_TYPE, NULL);
   return TRUE;
 }
 

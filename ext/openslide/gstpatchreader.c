@@ -547,6 +547,7 @@ struct _GstPatchReader
   gboolean flushing;
   gboolean workers_quit;
   gboolean eos_queued;
+  gboolean src_pushing;         /* the source task pushes an item it took */
   GstFlowReturn src_flow;       /* last downstream flow, back to upstream */
   guint64 patches_read;
   guint64 patches_failed;
@@ -1043,27 +1044,28 @@ gst_patch_reader_src_loop (GstPad * pad)
   item = *ring_slot (self, self->n_taken);
   memset (ring_slot (self, self->n_taken), 0, sizeof (ReaderItem));
   self->n_taken++;
+  self->src_pushing = TRUE;
   g_cond_broadcast (&self->space_freed);
   g_mutex_unlock (&self->lock);
 
+  ret = GST_FLOW_OK;
   if (item.kind == ITEM_EVENT) {
     GST_LOG_OBJECT (self, "pushing %" GST_PTR_FORMAT, item.event);
     gst_pad_push_event (pad, item.event);
-    return;
+  } else if (item.buffer != NULL) {     /* else a dropped patch */
+    ret = gst_pad_push (pad, item.buffer);
   }
-  if (item.buffer == NULL)
-    return;                     /* a dropped patch */
 
-  ret = gst_pad_push (pad, item.buffer);
-  if (ret == GST_FLOW_OK)
-    return;
-
+  /* drain() waits for this: new caps must not overtake the last push. */
   g_mutex_lock (&self->lock);
-  if (!self->flushing || ret != GST_FLOW_FLUSHING)
+  self->src_pushing = FALSE;
+  if (ret != GST_FLOW_OK && (!self->flushing || ret != GST_FLOW_FLUSHING))
     self->src_flow = ret;
   eos_queued = self->eos_queued;
   g_cond_broadcast (&self->space_freed);
   g_mutex_unlock (&self->lock);
+  if (ret == GST_FLOW_OK)
+    return;
 
   GST_DEBUG_OBJECT (self, "pausing: %s", gst_flow_get_name (ret));
   gst_pad_pause_task (pad);
@@ -1119,7 +1121,8 @@ gst_patch_reader_enqueue_event (GstPatchReader * self, GstEvent * event)
   return gst_patch_reader_enqueue (self, &item);
 }
 
-/* Waits until the source task has pushed everything queued. */
+/* Waits until the source task has pushed everything queued, the last
+ * item included (taken out of the ring is not yet pushed). */
 static GstFlowReturn
 gst_patch_reader_drain (GstPatchReader * self)
 {
@@ -1127,7 +1130,7 @@ gst_patch_reader_drain (GstPatchReader * self)
 
   g_mutex_lock (&self->lock);
   while (!self->flushing && self->src_flow == GST_FLOW_OK
-      && self->n_taken < self->n_queued)
+      && (self->n_taken < self->n_queued || self->src_pushing))
     g_cond_wait (&self->space_freed, &self->lock);
   ret = self->flushing ? GST_FLOW_FLUSHING : self->src_flow;
   g_mutex_unlock (&self->lock);

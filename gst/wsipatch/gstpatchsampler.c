@@ -1465,8 +1465,8 @@ gst_patch_sampler_class_init (GstPatchSamplerClass * klass)
   g_object_class_install_property (gobject_class, PROP_PATCHES_PER_SLIDE,
       g_param_spec_int ("patches-per-slide", "Patches per slide",
           "Patches planned per slide visit (1..1000000, default 100); "
-          "-1 = all positions (grid mode only). Random mode may plan fewer "
-          "when max-attempts runs out; grid mode picks an unbiased random "
+          "-1 = all positions (grid mode only). Random mode plans fewer only "
+          "when no lattice position has enough tissue; grid mode picks an unbiased random "
           "subset of the tissue positions, kept in raster order",
           -1, MAX_PATCHES_PER_SLIDE, DEFAULT_PATCHES_PER_SLIDE, rw));
   g_object_class_install_property (gobject_class, PROP_MIN_TISSUE,

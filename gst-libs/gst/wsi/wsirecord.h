@@ -91,6 +91,10 @@ wsi_custom_meta_info (const gchar * name)
   static GMutex lock;
   const GstMetaInfo *info;
 
+  /* Registered already (the usual case, per patch): no lock of ours. */
+  info = gst_meta_get_info (name);
+  if (info != NULL)
+    return info;
   g_mutex_lock (&lock);
   info = gst_meta_get_info (name);
   if (info == NULL)
@@ -167,22 +171,23 @@ wsi_slide_meta_copy (GstBuffer * dest, GstBuffer * src)
 }
 
 /* Parses entry @i of a comma-separated list field such as
- * "level-downsamples"; returns @fallback when absent. */
+ * "level-downsamples"; returns @fallback when absent. Walks the string in
+ * place: no allocation. */
 static inline gdouble
 wsi_slide_meta_list_get (const GstStructure * s, const gchar * field,
     guint i, gdouble fallback)
 {
-  const gchar *list = gst_structure_get_string (s, field);
-  gchar **items;
-  gdouble value = fallback;
+  const gchar *item = gst_structure_get_string (s, field);
 
-  if (list == NULL)
+  if (item == NULL || *item == '\0')
     return fallback;
-  items = g_strsplit (list, ",", -1);
-  if (i < g_strv_length (items))
-    value = g_ascii_strtod (items[i], NULL);
-  g_strfreev (items);
-  return value;
+  for (; i > 0; i--) {
+    item = strchr (item, ',');
+    if (item == NULL)
+      return fallback;
+    item++;
+  }
+  return g_ascii_strtod (item, NULL);
 }
 
 /* ---- WsiPatchMeta -------------------------------------------------------
@@ -252,9 +257,12 @@ wsi_patch_meta_string (const GstStructure * s, const gchar * field, guint i)
   if (value == NULL || !G_VALUE_HOLDS (value, G_TYPE_STRV))
     return NULL;
   strv = (const gchar * const *) g_value_get_boxed (value);
-  if (strv == NULL || i >= g_strv_length ((gchar **) strv))
+  if (strv == NULL)
     return NULL;
-  return strv[i];
+  /* Walk to @i only, not to the end: callers loop over a batch. */
+  for (; i > 0 && *strv != NULL; i--)
+    strv++;
+  return *strv;
 }
 
 G_END_DECLS
