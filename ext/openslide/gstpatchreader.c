@@ -73,6 +73,9 @@ GST_DEBUG_CATEGORY_STATIC (gst_patch_reader_debug);
 #define MAX_MAX_OPEN_SLIDES 1024
 #define DEFAULT_MAX_READ_FAILURES 3
 #define DEFAULT_RESAMPLE_TOLERANCE 0.01
+/* Whole-number downscales up to this factor sum in 32 bits (255 * 256^2
+ * fits easily); larger ones take the general area path. */
+#define MAX_BOX_FACTOR 256
 #define MAX_MAX_READ_FAILURES 1000000
 
 /* In-flight items per worker: enough to keep every worker busy while the
@@ -532,6 +535,7 @@ struct _GstPatchReader
   guint threads;
   guint max_read_failures;
   gdouble resample_tolerance;
+  gint resample_tolerance_ppm;  /* atomic copy for the workers, in 1e-6 */
 
   /* the ring, the workers and the counters, under lock */
   GMutex lock;
@@ -768,11 +772,9 @@ static guint
 snap_read_size (GstPatchReader * self, WsiPatchRecord * record,
     guint read_size, gdouble level_downsample)
 {
-  gdouble tolerance, footprint;
-
-  GST_OBJECT_LOCK (self);
-  tolerance = self->resample_tolerance;
-  GST_OBJECT_UNLOCK (self);
+  /* Read once per patch by every worker: atomic, not the object lock. */
+  gdouble tolerance = g_atomic_int_get (&self->resample_tolerance_ppm) / 1e6;
+  gdouble footprint;
 
   if (read_size == record->out_size
       || fabs ((gdouble) read_size / record->out_size - 1.0) > tolerance)
@@ -875,7 +877,8 @@ decode_patch (GstPatchReader * self, ReaderWorker * worker, ReaderItem * item)
   }
   if (read_size == record->out_size)
     convert_native (worker, &frame, read_size, &self->layout);
-  else if (read_size % record->out_size == 0)
+  else if (read_size % record->out_size == 0
+      && read_size / record->out_size <= MAX_BOX_FACTOR)
     convert_box_integer (worker, &frame, read_size, record->out_size,
         &self->layout);
   else
@@ -1643,6 +1646,8 @@ gst_patch_reader_set_property (GObject * object, guint prop_id,
     case PROP_RESAMPLE_TOLERANCE:
       GST_OBJECT_LOCK (self);
       self->resample_tolerance = g_value_get_double (value);
+      g_atomic_int_set (&self->resample_tolerance_ppm,
+          (gint) lround (self->resample_tolerance * 1e6));
       GST_OBJECT_UNLOCK (self);
       break;
     default:
@@ -1810,6 +1815,7 @@ gst_patch_reader_init (GstPatchReader * self)
   self->threads = DEFAULT_THREADS;
   self->max_read_failures = DEFAULT_MAX_READ_FAILURES;
   self->resample_tolerance = DEFAULT_RESAMPLE_TOLERANCE;
+  self->resample_tolerance_ppm = (gint) lround (DEFAULT_RESAMPLE_TOLERANCE * 1e6);
   self->src_flow = GST_FLOW_OK;
   g_mutex_init (&self->lock);
   g_cond_init (&self->item_added);

@@ -224,6 +224,7 @@ struct _GstPatchSampler
   guint64 slides_sampled;
   guint64 slides_skipped;
   guint64 patches_planned;
+  guint64 stream_planned;       /* since the last flush: what the quota counts */
   gint64 max_patches;
   gboolean rank_quota;
   gint64 quota;                 /* NO_QUOTA, or decided at the first slide */
@@ -657,6 +658,7 @@ patch_sampler_reset_stream (GstPatchSampler * self)
   self->quota_reached = FALSE;
   GST_OBJECT_LOCK (self);
   self->quota = NO_QUOTA;
+  self->stream_planned = 0;
   GST_OBJECT_UNLOCK (self);
 }
 
@@ -1048,7 +1050,7 @@ patch_sampler_quota_left (GstPatchSampler * self)
 
   GST_OBJECT_LOCK (self);
   quota = self->quota;
-  left = quota < 0 ? -1 : MAX (quota - (gint64) self->patches_planned, 0);
+  left = quota < 0 ? -1 : MAX (quota - (gint64) self->stream_planned, 0);
   GST_OBJECT_UNLOCK (self);
   return left;
 }
@@ -1083,7 +1085,7 @@ patch_sampler_check_quota_met (GstPatchSampler * self)
 
   GST_OBJECT_LOCK (self);
   quota = self->quota;
-  planned = self->patches_planned;
+  planned = self->stream_planned;
   GST_OBJECT_UNLOCK (self);
 
   if (!self->quota_from_rank || quota < 0 || planned >= (guint64) quota)
@@ -1186,6 +1188,7 @@ gst_patch_sampler_chain (GstPad * pad, GstObject * parent, GstBuffer * slide)
   GST_OBJECT_LOCK (self);
   self->slides_sampled++;
   self->patches_planned += gst_buffer_get_size (out) / sizeof (WsiPatchRecord);
+  self->stream_planned += gst_buffer_get_size (out) / sizeof (WsiPatchRecord);
   GST_OBJECT_UNLOCK (self);
   GST_LOG_OBJECT (self, "slide %u (%s) cycle %u: %" G_GSIZE_FORMAT
       " patches, footprint %u", visit.index, visit.path, visit.cycle,
