@@ -253,6 +253,19 @@ push_pending (GstWsiCudaUpload * self)
   return gst_pad_push (GST_BASE_TRANSFORM_SRC_PAD (self), output);
 }
 
+/* Pushes the held-back batch from an event (EOS, caps change), where no
+ * chain function returns the flow upstream: a fatal flow (not-linked or an
+ * error) is posted on the bus instead, as a source's loop would; flushing
+ * and EOS are not errors. */
+static void
+push_pending_from_event (GstWsiCudaUpload * self)
+{
+  GstFlowReturn ret = push_pending (self);
+
+  if (ret == GST_FLOW_NOT_LINKED || ret < GST_FLOW_EOS)
+    GST_ELEMENT_FLOW_ERROR (self, ret);
+}
+
 /* ---- GstBaseTransform ------------------------------------------------ */
 
 static GstCaps *
@@ -536,7 +549,7 @@ gst_wsi_cuda_upload_sink_event (GstBaseTransform * trans, GstEvent * event)
     case GST_EVENT_EOS:
     case GST_EVENT_CAPS:
       /* the held-back batch belongs before these */
-      push_pending (self);
+      push_pending_from_event (self);
       break;
     case GST_EVENT_FLUSH_STOP:
       copy_discard (self, &self->pending);

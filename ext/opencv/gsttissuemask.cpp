@@ -34,6 +34,16 @@
  *   (#GstTissueMask:close-kernel), then tissue pieces smaller than
  *   #GstTissueMask:min-component-area are dropped and holes smaller than
  *   #GstTissueMask:min-hole-area are filled.
+ * * `fluorescence`: for dark-background fluorescence scans (DAPI, TRITC,
+ *   FITC...: black background, bright nuclei). Tissue is what is brighter
+ *   than Otsu's threshold on the HSV value channel (the brightest of R, G
+ *   and B, so a pure blue or pure red stain counts at full strength); the
+ *   threshold never goes below #GstTissueMask:value-floor, so a blank dark
+ *   overview is not called tissue. A morphological closing
+ *   (#GstTissueMask:close-kernel) then joins clusters of nuclei into
+ *   regions. The saturation-based methods are useless here: a dark pixel
+ *   with a faint colour cast has a high HSV saturation, so they call nearly
+ *   the whole black background tissue.
  * * `none`: every pixel is tissue.
  *
  * Masks are kept in a small LRU cache keyed by slide path and overview size
@@ -51,6 +61,11 @@
  *     fakesink dump=false
  * ]| Computes CLAM-style tissue masks for every slide of a folder and drops
  * (marks rejected) slides with less than 5 % tissue on their overview.
+ * |[
+ * gst-launch-1.0 wsislidesrc location=/data/dapi/ ! tissuemask method=fluorescence value-floor=30 ! \
+ *     queue ! patchsampler patch-size=256 ! patchinterleave ! patchreader ! fakesink
+ * ]| Samples patches only on the bright (stained) parts of fluorescence
+ * slides, ignoring anything darker than 30 on their overviews.
  */
 
 #ifdef HAVE_CONFIG_H
@@ -76,6 +91,9 @@ GST_DEBUG_CATEGORY_STATIC (gst_tissue_mask_debug);
 #define DEFAULT_METHOD GST_TISSUE_MASK_METHOD_OTSU
 #define DEFAULT_SATURATION_THRESHOLD 8  /* CLAM's sthresh */
 #define DEFAULT_VALUE_THRESHOLD 245
+/* Above the sensor noise of a black fluorescence background (a few grey
+ * levels), below the dimmest stain the NDPI samples show. */
+#define DEFAULT_VALUE_FLOOR 20
 #define DEFAULT_MEDIAN_KERNEL 7 /* CLAM's mthresh */
 #define DEFAULT_CLOSE_KERNEL 4  /* CLAM's presets */
 #define DEFAULT_MIN_COMPONENT_AREA 0.0005
@@ -91,6 +109,7 @@ enum
   PROP_METHOD,
   PROP_SATURATION_THRESHOLD,
   PROP_VALUE_THRESHOLD,
+  PROP_VALUE_FLOOR,
   PROP_MEDIAN_KERNEL,
   PROP_CLOSE_KERNEL,
   PROP_MIN_COMPONENT_AREA,
@@ -108,6 +127,7 @@ typedef struct
   GstTissueMaskMethod method;
   guint saturation_threshold;
   guint value_threshold;
+  guint value_floor;
   guint median_kernel;
   guint close_kernel;
   gdouble min_component_area;
@@ -177,6 +197,10 @@ gst_tissue_mask_method_get_type (void)
           "small pieces dropped, small holes filled", "clam"},
     {GST_TISSUE_MASK_METHOD_NONE, "No detection: everything is tissue",
         "none"},
+    {GST_TISSUE_MASK_METHOD_FLUORESCENCE,
+          "Dark-background fluorescence: brighter than Otsu on HSV value "
+          "(at least value-floor), then closing (close-kernel)",
+        "fluorescence"},
     {0, NULL, NULL}
   };
 
@@ -211,6 +235,39 @@ mask_otsu (const cv::Mat & hsv, cv::Mat & mask)
     cv::threshold (saturation, mask, OTSU_SATURATION_FLOOR, 255,
         cv::THRESH_BINARY);
   }
+}
+
+/* Square closing (dilate, then erode) with a @side x @side kernel; 0 does
+ * nothing. */
+static void
+close_mask (cv::Mat & mask, guint side)
+{
+  if (side > 0) {
+    cv::Mat kernel = cv::Mat::ones (side, side, CV_8U);
+    cv::morphologyEx (mask, mask, cv::MORPH_CLOSE, kernel);
+  }
+}
+
+/* Fluorescence: the background is black and the stain is bright, in
+ * whatever colour the channel is shown, so brightness (HSV value, the
+ * largest of R, G, B) is the signal and saturation is meaningless. */
+static void
+mask_fluorescence (const cv::Mat & hsv, const MaskSettings * s, cv::Mat & mask)
+{
+  cv::Mat value;
+  double threshold;
+
+  cv::extractChannel (hsv, value, 2);
+  threshold = cv::threshold (value, mask, 0, 255,
+      cv::THRESH_BINARY | cv::THRESH_OTSU);
+  if (threshold < s->value_floor) {
+    GST_DEBUG ("Otsu value threshold %.0f below value-floor, using %u",
+        threshold, s->value_floor);
+    cv::threshold (value, mask, s->value_floor, 255, cv::THRESH_BINARY);
+  } else {
+    GST_DEBUG ("Otsu value threshold %.0f", threshold);
+  }
+  close_mask (mask, s->close_kernel);
 }
 
 static void
@@ -296,10 +353,7 @@ mask_clam (const cv::Mat & hsv, const MaskSettings * s, cv::Mat & mask)
   cv::medianBlur (saturation_channel (hsv), blurred, s->median_kernel);
   cv::threshold (blurred, mask, s->saturation_threshold, 255,
       cv::THRESH_BINARY);
-  if (s->close_kernel > 0) {
-    cv::Mat kernel = cv::Mat::ones (s->close_kernel, s->close_kernel, CV_8U);
-    cv::morphologyEx (mask, mask, cv::MORPH_CLOSE, kernel);
-  }
+  close_mask (mask, s->close_kernel);
   drop_small_components (mask, s->min_component_area * area);
   fill_small_holes (mask, s->min_hole_area * area);
 }
@@ -326,6 +380,9 @@ compute_mask (const guint8 * rgb, gint width, gint height,
       break;
     case GST_TISSUE_MASK_METHOD_CLAM:
       mask_clam (hsv, s, mask);
+      break;
+    case GST_TISSUE_MASK_METHOD_FLUORESCENCE:
+      mask_fluorescence (hsv, s, mask);
       break;
     case GST_TISSUE_MASK_METHOD_OTSU:
     default:
@@ -648,6 +705,9 @@ gst_tissue_mask_set_property (GObject * object, guint prop_id,
     case PROP_VALUE_THRESHOLD:
       SET_SETTING (value_threshold, g_value_get_uint (value));
       break;
+    case PROP_VALUE_FLOOR:
+      SET_SETTING (value_floor, g_value_get_uint (value));
+      break;
     case PROP_MEDIAN_KERNEL:{
       guint kernel = g_value_get_uint (value);
 
@@ -700,6 +760,9 @@ gst_tissue_mask_get_property (GObject * object, guint prop_id,
     case PROP_VALUE_THRESHOLD:
       g_value_set_uint (value, self->settings.value_threshold);
       break;
+    case PROP_VALUE_FLOOR:
+      g_value_set_uint (value, self->settings.value_floor);
+      break;
     case PROP_MEDIAN_KERNEL:
       g_value_set_uint (value, self->settings.median_kernel);
       break;
@@ -751,9 +814,11 @@ gst_tissue_mask_install_properties (GObjectClass * gobject_class)
 
   g_object_class_install_property (gobject_class, PROP_METHOD,
       g_param_spec_enum ("method", "Method",
-          "How tissue is told from glass: otsu (Otsu on HSV saturation, "
-          "floor 15), hsv (fixed thresholds), clam (CLAM segment_tissue) "
-          "or none (all tissue). Default: otsu",
+          "How tissue is told from the background: otsu (Otsu on HSV "
+          "saturation, floor 15), hsv (fixed thresholds), clam (CLAM "
+          "segment_tissue), fluorescence (dark background: Otsu on HSV "
+          "value, floor value-floor, then closing) or none (all tissue). "
+          "Default: otsu",
           GST_TYPE_TISSUE_MASK_METHOD, DEFAULT_METHOD, rw));
   g_object_class_install_property (gobject_class, PROP_SATURATION_THRESHOLD,
       g_param_spec_uint ("saturation-threshold", "Saturation threshold",
@@ -767,6 +832,13 @@ gst_tissue_mask_install_properties (GObjectClass * gobject_class)
           "tissue, for method hsv (brighter pixels are glass). "
           "Range 0-255, default 245",
           0, 255, DEFAULT_VALUE_THRESHOLD, rw));
+  g_object_class_install_property (gobject_class, PROP_VALUE_FLOOR,
+      g_param_spec_uint ("value-floor", "Value floor",
+          "Lowest threshold on HSV value (brightness, 0-255) for method "
+          "fluorescence: tissue is brighter than Otsu's threshold or this, "
+          "whichever is higher, so sensor noise on a blank dark overview is "
+          "not tissue. Range 0-255, default 20",
+          0, 255, DEFAULT_VALUE_FLOOR, rw));
   g_object_class_install_property (gobject_class, PROP_MEDIAN_KERNEL,
       g_param_spec_uint ("median-kernel", "Median kernel",
           "Side in overview pixels of the median blur applied to the "
@@ -776,8 +848,8 @@ gst_tissue_mask_install_properties (GObjectClass * gobject_class)
   g_object_class_install_property (gobject_class, PROP_CLOSE_KERNEL,
       g_param_spec_uint ("close-kernel", "Close kernel",
           "Side in overview pixels of the square morphological closing, for "
-          "method clam (CLAM's close). Range 0-255 (0 = no closing), "
-          "default 4",
+          "methods clam (CLAM's close) and fluorescence (joins clusters of "
+          "nuclei). Range 0-255 (0 = no closing), default 4",
           0, MAX_KERNEL, DEFAULT_CLOSE_KERNEL, rw));
   g_object_class_install_property (gobject_class, PROP_MIN_COMPONENT_AREA,
       g_param_spec_double ("min-component-area", "Minimum component area",
@@ -846,6 +918,7 @@ gst_tissue_mask_init (GstTissueMask * self)
   self->settings.method = DEFAULT_METHOD;
   self->settings.saturation_threshold = DEFAULT_SATURATION_THRESHOLD;
   self->settings.value_threshold = DEFAULT_VALUE_THRESHOLD;
+  self->settings.value_floor = DEFAULT_VALUE_FLOOR;
   self->settings.median_kernel = DEFAULT_MEDIAN_KERNEL;
   self->settings.close_kernel = DEFAULT_CLOSE_KERNEL;
   self->settings.min_component_area = DEFAULT_MIN_COMPONENT_AREA;

@@ -22,8 +22,12 @@ G_BEGIN_DECLS
  * @GST_TISSUE_MASK_METHOD_CLAM: CLAM's segment_tissue (saturation, median
  *   blur, threshold, closing, small components dropped, small holes filled)
  * @GST_TISSUE_MASK_METHOD_NONE: every overview pixel is tissue
+ * @GST_TISSUE_MASK_METHOD_FLUORESCENCE: dark-background fluorescence: Otsu
+ *   threshold on the HSV value channel (never below value-floor), then
+ *   closing
  *
- * How tissuemask separates tissue from the glass background.
+ * How tissuemask separates tissue from the background (bright glass for
+ * brightfield stains, black for fluorescence).
  */
 typedef enum
 {
@@ -31,6 +35,7 @@ typedef enum
   GST_TISSUE_MASK_METHOD_HSV,
   GST_TISSUE_MASK_METHOD_CLAM,
   GST_TISSUE_MASK_METHOD_NONE,
+  GST_TISSUE_MASK_METHOD_FLUORESCENCE,
 } GstTissueMaskMethod;
 
 #define GST_TYPE_TISSUE_MASK_METHOD (gst_tissue_mask_method_get_type ())

@@ -9,7 +9,8 @@
 
 /* Unit tests for tissuemask. Overviews are painted here: a noisy white
  * glass background with a pink ellipse of known area, plus specks and
- * holes where a test needs them. */
+ * holes where a test needs them; for fluorescence, a noisy black
+ * background with bright blue (DAPI-like) discs and nuclei. */
 
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -24,6 +25,10 @@
 
 static const guint8 PINK[3] = { 210, 120, 175 };
 static const guint8 WHITE[3] = { 246, 245, 247 };
+/* Fluorescence: a black background with a faint blue cast (noise makes its
+ * brightness 2-16) and bright DAPI-blue stain. */
+static const guint8 BLACK[3] = { 6, 5, 12 };
+static const guint8 DAPI[3] = { 20, 40, 230 };
 
 typedef struct
 {
@@ -573,6 +578,12 @@ GST_START_TEST (test_property_change_clears_cache)
   fail_if (query_mask_cached (h, "/slides/a.tiff"));
   fail_unless_equals_uint64 (counter (h, "masks-computed"), 2);
 
+  gst_buffer_unref (push_slide (h, "/slides/a.tiff", &ov));
+  fail_unless (query_mask_cached (h, "/slides/a.tiff"));
+  g_object_set (h->element, "value-floor", 40, NULL);
+  fail_if (query_mask_cached (h, "/slides/a.tiff"));
+  fail_unless_equals_uint64 (counter (h, "masks-computed"), 3);
+
   g_free (ov.rgb);
   gst_harness_teardown (h);
 }
@@ -591,11 +602,14 @@ GST_START_TEST (test_bad_values_refused)
   ASSERT_WARNING (g_object_set (mask, "min-tissue-fraction", 1.5, NULL));
   ASSERT_WARNING (g_object_set (mask, "method", 42, NULL));
   ASSERT_WARNING (g_object_set (mask, "saturation-threshold", 300, NULL));
+  ASSERT_WARNING (g_object_set (mask, "value-floor", 256, NULL));
   gst_util_set_object_arg (G_OBJECT (mask), "method", "bogus");
 
   g_object_get (mask, "median-kernel", &kernel, "min-tissue-fraction",
       &fraction, "method", &method, NULL);
   fail_unless_equals_int (kernel, 7);
+  g_object_get (mask, "value-floor", &kernel, NULL);
+  fail_unless_equals_int (kernel, 20);
   fail_unless_equals_float (fraction, 0.01);
   fail_unless_equals_int (method, 0);
 
@@ -605,6 +619,9 @@ GST_START_TEST (test_bad_values_refused)
   g_object_get (mask, "median-kernel", &kernel, "method", &method, NULL);
   fail_unless_equals_int (kernel, 5);
   fail_unless_equals_int (method, 1);
+  gst_util_set_object_arg (G_OBJECT (mask), "method", "fluorescence");
+  g_object_get (mask, "method", &method, NULL);
+  fail_unless_equals_int (method, 4);
 
   gst_object_unref (mask);
 }
@@ -713,6 +730,191 @@ GST_START_TEST (test_flush_keeps_working)
 
 GST_END_TEST;
 
+/* ---- fluorescence ------------------------------------------------------- */
+
+static Overview
+overview_new_dark (void)
+{
+  Overview ov = { NULL, OV_W, OV_H, 0 };
+  guint32 noise = 999;
+
+  ov.rgb = g_malloc ((gsize) OV_W * OV_H * 3);
+  for (gint y = 0; y < OV_H; y++)
+    for (gint x = 0; x < OV_W; x++)
+      paint_pixel (&ov, x, y, BLACK, &noise);
+  return ov;
+}
+
+static void
+paint_disc (Overview * ov, gint cx, gint cy, gint r, guint32 * noise)
+{
+  for (gint y = MAX (cy - r, 0); y <= MIN (cy + r, ov->height - 1); y++)
+    for (gint x = MAX (cx - r, 0); x <= MIN (cx + r, ov->width - 1); x++)
+      if ((x - cx) * (x - cx) + (y - cy) * (y - cy) <= r * r)
+        paint_pixel (ov, x, y, DAPI, noise);
+}
+
+/* Counts the stained (bright) pixels into ov->tissue_pixels. */
+static void
+overview_count_bright (Overview * ov)
+{
+  ov->tissue_pixels = 0;
+  for (gsize i = 0; i < (gsize) ov->width * ov->height; i++)
+    ov->tissue_pixels += ov->rgb[3 * i + 2] > 128;
+}
+
+/* Black background, five stained discs covering about 13 %. */
+static Overview
+overview_new_fluorescence (void)
+{
+  Overview ov = overview_new_dark ();
+  guint32 noise = 31337;
+
+  paint_disc (&ov, 80, 80, 45, &noise);
+  paint_disc (&ov, 300, 70, 30, &noise);
+  paint_disc (&ov, 200, 200, 40, &noise);
+  paint_disc (&ov, 340, 240, 25, &noise);
+  paint_disc (&ov, 60, 240, 20, &noise);
+  overview_count_bright (&ov);
+  return ov;
+}
+
+/* Pushes @ov through a fresh tissuemask with @method and returns the mask
+ * (and the output buffer in @out). */
+static guint8 *
+mask_with_method (const Overview * ov, const gchar * method,
+    guint close_kernel, GstBuffer ** out)
+{
+  GstHarness *h = harness_new ();
+  guint8 *mask;
+
+  gst_util_set_object_arg (G_OBJECT (h->element), "method", method);
+  g_object_set (h->element, "close-kernel", close_kernel, NULL);
+  *out = push_slide (h, "/slides/dapi.ndpi", ov);
+  mask = check_masked_slide (*out, ov);
+  gst_harness_teardown (h);
+  return mask;
+}
+
+/* The fluorescence method finds the stained discs; the saturation methods,
+ * on the same image, call the dark background tissue (a dark pixel with a
+ * blue cast has a high saturation): that is why the method exists. */
+GST_START_TEST (test_fluorescence_finds_bright_blobs)
+{
+  Overview ov = overview_new_fluorescence ();
+  const gchar *saturation_methods[] = { "otsu", "hsv", "clam" };
+  gdouble expected = overview_tissue_share (&ov);
+  GstBuffer *out;
+  guint8 *mask;
+
+  fail_unless (expected > 0.10 && expected < 0.16, "%f", expected);
+  mask = mask_with_method (&ov, "fluorescence", 4, &out);
+  fail_unless (fabs (mask_share (mask) - expected) < 0.01,
+      "fluorescence: mask share %f, stained share %f", mask_share (mask),
+      expected);
+  fail_unless_equals_int (MASK_AT (mask, 80, 80), 255);
+  fail_unless_equals_int (MASK_AT (mask, 200, 200), 255);
+  fail_unless_equals_int (MASK_AT (mask, 5, 5), 0);
+  fail_unless_equals_int (MASK_AT (mask, 390, 150), 0);
+  fail_unless_equals_int (MASK_AT (mask, 150, 280), 0);
+  fail_if (meta_boolean (out, "tissue-rejected"));
+  g_free (mask);
+  gst_buffer_unref (out);
+
+  for (guint i = 0; i < G_N_ELEMENTS (saturation_methods); i++) {
+    mask = mask_with_method (&ov, saturation_methods[i], 4, &out);
+    /* More than half of the image: most of the black background. */
+    fail_unless (mask_share (mask) > 0.5, "%s: mask share %f (stained %f): "
+        "the saturation methods were expected to fail on a dark background",
+        saturation_methods[i], mask_share (mask), expected);
+    g_free (mask);
+    gst_buffer_unref (out);
+  }
+  g_free (ov.rgb);
+}
+
+GST_END_TEST;
+
+/* Separate nuclei (3x3 dots, 2-pixel gaps) become one region thanks to the
+ * closing; without it the gaps stay background. */
+GST_START_TEST (test_fluorescence_closing_joins_nuclei)
+{
+  Overview ov = overview_new_fluorescence ();
+  guint32 noise = 55;
+  GstBuffer *out_closed, *out_open;
+  guint8 *closed, *open;
+
+  /* A 60x40 cluster of nuclei at (250..310, 130..170), away from the
+   * discs. */
+  for (gint y = 130; y < 170; y += 5)
+    for (gint x = 250; x < 310; x += 5)
+      for (gint dy = 0; dy < 3; dy++)
+        for (gint dx = 0; dx < 3; dx++)
+          paint_pixel (&ov, x + dx, y + dy, DAPI, &noise);
+
+  closed = mask_with_method (&ov, "fluorescence", 4, &out_closed);
+  open = mask_with_method (&ov, "fluorescence", 0, &out_open);
+
+  /* A nucleus is tissue either way. */
+  fail_unless_equals_int (MASK_AT (closed, 266, 146), 255);
+  fail_unless_equals_int (MASK_AT (open, 266, 146), 255);
+  /* The gap between two nuclei inside the cluster. */
+  fail_unless_equals_int (MASK_AT (open, 268, 148), 0);
+  fail_unless_equals_int (MASK_AT (closed, 268, 148), 255);
+  /* Outside the cluster the closing adds nothing. */
+  fail_unless_equals_int (MASK_AT (closed, 240, 150), 0);
+  fail_unless (mask_share (closed) > mask_share (open) + 0.01,
+      "closed %f, open %f", mask_share (closed), mask_share (open));
+
+  g_free (closed);
+  g_free (open);
+  gst_buffer_unref (out_closed);
+  gst_buffer_unref (out_open);
+  g_free (ov.rgb);
+}
+
+GST_END_TEST;
+
+/* A blank black overview is not tissue: value-floor keeps Otsu from
+ * splitting the background noise. With no floor, it does. */
+GST_START_TEST (test_fluorescence_blank_dark_rejected)
+{
+  Overview ov = overview_new_dark ();
+  GstHarness *h = harness_new ();
+  GstBus *bus = gst_bus_new ();
+  GstBuffer *out;
+  guint8 *mask;
+  gchar *text;
+
+  gst_element_set_bus (h->element, bus);
+  gst_util_set_object_arg (G_OBJECT (h->element), "method", "fluorescence");
+  out = push_slide (h, "/slides/blank dark.ndpi", &ov);
+  mask = check_masked_slide (out, &ov);
+  fail_unless (mask_share (mask) < 0.001, "%f of a black overview is tissue",
+      mask_share (mask));
+  fail_unless (meta_boolean (out, "tissue-rejected"));
+  text = pop_warning_text (bus);
+  fail_unless (strstr (text, "/slides/blank dark.ndpi") != NULL, "%s", text);
+  g_free (text);
+  g_free (mask);
+  gst_buffer_unref (out);
+
+  g_object_set (h->element, "value-floor", 0, NULL);
+  out = push_slide (h, "/slides/blank dark.ndpi", &ov);
+  mask = check_masked_slide (out, &ov);
+  fail_unless (mask_share (mask) > 0.1, "without a floor Otsu should split "
+      "the noise, got %f", mask_share (mask));
+  g_free (mask);
+  gst_buffer_unref (out);
+
+  g_free (ov.rgb);
+  gst_element_set_bus (h->element, NULL);
+  gst_object_unref (bus);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
 static Suite *
 tissuemask_suite (void)
 {
@@ -735,6 +937,9 @@ tissuemask_suite (void)
   tcase_add_test (tc, test_wrong_overview_size_is_an_error);
   tcase_add_test (tc, test_state_cycles);
   tcase_add_test (tc, test_flush_keeps_working);
+  tcase_add_test (tc, test_fluorescence_finds_bright_blobs);
+  tcase_add_test (tc, test_fluorescence_closing_joins_nuclei);
+  tcase_add_test (tc, test_fluorescence_blank_dark_rejected);
   return s;
 }
 

@@ -19,6 +19,7 @@
 #define CMU "Aperio-CMU-1-Small-Region.svs"
 #define TCGA "Aperio-JP2K-TCGA-CR-7395-01A-01-TS1.svs"
 #define NDPI "Hamamatsu-test3-DAPI-2-387.ndpi"
+#define NDPI_TRITC "Hamamatsu-test3-TRITC-2-560.ndpi"
 
 static gchar *
 real_slide (const gchar * name)
@@ -191,21 +192,96 @@ GST_START_TEST (test_aperio_jp2k_without_mpp)
 
 GST_END_TEST;
 
-/* NDPI fluorescence: dark background, so H&E's Otsu finds little; with
- * method=none every position is eligible. Level choice on a 7-level
- * pyramid: 4x of 0.22818 um/px picks level 2. */
-GST_START_TEST (test_ndpi)
+/* Mean brightness (HSV value) of the overview pixels that the mask
+ * appended to @slide calls background; -1 when there are none. */
+static gdouble
+mean_background_brightness (GstBuffer * slide)
 {
-  gchar *path = real_slide (NDPI);
-  WsiRun *r;
+  GstStructure *meta = wsi_slide_meta_get (slide);
+  gint ow = 0, oh = 0;
+  guint64 sum = 0, pixels = 0;
+  GstMapInfo map;
+  gsize n, i;
+
+  fail_unless (gst_structure_get_int (meta, "overview-width", &ow));
+  fail_unless (gst_structure_get_int (meta, "overview-height", &oh));
+  n = (gsize) ow * oh;
+  fail_unless (gst_buffer_map (slide, &map, GST_MAP_READ));
+  fail_unless_equals_int (map.size, n * 4);
+  for (i = 0; i < n; i++) {
+    const guint8 *rgb = map.data + 3 * i;
+
+    if (map.data[3 * n + i] == 0) {
+      sum += MAX (MAX (rgb[0], rgb[1]), rgb[2]);
+      pixels++;
+    }
+  }
+  gst_buffer_unmap (slide, &map);
+  return pixels > 0 ? (gdouble) sum / pixels : -1.0;
+}
+
+/* Slide-level tissue fraction that tissuemask @method finds on @path, and
+ * the brightness of what it leaves as background (NULL: not wanted). */
+static gdouble
+slide_tissue_fraction (const gchar * path, const gchar * method,
+    gdouble * background)
+{
+  gchar *desc = g_strdup_printf ("wsislidesrc location=\"%s\" ! "
+      "tissuemask method=%s ! appsink name=sink sync=false", path, method);
+  GstElement *pipeline = gst_parse_launch (desc, NULL);
+  GstElement *sink;
+  GstSample *sample;
+  gdouble fraction = -1.0;
+
+  fail_unless (pipeline != NULL, "cannot parse %s", desc);
+  sink = gst_bin_get_by_name (GST_BIN (pipeline), "sink");
+  gst_element_set_state (pipeline, GST_STATE_PLAYING);
+  sample = gst_app_sink_pull_sample (GST_APP_SINK (sink));
+  fail_unless (sample != NULL, "%s: no slide buffer", desc);
+  fail_unless (gst_structure_get_double (wsi_slide_meta_get
+          (gst_sample_get_buffer (sample)), "tissue-fraction", &fraction));
+  if (background != NULL)
+    *background = mean_background_brightness (gst_sample_get_buffer (sample));
+  gst_sample_unref (sample);
+  gst_element_set_state (pipeline, GST_STATE_NULL);
+  gst_object_unref (sink);
+  gst_object_unref (pipeline);
+  g_free (desc);
+  return fraction;
+}
+
+/* Mean brightness (HSV value: the largest of R, G, B) of every patch pixel
+ * of a run. */
+static gdouble
+mean_patch_brightness (WsiRun * r)
+{
+  guint64 sum = 0, pixels = 0;
+  guint b;
+
+  for (b = 0; b < r->batches->len; b++) {
+    GstBuffer *batch = g_ptr_array_index (r->batches, b);
+    GstMapInfo map;
+    gsize i;
+
+    fail_unless (gst_buffer_map (batch, &map, GST_MAP_READ));
+    for (i = 0; i + 2 < map.size; i += 3) {
+      sum += MAX (MAX (map.data[i], map.data[i + 1]), map.data[i + 2]);
+      pixels++;
+    }
+    gst_buffer_unmap (batch, &map);
+  }
+  fail_unless (pixels > 0);
+  return (gdouble) sum / pixels;
+}
+
+/* Level choice on a 7-level pyramid: 4x of 0.22818 um/px picks level 2. */
+static void
+check_ndpi_geometry (WsiRun * r, guint expected)
+{
   guint i;
 
-  if (path == NULL)
-    return;
-  r = run_real (path, "", "method=none", "patch-size=64 patches-per-slide=10 "
-      "target-mpp=0.91270022", 2);
   fail_unless (r->error == NULL, "%s", r->error);
-  fail_unless_equals_int (r->records->len, 10);
+  fail_unless_equals_int (r->records->len, expected);
   for (i = 0; i < r->records->len; i++) {
     fail_unless_equals_int (WSI_RECORD (r, i)->footprint, 256);
     fail_unless_equals_int (WSI_RECORD (r, i)->level, 2);
@@ -213,8 +289,69 @@ GST_START_TEST (test_ndpi)
     fail_unless (WSI_RECORD (r, i)->x + 256 <= 3968);
     fail_unless (WSI_RECORD (r, i)->y + 256 <= 4864);
   }
+}
+
+#define NDPI_SAMPLER "patch-size=64 patches-per-slide=24 target-mpp=0.91270022"
+
+/* NDPI fluorescence: black background, bright nuclei. H&E's Otsu on
+ * saturation calls nearly all of it tissue; method=fluorescence finds the
+ * stained part, and its patches are clearly brighter than the overview
+ * pixels it calls background and than patches drawn anywhere
+ * (method=none). The TRITC slide is dim (stain around 20-30 over a black
+ * around 5), hence the modest margin over patches drawn anywhere. */
+static void
+check_ndpi_fluorescence (const gchar * name)
+{
+  gchar *path = real_slide (name);
+  gdouble otsu, fluorescence, background, bright, anywhere;
+  WsiRun *r;
+  guint i;
+
+  if (path == NULL)
+    return;
+
+  otsu = slide_tissue_fraction (path, "otsu", NULL);
+  fluorescence = slide_tissue_fraction (path, "fluorescence", &background);
+  g_print ("%s: tissue fraction otsu %.4f, fluorescence %.4f\n", name, otsu,
+      fluorescence);
+  fail_unless (otsu > 0.95, "%s: otsu %f", name, otsu);
+  fail_unless (fluorescence > 0.05 && fluorescence < 0.6,
+      "%s: fluorescence %f", name, fluorescence);
+
+  r = run_real (path, "", "method=none", NDPI_SAMPLER, 2);
+  check_ndpi_geometry (r, 24);
+  anywhere = mean_patch_brightness (r);
   wsi_run_free (r);
+
+  r = run_real (path, "", "method=fluorescence", NDPI_SAMPLER, 2);
+  check_ndpi_geometry (r, 24);
+  for (i = 0; i < r->records->len; i++)
+    fail_unless (WSI_RECORD (r, i)->tissue_fraction >= 0.5,
+        "patch %u: tissue fraction %f", i, WSI_RECORD (r, i)->tissue_fraction);
+  bright = mean_patch_brightness (r);
+  wsi_run_free (r);
+
+  g_print ("%s: mean brightness: overview background %.1f, patches "
+      "anywhere %.1f, patches on tissue %.1f\n", name, background, anywhere,
+      bright);
+  fail_unless (background >= 0.0);
+  fail_unless (bright > 2.0 * background, "%s: patches on tissue have mean "
+      "brightness %.1f, the background %.1f", name, bright, background);
+  fail_unless (bright > 1.2 * anywhere, "%s: patches on tissue have mean "
+      "brightness %.1f, patches anywhere %.1f", name, bright, anywhere);
   g_free (path);
+}
+
+GST_START_TEST (test_ndpi)
+{
+  check_ndpi_fluorescence (NDPI);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_ndpi_tritc)
+{
+  check_ndpi_fluorescence (NDPI_TRITC);
 }
 
 GST_END_TEST;
@@ -266,6 +403,7 @@ realslides_suite (void)
   tcase_add_test (tc, test_aperio_jpeg);
   tcase_add_test (tc, test_aperio_jp2k_without_mpp);
   tcase_add_test (tc, test_ndpi);
+  tcase_add_test (tc, test_ndpi_tritc);
   tcase_add_test (tc, test_real_directory_two_ranks);
   return s;
 }
