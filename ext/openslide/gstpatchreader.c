@@ -708,7 +708,10 @@ convert_box_integer (ReaderWorker * worker, GstVideoFrame * frame,
 }
 
 /* Area average, separable: rows first (composited on white, as floats),
- * then columns, straight into the output frame. */
+ * then columns, straight into the output frame. wsislidesrc averages its
+ * overviews with a source-oriented form instead, because it must consume
+ * a level strip by strip; used here (the whole region is in memory) that
+ * form measured 5 % slower per patch, so the two stay separate. */
 static void
 convert_area_average (ReaderWorker * worker, GstVideoFrame * frame,
     guint read_size, guint out_size, const PixelLayout * layout)

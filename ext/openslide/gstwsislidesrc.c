@@ -514,7 +514,12 @@ describe_slide (GstWsiSlideSrc * self, const WsiSlide * slide)
 
 /* ---- Overview: area-averaged, strip by strip --------------------------- */
 
-/* How one source pixel splits between the (at most two) output pixels it
+/* Source-oriented area average: each decoded strip is added into the
+ * output rows it overlaps, so a level never has to be held whole.
+ * (patchreader, which has its whole region in memory, uses the faster
+ * separable gather form instead.)
+ *
+ * How one source pixel splits between the (at most two) output pixels it
  * overlaps when n_in pixels are area-averaged down to n_out <= n_in. The
  * shares are overlaps in output-pixel units: each output pixel's shares sum
  * to 1, so accumulating value * share gives the average directly. */
