@@ -477,7 +477,7 @@ join_double_list (const gdouble * values, gint n)
 static GstStructure *
 describe_slide (GstWsiSlideSrc * self, const WsiSlide * slide)
 {
-  gchar *downsamples, *widths, *heights;
+  gchar *downsamples, *widths, *heights, *tile_widths, *tile_heights;
   gdouble mpp_x = slide->mpp_x, mpp_y = slide->mpp_y;
   const gchar *mpp_source = slide->mpp_source;
   GstStructure *s;
@@ -492,6 +492,9 @@ describe_slide (GstWsiSlideSrc * self, const WsiSlide * slide)
   downsamples = join_double_list (slide->level_downsample, slide->level_count);
   widths = join_int64_list (slide->level_width, slide->level_count);
   heights = join_int64_list (slide->level_height, slide->level_count);
+  tile_widths = join_int64_list (slide->level_tile_width, slide->level_count);
+  tile_heights = join_int64_list (slide->level_tile_height,
+      slide->level_count);
 
   s = gst_structure_new (WSI_SLIDE_META_NAME,
       "vendor", G_TYPE_STRING, slide->vendor ? slide->vendor : "",
@@ -501,6 +504,9 @@ describe_slide (GstWsiSlideSrc * self, const WsiSlide * slide)
       "level-downsamples", G_TYPE_STRING, downsamples,
       "level-widths", G_TYPE_STRING, widths,
       "level-heights", G_TYPE_STRING, heights,
+      "level-tile-widths", G_TYPE_STRING, tile_widths,
+      "level-tile-heights", G_TYPE_STRING, tile_heights,
+      "backend", G_TYPE_STRING, slide->backend->name,
       "mpp-x", G_TYPE_DOUBLE, mpp_x,
       "mpp-y", G_TYPE_DOUBLE, mpp_y,
       "mpp-source", G_TYPE_STRING, mpp_source,
@@ -509,49 +515,19 @@ describe_slide (GstWsiSlideSrc * self, const WsiSlide * slide)
   g_free (downsamples);
   g_free (widths);
   g_free (heights);
+  g_free (tile_widths);
+  g_free (tile_heights);
+  GST_DEBUG_OBJECT (self, "%s: %s backend, vendor %s, %d levels",
+      slide->path, slide->backend->name, slide->vendor, slide->level_count);
   return s;
 }
 
 /* ---- Overview: area-averaged, strip by strip --------------------------- */
 
 /* Source-oriented area average: each decoded strip is added into the
- * output rows it overlaps, so a level never has to be held whole.
- * (patchreader, which has its whole region in memory, uses the faster
- * separable gather form instead.)
- *
- * How one source pixel splits between the (at most two) output pixels it
- * overlaps when n_in pixels are area-averaged down to n_out <= n_in. The
- * shares are overlaps in output-pixel units: each output pixel's shares sum
- * to 1, so accumulating value * share gives the average directly. */
-typedef struct
-{
-  gint first;
-  gfloat share0;                /* into first */
-  gfloat share1;                /* into first + 1 */
-} WsiBoxTap;
-
-static WsiBoxTap *
-box_taps_new (gint64 n_in, gint n_out)
-{
-  WsiBoxTap *taps = g_new (WsiBoxTap, n_in);
-  gdouble scale = (gdouble) n_out / n_in;
-  gint64 i;
-
-  for (i = 0; i < n_in; i++) {
-    gdouble start = i * scale, end = (i + 1) * scale;
-    gint first = MIN ((gint) start, n_out - 1);
-
-    taps[i].first = first;
-    if (end > first + 1 && first + 1 < n_out) {
-      taps[i].share0 = (gfloat) (first + 1 - start);
-      taps[i].share1 = (gfloat) (end - (first + 1));
-    } else {
-      taps[i].share0 = (gfloat) (MIN (end, (gdouble) n_out) - start);
-      taps[i].share1 = 0.0f;
-    }
-  }
-  return taps;
-}
+ * output rows it overlaps, so a level never has to be held whole (the taps,
+ * wsi_box_taps_new(), live with the patch kernels in wsiresample.h, which
+ * says why there are two forms). */
 
 /* The coarsest level still at least as large as the overview. */
 static gint
@@ -596,6 +572,7 @@ accumulate_row (gfloat * dst, const guint8 * src, const WsiBoxTap * col_taps,
 typedef struct
 {
   WsiSlide *slide;
+  WsiReadContext *ctx;          /* decoder state kept across strips */
   gint level;
   gint64 level_width, level_height;
   gint ow, oh;
@@ -662,7 +639,7 @@ read_row_group (GstWsiSlideSrc * self, WsiOverviewReader * r, gint first,
       /* Fails without an error: the caller sees the flushing flag. */
       if (g_atomic_int_get (&self->flushing))
         return FALSE;
-      if (!wsi_slide_read_region (r->slide, r->argb, llround (x * downsample),
+      if (!wsi_slide_read_region (r->slide, r->ctx, r->argb, llround (x * downsample),
               llround (y * downsample), r->level, cols, rows, error))
         return FALSE;
       wsi_argb_to_rgb_on_white (r->argb, r->rgb, cols * rows);
@@ -685,13 +662,14 @@ read_overview (GstWsiSlideSrc * self, WsiSlide * slide, gint ow, gint oh,
   gboolean ok = TRUE;
 
   r.slide = slide;
+  r.ctx = wsi_read_context_new ();
   r.ow = ow;
   r.oh = oh;
   r.level = overview_level (slide, ow, oh);
   r.level_width = slide->level_width[r.level];
   r.level_height = slide->level_height[r.level];
-  r.col_taps = box_taps_new (r.level_width, ow);
-  r.row_taps = box_taps_new (r.level_height, oh);
+  r.col_taps = wsi_box_taps_new (r.level_width, ow);
+  r.row_taps = wsi_box_taps_new (r.level_height, oh);
   r.rows_per_group = CLAMP ((gint) (STRIP_ROWS * (gdouble) oh /
           r.level_height), 1, oh);
   block_pixels = MIN (r.level_width, BLOCK_COLS) * MIN (r.level_height,
@@ -710,6 +688,7 @@ read_overview (GstWsiSlideSrc * self, WsiSlide * slide, gint ow, gint oh,
         error);
   }
 
+  wsi_read_context_free (r.ctx);
   g_free (r.col_taps);
   g_free (r.row_taps);
   g_free (r.argb);
@@ -793,7 +772,7 @@ make_slide_buffer (GstWsiSlideSrc * self, const WsiSlideEntry * entry,
   gint ow = 0, oh = 0;
 
   if (description == NULL || !mask_cached) {
-    slide = wsi_slide_open (entry->path, error);
+    slide = wsi_slide_open (entry->path, WSI_BACKEND_AUTO, error);
     if (slide == NULL)
       return NULL;
   }

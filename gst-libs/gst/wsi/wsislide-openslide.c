@@ -7,7 +7,15 @@
  * version 2 of the License, or (at your option) any later version.
  */
 
-/* wsislide-openslide.c: the OpenSlide backend of the slide interface. */
+/* wsislide-openslide.c: the OpenSlide backend of the slide layer: every
+ * format OpenSlide 3.4.1 reads. OpenSlide decodes into premultiplied ARGB
+ * itself, so this backend only has read_argb; the layer resamples. One
+ * openslide_t is shared by all threads (OpenSlide locks inside); its errors
+ * are sticky, so a failed read asks the caller to reopen the slide. */
+
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
 
 #include "wsislide.h"
 
@@ -69,6 +77,16 @@ read_mpp (WsiSlide * slide, openslide_t * osr)
   }
 }
 
+/* openslide.level[N].tile-width/-height, 0 when the format has none. */
+static gint64
+level_tile_size (openslide_t * osr, gint level, const gchar * axis)
+{
+  gchar name[64];
+
+  g_snprintf (name, sizeof (name), "openslide.level[%d].tile-%s", level, axis);
+  return (gint64) property_as_double (osr, name);
+}
+
 static gboolean
 openslide_backend_open (WsiSlide * slide, GError ** error)
 {
@@ -92,23 +110,23 @@ openslide_backend_open (WsiSlide * slide, GError ** error)
   slide->handle = osr;
   slide->vendor = g_strdup (openslide_get_property_value (osr,
           OPENSLIDE_PROPERTY_NAME_VENDOR));
-  slide->level_count = MAX (openslide_get_level_count (osr), 0);
-  slide->level_width = g_new0 (gint64, MAX (slide->level_count, 1));
-  slide->level_height = g_new0 (gint64, MAX (slide->level_count, 1));
-  slide->level_downsample = g_new0 (gdouble, MAX (slide->level_count, 1));
+  wsi_slide_alloc_levels (slide, openslide_get_level_count (osr));
   for (level = 0; level < slide->level_count; level++) {
     openslide_get_level_dimensions (osr, level, &slide->level_width[level],
         &slide->level_height[level]);
     slide->level_downsample[level] =
         openslide_get_level_downsample (osr, level);
+    slide->level_tile_width[level] = level_tile_size (osr, level, "width");
+    slide->level_tile_height[level] = level_tile_size (osr, level, "height");
   }
   read_mpp (slide, osr);
   return TRUE;
 }
 
 static gboolean
-openslide_backend_read_region (WsiSlide * slide, guint32 * argb, gint64 x,
-    gint64 y, gint level, gint64 w, gint64 h, GError ** error)
+openslide_backend_read_argb (WsiSlide * slide, WsiReadContext * ctx,
+    guint32 * argb, gint64 x, gint64 y, gint level, gint64 w, gint64 h,
+    WsiReadReport * report, GError ** error)
 {
   openslide_t *osr = slide->handle;
   const gchar *reason;
@@ -118,6 +136,7 @@ openslide_backend_read_region (WsiSlide * slide, guint32 * argb, gint64 x,
    * caller must reopen the slide. */
   reason = openslide_get_error (osr);
   if (reason != NULL) {
+    report->sticky = TRUE;
     g_set_error (error, WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_READ,
         "%s: reading %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT " at (%"
         G_GINT64_FORMAT ", %" G_GINT64_FORMAT ") level %d failed: %s",
@@ -135,9 +154,12 @@ openslide_backend_close (WsiSlide * slide)
 }
 
 const WsiSlideBackend wsi_slide_backend_openslide = {
-  "openslide",
-  openslide_backend_detect,
-  openslide_backend_open,
-  openslide_backend_read_region,
-  openslide_backend_close,
+  .name = WSI_BACKEND_OPENSLIDE,
+  .detect = openslide_backend_detect,
+  .open = openslide_backend_open,
+  .read_argb = openslide_backend_read_argb,
+  .read = NULL,                 /* the layer resamples read_argb's pixels */
+  .thread_state_new = NULL,
+  .thread_state_free = NULL,
+  .close = openslide_backend_close,
 };

@@ -1,0 +1,485 @@
+/* gst-wsi
+ * Copyright (C) 2026 gst-wsi developers
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+
+/* wsiorderedpool.c: workers in parallel, results in order (see
+ * wsiorderedpool.h). */
+
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "wsiorderedpool.h"
+
+#include <string.h>
+
+GST_DEBUG_CATEGORY_STATIC (wsi_ordered_pool_debug);
+#define GST_CAT_DEFAULT wsi_ordered_pool_debug
+
+/* In-flight items per worker: enough to keep every worker busy while the
+ * task waits for the oldest one. */
+#define RING_ITEMS_PER_WORKER 4
+#define RING_MIN_ITEMS 8
+
+typedef enum
+{
+  ITEM_EMPTY,
+  ITEM_WORK,
+  ITEM_EVENT,
+} ItemKind;
+
+typedef enum
+{
+  ITEM_WAITING,                 /* work no worker has taken yet */
+  ITEM_PROCESSING,
+  ITEM_DONE,                    /* ready for the task */
+} ItemState;
+
+typedef struct
+{
+  ItemKind kind;
+  ItemState state;
+  GstEvent *event;
+  GstBuffer *result;            /* NULL: dropped */
+  gpointer work;                /* work_size bytes, owned by the ring */
+} PoolItem;
+
+typedef struct
+{
+  WsiOrderedPool *pool;
+  GThread *thread;
+} PoolWorker;
+
+struct _WsiOrderedPool
+{
+  GstPad *srcpad;
+  gsize work_size;
+  WsiOrderedPoolFuncs funcs;
+  gpointer user_data;
+
+  GMutex lock;
+  GCond item_added;             /* workers wait here for work */
+  GCond item_done;              /* the task and resets wait here */
+  GCond space_freed;            /* queueing and drain wait here */
+  PoolItem *ring;
+  guint8 *work_memory;          /* capacity * work_size */
+  guint capacity;
+  guint64 n_queued;             /* items ever queued */
+  guint64 n_taken;              /* items the task took out */
+  guint64 n_dispatched;         /* items workers looked at */
+  guint n_processing;
+  gboolean flushing;
+  gboolean workers_quit;
+  gboolean eos_queued;
+  gboolean task_pushing;        /* the task pushes an item it took */
+  GstFlowReturn flow;           /* last downstream flow, back to upstream */
+  PoolWorker *workers;
+  guint n_workers;
+};
+
+static inline PoolItem *
+ring_slot (WsiOrderedPool * pool, guint64 position)
+{
+  return &pool->ring[position % pool->capacity];
+}
+
+static void
+item_clear (WsiOrderedPool * pool, PoolItem * item)
+{
+  gpointer work = item->work;
+
+  if (item->kind == ITEM_WORK && pool->funcs.work_clear)
+    pool->funcs.work_clear (work, pool->user_data);
+  gst_clear_event (&item->event);
+  gst_clear_buffer (&item->result);
+  memset (item, 0, sizeof (*item));
+  item->work = work;
+}
+
+/* Empties the ring; callers make sure no worker processes. */
+static void
+ring_clear_locked (WsiOrderedPool * pool)
+{
+  while (pool->n_taken < pool->n_queued) {
+    item_clear (pool, ring_slot (pool, pool->n_taken));
+    pool->n_taken++;
+  }
+  pool->n_queued = pool->n_taken = pool->n_dispatched = 0;
+}
+
+WsiOrderedPool *
+wsi_ordered_pool_new (GstPad * srcpad, gsize work_size,
+    const WsiOrderedPoolFuncs * funcs, gpointer user_data)
+{
+  WsiOrderedPool *pool = g_new0 (WsiOrderedPool, 1);
+
+  if (g_once_init_enter (&wsi_ordered_pool_debug)) {
+    GstDebugCategory *cat = NULL;
+
+    GST_DEBUG_CATEGORY_INIT (cat, "wsiorderedpool", 0,
+        "gst-wsi ordered worker pool");
+    g_once_init_leave (&wsi_ordered_pool_debug, cat);
+  }
+  pool->srcpad = srcpad;
+  pool->work_size = MAX (work_size, 1);
+  pool->funcs = *funcs;
+  pool->user_data = user_data;
+  pool->flow = GST_FLOW_OK;
+  g_mutex_init (&pool->lock);
+  g_cond_init (&pool->item_added);
+  g_cond_init (&pool->item_done);
+  g_cond_init (&pool->space_freed);
+  return pool;
+}
+
+void
+wsi_ordered_pool_free (WsiOrderedPool * pool)
+{
+  if (pool == NULL)
+    return;
+  wsi_ordered_pool_stop_workers (pool);
+  g_mutex_clear (&pool->lock);
+  g_cond_clear (&pool->item_added);
+  g_cond_clear (&pool->item_done);
+  g_cond_clear (&pool->space_freed);
+  g_free (pool);
+}
+
+/* ---- workers ------------------------------------------------------------ */
+
+/* The oldest work no worker has taken, or NULL. */
+static PoolItem *
+take_next_work_locked (WsiOrderedPool * pool)
+{
+  if (pool->flushing)
+    return NULL;
+  /* Events leave without a worker: skip what the task took. */
+  pool->n_dispatched = MAX (pool->n_dispatched, pool->n_taken);
+  while (pool->n_dispatched < pool->n_queued) {
+    PoolItem *item = ring_slot (pool, pool->n_dispatched++);
+
+    if (item->kind == ITEM_WORK && item->state == ITEM_WAITING)
+      return item;
+  }
+  return NULL;
+}
+
+static gpointer
+worker_main (gpointer data)
+{
+  PoolWorker *worker = data;
+  WsiOrderedPool *pool = worker->pool;
+  gpointer state = NULL;
+  PoolItem *item;
+  GstBuffer *result;
+
+  if (pool->funcs.thread_state_new)
+    state = pool->funcs.thread_state_new (pool->user_data);
+
+  g_mutex_lock (&pool->lock);
+  while (!pool->workers_quit) {
+    item = take_next_work_locked (pool);
+    if (item == NULL) {
+      g_cond_wait (&pool->item_added, &pool->lock);
+      continue;
+    }
+    item->state = ITEM_PROCESSING;
+    pool->n_processing++;
+    g_mutex_unlock (&pool->lock);
+
+    result = pool->funcs.process (item->work, state, pool->user_data);
+
+    g_mutex_lock (&pool->lock);
+    item->result = result;
+    item->state = ITEM_DONE;
+    pool->n_processing--;
+    g_cond_broadcast (&pool->item_done);
+  }
+  g_mutex_unlock (&pool->lock);
+
+  if (pool->funcs.thread_state_free)
+    pool->funcs.thread_state_free (state, pool->user_data);
+  return NULL;
+}
+
+void
+wsi_ordered_pool_start_workers (WsiOrderedPool * pool, guint n_threads,
+    const gchar * thread_name_prefix)
+{
+  guint i, n = MAX (n_threads, 1);
+
+  g_mutex_lock (&pool->lock);
+  pool->n_workers = n;
+  pool->capacity = MAX (RING_ITEMS_PER_WORKER * n, RING_MIN_ITEMS);
+  pool->ring = g_new0 (PoolItem, pool->capacity);
+  pool->work_memory = g_malloc0 (pool->capacity * pool->work_size);
+  for (i = 0; i < pool->capacity; i++)
+    pool->ring[i].work = pool->work_memory + i * pool->work_size;
+  pool->n_queued = pool->n_taken = pool->n_dispatched = 0;
+  pool->workers_quit = FALSE;
+  pool->workers = g_new0 (PoolWorker, n);
+  g_mutex_unlock (&pool->lock);
+
+  GST_DEBUG ("starting %u %s threads", n, thread_name_prefix);
+  for (i = 0; i < n; i++) {
+    gchar *name = g_strdup_printf ("%s%u", thread_name_prefix, i);
+
+    pool->workers[i].pool = pool;
+    pool->workers[i].thread = g_thread_new (name, worker_main,
+        &pool->workers[i]);
+    g_free (name);
+  }
+}
+
+void
+wsi_ordered_pool_stop_workers (WsiOrderedPool * pool)
+{
+  guint i;
+
+  if (pool->workers == NULL)
+    return;
+  g_mutex_lock (&pool->lock);
+  pool->workers_quit = TRUE;
+  g_cond_broadcast (&pool->item_added);
+  g_mutex_unlock (&pool->lock);
+
+  for (i = 0; i < pool->n_workers; i++)
+    g_thread_join (pool->workers[i].thread);
+
+  g_mutex_lock (&pool->lock);
+  ring_clear_locked (pool);
+  g_clear_pointer (&pool->ring, g_free);
+  g_clear_pointer (&pool->work_memory, g_free);
+  g_clear_pointer (&pool->workers, g_free);
+  pool->n_workers = 0;
+  pool->capacity = 0;
+  g_mutex_unlock (&pool->lock);
+}
+
+guint
+wsi_ordered_pool_n_threads (WsiOrderedPool * pool)
+{
+  return pool->n_workers;
+}
+
+/* ---- the pad task ------------------------------------------------------- */
+
+static gboolean
+head_ready_locked (WsiOrderedPool * pool)
+{
+  return pool->n_taken < pool->n_queued
+      && ring_slot (pool, pool->n_taken)->state == ITEM_DONE;
+}
+
+/* Takes the head item's event or result out of the ring. */
+static void
+take_head_locked (WsiOrderedPool * pool, GstEvent ** event,
+    GstBuffer ** buffer)
+{
+  PoolItem *item = ring_slot (pool, pool->n_taken);
+
+  *event = g_steal_pointer (&item->event);
+  *buffer = g_steal_pointer (&item->result);
+  item_clear (pool, item);
+  pool->n_taken++;
+  pool->task_pushing = TRUE;
+  g_cond_broadcast (&pool->space_freed);
+}
+
+static void
+task_loop (gpointer data)
+{
+  WsiOrderedPool *pool = data;
+  GstPad *pad = pool->srcpad;
+  GstEvent *event;
+  GstBuffer *buffer;
+  GstFlowReturn ret = GST_FLOW_OK;
+  gboolean eos_queued;
+
+  g_mutex_lock (&pool->lock);
+  while (!pool->flushing && !head_ready_locked (pool))
+    g_cond_wait (&pool->item_done, &pool->lock);
+  if (pool->flushing) {
+    g_mutex_unlock (&pool->lock);
+    gst_pad_pause_task (pad);
+    return;
+  }
+  take_head_locked (pool, &event, &buffer);
+  g_mutex_unlock (&pool->lock);
+
+  if (event != NULL) {
+    GST_LOG_OBJECT (pad, "pushing %" GST_PTR_FORMAT, event);
+    gst_pad_push_event (pad, event);
+  } else if (buffer != NULL) {  /* else a dropped item */
+    ret = gst_pad_push (pad, buffer);
+  }
+
+  /* drain() waits for this: new caps must not overtake the last push. */
+  g_mutex_lock (&pool->lock);
+  pool->task_pushing = FALSE;
+  if (ret != GST_FLOW_OK && (!pool->flushing || ret != GST_FLOW_FLUSHING))
+    pool->flow = ret;
+  eos_queued = pool->eos_queued;
+  g_cond_broadcast (&pool->space_freed);
+  g_mutex_unlock (&pool->lock);
+  if (ret == GST_FLOW_OK)
+    return;
+
+  GST_DEBUG_OBJECT (pad, "pausing: %s", gst_flow_get_name (ret));
+  gst_pad_pause_task (pad);
+  if (ret == GST_FLOW_FLUSHING)
+    return;
+  /* Upstream hears of the flow through the next queue call, unless it is
+   * done: then it is ours to report the error and finish the stream. */
+  if (eos_queued) {
+    GstElement *element = GST_ELEMENT (gst_pad_get_parent (pad));
+
+    if (element && (ret == GST_FLOW_NOT_LINKED || ret < GST_FLOW_EOS))
+      GST_ELEMENT_FLOW_ERROR (element, ret);
+    gst_pad_push_event (pad, gst_event_new_eos ());
+    gst_clear_object (&element);
+  }
+}
+
+gboolean
+wsi_ordered_pool_start_task (WsiOrderedPool * pool)
+{
+  return gst_pad_start_task (pool->srcpad, task_loop, pool, NULL);
+}
+
+gboolean
+wsi_ordered_pool_pause_task (WsiOrderedPool * pool)
+{
+  return gst_pad_pause_task (pool->srcpad);
+}
+
+gboolean
+wsi_ordered_pool_stop_task (WsiOrderedPool * pool)
+{
+  return gst_pad_stop_task (pool->srcpad);
+}
+
+/* ---- queueing ------------------------------------------------------------ */
+
+/* Waits for room; returns with the lock held on GST_FLOW_OK only. */
+static GstFlowReturn
+wait_for_room (WsiOrderedPool * pool)
+{
+  GstFlowReturn ret = GST_FLOW_OK;
+
+  g_mutex_lock (&pool->lock);
+  while (!pool->flushing && pool->flow == GST_FLOW_OK && pool->ring != NULL
+      && pool->n_queued - pool->n_taken >= pool->capacity)
+    g_cond_wait (&pool->space_freed, &pool->lock);
+  if (pool->flushing || pool->ring == NULL)
+    ret = GST_FLOW_FLUSHING;
+  else if (pool->flow != GST_FLOW_OK)
+    ret = pool->flow;
+  if (ret != GST_FLOW_OK)
+    g_mutex_unlock (&pool->lock);
+  return ret;
+}
+
+GstFlowReturn
+wsi_ordered_pool_queue_work (WsiOrderedPool * pool, gconstpointer work)
+{
+  GstFlowReturn ret = wait_for_room (pool);
+  PoolItem *item;
+
+  if (ret != GST_FLOW_OK) {
+    if (pool->funcs.work_clear) {
+      gpointer copy = g_memdup2 (work, pool->work_size);
+
+      pool->funcs.work_clear (copy, pool->user_data);
+      g_free (copy);
+    }
+    return ret;
+  }
+  item = ring_slot (pool, pool->n_queued);
+  memcpy (item->work, work, pool->work_size);
+  item->kind = ITEM_WORK;
+  item->state = ITEM_WAITING;
+  pool->n_queued++;
+  g_cond_signal (&pool->item_added);
+  g_mutex_unlock (&pool->lock);
+  return GST_FLOW_OK;
+}
+
+GstFlowReturn
+wsi_ordered_pool_queue_event (WsiOrderedPool * pool, GstEvent * event)
+{
+  GstFlowReturn ret = wait_for_room (pool);
+  PoolItem *item;
+
+  if (ret != GST_FLOW_OK) {
+    gst_event_unref (event);
+    return ret;
+  }
+  item = ring_slot (pool, pool->n_queued);
+  if (GST_EVENT_TYPE (event) == GST_EVENT_EOS)
+    pool->eos_queued = TRUE;
+  else if (GST_EVENT_TYPE (event) == GST_EVENT_STREAM_START)
+    pool->eos_queued = FALSE;
+  item->kind = ITEM_EVENT;
+  item->state = ITEM_DONE;
+  item->event = event;
+  pool->n_queued++;
+  g_cond_broadcast (&pool->item_done);
+  g_mutex_unlock (&pool->lock);
+  return GST_FLOW_OK;
+}
+
+GstFlowReturn
+wsi_ordered_pool_drain (WsiOrderedPool * pool)
+{
+  GstFlowReturn ret;
+
+  g_mutex_lock (&pool->lock);
+  while (!pool->flushing && pool->flow == GST_FLOW_OK
+      && (pool->n_taken < pool->n_queued || pool->task_pushing))
+    g_cond_wait (&pool->space_freed, &pool->lock);
+  ret = pool->flushing ? GST_FLOW_FLUSHING : pool->flow;
+  g_mutex_unlock (&pool->lock);
+  return ret;
+}
+
+/* ---- flushing ------------------------------------------------------------ */
+
+void
+wsi_ordered_pool_set_flushing (WsiOrderedPool * pool)
+{
+  g_mutex_lock (&pool->lock);
+  pool->flushing = TRUE;
+  g_cond_broadcast (&pool->item_added);
+  g_cond_broadcast (&pool->item_done);
+  g_cond_broadcast (&pool->space_freed);
+  g_mutex_unlock (&pool->lock);
+}
+
+void
+wsi_ordered_pool_reset (WsiOrderedPool * pool)
+{
+  g_mutex_lock (&pool->lock);
+  while (pool->n_processing > 0)
+    g_cond_wait (&pool->item_done, &pool->lock);
+  if (pool->ring != NULL)
+    ring_clear_locked (pool);
+  pool->flushing = FALSE;
+  pool->eos_queued = FALSE;
+  pool->flow = GST_FLOW_OK;
+  g_mutex_unlock (&pool->lock);
+}
+
+void
+wsi_ordered_pool_reset_flow (WsiOrderedPool * pool)
+{
+  g_mutex_lock (&pool->lock);
+  pool->flow = GST_FLOW_OK;
+  pool->eos_queued = FALSE;
+  g_mutex_unlock (&pool->lock);
+}

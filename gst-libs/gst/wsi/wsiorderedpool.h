@@ -1,0 +1,93 @@
+/* gst-wsi
+ * Copyright (C) 2026 gst-wsi developers
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+
+/*
+ * wsiorderedpool.h: N worker threads that process an element's buffers in
+ * parallel and a source pad task that pushes the results in the order the
+ * work came in, serialized events passed through at their place.
+ *
+ * Contract: the element's streaming thread queues work items (fixed-size
+ * structs copied into a ring) and serialized events; a worker calls
+ * `process` on each work item with its own thread state and returns the
+ * buffer to push, or NULL to drop the item; the pad task pushes buffers and
+ * events strictly in queue order, so the output does not depend on the
+ * number of threads. Queueing blocks while the ring (4 items per thread,
+ * at least 8) is full: memory is bounded by the ring. Flow errors from
+ * downstream come back from the next queue call; after EOS was queued the
+ * task reports them itself (element error, EOS) since nobody else will.
+ *
+ * Threading: every function is called from the element's streaming
+ * thread or its state changes, never from a worker. `process` runs with no
+ * lock held. Cost per item: one mutex round trip and one condition signal
+ * on each side; no allocation.
+ *
+ * Not GstTaskPool: GstTaskPool hands out one-shot jobs with no order and no
+ * per-thread state; keeping output order, per-thread decoders and
+ * back-pressure would have to be rebuilt on top of it, which is this file.
+ */
+
+#ifndef __WSI_ORDERED_POOL_H__
+#define __WSI_ORDERED_POOL_H__
+
+#include <gst/gst.h>
+
+G_BEGIN_DECLS
+
+typedef struct _WsiOrderedPool WsiOrderedPool;
+
+typedef struct
+{
+  /* Per-thread state, made when a worker starts and freed when it stops
+   * (may be NULL). */
+  gpointer (*thread_state_new) (gpointer user_data);
+  void (*thread_state_free) (gpointer state, gpointer user_data);
+  /* Runs on a worker: returns the buffer to push (ownership passed) or
+   * NULL to drop the item. @work is the item's copy in the ring. */
+  GstBuffer *(*process) (gpointer work, gpointer state, gpointer user_data);
+  /* Releases what a work item holds (dropped or flushed items too). */
+  void (*work_clear) (gpointer work, gpointer user_data);
+} WsiOrderedPoolFuncs;
+
+/* @srcpad gets the pool's task; @work_size is the size of a work item. */
+WsiOrderedPool *wsi_ordered_pool_new (GstPad * srcpad, gsize work_size,
+    const WsiOrderedPoolFuncs * funcs, gpointer user_data);
+void wsi_ordered_pool_free (WsiOrderedPool * pool);
+
+/* Starts / joins the workers (READY <-> PAUSED). */
+void wsi_ordered_pool_start_workers (WsiOrderedPool * pool, guint n_threads,
+    const gchar * thread_name_prefix);
+void wsi_ordered_pool_stop_workers (WsiOrderedPool * pool);
+guint wsi_ordered_pool_n_threads (WsiOrderedPool * pool);
+
+/* Queues a copy of @work (the pool then owns what it holds). */
+GstFlowReturn wsi_ordered_pool_queue_work (WsiOrderedPool * pool,
+    gconstpointer work);
+/* Queues a serialized event (ownership taken). EOS is remembered. */
+GstFlowReturn wsi_ordered_pool_queue_event (WsiOrderedPool * pool,
+    GstEvent * event);
+/* Waits until everything queued has been pushed. */
+GstFlowReturn wsi_ordered_pool_drain (WsiOrderedPool * pool);
+
+/* Flush start: unblocks queueing, workers and the task. */
+void wsi_ordered_pool_set_flushing (WsiOrderedPool * pool);
+/* Flush stop: waits for the workers to leave their items, discards every
+ * item and resets the flow. */
+void wsi_ordered_pool_reset (WsiOrderedPool * pool);
+
+/* The pad task that pushes results. */
+gboolean wsi_ordered_pool_start_task (WsiOrderedPool * pool);
+gboolean wsi_ordered_pool_pause_task (WsiOrderedPool * pool);
+gboolean wsi_ordered_pool_stop_task (WsiOrderedPool * pool);
+
+/* Forgets a remembered downstream flow and EOS (new stream). */
+void wsi_ordered_pool_reset_flow (WsiOrderedPool * pool);
+
+G_END_DECLS
+
+#endif /* __WSI_ORDERED_POOL_H__ */

@@ -1,0 +1,321 @@
+/* gst-wsi
+ * Copyright (C) 2026 gst-wsi developers
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+
+/* wsislide.c: backend-neutral part of the slide layer (see wsislide.h):
+ * backend choice, level planning and the default read path (ARGB from the
+ * backend, then the shared kernels of wsiresample.h). */
+
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "wsislide.h"
+
+
+#include <math.h>
+#include <string.h>
+
+/* Extensions of the formats OpenSlide 3.4.1 reads. */
+static const gchar *const known_extensions[] = {
+  ".svs", ".tif", ".tiff", ".ndpi", ".vms", ".vmu", ".scn", ".mrxs",
+  ".svslide", ".bif", NULL
+};
+
+/* Plausible microns per pixel for a slide scan (from 100x oil down to an
+ * overview-only scan); anything outside is a writer's placeholder. */
+#define MIN_PLAUSIBLE_MPP 0.05
+#define MAX_PLAUSIBLE_MPP 20.0
+
+G_DEFINE_QUARK (wsi-slide-error-quark, wsi_slide_error);
+
+const WsiSlideBackend *const *
+wsi_slide_backends (void)
+{
+  /* The direct reader first: it declines whatever it cannot read exactly. */
+  static const WsiSlideBackend *const backends[] = {
+#ifdef WSI_HAVE_TIFF
+    &wsi_slide_backend_tiff,
+#endif
+#ifdef WSI_HAVE_OPENSLIDE
+    &wsi_slide_backend_openslide,
+#endif
+    NULL
+  };
+  return backends;
+}
+
+const WsiSlideBackend *
+wsi_slide_backend_find (const gchar * name)
+{
+  const WsiSlideBackend *const *backend;
+
+  for (backend = wsi_slide_backends (); *backend != NULL; backend++) {
+    if (g_strcmp0 ((*backend)->name, name) == 0)
+      return *backend;
+  }
+  return NULL;
+}
+
+void
+wsi_slide_alloc_levels (WsiSlide * slide, gint level_count)
+{
+  gint n = MAX (level_count, 1);
+
+  slide->level_count = MAX (level_count, 0);
+  slide->level_width = g_new0 (gint64, n);
+  slide->level_height = g_new0 (gint64, n);
+  slide->level_downsample = g_new0 (gdouble, n);
+  slide->level_tile_width = g_new0 (gint64, n);
+  slide->level_tile_height = g_new0 (gint64, n);
+}
+
+static WsiSlide *
+open_with (const WsiSlideBackend * backend, const gchar * path,
+    GError ** error)
+{
+  static guint64 next_uid = 1;  /* atomic */
+  WsiSlide *slide = g_new0 (WsiSlide, 1);
+
+  slide->backend = backend;
+  slide->path = g_strdup (path);
+  slide->mpp_source = WSI_MPP_SOURCE_UNKNOWN;
+  slide->uid = __atomic_fetch_add (&next_uid, 1, __ATOMIC_RELAXED);
+  if (!backend->open (slide, error)) {
+    slide->handle = NULL;
+    wsi_slide_close (slide);
+    return NULL;
+  }
+  if (slide->level_count < 1 || slide->level_width[0] < 1
+      || slide->level_height[0] < 1) {
+    g_set_error (error, WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_EMPTY,
+        "%s: the slide has no pixels", path);
+    wsi_slide_close (slide);
+    return NULL;
+  }
+  return slide;
+}
+
+static void
+set_unsupported_error (const gchar * path, const gchar * backend,
+    GError ** error)
+{
+  if (!g_file_test (path, G_FILE_TEST_IS_REGULAR))
+    g_set_error (error, WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_UNSUPPORTED,
+        "%s: no such file", path);
+  else if (backend != NULL)
+    g_set_error (error, WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_UNSUPPORTED,
+        "%s: not a slide format the %s backend reads", path, backend);
+  else
+    g_set_error (error, WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_UNSUPPORTED,
+        "%s: not a slide format any backend reads", path);
+}
+
+WsiSlide *
+wsi_slide_open (const gchar * path, const gchar * backend_name,
+    GError ** error)
+{
+  const WsiSlideBackend *const *backend;
+  const WsiSlideBackend *only = NULL;
+  GError *declined = NULL;
+  WsiSlide *slide;
+
+  if (backend_name != NULL && strcmp (backend_name, WSI_BACKEND_AUTO) != 0) {
+    only = wsi_slide_backend_find (backend_name);
+    if (only == NULL) {
+      g_set_error (error, WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_UNSUPPORTED,
+          "%s: the %s backend is not built in", path, backend_name);
+      return NULL;
+    }
+    if (!only->detect (path)) {
+      set_unsupported_error (path, only->name, error);
+      return NULL;
+    }
+    return open_with (only, path, error);
+  }
+
+  for (backend = wsi_slide_backends (); *backend != NULL; backend++) {
+    if (!(*backend)->detect (path))
+      continue;
+    g_clear_error (&declined);
+    slide = open_with (*backend, path, &declined);
+    if (slide != NULL)
+      return slide;
+    /* A backend that cannot trust the file hands it to the next one. */
+    g_debug ("%s backend declined %s: %s", (*backend)->name, path,
+        declined->message);
+  }
+  if (declined != NULL)
+    g_propagate_error (error, declined);
+  else
+    set_unsupported_error (path, NULL, error);
+  return NULL;
+}
+
+void
+wsi_slide_close (WsiSlide * slide)
+{
+  if (slide == NULL)
+    return;
+  if (slide->handle != NULL)
+    slide->backend->close (slide);
+  g_free (slide->path);
+  g_free (slide->vendor);
+  g_free (slide->level_width);
+  g_free (slide->level_height);
+  g_free (slide->level_downsample);
+  g_free (slide->level_tile_width);
+  g_free (slide->level_tile_height);
+  g_free (slide);
+}
+
+gboolean
+wsi_slide_read_region (WsiSlide * slide, WsiReadContext * ctx,
+    guint32 * argb, gint64 x, gint64 y, gint level, gint64 w, gint64 h,
+    GError ** error)
+{
+  WsiReadReport report = { 0, };
+
+  g_return_val_if_fail (level >= 0 && level < slide->level_count, FALSE);
+  return slide->backend->read_argb (slide, ctx, argb, x, y, level, w, h,
+      &report, error);
+}
+
+void
+wsi_slide_plan_read (const WsiSlide * slide, const WsiReadRequest * request,
+    guint out_width, guint out_height, WsiReadPlan * plan)
+{
+  gdouble downsample, tolerance = request->resample_tolerance;
+  gint64 read_w, read_h;
+
+  plan->x = request->x;
+  plan->y = request->y;
+  plan->level = wsi_slide_best_level (slide,
+      MIN ((gdouble) request->width / out_width,
+          (gdouble) request->height / out_height));
+  downsample = slide->level_downsample[plan->level];
+  read_w = MAX (llround (request->width / downsample), 1);
+  read_h = MAX (llround (request->height / downsample), 1);
+
+  /* A rounding-level mismatch (257 px for 256 on a 0.499 um/px slide) is
+   * read at the output size: no resampling blur, and the plan says what
+   * the output really covers. */
+  if (fabs ((gdouble) read_w / out_width - 1.0) <= tolerance
+      && fabs ((gdouble) read_h / out_height - 1.0) <= tolerance) {
+    read_w = out_width;
+    read_h = out_height;
+    plan->footprint_width = llround (out_width * downsample);
+    plan->footprint_height = llround (out_height * downsample);
+  } else {
+    plan->footprint_width = request->width;
+    plan->footprint_height = request->height;
+  }
+  plan->read_width = read_w;
+  plan->read_height = read_h;
+}
+
+/* Whole reads through read_argb and the shared kernels. */
+static gboolean
+read_via_argb (WsiSlide * slide, WsiReadContext * ctx,
+    const WsiReadPlan * plan, const WsiImage * out, WsiReadReport * report,
+    GError ** error)
+{
+  gsize pixels = (gsize) plan->read_width * plan->read_height;
+  guint32 *argb = wsi_read_context_scratch (ctx, 0,
+      pixels * sizeof (guint32));
+
+  if (argb == NULL || plan->read_width > G_MAXUINT
+      || plan->read_height > G_MAXUINT) {
+    g_set_error (error, WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_READ,
+        "%s: not enough memory to read a %" G_GINT64_FORMAT "x%"
+        G_GINT64_FORMAT " region", slide->path, plan->read_width,
+        plan->read_height);
+    return FALSE;
+  }
+  if (!slide->backend->read_argb (slide, ctx, argb, plan->x, plan->y,
+          plan->level, plan->read_width, plan->read_height, report, error))
+    return FALSE;
+  if (!wsi_resample_argb (wsi_read_context_resampler (ctx), argb,
+          plan->read_width, plan->read_height, plan->read_width, 0.0, 0.0,
+          plan->read_width, plan->read_height, out)) {
+    g_set_error (error, WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_READ,
+        "%s: not enough memory to resample a region", slide->path);
+    return FALSE;
+  }
+  report->native_scale = 1;
+  return TRUE;
+}
+
+gboolean
+wsi_slide_read (WsiSlide * slide, WsiReadContext * ctx,
+    const WsiReadRequest * request, const WsiImage * out,
+    WsiReadReport * report, GError ** error)
+{
+  WsiReadPlan plan;
+
+  g_return_val_if_fail (out->width > 0 && out->height > 0, FALSE);
+  g_return_val_if_fail (request->width > 0 && request->height > 0, FALSE);
+
+  wsi_slide_plan_read (slide, request, out->width, out->height, &plan);
+  memset (report, 0, sizeof (*report));
+  report->backend = slide->backend->name;
+  report->level = plan.level;
+  report->read_width = plan.read_width;
+  report->read_height = plan.read_height;
+  report->footprint_width = plan.footprint_width;
+  report->footprint_height = plan.footprint_height;
+  report->native_scale = 1;
+  if (slide->backend->read != NULL)
+    return slide->backend->read (slide, ctx, request, &plan, out, report,
+        error);
+  return read_via_argb (slide, ctx, &plan, out, report, error);
+}
+
+gint
+wsi_slide_best_level (const WsiSlide * slide, gdouble downsample)
+{
+  gint level, best = 0;
+
+  for (level = 0; level < slide->level_count; level++) {
+    if (slide->level_downsample[level] <= downsample * 1.01)
+      best = level;
+  }
+  return best;
+}
+
+gboolean
+wsi_slide_has_known_extension (const gchar * path)
+{
+  gchar *lower = g_ascii_strdown (path, -1);
+  gboolean known = FALSE;
+  const gchar *const *ext;
+
+  for (ext = known_extensions; *ext != NULL && !known; ext++)
+    known = g_str_has_suffix (lower, *ext);
+  g_free (lower);
+  return known;
+}
+
+gdouble
+wsi_mpp_from_tiff_resolution (gdouble pixels_per_unit, gint unit)
+{
+  gdouble microns_per_unit, mpp;
+
+  if (unit == 2)
+    microns_per_unit = 25400.0;
+  else if (unit == 3)
+    microns_per_unit = 10000.0;
+  else
+    return 0.0;
+  if (!(pixels_per_unit > 0.0) || !isfinite (pixels_per_unit))
+    return 0.0;
+  mpp = microns_per_unit / pixels_per_unit;
+  if (mpp < MIN_PLAUSIBLE_MPP || mpp > MAX_PLAUSIBLE_MPP)
+    return 0.0;
+  return mpp;
+}

@@ -1,0 +1,233 @@
+/* gst-wsi
+ * Copyright (C) 2026 gst-wsi developers
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+
+/*
+ * wsislide.h: an open whole-slide image, whatever library decodes it.
+ *
+ * wsislidesrc and patchreader only talk to this interface. A backend fills
+ * in a WsiSlideBackend; each is built only when its library is found
+ * (meson options `openslide` and `tiff`), and wsi_slide_backends() lists
+ * the ones built, in the order `auto` tries them: the direct TIFF/JPEG
+ * backend first (it declines every file it cannot read exactly), then
+ * OpenSlide.
+ *
+ * Contract of a read (wsi_slide_read()): the caller asks for a level-0
+ * region, an output size and a pixel format; the layer picks the pyramid
+ * level, the backend writes the pixels in that format straight into the
+ * caller's memory and reports what it did (level, region read, native
+ * scaling). Transparent (unscanned or outside the image) areas come out
+ * white, as glass.
+ *
+ * Threading: a WsiSlide may be read from many threads at once, each with
+ * its own WsiReadContext (per-thread decoder state and scratch memory,
+ * reused from read to read so that the hot path allocates nothing). Open
+ * and close are not thread-safe with respect to reads of the same slide.
+ * A backend whose library has per-handle error state (OpenSlide) reports
+ * WSI_SLIDE_ERROR_READ with `sticky` set in the report: the caller must
+ * reopen the slide before reading it again.
+ */
+
+#ifndef __WSI_SLIDE_H__
+#define __WSI_SLIDE_H__
+
+#include <glib.h>
+#include "wsiresample.h"
+
+G_BEGIN_DECLS
+
+typedef struct _WsiSlide WsiSlide;
+typedef struct _WsiSlideBackend WsiSlideBackend;
+typedef struct _WsiReadContext WsiReadContext;
+typedef struct _WsiTileCache WsiTileCache;
+
+#define WSI_SLIDE_ERROR (wsi_slide_error_quark ())
+GQuark wsi_slide_error_quark (void);
+
+typedef enum
+{
+  WSI_SLIDE_ERROR_UNSUPPORTED,  /* no backend recognises the file */
+  WSI_SLIDE_ERROR_OPEN,         /* recognised, but opening failed */
+  WSI_SLIDE_ERROR_READ,         /* a region could not be decoded */
+  WSI_SLIDE_ERROR_EMPTY         /* the slide has no pixels */
+} WsiSlideError;
+
+/* Where WsiSlide.mpp_x/mpp_y came from. */
+#define WSI_MPP_SOURCE_BACKEND "openslide"
+#define WSI_MPP_SOURCE_APERIO "aperio-description"
+#define WSI_MPP_SOURCE_TIFF "tiff-resolution"
+#define WSI_MPP_SOURCE_UNKNOWN "unknown"
+
+/* Backend names, as the `backend` properties and the slide meta spell them. */
+#define WSI_BACKEND_AUTO "auto"
+#define WSI_BACKEND_OPENSLIDE "openslide"
+#define WSI_BACKEND_TIFF "tiff"
+
+struct _WsiSlide
+{
+  const WsiSlideBackend *backend;
+  gpointer handle;              /* the backend's own object */
+  gchar *path;
+  gchar *vendor;                /* "aperio", "generic-tiff", ... */
+  gint level_count;
+  gint64 *level_width;          /* level_count entries */
+  gint64 *level_height;
+  gdouble *level_downsample;
+  gint64 *level_tile_width;     /* 0 when the level is not tiled/unknown */
+  gint64 *level_tile_height;
+  gdouble mpp_x;                /* microns per level-0 pixel, 0 = unknown */
+  gdouble mpp_y;
+  const gchar *mpp_source;      /* one of WSI_MPP_SOURCE_* */
+  guint64 uid;                  /* unique per open: tile cache keys */
+};
+
+/* What the caller wants from one read. */
+typedef struct
+{
+  gint64 x, y;                  /* top-left, level-0 pixels */
+  gint64 width, height;         /* footprint, level-0 pixels */
+  /* A level region within this relative difference of the output size is
+   * read at the output size instead of resampled (0 = always exact). */
+  gdouble resample_tolerance;
+  /* Let the backend scale natively (JPEG DCT scaling) by 1/2, 1/4 or 1/8
+   * when the region is downsampled at least that much. */
+  gboolean native_scaling;
+  WsiTileCache *tile_cache;     /* decoded tiles shared by threads, or NULL */
+} WsiReadRequest;
+
+/* What a read did. */
+typedef struct
+{
+  const gchar *backend;         /* the backend's name */
+  gint level;                   /* pyramid level read */
+  gint64 read_width;            /* region read at @level, level pixels */
+  gint64 read_height;
+  gint64 footprint_width;       /* level-0 pixels the output really covers */
+  gint64 footprint_height;
+  guint native_scale;           /* 1, 2, 4 or 8: backend-side downscale */
+  guint tiles_decoded;          /* tiles decoded for this read */
+  guint tiles_from_cache;       /* tiles found in the tile cache */
+  gboolean sticky;              /* on failure: the slide must be reopened */
+} WsiReadReport;
+
+/* The level and level region a request resolves to (wsi_slide_plan_read). */
+typedef struct
+{
+  gint64 x, y;                  /* level-0 top-left */
+  gint level;
+  gint64 read_width, read_height;       /* at @level, level pixels */
+  gint64 footprint_width, footprint_height;     /* level 0, after snapping */
+} WsiReadPlan;
+
+struct _WsiSlideBackend
+{
+  const gchar *name;
+  /* Returns TRUE when this backend can read the file (cheap check). */
+  gboolean (*detect) (const gchar * path);
+  /* Fills slide->handle and every descriptive field, or sets @error. */
+  gboolean (*open) (WsiSlide * slide, GError ** error);
+  /* Decodes a w x h region at @level whose top-left is (x, y) in level-0
+   * pixels into @argb: premultiplied 0xAARRGGBB host-order words,
+   * row-major, stride w; outside the level: 0 (transparent). @ctx may be
+   * NULL (the backend then uses temporary state). */
+  gboolean (*read_argb) (WsiSlide * slide, WsiReadContext * ctx,
+      guint32 * argb, gint64 x, gint64 y, gint level, gint64 w, gint64 h,
+      WsiReadReport * report, GError ** error);
+  /* Optional: the whole read contract for @plan into @out (any native
+   * scaling is the backend's choice under request->native_scaling). NULL:
+   * the layer reads ARGB at the plan's level and resamples it. */
+  gboolean (*read) (WsiSlide * slide, WsiReadContext * ctx,
+      const WsiReadRequest * request, const WsiReadPlan * plan,
+      const WsiImage * out, WsiReadReport * report, GError ** error);
+  /* Optional per-thread state (a JPEG decompressor, ...), created on the
+   * first read of a thread, freed with its WsiReadContext. */
+  gpointer (*thread_state_new) (void);
+  void (*thread_state_free) (gpointer state);
+  /* Releases slide->handle. */
+  void (*close) (WsiSlide * slide);
+};
+
+/* Opens @path with the backend named @backend (WSI_BACKEND_*; NULL or
+ * "auto" tries every built backend in order). The error names the file
+ * and the reason. */
+WsiSlide *wsi_slide_open (const gchar * path, const gchar * backend,
+    GError ** error);
+
+void wsi_slide_close (WsiSlide * slide);
+
+/* Level-region read as premultiplied ARGB (overviews, benchmarks). */
+gboolean wsi_slide_read_region (WsiSlide * slide, WsiReadContext * ctx,
+    guint32 * argb, gint64 x, gint64 y, gint level, gint64 w, gint64 h,
+    GError ** error);
+
+/* Resolves @request to a level and level region for an @out_width x
+ * @out_height output: the coarsest level whose downsample does not exceed
+ * footprint / output, the region rounded to whole level pixels, snapped to
+ * the output size within the resample tolerance. */
+void wsi_slide_plan_read (const WsiSlide * slide,
+    const WsiReadRequest * request, guint out_width, guint out_height,
+    WsiReadPlan * plan);
+
+/* The read contract (see the top of this file). @report is filled in on
+ * success and on failure. */
+gboolean wsi_slide_read (WsiSlide * slide, WsiReadContext * ctx,
+    const WsiReadRequest * request, const WsiImage * out,
+    WsiReadReport * report, GError ** error);
+
+/* The coarsest level whose downsample does not exceed @downsample (with a
+ * small tolerance so that 2.0005 counts as 2). */
+gint wsi_slide_best_level (const WsiSlide * slide, gdouble downsample);
+
+/* TRUE when @path has an extension some backend may read (for directory
+ * scans). */
+gboolean wsi_slide_has_known_extension (const gchar * path);
+
+/* Microns per pixel from TIFF resolution tags, or 0 when the unit is not
+ * centimetre/inch or the value is implausible for a slide (placeholders such
+ * as 72 dpi or 10 px/cm). @unit is the TIFF ResolutionUnit (2 = inch,
+ * 3 = centimetre). */
+gdouble wsi_mpp_from_tiff_resolution (gdouble pixels_per_unit, gint unit);
+
+/* Allocates the per-level arrays of @slide for @level_count levels. */
+void wsi_slide_alloc_levels (WsiSlide * slide, gint level_count);
+
+/* The backends built, in the order `auto` tries them. */
+const WsiSlideBackend *const *wsi_slide_backends (void);
+
+/* The built backend called @name, or NULL. */
+const WsiSlideBackend *wsi_slide_backend_find (const gchar * name);
+
+/* ---- per-thread read context ------------------------------------------ */
+
+WsiReadContext *wsi_read_context_new (void);
+void wsi_read_context_free (WsiReadContext * ctx);
+
+/* This thread's state for @backend (created on first use), or NULL when
+ * the backend keeps none. */
+gpointer wsi_read_context_backend_state (WsiReadContext * ctx,
+    const WsiSlideBackend * backend);
+
+/* Scratch memory @slot (0..WSI_READ_CONTEXT_SLOTS-1) of at least @bytes,
+ * grown on demand and kept for the next read; NULL when out of memory. */
+#define WSI_READ_CONTEXT_SLOTS 4
+gpointer wsi_read_context_scratch (WsiReadContext * ctx, guint slot,
+    gsize bytes);
+
+/* The context's resampler (see wsiresample.h). */
+WsiResampler *wsi_read_context_resampler (WsiReadContext * ctx);
+
+#ifdef WSI_HAVE_OPENSLIDE
+extern const WsiSlideBackend wsi_slide_backend_openslide;
+#endif
+#ifdef WSI_HAVE_TIFF
+extern const WsiSlideBackend wsi_slide_backend_tiff;
+#endif
+
+G_END_DECLS
+
+#endif /* __WSI_SLIDE_H__ */

@@ -1,0 +1,70 @@
+/* gst-wsi
+ * Copyright (C) 2026 gst-wsi developers
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+
+/*
+ * wsitiffdir.h: what a JPEG-tiled TIFF pyramid holds, read once with
+ * libtiff, for the direct TIFF backend (wsislide-tiff.c).
+ *
+ * Contract: wsi_tiff_pyramid_read() walks every directory of an open file
+ * and either describes the pyramid exactly as OpenSlide 3.4.1 would see it
+ * (same levels in the same order, same vendor, the Aperio MPP) or declines
+ * it with WSI_SLIDE_ERROR_UNSUPPORTED and a short reason: another vendor's
+ * layout that OpenSlide reads its own way, a level that is not plain 8-bit
+ * 3-sample JPEG (OpenSlide would decode it through libtiff's RGBA path, which
+ * this backend does not reproduce), implausible geometry. Everything a read
+ * needs afterwards (tile offsets and byte counts, JPEGTables, photometric)
+ * is copied out, so the libtiff handle is closed before the function
+ * returns: reads never touch libtiff (a TIFF handle is not thread-safe).
+ *
+ * Cost: one pass over the directories; the tile tables are 16 bytes per
+ * tile (2.4 MB for a 100k x 100k level of 256-pixel tiles). Threading: the
+ * result is immutable and may be shared by any number of readers.
+ */
+
+#ifndef __WSI_TIFF_DIR_H__
+#define __WSI_TIFF_DIR_H__
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+/* One pyramid level: a tiled TIFF directory. */
+typedef struct
+{
+  guint directory;              /* TIFF directory index */
+  guint32 width, height;        /* pixels */
+  guint32 tile_width, tile_height;
+  guint32 tiles_across, tiles_down;
+  guint64 *tile_offsets;        /* tiles_across * tiles_down, row-major */
+  guint64 *tile_byte_counts;
+  guint8 *jpeg_tables;          /* abbreviated tables stream, or NULL */
+  gsize jpeg_tables_size;
+  gboolean rgb;                 /* photometric RGB (else YCbCr) */
+} WsiTiffLevel;
+
+typedef struct
+{
+  WsiTiffLevel *levels;         /* widest first */
+  guint n_levels;
+  const gchar *vendor;          /* "aperio" or "generic-tiff" (static) */
+  gdouble mpp_x, mpp_y;         /* 0 = unknown */
+  const gchar *mpp_source;      /* WSI_MPP_SOURCE_* */
+} WsiTiffPyramid;
+
+/* Reads the pyramid of the TIFF file open on @fd (which stays open and
+ * keeps its file offset undefined). @path only names the file in errors.
+ * On failure @pyramid is left empty. */
+gboolean wsi_tiff_pyramid_read (WsiTiffPyramid * pyramid, int fd,
+    const gchar * path, GError ** error);
+
+void wsi_tiff_pyramid_clear (WsiTiffPyramid * pyramid);
+
+G_END_DECLS
+
+#endif /* __WSI_TIFF_DIR_H__ */

@@ -1,0 +1,89 @@
+/* gst-wsi
+ * Copyright (C) 2026 gst-wsi developers
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+
+/*
+ * wsitilecache.h: decoded tiles shared by every reader thread and slide,
+ * bounded in bytes, least recently used evicted first.
+ *
+ * Contract: a tile is identified by (slide uid, level, native scale, tile
+ * column, tile row); its pixels are premultiplied ARGB words, immutable once
+ * inserted. Lookups hand out a reference: an evicted tile stays valid until
+ * its last holder unrefs it, so eviction never waits for readers. The byte
+ * budget counts pixel memory of cached tiles; tiles held only by readers
+ * after eviction are not counted (at most one per reader thread and tile of
+ * the region it reads).
+ *
+ * Cost: a lookup or insert is one hash and one uncontended mutex of one of
+ * WSI_TILE_CACHE_SHARDS shards (picked by the key's hash), so threads
+ * reading different tiles rarely meet. Threading: every function is
+ * thread-safe; hit and miss counters are atomic.
+ */
+
+#ifndef __WSI_TILE_CACHE_H__
+#define __WSI_TILE_CACHE_H__
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+#define WSI_TILE_CACHE_SHARDS 16
+
+typedef struct _WsiTileCache WsiTileCache;
+typedef struct _WsiTile WsiTile;
+
+typedef struct
+{
+  guint64 slide_uid;
+  gint level;
+  guint scale;                  /* 1, 2, 4, 8 */
+  gint64 column, row;
+} WsiTileKey;
+
+struct _WsiTile
+{
+  gint ref_count;               /* atomic */
+  WsiTileKey key;
+  guint width, height;          /* pixels held (stride = width) */
+  guint32 *argb;
+  /* cache bookkeeping */
+  GList lru_link;
+  gboolean cached;
+};
+
+/* @max_bytes = 0 gives a cache that keeps nothing (lookups miss). */
+WsiTileCache *wsi_tile_cache_new (gsize max_bytes);
+void wsi_tile_cache_free (WsiTileCache * cache);
+
+/* Shrinks or grows the budget; evicts at once when over it. */
+void wsi_tile_cache_set_max_bytes (WsiTileCache * cache, gsize max_bytes);
+gsize wsi_tile_cache_get_max_bytes (WsiTileCache * cache);
+
+/* A reference to the cached tile, or NULL (counted as a miss). */
+WsiTile *wsi_tile_cache_lookup (WsiTileCache * cache, const WsiTileKey * key);
+
+/* Takes @argb (g_malloc'ed, width x height words) and returns a reference
+ * to the tile now cached under @key (an equal tile inserted meanwhile by
+ * another thread wins; @argb is then freed). With a zero budget the tile is
+ * returned uncached. */
+WsiTile *wsi_tile_cache_insert (WsiTileCache * cache, const WsiTileKey * key,
+    guint32 * argb, guint width, guint height);
+
+void wsi_tile_unref (WsiTile * tile);
+
+guint64 wsi_tile_cache_hits (WsiTileCache * cache);
+guint64 wsi_tile_cache_misses (WsiTileCache * cache);
+gsize wsi_tile_cache_bytes (WsiTileCache * cache);
+void wsi_tile_cache_reset_counters (WsiTileCache * cache);
+
+/* Drops every tile (e.g. when the element stops). */
+void wsi_tile_cache_clear (WsiTileCache * cache);
+
+G_END_DECLS
+
+#endif /* __WSI_TILE_CACHE_H__ */
