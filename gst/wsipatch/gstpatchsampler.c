@@ -98,6 +98,7 @@ GST_DEBUG_CATEGORY_STATIC (gst_patch_sampler_debug);
 #define GST_CAT_DEFAULT gst_patch_sampler_debug
 
 #define DEFAULT_MODE GST_PATCH_SAMPLER_MODE_RANDOM
+#define DEFAULT_ALIGN GST_PATCH_SAMPLER_ALIGN_NONE
 #define DEFAULT_PATCH_SIZE 256
 #define MIN_PATCH_SIZE 8
 #define MAX_PATCH_SIZE 8192
@@ -130,6 +131,7 @@ enum
   PROP_REPLACEMENT,
   PROP_STRIDE,
   PROP_MAX_ATTEMPTS,
+  PROP_ALIGN,
   PROP_SLIDES_SAMPLED,
   PROP_SLIDES_SKIPPED,
   PROP_PATCHES_PLANNED,
@@ -151,6 +153,7 @@ typedef struct
   gboolean replacement;
   guint stride;
   guint max_attempts;
+  GstPatchSamplerAlign align;
 } GstPatchSamplerSettings;
 
 /* xoshiro256** seeded through splitmix64: fast, and the same numbers on
@@ -282,6 +285,24 @@ gst_patch_sampler_mode_get_type (void)
     g_once_init_leave (&type, t);
   }
   return (GType) type;
+}
+
+GType
+gst_patch_sampler_align_get_type (void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+    {GST_PATCH_SAMPLER_ALIGN_NONE, "Positions as drawn", "none"},
+    {GST_PATCH_SAMPLER_ALIGN_TILE, "Snapped to the tile grid of the level "
+          "read", "tile"},
+    {0, NULL, NULL}
+  };
+
+  if (g_once_init_enter (&type)) {
+    GType t = g_enum_register_static ("GstPatchSamplerAlign", values);
+    g_once_init_leave (&type, t);
+  }
+  return type;
 }
 
 /* ---- random numbers ---------------------------------------------------- */
@@ -903,12 +924,65 @@ plan_lattice (const GstPatchSamplerSettings * settings,
   return out;
 }
 
+/* The level patchreader reads for @tmpl's patches: the coarsest whose
+ * downsample does not exceed footprint / out_size (wsi_slide_best_level()'s
+ * rule, 1 % tolerance). */
+static gint
+read_level (const GstStructure * meta, const WsiRecordTemplate * tmpl)
+{
+  gdouble want = (gdouble) tmpl->footprint / tmpl->out_size;
+  gint level, levels = 1, best = 0;
+
+  gst_structure_get_int (meta, "level-count", &levels);
+  for (level = 0; level < levels; level++) {
+    gdouble ds = wsi_slide_meta_list_get (meta, "level-downsamples", level,
+        0.0);
+
+    if (ds > 0.0 && ds <= want * 1.01)
+      best = level;
+  }
+  return best;
+}
+
+/* align=tile: snaps every position down to the tile grid of the level that
+ * will be read, in level-0 pixels (a tile edge at level pixel c * tw lies at
+ * level-0 c * tw * downsample). Snapping down keeps patches on the slide. */
+static void
+align_to_tiles (GstBuffer * out, const GstStructure * meta,
+    const WsiRecordTemplate * tmpl)
+{
+  gint level = read_level (meta, tmpl);
+  gdouble ds = wsi_slide_meta_list_get (meta, "level-downsamples", level,
+      1.0);
+  gdouble tw = wsi_slide_meta_list_get (meta, "level-tile-widths", level, 0.0);
+  gdouble th = wsi_slide_meta_list_get (meta, "level-tile-heights", level,
+      0.0);
+  GstMapInfo info;
+  WsiPatchRecord *records;
+  gsize i, n;
+
+  if (tw < 1.0 || th < 1.0)
+    return;                     /* untiled format: positions as drawn */
+  gst_buffer_map (out, &info, GST_MAP_READWRITE);
+  records = (WsiPatchRecord *) info.data;
+  n = info.size / sizeof (WsiPatchRecord);
+  for (i = 0; i < n; i++) {
+    gint64 column = (gint64) floor (records[i].x / (tw * ds));
+    gint64 row = (gint64) floor (records[i].y / (th * ds));
+
+    records[i].x = (gint64) floor (column * tw * ds);
+    records[i].y = (gint64) floor (row * th * ds);
+  }
+  gst_buffer_unmap (out, &info);
+}
+
 /* Writes the records of one slide into a new buffer; returns NULL (and
  * sets @reason) when none was found. */
 static GstBuffer *
 patch_sampler_plan (GstPatchSampler * self,
     const GstPatchSamplerSettings * settings, const WsiSlideVisit * visit,
-    const WsiTissueMap * map, const WsiRecordTemplate * tmpl, gchar ** reason)
+    const GstStructure * meta, const WsiTissueMap * map,
+    const WsiRecordTemplate * tmpl, gchar ** reason)
 {
   GstBuffer *out = NULL;
   WsiRng rng;
@@ -937,6 +1011,8 @@ patch_sampler_plan (GstPatchSampler * self,
     out = plan_lattice (settings, map, tmpl, &rng,
         settings->mode == GST_PATCH_SAMPLER_MODE_RANDOM);
   }
+  if (out != NULL && settings->align == GST_PATCH_SAMPLER_ALIGN_TILE)
+    align_to_tiles (out, meta, tmpl);
 
   if (out == NULL)
     *reason = g_strdup_printf ("%s: no position with tissue share >= %g",
@@ -1164,7 +1240,8 @@ gst_patch_sampler_chain (GstPad * pad, GstObject * parent, GstBuffer * slide)
   }
   map_ok = patch_sampler_tissue_map (self, &visit, info.data, info.size, &map);
   if (map_ok)
-    out = patch_sampler_plan (self, &settings, &visit, &map, &tmpl, &reason);
+    out = patch_sampler_plan (self, &settings, &visit, meta, &map, &tmpl,
+        &reason);
   gst_buffer_unmap (slide, &info);
   if (!map_ok) {
     gst_buffer_unref (slide);
@@ -1344,6 +1421,9 @@ gst_patch_sampler_set_property (GObject * object, guint prop_id,
     case PROP_MAX_ATTEMPTS:
       self->settings.max_attempts = g_value_get_uint (value);
       break;
+    case PROP_ALIGN:
+      self->settings.align = g_value_get_enum (value);
+      break;
     case PROP_MAX_PATCHES:
       self->max_patches = g_value_get_int64 (value);
       break;
@@ -1388,6 +1468,9 @@ gst_patch_sampler_get_property (GObject * object, guint prop_id,
       break;
     case PROP_STRIDE:
       g_value_set_uint (value, self->settings.stride);
+      break;
+    case PROP_ALIGN:
+      g_value_set_enum (value, self->settings.align);
       break;
     case PROP_MAX_ATTEMPTS:
       g_value_set_uint (value, self->settings.max_attempts);
@@ -1489,6 +1572,14 @@ gst_patch_sampler_class_init (GstPatchSamplerClass * klass)
           "Grid mode: distance between grid positions in level-0 pixels "
           "(0..2147483647, default 0 = the footprint, non-overlapping)",
           0, G_MAXINT, DEFAULT_STRIDE, rw));
+  g_object_class_install_property (gobject_class, PROP_ALIGN,
+      g_param_spec_enum ("align", "Align",
+          "none: positions as drawn; tile: snap every position down to the "
+          "tile grid of the pyramid level patchreader will read (from the "
+          "slide meta's level-tile-widths/-heights), so that a patch the "
+          "size of a tile costs one tile decode. Slides whose format has no "
+          "tiles keep their positions",
+          GST_TYPE_PATCH_SAMPLER_ALIGN, DEFAULT_ALIGN, rw));
   g_object_class_install_property (gobject_class, PROP_MAX_ATTEMPTS,
       g_param_spec_uint ("max-attempts", "Maximum attempts",
           "Random mode with replacement: most uniformly random positions "
@@ -1542,6 +1633,7 @@ gst_patch_sampler_class_init (GstPatchSamplerClass * klass)
       GST_DEBUG_FUNCPTR (gst_patch_sampler_change_state);
 
   gst_type_mark_as_plugin_api (GST_TYPE_PATCH_SAMPLER_MODE, 0);
+  gst_type_mark_as_plugin_api (GST_TYPE_PATCH_SAMPLER_ALIGN, 0);
 }
 
 static void
@@ -1559,6 +1651,7 @@ gst_patch_sampler_init (GstPatchSampler * self)
   gst_element_add_pad (GST_ELEMENT (self), self->srcpad);
 
   self->settings.mode = DEFAULT_MODE;
+  self->settings.align = DEFAULT_ALIGN;
   self->settings.patch_size = DEFAULT_PATCH_SIZE;
   self->settings.target_mpp = DEFAULT_TARGET_MPP;
   self->settings.level = DEFAULT_LEVEL;

@@ -30,6 +30,23 @@ typedef enum
 #define GST_TYPE_PATCH_SAMPLER_MODE (gst_patch_sampler_mode_get_type ())
 GType gst_patch_sampler_mode_get_type (void);
 
+/**
+ * GstPatchSamplerAlign:
+ * @GST_PATCH_SAMPLER_ALIGN_NONE: positions as drawn
+ * @GST_PATCH_SAMPLER_ALIGN_TILE: snapped down to the tile grid of the
+ *   pyramid level that patchreader reads
+ *
+ * Whether patchsampler snaps positions to the slide's tiles.
+ */
+typedef enum
+{
+  GST_PATCH_SAMPLER_ALIGN_NONE,
+  GST_PATCH_SAMPLER_ALIGN_TILE
+} GstPatchSamplerAlign;
+
+#define GST_TYPE_PATCH_SAMPLER_ALIGN (gst_patch_sampler_align_get_type ())
+GType gst_patch_sampler_align_get_type (void);
+
 #define GST_TYPE_PATCH_SAMPLER (gst_patch_sampler_get_type ())
 G_DECLARE_FINAL_TYPE (GstPatchSampler, gst_patch_sampler, GST, PATCH_SAMPLER,
     GstElement);

@@ -1230,6 +1230,60 @@ GST_START_TEST (test_rank_quota_needs_rank_meta)
 
 GST_END_TEST;
 
+/* align=tile snaps every position down to the tile grid of the level that
+ * will be read: level 0 (240 px tiles) for 256 px patches at 0.25 um/px,
+ * level 1 (downsample 4, 256 px tiles = 1024 level-0 px) at 1 um/px. */
+static void
+check_aligned (gdouble target_mpp, gint64 grid)
+{
+  GstHarness *h = sampler_new (NULL);
+  TestSlide s;
+  WsiPatchRecord *aligned, *drawn;
+  GstBuffer *buf;
+  GstStructure *meta;
+  guint i, n, n_drawn, moved = 0;
+
+  test_slide_init (&s);
+  g_object_set (h->element, "patch-size", 256, "target-mpp", target_mpp,
+      "patches-per-slide", 64, "min-tissue", 0.0, NULL);
+  gst_harness_play (h);
+
+  drawn = push_slide (h, &s, &n_drawn, NULL);
+  gst_util_set_object_arg (G_OBJECT (h->element), "align", "tile");
+  buf = test_slide_buffer (&s, 7);
+  meta = wsi_slide_meta_get (buf);
+  gst_structure_set (meta, "level-tile-widths", G_TYPE_STRING, "240,256,256",
+      "level-tile-heights", G_TYPE_STRING, "240,256,256", NULL);
+  fail_unless_equals_int (gst_harness_push (h, buf), GST_FLOW_OK);
+  buf = gst_harness_pull (h);
+  n = gst_buffer_get_size (buf) / sizeof (WsiPatchRecord);
+  aligned = g_malloc (gst_buffer_get_size (buf));
+  gst_buffer_extract (buf, 0, aligned, gst_buffer_get_size (buf));
+  gst_buffer_unref (buf);
+
+  /* Same draws (the stream restarts at the same slide), then snapped. */
+  fail_unless_equals_int (n, n_drawn);
+  for (i = 0; i < n; i++) {
+    fail_unless_equals_int64 (aligned[i].x % grid, 0);
+    fail_unless_equals_int64 (aligned[i].y % grid, 0);
+    fail_unless_equals_int64 (aligned[i].x, drawn[i].x - drawn[i].x % grid);
+    fail_unless_equals_int64 (aligned[i].y, drawn[i].y - drawn[i].y % grid);
+    moved += aligned[i].x != drawn[i].x || aligned[i].y != drawn[i].y;
+  }
+  fail_unless (moved > 0);
+  g_free (aligned);
+  g_free (drawn);
+  gst_harness_teardown (h);
+}
+
+GST_START_TEST (test_align_tile)
+{
+  check_aligned (0.25, 240);
+  check_aligned (1.0, 1024);
+}
+
+GST_END_TEST;
+
 static Suite *
 patchsampler_suite (void)
 {
@@ -1265,6 +1319,7 @@ patchsampler_suite (void)
   tcase_add_test (tc, test_rank_quota_from_meta);
   tcase_add_test (tc, test_rank_quota_shortfall_errors);
   tcase_add_test (tc, test_rank_quota_needs_rank_meta);
+  tcase_add_test (tc, test_align_tile);
   return s;
 }
 
