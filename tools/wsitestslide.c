@@ -642,7 +642,7 @@ write_damaged_tile (SlideFile * file, guint tile_index, SlideRandom * rnd,
 static gboolean
 write_tiled_level (SlideFile * file, const SlidePainter * painter,
     guint lw, guint lh, const gchar * description, gboolean reduced,
-    gboolean damaged, GError ** error)
+    guint damage_every, GError ** error)
 {
   const WsiTestSlideSpec *spec = painter->spec;
   guint tile = spec->tile_size;
@@ -667,7 +667,7 @@ write_tiled_level (SlideFile * file, const SlidePainter * painter,
     for (tx = 0; ok && tx < lw; tx += tile) {
       guint index = TIFFComputeTile (file->tif, tx, ty, 0, 0);
 
-      if (damaged) {
+      if (damage_every > 0 && index % damage_every == 0) {
         ok = write_damaged_tile (file, index, &rnd, buf, 1024 + tile * 4);
       } else {
         slide_painter_paint (painter, lw, lh, tx, ty, tile, tile, buf,
@@ -797,8 +797,8 @@ thumbnail_size (const WsiTestSlideSpec * spec, guint * tw, guint * th)
 }
 
 static gboolean
-write_aperio (SlideFile * file, const SlidePainter * painter, gboolean damaged,
-    GError ** error)
+write_aperio (SlideFile * file, const SlidePainter * painter,
+    guint damage_every, GError ** error)
 {
   const WsiTestSlideSpec *spec = painter->spec;
   gchar *props = aperio_properties (spec);
@@ -811,7 +811,7 @@ write_aperio (SlideFile * file, const SlidePainter * painter, gboolean damaged,
       spec->width, spec->height, spec->tile_size, spec->tile_size,
       spec->jpeg_quality, props);
   ok = write_tiled_level (file, painter, spec->width, spec->height, desc,
-      FALSE, damaged, error);
+      FALSE, damage_every, error);
   g_free (desc);
 
   /* Directory 1: the stripped thumbnail OpenSlide expects here. */
@@ -830,7 +830,7 @@ write_aperio (SlideFile * file, const SlidePainter * painter, gboolean damaged,
         "JPEG/YCC Q=%d%s", spec->width, spec->height, spec->tile_size,
         spec->tile_size, lw, lh, spec->jpeg_quality, props);
     /* Real SVS files mark no level as reduced. */
-    ok = write_tiled_level (file, painter, lw, lh, desc, FALSE, FALSE, error);
+    ok = write_tiled_level (file, painter, lw, lh, desc, FALSE, 0, error);
     g_free (desc);
   }
 
@@ -859,7 +859,7 @@ write_aperio (SlideFile * file, const SlidePainter * painter, gboolean damaged,
 
 static gboolean
 write_generic (SlideFile * file, const SlidePainter * painter,
-    gboolean damaged, GError ** error)
+    guint damage_every, GError ** error)
 {
   const WsiTestSlideSpec *spec = painter->spec;
   guint level, lw, lh;
@@ -873,7 +873,7 @@ write_generic (SlideFile * file, const SlidePainter * painter,
       desc = g_strdup_printf ("gst-wsi test slide: seed %u, %u tissue blobs",
           spec->seed, spec->tissue_blobs);
     ok = write_tiled_level (file, painter, lw, lh, desc, level > 0,
-        damaged && level == 0, error);
+        level == 0 ? damage_every : 0, error);
     g_free (desc);
   }
   return ok;
@@ -881,7 +881,7 @@ write_generic (SlideFile * file, const SlidePainter * painter,
 
 static gboolean
 write_slide (const gchar * path, const WsiTestSlideSpec * spec,
-    gboolean damaged, GError ** error)
+    guint damage_every, GError ** error)
 {
   SlidePainter painter;
   SlideFile file;
@@ -898,9 +898,9 @@ write_slide (const gchar * path, const WsiTestSlideSpec * spec,
    * tile-sized chunks. */
   slide_painter_init (&painter, spec, spec->tile_size);
   if (spec->layout == WSI_TEST_LAYOUT_APERIO)
-    ok = write_aperio (&file, &painter, damaged, error);
+    ok = write_aperio (&file, &painter, damage_every, error);
   else
-    ok = write_generic (&file, &painter, damaged, error);
+    ok = write_generic (&file, &painter, damage_every, error);
   slide_painter_clear (&painter);
 
   if (!slide_file_close (&file, ok) && ok) {
@@ -919,7 +919,7 @@ wsi_test_slide_write (const gchar * path, const WsiTestSlideSpec * spec,
   g_return_val_if_fail (spec != NULL, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
-  return write_slide (path, spec, FALSE, error);
+  return write_slide (path, spec, 0, error);
 }
 
 gboolean
@@ -930,7 +930,19 @@ wsi_test_slide_write_damaged_tiles (const gchar * path,
   g_return_val_if_fail (spec != NULL, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
-  return write_slide (path, spec, TRUE, error);
+  return write_slide (path, spec, 1, error);
+}
+
+gboolean
+wsi_test_slide_write_partly_damaged (const gchar * path,
+    const WsiTestSlideSpec * spec, guint every, GError ** error)
+{
+  g_return_val_if_fail (path != NULL, FALSE);
+  g_return_val_if_fail (spec != NULL, FALSE);
+  g_return_val_if_fail (every > 0, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  return write_slide (path, spec, every, error);
 }
 
 /* ------------------------------------------------------------------------ */

@@ -71,6 +71,10 @@ gboolean wsi_test_slide_write_truncated (const gchar * path,
  * reads of level 0 fail, the overview (highest level) reads fine. */
 gboolean wsi_test_slide_write_damaged_tiles (const gchar * path,
     const WsiTestSlideSpec * spec, GError ** error);
+/* A slide whose level-0 tiles with index % @every == 0 hold damaged JPEG
+ * data (row-major tile index): patches touching one fail, the rest read. */
+gboolean wsi_test_slide_write_partly_damaged (const gchar * path,
+    const WsiTestSlideSpec * spec, guint every, GError ** error);
 /* Random bytes under a slide's name. */
 gboolean wsi_test_slide_write_garbage (const gchar * path, gsize size,
     guint32 seed, GError ** error);

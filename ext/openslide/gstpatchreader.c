@@ -162,8 +162,8 @@ typedef struct
 {
   gchar *path;
   gchar *label;
-  gint consecutive_failures;    /* atomic */
-  gint given_up;                /* atomic flag: drop every later record */
+  gint consecutive_failures;    /* source task only (stream order) */
+  gint given_up;                /* atomic flag, set by the source task */
 } SlideContext;
 
 static SlideContext *
@@ -188,19 +188,26 @@ slide_context_free (SlideContext * ctx)
 
 /* A patch in the ordered pool: its record, its slide and the output
  * buffer it will be decoded into. */
+typedef enum
+{
+  OUTCOME_READ,
+  OUTCOME_FAILED,               /* the read failed */
+  OUTCOME_OPEN_FAILED,          /* the slide could not be opened */
+  OUTCOME_SKIPPED,              /* no read: the slide was given up */
+} PatchOutcome;
+
+/* A patch in the ordered pool: its record, its slide, the output buffer it
+ * is decoded into, and what the worker found (judged in stream order by
+ * finish_patch()). */
 typedef struct
 {
   GstBuffer *buffer;
   WsiPatchRecord record;
   SlideContext *slide;
+  PatchOutcome outcome;
+  GError *error;
+  const gchar *backend;         /* static name of the backend that read it */
 } PatchWork;
-
-typedef enum
-{
-  OUTCOME_READ,
-  OUTCOME_FAILED,               /* the read failed */
-  OUTCOME_SKIPPED,              /* no read: the slide is unusable */
-} PatchOutcome;
 
 struct _GstPatchReader
 {
@@ -274,7 +281,9 @@ pixel_format_for_video (GstVideoFormat format, WsiPixelFormat * pixel_format)
 
 /* ---- decoding (worker threads, no lock held) ---------------------------- */
 
-/* Counts a failed read and gives the slide up after too many in a row. */
+/* Counts a failed read and gives the slide up after too many in a row.
+ * Runs on the source task in stream order: the same patches fail and the
+ * same slide is given up at the same patch whatever the thread timing. */
 static void
 note_read_failure (GstPatchReader * self, SlideContext * ctx,
     const WsiPatchRecord * record, gint level, const GError * error)
@@ -286,7 +295,7 @@ note_read_failure (GstPatchReader * self, SlideContext * ctx,
   max_failures = self->max_read_failures;
   GST_OBJECT_UNLOCK (self);
 
-  failures = g_atomic_int_add (&ctx->consecutive_failures, 1) + 1;
+  failures = ++ctx->consecutive_failures;
   if ((guint) failures <= max_failures) {
     GST_ELEMENT_WARNING (self, RESOURCE, READ,
         ("Could not read the patch at (%" G_GINT64_FORMAT ", %"
@@ -325,7 +334,7 @@ count_outcome (GstPatchReader * self, PatchOutcome outcome)
   g_mutex_lock (&self->stats_lock);
   if (outcome == OUTCOME_FAILED)
     self->patches_failed++;
-  else if (outcome == OUTCOME_SKIPPED)
+  else
     self->patches_skipped++;
   g_mutex_unlock (&self->stats_lock);
 }
@@ -358,41 +367,68 @@ record_report (WsiPatchRecord * record, const WsiReadReport * report)
   record->read_size = (guint32) report->read_width;
 }
 
-static PatchOutcome
+/* Reads @request into @image through the shared handle; a failure that
+ * poisoned the handle (OpenSlide's sticky error, possibly caused by another
+ * thread's bad read) is retried once on a private handle, so that whether a
+ * patch is delivered depends on the patch alone. */
+static gboolean
+read_isolated (GstPatchReader * self, const gchar * path,
+    WsiSlideHandle * handle, WsiReadContext * rctx, const WsiReadRequest * request,
+    const WsiImage * image, WsiReadReport * report, GError ** error)
+{
+  WsiSlide *fresh;
+  gchar *backend;
+  gboolean ok;
+
+  ok = wsi_slide_read (handle->slide, rctx, request, image, report, error);
+  if (!ok && report->sticky)
+    wsi_slide_cache_evict (self->slide_cache, handle);
+  wsi_slide_cache_release (self->slide_cache, handle);
+  if (ok || !report->sticky)
+    return ok;
+
+  g_clear_error (error);
+  backend = wsi_slide_cache_get_backend (self->slide_cache);
+  fresh = wsi_slide_open (path, backend, error);
+  g_free (backend);
+  if (fresh == NULL)
+    return FALSE;
+  ok = wsi_slide_read (fresh, rctx, request, image, report, error);
+  wsi_slide_close (fresh);
+  return ok;
+}
+
+/* Decodes @work's patch into its buffer; the outcome stays in @work. */
+static void
 decode_patch (GstPatchReader * self, WsiReadContext * rctx, PatchWork * work)
 {
   SlideContext *ctx = work->slide;
   WsiPatchRecord *record = &work->record;
   WsiSlideHandle *handle;
   WsiReadRequest request;
-  WsiReadReport report;
-  GError *error = NULL;
+  WsiReadReport report = { 0, };
   GstVideoFrame frame;
   WsiImage image;
-  const gchar *paths[2] = { ctx->path, NULL };
-  const gchar *labels[2] = { ctx->label, NULL };
   gboolean ok;
 
+  /* Only a shortcut: finish_patch() drops given-up slides' patches too. */
+  work->outcome = OUTCOME_SKIPPED;
   if (g_atomic_int_get (&ctx->given_up))
-    return OUTCOME_SKIPPED;
+    return;
 
-  handle = wsi_slide_cache_acquire (self->slide_cache, ctx->path, &error);
+  handle = wsi_slide_cache_acquire (self->slide_cache, ctx->path,
+      &work->error);
   if (handle == NULL) {
-    if (g_atomic_int_compare_and_exchange (&ctx->given_up, 0, 1))
-      GST_ELEMENT_WARNING (self, RESOURCE, OPEN_READ,
-          ("Could not open slide \"%s\"; its patches are dropped.",
-              ctx->path), ("%s", error->message));
-    g_clear_error (&error);
-    return OUTCOME_SKIPPED;
+    work->outcome = OUTCOME_OPEN_FAILED;
+    return;
   }
-
+  work->outcome = OUTCOME_FAILED;
   if (!gst_video_frame_map (&frame, &self->vinfo, work->buffer,
           GST_MAP_WRITE)) {
     wsi_slide_cache_release (self->slide_cache, handle);
-    GST_ELEMENT_WARNING (self, RESOURCE, WRITE,
-        ("Could not map an output buffer for a patch of \"%s\".", ctx->path),
-        (NULL));
-    return OUTCOME_FAILED;
+    g_set_error (&work->error, WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_READ,
+        "%s: could not map an output buffer", ctx->path);
+    return;
   }
   image.data = GST_VIDEO_FRAME_PLANE_DATA (&frame, 0);
   image.stride = GST_VIDEO_FRAME_PLANE_STRIDE (&frame, 0);
@@ -400,18 +436,12 @@ decode_patch (GstPatchReader * self, WsiReadContext * rctx, PatchWork * work)
   image.format = self->pixel_format;
 
   make_request (self, record, &request);
-  ok = wsi_slide_read (handle->slide, rctx, &request, &image, &report, &error);
+  ok = read_isolated (self, ctx->path, handle, rctx, &request, &image, &report,
+      &work->error);
   gst_video_frame_unmap (&frame);
-  if (!ok) {
-    if (report.sticky)
-      wsi_slide_cache_evict (self->slide_cache, handle);
-    wsi_slide_cache_release (self->slide_cache, handle);
-    note_read_failure (self, ctx, record, report.level, error);
-    g_clear_error (&error);
-    return OUTCOME_FAILED;
-  }
-  wsi_slide_cache_release (self->slide_cache, handle);
-  g_atomic_int_set (&ctx->consecutive_failures, 0);
+  record->level = report.level;
+  if (!ok)
+    return;
 
   record_report (record, &report);
   GST_LOG_OBJECT (self, "patch %" G_GUINT64_FORMAT " of %s: %s level %d, %"
@@ -419,14 +449,8 @@ decode_patch (GstPatchReader * self, WsiReadContext * rctx, PatchWork * work)
       record->sequence, ctx->path, report.backend, report.level,
       report.read_width, report.native_scale, report.tiles_decoded,
       report.tiles_from_cache);
-  count_read (self, report.backend);
-  GST_BUFFER_OFFSET (work->buffer) = record->sequence;
-  GST_BUFFER_OFFSET_END (work->buffer) = GST_BUFFER_OFFSET_NONE;
-  GST_BUFFER_PTS (work->buffer) = GST_CLOCK_TIME_NONE;
-  GST_BUFFER_DTS (work->buffer) = GST_CLOCK_TIME_NONE;
-  GST_BUFFER_DURATION (work->buffer) = GST_CLOCK_TIME_NONE;
-  wsi_patch_meta_add (work->buffer, record, 1, paths, labels);
-  return OUTCOME_READ;
+  work->outcome = OUTCOME_READ;
+  work->backend = report.backend;
 }
 
 /* Ordered-pool callbacks: one WsiReadContext per decoding thread. */
@@ -445,16 +469,66 @@ reader_thread_state_free (gpointer state, gpointer user_data)
 static GstBuffer *
 reader_process (gpointer data, gpointer state, gpointer user_data)
 {
+  PatchWork *work = data;
+
+  decode_patch (user_data, state, work);
+  return g_steal_pointer (&work->buffer);
+}
+
+static void
+label_patch (GstBuffer * buffer, SlideContext * ctx,
+    const WsiPatchRecord * record)
+{
+  const gchar *paths[2] = { ctx->path, NULL };
+  const gchar *labels[2] = { ctx->label, NULL };
+
+  GST_BUFFER_OFFSET (buffer) = record->sequence;
+  GST_BUFFER_OFFSET_END (buffer) = GST_BUFFER_OFFSET_NONE;
+  GST_BUFFER_PTS (buffer) = GST_CLOCK_TIME_NONE;
+  GST_BUFFER_DTS (buffer) = GST_CLOCK_TIME_NONE;
+  GST_BUFFER_DURATION (buffer) = GST_CLOCK_TIME_NONE;
+  wsi_patch_meta_add (buffer, record, 1, paths, labels);
+}
+
+/* In stream order: counts the patch, applies the give-up rule, and passes
+ * the patch on or drops it. */
+static GstBuffer *
+reader_finish (gpointer data, GstBuffer * result, gpointer user_data)
+{
   GstPatchReader *self = user_data;
   PatchWork *work = data;
-  PatchOutcome outcome = decode_patch (self, state, work);
+  SlideContext *ctx = work->slide;
+  PatchOutcome outcome = work->outcome;
 
-  if (outcome != OUTCOME_READ) {
-    count_outcome (self, outcome);
-    gst_clear_buffer (&work->buffer);
-    return NULL;
+  if (outcome != OUTCOME_OPEN_FAILED && g_atomic_int_get (&ctx->given_up))
+    outcome = OUTCOME_SKIPPED;
+
+  switch (outcome) {
+    case OUTCOME_READ:
+      ctx->consecutive_failures = 0;
+      count_read (self, work->backend);
+      label_patch (result, ctx, &work->record);
+      return result;
+    case OUTCOME_FAILED:
+      note_read_failure (self, ctx, &work->record, work->record.level,
+          work->error);
+      count_outcome (self, OUTCOME_FAILED);
+      break;
+    case OUTCOME_OPEN_FAILED:
+      if (!g_atomic_int_get (&ctx->given_up)) {
+        g_atomic_int_set (&ctx->given_up, 1);
+        GST_ELEMENT_WARNING (self, RESOURCE, OPEN_READ,
+            ("Could not open slide \"%s\"; its patches are dropped.",
+                ctx->path), ("%s", work->error ? work->error->message : ""));
+      }
+      count_outcome (self, OUTCOME_SKIPPED);
+      break;
+    case OUTCOME_SKIPPED:
+      count_outcome (self, OUTCOME_SKIPPED);
+      break;
   }
-  return g_steal_pointer (&work->buffer);
+  gst_clear_buffer (&result);
+  return NULL;
 }
 
 static void
@@ -463,13 +537,15 @@ reader_work_clear (gpointer data, gpointer user_data)
   PatchWork *work = data;
 
   gst_clear_buffer (&work->buffer);
+  g_clear_error (&work->error);
 }
 
 static const WsiOrderedPoolFuncs reader_pool_funcs = {
-  reader_thread_state_new,
-  reader_thread_state_free,
-  reader_process,
-  reader_work_clear,
+  .thread_state_new = reader_thread_state_new,
+  .thread_state_free = reader_thread_state_free,
+  .process = reader_process,
+  .finish = reader_finish,
+  .work_clear = reader_work_clear,
 };
 
 static guint

@@ -80,6 +80,7 @@ struct _WsiOrderedPool
   GstFlowReturn flow;           /* last downstream flow, back to upstream */
   PoolWorker *workers;
   guint n_workers;
+  gpointer task_work;           /* the task's copy of the head's work */
 };
 
 static inline PoolItem *
@@ -130,6 +131,7 @@ wsi_ordered_pool_new (GstPad * srcpad, gsize work_size,
   pool->funcs = *funcs;
   pool->user_data = user_data;
   pool->flow = GST_FLOW_OK;
+  pool->task_work = g_malloc0 (pool->work_size);
   g_mutex_init (&pool->lock);
   g_cond_init (&pool->item_added);
   g_cond_init (&pool->item_done);
@@ -147,6 +149,7 @@ wsi_ordered_pool_free (WsiOrderedPool * pool)
   g_cond_clear (&pool->item_added);
   g_cond_clear (&pool->item_done);
   g_cond_clear (&pool->space_freed);
+  g_free (pool->task_work);
   g_free (pool);
 }
 
@@ -276,15 +279,21 @@ head_ready_locked (WsiOrderedPool * pool)
       && ring_slot (pool, pool->n_taken)->state == ITEM_DONE;
 }
 
-/* Takes the head item's event or result out of the ring. */
+/* Takes the head item's event or result out of the ring; its work moves
+ * to pool->task_work (for finish) when @has_work is set. */
 static void
 take_head_locked (WsiOrderedPool * pool, GstEvent ** event,
-    GstBuffer ** buffer)
+    GstBuffer ** buffer, gboolean * has_work)
 {
   PoolItem *item = ring_slot (pool, pool->n_taken);
 
   *event = g_steal_pointer (&item->event);
   *buffer = g_steal_pointer (&item->result);
+  *has_work = item->kind == ITEM_WORK && pool->funcs.finish != NULL;
+  if (*has_work) {
+    memcpy (pool->task_work, item->work, pool->work_size);
+    item->kind = ITEM_EMPTY;    /* the copy owns what the work holds */
+  }
   item_clear (pool, item);
   pool->n_taken++;
   pool->task_pushing = TRUE;
@@ -299,7 +308,7 @@ task_loop (gpointer data)
   GstEvent *event;
   GstBuffer *buffer;
   GstFlowReturn ret = GST_FLOW_OK;
-  gboolean eos_queued;
+  gboolean eos_queued, has_work;
 
   g_mutex_lock (&pool->lock);
   while (!pool->flushing && !head_ready_locked (pool))
@@ -309,8 +318,14 @@ task_loop (gpointer data)
     gst_pad_pause_task (pad);
     return;
   }
-  take_head_locked (pool, &event, &buffer);
+  take_head_locked (pool, &event, &buffer, &has_work);
   g_mutex_unlock (&pool->lock);
+
+  if (has_work) {
+    buffer = pool->funcs.finish (pool->task_work, buffer, pool->user_data);
+    if (pool->funcs.work_clear)
+      pool->funcs.work_clear (pool->task_work, pool->user_data);
+  }
 
   if (event != NULL) {
     GST_LOG_OBJECT (pad, "pushing %" GST_PTR_FORMAT, event);

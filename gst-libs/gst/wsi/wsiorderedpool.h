@@ -50,6 +50,13 @@ typedef struct
   /* Runs on a worker: returns the buffer to push (ownership passed) or
    * NULL to drop the item. @work is the item's copy in the ring. */
   GstBuffer *(*process) (gpointer work, gpointer state, gpointer user_data);
+  /* Optional: runs on the task in queue order, just before the push, with
+   * (a copy of) the work as process() left it and its result (ownership
+   * passed); returns the buffer to push or NULL. Decisions that must not
+   * depend on thread timing (counting failures in a row, giving up) go
+   * here. */
+  GstBuffer *(*finish) (gpointer work, GstBuffer * result,
+      gpointer user_data);
   /* Releases what a work item holds (dropped or flushed items too). */
   void (*work_clear) (gpointer work, gpointer user_data);
 } WsiOrderedPoolFuncs;

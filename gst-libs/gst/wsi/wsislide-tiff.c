@@ -1,0 +1,622 @@
+/* gst-wsi
+ * Copyright (C) 2026 gst-wsi developers
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+
+/*
+ * wsislide-tiff.c: the direct TIFF backend ("tiff"): JPEG-tiled TIFF
+ * pyramids (Aperio SVS, generic tiled TIFF) read with pread() and
+ * libjpeg-turbo, without OpenSlide.
+ *
+ * Contract: it opens only what it reproduces exactly. wsitiffdir.c takes
+ * the levels, downsamples and mpp OpenSlide 3.4.1 would report and declines
+ * (WSI_SLIDE_ERROR_UNSUPPORTED, so that `auto` moves on to OpenSlide) every
+ * other layout, codec or pixel format; wsijpegdecode.c decodes tiles to the
+ * same ARGB words OpenSlide does. So a region read at 1:1 at level 0 gives
+ * OpenSlide's pixels; at other levels OpenSlide shifts by the fractional
+ * level offset with cairo's bilinear filter and this backend area-averages
+ * the same fractional window (wsi_resample_argb), which agrees to rounding.
+ * Damaged data fails the read (WSI_SLIDE_ERROR_READ naming file, level,
+ * tile and reason); the backend keeps no error state, so `sticky` is never
+ * set and the next read may succeed.
+ *
+ * Cost: open reads the TIFF directories once with libtiff and closes it,
+ * keeping a descriptor and per-level tile tables. A read decodes only the
+ * tile rectangles the region covers (crop, row skip, early stop); with
+ * native scaling the DCT does 1/2, 1/4 or 1/8 of the work per axis; with a
+ * tile cache whole tiles are decoded once and shared between threads and
+ * reads. No allocation on the hot path beyond the cache's tiles: tile bytes
+ * and the region live in the read context's scratch slots.
+ *
+ * Threading: any number of threads may read one slide at once, each with
+ * its own WsiReadContext (its JPEG decoder is the context's backend state);
+ * the slide itself is immutable after open, pread() needs no lock.
+ */
+
+#include "wsislide.h"
+#include "wsitilecache.h"
+#include "wsitiffdir.h"
+#include "wsijpegdecode.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* The read context's scratch slots this backend uses. */
+#define SCRATCH_TILE_BYTES 0
+#define SCRATCH_REGION 1
+
+/* A tile's compressed size above 8 x its raw RGB size plus this is not
+ * JPEG data: refuse to read it rather than allocate. */
+#define TILE_BYTES_SLACK (1 << 20)
+
+/* Formats with TIFF structure that OpenSlide reads its own way (some are
+ * not TIFF at all): left to OpenSlide without looking inside. */
+static const gchar *const foreign_extensions[] = {
+  ".ndpi", ".scn", ".bif", ".svslide", ".vms", ".vmu", ".mrxs", NULL
+};
+
+typedef struct
+{
+  WsiTiffPyramid pyramid;
+  int fd;
+  guint64 file_size;
+} TiffSlide;
+
+/* ---- detect, open, close ------------------------------------------------ */
+
+static gboolean
+has_foreign_extension (const gchar * path)
+{
+  gchar *lower = g_ascii_strdown (path, -1);
+  gboolean foreign = FALSE;
+  const gchar *const *ext;
+
+  for (ext = foreign_extensions; *ext != NULL && !foreign; ext++)
+    foreign = g_str_has_suffix (lower, *ext);
+  g_free (lower);
+  return foreign;
+}
+
+/* Classic ("II*\0", "MM\0*") or BigTIFF ("II+\0", "MM\0+") magic. */
+static gboolean
+tiff_detect (const gchar * path)
+{
+  guint8 magic[4];
+  gboolean little, big;
+  ssize_t n;
+  int fd;
+
+  if (has_foreign_extension (path))
+    return FALSE;
+  fd = open (path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return FALSE;
+  do
+    n = read (fd, magic, sizeof (magic));
+  while (n < 0 && errno == EINTR);
+  close (fd);
+  if (n != sizeof (magic))
+    return FALSE;
+  little = magic[0] == 'I' && magic[1] == 'I' && magic[3] == 0
+      && (magic[2] == 42 || magic[2] == 43);
+  big = magic[0] == 'M' && magic[1] == 'M' && magic[2] == 0
+      && (magic[3] == 42 || magic[3] == 43);
+  return little || big;
+}
+
+static void
+tiff_slide_free (TiffSlide * ts)
+{
+  if (ts == NULL)
+    return;
+  wsi_tiff_pyramid_clear (&ts->pyramid);
+  if (ts->fd >= 0)
+    close (ts->fd);
+  g_free (ts);
+}
+
+/* The descriptor reads use for the slide's lifetime; its size bounds every
+ * tile offset. */
+static gboolean
+tiff_slide_open_file (TiffSlide * ts, const gchar * path, GError ** error)
+{
+  struct stat st;
+
+  ts->fd = open (path, O_RDONLY | O_CLOEXEC);
+  if (ts->fd < 0) {
+    int saved = errno;
+    g_set_error (error, WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_OPEN,
+        "%s: cannot open: %s", path, g_strerror (saved));
+    return FALSE;
+  }
+  if (fstat (ts->fd, &st) != 0 || !S_ISREG (st.st_mode)) {
+    g_set_error (error, WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_OPEN,
+        "%s: not a regular file", path);
+    return FALSE;
+  }
+  ts->file_size = st.st_size;
+  return TRUE;
+}
+
+/* Levels as OpenSlide computes them: downsample (h0/h + w0/w) / 2. */
+static void
+tiff_slide_describe (WsiSlide * slide, const TiffSlide * ts)
+{
+  const WsiTiffPyramid *pyramid = &ts->pyramid;
+  gdouble w0 = pyramid->levels[0].width, h0 = pyramid->levels[0].height;
+  guint i;
+
+  wsi_slide_alloc_levels (slide, pyramid->n_levels);
+  slide->level_count = pyramid->n_levels;
+  for (i = 0; i < pyramid->n_levels; i++) {
+    const WsiTiffLevel *level = &pyramid->levels[i];
+    slide->level_width[i] = level->width;
+    slide->level_height[i] = level->height;
+    slide->level_downsample[i] = i == 0 ? 1.0 :
+        (h0 / (gdouble) level->height + w0 / (gdouble) level->width) / 2.0;
+    slide->level_tile_width[i] = level->tile_width;
+    slide->level_tile_height[i] = level->tile_height;
+  }
+  slide->vendor = g_strdup (pyramid->vendor);
+  slide->mpp_x = pyramid->mpp_x;
+  slide->mpp_y = pyramid->mpp_y;
+  slide->mpp_source = pyramid->mpp_source;
+}
+
+static gboolean
+tiff_open (WsiSlide * slide, GError ** error)
+{
+  TiffSlide *ts = g_new0 (TiffSlide, 1);
+
+  ts->fd = -1;
+  if (!tiff_slide_open_file (ts, slide->path, error)
+      || !wsi_tiff_pyramid_read (&ts->pyramid, ts->fd, slide->path, error)) {
+    tiff_slide_free (ts);
+    return FALSE;
+  }
+  /* wsitiffdir.c checked the levels: nothing below can fail. */
+  tiff_slide_describe (slide, ts);
+  slide->handle = ts;
+  return TRUE;
+}
+
+static void
+tiff_close (WsiSlide * slide)
+{
+  tiff_slide_free (slide->handle);
+  slide->handle = NULL;
+}
+
+static gpointer
+tiff_thread_state_new (void)
+{
+  return wsi_jpeg_decoder_new ();
+}
+
+static void
+tiff_thread_state_free (gpointer state)
+{
+  wsi_jpeg_decoder_free (state);
+}
+
+/* ---- one read of one level at one DCT scale ---------------------------- */
+
+typedef struct
+{
+  WsiSlide *slide;
+  const TiffSlide *ts;
+  const WsiTiffLevel *level;
+  gint level_index;
+  guint scale;                  /* 1, 2, 4, 8 */
+  guint tile_w, tile_h;         /* a tile at that scale */
+  /* The level at that scale: scaled pixel i is in when i * scale < size. */
+  gint64 width, height;
+  WsiReadContext *ctx;
+  WsiJpegDecoder *decoder;      /* this thread's */
+  WsiTileCache *cache;          /* NULL: decode only what a region needs */
+  guint tiles_decoded, tiles_from_cache;
+} LevelReader;
+
+static gboolean
+level_reader_init (LevelReader * lr, WsiSlide * slide, WsiReadContext * ctx,
+    gint level, guint scale, WsiTileCache * cache, GError ** error)
+{
+  const TiffSlide *ts = slide->handle;
+
+  memset (lr, 0, sizeof (*lr));
+  lr->slide = slide;
+  lr->ts = ts;
+  lr->level = &ts->pyramid.levels[level];
+  lr->level_index = level;
+  lr->scale = scale;
+  /* Tile sides are multiples of 8 (wsitiffdir.c): exact at every scale. */
+  lr->tile_w = lr->level->tile_width / scale;
+  lr->tile_h = lr->level->tile_height / scale;
+  lr->width = (lr->level->width + scale - 1) / scale;
+  lr->height = (lr->level->height + scale - 1) / scale;
+  lr->ctx = ctx;
+  if (cache != NULL && wsi_tile_cache_get_max_bytes (cache) > 0)
+    lr->cache = cache;
+  lr->decoder = wsi_read_context_backend_state (ctx, &wsi_slide_backend_tiff);
+  if (lr->decoder == NULL) {
+    g_set_error (error, WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_READ,
+        "%s: out of memory for a JPEG decoder", slide->path);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+static gboolean
+tile_fail (const LevelReader * lr, gint64 col, gint64 row, GError ** error,
+    const gchar * format, ...)
+G_GNUC_PRINTF (5, 6);
+
+/* WSI_SLIDE_ERROR_READ: "<path>: level L tile (col, row): <reason>". */
+static gboolean
+tile_fail (const LevelReader * lr, gint64 col, gint64 row, GError ** error,
+    const gchar * format, ...)
+{
+  va_list args;
+  gchar *reason;
+
+  va_start (args, format);
+  reason = g_strdup_vprintf (format, args);
+  va_end (args);
+  g_set_error (error, WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_READ,
+      "%s: level %d tile (%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT "): %s",
+      lr->slide->path, lr->level_index, col, row, reason);
+  g_free (reason);
+  return FALSE;
+}
+
+/* pread() until @count bytes are in; 0 in *saved_errno means end of file. */
+static gboolean
+pread_full (int fd, guint8 * buf, gsize count, guint64 offset,
+    int *saved_errno)
+{
+  while (count > 0) {
+    ssize_t n = pread (fd, buf, count, (off_t) offset);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0) {
+      *saved_errno = n < 0 ? errno : 0;
+      return FALSE;
+    }
+    buf += n;
+    count -= n;
+    offset += n;
+  }
+  return TRUE;
+}
+
+/* The tile's compressed bytes, in the context's scratch, after checking
+ * what the file says against the file itself. */
+static const guint8 *
+tile_load_bytes (LevelReader * lr, gint64 col, gint64 row, gsize * size,
+    GError ** error)
+{
+  const WsiTiffLevel *level = lr->level;
+  gsize index = (gsize) row * level->tiles_across + (gsize) col;
+  guint64 offset = level->tile_offsets[index];
+  guint64 count = level->tile_byte_counts[index];
+  guint64 limit = (guint64) level->tile_width * level->tile_height * 3 * 8
+      + TILE_BYTES_SLACK;
+  guint8 *bytes;
+  int saved = 0;
+
+  if (count == 0) {
+    tile_fail (lr, col, row, error, "missing (zero byte count)");
+    return NULL;
+  }
+  if (count > limit) {
+    tile_fail (lr, col, row, error, "byte count %" G_GUINT64_FORMAT
+        " is implausible", count);
+    return NULL;
+  }
+  if (offset > lr->ts->file_size || count > lr->ts->file_size - offset) {
+    tile_fail (lr, col, row, error, "bytes %" G_GUINT64_FORMAT " + %"
+        G_GUINT64_FORMAT " lie past the end of the file (%" G_GUINT64_FORMAT
+        " bytes)", offset, count, lr->ts->file_size);
+    return NULL;
+  }
+  bytes = wsi_read_context_scratch (lr->ctx, SCRATCH_TILE_BYTES, count);
+  if (bytes == NULL) {
+    tile_fail (lr, col, row, error, "out of memory for %" G_GUINT64_FORMAT
+        " bytes", count);
+    return NULL;
+  }
+  if (!pread_full (lr->ts->fd, bytes, count, offset, &saved)) {
+    tile_fail (lr, col, row, error, "reading %" G_GUINT64_FORMAT " bytes at %"
+        G_GUINT64_FORMAT " failed: %s", count, offset,
+        saved ? g_strerror (saved) : "the file is shorter than at open");
+    return NULL;
+  }
+  *size = count;
+  return bytes;
+}
+
+/* Decodes [x, x + w) x [y, y + h) of the scaled tile (col, row) at @dst. */
+static gboolean
+tile_decode (LevelReader * lr, gint64 col, gint64 row, guint x, guint y,
+    guint w, guint h, guint32 * dst, gsize stride, GError ** error)
+{
+  const WsiTiffLevel *level = lr->level;
+  WsiJpegTile tile;
+
+  tile.data = tile_load_bytes (lr, col, row, &tile.size, error);
+  if (tile.data == NULL)
+    return FALSE;
+  tile.tables = level->jpeg_tables;
+  tile.tables_size = level->jpeg_tables_size;
+  tile.rgb = level->rgb;
+  tile.width = level->tile_width;
+  tile.height = level->tile_height;
+  if (!wsi_jpeg_decoder_decode (lr->decoder, &tile, lr->scale, x, y, w, h,
+          dst, stride, error)) {
+    g_prefix_error (error, "%s: level %d tile (%" G_GINT64_FORMAT ", %"
+        G_GINT64_FORMAT "): ", lr->slide->path, lr->level_index, col, row);
+    return FALSE;
+  }
+  lr->tiles_decoded++;
+  return TRUE;
+}
+
+/* The part of tile (col, row) inside the level, from the cache or decoded
+ * into it. */
+static WsiTile *
+tile_cached (LevelReader * lr, gint64 col, gint64 row, GError ** error)
+{
+  WsiTileKey key = {
+    .slide_uid = lr->slide->uid,
+    .level = lr->level_index,
+    .scale = lr->scale,
+    .column = col,
+    .row = row,
+  };
+  WsiTile *tile = wsi_tile_cache_lookup (lr->cache, &key);
+  guint w, h;
+  guint32 *argb;
+
+  if (tile != NULL) {
+    lr->tiles_from_cache++;
+    return tile;
+  }
+  w = MIN (lr->tile_w, lr->width - col * lr->tile_w);
+  h = MIN (lr->tile_h, lr->height - row * lr->tile_h);
+  argb = g_try_malloc ((gsize) w * h * sizeof (guint32));
+  if (argb == NULL) {
+    tile_fail (lr, col, row, error, "out of memory for a %ux%u tile", w, h);
+    return NULL;
+  }
+  if (!tile_decode (lr, col, row, 0, 0, w, h, argb, w, error)) {
+    g_free (argb);
+    return NULL;
+  }
+  return wsi_tile_cache_insert (lr->cache, &key, argb, w, h);
+}
+
+/* Writes the part [x, x + w) x [y, y + h) of scaled tile (col, row) at
+ * @dst: straight from the decoder, or copied out of the cached tile. */
+static gboolean
+tile_paint (LevelReader * lr, gint64 col, gint64 row, guint x, guint y,
+    guint w, guint h, guint32 * dst, gsize stride, GError ** error)
+{
+  WsiTile *tile;
+  guint i;
+
+  if (lr->cache == NULL)
+    return tile_decode (lr, col, row, x, y, w, h, dst, stride, error);
+
+  tile = tile_cached (lr, col, row, error);
+  if (tile == NULL)
+    return FALSE;
+  if (x + w > tile->width || y + h > tile->height) {
+    wsi_tile_unref (tile);
+    return tile_fail (lr, col, row, error, "the cached tile is only %ux%u",
+        tile->width, tile->height);
+  }
+  for (i = 0; i < h; i++)
+    memcpy (dst + i * stride, tile->argb + (gsize) (y + i) * tile->width + x,
+        (gsize) w * sizeof (guint32));
+  wsi_tile_unref (tile);
+  return TRUE;
+}
+
+static void
+region_clear (guint32 * buf, gint64 w, gint64 h, gsize stride)
+{
+  gint64 i;
+
+  for (i = 0; i < h; i++)
+    memset (buf + i * stride, 0, (gsize) w * sizeof (guint32));
+}
+
+/* Fills @buf (w x h, @stride words a row) with the scaled level pixels
+ * whose top-left is (x, y): every tile the region touches paints its part;
+ * outside the level stays 0 (transparent), as OpenSlide clips edge tiles. */
+static gboolean
+level_reader_fill (LevelReader * lr, guint32 * buf, gint64 x, gint64 y,
+    gint64 w, gint64 h, gsize stride, GError ** error)
+{
+  gint64 x0 = MAX (x, 0), y0 = MAX (y, 0);
+  gint64 x1 = MIN (x + w, lr->width), y1 = MIN (y + h, lr->height);
+  gint64 tw = lr->tile_w, th = lr->tile_h, col, row;
+
+  if (x0 != x || y0 != y || x1 != x + w || y1 != y + h)
+    region_clear (buf, w, h, stride);
+  if (x0 >= x1 || y0 >= y1)
+    return TRUE;
+
+  for (row = y0 / th; row * th < y1; row++) {
+    gint64 ty0 = MAX (y0, row * th), ty1 = MIN (y1, (row + 1) * th);
+    for (col = x0 / tw; col * tw < x1; col++) {
+      gint64 tx0 = MAX (x0, col * tw), tx1 = MIN (x1, (col + 1) * tw);
+      guint32 *dst = buf + (gsize) (ty0 - y) * stride + (gsize) (tx0 - x);
+
+      if (!tile_paint (lr, col, row, tx0 - col * tw, ty0 - row * th,
+              tx1 - tx0, ty1 - ty0, dst, stride, error))
+        return FALSE;
+    }
+  }
+  return TRUE;
+}
+
+static void
+report_fill (WsiReadReport * report, const LevelReader * lr, gint level,
+    gint64 read_width, gint64 read_height)
+{
+  if (report == NULL)
+    return;
+  report->backend = wsi_slide_backend_tiff.name;
+  report->level = level;
+  report->read_width = read_width;
+  report->read_height = read_height;
+  report->native_scale = MAX (lr->scale, 1);
+  report->tiles_decoded = lr->tiles_decoded;
+  report->tiles_from_cache = lr->tiles_from_cache;
+  report->sticky = FALSE;
+}
+
+/* ---- read_argb: a level region at 1:1 ----------------------------------- */
+
+static gboolean
+tiff_read_argb (WsiSlide * slide, WsiReadContext * ctx, guint32 * argb,
+    gint64 x, gint64 y, gint level, gint64 w, gint64 h,
+    WsiReadReport * report, GError ** error)
+{
+  WsiReadContext *own_ctx = NULL;
+  gdouble ds = slide->level_downsample[level];
+  LevelReader lr;
+  gboolean ok;
+
+  if (ctx == NULL)
+    ctx = own_ctx = wsi_read_context_new ();
+  /* Whole level pixels: the top-left level pixel under (x, y). */
+  ok = level_reader_init (&lr, slide, ctx, level, 1, NULL, error)
+      && level_reader_fill (&lr, argb, (gint64) floor (x / ds),
+      (gint64) floor (y / ds), w, h, (gsize) w, error);
+  report_fill (report, &lr, level, w, h);
+  if (own_ctx != NULL)
+    wsi_read_context_free (own_ctx);
+  return ok;
+}
+
+/* ---- read: the whole contract ------------------------------------------- */
+
+/* The DCT scale: the largest of 8, 4, 2 that the region's reduction to the
+ * output allows (and that leaves tiles of at least 8 pixels), else 1. */
+static guint
+pick_scale (const WsiSlide * slide, const WsiReadRequest * request,
+    const WsiReadPlan * plan, const WsiImage * out)
+{
+  const TiffSlide *ts = slide->handle;
+  const WsiTiffLevel *level = &ts->pyramid.levels[plan->level];
+  gdouble room;
+  guint scale;
+
+  if (!request->native_scaling || out->width == 0 || out->height == 0)
+    return 1;
+  room = MIN ((gdouble) plan->read_width / out->width,
+      (gdouble) plan->read_height / out->height);
+  for (scale = 8; scale > 1; scale /= 2) {
+    if (scale <= room && scale <= level->tile_width / 8
+        && scale <= level->tile_height / 8)
+      return scale;
+  }
+  return 1;
+}
+
+/* The plan's level window in scaled level pixels, and the whole pixels
+ * under it. */
+typedef struct
+{
+  gdouble x0, y0, span_w, span_h;
+  gint64 x, y, w, h;
+} Window;
+
+static gboolean
+window_compute (Window * win, const WsiSlide * slide,
+    const WsiReadPlan * plan, guint scale)
+{
+  gdouble ds = slide->level_downsample[plan->level];
+
+  /* Dividing by a power of two is exact: same as x / (ds * scale). */
+  win->x0 = plan->x / ds / scale;
+  win->y0 = plan->y / ds / scale;
+  win->span_w = (gdouble) plan->read_width / scale;
+  win->span_h = (gdouble) plan->read_height / scale;
+  win->x = (gint64) floor (win->x0);
+  win->y = (gint64) floor (win->y0);
+  win->w = (gint64) ceil (win->x0 + win->span_w) - win->x;
+  win->h = (gint64) ceil (win->y0 + win->span_h) - win->y;
+  /* Bounded so that w x h words fit in memory arithmetic. */
+  return win->w > 0 && win->h > 0 && win->w <= G_MAXINT && win->h <= G_MAXINT
+      && (guint64) win->w * (guint64) win->h <= G_MAXSIZE / 8;
+}
+
+static gboolean
+tiff_read (WsiSlide * slide, WsiReadContext * ctx,
+    const WsiReadRequest * request, const WsiReadPlan * plan,
+    const WsiImage * out, WsiReadReport * report, GError ** error)
+{
+  guint scale = pick_scale (slide, request, plan, out);
+  LevelReader lr;
+  Window win;
+  guint32 *buf = NULL;
+  gboolean ok;
+
+  ok = level_reader_init (&lr, slide, ctx, plan->level, scale,
+      request->tile_cache, error);
+  if (ok && !window_compute (&win, slide, plan, scale)) {
+    g_set_error (error, WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_READ,
+        "%s: a %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT " region at level %d "
+        "is too large", slide->path, plan->read_width, plan->read_height,
+        plan->level);
+    ok = FALSE;
+  }
+  if (ok) {
+    buf = wsi_read_context_scratch (ctx, SCRATCH_REGION,
+        (gsize) win.w * win.h * sizeof (guint32));
+    if (buf == NULL) {
+      g_set_error (error, WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_READ,
+          "%s: out of memory for a %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT
+          " region", slide->path, win.w, win.h);
+      ok = FALSE;
+    }
+  }
+  ok = ok && level_reader_fill (&lr, buf, win.x, win.y, win.w, win.h,
+      (gsize) win.w, error);
+  if (ok && !wsi_resample_argb (wsi_read_context_resampler (ctx), buf,
+          (guint) win.w, (guint) win.h, (gsize) win.w, win.x0 - win.x,
+          win.y0 - win.y, win.span_w, win.span_h, out)) {
+    g_set_error (error, WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_READ,
+        "%s: out of memory resampling a region", slide->path);
+    ok = FALSE;
+  }
+
+  report_fill (report, &lr, plan->level, plan->read_width, plan->read_height);
+  if (report != NULL) {
+    report->footprint_width = plan->footprint_width;
+    report->footprint_height = plan->footprint_height;
+  }
+  return ok;
+}
+
+const WsiSlideBackend wsi_slide_backend_tiff = {
+  .name = WSI_BACKEND_TIFF,
+  .detect = tiff_detect,
+  .open = tiff_open,
+  .read_argb = tiff_read_argb,
+  .read = tiff_read,
+  .thread_state_new = tiff_thread_state_new,
+  .thread_state_free = tiff_thread_state_free,
+  .close = tiff_close,
+};

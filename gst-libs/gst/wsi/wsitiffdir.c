@@ -1,0 +1,602 @@
+/* gst-wsi
+ * Copyright (C) 2026 gst-wsi developers
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+
+/* wsitiffdir.c: the pyramid of a JPEG-tiled TIFF, as OpenSlide 3.4.1's
+ * aperio and generic-tiff readers see it (see wsitiffdir.h). */
+
+#include "wsitiffdir.h"
+#include "wsislide.h"
+
+#include <tiffio.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Largest tile side we accept: 8192^2 ARGB is 256 MB, beyond any scanner. */
+#define MAX_TILE_SIDE 8192
+/* Level sides stay below 2^31 so that every pixel coordinate fits a gint. */
+#define MAX_IMAGE_SIDE G_MAXINT32
+/* Largest single allocation libtiff may make while reading directories
+ * (tile tables of a huge or hostile file). */
+#define TIFF_MAX_SINGLE_ALLOC ((tmsize_t) 256 << 20)
+/* Directories walked at most (libtiff itself stops IFD loops). */
+#define MAX_DIRECTORIES 1024
+/* Hamamatsu NDPI's private tag, OpenSlide's NDPI test (NDPI_FORMAT_FLAG). */
+#define NDPI_FORMAT_FLAG 65420
+
+/* ---- libtiff, quietly --------------------------------------------------- */
+
+/* libtiff prints every warning and error on stderr unless the handle has
+ * its own handlers (libtiff >= 4.5); the first error becomes our reason. */
+typedef struct
+{
+  gchar *first_error;
+} TiffMessages;
+
+#ifdef TIFFLIB_AT_LEAST
+static int
+tiff_error_handler (TIFF * tif, void *user_data, const char *module,
+    const char *fmt, va_list ap)
+{
+  TiffMessages *messages = user_data;
+
+  if (messages->first_error == NULL)
+    messages->first_error = g_strdup_vprintf (fmt, ap);
+  return 1;                     /* handled: stays off stderr */
+}
+
+static int
+tiff_warning_handler (TIFF * tif, void *user_data, const char *module,
+    const char *fmt, va_list ap)
+{
+  return 1;
+}
+#endif
+
+/* libtiff closes the descriptor it is given: hand it a duplicate, so that
+ * the backend keeps reading the very file libtiff parsed. */
+static TIFF *
+tiff_open_fd (int fd, const gchar * path, TiffMessages * messages)
+{
+  int dup_fd = fcntl (fd, F_DUPFD_CLOEXEC, 0);
+  TIFF *tif;
+
+  if (dup_fd < 0)
+    return NULL;
+#ifdef TIFFLIB_AT_LEAST
+  {
+    TIFFOpenOptions *opts = TIFFOpenOptionsAlloc ();
+    TIFFOpenOptionsSetMaxSingleMemAlloc (opts, TIFF_MAX_SINGLE_ALLOC);
+    TIFFOpenOptionsSetErrorHandlerExtR (opts, tiff_error_handler, messages);
+    TIFFOpenOptionsSetWarningHandlerExtR (opts, tiff_warning_handler,
+        messages);
+    /* "m": no memory map, a file truncated under us must not SIGBUS. */
+    tif = TIFFFdOpenExt (dup_fd, path, "rm", opts);
+    TIFFOpenOptionsFree (opts);
+  }
+#else
+  tif = TIFFFdOpen (dup_fd, path, "rm");
+#endif
+  if (tif == NULL)
+    close (dup_fd);             /* a failed open does not close it */
+  return tif;
+}
+
+/* ---- errors ------------------------------------------------------------- */
+
+static void
+decline (GError ** error, const gchar * path, const gchar * format, ...)
+G_GNUC_PRINTF (3, 4);
+
+/* WSI_SLIDE_ERROR_UNSUPPORTED: not ours; `auto` hands it to OpenSlide. */
+static void
+decline (GError ** error, const gchar * path, const gchar * format, ...)
+{
+  va_list args;
+  gchar *reason;
+
+  va_start (args, format);
+  reason = g_strdup_vprintf (format, args);
+  va_end (args);
+  g_set_error (error, WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_UNSUPPORTED,
+      "%s: not a JPEG-tiled TIFF pyramid the direct reader takes: %s", path,
+      reason);
+  g_free (reason);
+}
+
+/* ---- directory 0: whose layout is it? ----------------------------------- */
+
+static const gchar *
+string_field (TIFF * tif, guint32 tag)
+{
+  const gchar *value = NULL;
+
+  if (!TIFFGetField (tif, tag, &value))
+    return NULL;
+  return value;
+}
+
+/* A passcount tag (XMP, vendor tags) as bytes; NULL when absent. */
+static const gchar *
+bytes_field (TIFF * tif, guint32 tag, guint32 * count)
+{
+  const void *data = NULL;
+
+  *count = 0;
+  if (TIFFFindField (tif, tag, TIFF_ANY) == NULL
+      || !TIFFGetField (tif, tag, count, &data))
+    return NULL;
+  return data;
+}
+
+static gboolean
+bytes_contain (const gchar * data, guint32 size, const gchar * needle)
+{
+  gsize n = strlen (needle);
+  guint32 i;
+
+  for (i = 0; data != NULL && i + n <= size; i++) {
+    if (memcmp (data + i, needle, n) == 0)
+      return TRUE;
+  }
+  return FALSE;
+}
+
+/* OpenSlide 3.4.1 tries its formats in a fixed order (openslide.c): NDPI
+ * and Trestle before Aperio, then Leica, Philips and Ventana, then generic
+ * TIFF. The direct reader takes the two it reproduces and declines the
+ * layouts the others claim, with cheap versions of their tests. */
+static gboolean
+classify_layout (TIFF * tif, const gchar * path, gboolean * aperio,
+    GError ** error)
+{
+  const gchar *desc = string_field (tif, TIFFTAG_IMAGEDESCRIPTION);
+  const gchar *software = string_field (tif, TIFFTAG_SOFTWARE);
+  const gchar *xmp;
+  guint32 count;
+
+  if (bytes_field (tif, NDPI_FORMAT_FLAG, &count) != NULL) {
+    decline (error, path, "Hamamatsu NDPI");
+    return FALSE;
+  }
+  if ((software && g_str_has_prefix (software, "MedScan"))
+      || (desc && strstr (desc, "Trestle"))) {
+    decline (error, path, "Trestle layout");
+    return FALSE;
+  }
+  /* Both readers OpenSlide could pick here need a tiled first image. */
+  if (!TIFFIsTiled (tif)) {
+    decline (error, path, "the first image is not tiled");
+    return FALSE;
+  }
+  *aperio = desc != NULL && g_str_has_prefix (desc, "Aperio");
+  if (*aperio)
+    return TRUE;
+
+  while (desc && g_ascii_isspace (*desc))
+    desc++;
+  if (desc && desc[0] == '<') {
+    decline (error, path, "XML ImageDescription (Leica, Philips, Ventana "
+        "or another vendor's layout)");
+    return FALSE;
+  }
+  if (software && g_str_has_prefix (software, "Philips")) {
+    decline (error, path, "Philips layout");
+    return FALSE;
+  }
+  xmp = bytes_field (tif, TIFFTAG_XMLPACKET, &count);
+  if (bytes_contain (xmp, count, "iScan")) {
+    decline (error, path, "Ventana layout (iScan XMP)");
+    return FALSE;
+  }
+  return TRUE;
+}
+
+/* ---- mpp ---------------------------------------------------------------- */
+
+/* OpenSlide's _openslide_parse_double(): comma as decimal point, the whole
+ * string must be the number. */
+static gdouble
+parse_openslide_double (const gchar * value)
+{
+  gchar *canonical = g_strdelimit (g_strdup (value), ",", '.');
+  gchar *end = NULL;
+  gdouble result;
+
+  errno = 0;
+  result = g_ascii_strtod (canonical, &end);
+  if (canonical[0] == '\0' || *end != '\0' || errno == ERANGE)
+    result = NAN;
+  g_free (canonical);
+  return result;
+}
+
+/* "Aperio Image Library ...|AppMag = 20|MPP = 0.4990|...": OpenSlide
+ * splits on '|', skips the first field, splits each on the first '=' and
+ * strips both sides; the last MPP wins (hash table insert). */
+static gdouble
+aperio_mpp (const gchar * desc)
+{
+  gchar **fields = g_strsplit (desc, "|", -1);
+  gchar *value = NULL;
+  gdouble mpp;
+  guint i;
+
+  for (i = 1; fields[0] != NULL && fields[i] != NULL; i++) {
+    gchar *eq = strchr (fields[i], '=');
+    if (eq == NULL)
+      continue;
+    *eq = '\0';
+    if (strcmp (g_strstrip (fields[i]), "MPP") == 0)
+      value = g_strstrip (eq + 1);
+  }
+  mpp = value ? parse_openslide_double (value) : NAN;
+  g_strfreev (fields);
+  return (isfinite (mpp) && mpp > 0.0) ? mpp : 0.0;
+}
+
+/* The resolution tags of directory 0 (OpenSlide's tiff.* properties; a
+ * missing ResolutionUnit is inch there, as in the TIFF specification).
+ * libtiff hands the rationals out as floats: within 1e-7 of OpenSlide's
+ * doubles, exact for whole numbers of pixels per unit. */
+static void
+resolution_mpp (TIFF * tif, gdouble * mpp_x, gdouble * mpp_y)
+{
+  gfloat xres = 0, yres = 0;
+  guint16 unit = RESUNIT_INCH;
+
+  *mpp_x = *mpp_y = 0.0;
+  TIFFGetField (tif, TIFFTAG_RESOLUTIONUNIT, &unit);
+  if (TIFFGetField (tif, TIFFTAG_XRESOLUTION, &xres))
+    *mpp_x = wsi_mpp_from_tiff_resolution (xres, unit);
+  if (TIFFGetField (tif, TIFFTAG_YRESOLUTION, &yres))
+    *mpp_y = wsi_mpp_from_tiff_resolution (yres, unit);
+}
+
+/* Reads directory 0's mpp: Aperio's MPP field first, then the resolution
+ * tags, as the OpenSlide backend does with OpenSlide's properties. */
+static void
+pyramid_read_mpp (WsiTiffPyramid * pyramid, TIFF * tif, gboolean aperio)
+{
+  const gchar *desc = string_field (tif, TIFFTAG_IMAGEDESCRIPTION);
+  gdouble mpp_x = 0.0, mpp_y = 0.0;
+
+  if (aperio && desc) {
+    mpp_x = mpp_y = aperio_mpp (desc);
+    if (mpp_x > 0.0) {
+      pyramid->mpp_x = pyramid->mpp_y = mpp_x;
+      pyramid->mpp_source = WSI_MPP_SOURCE_APERIO;
+      return;
+    }
+  }
+  resolution_mpp (tif, &mpp_x, &mpp_y);
+  if (mpp_x > 0.0 && mpp_y > 0.0) {
+    pyramid->mpp_x = mpp_x;
+    pyramid->mpp_y = mpp_y;
+    pyramid->mpp_source = WSI_MPP_SOURCE_TIFF;
+  } else {
+    pyramid->mpp_x = pyramid->mpp_y = 0.0;
+    pyramid->mpp_source = WSI_MPP_SOURCE_UNKNOWN;
+  }
+}
+
+/* ---- levels ------------------------------------------------------------- */
+
+static void
+level_clear (WsiTiffLevel * level)
+{
+  g_free (level->tile_offsets);
+  g_free (level->tile_byte_counts);
+  g_free (level->jpeg_tables);
+  memset (level, 0, sizeof (*level));
+}
+
+/* The pixel format OpenSlide decodes with libjpeg directly (its
+ * tile_read_direct in openslide-decode-tiff.c); any other goes through
+ * libtiff's RGBA reader, which we do not reproduce. */
+static gboolean
+level_check_format (TIFF * tif, guint dir, const gchar * path,
+    WsiTiffLevel * level, GError ** error)
+{
+  guint16 compression, planar, photometric, bits, samples;
+  guint32 depth;
+
+  if (!TIFFGetField (tif, TIFFTAG_COMPRESSION, &compression)
+      || !TIFFGetField (tif, TIFFTAG_PLANARCONFIG, &planar)
+      || !TIFFGetField (tif, TIFFTAG_PHOTOMETRIC, &photometric)
+      || !TIFFGetField (tif, TIFFTAG_BITSPERSAMPLE, &bits)
+      || !TIFFGetField (tif, TIFFTAG_SAMPLESPERPIXEL, &samples)) {
+    decline (error, path, "directory %u lacks a required tag", dir);
+    return FALSE;
+  }
+  if (compression != COMPRESSION_JPEG) {
+    decline (error, path, "directory %u has compression %u, not JPEG (7)",
+        dir, compression);
+    return FALSE;
+  }
+  if (bits != 8 || samples != 3 || planar != PLANARCONFIG_CONTIG) {
+    decline (error, path, "directory %u has %u samples of %u bits, planar "
+        "config %u (want 3 x 8, chunky)", dir, samples, bits, planar);
+    return FALSE;
+  }
+  if (photometric != PHOTOMETRIC_YCBCR && photometric != PHOTOMETRIC_RGB) {
+    decline (error, path, "directory %u has photometric %u (want YCbCr or "
+        "RGB)", dir, photometric);
+    return FALSE;
+  }
+  if (TIFFGetField (tif, TIFFTAG_IMAGEDEPTH, &depth) && depth != 1) {
+    decline (error, path, "directory %u has ImageDepth %u", dir, depth);
+    return FALSE;
+  }
+  level->rgb = photometric == PHOTOMETRIC_RGB;
+  return TRUE;
+}
+
+/* Sizes every later computation relies on: tile sides a multiple of 8 (so
+ * DCT scaling by 1/8 keeps tiles on a regular grid), both bounded. */
+static gboolean
+level_check_geometry (TIFF * tif, guint dir, const gchar * path,
+    WsiTiffLevel * level, GError ** error)
+{
+  guint32 w, h, tw, th;
+
+  if (!TIFFGetField (tif, TIFFTAG_IMAGEWIDTH, &w)
+      || !TIFFGetField (tif, TIFFTAG_IMAGELENGTH, &h)
+      || !TIFFGetField (tif, TIFFTAG_TILEWIDTH, &tw)
+      || !TIFFGetField (tif, TIFFTAG_TILELENGTH, &th)) {
+    decline (error, path, "directory %u lacks its size or tile size", dir);
+    return FALSE;
+  }
+  if (w == 0 || h == 0 || w > MAX_IMAGE_SIDE || h > MAX_IMAGE_SIDE) {
+    decline (error, path, "directory %u is %ux%u pixels", dir, w, h);
+    return FALSE;
+  }
+  if (tw == 0 || th == 0 || tw % 8 != 0 || th % 8 != 0
+      || tw > MAX_TILE_SIDE || th > MAX_TILE_SIDE) {
+    decline (error, path, "directory %u has %ux%u tiles", dir, tw, th);
+    return FALSE;
+  }
+  level->width = w;
+  level->height = h;
+  level->tile_width = tw;
+  level->tile_height = th;
+  level->tiles_across = w / tw + (w % tw != 0);
+  level->tiles_down = h / th + (h % th != 0);
+  return TRUE;
+}
+
+/* Copies the tile tables and JPEGTables out of libtiff. */
+static gboolean
+level_copy_tables (TIFF * tif, guint dir, const gchar * path,
+    WsiTiffLevel * level, GError ** error)
+{
+  guint64 n = (guint64) level->tiles_across * level->tiles_down;
+  uint64_t *offsets = NULL, *counts = NULL;
+  const void *tables = NULL;
+  guint32 tables_size = 0;
+
+  if (TIFFNumberOfTiles (tif) != n
+      || !TIFFGetField (tif, TIFFTAG_TILEOFFSETS, &offsets)
+      || !TIFFGetField (tif, TIFFTAG_TILEBYTECOUNTS, &counts)
+      || offsets == NULL || counts == NULL) {
+    decline (error, path, "directory %u has no complete tile table", dir);
+    return FALSE;
+  }
+  level->tile_offsets = g_memdup2 (offsets, n * sizeof (guint64));
+  level->tile_byte_counts = g_memdup2 (counts, n * sizeof (guint64));
+  if (TIFFGetField (tif, TIFFTAG_JPEGTABLES, &tables_size, &tables)
+      && tables != NULL && tables_size > 0) {
+    level->jpeg_tables = g_memdup2 (tables, tables_size);
+    level->jpeg_tables_size = tables_size;
+  }
+  return TRUE;
+}
+
+static gboolean
+level_read (TIFF * tif, guint dir, const gchar * path, WsiTiffLevel * level,
+    GError ** error)
+{
+  memset (level, 0, sizeof (*level));
+  level->directory = dir;
+  if (level_check_format (tif, dir, path, level, error)
+      && level_check_geometry (tif, dir, path, level, error)
+      && level_copy_tables (tif, dir, path, level, error))
+    return TRUE;
+  level_clear (level);
+  return FALSE;
+}
+
+/* Aperio writes zero-length tiles now and then; OpenSlide paints those
+ * (and the tiles above them) from the level below, which we do not. */
+static gboolean
+level_has_missing_tiles (const WsiTiffLevel * level)
+{
+  guint64 i, n = (guint64) level->tiles_across * level->tiles_down;
+
+  for (i = 0; i < n; i++) {
+    if (level->tile_byte_counts[i] == 0)
+      return TRUE;
+  }
+  return FALSE;
+}
+
+/* Which directories are levels: every tiled one for Aperio (file order);
+ * for generic TIFF the first and every tiled reduced-resolution image. */
+static gboolean
+directory_is_level (TIFF * tif, guint dir, gboolean aperio)
+{
+  guint32 subfile = 0;
+
+  if (!TIFFIsTiled (tif))
+    return FALSE;
+  if (aperio || dir == 0)
+    return TRUE;
+  return TIFFGetField (tif, TIFFTAG_SUBFILETYPE, &subfile)
+      && (subfile & FILETYPE_REDUCEDIMAGE);
+}
+
+/* OpenSlide's Aperio reader fails on any directory (levels and associated
+ * images alike) with ImageDepth != 1 or a codec libtiff lacks. */
+static gboolean
+aperio_check_directory (TIFF * tif, guint dir, const gchar * path,
+    GError ** error)
+{
+  guint32 depth;
+  guint16 compression;
+
+  if (TIFFGetField (tif, TIFFTAG_IMAGEDEPTH, &depth) && depth != 1) {
+    decline (error, path, "directory %u has ImageDepth %u", dir, depth);
+    return FALSE;
+  }
+  if (!TIFFGetField (tif, TIFFTAG_COMPRESSION, &compression)
+      || !TIFFIsCODECConfigured (compression)) {
+    decline (error, path, "directory %u has an unsupported compression",
+        dir);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+/* Walks the directories, collecting levels. Like OpenSlide, a directory
+ * libtiff cannot read ends the walk instead of failing the open. */
+static gboolean
+collect_levels (TIFF * tif, const gchar * path, gboolean aperio,
+    GArray * levels, GError ** error)
+{
+  guint dir = 0;
+
+  do {
+    WsiTiffLevel level;
+
+    if (aperio && !aperio_check_directory (tif, dir, path, error))
+      return FALSE;
+    if (directory_is_level (tif, dir, aperio)) {
+      if (!level_read (tif, dir, path, &level, error))
+        return FALSE;
+      g_array_append_val (levels, level);
+      if (aperio && level_has_missing_tiles (&level)) {
+        decline (error, path, "directory %u has missing tiles, which "
+            "OpenSlide paints from another level", dir);
+        return FALSE;
+      }
+    }
+    dir++;
+  } while (dir < MAX_DIRECTORIES && TIFFReadDirectory (tif));
+  return TRUE;
+}
+
+static gint
+level_wider_first (gconstpointer a, gconstpointer b)
+{
+  const WsiTiffLevel *la = a, *lb = b;
+
+  return la->width > lb->width ? -1 : (la->width < lb->width ? 1 : 0);
+}
+
+/* OpenSlide sorts generic TIFF levels by width and refuses downsamples
+ * that shrink; we want strictly narrower levels (equal widths would leave
+ * the order to the sort). */
+static gboolean
+check_level_order (GArray * levels, const gchar * path, gboolean aperio,
+    GError ** error)
+{
+  guint i;
+
+  if (levels->len == 0) {
+    decline (error, path, "no tiled levels");
+    return FALSE;
+  }
+  if (!aperio)
+    g_array_sort (levels, level_wider_first);
+  for (i = 1; i < levels->len; i++) {
+    const WsiTiffLevel *prev = &g_array_index (levels, WsiTiffLevel, i - 1);
+    const WsiTiffLevel *cur = &g_array_index (levels, WsiTiffLevel, i);
+    if (cur->width >= prev->width || cur->height > prev->height) {
+      decline (error, path, "level %u (%ux%u) is not smaller than level %u "
+          "(%ux%u)", i, cur->width, cur->height, i - 1, prev->width,
+          prev->height);
+      return FALSE;
+    }
+  }
+  return TRUE;
+}
+
+static void
+levels_free (GArray * levels)
+{
+  guint i;
+
+  for (i = 0; i < levels->len; i++)
+    level_clear (&g_array_index (levels, WsiTiffLevel, i));
+  g_array_free (levels, TRUE);
+}
+
+/* Directory 0 decides the layout and the mpp; the walk then collects the
+ * levels. */
+static gboolean
+pyramid_read_open_tiff (WsiTiffPyramid * pyramid, TIFF * tif,
+    const gchar * path, GError ** error)
+{
+  GArray *levels;
+  gboolean aperio = FALSE;
+
+  if (!classify_layout (tif, path, &aperio, error))
+    return FALSE;
+  pyramid_read_mpp (pyramid, tif, aperio);
+  pyramid->vendor = aperio ? "aperio" : "generic-tiff";
+
+  levels = g_array_new (FALSE, TRUE, sizeof (WsiTiffLevel));
+  if (!collect_levels (tif, path, aperio, levels, error)
+      || !check_level_order (levels, path, aperio, error)) {
+    levels_free (levels);
+    return FALSE;
+  }
+  pyramid->n_levels = levels->len;
+  pyramid->levels = (WsiTiffLevel *) g_array_free (levels, FALSE);
+  return TRUE;
+}
+
+gboolean
+wsi_tiff_pyramid_read (WsiTiffPyramid * pyramid, int fd, const gchar * path,
+    GError ** error)
+{
+  TiffMessages messages = { NULL };
+  TIFF *tif;
+  gboolean ok;
+
+  memset (pyramid, 0, sizeof (*pyramid));
+  tif = tiff_open_fd (fd, path, &messages);
+  if (tif == NULL) {
+    /* TIFF magic but no readable first directory: broken, not foreign. */
+    g_set_error (error, WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_OPEN,
+        "%s: libtiff cannot read it: %s", path,
+        messages.first_error ? messages.first_error : g_strerror (errno));
+    g_free (messages.first_error);
+    return FALSE;
+  }
+  ok = pyramid_read_open_tiff (pyramid, tif, path, error);
+  TIFFClose (tif);
+  g_free (messages.first_error);
+  if (!ok)
+    wsi_tiff_pyramid_clear (pyramid);
+  return ok;
+}
+
+void
+wsi_tiff_pyramid_clear (WsiTiffPyramid * pyramid)
+{
+  guint i;
+
+  for (i = 0; i < pyramid->n_levels; i++)
+    level_clear (&pyramid->levels[i]);
+  g_free (pyramid->levels);
+  memset (pyramid, 0, sizeof (*pyramid));
+}

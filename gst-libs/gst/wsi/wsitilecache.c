@@ -1,0 +1,321 @@
+/* gst-wsi
+ * Copyright (C) 2026 gst-wsi developers
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+
+/* wsitilecache.c: decoded tiles in WSI_TILE_CACHE_SHARDS independent LRU
+ * shards, each with its own lock, table and byte budget (max_bytes /
+ * shards); see wsitilecache.h. Evicted tiles are unlinked under the lock
+ * and unreffed after it, so freeing pixels never holds a shard. */
+
+#include "wsitilecache.h"
+
+#include <string.h>
+
+typedef struct
+{
+  GMutex lock;
+  GHashTable *tiles;            /* &tile->key -> tile (the cache's ref) */
+  GQueue lru;                   /* of tile->lru_link, most recent first */
+  gsize bytes;                  /* pixel bytes of the tiles in @tiles */
+} Shard;
+
+struct _WsiTileCache
+{
+  Shard shards[WSI_TILE_CACHE_SHARDS];
+  gsize max_bytes;              /* atomic */
+  guint64 hits, misses;         /* atomic */
+};
+
+/* ---- keys --------------------------------------------------------------- */
+
+/* splitmix64's finaliser: every key bit reaches every hash bit, so both the
+ * shard (top bits) and GHashTable's bucket (low bits) spread well. */
+static guint64
+mix64 (guint64 z)
+{
+  z = (z ^ (z >> 30)) * G_GUINT64_CONSTANT (0xBF58476D1CE4E5B9);
+  z = (z ^ (z >> 27)) * G_GUINT64_CONSTANT (0x94D049BB133111EB);
+  return z ^ (z >> 31);
+}
+
+static guint64
+tile_key_hash64 (const WsiTileKey * key)
+{
+  guint64 h = mix64 (key->slide_uid);
+
+  h = mix64 (h ^ ((guint64) (guint) key->level << 8) ^ key->scale);
+  h = mix64 (h ^ (guint64) key->column);
+  return mix64 (h ^ (guint64) key->row);
+}
+
+static guint
+tile_key_hash (gconstpointer key)
+{
+  return (guint) tile_key_hash64 (key);
+}
+
+static gboolean
+tile_key_equal (gconstpointer a, gconstpointer b)
+{
+  const WsiTileKey *ka = a, *kb = b;
+
+  return ka->slide_uid == kb->slide_uid && ka->level == kb->level
+      && ka->scale == kb->scale && ka->column == kb->column
+      && ka->row == kb->row;
+}
+
+static Shard *
+shard_for (WsiTileCache * cache, const WsiTileKey * key)
+{
+  return &cache->shards[tile_key_hash64 (key) >> 60];
+}
+
+G_STATIC_ASSERT (WSI_TILE_CACHE_SHARDS == 16);  /* the 4 bits above */
+
+/* ---- tiles -------------------------------------------------------------- */
+
+static gsize
+tile_bytes (const WsiTile * tile)
+{
+  return (gsize) tile->width * tile->height * sizeof (guint32);
+}
+
+static WsiTile *
+tile_new (const WsiTileKey * key, guint32 * argb, guint width, guint height)
+{
+  WsiTile *tile = g_new0 (WsiTile, 1);
+
+  tile->ref_count = 1;
+  tile->key = *key;
+  tile->width = width;
+  tile->height = height;
+  tile->argb = argb;
+  tile->lru_link.data = tile;
+  return tile;
+}
+
+void
+wsi_tile_unref (WsiTile * tile)
+{
+  if (tile == NULL || !g_atomic_int_dec_and_test (&tile->ref_count))
+    return;
+  g_free (tile->argb);
+  g_free (tile);
+}
+
+/* Unrefs tiles chained through lru_link.next (after the lock is gone). */
+static void
+tile_chain_unref (GList * chain)
+{
+  while (chain != NULL) {
+    GList *next = chain->next;
+    wsi_tile_unref (chain->data);
+    chain = next;
+  }
+}
+
+/* ---- shards (call with the lock held) ----------------------------------- */
+
+static void
+shard_touch (Shard * shard, WsiTile * tile)
+{
+  g_queue_unlink (&shard->lru, &tile->lru_link);
+  g_queue_push_head_link (&shard->lru, &tile->lru_link);
+}
+
+/* Drops least recently used tiles until the shard holds at most @budget
+ * bytes; returns them chained for tile_chain_unref(). */
+static GList *
+shard_evict (Shard * shard, gsize budget)
+{
+  GList *evicted = NULL;
+
+  while (shard->bytes > budget && shard->lru.tail != NULL) {
+    GList *link = g_queue_pop_tail_link (&shard->lru);
+    WsiTile *tile = link->data;
+
+    g_hash_table_remove (shard->tiles, &tile->key);
+    shard->bytes -= tile_bytes (tile);
+    tile->cached = FALSE;
+    link->prev = NULL;
+    link->next = evicted;
+    evicted = link;
+  }
+  return evicted;
+}
+
+static gsize
+shard_budget (WsiTileCache * cache)
+{
+  return __atomic_load_n (&cache->max_bytes, __ATOMIC_RELAXED)
+      / WSI_TILE_CACHE_SHARDS;
+}
+
+/* ---- the cache ---------------------------------------------------------- */
+
+WsiTileCache *
+wsi_tile_cache_new (gsize max_bytes)
+{
+  WsiTileCache *cache = g_new0 (WsiTileCache, 1);
+  guint i;
+
+  for (i = 0; i < WSI_TILE_CACHE_SHARDS; i++) {
+    Shard *shard = &cache->shards[i];
+    g_mutex_init (&shard->lock);
+    shard->tiles = g_hash_table_new (tile_key_hash, tile_key_equal);
+    g_queue_init (&shard->lru);
+  }
+  cache->max_bytes = max_bytes;
+  return cache;
+}
+
+void
+wsi_tile_cache_free (WsiTileCache * cache)
+{
+  guint i;
+
+  if (cache == NULL)
+    return;
+  wsi_tile_cache_clear (cache);
+  for (i = 0; i < WSI_TILE_CACHE_SHARDS; i++) {
+    g_hash_table_destroy (cache->shards[i].tiles);
+    g_mutex_clear (&cache->shards[i].lock);
+  }
+  g_free (cache);
+}
+
+void
+wsi_tile_cache_set_max_bytes (WsiTileCache * cache, gsize max_bytes)
+{
+  gsize budget = max_bytes / WSI_TILE_CACHE_SHARDS;
+  guint i;
+
+  __atomic_store_n (&cache->max_bytes, max_bytes, __ATOMIC_RELAXED);
+  for (i = 0; i < WSI_TILE_CACHE_SHARDS; i++) {
+    Shard *shard = &cache->shards[i];
+    GList *evicted;
+
+    g_mutex_lock (&shard->lock);
+    evicted = shard_evict (shard, budget);
+    g_mutex_unlock (&shard->lock);
+    tile_chain_unref (evicted);
+  }
+}
+
+gsize
+wsi_tile_cache_get_max_bytes (WsiTileCache * cache)
+{
+  return __atomic_load_n (&cache->max_bytes, __ATOMIC_RELAXED);
+}
+
+WsiTile *
+wsi_tile_cache_lookup (WsiTileCache * cache, const WsiTileKey * key)
+{
+  Shard *shard = shard_for (cache, key);
+  WsiTile *tile;
+
+  g_mutex_lock (&shard->lock);
+  tile = g_hash_table_lookup (shard->tiles, key);
+  if (tile != NULL) {
+    shard_touch (shard, tile);
+    g_atomic_int_inc (&tile->ref_count);
+  }
+  g_mutex_unlock (&shard->lock);
+
+  __atomic_fetch_add (tile ? &cache->hits : &cache->misses, 1,
+      __ATOMIC_RELAXED);
+  return tile;
+}
+
+WsiTile *
+wsi_tile_cache_insert (WsiTileCache * cache, const WsiTileKey * key,
+    guint32 * argb, guint width, guint height)
+{
+  Shard *shard = shard_for (cache, key);
+  gsize budget = shard_budget (cache);
+  WsiTile *tile = tile_new (key, argb, width, height);
+  WsiTile *existing;
+  GList *evicted;
+
+  /* Nothing is kept with a zero budget; a tile larger than its shard's
+   * whole budget would only flush it; an empty one would never be
+   * evicted. */
+  if (budget == 0 || tile_bytes (tile) > budget || tile_bytes (tile) == 0)
+    return tile;
+
+  g_mutex_lock (&shard->lock);
+  existing = g_hash_table_lookup (shard->tiles, key);
+  if (existing != NULL) {
+    /* Another thread decoded it first: share that one. */
+    shard_touch (shard, existing);
+    g_atomic_int_inc (&existing->ref_count);
+    g_mutex_unlock (&shard->lock);
+    wsi_tile_unref (tile);
+    return existing;
+  }
+  tile->cached = TRUE;
+  tile->ref_count++;            /* the cache's, not yet visible to others */
+  g_hash_table_insert (shard->tiles, &tile->key, tile);
+  g_queue_push_head_link (&shard->lru, &tile->lru_link);
+  shard->bytes += tile_bytes (tile);
+  /* The new tile is the most recent and fits alone: never evicted here. */
+  evicted = shard_evict (shard, budget);
+  g_mutex_unlock (&shard->lock);
+
+  tile_chain_unref (evicted);
+  return tile;
+}
+
+guint64
+wsi_tile_cache_hits (WsiTileCache * cache)
+{
+  return __atomic_load_n (&cache->hits, __ATOMIC_RELAXED);
+}
+
+guint64
+wsi_tile_cache_misses (WsiTileCache * cache)
+{
+  return __atomic_load_n (&cache->misses, __ATOMIC_RELAXED);
+}
+
+gsize
+wsi_tile_cache_bytes (WsiTileCache * cache)
+{
+  gsize total = 0;
+  guint i;
+
+  for (i = 0; i < WSI_TILE_CACHE_SHARDS; i++) {
+    g_mutex_lock (&cache->shards[i].lock);
+    total += cache->shards[i].bytes;
+    g_mutex_unlock (&cache->shards[i].lock);
+  }
+  return total;
+}
+
+void
+wsi_tile_cache_reset_counters (WsiTileCache * cache)
+{
+  __atomic_store_n (&cache->hits, 0, __ATOMIC_RELAXED);
+  __atomic_store_n (&cache->misses, 0, __ATOMIC_RELAXED);
+}
+
+void
+wsi_tile_cache_clear (WsiTileCache * cache)
+{
+  guint i;
+
+  for (i = 0; i < WSI_TILE_CACHE_SHARDS; i++) {
+    Shard *shard = &cache->shards[i];
+    GList *evicted;
+
+    g_mutex_lock (&shard->lock);
+    evicted = shard_evict (shard, 0);
+    g_mutex_unlock (&shard->lock);
+    tile_chain_unref (evicted);
+  }
+}

@@ -1,0 +1,250 @@
+/* gst-wsi
+ * Copyright (C) 2026 gst-wsi developers
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+
+/* Whole pipelines on damaged slides: which patches are delivered is a pure
+ * function of the seed and the file, whatever the thread count and timing,
+ * and every readable patch is delivered. */
+
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "wsipipeline.h"
+#include "wsitestslide.h"
+#include "wsislide.h"
+
+#include <glib/gstdio.h>
+#include <string.h>
+
+#define PATCH 64
+#define TILE 256
+#define DAMAGE_EVERY 3
+#define PATCHES 40
+
+static gchar *tmpdir;
+
+static gchar *
+damaged_slide (const gchar * name, WsiTestSlideSpec * spec)
+{
+  gchar *dir = g_build_filename (tmpdir, name, NULL);
+  gchar *path = g_build_filename (dir, "partly-damaged.tiff", NULL);
+  GError *err = NULL;
+
+  g_mkdir_with_parents (dir, 0755);
+  wsi_test_slide_spec_init (spec);
+  spec->width = 2048;
+  spec->height = 1536;
+  spec->tile_size = TILE;
+  spec->levels = 3;
+  spec->level_step = 2;
+  spec->mpp = 0.25;
+  spec->tissue_blobs = 3;
+  spec->seed = 7;
+  if (!g_file_test (path, G_FILE_TEST_EXISTS))
+    fail_unless (wsi_test_slide_write_partly_damaged (path, spec,
+            DAMAGE_EVERY, &err), "%s", err ? err->message : "");
+  g_free (dir);
+  return path;
+}
+
+static const gchar *
+sampler_part (void)
+{
+  return "tissuemask method=none ! queue ! "
+      "patchsampler patch-size=64 patches-per-slide=40 min-tissue=0 ! "
+      "patchinterleave";
+}
+
+/* The coordinates the sampler plans for @path (no reader). */
+static GArray *
+planned_records (const gchar * path)
+{
+  gchar *desc = g_strdup_printf ("wsislidesrc location=\"%s\" seed=5 ! %s ! "
+      "appsink name=sink sync=false", path, sampler_part ());
+  GstElement *pipeline = gst_parse_launch (desc, NULL);
+  GstElement *sink = gst_bin_get_by_name (GST_BIN (pipeline), "sink");
+  GArray *records = g_array_new (FALSE, FALSE, sizeof (WsiPatchRecord));
+  GstSample *sample;
+
+  gst_element_set_state (pipeline, GST_STATE_PLAYING);
+  while ((sample = gst_app_sink_pull_sample (GST_APP_SINK (sink))) != NULL) {
+    GstBuffer *buf = gst_sample_get_buffer (sample);
+    GstMapInfo map;
+
+    gst_buffer_map (buf, &map, GST_MAP_READ);
+    g_array_append_vals (records, map.data,
+        map.size / sizeof (WsiPatchRecord));
+    gst_buffer_unmap (buf, &map);
+    gst_sample_unref (sample);
+  }
+  gst_element_set_state (pipeline, GST_STATE_NULL);
+  gst_object_unref (sink);
+  gst_object_unref (pipeline);
+  g_free (desc);
+  return records;
+}
+
+/* TRUE when the level-0 patch @r touches a tile the generator damaged. */
+static gboolean
+touches_damaged_tile (const WsiPatchRecord * r, const WsiTestSlideSpec * spec)
+{
+  guint across = (spec->width + TILE - 1) / TILE;
+  gint64 c, row;
+
+  for (row = r->y / TILE; row <= (r->y + r->footprint - 1) / TILE; row++)
+    for (c = r->x / TILE; c <= (r->x + r->footprint - 1) / TILE; c++)
+      if ((row * across + c) % DAMAGE_EVERY == 0)
+        return TRUE;
+  return FALSE;
+}
+
+static WsiRun *
+run_reader (const gchar * path, const gchar * backend, guint threads,
+    guint max_failures)
+{
+  gchar *desc = g_strdup_printf ("wsislidesrc location=\"%s\" seed=5 ! %s ! "
+      "patchreader backend=%s threads=%u max-read-failures=%u ! queue ! "
+      "patchbatch batch-size=1 ! appsink name=sink sync=false", path,
+      sampler_part (), backend, threads, max_failures);
+  WsiRun *run = wsi_run_pipeline (desc, 0);
+
+  g_free (desc);
+  return run;
+}
+
+/* Records and pixels of two runs are identical. */
+static void
+assert_same_stream (const WsiRun * a, const WsiRun * b, const gchar * what)
+{
+  guint i;
+
+  fail_unless_equals_int (a->records->len, b->records->len);
+  for (i = 0; i < a->records->len; i++) {
+    WsiPatchRecord x = g_array_index (a->records, WsiPatchRecord, i);
+    WsiPatchRecord y = g_array_index (b->records, WsiPatchRecord, i);
+
+    /* created_ns says when the plan was made: the only field that may vary */
+    x.created_ns = y.created_ns = 0;
+    fail_unless (memcmp (&x, &y, sizeof (x)) == 0, "%s: record %u", what, i);
+  }
+  for (i = 0; i < a->batches->len; i++) {
+    GstBuffer *x = g_ptr_array_index (a->batches, i);
+    GstBuffer *y = g_ptr_array_index (b->batches, i);
+    GstMapInfo mx, my;
+
+    gst_buffer_map (x, &mx, GST_MAP_READ);
+    gst_buffer_map (y, &my, GST_MAP_READ);
+    fail_unless (mx.size == my.size && memcmp (mx.data, my.data,
+            mx.size) == 0, "%s: batch %u differs", what, i);
+    gst_buffer_unmap (x, &mx);
+    gst_buffer_unmap (y, &my);
+  }
+}
+
+static void
+check_backend (const gchar * backend)
+{
+  static const guint threads[] = { 1, 2, 4 };
+  WsiTestSlideSpec spec;
+  gchar *path = damaged_slide ("determinism", &spec);
+  GArray *planned = planned_records (path);
+  WsiRun *reference = NULL;
+  guint i, t, round, readable = 0;
+
+  fail_unless_equals_int (planned->len, PATCHES);
+  for (i = 0; i < planned->len; i++)
+    readable += !touches_damaged_tile (&g_array_index (planned,
+            WsiPatchRecord, i), &spec);
+  fail_unless (readable > 0 && readable < planned->len,
+      "the slide should mix readable and damaged patches (%u of %u)",
+      readable, planned->len);
+
+  /* No give-up: every readable patch, and only those, arrives. */
+  for (t = 0; t < G_N_ELEMENTS (threads); t++) {
+    for (round = 0; round < 5; round++) {
+      WsiRun *run = run_reader (path, backend, threads[t], 1000000);
+      guint k = 0;
+
+      fail_unless (run->error == NULL, "%s", run->error);
+      fail_unless_equals_int (run->records->len, readable);
+      for (i = 0; i < planned->len; i++) {
+        const WsiPatchRecord *p = &g_array_index (planned, WsiPatchRecord, i);
+
+        if (touches_damaged_tile (p, &spec))
+          continue;
+        fail_unless_equals_int64 (g_array_index (run->records,
+                WsiPatchRecord, k).x, p->x);
+        fail_unless_equals_int64 (g_array_index (run->records,
+                WsiPatchRecord, k).y, p->y);
+        k++;
+      }
+      if (reference == NULL)
+        reference = run;
+      else {
+        assert_same_stream (reference, run, backend);
+        wsi_run_free (run);
+      }
+    }
+  }
+  wsi_run_free (reference);
+  reference = NULL;
+
+  /* With the default give-up rule (3 failures in a row) the slide may be
+   * given up, but at the same patch in every run. */
+  for (t = 0; t < G_N_ELEMENTS (threads); t++) {
+    for (round = 0; round < 5; round++) {
+      WsiRun *run = run_reader (path, backend, threads[t], 3);
+
+      if (reference == NULL)
+        reference = run;
+      else {
+        assert_same_stream (reference, run, backend);
+        wsi_run_free (run);
+      }
+    }
+  }
+  wsi_run_free (reference);
+  g_array_unref (planned);
+  g_free (path);
+}
+
+GST_START_TEST (test_faults_deterministic_openslide)
+{
+  check_backend ("openslide");
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_faults_deterministic_tiff)
+{
+  if (wsi_slide_backend_find (WSI_BACKEND_TIFF) == NULL) {
+    GST_INFO ("the tiff backend is not built: skipped");
+    return;
+  }
+  check_backend ("tiff");
+}
+
+GST_END_TEST;
+
+static Suite *
+faults_suite (void)
+{
+  Suite *s = suite_create ("faults");
+  TCase *tc = tcase_create ("general");
+
+  tmpdir = g_strdup (WSI_TEST_TMPDIR);
+  g_mkdir_with_parents (tmpdir, 0755);
+  tcase_set_timeout (tc, 300);
+  suite_add_tcase (s, tc);
+  tcase_add_test (tc, test_faults_deterministic_openslide);
+  tcase_add_test (tc, test_faults_deterministic_tiff);
+  return s;
+}
+
+GST_CHECK_MAIN (faults);
