@@ -43,7 +43,12 @@
  *
  * Output memory comes from the buffer pool negotiated with the ALLOCATION
  * query (for instance pinned host memory from a CUDA upload element), or
- * from a #GstVideoBufferPool of its own when downstream offers none.
+ * from a #GstVideoBufferPool of its own when downstream offers none. At most
+ * #GstPatchBatch:max-batches batches exist at once (in the pool, queued
+ * downstream or held by the consumer): when the consumer pauses, patchbatch
+ * waits for a batch to come back and the whole pipeline stops behind it, so
+ * memory stays bounded whatever the consumer does. A consumer that keeps
+ * more batches alive than that stalls the stream: it must copy them.
  *
  * ## Example launch line
  * |[
@@ -69,6 +74,8 @@ GST_DEBUG_CATEGORY_STATIC (gst_patch_batch_debug);
 #define DEFAULT_BATCH_SIZE 64
 #define MAX_BATCH_SIZE 65536
 #define DEFAULT_DROP_REMAINDER FALSE
+#define DEFAULT_MAX_BATCHES 8
+#define MAX_MAX_BATCHES 65536
 
 #define PATCH_FORMATS "{ RGB, RGBA, RGBx, BGRx }"
 
@@ -77,6 +84,7 @@ enum
   PROP_0,
   PROP_BATCH_SIZE,
   PROP_DROP_REMAINDER,
+  PROP_MAX_BATCHES,
   PROP_BATCHES_PUSHED,
 };
 
@@ -90,6 +98,7 @@ struct _GstPatchBatch
   /* properties, under the object lock */
   guint batch_size;
   gboolean drop_remainder;
+  guint max_batches;            /* 0 = unbounded */
 
   /* input layout, set by the CAPS event */
   GstVideoInfo in_info;
@@ -274,7 +283,7 @@ decide_allocation (GstPatchBatch * self, GstCaps * caps, gsize batch_bytes)
   GstBufferPool *pool = NULL;
   GstAllocator *allocator = NULL;
   GstAllocationParams params;
-  guint size = 0, min = 0, max = 0;
+  guint size = 0, min = 0, max = 0, max_batches;
   GstVideoInfo caps_info;
   gboolean ok;
 
@@ -303,6 +312,13 @@ decide_allocation (GstPatchBatch * self, GstCaps * caps, gsize batch_bytes)
   gst_query_unref (query);
 
   size = MAX (size, batch_bytes);
+  GST_OBJECT_LOCK (self);
+  max_batches = self->max_batches;
+  GST_OBJECT_UNLOCK (self);
+  /* Bounded memory: downstream's pool gets our bound too, unless its own is
+   * tighter (it may need at least its min). */
+  if (max_batches > 0 && (max == 0 || max > max_batches))
+    max = MAX (max_batches, min);
   ok = pool && configure_pool (pool, caps, size, min, max, allocator, &params);
   if (pool && !ok) {
     GST_INFO_OBJECT (self, "downstream pool refused our config, using ours");
@@ -310,8 +326,8 @@ decide_allocation (GstPatchBatch * self, GstCaps * caps, gsize batch_bytes)
   }
   if (!ok) {
     pool = gst_video_buffer_pool_new ();
-    /* no upper bound: downstream may keep many batches (appsink queue) */
-    ok = configure_pool (pool, caps, batch_bytes, 0, 0, allocator, &params);
+    ok = configure_pool (pool, caps, batch_bytes, 0, max_batches, allocator,
+        &params);
   }
   if (allocator)
     gst_object_unref (allocator);
@@ -765,6 +781,9 @@ gst_patch_batch_set_property (GObject * object, guint prop_id,
     case PROP_DROP_REMAINDER:
       self->drop_remainder = g_value_get_boolean (value);
       break;
+    case PROP_MAX_BATCHES:
+      self->max_batches = g_value_get_uint (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -785,6 +804,9 @@ gst_patch_batch_get_property (GObject * object, guint prop_id,
       break;
     case PROP_DROP_REMAINDER:
       g_value_set_boolean (value, self->drop_remainder);
+      break;
+    case PROP_MAX_BATCHES:
+      g_value_set_uint (value, self->max_batches);
       break;
     case PROP_BATCHES_PUSHED:
       g_value_set_uint (value,
@@ -835,6 +857,17 @@ gst_patch_batch_class_init (GstPatchBatchClass * klass)
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_PLAYING));
 
+  g_object_class_install_property (gobject_class, PROP_MAX_BATCHES,
+      g_param_spec_uint ("max-batches", "Max batches",
+          "Most batches in existence at once (in the pool, queued "
+          "downstream, held by the consumer): the memory bound of the "
+          "output, max-batches x batch bytes. When all are out, patchbatch "
+          "waits and the pipeline stops behind it. 0 = unbounded. "
+          "Range 0..65536, default 8; applies at the next negotiation",
+          0, MAX_MAX_BATCHES, DEFAULT_MAX_BATCHES,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+
   g_object_class_install_property (gobject_class, PROP_BATCHES_PUSHED,
       g_param_spec_uint ("batches-pushed", "Batches pushed",
           "Batches accepted downstream since the element left READY, short "
@@ -871,4 +904,5 @@ gst_patch_batch_init (GstPatchBatch * self)
 
   self->batch_size = DEFAULT_BATCH_SIZE;
   self->drop_remainder = DEFAULT_DROP_REMAINDER;
+  self->max_batches = DEFAULT_MAX_BATCHES;
 }

@@ -232,6 +232,67 @@ GST_START_TEST (test_faults_deterministic_tiff)
 
 GST_END_TEST;
 
+static GstPadProbeReturn count_buffer (GstPad * pad, GstPadProbeInfo * info,
+    gint * arrived);
+
+/* A consumer that stops pulling (an evaluation step, a checkpoint) stops
+ * the pipeline once max-batches batches exist: counted where they pile up,
+ * in an appsink that keeps everything. */
+static guint
+batches_piled_up (guint max_batches)
+{
+  WsiTestSlideSpec spec;
+  gchar *path = damaged_slide ("stalled", &spec);
+  gchar *desc = g_strdup_printf ("wsislidesrc location=\"%s\" cycle=true ! "
+      "tissuemask method=none ! queue ! patchsampler patch-size=64 "
+      "patches-per-slide=64 min-tissue=0 ! patchinterleave ! patchreader "
+      "max-read-failures=1000000 ! queue max-size-buffers=64 "
+      "max-size-bytes=0 max-size-time=0 ! patchbatch batch-size=16 "
+      "max-batches=%u ! appsink name=sink sync=false max-buffers=0", path,
+      max_batches);
+  GstElement *pipeline = gst_parse_launch (desc, NULL);
+  GstElement *sink = gst_bin_get_by_name (GST_BIN (pipeline), "sink");
+  GstPad *pad = gst_element_get_static_pad (sink, "sink");
+  gint arrived = 0, last = -1, stable = 0, round;
+
+  gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER,
+      (GstPadProbeCallback) count_buffer, &arrived, NULL);
+  gst_element_set_state (pipeline, GST_STATE_PLAYING);
+  /* Until nothing arrives for half a second, or well past the bound. */
+  for (round = 0; round < 200 && stable < 5; round++) {
+    g_usleep (G_USEC_PER_SEC / 10);
+    stable = g_atomic_int_get (&arrived) == last ? stable + 1 : 0;
+    last = g_atomic_int_get (&arrived);
+    if (last > 4 * (gint) MAX (max_batches, 8))
+      break;
+  }
+  gst_element_set_state (pipeline, GST_STATE_NULL);
+  gst_object_unref (pad);
+  gst_object_unref (sink);
+  gst_object_unref (pipeline);
+  g_free (desc);
+  g_free (path);
+  return (guint) last;
+}
+
+static GstPadProbeReturn
+count_buffer (GstPad * pad, GstPadProbeInfo * info, gint * arrived)
+{
+  g_atomic_int_inc (arrived);
+  return GST_PAD_PROBE_OK;
+}
+
+GST_START_TEST (test_stalled_consumer_bounded)
+{
+  /* bounded: exactly the pool's worth, then the pipeline waits */
+  fail_unless_equals_int (batches_piled_up (8), 8);
+  fail_unless_equals_int (batches_piled_up (3), 3);
+  /* unbounded (the old behaviour): they keep coming */
+  fail_unless (batches_piled_up (0) > 32);
+}
+
+GST_END_TEST;
+
 static Suite *
 faults_suite (void)
 {
@@ -244,6 +305,7 @@ faults_suite (void)
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_faults_deterministic_openslide);
   tcase_add_test (tc, test_faults_deterministic_tiff);
+  tcase_add_test (tc, test_stalled_consumer_bounded);
   return s;
 }
 

@@ -50,7 +50,9 @@ wsi_run_collect (WsiRun * run, GstSample * sample)
   const WsiPatchRecord *records;
   guint n, i;
 
-  g_ptr_array_add (run->batches, gst_buffer_ref (buffer));
+  /* A copy: patchbatch's pool is bounded (max-batches), so a consumer that
+   * kept every batch alive would stall the stream. */
+  g_ptr_array_add (run->batches, gst_buffer_copy_deep (buffer));
   gst_caps_replace (&run->last_caps, gst_sample_get_caps (sample));
   fail_unless (meta != NULL, "batch without WsiPatchMeta");
   records = wsi_patch_meta_records (meta, &n);
