@@ -207,6 +207,47 @@ consume (GstElement * pipeline, GstAppSink * sink, const StreamOptions * o)
   g_array_unref (intervals_us);
 }
 
+/* Which slide reader decoded how many patches (patchreader's read-stats),
+ * and how often the decoded-tile cache already had a tile. */
+static void
+print_read_stats (GstElement * pipeline)
+{
+  GstIterator *it = gst_bin_iterate_recurse (GST_BIN (pipeline));
+  GValue item = G_VALUE_INIT;
+
+  while (gst_iterator_next (it, &item) == GST_ITERATOR_OK) {
+    GstElement *e = g_value_get_object (&item);
+    GstElementFactory *f = gst_element_get_factory (e);
+    GstStructure *stats = NULL;
+    guint64 hits = 0, misses = 0;
+    gint i;
+
+    if (f && g_strcmp0 (GST_OBJECT_NAME (f), "patchreader") == 0)
+      g_object_get (e, "read-stats", &stats, NULL);
+    if (stats != NULL) {
+      gst_structure_get_uint64 (stats, "tile-cache-hits", &hits);
+      gst_structure_get_uint64 (stats, "tile-cache-misses", &misses);
+      g_print ("%s read:", GST_OBJECT_NAME (e));
+      for (i = 0; i < gst_structure_n_fields (stats); i++) {
+        const gchar *name = gst_structure_nth_field_name (stats, i);
+        guint64 n = 0;
+
+        if (g_str_has_prefix (name, "tile-cache-"))
+          continue;
+        gst_structure_get_uint64 (stats, name, &n);
+        g_print (" %" G_GUINT64_FORMAT " patches by the %s backend,", n, name);
+      }
+      g_print (" tile cache hit rate %.1f %% (%" G_GUINT64_FORMAT " of %"
+          G_GUINT64_FORMAT ")\n", hits + misses ? 100.0 * hits /
+          (hits + misses) : 0.0, hits, hits + misses);
+      gst_structure_free (stats);
+    }
+    g_value_reset (&item);
+  }
+  g_value_unset (&item);
+  gst_iterator_free (it);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -296,6 +337,7 @@ main (int argc, char **argv)
   else
     consume (pipeline, GST_APP_SINK (sink), &o);
   report_bus (pipeline);
+  print_read_stats (pipeline);
   ok = !stream_failed;
   gst_element_set_state (pipeline, GST_STATE_NULL);
   gst_object_unref (sink);
