@@ -160,17 +160,20 @@ static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
  * stops, shared read-only by the workers (counters are atomic). */
 typedef struct
 {
-  gchar *path;
+  gchar *file;                  /* the file name's bytes, to open it */
+  gchar *path;                  /* UTF-8 form, for messages and metadata */
   gchar *label;
   gint consecutive_failures;    /* source task only (stream order) */
   gint given_up;                /* atomic flag, set by the source task */
 } SlideContext;
 
 static SlideContext *
-slide_context_new (const gchar * path, const gchar * label)
+slide_context_new (const gchar * file, const gchar * path,
+    const gchar * label)
 {
   SlideContext *ctx = g_new0 (SlideContext, 1);
 
+  ctx->file = g_strdup (file);
   ctx->path = g_strdup (path);
   ctx->label = g_strdup (label ? label : "");
   return ctx;
@@ -179,6 +182,7 @@ slide_context_new (const gchar * path, const gchar * label)
 static void
 slide_context_free (SlideContext * ctx)
 {
+  g_free (ctx->file);
   g_free (ctx->path);
   g_free (ctx->label);
   g_free (ctx);
@@ -416,7 +420,7 @@ decode_patch (GstPatchReader * self, WsiReadContext * rctx, PatchWork * work)
   if (g_atomic_int_get (&ctx->given_up))
     return;
 
-  handle = wsi_slide_cache_acquire (self->slide_cache, ctx->path,
+  handle = wsi_slide_cache_acquire (self->slide_cache, ctx->file,
       &work->error);
   if (handle == NULL) {
     work->outcome = OUTCOME_OPEN_FAILED;
@@ -436,7 +440,7 @@ decode_patch (GstPatchReader * self, WsiReadContext * rctx, PatchWork * work)
   image.format = self->pixel_format;
 
   make_request (self, record, &request);
-  ok = read_isolated (self, ctx->path, handle, rctx, &request, &image, &report,
+  ok = read_isolated (self, ctx->file, handle, rctx, &request, &image, &report,
       &work->error);
   gst_video_frame_unmap (&frame);
   record->level = report.level;
@@ -735,15 +739,25 @@ static SlideContext *
 gst_patch_reader_slide_context (GstPatchReader * self, const GstStructure * s)
 {
   const gchar *path = gst_structure_get_string (s, "path");
+  const gchar *uri = gst_structure_get_string (s, "uri");
+  gchar *file = uri ? g_filename_from_uri (uri, NULL, NULL) : NULL;
   SlideContext *ctx;
 
-  if (path == NULL)
+  if (path == NULL) {
+    g_free (file);
     return NULL;
-  ctx = g_hash_table_lookup (self->slides, path);
-  if (ctx == NULL) {
-    ctx = slide_context_new (path, gst_structure_get_string (s, "label"));
-    g_hash_table_insert (self->slides, ctx->path, ctx);
   }
+  /* Keyed and opened by the file name's exact bytes (the uri); shown by the
+   * UTF-8 path. */
+  if (file == NULL)
+    file = g_strdup (path);
+  ctx = g_hash_table_lookup (self->slides, file);
+  if (ctx == NULL) {
+    ctx = slide_context_new (file, path, gst_structure_get_string (s,
+            "label"));
+    g_hash_table_insert (self->slides, ctx->file, ctx);
+  }
+  g_free (file);
   return ctx;
 }
 

@@ -123,7 +123,8 @@ enum
 /* One slide of the collection. */
 typedef struct
 {
-  gchar *path;
+  gchar *path;                  /* the file name's bytes, to open it */
+  gchar *display;               /* UTF-8 form for messages and metadata */
   gchar *label;                 /* "" when none */
   guint index;                  /* position in the sorted collection */
   gboolean failed;              /* unreadable: skipped on later cycles */
@@ -219,6 +220,7 @@ slide_entry_new (const gchar * path, const gchar * label)
   WsiSlideEntry *entry = g_new0 (WsiSlideEntry, 1);
 
   entry->path = g_strdup (path);
+  entry->display = wsi_display_text (path);
   entry->label = g_strdup (label ? label : "");
   return entry;
 }
@@ -229,6 +231,7 @@ slide_entry_free (WsiSlideEntry * entry)
   if (entry == NULL)
     return;
   g_free (entry->path);
+  g_free (entry->display);
   g_free (entry->label);
   g_free (entry);
 }
@@ -725,7 +728,7 @@ fill_overview (GstWsiSlideSrc * self, GstBuffer * buffer, WsiSlide * slide,
 
   if (!gst_buffer_map (buffer, &map, GST_MAP_WRITE)) {
     g_set_error (error, WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_READ,
-        "%s: cannot map a %dx%d overview buffer", slide->path, ow, oh);
+        "cannot map a %dx%d overview buffer", ow, oh);
     return FALSE;
   }
   ok = read_overview (self, slide, ow, oh, map.data, error);
@@ -739,10 +742,13 @@ attach_slide_meta (GstWsiSlideSrc * self, GstBuffer * buffer,
     gboolean has_overview)
 {
   GstStructure *meta = wsi_slide_meta_add (buffer);
+  /* The exact bytes of the file name, losslessly (a file URI is ASCII). */
+  gchar *uri = g_filename_to_uri (entry->path, NULL, NULL);
 
   gst_structure_foreach (description, wsi_structure_copy_field, meta);
   gst_structure_set (meta,
-      "path", G_TYPE_STRING, entry->path,
+      "path", G_TYPE_STRING, entry->display,
+      "uri", G_TYPE_STRING, uri,
       "index", G_TYPE_UINT, entry->index,
       "cycle", G_TYPE_UINT, self->cycle_number,
       "seed", G_TYPE_UINT64, self->run.seed,
@@ -755,6 +761,7 @@ attach_slide_meta (GstWsiSlideSrc * self, GstBuffer * buffer,
       "has-mask", G_TYPE_BOOLEAN, FALSE,
       "tissue-fraction", G_TYPE_DOUBLE, -1.0,
       "tissue-rejected", G_TYPE_BOOLEAN, FALSE, NULL);
+  g_free (uri);
 }
 
 /* The buffer of one visit of @entry, or NULL with @error set. The file is
@@ -766,7 +773,7 @@ make_slide_buffer (GstWsiSlideSrc * self, const WsiSlideEntry * entry,
 {
   GstStructure *description =
       g_hash_table_lookup (self->descriptions, entry->path);
-  gboolean mask_cached = downstream_has_mask (self, entry->path);
+  gboolean mask_cached = downstream_has_mask (self, entry->display);
   WsiSlide *slide = NULL;
   GstBuffer *buffer;
   gint ow = 0, oh = 0;
@@ -784,7 +791,7 @@ make_slide_buffer (GstWsiSlideSrc * self, const WsiSlideEntry * entry,
 
   if (mask_cached) {
     GST_DEBUG_OBJECT (self, "mask of %s cached downstream: no overview",
-        entry->path);
+        entry->display);
     buffer = gst_buffer_new ();
   } else {
     gst_structure_get_int (description, "overview-width", &ow);
@@ -811,7 +818,7 @@ report_unreadable (GstWsiSlideSrc * self, WsiSlideEntry * entry,
   g_mutex_unlock (&self->lock);
 
   GST_ELEMENT_WARNING (self, RESOURCE, READ,
-      ("Skipping slide %s: %s", entry->path,
+      ("Skipping slide %s: %s", entry->display,
           error ? error->message : "unknown error"),
       ("%u of %u slides of this rank failed so far", self->failed_count,
           self->entries->len));

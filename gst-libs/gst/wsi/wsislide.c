@@ -116,8 +116,61 @@ set_unsupported_error (const gchar * path, const gchar * backend,
         "%s: not a slide format any backend reads", path);
 }
 
+gchar *
+wsi_display_text (const gchar * text)
+{
+  GString *out;
+  const gchar *end;
+
+  if (text == NULL)
+    return NULL;
+  if (g_utf8_validate (text, -1, NULL))
+    return g_strdup (text);
+  out = g_string_new (NULL);
+  while (*text != '\0') {
+    if (g_utf8_validate (text, -1, &end)) {
+      g_string_append (out, text);
+      break;
+    }
+    g_string_append_len (out, text, end - text);
+    g_string_append_printf (out, "\\x%02X", (guint) (guint8) * end);
+    text = end + 1;
+  }
+  return g_string_free (out, FALSE);
+}
+
+/* Error texts go into GStreamer messages and Python strings: UTF-8 only. */
+static void
+make_error_displayable (GError * error)
+{
+  gchar *text;
+
+  if (error == NULL || g_utf8_validate (error->message, -1, NULL))
+    return;
+  text = wsi_display_text (error->message);
+  g_free (error->message);
+  error->message = text;
+}
+
+static WsiSlide *
+open_checked (const gchar * path, const gchar * backend_name,
+    GError ** error);
+
 WsiSlide *
 wsi_slide_open (const gchar * path, const gchar * backend_name,
+    GError ** error)
+{
+  GError *local = NULL;
+  WsiSlide *slide = open_checked (path, backend_name, &local);
+
+  make_error_displayable (local);
+  if (local != NULL)
+    g_propagate_error (error, local);
+  return slide;
+}
+
+static WsiSlide *
+open_checked (const gchar * path, const gchar * backend_name,
     GError ** error)
 {
   const WsiSlideBackend *const *backend;
@@ -181,9 +234,14 @@ wsi_slide_read_region (WsiSlide * slide, WsiReadContext * ctx,
 {
   WsiReadReport report = { 0, };
 
+  gboolean ok;
+
   g_return_val_if_fail (level >= 0 && level < slide->level_count, FALSE);
-  return slide->backend->read_argb (slide, ctx, argb, x, y, level, w, h,
+  ok = slide->backend->read_argb (slide, ctx, argb, x, y, level, w, h,
       &report, error);
+  if (!ok && error != NULL)
+    make_error_displayable (*error);
+  return ok;
 }
 
 void
@@ -257,6 +315,7 @@ wsi_slide_read (WsiSlide * slide, WsiReadContext * ctx,
     WsiReadReport * report, GError ** error)
 {
   WsiReadPlan plan;
+  gboolean ok;
 
   g_return_val_if_fail (out->width > 0 && out->height > 0, FALSE);
   g_return_val_if_fail (request->width > 0 && request->height > 0, FALSE);
@@ -271,9 +330,13 @@ wsi_slide_read (WsiSlide * slide, WsiReadContext * ctx,
   report->footprint_height = plan.footprint_height;
   report->native_scale = 1;
   if (slide->backend->read != NULL)
-    return slide->backend->read (slide, ctx, request, &plan, out, report,
+    ok = slide->backend->read (slide, ctx, request, &plan, out, report,
         error);
-  return read_via_argb (slide, ctx, &plan, out, report, error);
+  else
+    ok = read_via_argb (slide, ctx, &plan, out, report, error);
+  if (!ok && error != NULL)
+    make_error_displayable (*error);
+  return ok;
 }
 
 gint

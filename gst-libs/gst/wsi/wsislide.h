@@ -193,6 +193,11 @@ gboolean wsi_slide_has_known_extension (const gchar * path);
  * 3 = centimetre). */
 gdouble wsi_mpp_from_tiff_resolution (gdouble pixels_per_unit, gint unit);
 
+/* @text as valid UTF-8 for messages and metadata: bytes that are not UTF-8
+ * (a Latin-1 file name) become \xNN escapes. Paths are bytes on Linux: open
+ * files by the original, show this. */
+gchar *wsi_display_text (const gchar * text);
+
 /* Allocates the per-level arrays of @slide for @level_count levels. */
 void wsi_slide_alloc_levels (WsiSlide * slide, gint level_count);
 

@@ -293,6 +293,55 @@ GST_START_TEST (test_stalled_consumer_bounded)
 
 GST_END_TEST;
 
+/* Paths are bytes on Linux: a slide named in Latin-1 is read like any
+ * other, shown escaped (\xE9) in metadata and messages, which stay UTF-8;
+ * a broken file with such a name is skipped with a warning naming it. */
+GST_START_TEST (test_latin1_file_names)
+{
+  gchar *dir = g_build_filename (tmpdir, "latin1", NULL);
+  gchar *good = g_build_filename (dir, "caf\xe9.tiff", NULL);
+  gchar *bad = g_build_filename (dir, "d\xe9" "fectueux.svs", NULL);
+  WsiTestSlideSpec spec;
+  GError *err = NULL;
+  gchar *desc;
+  WsiRun *run;
+  guint i;
+
+  g_mkdir_with_parents (dir, 0755);
+  wsi_test_slide_spec_init (&spec);
+  spec.width = 1024;
+  spec.height = 768;
+  spec.levels = 2;
+  fail_unless (wsi_test_slide_write (good, &spec, &err), "%s",
+      err ? err->message : "");
+  fail_unless (wsi_test_slide_write_garbage (bad, 4096, 3, &err));
+
+  desc = g_strdup_printf ("wsislidesrc location=\"%s\" ! %s ! patchreader ! "
+      "queue ! patchbatch batch-size=8 ! appsink name=sink sync=false", dir,
+      sampler_part ());
+  run = wsi_run_pipeline (desc, 0);
+  fail_unless (run->error == NULL, "%s", run->error);
+  fail_unless_equals_int (run->records->len, PATCHES);
+  for (i = 0; i < run->paths->len; i++) {
+    const gchar *path = g_ptr_array_index (run->paths, i);
+
+    fail_unless (g_utf8_validate (path, -1, NULL));
+    fail_unless (g_str_has_suffix (path, "caf\\xE9.tiff"), "%s", path);
+  }
+  for (i = 0; i < run->warnings->len; i++)
+    fail_unless (g_utf8_validate (g_ptr_array_index (run->warnings, i), -1,
+            NULL));
+  fail_unless (wsi_run_has_warning (run, "d\\xE9fectueux.svs", NULL),
+      "no warning names the broken file");
+  wsi_run_free (run);
+  g_free (desc);
+  g_free (good);
+  g_free (bad);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
 static Suite *
 faults_suite (void)
 {
@@ -306,6 +355,7 @@ faults_suite (void)
   tcase_add_test (tc, test_faults_deterministic_openslide);
   tcase_add_test (tc, test_faults_deterministic_tiff);
   tcase_add_test (tc, test_stalled_consumer_bounded);
+  tcase_add_test (tc, test_latin1_file_names);
   return s;
 }
 
