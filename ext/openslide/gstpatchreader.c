@@ -165,6 +165,7 @@ typedef struct
   gchar *label;
   gint consecutive_failures;    /* source task only (stream order) */
   gint given_up;                /* atomic flag, set by the source task */
+  gchar *give_up_reason;        /* why, once given up (source task) */
 } SlideContext;
 
 static SlideContext *
@@ -183,6 +184,7 @@ static void
 slide_context_free (SlideContext * ctx)
 {
   g_free (ctx->file);
+  g_free (ctx->give_up_reason);
   g_free (ctx->path);
   g_free (ctx->label);
   g_free (ctx);
@@ -310,6 +312,8 @@ note_read_failure (GstPatchReader * self, SlideContext * ctx,
   }
   if ((guint) failures >= max_failures
       && g_atomic_int_compare_and_exchange (&ctx->given_up, 0, 1)) {
+    ctx->give_up_reason = g_strdup_printf ("given up after %d failed reads "
+        "in a row (last: %s)", failures, error ? error->message : "?");
     GST_ELEMENT_WARNING (self, RESOURCE, READ,
         ("Giving up on slide \"%s\" after %d failed reads in a row; its "
             "remaining patches are dropped.", ctx->path, failures), (NULL));
@@ -479,6 +483,23 @@ reader_process (gpointer data, gpointer state, gpointer user_data)
   return g_steal_pointer (&work->buffer);
 }
 
+/* Tells the planner upstream that a patch it planned will not arrive
+ * (see WSI_PATCH_DROPPED_EVENT in wsirecord.h). */
+static void
+report_dropped (GstPatchReader * self, SlideContext * ctx,
+    const WsiPatchRecord * record, const gchar * reason)
+{
+  GstStructure *s = gst_structure_new (WSI_PATCH_DROPPED_EVENT,
+      "slide-index", G_TYPE_UINT, record->slide_index,
+      "cycle", G_TYPE_UINT, record->cycle,
+      "sequence", G_TYPE_UINT64, record->sequence,
+      "path", G_TYPE_STRING, ctx->path,
+      "reason", G_TYPE_STRING, reason ? reason : "unknown", NULL);
+
+  gst_pad_push_event (self->sinkpad,
+      gst_event_new_custom (GST_EVENT_CUSTOM_UPSTREAM, s));
+}
+
 static void
 label_patch (GstBuffer * buffer, SlideContext * ctx,
     const WsiPatchRecord * record)
@@ -520,6 +541,8 @@ reader_finish (gpointer data, GstBuffer * result, gpointer user_data)
       break;
     case OUTCOME_OPEN_FAILED:
       if (!g_atomic_int_get (&ctx->given_up)) {
+        ctx->give_up_reason = g_strdup_printf ("could not be opened: %s",
+            work->error ? work->error->message : "?");
         g_atomic_int_set (&ctx->given_up, 1);
         GST_ELEMENT_WARNING (self, RESOURCE, OPEN_READ,
             ("Could not open slide \"%s\"; its patches are dropped.",
@@ -531,6 +554,8 @@ reader_finish (gpointer data, GstBuffer * result, gpointer user_data)
       count_outcome (self, OUTCOME_SKIPPED);
       break;
   }
+  report_dropped (self, ctx, &work->record, outcome == OUTCOME_FAILED
+      && work->error ? work->error->message : ctx->give_up_reason);
   gst_clear_buffer (&result);
   return NULL;
 }
@@ -761,10 +786,13 @@ gst_patch_reader_slide_context (GstPatchReader * self, const GstStructure * s)
   return ctx;
 }
 
+/* A record dropped before any read (streaming thread). */
 static void
-gst_patch_reader_count_skipped (GstPatchReader * self)
+gst_patch_reader_skip_record (GstPatchReader * self, SlideContext * ctx,
+    const WsiPatchRecord * record, const gchar * reason)
 {
   count_outcome (self, OUTCOME_SKIPPED);
+  report_dropped (self, ctx, record, reason);
 }
 
 static GstFlowReturn
@@ -781,11 +809,12 @@ gst_patch_reader_queue_patch (GstPatchReader * self, SlideContext * ctx,
           ("Dropping patch records of \"%s\" with a zero footprint or "
               "output size.", ctx->path), (NULL));
     self->warned_bad_record = TRUE;
-    gst_patch_reader_count_skipped (self);
+    gst_patch_reader_skip_record (self, ctx, record,
+        "zero footprint or output size");
     return GST_FLOW_OK;
   }
   if (g_atomic_int_get (&ctx->given_up)) {
-    gst_patch_reader_count_skipped (self);
+    gst_patch_reader_skip_record (self, ctx, record, "the slide was given up");
     return GST_FLOW_OK;
   }
   if (record->out_size != self->out_size

@@ -675,6 +675,22 @@ set_pool_flushing (GstPatchBatch * self, gboolean flushing)
   }
 }
 
+/* Every patch planned before @check reached us (or was reported dropped
+ * upstream): say so to the planner and keep the check to ourselves. */
+static gboolean
+acknowledge_delivery_check (GstPatchBatch * self, GstEvent * check)
+{
+  guint round = 0;
+
+  gst_structure_get_uint (gst_event_get_structure (check), "round", &round);
+  gst_event_unref (check);
+  GST_LOG_OBJECT (self, "delivery check %u: acknowledged", round);
+  return gst_pad_push_event (self->sinkpad,
+      gst_event_new_custom (GST_EVENT_CUSTOM_UPSTREAM,
+          gst_structure_new (WSI_DELIVERY_ACK_EVENT, "round", G_TYPE_UINT,
+              round, NULL)));
+}
+
 static gboolean
 gst_patch_batch_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
 {
@@ -688,6 +704,10 @@ gst_patch_batch_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
       ok = set_input_caps (self, caps);
       gst_event_unref (event);
       return ok;
+    case GST_EVENT_CUSTOM_DOWNSTREAM:
+      if (gst_event_has_name (event, WSI_DELIVERY_CHECK_EVENT))
+        return acknowledge_delivery_check (self, event);
+      break;
     case GST_EVENT_EOS:
       drain_at_eos (self);
       break;
@@ -719,6 +739,15 @@ gst_patch_batch_sink_query (GstPad * pad, GstObject * parent, GstQuery * query)
       gst_query_set_caps_result (query, caps);
       gst_caps_unref (caps);
       return TRUE;
+    case GST_QUERY_CUSTOM:
+      /* We answer delivery checks (we are the last to see patches). */
+      if (gst_structure_has_name (gst_query_get_structure (query),
+              WSI_DELIVERY_QUERY)) {
+        gst_structure_set (gst_query_writable_structure (query),
+            "answered", G_TYPE_BOOLEAN, TRUE, NULL);
+        return TRUE;
+      }
+      return gst_pad_query_default (pad, parent, query);
     case GST_QUERY_ALLOCATION:
       /* patches are copied, so any memory will do; padded rows too */
       gst_query_add_allocation_meta (query, GST_VIDEO_META_API_TYPE, NULL);

@@ -44,8 +44,8 @@
  * patch is ever read, since patchreader never sees its record. To resume at
  * batch k of batch size B, set skip-patches to k × B.
  *
- * Serialized events other than EOS (CAPS, SEGMENT, tags, custom events)
- * are forwarded at once, even while slides wait in the pool, so they may
+ * Serialized events other than EOS and the planner's delivery check
+ * (CAPS, SEGMENT, tags, other custom events) are forwarded at once, even while slides wait in the pool, so they may
  * overtake records of earlier plans: coordinate buffers are not
  * media with a timeline, and holding events back until the pool drains
  * would delay them by an unbounded number of slides. A flush or a return
@@ -403,6 +403,12 @@ gst_patch_interleave_sink_event (GstPad * pad, GstObject * parent,
   switch (GST_EVENT_TYPE (event)) {
     case GST_EVENT_EOS:
       drain_pool (self);
+      break;
+    case GST_EVENT_CUSTOM_DOWNSTREAM:
+      /* The planner asks whether everything it planned was delivered:
+       * what the pool holds must go first. */
+      if (gst_event_has_name (event, WSI_DELIVERY_CHECK_EVENT))
+        drain_pool (self);
       break;
     case GST_EVENT_FLUSH_STOP:
       reset_stream (self);

@@ -93,6 +93,7 @@
 #include <gst/wsi/wsirecord.h>
 
 #include "gstpatchsampler.h"
+#include "wsidelivery.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_patch_sampler_debug);
 #define GST_CAT_DEFAULT gst_patch_sampler_debug
@@ -116,6 +117,7 @@ GST_DEBUG_CATEGORY_STATIC (gst_patch_sampler_debug);
 #define DEFAULT_MAX_PATCHES -1
 #define DEFAULT_RANK_QUOTA FALSE
 #define NO_QUOTA -1
+#define QUOTA_INTERRUPTED (-2)
 /* Mask bytes at or above this are tissue (tissuemask writes 0 or 255). */
 #define TISSUE_THRESHOLD 128
 
@@ -245,6 +247,10 @@ struct _GstPatchSampler
   gboolean quota_from_rank;     /* rank-quota took part: shortfall = error */
   guint quota_rank;             /* from the first slide's meta, for errors */
   gboolean quota_reached;       /* EOS sent downstream */
+
+  /* planned vs delivered: drops reported from downstream threads */
+  WsiDelivery *delivery;
+  gint delivery_failed;         /* atomic: a whole cycle was lost */
 
   /* integral image scratch, kept between slides to avoid reallocating */
   guint32 *integral;
@@ -677,6 +683,8 @@ patch_sampler_reset_stream (GstPatchSampler * self)
   self->quota_from_rank = FALSE;
   self->quota_rank = 0;
   self->quota_reached = FALSE;
+  wsi_delivery_reset (self->delivery);
+  g_atomic_int_set (&self->delivery_failed, 0);
   GST_OBJECT_LOCK (self);
   self->quota = NO_QUOTA;
   self->stream_planned = 0;
@@ -706,11 +714,35 @@ patch_sampler_skip (GstPatchSampler * self, const WsiSlideVisit * visit,
   GST_OBJECT_UNLOCK (self);
 }
 
+/* Every patch planned in @cycle was dropped downstream (unreadable slides,
+ * given up): cycling on would plan and drop forever. */
+static void
+patch_sampler_cycle_lost (GstPatchSampler * self, guint cycle)
+{
+  gchar *why = wsi_delivery_describe_loss (self->delivery, cycle);
+
+  if (!g_atomic_int_compare_and_exchange (&self->delivery_failed, 0, 1)) {
+    g_free (why);
+    return;
+  }
+  GST_ELEMENT_ERROR (self, STREAM, FAILED,
+      ("A whole pass over the slides delivered no patch: %s.", why),
+      ("cycle %u: stopping instead of cycling forever", cycle));
+  g_free (why);
+}
+
 /* Called for every slide before planning: when the slide opens a new
  * cycle, checks that the previous one produced something. */
 static gboolean
 patch_sampler_check_cycle (GstPatchSampler * self, const WsiSlideVisit * visit)
 {
+  if (self->cycle_started && visit->cycle > self->cycle
+      && wsi_delivery_close_cycle (self->delivery, self->cycle)) {
+    patch_sampler_cycle_lost (self, self->cycle);
+    return FALSE;
+  }
+  if (g_atomic_int_get (&self->delivery_failed))
+    return FALSE;
   if (self->cycle_started && visit->cycle > self->cycle) {
     if (self->cycle_patches == 0) {
       GST_ELEMENT_ERROR (self, STREAM, FAILED,
@@ -1111,6 +1143,9 @@ patch_sampler_decide_quota (GstPatchSampler * self,
   GST_OBJECT_LOCK (self);
   self->quota = quota;
   GST_OBJECT_UNLOCK (self);
+  /* A finite quota counts delivered patches when downstream can tell. */
+  if (quota >= 0)
+    wsi_delivery_probe (self->delivery, self->srcpad);
   if (quota >= 0)
     GST_INFO_OBJECT (self, "quota: %" G_GINT64_FORMAT " patches (max-patches "
         "%" G_GINT64_FORMAT ", rank-quota %d, rank-slides-min %u)", quota,
@@ -1124,10 +1159,34 @@ patch_sampler_quota_left (GstPatchSampler * self)
 {
   gint64 quota, left;
 
+  guint64 dropped = wsi_delivery_dropped (self->delivery);
+
+  /* Patches that will reach the consumer: planned minus reported drops. */
   GST_OBJECT_LOCK (self);
   quota = self->quota;
-  left = quota < 0 ? -1 : MAX (quota - (gint64) self->stream_planned, 0);
+  left = quota < 0 ? -1 : MAX (quota - ((gint64) self->stream_planned -
+          (gint64) dropped), 0);
   GST_OBJECT_UNLOCK (self);
+  return left;
+}
+
+/* The quota left, in delivered patches. When planning has apparently met
+ * it, waits until every planned patch was delivered or reported dropped
+ * (a drained pipeline): dropped ones are then planned again from the
+ * rank's next slides. QUOTA_INTERRUPTED when flushing. */
+static gint64
+patch_sampler_quota_left_checked (GstPatchSampler * self)
+{
+  gint64 left = patch_sampler_quota_left (self);
+
+  if (left != 0 || !wsi_delivery_active (self->delivery))
+    return left;
+  if (!wsi_delivery_check (self->delivery, self->srcpad))
+    return QUOTA_INTERRUPTED;
+  left = patch_sampler_quota_left (self);
+  if (left > 0)
+    GST_DEBUG_OBJECT (self, "%" G_GINT64_FORMAT " planned patches were "
+        "dropped downstream: planning them again", left);
   return left;
 }
 
@@ -1159,15 +1218,19 @@ patch_sampler_check_quota_met (GstPatchSampler * self)
   gint64 quota;
   guint64 planned;
 
+  if (!self->quota_from_rank)
+    return;
+  /* Count what was delivered: wait for the last drops to be reported. */
+  wsi_delivery_check (self->delivery, self->srcpad);
   GST_OBJECT_LOCK (self);
   quota = self->quota;
-  planned = self->stream_planned;
+  planned = self->stream_planned - wsi_delivery_dropped (self->delivery);
   GST_OBJECT_UNLOCK (self);
 
-  if (!self->quota_from_rank || quota < 0 || planned >= (guint64) quota)
+  if (quota < 0 || planned >= (guint64) quota)
     return;
   GST_ELEMENT_ERROR (self, STREAM, FAILED,
-      ("rank %u planned only %" G_GUINT64_FORMAT " of its quota of %"
+      ("rank %u delivered only %" G_GUINT64_FORMAT " of its quota of %"
           G_GINT64_FORMAT " patches: set cycle=true on wsislidesrc so "
           "shortfalls are refilled", self->quota_rank, planned, quota),
       ("the slides of this rank ended (EOS) before the quota; the ranks "
@@ -1213,7 +1276,11 @@ gst_patch_sampler_chain (GstPad * pad, GstObject * parent, GstBuffer * slide)
     gst_buffer_unref (slide);
     return GST_FLOW_ERROR;
   }
-  quota_left = patch_sampler_quota_left (self);
+  quota_left = patch_sampler_quota_left_checked (self);
+  if (quota_left == QUOTA_INTERRUPTED) {
+    gst_buffer_unref (slide);
+    return GST_FLOW_FLUSHING;
+  }
   if (quota_left == 0) {
     gst_buffer_unref (slide);
     return patch_sampler_finish_quota (self);
@@ -1262,6 +1329,8 @@ gst_patch_sampler_chain (GstPad * pad, GstObject * parent, GstBuffer * slide)
   gst_buffer_unref (slide);
 
   self->cycle_patches += gst_buffer_get_size (out) / sizeof (WsiPatchRecord);
+  wsi_delivery_planned (self->delivery, visit.cycle,
+      gst_buffer_get_size (out) / sizeof (WsiPatchRecord));
   GST_OBJECT_LOCK (self);
   self->slides_sampled++;
   self->patches_planned += gst_buffer_get_size (out) / sizeof (WsiPatchRecord);
@@ -1272,9 +1341,31 @@ gst_patch_sampler_chain (GstPad * pad, GstObject * parent, GstBuffer * slide)
       gst_buffer_get_size (out) / sizeof (WsiPatchRecord), tmpl.footprint);
 
   ret = gst_pad_push (self->srcpad, out);
-  if (ret == GST_FLOW_OK && patch_sampler_quota_left (self) == 0)
-    ret = patch_sampler_finish_quota (self);
+  if (ret == GST_FLOW_OK) {
+    quota_left = patch_sampler_quota_left_checked (self);
+    if (quota_left == QUOTA_INTERRUPTED)
+      ret = GST_FLOW_FLUSHING;
+    else if (quota_left == 0)
+      ret = patch_sampler_finish_quota (self);
+  }
   return ret;
+}
+
+/* Delivery reports from downstream (dropped patches, acknowledged checks)
+ * stop here; they arrive from downstream threads. */
+static gboolean
+gst_patch_sampler_src_event (GstPad * pad, GstObject * parent,
+    GstEvent * event)
+{
+  GstPatchSampler *self = GST_PATCH_SAMPLER (parent);
+  guint lost_cycle = 0;
+
+  if (!wsi_delivery_handle_event (self->delivery, event, &lost_cycle))
+    return gst_pad_event_default (pad, parent, event);
+  gst_event_unref (event);
+  if (lost_cycle > 0)
+    patch_sampler_cycle_lost (self, lost_cycle - 1);
+  return TRUE;
 }
 
 static gboolean
@@ -1293,8 +1384,12 @@ gst_patch_sampler_sink_event (GstPad * pad, GstObject * parent,
       gst_caps_unref (caps);
       return gst_pad_push_event (self->srcpad, event);
     }
+    case GST_EVENT_FLUSH_START:
+      wsi_delivery_set_flushing (self->delivery, TRUE);
+      break;
     case GST_EVENT_FLUSH_STOP:
       patch_sampler_reset_stream (self);
+      wsi_delivery_set_flushing (self->delivery, FALSE);
       break;
     case GST_EVENT_EOS:{
       guint64 planned, sampled, skipped;
@@ -1336,7 +1431,10 @@ gst_patch_sampler_change_state (GstElement * element,
   GstPatchSampler *self = GST_PATCH_SAMPLER (element);
   GstStateChangeReturn ret;
 
+  if (transition == GST_STATE_CHANGE_PAUSED_TO_READY)
+    wsi_delivery_set_flushing (self->delivery, TRUE);
   if (transition == GST_STATE_CHANGE_READY_TO_PAUSED) {
+    wsi_delivery_set_flushing (self->delivery, FALSE);
     patch_sampler_reset_stream (self);
     GST_OBJECT_LOCK (self);
     self->slides_sampled = 0;
@@ -1508,6 +1606,7 @@ gst_patch_sampler_finalize (GObject * object)
   g_free (self->cycle_last_skip);
   g_free (self->integral);
   g_hash_table_unref (self->warned_slides);
+  wsi_delivery_free (self->delivery);
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 
@@ -1647,6 +1746,8 @@ gst_patch_sampler_init (GstPatchSampler * self)
   gst_element_add_pad (GST_ELEMENT (self), self->sinkpad);
 
   self->srcpad = gst_pad_new_from_static_template (&src_template, "src");
+  gst_pad_set_event_function (self->srcpad,
+      GST_DEBUG_FUNCPTR (gst_patch_sampler_src_event));
   gst_pad_use_fixed_caps (self->srcpad);
   gst_element_add_pad (GST_ELEMENT (self), self->srcpad);
 
@@ -1664,6 +1765,7 @@ gst_patch_sampler_init (GstPatchSampler * self)
   self->rank_quota = DEFAULT_RANK_QUOTA;
   self->quota = NO_QUOTA;
   self->warned_slides = g_hash_table_new (g_direct_hash, g_direct_equal);
+  self->delivery = wsi_delivery_new ();
 }
 
 /* One-time setup, whichever registration comes first. */

@@ -44,6 +44,28 @@ G_BEGIN_DECLS
 /* Value of WsiPatchRecord.level before patchreader has chosen a level. */
 #define WSI_LEVEL_UNSET G_MAXUINT32
 
+/* ---- delivered-patch accounting ------------------------------------------
+ * Planning elements (patchsampler) count what reaches the consumer, not
+ * what they planned:
+ *   - An element that drops a planned patch (patchreader: unreadable, slide
+ *     given up) sends WSI_PATCH_DROPPED_EVENT upstream (custom upstream
+ *     event) with fields slide-index (uint), cycle (uint), sequence
+ *     (guint64), path (string, UTF-8), reason (string, UTF-8).
+ *   - WSI_DELIVERY_CHECK_EVENT (custom downstream, serialized; field round,
+ *     uint) asks "has everything planned before me been delivered or
+ *     reported dropped?". Elements holding patches back (patchinterleave)
+ *     push them first; patchbatch, the last element that sees patches,
+ *     answers with WSI_DELIVERY_ACK_EVENT (custom upstream, same round) and
+ *     does not forward the check.
+ *   - WSI_DELIVERY_QUERY (custom query, downstream) is answered TRUE by
+ *     the element that acknowledges checks: without one, planning counts
+ *     planned patches.
+ */
+#define WSI_PATCH_DROPPED_EVENT "wsi-patch-dropped"
+#define WSI_DELIVERY_CHECK_EVENT "wsi-delivery-check"
+#define WSI_DELIVERY_ACK_EVENT "wsi-delivery-ack"
+#define WSI_DELIVERY_QUERY "wsi-delivery-accounting"
+
 /**
  * WsiPatchRecord:
  * @sequence: position of the patch in the stream (0-based), set by

@@ -1201,7 +1201,7 @@ GST_START_TEST (test_rank_quota_shortfall_errors)
   gst_harness_push_event (h, gst_event_new_eos ());
   text = pop_message_text (bus, GST_MESSAGE_ERROR);
   fail_unless (text != NULL);
-  fail_unless (strstr (text, "rank 1 planned only 30 of its quota of 90 "
+  fail_unless (strstr (text, "rank 1 delivered only 30 of its quota of 90 "
           "patches") != NULL, "%s", text);
   fail_unless (strstr (text, "cycle=true") != NULL, "%s", text);
   g_free (text);

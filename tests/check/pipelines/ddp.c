@@ -171,7 +171,7 @@ GST_END_TEST;
 GST_START_TEST (test_rank_quota_shortfall_is_an_error)
 {
   gchar *dir = write_ddp_collection ("shortfall");
-  gchar *expected = g_strdup_printf ("rank 1 planned only %d of its quota "
+  gchar *expected = g_strdup_printf ("rank 1 delivered only %d of its quota "
       "of %d patches", PER_SLIDE, 2 * PER_SLIDE);
   WsiRun *r;
 

@@ -342,6 +342,108 @@ GST_START_TEST (test_latin1_file_names)
 
 GST_END_TEST;
 
+/* Cycle mode on slides the reader gives up on: the first pass that
+ * delivers nothing ends the stream with an error naming the slides, where
+ * it used to plan and drop patches forever at full CPU. */
+static void
+check_lost_pass (const gchar * name, gboolean with_garbage)
+{
+  gchar *dir = g_build_filename (tmpdir, name, NULL);
+  gchar *damaged = g_build_filename (dir, "damaged.tiff", NULL);
+  gchar *garbage = g_build_filename (dir, "garbage.svs", NULL);
+  WsiTestSlideSpec spec;
+  GError *err = NULL;
+  gchar *desc;
+  WsiRun *run;
+
+  g_mkdir_with_parents (dir, 0755);
+  /* level 2 (1024 px) gives the overview; level 0 is damaged */
+  wsi_test_slide_spec_init (&spec);
+  spec.width = 4096;
+  spec.height = 3072;
+  spec.levels = 3;
+  fail_unless (wsi_test_slide_write_damaged_tiles (damaged, &spec, &err));
+  if (with_garbage)
+    fail_unless (wsi_test_slide_write_garbage (garbage, 4096, 5, &err));
+
+  desc = g_strdup_printf ("wsislidesrc location=\"%s\" cycle=true ! %s ! "
+      "patchreader ! queue ! patchbatch batch-size=8 ! "
+      "appsink name=sink sync=false", dir, sampler_part ());
+  run = wsi_run_pipeline (desc, 0);
+  fail_unless (run->error != NULL, "the stream should stop with an error");
+  fail_unless (strstr (run->error, "delivered no patch") != NULL, "%s",
+      run->error);
+  fail_unless (strstr (run->error, "damaged.tiff") != NULL, "%s", run->error);
+  fail_unless_equals_int (run->records->len, 0);
+  wsi_run_free (run);
+  g_free (desc);
+  g_free (damaged);
+  g_free (garbage);
+  g_free (dir);
+}
+
+GST_START_TEST (test_cycle_without_delivery_errors)
+{
+  check_lost_pass ("lost-pass", FALSE);
+  check_lost_pass ("lost-pass-all-bad", TRUE);
+}
+
+GST_END_TEST;
+
+/* Finite DDP (rank-quota) counts delivered patches: a rank holding a slide
+ * with damaged tiles refills its losses from its other slides, so both
+ * ranks deliver exactly the quota and the collective never waits. */
+GST_START_TEST (test_rank_quota_counts_delivered)
+{
+  gchar *dir = g_build_filename (tmpdir, "ddp", NULL);
+  WsiTestSlideSpec spec;
+  GError *err = NULL;
+  guint rank, len[2];
+
+  g_mkdir_with_parents (dir, 0755);
+  wsi_test_slide_spec_init (&spec);
+  spec.width = 2048;
+  spec.height = 1536;
+  spec.levels = 3;
+  spec.seed = 3;
+  /* sorted: rank 0 gets a.tiff and c.tiff, rank 1 b.tiff (damaged) and d */
+  for (rank = 0; rank < 4; rank++) {
+    gchar name[] = "a.tiff";
+    gchar *path;
+
+    name[0] += rank;
+    path = g_build_filename (dir, name, NULL);
+    spec.seed = 3 + rank;
+    if (rank == 1)
+      fail_unless (wsi_test_slide_write_partly_damaged (path, &spec,
+              DAMAGE_EVERY, &err));
+    else
+      fail_unless (wsi_test_slide_write (path, &spec, &err));
+    g_free (path);
+  }
+
+  for (rank = 0; rank < 2; rank++) {
+    gchar *desc = g_strdup_printf ("wsislidesrc location=\"%s\" rank=%u "
+        "world-size=2 cycle=true ! tissuemask method=none ! queue ! "
+        "patchsampler patch-size=64 patches-per-slide=40 min-tissue=0 "
+        "rank-quota=true ! patchinterleave ! patchreader "
+        "max-read-failures=1000000 ! queue ! patchbatch batch-size=10 ! "
+        "appsink name=sink sync=false", dir, rank);
+    WsiRun *run = wsi_run_pipeline (desc, 0);
+
+    fail_unless (run->error == NULL, "rank %u: %s", rank, run->error);
+    len[rank] = run->records->len;
+    wsi_run_free (run);
+    g_free (desc);
+  }
+  /* quota = rank-slides-min (2) x patches-per-slide (40) */
+  fail_unless_equals_int (len[0], 80);
+  fail_unless_equals_int (len[1], 80);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
 static Suite *
 faults_suite (void)
 {
@@ -356,6 +458,8 @@ faults_suite (void)
   tcase_add_test (tc, test_faults_deterministic_tiff);
   tcase_add_test (tc, test_stalled_consumer_bounded);
   tcase_add_test (tc, test_latin1_file_names);
+  tcase_add_test (tc, test_cycle_without_delivery_errors);
+  tcase_add_test (tc, test_rank_quota_counts_delivered);
   return s;
 }
 

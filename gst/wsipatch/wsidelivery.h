@@ -1,0 +1,85 @@
+/* gst-wsi
+ * Copyright (C) 2026 gst-wsi developers
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+
+/*
+ * wsidelivery.h: a planner's tally of what reached the consumer.
+ *
+ * patchsampler plans patches; patchreader (and any later stage that drops
+ * patches) reports each planned patch it drops upstream, and patchbatch
+ * acknowledges delivery checks (the protocol is described in
+ * gst/wsi/wsirecord.h). This tally turns that into the numbers the
+ * planner's decisions need: patches delivered = planned - dropped, per
+ * stream (finite quotas) and per cycle (a whole pass that delivered
+ * nothing is an error, not a silent spin).
+ *
+ * Contract: wsi_delivery_check() pushes a check downstream and waits for
+ * its acknowledgement: afterwards every patch planned before it has been
+ * delivered or counted as dropped. It waits only when downstream answered
+ * the delivery query (wsi_delivery_probe()); otherwise planned counts as
+ * delivered, as before accounting existed.
+ *
+ * Cost: a check drains the pipeline behind the planner (everything in
+ * flight reaches patchbatch): done only when a finite quota looks met.
+ * Counting is a mutex and a hash lookup per planned buffer or dropped
+ * patch. Threading: planning calls come from the planner's streaming
+ * thread, events from whichever thread pushes them upstream; everything
+ * is under one mutex, and the wait is interrupted by set_flushing().
+ */
+
+#ifndef __WSI_DELIVERY_H__
+#define __WSI_DELIVERY_H__
+
+#include <gst/gst.h>
+
+G_BEGIN_DECLS
+
+typedef struct _WsiDelivery WsiDelivery;
+
+WsiDelivery *wsi_delivery_new (void);
+void wsi_delivery_free (WsiDelivery * delivery);
+
+/* Forgets everything (new stream, flush). */
+void wsi_delivery_reset (WsiDelivery * delivery);
+
+/* Asks downstream (through @srcpad) whether delivery checks are answered;
+ * remembers the answer for the stream and returns it. */
+gboolean wsi_delivery_probe (WsiDelivery * delivery, GstPad * srcpad);
+gboolean wsi_delivery_active (WsiDelivery * delivery);
+
+/* @n patches of @cycle (slide @slide_index) were planned. */
+void wsi_delivery_planned (WsiDelivery * delivery, guint cycle, guint64 n);
+
+/* Patches reported dropped in this stream. */
+guint64 wsi_delivery_dropped (WsiDelivery * delivery);
+
+/* Consumes the delivery events (dropped patches, acknowledgements) that
+ * reach the planner's source pad; FALSE for any other event. When the
+ * event completes the loss of a closed cycle, *@lost_cycle is set to that
+ * cycle + 1 (else left alone). */
+gboolean wsi_delivery_handle_event (WsiDelivery * delivery, GstEvent * event,
+    guint * lost_cycle);
+
+/* Marks @cycle as complete (a later one started). Returns TRUE when every
+ * patch planned in it was already reported dropped (and there were some). */
+gboolean wsi_delivery_close_cycle (WsiDelivery * delivery, guint cycle);
+
+/* Why the patches of @cycle were lost: the slides and their reasons, as
+ * one sentence (newly allocated). */
+gchar *wsi_delivery_describe_loss (WsiDelivery * delivery, guint cycle);
+
+/* See the top of this file. FALSE when flushing or downstream refused the
+ * check. */
+gboolean wsi_delivery_check (WsiDelivery * delivery, GstPad * srcpad);
+
+/* Interrupts (TRUE) or allows (FALSE) waiting in wsi_delivery_check(). */
+void wsi_delivery_set_flushing (WsiDelivery * delivery, gboolean flushing);
+
+G_END_DECLS
+
+#endif /* __WSI_DELIVERY_H__ */

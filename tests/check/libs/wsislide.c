@@ -1,0 +1,1400 @@
+/* gst-wsi
+ * Copyright (C) 2026 gst-wsi developers
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+
+/* Unit tests of the slide layer's direct TIFF backend against OpenSlide:
+ * the same pyramid (levels, downsamples, tiles, mpp), the same pixels at
+ * 1:1, close pixels at other levels and with DCT scaling, the decoded-tile
+ * cache, and damaged, truncated and foreign files. Slides are generated at
+ * test time; the real slides in WSI_SHARED_SLIDES_DIR are used when
+ * present. */
+
+#include <gst/check/gstcheck.h>
+#include <glib/gstdio.h>
+#include <tiffio.h>
+#include <math.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "wsislide.h"
+#include "wsitilecache.h"
+#include "wsitestslide.h"
+
+#define CMU_SLIDE "Aperio-CMU-1-Small-Region.svs"
+#define TCGA_SLIDE "Aperio-JP2K-TCGA-CR-7395-01A-01-TS1.svs"
+#define NDPI_SLIDE "Hamamatsu-test3-DAPI-2-387.ndpi"
+
+/* ---- files -------------------------------------------------------------- */
+
+static gchar *
+test_path (const gchar * name)
+{
+  g_mkdir_with_parents (WSI_TEST_TMPDIR, 0755);
+  return g_build_filename (WSI_TEST_TMPDIR, name, NULL);
+}
+
+static gchar *
+shared_slide (const gchar * name)
+{
+  const gchar *dir = g_getenv ("WSI_SHARED_SLIDES_DIR");
+  gchar *path = g_build_filename (dir ? dir : WSI_SHARED_SLIDES_DIR, name,
+      NULL);
+
+  if (!g_file_test (path, G_FILE_TEST_IS_REGULAR)) {
+    GST_INFO ("%s not found: skipped", name);
+    g_free (path);
+    return NULL;
+  }
+  return path;
+}
+
+static WsiTestSlideSpec
+slide_spec (WsiTestLayout layout, guint width, guint height, guint tile,
+    guint levels, guint step, gdouble mpp)
+{
+  WsiTestSlideSpec spec;
+
+  wsi_test_slide_spec_init (&spec);
+  spec.layout = layout;
+  spec.width = width;
+  spec.height = height;
+  spec.tile_size = tile;
+  spec.levels = levels;
+  spec.level_step = step;
+  spec.mpp = mpp;
+  spec.tissue_blobs = 4;
+  spec.seed = 7;
+  return spec;
+}
+
+static gchar *
+write_slide (const gchar * name, const WsiTestSlideSpec * spec)
+{
+  gchar *path = test_path (name);
+  GError *error = NULL;
+
+  fail_unless (wsi_test_slide_write (path, spec, &error), "%s",
+      error ? error->message : "?");
+  return path;
+}
+
+/* Generic 1100x900, 256-pixel tiles, downsamples 1, 2, 4. */
+static gchar *
+generic_slide (void)
+{
+  WsiTestSlideSpec spec = slide_spec (WSI_TEST_LAYOUT_GENERIC, 1100, 900,
+      256, 3, 2, 0.25);
+  return write_slide ("generic.tiff", &spec);
+}
+
+/* Aperio 1100x900, 240-pixel tiles, downsamples 1, 3, ~9. */
+static gchar *
+aperio_slide (void)
+{
+  WsiTestSlideSpec spec = slide_spec (WSI_TEST_LAYOUT_APERIO, 1100, 900,
+      240, 3, 3, 0.5);
+  return write_slide ("aperio.svs", &spec);
+}
+
+/* A single-level TIFF written with libtiff directly, for what the
+ * generator does not make: other codecs, stripped images, RGB JPEG,
+ * other vendors' tags. Smooth gradients with some texture. */
+typedef struct
+{
+  guint16 compression;          /* COMPRESSION_JPEG or COMPRESSION_LZW */
+  guint16 photometric;          /* PHOTOMETRIC_YCBCR or PHOTOMETRIC_RGB */
+  gboolean tiled;
+  const gchar *description;
+  const gchar *software;
+  guint width, height, tile;
+  guint16 sub_h, sub_v;         /* YCbCr subsampling; 0: 2x2 */
+} RawTiff;
+
+static void
+paint_pattern (guint8 * rgb, guint x0, guint y0, guint w, guint h)
+{
+  guint x, y;
+
+  for (y = 0; y < h; y++) {
+    for (x = 0; x < w; x++) {
+      guint gx = x0 + x, gy = y0 + y;
+      guint8 *p = rgb + ((gsize) y * w + x) * 3;
+      p[0] = (guint8) (128 + 100 * sin (gx / 17.0) * cos (gy / 23.0));
+      p[1] = (guint8) ((gx + 2 * gy) / 7);
+      p[2] = (guint8) (((gx * 2654435761u) ^ (gy * 40503u)) >> 28) * 12 + 40;
+    }
+  }
+}
+
+static void
+write_raw_tiff (const gchar * path, const RawTiff * spec)
+{
+  TIFF *tif = TIFFOpen (path, "w");
+  guint side = spec->tiled ? spec->tile : spec->width;
+  guint rows = spec->tiled ? spec->tile : 16;
+  guint8 *buf = g_malloc ((gsize) side * rows * 3);
+  guint x, y;
+
+  fail_unless (tif != NULL);
+  TIFFSetField (tif, TIFFTAG_IMAGEWIDTH, spec->width);
+  TIFFSetField (tif, TIFFTAG_IMAGELENGTH, spec->height);
+  TIFFSetField (tif, TIFFTAG_BITSPERSAMPLE, 8);
+  TIFFSetField (tif, TIFFTAG_SAMPLESPERPIXEL, 3);
+  TIFFSetField (tif, TIFFTAG_PLANARCONFIG, PLANARCONFIG_CONTIG);
+  TIFFSetField (tif, TIFFTAG_COMPRESSION, spec->compression);
+  TIFFSetField (tif, TIFFTAG_PHOTOMETRIC, spec->photometric);
+  if (spec->compression == COMPRESSION_JPEG) {
+    TIFFSetField (tif, TIFFTAG_JPEGQUALITY, 90);
+    if (spec->photometric == PHOTOMETRIC_YCBCR) {
+      TIFFSetField (tif, TIFFTAG_YCBCRSUBSAMPLING, spec->sub_h ? spec->sub_h :
+          2, spec->sub_v ? spec->sub_v : 2);
+      TIFFSetField (tif, TIFFTAG_JPEGCOLORMODE, JPEGCOLORMODE_RGB);
+    }
+  }
+  if (spec->description)
+    TIFFSetField (tif, TIFFTAG_IMAGEDESCRIPTION, spec->description);
+  if (spec->software)
+    TIFFSetField (tif, TIFFTAG_SOFTWARE, spec->software);
+  if (spec->tiled) {
+    TIFFSetField (tif, TIFFTAG_TILEWIDTH, spec->tile);
+    TIFFSetField (tif, TIFFTAG_TILELENGTH, spec->tile);
+    for (y = 0; y < spec->height; y += spec->tile) {
+      for (x = 0; x < spec->width; x += spec->tile) {
+        paint_pattern (buf, x, y, spec->tile, spec->tile);
+        fail_unless (TIFFWriteEncodedTile (tif, TIFFComputeTile (tif, x, y, 0,
+                    0), buf, (tmsize_t) spec->tile * spec->tile * 3) >= 0);
+      }
+    }
+  } else {
+    TIFFSetField (tif, TIFFTAG_ROWSPERSTRIP, rows);
+    for (y = 0; y < spec->height; y += rows) {
+      guint n = MIN (rows, spec->height - y);
+      paint_pattern (buf, 0, y, spec->width, n);
+      fail_unless (TIFFWriteEncodedStrip (tif, y / rows, buf,
+              (tmsize_t) spec->width * n * 3) >= 0);
+    }
+  }
+  TIFFClose (tif);
+  g_free (buf);
+}
+
+/* ---- slides and reads --------------------------------------------------- */
+
+static WsiSlide *
+open_slide (const gchar * path, const gchar * backend)
+{
+  GError *error = NULL;
+  WsiSlide *slide = wsi_slide_open (path, backend, &error);
+
+  fail_unless (slide != NULL, "%s with %s: %s", path, backend,
+      error ? error->message : "?");
+  fail_unless_equals_string (slide->backend->name, backend);
+  return slide;
+}
+
+static WsiImage
+image_new (guint width, guint height, WsiPixelFormat format)
+{
+  WsiImage image;
+
+  image.width = width;
+  image.height = height;
+  image.format = format;
+  image.stride = (gsize) width * wsi_pixel_format_bytes (format);
+  image.data = g_malloc0 (image.stride * height);
+  return image;
+}
+
+typedef struct
+{
+  gint64 x, y, w, h;            /* level-0 footprint */
+  guint out_w, out_h;
+  gboolean native_scaling;
+  WsiTileCache *cache;
+  WsiPixelFormat format;
+} Patch;
+
+static Patch
+patch_1to1 (gint64 x, gint64 y, guint w, guint h)
+{
+  Patch p = { x, y, w, h, w, h, FALSE, NULL, WSI_PIXEL_RGB };
+  return p;
+}
+
+/* Reads @p, failing the test on error; returns the pixels. */
+static guint8 *
+read_patch (WsiSlide * slide, WsiReadContext * ctx, const Patch * p,
+    WsiReadReport * report)
+{
+  WsiReadRequest request = { 0, };
+  WsiReadReport local;
+  WsiImage out = image_new (p->out_w, p->out_h, p->format);
+  GError *error = NULL;
+
+  request.x = p->x;
+  request.y = p->y;
+  request.width = p->w;
+  request.height = p->h;
+  request.resample_tolerance = 0.0;
+  request.native_scaling = p->native_scaling;
+  request.tile_cache = p->cache;
+  fail_unless (wsi_slide_read (slide, ctx, &request, &out,
+          report ? report : &local, &error),
+      "%s read of %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT " at (%"
+      G_GINT64_FORMAT ", %" G_GINT64_FORMAT ") failed: %s",
+      slide->backend->name, p->w, p->h, p->x, p->y,
+      error ? error->message : "?");
+  return out.data;
+}
+
+/* Expects the read to fail with WSI_SLIDE_ERROR_READ naming the file. */
+static void
+read_patch_fails (WsiSlide * slide, WsiReadContext * ctx, const Patch * p)
+{
+  WsiReadRequest request = { 0, };
+  WsiReadReport report;
+  WsiImage out = image_new (p->out_w, p->out_h, p->format);
+  GError *error = NULL;
+
+  request.x = p->x;
+  request.y = p->y;
+  request.width = p->w;
+  request.height = p->h;
+  request.native_scaling = p->native_scaling;
+  request.tile_cache = p->cache;
+  fail_if (wsi_slide_read (slide, ctx, &request, &out, &report, &error),
+      "reading damaged data at (%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT
+      ") succeeded", p->x, p->y);
+  fail_unless (g_error_matches (error, WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_READ),
+      "%s", error ? error->message : "no error");
+  fail_unless (g_str_has_prefix (error->message, slide->path), "%s",
+      error->message);
+  fail_if (report.sticky);
+  GST_DEBUG ("expected failure: %s", error->message);
+  g_error_free (error);
+  g_free (out.data);
+}
+
+/* ---- image comparison --------------------------------------------------- */
+
+typedef struct
+{
+  guint max_diff;
+  gdouble psnr;                 /* INFINITY when equal */
+} Diff;
+
+static Diff
+compare_bytes (const guint8 * a, const guint8 * b, gsize n)
+{
+  Diff d = { 0, INFINITY };
+  gdouble sum = 0.0;
+  gsize i;
+
+  for (i = 0; i < n; i++) {
+    guint diff = ABS ((gint) a[i] - (gint) b[i]);
+    d.max_diff = MAX (d.max_diff, diff);
+    sum += (gdouble) diff * diff;
+  }
+  if (sum > 0.0)
+    d.psnr = 10.0 * log10 (255.0 * 255.0 / (sum / n));
+  return d;
+}
+
+/* ---- geometry ----------------------------------------------------------- */
+
+static void
+assert_same_geometry (const gchar * path)
+{
+  WsiSlide *direct = open_slide (path, WSI_BACKEND_TIFF);
+  WsiSlide *os = open_slide (path, WSI_BACKEND_OPENSLIDE);
+  gint i;
+
+  fail_unless_equals_string (direct->vendor, os->vendor);
+  fail_unless_equals_int (direct->level_count, os->level_count);
+  for (i = 0; i < os->level_count; i++) {
+    fail_unless_equals_int64 (direct->level_width[i], os->level_width[i]);
+    fail_unless_equals_int64 (direct->level_height[i], os->level_height[i]);
+    fail_unless (fabs (direct->level_downsample[i] -
+            os->level_downsample[i]) < 1e-9, "%s level %d: downsample %.12g "
+        "vs OpenSlide's %.12g", path, i, direct->level_downsample[i],
+        os->level_downsample[i]);
+    fail_unless_equals_int64 (direct->level_tile_width[i],
+        os->level_tile_width[i]);
+    fail_unless_equals_int64 (direct->level_tile_height[i],
+        os->level_tile_height[i]);
+  }
+  fail_unless (fabs (direct->mpp_x - os->mpp_x) < 1e-9
+      && fabs (direct->mpp_y - os->mpp_y) < 1e-9, "%s: mpp %g x %g vs "
+      "OpenSlide's %g x %g", path, direct->mpp_x, direct->mpp_y, os->mpp_x,
+      os->mpp_y);
+  wsi_slide_close (direct);
+  wsi_slide_close (os);
+}
+
+GST_START_TEST (test_geometry_matches_openslide)
+{
+  static const guint tiles[] = { 256, 240 };
+  static const guint steps[] = { 2, 3, 4 };
+  static const gdouble mpps[] = { 0.25, 0.0 };
+  guint layout, t, s, m;
+
+  for (layout = 0; layout < 2; layout++) {
+    for (t = 0; t < G_N_ELEMENTS (tiles); t++) {
+      for (s = 0; s < G_N_ELEMENTS (steps); s++) {
+        for (m = 0; m < G_N_ELEMENTS (mpps); m++) {
+          WsiTestSlideSpec spec = slide_spec (layout, 700, 520, tiles[t], 3,
+              steps[s], mpps[m]);
+          gchar *name = g_strdup_printf ("geometry-%u-%u-%u-%u.%s", layout,
+              tiles[t], steps[s], m, layout ? "svs" : "tiff");
+          gchar *path = write_slide (name, &spec);
+          WsiSlide *slide;
+
+          assert_same_geometry (path);
+          /* And the mpp is where it should come from. */
+          slide = open_slide (path, WSI_BACKEND_TIFF);
+          fail_unless_equals_string (slide->vendor, layout ? "aperio" :
+              "generic-tiff");
+          if (mpps[m] > 0.0) {
+            fail_unless (fabs (slide->mpp_x - mpps[m]) < 1e-6);
+            fail_unless_equals_string (slide->mpp_source, layout ?
+                WSI_MPP_SOURCE_APERIO : WSI_MPP_SOURCE_TIFF);
+          } else {
+            fail_unless_equals_float (slide->mpp_x, 0.0);
+            fail_unless_equals_string (slide->mpp_source,
+                WSI_MPP_SOURCE_UNKNOWN);
+          }
+          wsi_slide_close (slide);
+          g_unlink (path);
+          g_free (path);
+          g_free (name);
+        }
+      }
+    }
+  }
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_geometry_placeholder_resolution)
+{
+  WsiTestSlideSpec spec = slide_spec (WSI_TEST_LAYOUT_GENERIC, 700, 520, 256,
+      2, 2, 0.25);
+  gchar *path;
+  WsiSlide *slide;
+
+  /* 72 dpi is a writer's default, not a scan resolution. */
+  spec.resolution_placeholder = TRUE;
+  path = write_slide ("placeholder.tiff", &spec);
+  assert_same_geometry (path);
+  slide = open_slide (path, WSI_BACKEND_TIFF);
+  fail_unless_equals_float (slide->mpp_x, 0.0);
+  fail_unless_equals_string (slide->mpp_source, WSI_MPP_SOURCE_UNKNOWN);
+  wsi_slide_close (slide);
+  g_free (path);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_geometry_real_cmu)
+{
+  gchar *path = shared_slide (CMU_SLIDE);
+  WsiSlide *slide;
+
+  if (path == NULL)
+    return;
+  assert_same_geometry (path);
+  slide = open_slide (path, WSI_BACKEND_TIFF);
+  fail_unless_equals_int (slide->level_count, 1);
+  fail_unless_equals_int64 (slide->level_width[0], 2220);
+  fail_unless_equals_int64 (slide->level_height[0], 2967);
+  fail_unless_equals_int64 (slide->level_tile_width[0], 240);
+  fail_unless (fabs (slide->mpp_x - 0.499) < 1e-9);
+  fail_unless_equals_string (slide->mpp_source, WSI_MPP_SOURCE_APERIO);
+  wsi_slide_close (slide);
+  g_free (path);
+}
+
+GST_END_TEST;
+
+/* ---- what the direct reader declines ------------------------------------ */
+
+static void
+assert_declined (const gchar * path, gboolean openslide_reads_it)
+{
+  GError *error = NULL;
+  WsiSlide *slide = wsi_slide_open (path, WSI_BACKEND_TIFF, &error);
+
+  fail_unless (slide == NULL, "%s opened with the tiff backend", path);
+  fail_unless (g_error_matches (error, WSI_SLIDE_ERROR,
+          WSI_SLIDE_ERROR_UNSUPPORTED), "%s: %s", path,
+      error ? error->message : "no error");
+  fail_unless (g_str_has_prefix (error->message, path), "%s",
+      error->message);
+  GST_INFO ("declined: %s", error->message);
+  g_clear_error (&error);
+
+  /* `auto` hands it to OpenSlide. */
+  slide = wsi_slide_open (path, WSI_BACKEND_AUTO, &error);
+  if (openslide_reads_it) {
+    fail_unless (slide != NULL, "%s: %s", path,
+        error ? error->message : "?");
+    fail_unless_equals_string (slide->backend->name, WSI_BACKEND_OPENSLIDE);
+    wsi_slide_close (slide);
+  } else {
+    fail_unless (slide == NULL);
+    g_clear_error (&error);
+  }
+}
+
+GST_START_TEST (test_declines_real_slides)
+{
+  const gchar *names[] = { TCGA_SLIDE, NDPI_SLIDE,
+    "Hamamatsu-test3-TRITC-2-560.ndpi"
+  };
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (names); i++) {
+    gchar *path = shared_slide (names[i]);
+    if (path != NULL)
+      assert_declined (path, TRUE);
+    g_free (path);
+  }
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_declines_other_layouts)
+{
+  RawTiff lzw = { COMPRESSION_LZW, PHOTOMETRIC_RGB, TRUE, NULL, NULL,
+    512, 384, 256
+  };
+  RawTiff stripped = { COMPRESSION_JPEG, PHOTOMETRIC_YCBCR, FALSE, NULL, NULL,
+    512, 384, 0
+  };
+  RawTiff xml = { COMPRESSION_JPEG, PHOTOMETRIC_YCBCR, TRUE,
+    "<?xml version=\"1.0\"?><DataObject ObjectType=\"DPUfsImport\"/>", NULL,
+    512, 384, 256
+  };
+  RawTiff philips = { COMPRESSION_JPEG, PHOTOMETRIC_YCBCR, TRUE,
+    "scanned", "Philips DP v1.0", 512, 384, 256
+  };
+  RawTiff trestle = { COMPRESSION_JPEG, PHOTOMETRIC_YCBCR, TRUE,
+    "Background Color=FFFFFF", "MedScan", 512, 384, 256
+  };
+  struct
+  {
+    const gchar *name;
+    const RawTiff *spec;
+    gboolean openslide_reads_it;
+  } cases[] = {
+    {"lzw-tiles.tiff", &lzw, TRUE},
+    {"stripped.tiff", &stripped, FALSE},
+    {"xml.tiff", &xml, FALSE},
+    {"philips.tiff", &philips, FALSE},
+    {"trestle.tif", &trestle, FALSE},
+  };
+  gchar *path;
+  guint i;
+
+  TIFFSetWarningHandler (NULL);
+  for (i = 0; i < G_N_ELEMENTS (cases); i++) {
+    path = test_path (cases[i].name);
+    write_raw_tiff (path, cases[i].spec);
+    /* Whether OpenSlide reads the foreign layouts depends on details this
+     * file does not have: only ask `auto` where the answer is sure. */
+    if (cases[i].openslide_reads_it)
+      assert_declined (path, TRUE);
+    else {
+      GError *error = NULL;
+      fail_if (wsi_slide_open (path, WSI_BACKEND_TIFF, &error) != NULL);
+      fail_unless (g_error_matches (error, WSI_SLIDE_ERROR,
+              WSI_SLIDE_ERROR_UNSUPPORTED), "%s", error->message);
+      GST_INFO ("declined: %s", error->message);
+      g_error_free (error);
+    }
+    g_unlink (path);
+    g_free (path);
+  }
+
+  /* Not TIFF at all: garbage, an empty file, a missing file. */
+  path = test_path ("garbage.svs");
+  fail_unless (wsi_test_slide_write_garbage (path, 4096, 3, NULL));
+  assert_declined (path, FALSE);
+  fail_unless (wsi_test_slide_write_empty (path, NULL));
+  assert_declined (path, FALSE);
+  g_unlink (path);
+  assert_declined (path, FALSE);
+  g_free (path);
+}
+
+GST_END_TEST;
+
+/* ---- pixels against OpenSlide ------------------------------------------- */
+
+/* A random footprint at level 0 read 1:1; one in four crosses the right or
+ * bottom image border, a few start left of or above the image. */
+static Patch
+random_patch (GRand * rand, const WsiSlide * slide, guint max_side)
+{
+  gint64 w0 = slide->level_width[0], h0 = slide->level_height[0];
+  guint w = g_rand_int_range (rand, 1, max_side + 1);
+  guint h = g_rand_int_range (rand, 1, max_side + 1);
+  /* Always at least one pixel inside the image. */
+  gint64 x = g_rand_int_range (rand, -MIN (40, (gint) w - 1), w0 - 1);
+  gint64 y = g_rand_int_range (rand, -MIN (40, (gint) h - 1), h0 - 1);
+
+  if (g_rand_int_range (rand, 0, 4) == 0) {
+    x = w0 - w / 2;
+    y = h0 - g_rand_int_range (rand, 1, h + 1);
+  }
+  return patch_1to1 (x, y, w, h);
+}
+
+/* Level-0 patches at 1:1 through both backends: the very same bytes. */
+static void
+assert_level0_identical (const gchar * path, guint patches, guint max_side,
+    guint32 seed)
+{
+  WsiSlide *direct = open_slide (path, WSI_BACKEND_TIFF);
+  WsiSlide *os = open_slide (path, WSI_BACKEND_OPENSLIDE);
+  WsiReadContext *ctx = wsi_read_context_new ();
+  GRand *rand = g_rand_new_with_seed (seed);
+  guint i;
+
+  for (i = 0; i < patches; i++) {
+    Patch p = random_patch (rand, os, max_side);
+    WsiReadReport report;
+    guint8 *a, *b;
+    Diff d;
+
+    p.format = i % 5 == 4 ? WSI_PIXEL_BGRX : WSI_PIXEL_RGB;
+    a = read_patch (direct, ctx, &p, &report);
+    fail_unless_equals_string (report.backend, WSI_BACKEND_TIFF);
+    fail_unless_equals_int (report.level, 0);
+    fail_unless_equals_int (report.native_scale, 1);
+    fail_unless (report.tiles_decoded >= 1);
+    b = read_patch (os, ctx, &p, NULL);
+    d = compare_bytes (a, b, (gsize) p.out_w * p.out_h *
+        wsi_pixel_format_bytes (p.format));
+    fail_unless (d.max_diff == 0, "%s: %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT
+        " at (%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ") differs from "
+        "OpenSlide: max %u, PSNR %.2f dB", path, p.w, p.h, p.x, p.y,
+        d.max_diff, d.psnr);
+    g_free (a);
+    g_free (b);
+  }
+  g_rand_free (rand);
+  wsi_read_context_free (ctx);
+  wsi_slide_close (direct);
+  wsi_slide_close (os);
+}
+
+GST_START_TEST (test_level0_pixels_identical)
+{
+  gchar *generic = generic_slide ();
+  gchar *aperio = aperio_slide ();
+
+  assert_level0_identical (generic, 40, 300, 1);
+  assert_level0_identical (aperio, 40, 300, 2);
+  g_free (generic);
+  g_free (aperio);
+}
+
+GST_END_TEST;
+
+/* RGB photometric JPEG (no YCbCr transform, no subsampling) and a
+ * last tile column/row cut by the image border. */
+GST_START_TEST (test_level0_pixels_identical_rgb_jpeg)
+{
+  RawTiff spec = { COMPRESSION_JPEG, PHOTOMETRIC_RGB, TRUE, NULL, NULL,
+    700, 500, 128
+  };
+  gchar *path = test_path ("rgb-jpeg.tiff");
+
+  write_raw_tiff (path, &spec);
+  assert_level0_identical (path, 30, 260, 3);
+  g_free (path);
+}
+
+GST_END_TEST;
+
+/* Chroma samplings where libjpeg-turbo cannot crop exactly (h1v2, h4v2)
+ * and 4:2:2: whole rows are decoded there, still OpenSlide's pixels. */
+GST_START_TEST (test_level0_pixels_identical_samplings)
+{
+  static const guint16 samplings[][2] = { {2, 1}, {1, 2}, {4, 2}, {1, 1} };
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (samplings); i++) {
+    RawTiff spec = { COMPRESSION_JPEG, PHOTOMETRIC_YCBCR, TRUE, NULL, NULL,
+      600, 400, 128, samplings[i][0], samplings[i][1]
+    };
+    gchar *name = g_strdup_printf ("sampling-%ux%u.tiff", samplings[i][0],
+        samplings[i][1]);
+    gchar *path = test_path (name);
+
+    write_raw_tiff (path, &spec);
+    assert_level0_identical (path, 20, 200, 20 + i);
+    g_unlink (path);
+    g_free (path);
+    g_free (name);
+  }
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_level0_pixels_identical_real_cmu)
+{
+  gchar *path = shared_slide (CMU_SLIDE);
+
+  if (path == NULL)
+    return;
+  assert_level0_identical (path, 40, 400, 4);
+  g_free (path);
+}
+
+GST_END_TEST;
+
+/* Premultiplied ARGB words (the overview path): identical at level 0 and
+ * at a level whose downsample is exactly 2 (whole level pixels). */
+GST_START_TEST (test_read_region_argb_identical)
+{
+  gchar *path = generic_slide ();
+  WsiSlide *direct = open_slide (path, WSI_BACKEND_TIFF);
+  WsiSlide *os = open_slide (path, WSI_BACKEND_OPENSLIDE);
+  WsiReadContext *ctx = wsi_read_context_new ();
+  struct
+  {
+    gint64 x, y;
+    gint level;
+    gint64 w, h;
+  } regions[] = {
+    {0, 0, 0, 300, 200}, {1000, 850, 0, 150, 90},       /* past the corner */
+    {-20, -30, 0, 64, 64}, {300, 200, 1, 500, 400},     /* level 1, past its edge */
+    {0, 0, 2, 275, 225},
+  };
+  guint i;
+
+  fail_unless_equals_float (direct->level_downsample[1], 2.0);
+  for (i = 0; i < G_N_ELEMENTS (regions); i++) {
+    gsize n = regions[i].w * regions[i].h;
+    guint32 *a = g_new0 (guint32, n), *b = g_new0 (guint32, n);
+    GError *error = NULL;
+
+    fail_unless (wsi_slide_read_region (direct, ctx, a, regions[i].x,
+            regions[i].y, regions[i].level, regions[i].w, regions[i].h,
+            &error), "%s", error ? error->message : "?");
+    /* And once without a context: the backend makes its own. */
+    fail_unless (wsi_slide_read_region (os, NULL, b, regions[i].x,
+            regions[i].y, regions[i].level, regions[i].w, regions[i].h,
+            &error), "%s", error ? error->message : "?");
+    fail_unless (memcmp (a, b, n * 4) == 0, "region %u differs", i);
+    fail_unless (wsi_slide_read_region (direct, NULL, b, regions[i].x,
+            regions[i].y, regions[i].level, regions[i].w, regions[i].h,
+            &error), "%s", error ? error->message : "?");
+    fail_unless (memcmp (a, b, n * 4) == 0, "region %u differs", i);
+    g_free (a);
+    g_free (b);
+  }
+  wsi_read_context_free (ctx);
+  wsi_slide_close (direct);
+  wsi_slide_close (os);
+  g_free (path);
+}
+
+GST_END_TEST;
+
+/* Levels > 0: OpenSlide shifts by the fractional level offset with cairo's
+ * bilinear filter, the direct reader area-averages the same window. */
+static void
+assert_levels_close (const gchar * path, guint patches, guint32 seed,
+    gdouble min_psnr)
+{
+  WsiSlide *direct = open_slide (path, WSI_BACKEND_TIFF);
+  WsiSlide *os = open_slide (path, WSI_BACKEND_OPENSLIDE);
+  WsiReadContext *ctx = wsi_read_context_new ();
+  GRand *rand = g_rand_new_with_seed (seed);
+  gdouble worst_psnr = INFINITY;
+  guint worst_diff = 0, i;
+  gint level;
+
+  for (level = 1; level < os->level_count; level++) {
+    gdouble ds = os->level_downsample[level];
+    for (i = 0; i < patches; i++) {
+      guint out = g_rand_int_range (rand, 16, 160);
+      gint64 side = (gint64) llround (out * ds);
+      Patch p = patch_1to1 (g_rand_int_range (rand, 0,
+              os->level_width[0] - side / 2), g_rand_int_range (rand, 0,
+              os->level_height[0] - side / 2), out, out);
+      WsiReadReport report;
+      guint8 *a, *b;
+      Diff d;
+
+      p.w = p.h = side;
+      a = read_patch (direct, ctx, &p, &report);
+      fail_unless_equals_int (report.level, level);
+      fail_unless_equals_int64 (report.read_width, out);
+      b = read_patch (os, ctx, &p, NULL);
+      d = compare_bytes (a, b, (gsize) out * out * 3);
+      worst_psnr = MIN (worst_psnr, d.psnr);
+      worst_diff = MAX (worst_diff, d.max_diff);
+      fail_unless (d.psnr >= min_psnr, "%s level %d: %" G_GINT64_FORMAT
+          " at (%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ") to %u: PSNR "
+          "%.2f dB, max difference %u", path, level, side, p.x, p.y, out,
+          d.psnr, d.max_diff);
+      g_free (a);
+      g_free (b);
+    }
+  }
+  g_print ("%s, levels > 0 against OpenSlide: worst PSNR %.2f dB, max "
+      "difference %u\n", path, worst_psnr, worst_diff);
+  g_rand_free (rand);
+  wsi_read_context_free (ctx);
+  wsi_slide_close (direct);
+  wsi_slide_close (os);
+}
+
+GST_START_TEST (test_levels_close_to_openslide)
+{
+  gchar *generic = generic_slide ();
+  gchar *aperio = aperio_slide ();
+
+  assert_levels_close (generic, 15, 5, 40.0);
+  assert_levels_close (aperio, 15, 6, 40.0);
+  g_free (generic);
+  g_free (aperio);
+}
+
+GST_END_TEST;
+
+/* ---- DCT scaling -------------------------------------------------------- */
+
+/* Footprints of @factor x the output at level 0, on the scaled grid: with
+ * native scaling the JPEG is decoded at 1/factor; against the full decode
+ * averaged down. */
+static void
+assert_native_scaling_close (const gchar * path, guint factor, guint patches,
+    gdouble min_psnr)
+{
+  WsiSlide *slide = open_slide (path, WSI_BACKEND_TIFF);
+  WsiReadContext *ctx = wsi_read_context_new ();
+  WsiTileCache *cache = wsi_tile_cache_new (64 << 20);
+  GRand *rand = g_rand_new_with_seed (factor);
+  gdouble worst = INFINITY;
+  guint worst_diff = 0, i;
+
+  for (i = 0; i < patches; i++) {
+    guint out = g_rand_int_range (rand, 16, 96);
+    /* Some start left of or above the image (on the grid all the same). */
+    Patch p = patch_1to1 (g_rand_int_range (rand, -4, (slide->level_width[0]
+                - 10) / factor) * factor, g_rand_int_range (rand, -4,
+            (slide->level_height[0] - 10) / factor) * factor, out, out);
+    WsiReadReport scaled_report, full_report;
+    guint8 *scaled, *full, *whole_tiles;
+    Diff d;
+
+    p.w = p.h = (gint64) out * factor;
+    p.native_scaling = TRUE;
+    scaled = read_patch (slide, ctx, &p, &scaled_report);
+    /* Scaled tiles decoded whole (the cache) give the same bytes as the
+     * parts decoded for the region alone. */
+    p.cache = cache;
+    whole_tiles = read_patch (slide, ctx, &p, NULL);
+    fail_unless (memcmp (scaled, whole_tiles, (gsize) out * out * 3) == 0,
+        "%s 1/%u at (%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT "): whole "
+        "tiles differ", path, factor, p.x, p.y);
+    g_free (whole_tiles);
+    p.cache = NULL;
+    p.native_scaling = FALSE;
+    full = read_patch (slide, ctx, &p, &full_report);
+    fail_unless_equals_int (scaled_report.level, 0);
+    fail_unless_equals_int (scaled_report.native_scale, factor);
+    fail_unless_equals_int (full_report.native_scale, 1);
+    d = compare_bytes (scaled, full, (gsize) out * out * 3);
+    worst = MIN (worst, d.psnr);
+    worst_diff = MAX (worst_diff, d.max_diff);
+    fail_unless (d.psnr >= min_psnr, "%s 1/%u: %" G_GINT64_FORMAT " at (%"
+        G_GINT64_FORMAT ", %" G_GINT64_FORMAT ") to %u: PSNR %.2f dB", path,
+        factor, p.w, p.x, p.y, out, d.psnr);
+    g_free (scaled);
+    g_free (full);
+  }
+  g_print ("%s, DCT scaling 1/%u against full decode: worst PSNR %.2f dB, "
+      "max difference %u\n", path, factor, worst, worst_diff);
+  wsi_tile_cache_free (cache);
+  g_rand_free (rand);
+  wsi_read_context_free (ctx);
+  wsi_slide_close (slide);
+}
+
+/* Off the scaled grid (odd start, footprint not a whole multiple) DCT
+ * scaling would blur: the backend decodes at full size instead. */
+static void
+assert_native_scaling_declined (const gchar * path)
+{
+  WsiSlide *slide = open_slide (path, WSI_BACKEND_TIFF);
+  WsiReadContext *ctx = wsi_read_context_new ();
+  Patch patches[] = {
+    {101, 200, 128, 128, 64, 64, TRUE, NULL, WSI_PIXEL_RGB},
+    {100, 201, 128, 128, 64, 64, TRUE, NULL, WSI_PIXEL_RGB},
+    {100, 200, 130, 128, 64, 64, TRUE, NULL, WSI_PIXEL_RGB},
+    {102, 200, 256, 256, 64, 64, TRUE, NULL, WSI_PIXEL_RGB},
+  };
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (patches); i++) {
+    WsiReadReport report;
+    guint8 *scaled, *full;
+
+    scaled = read_patch (slide, ctx, &patches[i], &report);
+    /* 102 is on the grid of 2 only: 1/2, not 1/4. */
+    fail_unless_equals_int (report.native_scale, i == 3 ? 2 : 1);
+    patches[i].native_scaling = FALSE;
+    full = read_patch (slide, ctx, &patches[i], NULL);
+    if (i < 3)
+      fail_unless (memcmp (scaled, full, 64 * 64 * 3) == 0);
+    g_free (scaled);
+    g_free (full);
+  }
+  wsi_read_context_free (ctx);
+  wsi_slide_close (slide);
+}
+
+GST_START_TEST (test_native_scaling_close)
+{
+  WsiTestSlideSpec spec = slide_spec (WSI_TEST_LAYOUT_GENERIC, 1500, 1100,
+      256, 1, 2, 0.25);
+  gchar *path = write_slide ("single-level.tiff", &spec);
+  gchar *cmu = shared_slide (CMU_SLIDE);
+
+  assert_native_scaling_close (path, 2, 20, 35.0);
+  assert_native_scaling_close (path, 4, 20, 35.0);
+  assert_native_scaling_close (path, 8, 10, 35.0);
+  assert_native_scaling_declined (path);
+  if (cmu != NULL) {
+    assert_native_scaling_close (cmu, 2, 20, 35.0);
+    assert_native_scaling_close (cmu, 4, 20, 35.0);
+    assert_native_scaling_close (cmu, 8, 10, 35.0);
+  }
+  g_free (path);
+  g_free (cmu);
+}
+
+GST_END_TEST;
+
+/* ---- tile cache --------------------------------------------------------- */
+
+GST_START_TEST (test_tile_cache_same_bytes_and_hits)
+{
+  gchar *path = aperio_slide ();
+  WsiSlide *slide = open_slide (path, WSI_BACKEND_TIFF);
+  WsiReadContext *ctx = wsi_read_context_new ();
+  WsiTileCache *cache = wsi_tile_cache_new (64 << 20);
+  GRand *rand = g_rand_new_with_seed (9);
+  guint i;
+
+  for (i = 0; i < 30; i++) {
+    Patch p = random_patch (rand, slide, 300);
+    WsiReadReport report1, report2;
+    guint8 *plain, *cached, *again;
+    guint64 hits;
+
+    if (i % 3 == 1) {
+      /* Scaled tiles are cached apart from full-size ones. */
+      p.x &= ~1;
+      p.y &= ~1;
+      p.w = p.out_w * 2;
+      p.h = p.out_h * 2;
+      p.native_scaling = TRUE;
+    }
+    plain = read_patch (slide, ctx, &p, NULL);
+    p.cache = cache;
+    cached = read_patch (slide, ctx, &p, &report1);
+    fail_unless (memcmp (plain, cached, (gsize) p.out_w * p.out_h * 3) == 0,
+        "patch %u differs with the cache", i);
+    fail_unless_equals_int (report1.native_scale, p.native_scaling ? 2 : 1);
+
+    hits = wsi_tile_cache_hits (cache);
+    again = read_patch (slide, ctx, &p, &report2);
+    fail_unless (memcmp (plain, again, (gsize) p.out_w * p.out_h * 3) == 0);
+    fail_unless_equals_int (report2.tiles_decoded, 0);
+    fail_unless_equals_int (report2.tiles_from_cache,
+        report1.tiles_decoded + report1.tiles_from_cache);
+    fail_unless (wsi_tile_cache_hits (cache) > hits);
+    fail_unless (wsi_tile_cache_bytes (cache) <= 64 << 20);
+    g_free (plain);
+    g_free (cached);
+    g_free (again);
+  }
+  wsi_tile_cache_free (cache);
+  g_rand_free (rand);
+  wsi_read_context_free (ctx);
+  wsi_slide_close (slide);
+  g_free (path);
+}
+
+GST_END_TEST;
+
+/* A budget of a few tiles: evictions all the time, bytes stay under it,
+ * pixels stay right. */
+GST_START_TEST (test_tile_cache_small_budget)
+{
+  gchar *path = generic_slide ();
+  WsiSlide *slide = open_slide (path, WSI_BACKEND_TIFF);
+  WsiReadContext *ctx = wsi_read_context_new ();
+  /* One 256x256 ARGB tile per shard. */
+  gsize budget = WSI_TILE_CACHE_SHARDS * 256 * 256 * 4;
+  WsiTileCache *cache = wsi_tile_cache_new (budget);
+  GRand *rand = g_rand_new_with_seed (10);
+  guint i;
+
+  for (i = 0; i < 40; i++) {
+    Patch p = random_patch (rand, slide, 400);
+    guint8 *plain = read_patch (slide, ctx, &p, NULL), *cached;
+
+    p.cache = cache;
+    cached = read_patch (slide, ctx, &p, NULL);
+    fail_unless (memcmp (plain, cached, (gsize) p.out_w * p.out_h * 3) == 0);
+    fail_unless (wsi_tile_cache_bytes (cache) <= budget);
+    g_free (plain);
+    g_free (cached);
+  }
+  fail_unless (wsi_tile_cache_misses (cache) > 0);
+  wsi_tile_cache_set_max_bytes (cache, 0);
+  fail_unless_equals_uint64 (wsi_tile_cache_bytes (cache), 0);
+  wsi_tile_cache_free (cache);
+  g_rand_free (rand);
+  wsi_read_context_free (ctx);
+  wsi_slide_close (slide);
+  g_free (path);
+}
+
+GST_END_TEST;
+
+static guint32 *
+tile_pixels (guint n, guint32 value)
+{
+  guint32 *argb = g_new (guint32, n);
+  guint i;
+
+  for (i = 0; i < n; i++)
+    argb[i] = value;
+  return argb;
+}
+
+GST_START_TEST (test_tile_cache_api)
+{
+  /* 16 shards x 2 tiles of 64x64. */
+  WsiTileCache *cache = wsi_tile_cache_new (WSI_TILE_CACHE_SHARDS * 2 * 64 *
+      64 * 4);
+  WsiTileKey key = { 42, 1, 1, 3, 4 };
+  WsiTile *tile, *again, *other;
+  guint i;
+
+  fail_unless (wsi_tile_cache_lookup (cache, &key) == NULL);
+  fail_unless_equals_uint64 (wsi_tile_cache_misses (cache), 1);
+  tile = wsi_tile_cache_insert (cache, &key, tile_pixels (64 * 64, 7), 64,
+      64);
+  fail_unless (tile->cached);
+  fail_unless_equals_uint64 (wsi_tile_cache_bytes (cache), 64 * 64 * 4);
+
+  /* The same key again: the first tile wins, the second buffer goes. */
+  again = wsi_tile_cache_insert (cache, &key, tile_pixels (64 * 64, 8), 64,
+      64);
+  fail_unless (again == tile);
+  fail_unless_equals_int (again->argb[0], 7);
+  wsi_tile_unref (again);
+  again = wsi_tile_cache_lookup (cache, &key);
+  fail_unless (again == tile);
+  fail_unless_equals_uint64 (wsi_tile_cache_hits (cache), 1);
+  wsi_tile_unref (again);
+
+  /* Other scales and slides are other tiles. */
+  key.scale = 2;
+  fail_unless (wsi_tile_cache_lookup (cache, &key) == NULL);
+  key.scale = 1;
+  key.slide_uid = 43;
+  fail_unless (wsi_tile_cache_lookup (cache, &key) == NULL);
+  key.slide_uid = 42;
+
+  /* Fill far past the budget: ours is evicted but stays readable. */
+  for (i = 0; i < 200; i++) {
+    WsiTileKey k = { 1, 0, 1, i, 0 };
+    other = wsi_tile_cache_insert (cache, &k, tile_pixels (64 * 64, i), 64,
+        64);
+    wsi_tile_unref (other);
+    fail_unless (wsi_tile_cache_bytes (cache) <= wsi_tile_cache_get_max_bytes
+        (cache));
+  }
+  fail_if (tile->cached);
+  fail_unless_equals_int (tile->argb[64 * 64 - 1], 7);
+  wsi_tile_unref (tile);
+
+  /* Too large for a shard: handed back uncached. */
+  key.column = 99;
+  tile = wsi_tile_cache_insert (cache, &key, tile_pixels (128 * 128, 1), 128,
+      128);
+  fail_if (tile->cached);
+  wsi_tile_unref (tile);
+  fail_unless (wsi_tile_cache_lookup (cache, &key) == NULL);
+
+  wsi_tile_cache_reset_counters (cache);
+  fail_unless_equals_uint64 (wsi_tile_cache_hits (cache), 0);
+  fail_unless_equals_uint64 (wsi_tile_cache_misses (cache), 0);
+  wsi_tile_cache_clear (cache);
+  fail_unless_equals_uint64 (wsi_tile_cache_bytes (cache), 0);
+
+  /* A zero budget keeps nothing. */
+  wsi_tile_cache_set_max_bytes (cache, 0);
+  tile = wsi_tile_cache_insert (cache, &key, tile_pixels (4, 1), 2, 2);
+  fail_if (tile->cached);
+  wsi_tile_unref (tile);
+  fail_unless (wsi_tile_cache_lookup (cache, &key) == NULL);
+  wsi_tile_cache_free (cache);
+}
+
+GST_END_TEST;
+
+/* ---- threads ------------------------------------------------------------ */
+
+typedef struct
+{
+  WsiSlide *slide;
+  WsiTileCache *cache;
+  Patch *patches;
+  guint8 **expected;
+  guint n;
+  guint start;
+  gboolean ok;
+} ThreadJob;
+
+static gpointer
+thread_reads (gpointer data)
+{
+  ThreadJob *job = data;
+  WsiReadContext *ctx = wsi_read_context_new ();
+  guint i;
+
+  job->ok = TRUE;
+  for (i = 0; i < job->n; i++) {
+    guint k = (job->start + i) % job->n;
+    Patch p = job->patches[k];
+    WsiReadRequest request = { p.x, p.y, p.w, p.h, 0.0, p.native_scaling,
+      job->cache
+    };
+    WsiImage out = image_new (p.out_w, p.out_h, WSI_PIXEL_RGB);
+    WsiReadReport report;
+
+    if (!wsi_slide_read (job->slide, ctx, &request, &out, &report, NULL)
+        || memcmp (out.data, job->expected[k], out.stride * out.height) != 0)
+      job->ok = FALSE;
+    g_free (out.data);
+  }
+  wsi_read_context_free (ctx);
+  return NULL;
+}
+
+/* Four threads read one slide through one cache, each with its own
+ * context: the same bytes as one thread alone. */
+GST_START_TEST (test_threads_share_slide_and_cache)
+{
+  gchar *path = generic_slide ();
+  WsiSlide *slide = open_slide (path, WSI_BACKEND_TIFF);
+  WsiReadContext *ctx = wsi_read_context_new ();
+  WsiTileCache *cache = wsi_tile_cache_new (8 << 20);
+  GRand *rand = g_rand_new_with_seed (12);
+  Patch patches[24];
+  guint8 *expected[G_N_ELEMENTS (patches)];
+  ThreadJob jobs[4];
+  GThread *threads[4];
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (patches); i++) {
+    patches[i] = random_patch (rand, slide, 256);
+    if (i % 2) {
+      /* Half of them DCT-scaled by 2. */
+      patches[i].x &= ~1;
+      patches[i].y &= ~1;
+      patches[i].w = patches[i].out_w * 2;
+      patches[i].h = patches[i].out_h * 2;
+      patches[i].native_scaling = TRUE;
+    }
+    expected[i] = read_patch (slide, ctx, &patches[i], NULL);
+  }
+  for (i = 0; i < G_N_ELEMENTS (jobs); i++) {
+    jobs[i] = (ThreadJob) {
+    slide, cache, patches, expected, G_N_ELEMENTS (patches), i * 5, FALSE};
+    threads[i] = g_thread_new ("reader", thread_reads, &jobs[i]);
+  }
+  for (i = 0; i < G_N_ELEMENTS (jobs); i++) {
+    g_thread_join (threads[i]);
+    fail_unless (jobs[i].ok, "thread %u read different bytes", i);
+  }
+  fail_unless (wsi_tile_cache_hits (cache) > 0);
+  for (i = 0; i < G_N_ELEMENTS (patches); i++)
+    g_free (expected[i]);
+  wsi_tile_cache_free (cache);
+  g_rand_free (rand);
+  wsi_read_context_free (ctx);
+  wsi_slide_close (slide);
+  g_free (path);
+}
+
+GST_END_TEST;
+
+/* ---- damaged and truncated files ---------------------------------------- */
+
+GST_START_TEST (test_damaged_tiles_fail_reads)
+{
+  /* Downsamples 1 and 4: a 2x reduction stays on (damaged) level 0. */
+  WsiTestSlideSpec spec = slide_spec (WSI_TEST_LAYOUT_GENERIC, 1024, 768,
+      256, 2, 4, 0.25);
+  gchar *path = test_path ("damaged.tiff");
+  WsiReadContext *ctx = wsi_read_context_new ();
+  WsiTileCache *cache = wsi_tile_cache_new (16 << 20);
+  WsiSlide *slide;
+  Patch p = patch_1to1 (300, 200, 128, 128);
+  Patch overview = patch_1to1 (0, 0, 1024, 768);
+  guint32 argb[64 * 64];
+  GError *error = NULL;
+  guint8 *pixels;
+
+  fail_unless (wsi_test_slide_write_damaged_tiles (path, &spec, &error), "%s",
+      error ? error->message : "?");
+  slide = open_slide (path, WSI_BACKEND_TIFF);
+  read_patch_fails (slide, ctx, &p);
+  p.native_scaling = TRUE;
+  p.w = p.h = 256;
+  read_patch_fails (slide, ctx, &p);
+  p.cache = cache;
+  read_patch_fails (slide, ctx, &p);
+  fail_unless_equals_uint64 (wsi_tile_cache_bytes (cache), 0);
+
+  fail_if (wsi_slide_read_region (slide, ctx, argb, 0, 0, 0, 64, 64,
+          &error));
+  fail_unless (g_error_matches (error, WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_READ));
+  fail_unless (strstr (error->message, path) != NULL, "%s", error->message);
+  g_clear_error (&error);
+
+  /* No sticky state: the overview level still reads, repeatedly. */
+  overview.out_w = 256;
+  overview.out_h = 192;
+  pixels = read_patch (slide, ctx, &overview, NULL);
+  g_free (pixels);
+  read_patch_fails (slide, ctx, &p);
+  pixels = read_patch (slide, ctx, &overview, NULL);
+  g_free (pixels);
+
+  wsi_slide_close (slide);
+  wsi_tile_cache_free (cache);
+  wsi_read_context_free (ctx);
+  g_free (path);
+}
+
+GST_END_TEST;
+
+/* Damaged tiles here and there: patches on good tiles read, the ones
+ * touching a damaged tile fail, in any order. */
+GST_START_TEST (test_partly_damaged_tiles)
+{
+  WsiTestSlideSpec spec = slide_spec (WSI_TEST_LAYOUT_APERIO, 1024, 768,
+      256, 2, 4, 0.25);
+  gchar *path = test_path ("partly-damaged.svs");
+  WsiReadContext *ctx = wsi_read_context_new ();
+  GError *error = NULL;
+  WsiSlide *slide;
+  guint tile;
+
+  /* Tiles 0, 3, 6, 9 of the 4x3 grid are damaged. */
+  fail_unless (wsi_test_slide_write_partly_damaged (path, &spec, 3, &error),
+      "%s", error ? error->message : "?");
+  slide = open_slide (path, WSI_BACKEND_TIFF);
+  for (tile = 0; tile < 12; tile++) {
+    Patch p = patch_1to1 ((tile % 4) * 256 + 64, (tile / 4) * 256 + 64, 128,
+        128);
+    if (tile % 3 == 0) {
+      read_patch_fails (slide, ctx, &p);
+    } else {
+      g_free (read_patch (slide, ctx, &p, NULL));
+    }
+  }
+  wsi_slide_close (slide);
+  wsi_read_context_free (ctx);
+  g_free (path);
+}
+
+GST_END_TEST;
+
+/* Reads every tile-sized block of every level; each read succeeds or fails
+ * with a READ error naming the file. Returns the failures. */
+static guint
+read_everything (WsiSlide * slide, WsiReadContext * ctx)
+{
+  guint failures = 0;
+  gint level;
+
+  for (level = 0; level < slide->level_count; level++) {
+    gint64 x, y, w = slide->level_width[level], h = slide->level_height[level];
+    gdouble ds = slide->level_downsample[level];
+
+    for (y = 0; y < h; y += 200) {
+      for (x = 0; x < w; x += 200) {
+        guint32 *argb = g_new (guint32, 200 * 200);
+        GError *error = NULL;
+
+        if (!wsi_slide_read_region (slide, ctx, argb, (gint64) (x * ds),
+                (gint64) (y * ds), level, 200, 200, &error)) {
+          fail_unless (g_error_matches (error, WSI_SLIDE_ERROR,
+                  WSI_SLIDE_ERROR_READ), "%s", error->message);
+          fail_unless (g_str_has_prefix (error->message, slide->path), "%s",
+              error->message);
+          g_error_free (error);
+          failures++;
+        }
+        g_free (argb);
+      }
+    }
+  }
+  return failures;
+}
+
+GST_START_TEST (test_truncated_files_fail_cleanly)
+{
+  static const gdouble keep[] = { 0.0, 0.01, 0.2, 0.5, 0.8, 0.97 };
+  WsiTestSlideSpec spec = slide_spec (WSI_TEST_LAYOUT_APERIO, 1024, 768,
+      256, 3, 2, 0.25);
+  WsiReadContext *ctx = wsi_read_context_new ();
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (keep); i++) {
+    gchar *path = test_path ("truncated.svs");
+    GError *error = NULL;
+    WsiSlide *slide;
+
+    fail_unless (wsi_test_slide_write_truncated (path, &spec, keep[i],
+            &error), "%s", error ? error->message : "?");
+    slide = wsi_slide_open (path, WSI_BACKEND_TIFF, &error);
+    if (slide == NULL) {
+      fail_unless (error != NULL && g_str_has_prefix (error->message, path));
+      GST_INFO ("keep %.2f: open failed: %s", keep[i], error->message);
+      g_clear_error (&error);
+    } else {
+      GST_INFO ("keep %.2f: %d levels, %u failed reads", keep[i],
+          slide->level_count, read_everything (slide, ctx));
+      wsi_slide_close (slide);
+    }
+    g_unlink (path);
+    g_free (path);
+  }
+  wsi_read_context_free (ctx);
+}
+
+GST_END_TEST;
+
+/* The file shrinks after open: the tiles past the new end fail, the ones
+ * before still read. */
+GST_START_TEST (test_truncated_after_open)
+{
+  WsiTestSlideSpec spec = slide_spec (WSI_TEST_LAYOUT_GENERIC, 1024, 768,
+      256, 2, 2, 0.25);
+  gchar *path = write_slide ("shrinks.tiff", &spec);
+  WsiSlide *slide = open_slide (path, WSI_BACKEND_TIFF);
+  WsiReadContext *ctx = wsi_read_context_new ();
+  GStatBuf st;
+
+  fail_unless (g_stat (path, &st) == 0);
+  /* Level 0's tiles come first in the file: keep about half of them. */
+  fail_unless (truncate (path, st.st_size / 4) == 0);
+  fail_unless (read_everything (slide, ctx) > 0);
+  g_free (read_patch (slide, ctx, &(Patch) {
+          0, 0, 64, 64, 64, 64, FALSE, NULL, WSI_PIXEL_RGB}, NULL));
+  wsi_read_context_free (ctx);
+  wsi_slide_close (slide);
+  g_free (path);
+}
+
+GST_END_TEST;
+
+/* Random bytes flipped inside the tile data: reads succeed or fail, never
+ * crash or touch memory they should not (run under valgrind). */
+GST_START_TEST (test_corrupted_tile_data)
+{
+  WsiTestSlideSpec spec = slide_spec (WSI_TEST_LAYOUT_GENERIC, 512, 512,
+      128, 2, 2, 0.25);
+  gchar *clean = write_slide ("clean.tiff", &spec);
+  gchar *path = test_path ("corrupted.tiff");
+  WsiReadContext *ctx = wsi_read_context_new ();
+  GRand *rand = g_rand_new_with_seed (13);
+  gchar *bytes;
+  gsize size;
+  guint round, total_failures = 0;
+
+  fail_unless (g_file_get_contents (clean, &bytes, &size, NULL));
+  for (round = 0; round < 12; round++) {
+    gchar *copy = g_memdup2 (bytes, size);
+    WsiSlide *slide;
+    guint i;
+
+    /* Only the first half: tile data, not the directories at the end. */
+    for (i = 0; i < 1 + round * 3; i++)
+      copy[g_rand_int_range (rand, 8, size / 2)] = g_rand_int (rand);
+    fail_unless (g_file_set_contents (path, copy, size, NULL));
+    slide = wsi_slide_open (path, WSI_BACKEND_TIFF, NULL);
+    if (slide != NULL) {
+      total_failures += read_everything (slide, ctx);
+      wsi_slide_close (slide);
+    }
+    g_free (copy);
+  }
+  GST_INFO ("%u reads of corrupted tiles failed", total_failures);
+  g_free (bytes);
+  g_rand_free (rand);
+  wsi_read_context_free (ctx);
+  g_free (path);
+  g_free (clean);
+}
+
+GST_END_TEST;
+
+static Suite *
+wsislide_suite (void)
+{
+  Suite *s = suite_create ("wsislide");
+  TCase *tc = tcase_create ("tiff-backend");
+
+  suite_add_tcase (s, tc);
+  tcase_set_timeout (tc, 600);
+  tcase_add_test (tc, test_tile_cache_api);
+#ifdef WSI_HAVE_TIFF
+#ifdef WSI_HAVE_OPENSLIDE
+  tcase_add_test (tc, test_geometry_matches_openslide);
+  tcase_add_test (tc, test_geometry_placeholder_resolution);
+  tcase_add_test (tc, test_geometry_real_cmu);
+  tcase_add_test (tc, test_declines_real_slides);
+  tcase_add_test (tc, test_declines_other_layouts);
+  tcase_add_test (tc, test_level0_pixels_identical);
+  tcase_add_test (tc, test_level0_pixels_identical_rgb_jpeg);
+  tcase_add_test (tc, test_level0_pixels_identical_samplings);
+  tcase_add_test (tc, test_level0_pixels_identical_real_cmu);
+  tcase_add_test (tc, test_read_region_argb_identical);
+  tcase_add_test (tc, test_levels_close_to_openslide);
+#endif
+  tcase_add_test (tc, test_native_scaling_close);
+  tcase_add_test (tc, test_tile_cache_same_bytes_and_hits);
+  tcase_add_test (tc, test_tile_cache_small_budget);
+  tcase_add_test (tc, test_threads_share_slide_and_cache);
+  tcase_add_test (tc, test_damaged_tiles_fail_reads);
+  tcase_add_test (tc, test_partly_damaged_tiles);
+  tcase_add_test (tc, test_truncated_files_fail_cleanly);
+  tcase_add_test (tc, test_truncated_after_open);
+  tcase_add_test (tc, test_corrupted_tile_data);
+#endif
+  return s;
+}
+
+GST_CHECK_MAIN (wsislide);
