@@ -371,6 +371,8 @@ record_report (WsiPatchRecord * record, const WsiReadReport * report)
         record->footprint);
     record->footprint = (guint32) report->footprint_width;
   }
+  record->x = report->x;
+  record->y = report->y;
   record->level = report->level;
   record->read_size = (guint32) report->read_width;
 }
@@ -1292,9 +1294,11 @@ gst_patch_reader_class_init (GstPatchReaderClass * klass)
   g_object_class_install_property (gobject_class, PROP_DCT_SCALING,
       g_param_spec_boolean ("dct-scaling", "DCT scaling",
           "Let the direct reader decode JPEG tiles at 1/2, 1/4 or 1/8 scale "
-          "in the DCT domain when a region is downsampled at least that much, "
-          "then area-average the rest (faster; within a few dB of the exact "
-          "area average). false = decode at full size and average exactly",
+          "in the DCT domain when a region is downsampled by a whole multiple "
+          "of that (2x, 4x, 8x targets): a patch then starts on that scale's "
+          "pixel grid, moved by less than one output pixel (its record gives "
+          "the position read), and matches the exact area average to > 40 "
+          "dB. false = decode at full size and average exactly",
           DEFAULT_DCT_SCALING,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_PLAYING));

@@ -1408,11 +1408,11 @@ gst_patch_sampler_sink_event (GstPad * pad, GstObject * parent,
       if (self->quota_from_rank)
         ;                       /* a shortfall was reported just above */
       else if (planned == 0 && sampled + skipped == 0)
-        GST_ELEMENT_WARNING (self, STREAM, FAILED,
+        GST_ELEMENT_ERROR (self, STREAM, FAILED,
             ("The stream ended without a single patch: no slide arrived."),
             (NULL));
       else if (planned == 0)
-        GST_ELEMENT_WARNING (self, STREAM, FAILED,
+        GST_ELEMENT_ERROR (self, STREAM, FAILED,
             ("The stream ended without a single patch: none of the %"
                 G_GUINT64_FORMAT " slide visits gave one (last: %s).",
                 skipped, GST_STR_NULL (self->cycle_last_skip)), (NULL));

@@ -21,16 +21,20 @@
  * Every libjpeg warning (corrupt data, premature end) is an error, as in
  * OpenSlide, so a damaged tile fails instead of coming out grey.
  *
- * Only the rectangle is decoded: jpeg_crop_scanline() for its columns,
- * widened by one pixel on each side when chroma is subsampled horizontally
- * (fancy upsampling of a crop edge would otherwise treat it as the image
- * edge and differ from a whole-tile decode), jpeg_skip_scanlines() for the
- * rows above, and the decode stops after its last row. With @scale 2, 4 or
- * 8 libjpeg's DCT scaling decodes the tile at 1/scale of its size.
+ * Only the rectangle is decoded: jpeg_skip_scanlines() for the rows above
+ * it, the decode stops after its last row, and jpeg_crop_scanline() keeps
+ * its columns, widened by one pixel on each side when chroma is subsampled
+ * horizontally (fancy upsampling of a crop edge would otherwise treat it as
+ * the image edge and differ from a whole-tile decode). Cropping is used only
+ * where libjpeg-turbo 2.1.5 crops exactly: at full scale with 4:4:4, 4:2:2,
+ * 4:2:0 or 4:1:1 sampling (see crop_is_exact()); elsewhere whole rows are
+ * decoded. With @scale 2, 4 or 8 libjpeg's DCT scaling decodes the tile at
+ * 1/scale of its size.
  *
  * Cost: about (rectangle rows + one iMCU row) x (rectangle width rounded
- * out to iMCUs) of IDCT work; no allocation once the row buffer has grown
- * to the widest crop. Threading: a decoder is one thread's state.
+ * out to iMCUs, or the tile width) of IDCT work; no allocation once the row
+ * buffer has grown to the widest row. Threading: a decoder is one thread's
+ * state.
  */
 
 #ifndef __WSI_JPEG_DECODE_H__

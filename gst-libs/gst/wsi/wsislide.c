@@ -323,6 +323,8 @@ wsi_slide_read (WsiSlide * slide, WsiReadContext * ctx,
   wsi_slide_plan_read (slide, request, out->width, out->height, &plan);
   memset (report, 0, sizeof (*report));
   report->backend = slide->backend->name;
+  report->x = plan.x;
+  report->y = plan.y;
   report->level = plan.level;
   report->read_width = plan.read_width;
   report->read_height = plan.read_height;

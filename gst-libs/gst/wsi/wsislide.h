@@ -95,7 +95,10 @@ typedef struct
    * read at the output size instead of resampled (0 = always exact). */
   gdouble resample_tolerance;
   /* Let the backend scale natively (JPEG DCT scaling) by 1/2, 1/4 or 1/8
-   * when the region is downsampled at least that much. */
+   * when the region is downsampled by a whole multiple of that. The window
+   * is then moved onto the scaled pixel grid (by less than one output
+   * pixel; the report says where it starts) so that no output pixel
+   * straddles two scaled pixels. */
   gboolean native_scaling;
   WsiTileCache *tile_cache;     /* decoded tiles shared by threads, or NULL */
 } WsiReadRequest;
@@ -104,6 +107,9 @@ typedef struct
 typedef struct
 {
   const gchar *backend;         /* the backend's name */
+  gint64 x, y;                  /* level-0 top-left the output starts at:
+                                 * the request's, unless native scaling
+                                 * moved it onto its grid (< 1 out pixel) */
   gint level;                   /* pyramid level read */
   gint64 read_width;            /* region read at @level, level pixels */
   gint64 read_height;

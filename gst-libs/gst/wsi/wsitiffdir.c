@@ -456,10 +456,13 @@ aperio_check_directory (TIFF * tif, guint dir, const gchar * path,
     decline (error, path, "directory %u has ImageDepth %u", dir, depth);
     return FALSE;
   }
-  if (!TIFFGetField (tif, TIFFTAG_COMPRESSION, &compression)
-      || !TIFFIsCODECConfigured (compression)) {
-    decline (error, path, "directory %u has an unsupported compression",
-        dir);
+  if (!TIFFGetField (tif, TIFFTAG_COMPRESSION, &compression)) {
+    decline (error, path, "directory %u has no compression tag", dir);
+    return FALSE;
+  }
+  if (!TIFFIsCODECConfigured (compression)) {
+    decline (error, path, "directory %u has compression %u, which libtiff "
+        "cannot decode (Aperio JPEG 2000 is 33003/33005)", dir, compression);
     return FALSE;
   }
   return TRUE;

@@ -16,12 +16,18 @@
 
 #include <string.h>
 
+/* Keys remembered per shard for admission (wsi_tile_cache_lookup_or_admit):
+ * about 40 bytes each, 2.6 MB for all shards at most. */
+#define SEEN_PER_SHARD 4096
+
 typedef struct
 {
   GMutex lock;
   GHashTable *tiles;            /* &tile->key -> tile (the cache's ref) */
   GQueue lru;                   /* of tile->lru_link, most recent first */
   gsize bytes;                  /* pixel bytes of the tiles in @tiles */
+  GHashTable *seen;             /* keys missed once: key -> its seen_fifo link */
+  GQueue seen_fifo;             /* of WsiTileKey copies, oldest first */
 } Shard;
 
 struct _WsiTileCache
@@ -169,6 +175,8 @@ wsi_tile_cache_new (gsize max_bytes)
     g_mutex_init (&shard->lock);
     shard->tiles = g_hash_table_new (tile_key_hash, tile_key_equal);
     g_queue_init (&shard->lru);
+    shard->seen = g_hash_table_new (tile_key_hash, tile_key_equal);
+    g_queue_init (&shard->seen_fifo);
   }
   cache->max_bytes = max_bytes;
   return cache;
@@ -184,6 +192,8 @@ wsi_tile_cache_free (WsiTileCache * cache)
   wsi_tile_cache_clear (cache);
   for (i = 0; i < WSI_TILE_CACHE_SHARDS; i++) {
     g_hash_table_destroy (cache->shards[i].tiles);
+    g_hash_table_destroy (cache->shards[i].seen);
+    g_queue_clear_full (&cache->shards[i].seen_fifo, g_free);
     g_mutex_clear (&cache->shards[i].lock);
   }
   g_free (cache);
@@ -224,6 +234,54 @@ wsi_tile_cache_lookup (WsiTileCache * cache, const WsiTileKey * key)
   if (tile != NULL) {
     shard_touch (shard, tile);
     g_atomic_int_inc (&tile->ref_count);
+  }
+  g_mutex_unlock (&shard->lock);
+
+  __atomic_fetch_add (tile ? &cache->hits : &cache->misses, 1,
+      __ATOMIC_RELAXED);
+  return tile;
+}
+
+/* Remembers @key as missed once; TRUE when it already was (and forgets
+ * it: the caller now caches the tile). Under the shard lock. */
+static gboolean
+shard_seen_before (Shard * shard, const WsiTileKey * key)
+{
+  GList *link = g_hash_table_lookup (shard->seen, key);
+  WsiTileKey *copy;
+
+  if (link != NULL) {
+    g_hash_table_remove (shard->seen, key);
+    g_free (link->data);
+    g_queue_delete_link (&shard->seen_fifo, link);
+    return TRUE;
+  }
+  if (g_queue_get_length (&shard->seen_fifo) >= SEEN_PER_SHARD) {
+    copy = g_queue_pop_head (&shard->seen_fifo);
+    g_hash_table_remove (shard->seen, copy);
+    g_free (copy);
+  }
+  copy = g_memdup2 (key, sizeof (*key));
+  g_queue_push_tail (&shard->seen_fifo, copy);
+  g_hash_table_insert (shard->seen, copy, shard->seen_fifo.tail);
+  return FALSE;
+}
+
+WsiTile *
+wsi_tile_cache_lookup_or_admit (WsiTileCache * cache, const WsiTileKey * key,
+    gboolean * admit)
+{
+  Shard *shard = shard_for (cache, key);
+  WsiTile *tile;
+
+  *admit = FALSE;
+  g_mutex_lock (&shard->lock);
+  tile = g_hash_table_lookup (shard->tiles, key);
+  if (tile != NULL) {
+    shard_touch (shard, tile);
+    g_atomic_int_inc (&tile->ref_count);
+  } else if (shard_budget (cache) > 0) {
+    *admit = shard_seen_before (shard, key);
   }
   g_mutex_unlock (&shard->lock);
 
@@ -315,6 +373,9 @@ wsi_tile_cache_clear (WsiTileCache * cache)
 
     g_mutex_lock (&shard->lock);
     evicted = shard_evict (shard, 0);
+    g_hash_table_remove_all (shard->seen);
+    g_queue_clear_full (&shard->seen_fifo, g_free);
+    g_queue_init (&shard->seen_fifo);
     g_mutex_unlock (&shard->lock);
     tile_chain_unref (evicted);
   }

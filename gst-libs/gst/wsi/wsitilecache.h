@@ -67,6 +67,16 @@ gsize wsi_tile_cache_get_max_bytes (WsiTileCache * cache);
 /* A reference to the cached tile, or NULL (counted as a miss). */
 WsiTile *wsi_tile_cache_lookup (WsiTileCache * cache, const WsiTileKey * key);
 
+/* Admission: a tile is worth decoding whole and keeping only when it is
+ * asked for again. Returns a reference to the cached tile (a hit), or NULL
+ * with *@admit set: FALSE the first time @key misses (decode only the part
+ * needed, keep nothing: random reads that never repeat never pay a whole
+ * tile), TRUE when it missed before, recently (decode it whole and
+ * insert it). The last SEEN_PER_SHARD missed keys of each shard are
+ * remembered. */
+WsiTile *wsi_tile_cache_lookup_or_admit (WsiTileCache * cache,
+    const WsiTileKey * key, gboolean * admit);
+
 /* Takes @argb (g_malloc'ed, width x height words) and returns a reference
  * to the tile now cached under @key (an equal tile inserted meanwhile by
  * another thread wins; @argb is then freed). With a zero budget the tile is

@@ -796,7 +796,9 @@ GST_START_TEST (test_cycle_with_patch_continues)
 
 GST_END_TEST;
 
-GST_START_TEST (test_eos_without_patch_warns)
+/* A finite run that plans nothing at all (only blank, tiny, mpp-less or
+ * rejected slides) is an error, not a quiet exit. */
+GST_START_TEST (test_eos_without_patch_errors)
 {
   GstBus *bus;
   GstHarness *h = sampler_new (&bus);
@@ -811,11 +813,11 @@ GST_START_TEST (test_eos_without_patch_warns)
   r = push_slide (h, &s, &n, NULL);
   fail_unless (r == NULL);
   fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
-  text = pop_message_text (bus, GST_MESSAGE_WARNING);
+  text = pop_message_text (bus, GST_MESSAGE_ERROR);
   fail_unless (text != NULL);
   fail_unless (strstr (text, "without a single patch") != NULL, "%s", text);
+  fail_unless (strstr (text, "rejected by tissuemask") != NULL, "%s", text);
   g_free (text);
-  fail_unless (gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR) == NULL);
   /* EOS still travels downstream */
   while ((event = gst_harness_try_pull_event (h))) {
     gboolean eos = GST_EVENT_TYPE (event) == GST_EVENT_EOS;
@@ -1308,7 +1310,7 @@ patchsampler_suite (void)
   tcase_add_test (tc, test_rejected_slide);
   tcase_add_test (tc, test_cycle_without_patch_errors);
   tcase_add_test (tc, test_cycle_with_patch_continues);
-  tcase_add_test (tc, test_eos_without_patch_warns);
+  tcase_add_test (tc, test_eos_without_patch_errors);
   tcase_add_test (tc, test_meta_offset_sequence_time);
   tcase_add_test (tc, test_caps_out);
   tcase_add_test (tc, test_state_cycles);
