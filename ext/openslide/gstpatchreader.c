@@ -287,6 +287,19 @@ pixel_format_for_video (GstVideoFormat format, WsiPixelFormat * pixel_format)
 
 /* ---- decoding (worker threads, no lock held) ---------------------------- */
 
+/* Tells the source upstream to stop visiting a slide we gave up. */
+static void
+report_given_up (GstPatchReader * self, SlideContext * ctx, guint index)
+{
+  gst_pad_push_event (self->sinkpad,
+      gst_event_new_custom (GST_EVENT_CUSTOM_UPSTREAM,
+          gst_structure_new (WSI_SLIDE_GIVEN_UP_EVENT,
+              "slide-index", G_TYPE_UINT, index,
+              "path", G_TYPE_STRING, ctx->path,
+              "reason", G_TYPE_STRING, GST_STR_NULL (ctx->give_up_reason),
+              NULL)));
+}
+
 /* Counts a failed read and gives the slide up after too many in a row.
  * Runs on the source task in stream order: the same patches fail and the
  * same slide is given up at the same patch whatever the thread timing. */
@@ -314,6 +327,7 @@ note_read_failure (GstPatchReader * self, SlideContext * ctx,
       && g_atomic_int_compare_and_exchange (&ctx->given_up, 0, 1)) {
     ctx->give_up_reason = g_strdup_printf ("given up after %d failed reads "
         "in a row (last: %s)", failures, error ? error->message : "?");
+    report_given_up (self, ctx, record->slide_index);
     GST_ELEMENT_WARNING (self, RESOURCE, READ,
         ("Giving up on slide \"%s\" after %d failed reads in a row; its "
             "remaining patches are dropped.", ctx->path, failures), (NULL));
@@ -546,6 +560,7 @@ reader_finish (gpointer data, GstBuffer * result, gpointer user_data)
         ctx->give_up_reason = g_strdup_printf ("could not be opened: %s",
             work->error ? work->error->message : "?");
         g_atomic_int_set (&ctx->given_up, 1);
+        report_given_up (self, ctx, work->record.slide_index);
         GST_ELEMENT_WARNING (self, RESOURCE, OPEN_READ,
             ("Could not open slide \"%s\"; its patches are dropped.",
                 ctx->path), ("%s", work->error ? work->error->message : ""));

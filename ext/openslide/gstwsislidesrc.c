@@ -163,6 +163,9 @@ struct _GstWsiSlideSrc
   guint cycles_completed;
   guint rank_slides_min;
   gboolean started;
+  /* Slides a reader downstream gave up (WSI_SLIDE_GIVEN_UP_EVENT), for the
+   * streaming thread to skip from now on: GstStructure copies. */
+  GPtrArray *given_up;
 
   /* Streaming state, set up in start() and used by the streaming thread. */
   WsiSlideSrcSettings run;
@@ -824,6 +827,58 @@ report_unreadable (GstWsiSlideSrc * self, WsiSlideEntry * entry,
           self->entries->len));
 }
 
+/* Slides that opened here but that a reader downstream gave up (damaged
+ * tiles, truncated while the stream ran): skipped from now on and counted
+ * as failed, like slides that do not open. */
+static void
+skip_given_up (GstWsiSlideSrc * self)
+{
+  GPtrArray *reports;
+  guint i, j;
+
+  g_mutex_lock (&self->lock);
+  reports = self->given_up;
+  self->given_up = g_ptr_array_new_with_free_func ((GDestroyNotify)
+      gst_structure_free);
+  g_mutex_unlock (&self->lock);
+
+  for (i = 0; i < reports->len; i++) {
+    const GstStructure *s = g_ptr_array_index (reports, i);
+    guint index = G_MAXUINT;
+    GError *error;
+
+    gst_structure_get_uint (s, "slide-index", &index);
+    for (j = 0; j < self->entries->len; j++) {
+      WsiSlideEntry *entry = g_ptr_array_index (self->entries, j);
+
+      if (entry->index != index || entry->failed)
+        continue;
+      error = g_error_new (WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_READ,
+          "the patch reader gave it up: %s",
+          GST_STR_NULL (gst_structure_get_string (s, "reason")));
+      report_unreadable (self, entry, error);
+      g_error_free (error);
+    }
+  }
+  g_ptr_array_unref (reports);
+}
+
+static gboolean
+gst_wsi_slide_src_event (GstBaseSrc * bsrc, GstEvent * event)
+{
+  GstWsiSlideSrc *self = GST_WSI_SLIDE_SRC (bsrc);
+
+  if (GST_EVENT_TYPE (event) == GST_EVENT_CUSTOM_UPSTREAM
+      && gst_event_has_name (event, WSI_SLIDE_GIVEN_UP_EVENT)) {
+    g_mutex_lock (&self->lock);
+    g_ptr_array_add (self->given_up,
+        gst_structure_copy (gst_event_get_structure (event)));
+    g_mutex_unlock (&self->lock);
+    return TRUE;
+  }
+  return GST_BASE_SRC_CLASS (parent_class)->event (bsrc, event);
+}
+
 static GstFlowReturn
 gst_wsi_slide_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
 {
@@ -836,6 +891,7 @@ gst_wsi_slide_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
 
     if (g_atomic_int_get (&self->flushing))
       return GST_FLOW_FLUSHING;
+    skip_given_up (self);
     if (self->failed_count == self->entries->len) {
       GST_ELEMENT_ERROR (self, RESOURCE, READ,
           ("None of the %u slides of rank %d in %s could be read.",
@@ -882,6 +938,9 @@ clear_streaming_state (GstWsiSlideSrc * self)
   g_clear_pointer (&self->visit_order, g_free);
   g_clear_pointer (&self->descriptions, g_hash_table_unref);
   g_clear_pointer (&self->run.location, g_free);
+  g_mutex_lock (&self->lock);
+  g_ptr_array_set_size (self->given_up, 0);
+  g_mutex_unlock (&self->lock);
 }
 
 static gboolean
@@ -1137,6 +1196,7 @@ gst_wsi_slide_src_finalize (GObject * object)
 
   clear_streaming_state (self);
   g_free (self->location);
+  g_ptr_array_unref (self->given_up);
   g_mutex_clear (&self->lock);
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
@@ -1236,6 +1296,7 @@ gst_wsi_slide_src_class_init (GstWsiSlideSrcClass * klass)
   basesrc_class->unlock_stop = gst_wsi_slide_src_unlock_stop;
   basesrc_class->is_seekable = gst_wsi_slide_src_is_seekable;
   basesrc_class->query = gst_wsi_slide_src_query;
+  basesrc_class->event = gst_wsi_slide_src_event;
   pushsrc_class->create = gst_wsi_slide_src_create;
 
   gst_type_mark_as_plugin_api (GST_TYPE_WSI_SLIDE_ORDER, 0);
@@ -1245,6 +1306,8 @@ static void
 gst_wsi_slide_src_init (GstWsiSlideSrc * self)
 {
   g_mutex_init (&self->lock);
+  self->given_up = g_ptr_array_new_with_free_func ((GDestroyNotify)
+      gst_structure_free);
   self->location = g_strdup (DEFAULT_LOCATION);
   self->rank = DEFAULT_RANK;
   self->world_size = DEFAULT_WORLD_SIZE;

@@ -820,6 +820,15 @@ patch_sampler_footprint (GstPatchSampler * self,
     tmpl->out_mpp = (gfloat) MAX (visit->mpp_x, 0.0);
   }
 
+  /* Finer than the scan: patches would be blown-up level-0 pixels. */
+  if (settings->target_mpp > 0.0 && footprint < settings->patch_size / 2.0
+      && patch_sampler_first_warning (self, visit->index))
+    GST_ELEMENT_WARNING (self, RESOURCE, SETTINGS,
+        ("target-mpp=%g is %.1f times finer than the resolution of slide "
+            "\"%s\" (%g um/px): its %u px patches are upsampled from %.0f "
+            "level-0 pixels.", settings->target_mpp,
+            visit->mpp_x / settings->target_mpp, visit->path, visit->mpp_x,
+            settings->patch_size, MAX (1.0, round (footprint))), (NULL));
   footprint = MAX (1.0, round (footprint));
   /* The footprint is whole level-0 pixels: report the resolution that the
    * rounding really gives (0.499 um/px slide, 0.5 target, 128 px patch:

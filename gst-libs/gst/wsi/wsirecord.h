@@ -62,6 +62,10 @@ G_BEGIN_DECLS
  *     planned patches.
  */
 #define WSI_PATCH_DROPPED_EVENT "wsi-patch-dropped"
+/* Custom upstream event from a reader that gave a slide up for the rest of
+ * the stream (fields slide-index uint, path string, reason string):
+ * wsislidesrc then skips it and counts it in slides-failed. */
+#define WSI_SLIDE_GIVEN_UP_EVENT "wsi-slide-given-up"
 #define WSI_DELIVERY_CHECK_EVENT "wsi-delivery-check"
 #define WSI_DELIVERY_ACK_EVENT "wsi-delivery-ack"
 #define WSI_DELIVERY_QUERY "wsi-delivery-accounting"

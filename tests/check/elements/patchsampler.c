@@ -1286,6 +1286,31 @@ GST_START_TEST (test_align_tile)
 
 GST_END_TEST;
 
+/* A target far finer than the scan warns that patches are upsampled. */
+GST_START_TEST (test_target_finer_than_scan_warns)
+{
+  GstBus *bus;
+  GstHarness *h = sampler_new (&bus);
+  TestSlide s;
+  WsiPatchRecord *r;
+  guint n;
+  gchar *text;
+
+  test_slide_init (&s);         /* 0.25 um/px */
+  g_object_set (h->element, "patch-size", 64, "target-mpp", 0.01, NULL);
+  gst_harness_play (h);
+  r = push_slide (h, &s, &n, NULL);
+  g_free (r);
+  text = pop_message_text (bus, GST_MESSAGE_WARNING);
+  fail_unless (text != NULL, "no warning");
+  fail_unless (strstr (text, "upsampled from 3 level-0 pixels") != NULL, "%s",
+      text);
+  g_free (text);
+  sampler_free (h, bus);
+}
+
+GST_END_TEST;
+
 static Suite *
 patchsampler_suite (void)
 {
@@ -1322,6 +1347,7 @@ patchsampler_suite (void)
   tcase_add_test (tc, test_rank_quota_shortfall_errors);
   tcase_add_test (tc, test_rank_quota_needs_rank_meta);
   tcase_add_test (tc, test_align_tile);
+  tcase_add_test (tc, test_target_finer_than_scan_warns);
   return s;
 }
 

@@ -21,6 +21,7 @@
 
 #include <glib/gstdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #define PATCH 64
 #define TILE 256
@@ -444,6 +445,83 @@ GST_START_TEST (test_rank_quota_counts_delivered)
 
 GST_END_TEST;
 
+/* A slide truncated while the stream runs: the reader gives it up, the
+ * source counts it in slides-failed and stops visiting it, and the stream
+ * goes on with the other slide. */
+GST_START_TEST (test_truncated_while_running)
+{
+  gchar *dir = g_build_filename (tmpdir, "truncated", NULL);
+  gchar *victim = g_build_filename (dir, "a-victim.tiff", NULL);
+  gchar *other = g_build_filename (dir, "b-other.tiff", NULL);
+  WsiTestSlideSpec spec;
+  GError *err = NULL;
+  GstElement *pipeline, *src, *sink;
+  gchar *desc;
+  guint pulled, failed = 0, from_victim_late = 0;
+
+  g_mkdir_with_parents (dir, 0755);
+  wsi_test_slide_spec_init (&spec);
+  spec.width = 4096;
+  spec.height = 3072;
+  spec.levels = 3;
+  fail_unless (wsi_test_slide_write (victim, &spec, &err));
+  spec.seed = 2;
+  fail_unless (wsi_test_slide_write (other, &spec, &err));
+
+  desc = g_strdup_printf ("wsislidesrc name=src location=\"%s\" "
+      "cycle=true ! tissuemask method=none ! queue ! patchsampler "
+      "patch-size=64 patches-per-slide=16 min-tissue=0 ! patchinterleave "
+      "pool-size=2 ! patchreader max-open-slides=1 ! queue "
+      "max-size-buffers=8 ! patchbatch batch-size=8 ! appsink name=sink "
+      "sync=false max-buffers=2", dir);
+  pipeline = gst_parse_launch (desc, NULL);
+  src = gst_bin_get_by_name (GST_BIN (pipeline), "src");
+  sink = gst_bin_get_by_name (GST_BIN (pipeline), "sink");
+  gst_element_set_state (pipeline, GST_STATE_PLAYING);
+  for (pulled = 0; pulled < 400 && failed == 0; pulled++) {
+    GstSample *sample = gst_app_sink_try_pull_sample (GST_APP_SINK (sink),
+        5 * GST_SECOND);
+
+    fail_unless (sample != NULL, "the stream stopped after %u batches",
+        pulled);
+    gst_sample_unref (sample);
+    if (pulled == 4)
+      fail_unless (truncate (victim, 4096) == 0);
+    g_object_get (src, "slides-failed", &failed, NULL);
+  }
+  fail_unless_equals_int (failed, 1);
+  /* The stream goes on, from the other slide only once the queues ran
+   * dry of the victim's already-read patches. */
+  for (pulled = 0; pulled < 40; pulled++) {
+    GstSample *sample = gst_app_sink_try_pull_sample (GST_APP_SINK (sink),
+        5 * GST_SECOND);
+    GstStructure *meta;
+    guint n, i;
+
+    fail_unless (sample != NULL);
+    meta = wsi_patch_meta_get (gst_sample_get_buffer (sample));
+    wsi_patch_meta_records (meta, &n);
+    for (i = 0; i < n && pulled >= 20; i++)
+      from_victim_late += strstr (wsi_patch_meta_string (meta, "paths", i),
+          "victim") != NULL;
+    gst_sample_unref (sample);
+  }
+  fail_unless_equals_int (from_victim_late, 0);
+  g_object_get (src, "slides-failed", &failed, NULL);
+  fail_unless_equals_int (failed, 1);
+
+  gst_element_set_state (pipeline, GST_STATE_NULL);
+  gst_object_unref (src);
+  gst_object_unref (sink);
+  gst_object_unref (pipeline);
+  g_free (desc);
+  g_free (victim);
+  g_free (other);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
 static Suite *
 faults_suite (void)
 {
@@ -460,6 +538,7 @@ faults_suite (void)
   tcase_add_test (tc, test_latin1_file_names);
   tcase_add_test (tc, test_cycle_without_delivery_errors);
   tcase_add_test (tc, test_rank_quota_counts_delivered);
+  tcase_add_test (tc, test_truncated_while_running);
   return s;
 }
 
