@@ -10,6 +10,7 @@ import atexit
 import os
 import threading
 import time
+import warnings
 import weakref
 
 import numpy as np
@@ -102,7 +103,7 @@ class _MappedBuffer:
 
     __slots__ = ("__array_interface__", "__weakref__")
 
-    def __init__(self, buffer):
+    def __init__(self, buffer, owner_set=None):
         info = buffer.map(Gst.MapFlags.READ)
         if not info.__parent__:
             raise PipelineError("cannot map a batch buffer for reading")
@@ -112,9 +113,11 @@ class _MappedBuffer:
             np.frombuffer(info.data, np.uint8).__array_interface__)
         weakref.finalize(self, buffer.unmap, info)
         _live.add(self)
+        if owner_set is not None:
+            owner_set.add(self)
 
 
-def _pixels(sample, copy):
+def _pixels(sample, copy, owner_set=None):
     """(N, H, W, C) uint8 numpy array of a batch sample."""
     caps = sample.get_caps().get_structure(0)
     width = caps.get_value("width")
@@ -126,7 +129,7 @@ def _pixels(sample, copy):
         with buffer.map(Gst.MapFlags.READ) as info:
             flat = np.frombuffer(info.data, np.uint8).copy()
     else:
-        flat = np.asarray(_MappedBuffer(buffer))
+        flat = np.asarray(_MappedBuffer(buffer, owner_set))
     row = width * channels
     if flat.size != height * row:
         raise PipelineError(
@@ -280,8 +283,41 @@ class BatchStream:
         self.patches = 0
         self.wait_ns = 0          # time spent blocked waiting for a batch
         self._state = "ready"     # ready -> playing -> closed
+        self._held = weakref.WeakSet()    # zero-copy batches still alive
+        self._max_held = self._max_zero_copy()
+        self._warned_held = False
 
     # -- setup helpers --
+
+    def _max_zero_copy(self):
+        """How many zero-copy batches the caller may hold before the bounded
+        pool of patchbatch runs dry: max-batches, less what the appsink queue
+        and patchbatch's batch in progress take. None when unbounded."""
+        batchers = _elements_of(self._pipeline, "patchbatch")
+        if not batchers or batchers[0].find_property("max-batches") is None:
+            return None
+        max_batches = batchers[0].get_property("max-batches")
+        if max_batches == 0:
+            return None
+        queued = self._sink.get_property("max-buffers") or max_batches
+        return max(1, max_batches - queued - 1)
+
+    def _must_copy(self):
+        """Copy this batch when the caller holds so many zero-copy batches
+        that patchbatch's bounded pool (max-batches) would run dry and the
+        stream would stall waiting for one to come back."""
+        if self.copy:
+            return True
+        if self._max_held is None or len(self._held) < self._max_held:
+            return False
+        if not self._warned_held:
+            self._warned_held = True
+            warnings.warn(
+                f"{len(self._held)} batches of this stream are still alive: "
+                f"patchbatch keeps at most max-batches of them, so further "
+                f"batches are copied (drop references to old batches, or pass "
+                f"copy=True)", RuntimeWarning, stacklevel=3)
+        return True
 
     def _batch_size(self):
         batchers = _elements_of(self._pipeline, "patchbatch")
@@ -359,7 +395,7 @@ class BatchStream:
             return None
         buffer = sample.get_buffer()
         records, paths, labels = _metadata(buffer)
-        images = _pixels(sample, self.copy)
+        images = _pixels(sample, self._must_copy(), self._held)
         if self._torch is not None:
             images = _as_tensor(self._torch, images)
         batch = Batch(images, records, paths, labels,

@@ -1,5 +1,6 @@
 """gstwsi.BatchStream: pixels, metadata, errors, shutdown, zero-copy safety."""
 import gc
+import os
 import subprocess
 import threading
 
@@ -210,3 +211,35 @@ def test_sigint_stops_the_pipeline(slides, example_env):
             proc.kill()
     assert proc.returncode == 0
     assert out.strip().splitlines()[-1] == "interrupted null"
+
+
+def test_holding_every_batch_does_not_stall(slides):
+    """list(stream) keeps every zero-copy batch alive: past what patchbatch's
+    bounded pool allows, batches are copied (with a warning) instead of the
+    stream waiting for the caller to release one."""
+    description = finite(slides, patches_per_slide=32)   # 20 batches > 8
+    with pytest.warns(RuntimeWarning, match="batches are copied"):
+        with gstwsi.BatchStream(description, torch=False, timeout=30) as stream:
+            batches = list(stream)
+    assert len(batches) == 5 * 32 // BATCH
+    assert all(b.images.std() > 0 for b in batches)
+
+
+def test_latin1_file_names(tmp_root, slides):
+    """A slide named in Latin-1 streams; a broken one with such a name is
+    skipped with a warning Python can read (escaped, UTF-8)."""
+    folder = tmp_root / "latin1"
+    folder.mkdir(exist_ok=True)
+    source = sorted(slides.iterdir())[0]
+    good = os.path.join(os.fsencode(folder), b"caf\xe9" + os.fsencode(source.suffix))
+    with open(source, "rb") as src, open(good, "wb") as dst:
+        dst.write(src.read())
+    with open(os.path.join(os.fsencode(folder), b"d\xe9fectueux.svs"), "wb") as f:
+        f.write(os.urandom(4096))
+    description = finite(folder)
+    with gstwsi.BatchStream(description, torch=False) as stream:
+        batches = list(stream)
+        warnings_seen = list(stream.warnings)
+    assert len(batches) == PER_SLIDE // BATCH
+    assert all(p.endswith("caf\\xE9" + source.suffix) for b in batches for p in b.paths)
+    assert any("d\\xE9fectueux.svs" in w for w in map(str, warnings_seen))
