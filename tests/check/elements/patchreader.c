@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "wsitestslide.h"
+#include "wsitestutil.h"
 
 #define PATCH 64
 
@@ -40,8 +41,6 @@ static gchar *
 make_slide (const gchar * name, guint32 seed)
 {
   WsiTestSlideSpec spec;
-  GError *error = NULL;
-  gchar *path = test_path (name);
 
   wsi_test_slide_spec_init (&spec);
   spec.width = 1024;
@@ -50,9 +49,7 @@ make_slide (const gchar * name, guint32 seed)
   spec.level_step = 2;
   spec.seed = seed;
   spec.tissue_blobs = 4;
-  fail_unless (wsi_test_slide_write (path, &spec, &error), "%s",
-      error ? error->message : "?");
-  return path;
+  return wsi_test_write_slide (WSI_TEST_TMPDIR, name, &spec);
 }
 
 static gchar *
@@ -274,15 +271,6 @@ patch_record (GstBuffer * buf, const gchar ** path, const gchar ** label)
   return records[0];
 }
 
-static guint64
-uint64_property (GstElement * element, const gchar * name)
-{
-  guint64 value = 0;
-
-  g_object_get (element, name, &value, NULL);
-  return value;
-}
-
 /* Warnings the element posted, joined into one string. */
 static gchar *
 pop_warnings (GstBus * bus, guint * count)
@@ -349,7 +337,7 @@ GST_START_TEST (test_native_pixels_match_openslide)
     g_free (pixels);
     g_free (ref);
   }
-  fail_unless_equals_uint64 (uint64_property (h->element, "patches-read"),
+  fail_unless_equals_uint64 (wsi_test_get_u64 (h->element, "patches-read"),
       G_N_ELEMENTS (pos));
 
   g_list_free_full (out, (GDestroyNotify) gst_buffer_unref);
@@ -669,11 +657,11 @@ GST_START_TEST (test_damaged_slide_dropped_with_warning)
   for (l = out, expected = 6; l; l = l->next, expected++)
     fail_unless_equals_uint64 (GST_BUFFER_OFFSET (l->data), expected);
   /* max-read-failures = 3: three failed reads, then the slide is given up */
-  fail_unless_equals_uint64 (uint64_property (h->element, "patches-failed"),
+  fail_unless_equals_uint64 (wsi_test_get_u64 (h->element, "patches-failed"),
       3);
-  fail_unless_equals_uint64 (uint64_property (h->element, "patches-skipped"),
+  fail_unless_equals_uint64 (wsi_test_get_u64 (h->element, "patches-skipped"),
       3);
-  fail_unless_equals_uint64 (uint64_property (h->element, "patches-read"), 4);
+  fail_unless_equals_uint64 (wsi_test_get_u64 (h->element, "patches-read"), 4);
 
   warnings = pop_warnings (bus, &n_warnings);
   fail_unless_equals_int (n_warnings, 4);
@@ -716,7 +704,7 @@ GST_START_TEST (test_missing_slide_skipped)
 
   fail_unless_equals_int (g_list_length (out), 1);
   fail_unless_equals_uint64 (GST_BUFFER_OFFSET (out->data), 2);
-  fail_unless_equals_uint64 (uint64_property (h->element, "patches-skipped"),
+  fail_unless_equals_uint64 (wsi_test_get_u64 (h->element, "patches-skipped"),
       2);
   warnings = pop_warnings (bus, &n_warnings);
   fail_unless_equals_int (n_warnings, 1);
@@ -793,7 +781,7 @@ GST_START_TEST (test_eos_after_every_patch)
   out = finish_and_collect (h);
   fail_unless_equals_int (g_list_length (out), 60);
   fail_unless (gst_harness_try_pull (h) == NULL);
-  fail_unless_equals_uint64 (uint64_property (h->element, "patches-read"), 60);
+  fail_unless_equals_uint64 (wsi_test_get_u64 (h->element, "patches-read"), 60);
 
   g_list_free_full (out, (GDestroyNotify) gst_buffer_unref);
   gst_harness_teardown (h);
@@ -820,7 +808,6 @@ GST_START_TEST (test_state_cycles)
 
   for (cycle = 0; cycle < 4; cycle++) {
     WsiPatchRecord r[20];
-    GstMessage *msg;
 
     fail_unless (gst_element_set_state (pipeline, GST_STATE_PLAYING) !=
         GST_STATE_CHANGE_FAILURE);
@@ -831,11 +818,8 @@ GST_START_TEST (test_state_cycles)
     if (cycle % 2 == 0) {
       /* a full stream */
       gst_app_src_end_of_stream (GST_APP_SRC (src));
-      msg = gst_bus_timed_pop_filtered (bus, 60 * GST_SECOND,
-          GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
-      fail_unless (msg != NULL && GST_MESSAGE_TYPE (msg) == GST_MESSAGE_EOS);
-      gst_message_unref (msg);
-      fail_unless_equals_uint64 (uint64_property (reader, "patches-read"),
+      wsi_test_wait_eos (pipeline, 60 * GST_SECOND);
+      fail_unless_equals_uint64 (wsi_test_get_u64 (reader, "patches-read"),
           20);
     }
     /* odd cycles stop with patches possibly still in flight */

@@ -18,6 +18,8 @@
 #include <gst/check/gstharness.h>
 #include <gst/wsi/wsirecord.h>
 
+#include "wsitestutil.h"
+
 /* A test slide: level-0 size, resolution, and a mask of MASK_SCALE
  * level-0 pixels per mask pixel whose tissue is the rectangle
  * [tx0, tx1) x [ty0, ty1) in mask pixels (empty rectangle: blank). */
@@ -185,34 +187,6 @@ push_slide (GstHarness * h, const TestSlide * s, guint * n, GstBuffer ** out)
   return records;
 }
 
-static gchar *
-pop_message_text (GstBus * bus, GstMessageType type)
-{
-  GstMessage *msg = gst_bus_pop_filtered (bus, type);
-  GError *err = NULL;
-  gchar *text;
-
-  if (msg == NULL)
-    return NULL;
-  if (type == GST_MESSAGE_ERROR)
-    gst_message_parse_error (msg, &err, NULL);
-  else
-    gst_message_parse_warning (msg, &err, NULL);
-  text = g_strdup (err->message);
-  g_error_free (err);
-  gst_message_unref (msg);
-  return text;
-}
-
-static guint64
-get_u64 (GstHarness * h, const gchar * name)
-{
-  guint64 v;
-
-  g_object_get (h->element, name, &v, NULL);
-  return v;
-}
-
 /* Checks what every record must satisfy for @s. */
 static void
 check_records (const TestSlide * s, const WsiPatchRecord * r, guint n,
@@ -257,9 +231,9 @@ GST_START_TEST (test_random_count_and_bounds)
     fail_unless_equals_uint64 (r[i].sequence, i);
     fail_unless_equals_float (r[i].out_mpp, 0.25f);
   }
-  fail_unless_equals_uint64 (get_u64 (h, "patches-planned"), 60);
-  fail_unless_equals_uint64 (get_u64 (h, "slides-sampled"), 1);
-  fail_unless_equals_uint64 (get_u64 (h, "slides-skipped"), 0);
+  fail_unless_equals_uint64 (wsi_test_get_u64 (h->element, "patches-planned"), 60);
+  fail_unless_equals_uint64 (wsi_test_get_u64 (h->element, "slides-sampled"), 1);
+  fail_unless_equals_uint64 (wsi_test_get_u64 (h->element, "slides-skipped"), 0);
   g_free (r);
   gst_harness_teardown (h);
 }
@@ -516,12 +490,12 @@ GST_START_TEST (test_level_mode)
   g_object_set (h->element, "level", 3, NULL);
   r = push_slide (h, &s, &n, NULL);
   fail_unless (r == NULL);
-  text = pop_message_text (bus, GST_MESSAGE_WARNING);
+  text = wsi_test_pop_message_text (bus, GST_MESSAGE_WARNING);
   fail_unless (text != NULL);
   fail_unless (strstr (text, s.path) != NULL, "%s", text);
   fail_unless (strstr (text, "level") != NULL, "%s", text);
   g_free (text);
-  fail_unless_equals_uint64 (get_u64 (h, "slides-skipped"), 1);
+  fail_unless_equals_uint64 (wsi_test_get_u64 (h->element, "slides-skipped"), 1);
 
   sampler_free (h, bus);
 }
@@ -665,13 +639,13 @@ GST_START_TEST (test_tiny_slide)
   s.height = 200;
   r = push_slide (h, &s, &n, NULL);
   fail_unless (r == NULL);
-  text = pop_message_text (bus, GST_MESSAGE_WARNING);
+  text = wsi_test_pop_message_text (bus, GST_MESSAGE_WARNING);
   fail_unless (text != NULL);
   fail_unless (strstr (text, "tiny.tiff") != NULL, "%s", text);
   fail_unless (strstr (text, "smaller than one patch") != NULL, "%s", text);
   g_free (text);
-  fail_unless_equals_uint64 (get_u64 (h, "slides-skipped"), 1);
-  fail_unless_equals_uint64 (get_u64 (h, "slides-sampled"), 0);
+  fail_unless_equals_uint64 (wsi_test_get_u64 (h->element, "slides-skipped"), 1);
+  fail_unless_equals_uint64 (wsi_test_get_u64 (h->element, "slides-sampled"), 0);
   sampler_free (h, bus);
 }
 
@@ -692,7 +666,7 @@ GST_START_TEST (test_unknown_mpp)
   g_object_set (h->element, "target-mpp", 0.5, NULL);
   r = push_slide (h, &s, &n, NULL);
   fail_unless (r == NULL);
-  text = pop_message_text (bus, GST_MESSAGE_WARNING);
+  text = wsi_test_pop_message_text (bus, GST_MESSAGE_WARNING);
   fail_unless (text != NULL);
   fail_unless (strstr (text, "nompp.tiff") != NULL, "%s", text);
   fail_unless (strstr (text, "default-mpp") != NULL, "%s", text);
@@ -722,7 +696,7 @@ GST_START_TEST (test_rejected_slide)
   r = push_slide (h, &s, &n, NULL);
   fail_unless (r == NULL);
   fail_unless (gst_bus_pop_filtered (bus, GST_MESSAGE_WARNING) == NULL);
-  fail_unless_equals_uint64 (get_u64 (h, "slides-skipped"), 1);
+  fail_unless_equals_uint64 (wsi_test_get_u64 (h->element, "slides-skipped"), 1);
 
   /* the next, accepted slide is sampled normally */
   s.rejected = FALSE;
@@ -760,7 +734,7 @@ GST_START_TEST (test_cycle_without_patch_errors)
   s.rejected = FALSE;
   fail_unless_equals_int (gst_harness_push (h, test_slide_buffer (&s, 2)),
       GST_FLOW_ERROR);
-  text = pop_message_text (bus, GST_MESSAGE_ERROR);
+  text = wsi_test_pop_message_text (bus, GST_MESSAGE_ERROR);
   fail_unless (text != NULL);
   fail_unless (strstr (text, "whole pass") != NULL, "%s", text);
   g_free (text);
@@ -813,7 +787,7 @@ GST_START_TEST (test_eos_without_patch_errors)
   r = push_slide (h, &s, &n, NULL);
   fail_unless (r == NULL);
   fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
-  text = pop_message_text (bus, GST_MESSAGE_ERROR);
+  text = wsi_test_pop_message_text (bus, GST_MESSAGE_ERROR);
   fail_unless (text != NULL);
   fail_unless (strstr (text, "without a single patch") != NULL, "%s", text);
   fail_unless (strstr (text, "rejected by tissuemask") != NULL, "%s", text);
@@ -912,10 +886,7 @@ GST_END_TEST;
 GST_START_TEST (test_state_cycles)
 {
   GstElement *pipeline, *src, *sampler, *sink;
-  GstBus *bus;
-  GstMessage *msg;
   guint i;
-  guint64 planned;
 
   for (i = 0; i < 3; i++) {
     pipeline = gst_parse_launch ("appsrc name=src format=buffers "
@@ -941,14 +912,9 @@ GST_START_TEST (test_state_cycles)
         g_signal_emit_by_name (src, "push-buffer", slide, &ret);
         gst_buffer_unref (slide);
         g_signal_emit_by_name (src, "end-of-stream", &ret);
-        bus = gst_element_get_bus (pipeline);
-        msg = gst_bus_timed_pop_filtered (bus, GST_CLOCK_TIME_NONE,
-            GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
-        fail_unless_equals_int (GST_MESSAGE_TYPE (msg), GST_MESSAGE_EOS);
-        gst_message_unref (msg);
-        gst_object_unref (bus);
-        g_object_get (sampler, "patches-planned", &planned, NULL);
-        fail_unless_equals_uint64 (planned, 5);
+        wsi_test_wait_eos (pipeline, GST_CLOCK_TIME_NONE);
+        fail_unless_equals_uint64 (wsi_test_get_u64 (sampler,
+                "patches-planned"), 5);
         fail_unless_equals_int (gst_element_set_state (pipeline,
                 GST_STATE_NULL), GST_STATE_CHANGE_SUCCESS);
       }
@@ -1016,7 +982,7 @@ GST_START_TEST (test_random_unlimited_warns)
   r = push_slide (h, &s, &n, NULL);
   fail_unless_equals_int (n, 100);
   g_free (r);
-  text = pop_message_text (bus, GST_MESSAGE_WARNING);
+  text = wsi_test_pop_message_text (bus, GST_MESSAGE_WARNING);
   fail_unless (text != NULL);
   fail_unless (strstr (text, "patches-per-slide") != NULL, "%s", text);
   g_free (text);
@@ -1099,15 +1065,6 @@ count_eos_events (GstHarness * h)
   return n;
 }
 
-static gint64
-get_i64 (GstHarness * h, const gchar * name)
-{
-  gint64 v;
-
-  g_object_get (h->element, name, &v, NULL);
-  return v;
-}
-
 GST_START_TEST (test_max_patches_truncates_and_stops)
 {
   GstBus *bus;
@@ -1117,7 +1074,7 @@ GST_START_TEST (test_max_patches_truncates_and_stops)
 
   g_object_set (h->element, "max-patches", (gint64) 250,
       "patches-per-slide", 100, NULL);
-  fail_unless_equals_int64 (get_i64 (h, "quota"), -1);
+  fail_unless_equals_int64 (wsi_test_get_i64 (h->element, "quota"), -1);
   test_slide_init (&s);
   for (i = 0; i < 2; i++) {
     s.index = i;
@@ -1125,7 +1082,7 @@ GST_START_TEST (test_max_patches_truncates_and_stops)
         GST_FLOW_OK);
     fail_unless_equals_int (pull_record_count (h), 100);
   }
-  fail_unless_equals_int64 (get_i64 (h, "quota"), 250);
+  fail_unless_equals_int64 (wsi_test_get_i64 (h->element, "quota"), 250);
   fail_unless_equals_int (count_eos_events (h), 0);
 
   /* the third slide's plan is cut to the 50 left, then the stream ends */
@@ -1134,7 +1091,7 @@ GST_START_TEST (test_max_patches_truncates_and_stops)
       GST_FLOW_EOS);
   fail_unless_equals_int (pull_record_count (h), 50);
   fail_unless_equals_int (count_eos_events (h), 1);
-  fail_unless_equals_uint64 (get_u64 (h, "patches-planned"), 250);
+  fail_unless_equals_uint64 (wsi_test_get_u64 (h->element, "patches-planned"), 250);
 
   /* later slides are refused, and upstream's own EOS is not sent twice */
   s.index = 3;
@@ -1160,7 +1117,7 @@ GST_START_TEST (test_rank_quota_from_meta)
   /* quota = rank-slides-min (2) x patches-per-slide (30) */
   fail_unless_equals_int (gst_harness_push (h, ranked_slide_buffer (&s, 1,
               2)), GST_FLOW_OK);
-  fail_unless_equals_int64 (get_i64 (h, "quota"), 60);
+  fail_unless_equals_int64 (wsi_test_get_i64 (h->element, "quota"), 60);
   fail_unless_equals_int (pull_record_count (h), 30);
   s.cycle = 1;                  /* a revisit fills the rest */
   fail_unless_equals_int (gst_harness_push (h, ranked_slide_buffer (&s, 1,
@@ -1176,7 +1133,7 @@ GST_START_TEST (test_rank_quota_from_meta)
   s.cycle = 0;
   fail_unless_equals_int (gst_harness_push (h, ranked_slide_buffer (&s, 1,
               2)), GST_FLOW_OK);
-  fail_unless_equals_int64 (get_i64 (h, "quota"), 45);
+  fail_unless_equals_int64 (wsi_test_get_i64 (h->element, "quota"), 45);
   fail_unless_equals_int (pull_record_count (h), 30);
   fail_unless_equals_int (gst_harness_push (h, ranked_slide_buffer (&s, 1,
               2)), GST_FLOW_EOS);
@@ -1201,7 +1158,7 @@ GST_START_TEST (test_rank_quota_shortfall_errors)
   fail_unless_equals_int (pull_record_count (h), 30);
   /* the source ends (cycle=false) before 3 x 30 patches */
   gst_harness_push_event (h, gst_event_new_eos ());
-  text = pop_message_text (bus, GST_MESSAGE_ERROR);
+  text = wsi_test_pop_message_text (bus, GST_MESSAGE_ERROR);
   fail_unless (text != NULL);
   fail_unless (strstr (text, "rank 1 delivered only 30 of its quota of 90 "
           "patches") != NULL, "%s", text);
@@ -1223,7 +1180,7 @@ GST_START_TEST (test_rank_quota_needs_rank_meta)
   test_slide_init (&s);
   fail_unless_equals_int (gst_harness_push (h, test_slide_buffer (&s, 0)),
       GST_FLOW_ERROR);
-  text = pop_message_text (bus, GST_MESSAGE_ERROR);
+  text = wsi_test_pop_message_text (bus, GST_MESSAGE_ERROR);
   fail_unless (text != NULL && strstr (text, "rank-slides-min") != NULL,
       "%s", GST_STR_NULL (text));
   g_free (text);
@@ -1301,7 +1258,7 @@ GST_START_TEST (test_target_finer_than_scan_warns)
   gst_harness_play (h);
   r = push_slide (h, &s, &n, NULL);
   g_free (r);
-  text = pop_message_text (bus, GST_MESSAGE_WARNING);
+  text = wsi_test_pop_message_text (bus, GST_MESSAGE_WARNING);
   fail_unless (text != NULL, "no warning");
   fail_unless (strstr (text, "upsampled from 3 level-0 pixels") != NULL, "%s",
       text);

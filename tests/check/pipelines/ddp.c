@@ -14,6 +14,7 @@
 
 #include "wsipipeline.h"
 #include "wsitestslide.h"
+#include "wsitestutil.h"
 
 #include <glib/gstdio.h>
 #include <string.h>
@@ -21,24 +22,11 @@
 #define PATCH 32
 #define PER_SLIDE 6
 
-static gchar *tmpdir;
-
-static gchar *
-make_dir (const gchar * name)
-{
-  gchar *dir = g_build_filename (tmpdir, name, NULL);
-
-  g_mkdir_with_parents (dir, 0755);
-  return dir;
-}
-
 static void
 write_slide (const gchar * dir, const gchar * name, guint32 seed,
     guint blobs)
 {
-  gchar *path = g_build_filename (dir, name, NULL);
   WsiTestSlideSpec spec;
-  GError *err = NULL;
 
   wsi_test_slide_spec_init (&spec);
   spec.width = 1024;
@@ -48,20 +36,7 @@ write_slide (const gchar * dir, const gchar * name, guint32 seed,
   spec.level_step = 2;
   spec.tissue_blobs = blobs;
   spec.seed = seed;
-  fail_unless (wsi_test_slide_write (path, &spec, &err), "%s",
-      err ? err->message : "");
-  g_free (path);
-}
-
-static void
-write_garbage (const gchar * dir, const gchar * name)
-{
-  gchar *path = g_build_filename (dir, name, NULL);
-  GError *err = NULL;
-
-  fail_unless (wsi_test_slide_write_garbage (path, 4096, 9, &err), "%s",
-      err ? err->message : "");
-  g_free (path);
+  g_free (wsi_test_write_slide (dir, name, &spec));
 }
 
 /* Five slides for two ranks (sorted: rank 0 gets 0, 2, 4; rank 1 gets 1,
@@ -71,12 +46,12 @@ write_garbage (const gchar * dir, const gchar * name)
 static gchar *
 write_ddp_collection (const gchar * name)
 {
-  gchar *dir = make_dir (name);
+  gchar *dir = wsi_test_make_dir (WSI_TEST_TMPDIR, name);
 
   write_slide (dir, "s0.tiff", 11, 3);
   write_slide (dir, "s1.tiff", 12, 3);
   write_slide (dir, "s2.tiff", 13, 0);
-  write_garbage (dir, "s3.svs");
+  g_free (wsi_test_write_garbage (dir, "s3.svs", 4096, 9));
   write_slide (dir, "s4.tiff", 14, 3);
   return dir;
 }
@@ -195,7 +170,7 @@ GST_END_TEST;
 /* A rank whose slides never give a patch ends with an error, not a hang. */
 GST_START_TEST (test_rank_quota_hopeless_rank_errors)
 {
-  gchar *dir = make_dir ("hopeless");
+  gchar *dir = wsi_test_make_dir (WSI_TEST_TMPDIR, "hopeless");
   WsiRun *r;
 
   write_slide (dir, "blank.tiff", 5, 0);
@@ -238,7 +213,7 @@ records_equal (const WsiPatchRecord * a, const WsiPatchRecord * b)
 
 GST_START_TEST (test_resume_from_batch)
 {
-  gchar *dir = make_dir ("resume");
+  gchar *dir = wsi_test_make_dir (WSI_TEST_TMPDIR, "resume");
   gchar *skip = g_strdup_printf ("pool-size=2 patches-per-visit=2 "
       "skip-patches=%d", RESUME_AT * BATCH);
   WsiRun *full, *resumed;
@@ -298,9 +273,6 @@ ddp_suite (void)
 {
   Suite *s = suite_create ("pipelines_ddp");
   TCase *tc = tcase_create ("general");
-
-  tmpdir = g_strdup (WSI_TEST_TMPDIR);
-  g_mkdir_with_parents (tmpdir, 0755);
 
   tcase_set_timeout (tc, 300);
   suite_add_tcase (s, tc);

@@ -13,22 +13,12 @@
 
 #include "wsipipeline.h"
 #include "wsitestslide.h"
+#include "wsitestutil.h"
 
 #include <glib/gstdio.h>
 #include <string.h>
 
 #define PATCH 64
-
-static gchar *tmpdir;
-
-/* A fresh directory for one test's slides. */
-static gchar *
-make_dir (const gchar * name)
-{
-  gchar *dir = g_build_filename (tmpdir, name, NULL);
-  g_mkdir_with_parents (dir, 0755);
-  return dir;
-}
 
 static void
 default_spec (WsiTestSlideSpec * spec, guint32 seed)
@@ -42,18 +32,6 @@ default_spec (WsiTestSlideSpec * spec, guint32 seed)
   spec->mpp = 0.25;
   spec->tissue_blobs = 3;
   spec->seed = seed;
-}
-
-static gchar *
-write_slide (const gchar * dir, const gchar * name, const WsiTestSlideSpec *
-    spec)
-{
-  gchar *path = g_build_filename (dir, name, NULL);
-  GError *err = NULL;
-
-  fail_unless (wsi_test_slide_write (path, spec, &err), "%s",
-      err ? err->message : "");
-  return path;
 }
 
 /* Writes @n good slides (alternating generic and Aperio layout). */
@@ -72,7 +50,7 @@ write_good_slides (const gchar * dir, guint n, WsiTestSlideSpec * specs)
       specs[i].level_step = 4;
     g_snprintf (name, sizeof (name), "slide%02u.%s", i,
         (i % 2) ? "svs" : "tiff");
-    g_free (write_slide (dir, name, &specs[i]));
+    g_free (wsi_test_write_slide (dir, name, &specs[i]));
   }
 }
 
@@ -117,7 +95,7 @@ spec_for_path (const gchar * path, WsiTestSlideSpec * specs, guint n)
 
 GST_START_TEST (test_stream_counts_bounds_and_tissue)
 {
-  gchar *dir = make_dir ("counts");
+  gchar *dir = wsi_test_make_dir (WSI_TEST_TMPDIR, "counts");
   WsiTestSlideSpec specs[3];
   WsiRun *r;
   guint i;
@@ -169,7 +147,7 @@ GST_END_TEST;
  * of reader threads. */
 GST_START_TEST (test_deterministic_across_threads)
 {
-  gchar *dir = make_dir ("determinism");
+  gchar *dir = wsi_test_make_dir (WSI_TEST_TMPDIR, "determinism");
   WsiTestSlideSpec specs[4];
   WsiRun *one, *three, *other_seed;
   guint i;
@@ -226,7 +204,7 @@ GST_END_TEST;
  * always patch-size. */
 GST_START_TEST (test_target_mpp_read_sizes)
 {
-  gchar *dir = make_dir ("mpp");
+  gchar *dir = wsi_test_make_dir (WSI_TEST_TMPDIR, "mpp");
   WsiTestSlideSpec spec;
   gchar *path;
   WsiRun *r;
@@ -236,7 +214,7 @@ GST_START_TEST (test_target_mpp_read_sizes)
   spec.width = 3072;
   spec.height = 2048;
   spec.tissue_blobs = 6;        /* mpp 0.25, levels 1, 2, 4 */
-  path = write_slide (dir, "slide00.tiff", &spec);
+  path = wsi_test_write_slide (dir, "slide00.tiff", &spec);
 
   /* 0.5 um/px = 2x: level 1 read at 64 px, no resampling. */
   r = run (path, "", "patches-per-slide=10 target-mpp=0.5 min-tissue=0.1",
@@ -272,7 +250,7 @@ GST_END_TEST;
 /* Ranks read disjoint slides that together are the whole collection. */
 GST_START_TEST (test_rank_partition)
 {
-  gchar *dir = make_dir ("ranks");
+  gchar *dir = wsi_test_make_dir (WSI_TEST_TMPDIR, "ranks");
   WsiTestSlideSpec specs[5];
   GHashTable *seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
       NULL);
@@ -319,19 +297,18 @@ GST_END_TEST;
  * good slides still stream. */
 GST_START_TEST (test_bad_files_skipped_and_counted)
 {
-  gchar *dir = make_dir ("bad");
+  gchar *dir = wsi_test_make_dir (WSI_TEST_TMPDIR, "bad");
   WsiTestSlideSpec specs[2], spec;
-  gchar *garbage = g_build_filename (dir, "broken-garbage.svs", NULL);
   gchar *empty = g_build_filename (dir, "broken-empty.tiff", NULL);
   gchar *truncated = g_build_filename (dir, "broken-truncated.svs", NULL);
   gchar *desc;
   GstElement *pipeline, *src;
   WsiRun *r;
-  guint64 failed = 0;
+  guint failed = 0;             /* a guint property */
 
   write_good_slides (dir, 2, specs);
   default_spec (&spec, 9);
-  fail_unless (wsi_test_slide_write_garbage (garbage, 50000, 3, NULL));
+  g_free (wsi_test_write_garbage (dir, "broken-garbage.svs", 50000, 3));
   fail_unless (wsi_test_slide_write_empty (empty, NULL));
   fail_unless (wsi_test_slide_write_truncated (truncated, &spec, 0.02, NULL));
 
@@ -348,22 +325,13 @@ GST_START_TEST (test_bad_files_skipped_and_counted)
   pipeline = gst_parse_launch (desc, NULL);
   src = gst_bin_get_by_name (GST_BIN (pipeline), "src");
   gst_element_set_state (pipeline, GST_STATE_PLAYING);
-  {
-    GstBus *bus = gst_element_get_bus (pipeline);
-    GstMessage *msg = gst_bus_timed_pop_filtered (bus, 60 * GST_SECOND,
-        GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
-
-    fail_unless (msg != NULL && GST_MESSAGE_TYPE (msg) == GST_MESSAGE_EOS);
-    gst_message_unref (msg);
-    gst_object_unref (bus);
-  }
+  wsi_test_wait_eos (pipeline, 60 * GST_SECOND);
   g_object_get (src, "slides-failed", &failed, NULL);
   fail_unless_equals_int (failed, 3);
   gst_element_set_state (pipeline, GST_STATE_NULL);
   gst_object_unref (src);
   gst_object_unref (pipeline);
   g_free (desc);
-  g_free (garbage);
   g_free (empty);
   g_free (truncated);
   g_free (dir);
@@ -373,12 +341,11 @@ GST_END_TEST;
 
 GST_START_TEST (test_all_bad_is_an_error)
 {
-  gchar *dir = make_dir ("allbad");
-  gchar *a = g_build_filename (dir, "a.svs", NULL);
+  gchar *dir = wsi_test_make_dir (WSI_TEST_TMPDIR, "allbad");
   gchar *b = g_build_filename (dir, "b.tiff", NULL);
   WsiRun *r;
 
-  fail_unless (wsi_test_slide_write_garbage (a, 4096, 1, NULL));
+  g_free (wsi_test_write_garbage (dir, "a.svs", 4096, 1));
   fail_unless (wsi_test_slide_write_empty (b, NULL));
   r = run (dir, "", "", "", 1, 4, 0);
   fail_unless (r->error != NULL, "every slide failed but no error");
@@ -389,7 +356,6 @@ GST_START_TEST (test_all_bad_is_an_error)
   r = run (dir, "cycle=true", "", "", 1, 4, 0);
   fail_unless (r->error != NULL);
   wsi_run_free (r);
-  g_free (a);
   g_free (b);
   g_free (dir);
 }
@@ -400,7 +366,7 @@ GST_END_TEST;
  * warning, and the stream goes on. */
 GST_START_TEST (test_blank_and_tiny_slides)
 {
-  gchar *dir = make_dir ("blank");
+  gchar *dir = wsi_test_make_dir (WSI_TEST_TMPDIR, "blank");
   WsiTestSlideSpec good, blank, tiny;
   WsiRun *r;
   guint i;
@@ -414,9 +380,9 @@ GST_START_TEST (test_blank_and_tiny_slides)
   tiny.levels = 1;
   tiny.tile_size = 16;
   tiny.tissue_blobs = 1;
-  g_free (write_slide (dir, "slide00.tiff", &good));
-  g_free (write_slide (dir, "slide01-blank.tiff", &blank));
-  g_free (write_slide (dir, "slide02-tiny.tiff", &tiny));
+  g_free (wsi_test_write_slide (dir, "slide00.tiff", &good));
+  g_free (wsi_test_write_slide (dir, "slide01-blank.tiff", &blank));
+  g_free (wsi_test_write_slide (dir, "slide02-tiny.tiff", &tiny));
 
   r = run (dir, "", "patches-per-slide=6", "", 1, 6, 0);
   fail_unless (r->error == NULL, "%s", r->error);
@@ -436,15 +402,15 @@ GST_END_TEST;
  * an endless silent loop. */
 GST_START_TEST (test_cycle_without_patches_is_an_error)
 {
-  gchar *dir = make_dir ("cycleblank");
+  gchar *dir = wsi_test_make_dir (WSI_TEST_TMPDIR, "cycleblank");
   WsiTestSlideSpec blank;
   WsiRun *r;
 
   default_spec (&blank, 2);
   blank.tissue_blobs = 0;
-  g_free (write_slide (dir, "a.tiff", &blank));
+  g_free (wsi_test_write_slide (dir, "a.tiff", &blank));
   blank.seed = 3;
-  g_free (write_slide (dir, "b.tiff", &blank));
+  g_free (wsi_test_write_slide (dir, "b.tiff", &blank));
   r = run (dir, "cycle=true", "", "", 1, 4, 0);
   fail_unless (r->error != NULL, "blank slides cycled without an error");
   fail_unless_equals_int (r->records->len, 0);
@@ -457,7 +423,7 @@ GST_END_TEST;
 /* Cycling revisits slides with a new cycle number and new positions. */
 GST_START_TEST (test_cycle_revisits)
 {
-  gchar *dir = make_dir ("cycle");
+  gchar *dir = wsi_test_make_dir (WSI_TEST_TMPDIR, "cycle");
   WsiTestSlideSpec specs[2];
   WsiRun *r;
   guint i, max_cycle = 0;
@@ -480,7 +446,7 @@ GST_END_TEST;
  * the stream alternates between two slides. */
 GST_START_TEST (test_interleaving_mixes_slides)
 {
-  gchar *dir = make_dir ("interleave");
+  gchar *dir = wsi_test_make_dir (WSI_TEST_TMPDIR, "interleave");
   WsiTestSlideSpec specs[3];
   WsiRun *r;
   guint i;
@@ -510,7 +476,7 @@ GST_END_TEST;
  * every patch's metadata. */
 GST_START_TEST (test_list_file_labels)
 {
-  gchar *dir = make_dir ("list");
+  gchar *dir = wsi_test_make_dir (WSI_TEST_TMPDIR, "list");
   WsiTestSlideSpec specs[2];
   gchar *list = g_build_filename (dir, "slides.txt", NULL);
   WsiRun *r;
@@ -540,7 +506,7 @@ GST_END_TEST;
  * naming it; the other slide's patches all arrive. */
 GST_START_TEST (test_damaged_tiles)
 {
-  gchar *dir = make_dir ("damaged");
+  gchar *dir = wsi_test_make_dir (WSI_TEST_TMPDIR, "damaged");
   WsiTestSlideSpec good, damaged;
   gchar *path;
   WsiRun *r;
@@ -548,7 +514,7 @@ GST_START_TEST (test_damaged_tiles)
 
   default_spec (&good, 1);
   default_spec (&damaged, 2);
-  g_free (write_slide (dir, "slide00.tiff", &good));
+  g_free (wsi_test_write_slide (dir, "slide00.tiff", &good));
   path = g_build_filename (dir, "slide01-damaged.tiff", NULL);
   fail_unless (wsi_test_slide_write_damaged_tiles (path, &damaged, NULL));
   r = run (dir, "", "patches-per-slide=5", "", 2, 5, 0);
@@ -569,7 +535,7 @@ GST_END_TEST;
  * gives the same stream each time. */
 GST_START_TEST (test_restart_same_stream)
 {
-  gchar *dir = make_dir ("restart");
+  gchar *dir = wsi_test_make_dir (WSI_TEST_TMPDIR, "restart");
   WsiTestSlideSpec specs[2];
   gchar *desc;
   GstElement *pipeline, *sink;
@@ -611,9 +577,6 @@ stream_suite (void)
 {
   Suite *s = suite_create ("pipelines_stream");
   TCase *tc = tcase_create ("general");
-
-  tmpdir = g_strdup (WSI_TEST_TMPDIR);
-  g_mkdir_with_parents (tmpdir, 0755);
 
   tcase_set_timeout (tc, 300);
   suite_add_tcase (s, tc);

@@ -1,0 +1,163 @@
+/* gst-wsi
+ * Copyright (C) 2026 gst-wsi developers
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+
+/* wsitestutil.h: small helpers that several check tests need, kept in one
+ * place instead of a private copy per test file: test directories and
+ * slides on disk (written with tools/wsitestslide.h), messages on a bus,
+ * and 64-bit counter properties. Header only: every helper is static
+ * inline, so a test that includes it and uses a few of them compiles no
+ * unused code and gets no -Wunused-function warning. The helpers fail the
+ * running test (fail_unless) rather than return errors.
+ *
+ * Include it as "wsitestutil.h": tests/check is on every check test's
+ * include path. */
+
+#ifndef __WSI_TEST_UTIL_H__
+#define __WSI_TEST_UTIL_H__
+
+#include <errno.h>
+#include <glib/gstdio.h>
+#include <gst/check/gstcheck.h>
+
+#include "wsitestslide.h"
+
+/* ---- directories and slides on disk ------------------------------------ */
+
+/* Creates @root/@name and its parents when missing; returns the path
+ * (g_free it). */
+static inline gchar *
+wsi_test_make_dir (const gchar * root, const gchar * name)
+{
+  gchar *dir = g_build_filename (root, name, NULL);
+
+  fail_unless (g_mkdir_with_parents (dir, 0755) == 0, "cannot create %s: %s",
+      dir, g_strerror (errno));
+  return dir;
+}
+
+/* Writes the slide @spec describes to @dir/@name (the name may hold
+ * subdirectories: they are created); returns its path (g_free it). */
+static inline gchar *
+wsi_test_write_slide (const gchar * dir, const gchar * name,
+    const WsiTestSlideSpec * spec)
+{
+  gchar *path = g_build_filename (dir, name, NULL);
+  gchar *parent = g_path_get_dirname (path);
+  GError *err = NULL;
+
+  g_mkdir_with_parents (parent, 0755);
+  g_free (parent);
+  fail_unless (wsi_test_slide_write (path, spec, &err), "writing %s: %s",
+      path, err ? err->message : "?");
+  return path;
+}
+
+/* Writes @size bytes of seeded noise (no slide format opens it) to
+ * @dir/@name; returns its path (g_free it). */
+static inline gchar *
+wsi_test_write_garbage (const gchar * dir, const gchar * name, gsize size,
+    guint32 seed)
+{
+  gchar *path = g_build_filename (dir, name, NULL);
+  GError *err = NULL;
+
+  fail_unless (wsi_test_slide_write_garbage (path, size, seed, &err),
+      "writing %s: %s", path, err ? err->message : "?");
+  return path;
+}
+
+/* ---- bus messages ------------------------------------------------------- */
+
+/* Pops the next message of @type (GST_MESSAGE_ERROR or GST_MESSAGE_WARNING)
+ * queued on @bus and returns its text (g_free it), or NULL when there is
+ * none. Does not wait. */
+static inline gchar *
+wsi_test_pop_message_text (GstBus * bus, GstMessageType type)
+{
+  GstMessage *msg = gst_bus_pop_filtered (bus, type);
+  GError *err = NULL;
+  gchar *text;
+
+  if (msg == NULL)
+    return NULL;
+  if (type == GST_MESSAGE_ERROR)
+    gst_message_parse_error (msg, &err, NULL);
+  else
+    gst_message_parse_warning (msg, &err, NULL);
+  text = g_strdup (err->message);
+  g_error_free (err);
+  gst_message_unref (msg);
+  return text;
+}
+
+/* Waits up to @timeout (GST_CLOCK_TIME_NONE: for ever) for EOS on
+ * @pipeline's bus; fails the test on an error message (with its text) or
+ * when none came. Leaves the pipeline's state alone. */
+static inline void
+wsi_test_wait_eos (GstElement * pipeline, GstClockTime timeout)
+{
+  GstBus *bus = gst_element_get_bus (pipeline);
+  GstMessage *msg = gst_bus_timed_pop_filtered (bus, timeout,
+      GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+
+  GError *err = NULL;
+
+  gst_object_unref (bus);
+  fail_unless (msg != NULL, "no EOS within %" GST_TIME_FORMAT,
+      GST_TIME_ARGS (timeout));
+  if (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_ERROR)
+    gst_message_parse_error (msg, &err, NULL);
+  fail_unless (err == NULL, "error instead of EOS: %s",
+      err ? err->message : "");
+  gst_message_unref (msg);
+}
+
+/* ---- properties --------------------------------------------------------- */
+
+/* Reads @property of @object (a GObject, e.g. a GstElement or a harness's
+ * h->element) into @value after checking that the property is a @type, so
+ * that g_object_get() writes a value of the size the caller gave. */
+static inline void
+wsi_test_get_typed (gpointer object, const gchar * property, GType type,
+    gpointer value)
+{
+  GParamSpec *pspec;
+
+  fail_unless (G_IS_OBJECT (object), "not a GObject");
+  pspec = g_object_class_find_property (G_OBJECT_GET_CLASS (object),
+      property);
+  fail_unless (pspec != NULL, "%s has no property \"%s\"",
+      G_OBJECT_TYPE_NAME (object), property);
+  fail_unless (pspec->value_type == type, "%s:%s is a %s, not a %s",
+      G_OBJECT_TYPE_NAME (object), property,
+      g_type_name (pspec->value_type), g_type_name (type));
+  g_object_get (object, property, value, NULL);
+}
+
+/* The value of the guint64 property @property of @object. */
+static inline guint64
+wsi_test_get_u64 (gpointer object, const gchar * property)
+{
+  guint64 value = 0;
+
+  wsi_test_get_typed (object, property, G_TYPE_UINT64, &value);
+  return value;
+}
+
+/* The value of the gint64 property @property of @object. */
+static inline gint64
+wsi_test_get_i64 (gpointer object, const gchar * property)
+{
+  gint64 value = 0;
+
+  wsi_test_get_typed (object, property, G_TYPE_INT64, &value);
+  return value;
+}
+
+#endif /* __WSI_TEST_UTIL_H__ */
