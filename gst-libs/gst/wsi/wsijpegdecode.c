@@ -11,6 +11,7 @@
  * (see wsijpegdecode.h). */
 
 #include "wsijpegdecode.h"
+#include "wsiresample.h"
 #include "wsislide.h"
 
 #include <setjmp.h>
@@ -38,7 +39,7 @@ struct _WsiJpegDecoder
   struct jpeg_error_mgr jerr;
   jmp_buf env;                  /* where libjpeg errors land */
   gchar message[JMSG_LENGTH_MAX];
-  guint32 *row;                 /* one row of a widened crop */
+  guint8 *row;                  /* one row of a widened crop */
   gsize row_capacity;           /* pixels */
 };
 
@@ -150,14 +151,31 @@ decoder_read_headers (WsiJpegDecoder * decoder, const WsiJpegTile * tile,
 /* After jpeg_read_header() (which resets them): the colour space from the
  * TIFF photometric, DCT scaling, the output layout; libjpeg's defaults for
  * the rest (JDCT_ISLOW, fancy upsampling), as OpenSlide. */
+static J_COLOR_SPACE
+output_color_space (gint layout)
+{
+  switch (layout) {
+    case WSI_PIXEL_RGB:
+      return JCS_EXT_RGB;
+    case WSI_PIXEL_RGBA:
+      return JCS_EXT_RGBA;
+    case WSI_PIXEL_RGBX:
+      return JCS_EXT_RGBX;
+    case WSI_PIXEL_BGRX:
+      return JCS_EXT_BGRX;
+    default:
+      return OUT_COLOR_SPACE;
+  }
+}
+
 static void
 decoder_configure (WsiJpegDecoder * decoder, const WsiJpegTile * tile,
-    guint scale)
+    guint scale, gint layout)
 {
   j_decompress_ptr cinfo = &decoder->cinfo;
 
   cinfo->jpeg_color_space = tile->rgb ? JCS_RGB : JCS_YCbCr;
-  cinfo->out_color_space = OUT_COLOR_SPACE;
+  cinfo->out_color_space = output_color_space (layout);
   cinfo->scale_num = 1;
   cinfo->scale_denom = scale;
 }
@@ -225,7 +243,7 @@ decoder_crop (WsiJpegDecoder * decoder, guint scale, guint x, guint w)
 static gboolean
 decoder_reserve_row (WsiJpegDecoder * decoder, gsize pixels)
 {
-  guint32 *row;
+  guint8 *row;
 
   if (pixels <= decoder->row_capacity)
     return TRUE;
@@ -241,39 +259,40 @@ decoder_reserve_row (WsiJpegDecoder * decoder, gsize pixels)
  * buffer. Stops after the last wanted row. */
 static gboolean
 decoder_read_rows (WsiJpegDecoder * decoder, guint skip, guint w, guint h,
-    guint32 * dst, gsize dst_stride, GError ** error)
+    guint8 * dst, gsize dst_stride, GError ** error)
 {
   j_decompress_ptr cinfo = &decoder->cinfo;
   gboolean direct = skip == 0 && cinfo->output_width == w;
+  gsize bpp = cinfo->out_color_components;
   guint i;
 
   if (!direct && !decoder_reserve_row (decoder, cinfo->output_width))
     return decoder_fail (error, "out of memory for a %u-pixel row",
         cinfo->output_width);
   for (i = 0; i < h; i++) {
-    guint32 *out = dst + i * dst_stride;
-    JSAMPROW row = (JSAMPROW) (direct ? out : decoder->row);
+    guint8 *out = dst + i * dst_stride;
+    JSAMPROW row = direct ? out : decoder->row;
 
     if (jpeg_read_scanlines (cinfo, &row, 1) != 1)
       return decoder_fail (error, "the stream ended at row %u",
           cinfo->output_scanline);
     if (!direct)
-      memcpy (out, decoder->row + skip, (gsize) w * sizeof (guint32));
+      memcpy (out, decoder->row + skip * bpp, (gsize) w * bpp);
   }
   return TRUE;
 }
 
 static gboolean
 decoder_run (WsiJpegDecoder * decoder, const WsiJpegTile * tile, guint scale,
-    guint x, guint y, guint w, guint h, guint32 * dst, gsize dst_stride,
-    GError ** error)
+    guint x, guint y, guint w, guint h, guint8 * dst, gsize dst_stride,
+    gint layout, GError ** error)
 {
   j_decompress_ptr cinfo = &decoder->cinfo;
   guint skip;
 
   if (!decoder_read_headers (decoder, tile, error))
     return FALSE;
-  decoder_configure (decoder, tile, scale);
+  decoder_configure (decoder, tile, scale, layout);
   jpeg_start_decompress (cinfo);
   if (w == 0 || h == 0 || w > cinfo->output_width
       || h > cinfo->output_height || x > cinfo->output_width - w
@@ -289,8 +308,8 @@ decoder_run (WsiJpegDecoder * decoder, const WsiJpegTile * tile, guint scale,
 
 gboolean
 wsi_jpeg_decoder_decode (WsiJpegDecoder * decoder, const WsiJpegTile * tile,
-    guint scale, guint x, guint y, guint w, guint h, guint32 * dst,
-    gsize dst_stride, GError ** error)
+    guint scale, guint x, guint y, guint w, guint h, guint8 * dst,
+    gsize dst_stride, gint layout, GError ** error)
 {
   gboolean ok;
 
@@ -302,7 +321,8 @@ wsi_jpeg_decoder_decode (WsiJpegDecoder * decoder, const WsiJpegTile * tile,
     jpeg_abort_decompress (&decoder->cinfo);
     return decoder_fail (error, "%s", decoder->message);
   }
-  ok = decoder_run (decoder, tile, scale, x, y, w, h, dst, dst_stride, error);
+  ok = decoder_run (decoder, tile, scale, x, y, w, h, dst, dst_stride,
+      layout, error);
   /* Also after a partial decode: the rows below are not wanted. */
   jpeg_abort_decompress (&decoder->cinfo);
   return ok;

@@ -66,9 +66,17 @@ void wsi_jpeg_decoder_free (WsiJpegDecoder * decoder);
  * into @dst, @dst_stride words per row. On failure sets
  * WSI_SLIDE_ERROR_READ with libjpeg's reason (the caller prefixes the file
  * and tile); @dst may then be partly written. */
+/* The pixel layout written: premultiplied ARGB host-order words (the
+ * shared kernels' input), or one of WsiPixelFormat's patch formats
+ * straight from libjpeg-turbo's colour converter (JCS_EXT_RGB, _RGBA,
+ * _RGBX, _BGRX; padding and alpha 0xFF). */
+#define WSI_JPEG_OUT_ARGB (-1)
+
+/* Decodes [x, x + w) x [y, y + h) of @tile at 1/@scale into @dst, @stride
+ * bytes a row, in @layout (WSI_JPEG_OUT_ARGB or a WsiPixelFormat). */
 gboolean wsi_jpeg_decoder_decode (WsiJpegDecoder * decoder,
     const WsiJpegTile * tile, guint scale, guint x, guint y, guint w, guint h,
-    guint32 * dst, gsize dst_stride, GError ** error);
+    guint8 * dst, gsize stride, gint layout, GError ** error);
 
 G_END_DECLS
 

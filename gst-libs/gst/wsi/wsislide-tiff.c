@@ -346,10 +346,36 @@ tile_load_bytes (LevelReader * lr, gint64 col, gint64 row, gsize * size,
   return bytes;
 }
 
-/* Decodes [x, x + w) x [y, y + h) of the scaled tile (col, row) at @dst. */
+/* Where a fill writes: premultiplied ARGB words for the shared kernels, or
+ * the caller's output image in its own pixel format (no intermediate). */
+typedef struct
+{
+  guint8 *data;                 /* the region's top-left */
+  gsize stride;                 /* bytes a row */
+  gint layout;                  /* WSI_JPEG_OUT_ARGB or a WsiPixelFormat */
+  guint bpp;                    /* bytes a pixel */
+} Target;
+
+static Target
+argb_target (guint32 * argb, gsize stride_words)
+{
+  Target t = { (guint8 *) argb, stride_words * sizeof (guint32),
+    WSI_JPEG_OUT_ARGB, sizeof (guint32)
+  };
+  return t;
+}
+
+static guint8 *
+target_at (const Target * t, gint64 x, gint64 y)
+{
+  return t->data + (gsize) y * t->stride + (gsize) x * t->bpp;
+}
+
+/* Decodes [x, x + w) x [y, y + h) of the scaled tile (col, row) at @dst,
+ * laid out as @t says. */
 static gboolean
 tile_decode (LevelReader * lr, gint64 col, gint64 row, guint x, guint y,
-    guint w, guint h, guint32 * dst, gsize stride, GError ** error)
+    guint w, guint h, guint8 * dst, const Target * t, GError ** error)
 {
   const WsiTiffLevel *level = lr->level;
   WsiJpegTile tile;
@@ -363,7 +389,7 @@ tile_decode (LevelReader * lr, gint64 col, gint64 row, guint x, guint y,
   tile.width = level->tile_width;
   tile.height = level->tile_height;
   if (!wsi_jpeg_decoder_decode (lr->decoder, &tile, lr->scale, x, y, w, h,
-          dst, stride, error)) {
+          dst, t->stride, t->layout, error)) {
     g_prefix_error (error, "%s: level %d tile (%" G_GINT64_FORMAT ", %"
         G_GINT64_FORMAT "): ", lr->slide->path, lr->level_index, col, row);
     return FALSE;
@@ -379,6 +405,7 @@ tile_decode_cached (LevelReader * lr, const WsiTileKey * key, gint64 col,
 {
   guint w, h;
   guint32 *argb;
+  Target whole;
 
   w = MIN (lr->tile_w, lr->width - col * lr->tile_w);
   h = MIN (lr->tile_h, lr->height - row * lr->tile_h);
@@ -387,21 +414,41 @@ tile_decode_cached (LevelReader * lr, const WsiTileKey * key, gint64 col,
     tile_fail (lr, col, row, error, "out of memory for a %ux%u tile", w, h);
     return NULL;
   }
-  if (!tile_decode (lr, col, row, 0, 0, w, h, argb, w, error)) {
+  whole = argb_target (argb, w);
+  if (!tile_decode (lr, col, row, 0, 0, w, h, whole.data, &whole, error)) {
     g_free (argb);
     return NULL;
   }
   return wsi_tile_cache_insert (lr->cache, key, argb, w, h);
 }
 
+/* Copies [x, x + w) x [y, y + h) of a cached ARGB tile to @dst, converted
+ * to the target's format (composited on white) when it is not ARGB. */
+static gboolean
+tile_copy (LevelReader * lr, const WsiTile * tile, guint x, guint y, guint w,
+    guint h, guint8 * dst, const Target * t)
+{
+  const guint32 *src = tile->argb + (gsize) y * tile->width + x;
+  WsiImage image = { dst, t->stride, w, h, (WsiPixelFormat) t->layout };
+  guint i;
+
+  if (t->layout != WSI_JPEG_OUT_ARGB)
+    return wsi_resample_argb (wsi_read_context_resampler (lr->ctx), src, w, h,
+        tile->width, 0.0, 0.0, w, h, &image);
+  for (i = 0; i < h; i++)
+    memcpy (dst + i * t->stride, src + (gsize) i * tile->width,
+        (gsize) w * sizeof (guint32));
+  return TRUE;
+}
+
 /* Writes the part [x, x + w) x [y, y + h) of scaled tile (col, row) at
  * @dst: straight from the decoder, or copied out of the cached tile. */
 static gboolean
 tile_paint (LevelReader * lr, gint64 col, gint64 row, guint x, guint y,
-    guint w, guint h, guint32 * dst, gsize stride, GError ** error)
+    guint w, guint h, guint8 * dst, const Target * t, GError ** error)
 {
   WsiTile *tile;
-  guint i;
+  gboolean ok;
 
   WsiTileKey key = {
     .slide_uid = lr->slide->uid,
@@ -413,7 +460,7 @@ tile_paint (LevelReader * lr, gint64 col, gint64 row, guint x, guint y,
   gboolean admit;
 
   if (lr->cache == NULL)
-    return tile_decode (lr, col, row, x, y, w, h, dst, stride, error);
+    return tile_decode (lr, col, row, x, y, w, h, dst, t, error);
 
   /* Only tiles asked for twice are decoded whole and kept; a first miss
    * decodes just the part needed (see wsi_tile_cache_lookup_or_admit). */
@@ -421,7 +468,7 @@ tile_paint (LevelReader * lr, gint64 col, gint64 row, guint x, guint y,
   if (tile != NULL)
     lr->tiles_from_cache++;
   else if (!admit)
-    return tile_decode (lr, col, row, x, y, w, h, dst, stride, error);
+    return tile_decode (lr, col, row, x, y, w, h, dst, t, error);
   else
     tile = tile_decode_cached (lr, &key, col, row, error);
   if (tile == NULL)
@@ -431,35 +478,39 @@ tile_paint (LevelReader * lr, gint64 col, gint64 row, guint x, guint y,
     return tile_fail (lr, col, row, error, "the cached tile is only %ux%u",
         tile->width, tile->height);
   }
-  for (i = 0; i < h; i++)
-    memcpy (dst + i * stride, tile->argb + (gsize) (y + i) * tile->width + x,
-        (gsize) w * sizeof (guint32));
+  ok = tile_copy (lr, tile, x, y, w, h, dst, t);
   wsi_tile_unref (tile);
+  if (!ok)
+    return tile_fail (lr, col, row, error, "out of memory converting it");
   return TRUE;
 }
 
+/* Outside the level: transparent ARGB (0), or glass white in a patch
+ * format (every byte 0xFF: white, opaque alpha, 0xFF padding). */
 static void
-region_clear (guint32 * buf, gint64 w, gint64 h, gsize stride)
+region_clear (const Target * t, gint64 w, gint64 h)
 {
   gint64 i;
 
   for (i = 0; i < h; i++)
-    memset (buf + i * stride, 0, (gsize) w * sizeof (guint32));
+    memset (t->data + i * t->stride, t->layout == WSI_JPEG_OUT_ARGB ? 0 : 0xFF,
+        (gsize) w * t->bpp);
 }
 
-/* Fills @buf (w x h, @stride words a row) with the scaled level pixels
- * whose top-left is (x, y): every tile the region touches paints its part;
- * outside the level stays 0 (transparent), as OpenSlide clips edge tiles. */
+/* Fills the w x h region of @t with the scaled level pixels whose top-left
+ * is (x, y): every tile the region touches paints its part; outside the
+ * level is transparent (white in patch formats), as OpenSlide clips edge
+ * tiles. */
 static gboolean
-level_reader_fill (LevelReader * lr, guint32 * buf, gint64 x, gint64 y,
-    gint64 w, gint64 h, gsize stride, GError ** error)
+level_reader_fill (LevelReader * lr, const Target * t, gint64 x, gint64 y,
+    gint64 w, gint64 h, GError ** error)
 {
   gint64 x0 = MAX (x, 0), y0 = MAX (y, 0);
   gint64 x1 = MIN (x + w, lr->width), y1 = MIN (y + h, lr->height);
   gint64 tw = lr->tile_w, th = lr->tile_h, col, row;
 
   if (x0 != x || y0 != y || x1 != x + w || y1 != y + h)
-    region_clear (buf, w, h, stride);
+    region_clear (t, w, h);
   if (x0 >= x1 || y0 >= y1)
     return TRUE;
 
@@ -467,10 +518,10 @@ level_reader_fill (LevelReader * lr, guint32 * buf, gint64 x, gint64 y,
     gint64 ty0 = MAX (y0, row * th), ty1 = MIN (y1, (row + 1) * th);
     for (col = x0 / tw; col * tw < x1; col++) {
       gint64 tx0 = MAX (x0, col * tw), tx1 = MIN (x1, (col + 1) * tw);
-      guint32 *dst = buf + (gsize) (ty0 - y) * stride + (gsize) (tx0 - x);
+      guint8 *dst = target_at (t, tx0 - x, ty0 - y);
 
       if (!tile_paint (lr, col, row, tx0 - col * tw, ty0 - row * th,
-              tx1 - tx0, ty1 - ty0, dst, stride, error))
+              tx1 - tx0, ty1 - ty0, dst, t, error))
         return FALSE;
     }
   }
@@ -503,14 +554,15 @@ tiff_read_argb (WsiSlide * slide, WsiReadContext * ctx, guint32 * argb,
   WsiReadContext *own_ctx = NULL;
   gdouble ds = slide->level_downsample[level];
   LevelReader lr;
+  Target target = argb_target (argb, (gsize) w);
   gboolean ok;
 
   if (ctx == NULL)
     ctx = own_ctx = wsi_read_context_new ();
   /* Whole level pixels: the top-left level pixel under (x, y). */
   ok = level_reader_init (&lr, slide, ctx, level, 1, NULL, error)
-      && level_reader_fill (&lr, argb, (gint64) floor (x / ds),
-      (gint64) floor (y / ds), w, h, (gsize) w, error);
+      && level_reader_fill (&lr, &target, (gint64) floor (x / ds),
+      (gint64) floor (y / ds), w, h, error);
   report_fill (report, &lr, level, w, h);
   if (own_ctx != NULL)
     wsi_read_context_free (own_ctx);
@@ -589,6 +641,44 @@ window_compute (Window * win, const WsiSlide * slide,
       && (guint64) win->w * (guint64) win->h <= G_MAXSIZE / 8;
 }
 
+/* TRUE when the window is the output pixel for pixel (1:1 after any DCT
+ * scaling, whole-pixel origin): tiles then decode straight into the
+ * output's memory in its format, with no ARGB intermediate. */
+static gboolean
+window_is_output (const Window * win, const WsiImage * out)
+{
+  return win->x0 == win->x && win->y0 == win->y
+      && win->span_w == out->width && win->span_h == out->height;
+}
+
+/* Decodes the window into ARGB scratch and resamples it into @out. */
+static gboolean
+read_resampled (LevelReader * lr, WsiReadContext * ctx, const Window * win,
+    const WsiImage * out, GError ** error)
+{
+  guint32 *buf = wsi_read_context_scratch (ctx, SCRATCH_REGION,
+      (gsize) win->w * win->h * sizeof (guint32));
+  Target target;
+
+  if (buf == NULL) {
+    g_set_error (error, WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_READ,
+        "%s: out of memory for a %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT
+        " region", lr->slide->path, win->w, win->h);
+    return FALSE;
+  }
+  target = argb_target (buf, (gsize) win->w);
+  if (!level_reader_fill (lr, &target, win->x, win->y, win->w, win->h, error))
+    return FALSE;
+  if (!wsi_resample_argb (wsi_read_context_resampler (ctx), buf,
+          (guint) win->w, (guint) win->h, (gsize) win->w, win->x0 - win->x,
+          win->y0 - win->y, win->span_w, win->span_h, out)) {
+    g_set_error (error, WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_READ,
+        "%s: out of memory resampling a region", lr->slide->path);
+    return FALSE;
+  }
+  return TRUE;
+}
+
 static gboolean
 tiff_read (WsiSlide * slide, WsiReadContext * ctx,
     const WsiReadRequest * request, const WsiReadPlan * plan,
@@ -597,7 +687,6 @@ tiff_read (WsiSlide * slide, WsiReadContext * ctx,
   guint scale = pick_scale (slide, request, plan, out);
   LevelReader lr;
   Window win = { 0, };
-  guint32 *buf = NULL;
   gboolean ok;
 
   ok = level_reader_init (&lr, slide, ctx, plan->level, scale,
@@ -609,24 +698,13 @@ tiff_read (WsiSlide * slide, WsiReadContext * ctx,
         plan->level);
     ok = FALSE;
   }
-  if (ok) {
-    buf = wsi_read_context_scratch (ctx, SCRATCH_REGION,
-        (gsize) win.w * win.h * sizeof (guint32));
-    if (buf == NULL) {
-      g_set_error (error, WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_READ,
-          "%s: out of memory for a %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT
-          " region", slide->path, win.w, win.h);
-      ok = FALSE;
-    }
-  }
-  ok = ok && level_reader_fill (&lr, buf, win.x, win.y, win.w, win.h,
-      (gsize) win.w, error);
-  if (ok && !wsi_resample_argb (wsi_read_context_resampler (ctx), buf,
-          (guint) win.w, (guint) win.h, (gsize) win.w, win.x0 - win.x,
-          win.y0 - win.y, win.span_w, win.span_h, out)) {
-    g_set_error (error, WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_READ,
-        "%s: out of memory resampling a region", slide->path);
-    ok = FALSE;
+  if (ok && window_is_output (&win, out)) {
+    Target direct = { out->data, out->stride, out->format,
+      wsi_pixel_format_bytes (out->format)
+    };
+    ok = level_reader_fill (&lr, &direct, win.x, win.y, win.w, win.h, error);
+  } else if (ok) {
+    ok = read_resampled (&lr, ctx, &win, out, error);
   }
 
   report_fill (report, &lr, plan->level, plan->read_width, plan->read_height);
