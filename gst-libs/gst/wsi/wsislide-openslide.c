@@ -18,6 +18,9 @@
 #endif
 
 #include "wsislide.h"
+#ifdef WSI_HAVE_TIFF
+#include "wsitiffdir.h"
+#endif
 
 #include <openslide.h>
 #include <stdlib.h>
@@ -90,7 +93,16 @@ level_tile_size (openslide_t * osr, gint level, const gchar * axis)
 static gboolean
 openslide_backend_open (WsiSlide * slide, GError ** error)
 {
-  openslide_t *osr = openslide_open (slide->path);
+  openslide_t *osr;
+
+#ifdef WSI_HAVE_TIFF
+  /* OpenSlide 3.4.1 divides by tile sizes and allocates what the tile byte
+   * counts say: refuse such files before they crash the process (found by
+   * tests/fuzz). */
+  if (!wsi_tiff_check_tiles (slide->path, error))
+    return FALSE;
+#endif
+  osr = openslide_open (slide->path);
   const gchar *reason;
   gint level;
 

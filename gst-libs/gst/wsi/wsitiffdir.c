@@ -18,6 +18,7 @@
 #include <fcntl.h>
 #include <math.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* Largest tile side we accept: 8192^2 ARGB is 256 MB, beyond any scanner. */
@@ -602,4 +603,72 @@ wsi_tiff_pyramid_clear (WsiTiffPyramid * pyramid)
     level_clear (&pyramid->levels[i]);
   g_free (pyramid->levels);
   memset (pyramid, 0, sizeof (*pyramid));
+}
+
+/* One tiled directory's tile grid is one that every TIFF reader can be
+ * trusted with: sides non-zero multiples of 16 (TIFF 6.0 requires it) and
+ * byte counts a JPEG or LZW tile could have. */
+static gboolean
+directory_tiles_sane (TIFF * tif, const gchar * path, guint index,
+    goffset file_size, GError ** error)
+{
+  uint32_t tw = 0, th = 0;
+  uint64_t *counts = NULL, *offsets = NULL;
+  ttile_t i, n;
+
+  if (!TIFFIsTiled (tif))
+    return TRUE;
+  TIFFGetField (tif, TIFFTAG_TILEWIDTH, &tw);
+  TIFFGetField (tif, TIFFTAG_TILELENGTH, &th);
+  if (tw == 0 || th == 0 || tw % 16 != 0 || th % 16 != 0 || tw > 65536
+      || th > 65536) {
+    g_set_error (error, WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_OPEN,
+        "%s: directory %u has %ux%u tiles; TIFF requires non-zero multiples "
+        "of 16", path, index, tw, th);
+    return FALSE;
+  }
+  n = TIFFNumberOfTiles (tif);
+  if (!TIFFGetField (tif, TIFFTAG_TILEBYTECOUNTS, &counts)
+      || !TIFFGetField (tif, TIFFTAG_TILEOFFSETS, &offsets))
+    return TRUE;                /* the reader reports a missing array */
+  for (i = 0; i < n; i++) {
+    if (counts[i] > (guint64) tw * th * 4 * 8 + (1 << 20)
+        || offsets[i] > (guint64) file_size
+        || counts[i] > (guint64) file_size - offsets[i]) {
+      g_set_error (error, WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_OPEN,
+          "%s: directory %u tile %u claims %" G_GUINT64_FORMAT " bytes at "
+          "%" G_GUINT64_FORMAT " in a %" G_GOFFSET_FORMAT "-byte file", path,
+          index, (guint) i, (guint64) counts[i], (guint64) offsets[i],
+          file_size);
+      return FALSE;
+    }
+  }
+  return TRUE;
+}
+
+gboolean
+wsi_tiff_check_tiles (const gchar * path, GError ** error)
+{
+  TiffMessages messages = { NULL };
+  struct stat st;
+  gboolean ok = TRUE;
+  guint index = 0;
+  TIFF *tif;
+  int fd = open (path, O_RDONLY | O_CLOEXEC);
+
+  if (fd < 0)
+    return TRUE;                /* not ours to report: the backend will */
+  if (fstat (fd, &st) != 0 || (tif = tiff_open_fd (fd, path, &messages)) ==
+      NULL) {
+    close (fd);
+    g_free (messages.first_error);
+    return TRUE;                /* not a TIFF: nothing to check */
+  }
+  do {
+    ok = directory_tiles_sane (tif, path, index++, st.st_size, error);
+  } while (ok && index < 1024 && TIFFReadDirectory (tif));
+  TIFFClose (tif);
+  close (fd);
+  g_free (messages.first_error);
+  return ok;
 }

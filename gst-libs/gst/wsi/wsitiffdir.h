@@ -65,6 +65,13 @@ gboolean wsi_tiff_pyramid_read (WsiTiffPyramid * pyramid, int fd,
 
 void wsi_tiff_pyramid_clear (WsiTiffPyramid * pyramid);
 
+/* For readers that trust a TIFF's tile grid blindly (OpenSlide 3.4.1 divides
+ * by tile sizes and allocates what TileByteCounts says: a hostile file
+ * crashes the process): FALSE with an error when a tiled directory has tile
+ * sides that are not non-zero multiples of 16 or tiles that claim absurd
+ * sizes or lie past the end of the file. TRUE for files that are not TIFF. */
+gboolean wsi_tiff_check_tiles (const gchar * path, GError ** error);
+
 G_END_DECLS
 
 #endif /* __WSI_TIFF_DIR_H__ */
