@@ -5,10 +5,24 @@ iterator of `Batch` objects (uint8 N x H x W x C pixels sharing the buffer's
 memory, plus per-patch metadata arrays); `Monitor` turns training steps and the
 wsistats tracer into a flat metrics dict.  See docs/python.md.
 """
-from .stream import (PATCH_RECORD, Batch, BatchStream, PipelineError, find_tracer,
-                     init, live_mapped_buffers, standard_pipeline)
+try:
+    import gi  # noqa: F401
+except ImportError as _exc:
+    import sys as _sys
+    raise ImportError(
+        f"gstwsi needs PyGObject (the 'gi' module), which this interpreter "
+        f"({_sys.executable}) cannot import: run it with Debian's /usr/bin/python3 "
+        f"(apt install python3-gi python3-gst-1.0 gir1.2-gstreamer-1.0 python3-numpy), "
+        f"or make the virtual environment over it with its system packages visible: "
+        f"/usr/bin/python3 -m venv --system-site-packages VENV"
+        f" (see docs/python.md, 'Environments')") from _exc
+
+from .stream import (PATCH_RECORD, Batch, BatchStream, PipelineError, SettingsError,
+                     find_tracer, init, live_mapped_buffers, standard_pipeline,
+                     validate_description)
 from .monitor import Monitor
 
-__all__ = ["PATCH_RECORD", "Batch", "BatchStream", "PipelineError", "Monitor",
-           "find_tracer", "init", "live_mapped_buffers", "standard_pipeline"]
+__all__ = ["PATCH_RECORD", "Batch", "BatchStream", "PipelineError", "SettingsError",
+           "Monitor", "find_tracer", "init", "live_mapped_buffers", "standard_pipeline",
+           "validate_description"]
 __version__ = "0.1.0"

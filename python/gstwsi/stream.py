@@ -7,7 +7,10 @@ memory: the buffer stays referenced and mapped for exactly as long as some
 array or tensor still points into it (see `_MappedBuffer`).
 """
 import atexit
+import difflib
 import os
+import re
+import shlex
 import threading
 import time
 import warnings
@@ -19,10 +22,10 @@ import gi
 
 gi.require_version("Gst", "1.0")
 gi.require_version("GstApp", "1.0")
-from gi.repository import Gst, GstApp  # noqa: E402,F401  (GstApp: try_pull_sample)
+from gi.repository import GLib, GObject, Gst, GstApp  # noqa: E402,F401  (GstApp: try_pull_sample)
 
-__all__ = ["PATCH_RECORD", "Batch", "BatchStream", "PipelineError", "init",
-           "standard_pipeline", "live_mapped_buffers"]
+__all__ = ["PATCH_RECORD", "Batch", "BatchStream", "PipelineError", "SettingsError",
+           "init", "standard_pipeline", "live_mapped_buffers", "validate_description"]
 
 # WsiPatchRecord, 64 bytes, native endian (gst-libs/gst/wsi/wsirecord.h).
 PATCH_RECORD = np.dtype([
@@ -55,6 +58,23 @@ class PipelineError(RuntimeError):
         if debug:
             text += f"\n{debug}"
         super().__init__(text)
+
+
+class SettingsError(ValueError):
+    """A pipeline description GStreamer would not run as written.
+
+    An unknown element or property, a value out of its ParamSpec's range, an
+    enum value the element does not know, a read-only property.  `element`
+    (factory name), `property`, `value` (as written) and `allowed` (the range
+    or the values, as text) are None where they do not apply.
+    """
+
+    def __init__(self, message, element=None, property=None, value=None, allowed=None):
+        self.element = element
+        self.property = property
+        self.value = value
+        self.allowed = allowed
+        super().__init__(message)
 
 
 def init(monitor=False, tracer_params="interval=1000,summary=false"):
@@ -130,6 +150,9 @@ def _pixels(sample, copy, owner_set=None):
             flat = np.frombuffer(info.data, np.uint8).copy()
     else:
         flat = np.asarray(_MappedBuffer(buffer, owner_set))
+        # GStreamer's memory: numpy must not write into it (it is mapped
+        # for reading and may be shared with other buffers or the pool).
+        flat.flags.writeable = False
     row = width * channels
     if flat.size != height * row:
         raise PipelineError(
@@ -272,7 +295,7 @@ class BatchStream:
         self.timeout = timeout
         self.warnings = []
         self._torch = _resolve_torch(torch)
-        self._pipeline = Gst.parse_launch(description)
+        self._pipeline = _parse_strict(description)
         self._sink = _find_appsink(self._pipeline, sink)
         self._bus = self._pipeline.get_bus()
         self.batch_size = self._batch_size()
@@ -452,8 +475,8 @@ def _resolve_torch(choice):
 
 
 def _as_tensor(torch, array):
-    # The mapping is read-only: torch has no read-only tensors and warns on
-    # every such array.  Training reads its inputs (.to(device), .float()
+    # The mapping is read-only (numpy refuses writes): torch has no read-only
+    # tensors and warns on every such array.  Training reads its inputs (.to(device), .float()
     # copy them), so sharing is safe; writing in place into batch.images is
     # not supported (use copy=True for that).
     if not array.flags.writeable:
@@ -462,6 +485,184 @@ def _as_tensor(torch, array):
             warnings.simplefilter("ignore", UserWarning)
             return torch.from_numpy(array)
     return torch.from_numpy(array)
+
+
+# ---- strict settings --------------------------------------------------------
+#
+# GStreamer's parser hands every name=value to g_object_set_property, which
+# only *warns* when a value is out of the ParamSpec's range and leaves the
+# default in place.  So the description is read here first, and every value
+# is checked against the element class' ParamSpec before GStreamer sees it.
+
+_INTS = {GObject.TYPE_INT, GObject.TYPE_UINT, GObject.TYPE_LONG, GObject.TYPE_ULONG,
+         GObject.TYPE_INT64, GObject.TYPE_UINT64, GObject.TYPE_CHAR, GObject.TYPE_UCHAR}
+_FLOATS = {GObject.TYPE_FLOAT, GObject.TYPE_DOUBLE}
+_TRUE = {"true", "yes", "t", "1"}
+_FALSE = {"false", "no", "f", "0"}
+_specs_cache = {}
+
+
+def _class_specs(factory_name):
+    """{property name: GParamSpec} of an element factory, None if unknown."""
+    if factory_name not in _specs_cache:
+        specs = None
+        factory = Gst.ElementFactory.find(factory_name)
+        if factory is not None:
+            loaded = factory.load()
+            gtype = loaded.get_element_type() if loaded is not None else None
+            if gtype is not None:
+                specs = {spec.name: spec for spec in GObject.list_properties(gtype)}
+        _specs_cache[factory_name] = specs
+    return _specs_cache[factory_name]
+
+
+def _tokens(description):
+    """The description as shell-like tokens, '!' a token of its own."""
+    lexer = shlex.shlex(description, posix=True, punctuation_chars="!")
+    lexer.whitespace_split = True
+    lexer.commenters = ""
+    try:
+        return list(lexer)
+    except ValueError as exc:     # unbalanced quotes
+        raise SettingsError(f"cannot read the pipeline description ({exc}): "
+                            f"{description}") from None
+
+
+def _settings(description):
+    """(factory, property, value) for every name=value of a known element."""
+    current = None
+    for token in _tokens(description):
+        if token == "!":
+            current = None
+            continue
+        token = token.strip("()")
+        if not token:
+            continue
+        if "=" not in token:
+            # an element, or a reference ('name.'), caps, a bin: only
+            # factories get their properties checked
+            current = token if _class_specs(token) is not None else None
+            continue
+        name, _, value = token.partition("=")
+        if current is not None and name and "::" not in name:
+            yield current, name.strip(), value.strip()
+
+
+def _describe(spec):
+    """The values a ParamSpec allows, as text."""
+    vtype = spec.value_type
+    fundamental = vtype.fundamental
+    if fundamental in _INTS or fundamental in _FLOATS:
+        return f"{spec.minimum}..{spec.maximum}"
+    if fundamental == GObject.TYPE_BOOLEAN:
+        return "true, false"
+    if fundamental == GObject.TYPE_ENUM:
+        values = spec.enum_class.__enum_values__.values()
+        return ", ".join(f"{v.value_nick} ({int(v)})" for v in values)
+    return vtype.name
+
+
+def _parse_int(text):
+    if re.fullmatch(r"[+-]?0[0-7]+", text):       # strtoll base 0: octal
+        return int(text, 8)
+    try:
+        return int(text, 0)
+    except ValueError:
+        return None
+
+
+def _check_setting(factory, name, value):
+    specs = _class_specs(factory)
+    spec = specs.get(name) or specs.get(name.replace("_", "-"))
+    if spec is None:
+        close = difflib.get_close_matches(name, list(specs), n=3)
+        hint = f" (did you mean {' or '.join(close)}?)" if close else ""
+        raise SettingsError(
+            f"{factory}: no property '{name}'{hint}; '{name}={value}' cannot be set",
+            factory, name, value, None)
+    if not spec.flags & GObject.ParamFlags.WRITABLE:
+        raise SettingsError(f"{factory}: {spec.name} is read-only (a statistic or "
+                            f"status), '{name}={value}' cannot be set",
+                            factory, spec.name, value, None)
+    fundamental = spec.value_type.fundamental
+    allowed = _describe(spec)
+    bad = None
+    if fundamental in _INTS:
+        number = _parse_int(value)
+        if number is None:
+            bad = f"is not an integer (allowed: {allowed})"
+        elif not spec.minimum <= number <= spec.maximum:
+            bad = f"is out of range {allowed}" + _kept(spec)
+    elif fundamental in _FLOATS:
+        try:
+            number = float(value)
+        except ValueError:
+            bad = f"is not a number (allowed: {allowed})"
+        else:
+            if number == number and not spec.minimum <= number <= spec.maximum:
+                bad = f"is out of range {allowed}" + _kept(spec)
+    elif fundamental == GObject.TYPE_BOOLEAN:
+        if value.lower() not in _TRUE | _FALSE:
+            bad = f"is not a boolean (allowed: {allowed})"
+    elif fundamental == GObject.TYPE_ENUM:
+        values = spec.enum_class.__enum_values__.values()
+        number = _parse_int(value)
+        if not any(value in (v.value_nick, v.value_name) or number == int(v)
+                   for v in values):
+            bad = f"is not one of {allowed}"
+    if bad is not None:
+        raise SettingsError(
+            f"{factory}: {spec.name}={value} {bad}", factory, spec.name, value, allowed)
+
+
+def _kept(spec):
+    return (f" ({spec.value_type.name} ParamSpec range; GStreamer would warn and "
+            f"silently keep the default {_default_text(spec)})")
+
+
+def _default_text(spec):
+    default = spec.default_value
+    if spec.value_type.fundamental == GObject.TYPE_ENUM:
+        return getattr(default, "value_nick", str(default))
+    if spec.value_type.fundamental == GObject.TYPE_BOOLEAN:
+        return str(bool(default)).lower()
+    return str(default)
+
+
+def validate_description(description):
+    """Raises SettingsError when a description sets a property GStreamer would
+    refuse or silently ignore: unknown, read-only, out of its ParamSpec's
+    range, not one of an enum's values, not a boolean.  Elements whose factory
+    is not installed are left to the parser.  Initialises GStreamer."""
+    init()
+    for factory, name, value in _settings(description):
+        _check_setting(factory, name, value)
+
+
+_PARSE_SETTING = re.compile(r'could not set property "([^"]+)" in element "([^"]+)" '
+                            r'to "(.*)"')
+
+
+def _parse_strict(description):
+    """Gst.parse_launch with every error fatal and values checked first."""
+    validate_description(description)
+    try:
+        return Gst.parse_launch_full(description, None, Gst.ParseFlags.FATAL_ERRORS)
+    except GLib.Error as exc:
+        message = exc.message
+        match = _PARSE_SETTING.search(message)
+        if match is not None:
+            prop, element, value = match.groups()
+            factory = next((f for f, n, _ in _settings(description) if n == prop), element)
+            specs = _class_specs(factory) or {}
+            spec = specs.get(prop)
+            allowed = _describe(spec) if spec is not None else None
+            raise SettingsError(
+                f"{factory}: {prop}={value} is not a valid value"
+                + (f" (allowed: {allowed})" if allowed else "") + f": {message}",
+                factory, prop, value, allowed) from None
+        raise SettingsError(f"invalid pipeline description ({message}): "
+                            f"{description}") from None
 
 
 # ---- pipeline descriptions -------------------------------------------------
@@ -486,6 +687,8 @@ def standard_pipeline(location, *, batch_size=64, patch_size=224, target_mpp=0.5
     `max_patches` (patchsampler max-patches) and `rank_quota` make a finite
     stream; they need the quota interface of patchsampler.  Only builds a
     string: GStreamer is initialised here only to check those properties.
+    Values outside the elements' ParamSpecs raise `SettingsError` (here when
+    GStreamer is initialised, else when `BatchStream` parses the string).
     """
     loc = str(location).replace('"', '\\"')
     src = f'wsislidesrc location="{loc}" cycle={str(bool(cycle)).lower()} seed={int(seed)}'
@@ -512,7 +715,13 @@ def standard_pipeline(location, *, batch_size=64, patch_size=224, target_mpp=0.5
               f"queue max-size-buffers={int(prefetch)} max-size-bytes=0 max-size-time=0",
               f"patchbatch batch-size={int(batch_size)}",
               f"appsink name={sink} sync=false max-buffers=2"]
-    return " ! ".join(parts)
+    description = " ! ".join(parts)
+    # Values out of the elements' ranges raise SettingsError here when
+    # GStreamer is already initialised, else when BatchStream parses the
+    # description (initialising it here would be too early for monitor=True).
+    if Gst.is_initialized():
+        validate_description(description)
+    return description
 
 
 def _require(factory, prop):
