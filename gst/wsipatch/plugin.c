@@ -19,6 +19,7 @@
 #include "gstpatchsampler.h"
 #include "gstpatchinterleave.h"
 #include "gstpatchbatch.h"
+#include "gstpatchfilter.h"
 
 static gboolean
 plugin_init (GstPlugin * plugin)
@@ -29,6 +30,7 @@ plugin_init (GstPlugin * plugin)
   ret |= GST_ELEMENT_REGISTER (patchsampler, plugin);
   ret |= GST_ELEMENT_REGISTER (patchinterleave, plugin);
   ret |= GST_ELEMENT_REGISTER (patchbatch, plugin);
+  ret |= GST_ELEMENT_REGISTER (patchfilter, plugin);
   return ret;
 }
 

@@ -17,12 +17,21 @@ except ImportError as _exc:
         f"/usr/bin/python3 -m venv --system-site-packages VENV"
         f" (see docs/python.md, 'Environments')") from _exc
 
-from .stream import (PATCH_RECORD, Batch, BatchStream, PipelineError, SettingsError,
-                     find_tracer, init, live_mapped_buffers, standard_pipeline,
-                     validate_description)
+from .stream import (PATCH_RECORD, Batch, BatchStream, ForkError, PipelineError,
+                     SettingsError, epoch_seed, find_tracer, init, live_mapped_buffers,
+                     standard_pipeline, validate_description)
 from .monitor import Monitor
 
-__all__ = ["PATCH_RECORD", "Batch", "BatchStream", "PipelineError", "SettingsError",
-           "Monitor", "find_tracer", "init", "live_mapped_buffers", "standard_pipeline",
+__all__ = ["PATCH_RECORD", "Batch", "BatchStream", "ForkError", "PipelineError",
+           "SettingsError", "Monitor", "WsiIterableDataset", "epoch_seed", "find_tracer",
+           "init", "live_mapped_buffers", "shard", "standard_pipeline",
            "validate_description"]
+
+
+def __getattr__(name):
+    # The torch adapter is imported on first use: torch is optional.
+    if name in ("WsiIterableDataset", "shard"):
+        from . import dataset
+        return getattr(dataset, name)
+    raise AttributeError(f"module 'gstwsi' has no attribute {name!r}")
 __version__ = "0.1.0"

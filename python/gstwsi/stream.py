@@ -24,8 +24,8 @@ gi.require_version("Gst", "1.0")
 gi.require_version("GstApp", "1.0")
 from gi.repository import GLib, GObject, Gst, GstApp  # noqa: E402,F401  (GstApp: try_pull_sample)
 
-__all__ = ["PATCH_RECORD", "Batch", "BatchStream", "PipelineError", "SettingsError",
-           "init", "standard_pipeline", "live_mapped_buffers", "validate_description"]
+__all__ = ["PATCH_RECORD", "Batch", "BatchStream", "ForkError", "PipelineError",
+           "SettingsError", "epoch_seed", "init", "standard_pipeline", "live_mapped_buffers", "validate_description"]
 
 # WsiPatchRecord, 64 bytes, native endian (gst-libs/gst/wsi/wsirecord.h).
 PATCH_RECORD = np.dtype([
@@ -41,6 +41,48 @@ assert PATCH_RECORD.itemsize == 64
 _POLL_NS = 100 * Gst.MSECOND
 
 _init_lock = threading.Lock()
+
+# Fork safety: the PID that initialised GStreamer, and the PID in which a
+# pipeline went to PLAYING (so GStreamer's streaming and pool threads ran).
+# A fork()ed child inherits GStreamer's state but none of those threads: the
+# locks they held stay held, and a pipeline started there hangs.
+_init_pid = None
+_threads_pid = None
+
+# Streams inherited by a fork()ed child: never touched (stopping or freeing
+# them there could hang on the parent's locks), never freed.
+_forked_streams = []
+
+
+class ForkError(RuntimeError):
+    """GStreamer used in a process fork()ed after a pipeline ran in its parent."""
+
+
+def _check_fork():
+    if _threads_pid is not None and _threads_pid != os.getpid():
+        raise ForkError(
+            f"this process ({os.getpid()}) was fork()ed from process {_threads_pid}, in "
+            f"which a GStreamer pipeline already ran: GStreamer's threads do not survive "
+            f"fork() and a pipeline started here would hang.  Start DataLoader workers "
+            f"with spawn or forkserver instead: torch.utils.data.DataLoader(..., "
+            f"multiprocessing_context=\"spawn\") (or \"forkserver\"), or "
+            f"multiprocessing.set_start_method(\"spawn\"); see docs/python.md")
+
+
+def _after_fork_in_child():
+    for stream in list(_open_streams):
+        stream._forked = True
+        _forked_streams.append(stream)
+    _open_streams.clear()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def epoch_seed(seed, epoch):
+    """wsislidesrc seed of epoch `epoch` of a stream with base seed `seed`:
+    (seed + epoch * 0x9E3779B97F4A7C15) mod 2**64 (epoch 0 keeps `seed`)."""
+    return (int(seed) + int(epoch) * 0x9E3779B97F4A7C15) % (1 << 64)
 
 
 class PipelineError(RuntimeError):
@@ -85,11 +127,14 @@ def init(monitor=False, tracer_params="interval=1000,summary=false"):
     has to happen before anything else initialises GStreamer.  Returns True
     when the wsistats tracer is active.
     """
+    global _init_pid
+    _check_fork()
     with _init_lock:
         if monitor and not Gst.is_initialized() and "GST_TRACERS" not in os.environ:
             os.environ["GST_TRACERS"] = f"wsistats({tracer_params})"
         if not Gst.is_initialized():
             Gst.init(None)
+            _init_pid = os.getpid()
     return find_tracer() is not None
 
 
@@ -171,12 +216,13 @@ class Batch:
     array) and its columns `slide_index`, `x`, `y`, `level`, `mpp`,
     `tissue_fraction`, `cycle`, `sequence`; `paths` and `labels` (lists of
     str); `index` (batch number in the stream, counting resumed batches) and
-    `offset` (the buffer's GST_BUFFER_OFFSET).
+    `offset` (the buffer's GST_BUFFER_OFFSET); `epoch` (the stream's epoch).
     """
 
-    __slots__ = ("images", "records", "paths", "labels", "index", "offset")
+    __slots__ = ("images", "records", "paths", "labels", "index", "offset", "epoch")
 
-    def __init__(self, images, records, paths, labels, index, offset):
+    def __init__(self, images, records, paths, labels, index, offset, epoch=0):
+        self.epoch = epoch
         self.images = images
         self.records = records
         self.paths = paths
@@ -228,7 +274,8 @@ def _close_open_streams():
     # stopped while GStreamer and gi are still importable; __del__ during
     # interpreter teardown could not.
     for stream in list(_open_streams):
-        stream.close()
+        if not getattr(stream, "_forked", False):
+            stream.close()
 
 
 def _find_appsink(pipeline, name):
@@ -284,11 +331,19 @@ class BatchStream:
       buffer (frees the pipeline's buffer at once; one copy per batch).
     - `start_batch`: resume a deterministic stream at batch k: sets
       patchinterleave's `skip-patches` to k x batch-size (read from patchbatch).
+    - `start_epoch`: the epoch the first iteration plays (see `set_epoch`);
+      with `start_batch`, resume at batch k of epoch e.
     - `timeout`: seconds without a batch before `TimeoutError` (None: wait).
+
+    Epochs: once a finite stream reached EOS (or a `for` loop over it was
+    left), iterating it again restarts the pipeline for the next epoch.
+    `set_epoch(e)` picks epoch e explicitly: wsislidesrc's seed becomes
+    `epoch_seed(seed, e)`, so epoch e depends on (seed, e) only.
     """
 
     def __init__(self, description, sink=None, *, torch="auto", copy=False,
-                 start_batch=0, timeout=120.0, monitor=False):
+                 start_batch=0, start_epoch=0, timeout=120.0, monitor=False):
+        _check_fork()
         init(monitor=monitor)
         self.description = description
         self.copy = copy
@@ -302,10 +357,20 @@ class BatchStream:
         self.start_batch = int(start_batch)
         if self.start_batch:
             self._apply_resume(self.start_batch)
+        sources = _elements_of(self._pipeline, "wsislidesrc")
+        self._source = sources[0] if sources else None
+        self.seed = self._source.get_property("seed") if self._source else 0
+        self.start_epoch = int(start_epoch)
+        self.epoch = self.start_epoch
+        self._resume_pending = bool(self.start_batch)
+        self._epoch_skip = self.start_batch   # batches skipped in this epoch
+        self._apply_epoch_seed()
+        self.epoch_batches = 0    # batches handed out in the current epoch
         self.batches = 0          # batches handed out by this stream
         self.patches = 0
         self.wait_ns = 0          # time spent blocked waiting for a batch
-        self._state = "ready"     # ready -> playing -> closed
+        self._state = "ready"     # ready -> playing -> ended (-> ready) / closed
+        self._forked = False
         self._held = weakref.WeakSet()    # zero-copy batches still alive
         self._max_held = self._max_zero_copy()
         self._warned_held = False
@@ -356,19 +421,59 @@ class BatchStream:
                              "resuming needs a newer gst-wsi")
         interleavers[0].set_property("skip-patches", k * self.batch_size)
 
+    def _apply_epoch_seed(self):
+        if self._source is not None:
+            self._source.set_property("seed", epoch_seed(self.seed, self.epoch))
+
     @property
     def pipeline(self):
         return self._pipeline
 
+    # -- epochs --
+
+    def set_epoch(self, epoch):
+        """Makes the next iteration play epoch `epoch` (stopping the current
+        one if it is playing): wsislidesrc's seed = epoch_seed(seed, epoch).
+        The resume point (start_batch) applies to start_epoch only, on the
+        stream's first run."""
+        if self._state == "closed":
+            raise RuntimeError("the stream is closed")
+        self._stop()
+        epoch = int(epoch)
+        keep_resume = self._resume_pending and epoch == self.start_epoch
+        if not keep_resume and self._epoch_skip:
+            self._apply_resume(0)
+        self._epoch_skip = self.start_batch if keep_resume else 0
+        self._resume_pending = keep_resume
+        self.epoch = epoch
+        self._apply_epoch_seed()
+        self.epoch_batches = 0
+        self._state = "ready"
+
+    def _stop(self):
+        if self._state == "playing":
+            _open_streams.discard(self)
+            self._pipeline.set_state(Gst.State.NULL)
+            self._pipeline.get_state(Gst.CLOCK_TIME_NONE)
+        if self._state != "closed":
+            self._state = "ended" if self._state == "playing" else self._state
+
     # -- life --
 
     def start(self):
+        global _threads_pid
         if self._state == "closed":
             raise RuntimeError("the stream is closed")
         if self._state == "playing":
             return
+        if self._state == "ended":
+            raise RuntimeError("this epoch has ended: iterate the stream again "
+                               "or call set_epoch() for the next one")
+        _check_fork()
         self._state = "playing"
+        self._resume_pending = False
         _open_streams.add(self)
+        _threads_pid = os.getpid()
         if self._pipeline.set_state(Gst.State.PLAYING) == Gst.StateChangeReturn.FAILURE:
             error = self._pop_error()
             self.close()
@@ -380,6 +485,8 @@ class BatchStream:
             return
         self._state = "closed"
         _open_streams.discard(self)
+        if self._forked:
+            return            # the parent's pipeline: leave it alone
         self._pipeline.set_state(Gst.State.NULL)
         self._pipeline.get_state(Gst.CLOCK_TIME_NONE)
 
@@ -396,25 +503,42 @@ class BatchStream:
     # -- batches --
 
     def __iter__(self):
+        if self._state == "ended":
+            self.set_epoch(self.epoch + 1)
+        elif self._state == "closed":
+            raise RuntimeError("the stream is closed")
+        return self._batches()
+
+    def _batches(self):
         self.start()
+        ok = False
         try:
             while True:
                 batch = self.next_batch()
                 if batch is None:
+                    ok = True
                     return
                 yield batch
+        except GeneratorExit:
+            ok = True          # break, or the generator dropped: next epoch
+            raise
         finally:
-            # break, exception, KeyboardInterrupt or the generator dropped
-            self.close()
+            # EOS, break or the generator dropped: the pipeline stops and the
+            # next iteration plays the next epoch; an exception or Ctrl-C
+            # closes the stream.
+            if ok:
+                self._stop()
+            else:
+                self.close()
 
     def next_batch(self):
         """The next Batch, None at EOS; raises PipelineError/TimeoutError."""
-        if self._state == "closed":
+        if self._state in ("closed", "ended"):
             return None
         self.start()
         sample = self._pull()
         if sample is None:
-            self.close()
+            self._stop()
             return None
         buffer = sample.get_buffer()
         records, paths, labels = _metadata(buffer)
@@ -422,7 +546,8 @@ class BatchStream:
         if self._torch is not None:
             images = _as_tensor(self._torch, images)
         batch = Batch(images, records, paths, labels,
-                      self.start_batch + self.batches, buffer.offset)
+                      self._epoch_skip + self.epoch_batches, buffer.offset, self.epoch)
+        self.epoch_batches += 1
         self.batches += 1
         self.patches += len(records)
         return batch

@@ -2,6 +2,8 @@
 # Soak: streams the standard pipeline for SECONDS (default 600) and samples
 # the process's RSS every 5 s; prints the samples and the RSS slope over the
 # second half of the run (MB per minute; ~0 when nothing leaks or grows).
+# TILE_CACHE=MB sets patchreader's tile-cache-size (its budget is memory the
+# run may legitimately grow into as the cache fills).
 # With STALL=S the consumer stops pulling for S seconds halfway (an
 # evaluation step, a checkpoint): the RSS must stay flat through the pause.
 #
@@ -13,12 +15,13 @@ total="${SECONDS_TOTAL:-600}"
 stall="${STALL:-0}"
 py=/usr/bin/python3
 
-exec "$py" - "$location" "$total" "$stall" <<'EOF'
+exec "$py" - "$location" "$total" "$stall" "${TILE_CACHE:-}" <<'EOF'
 import os, sys, time, threading
 sys.path.insert(0, os.path.join(os.getcwd(), "python"))
 import gstwsi
 
 location, total, stall = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
+cache = sys.argv[4] if len(sys.argv) > 4 else ""
 
 def rss_mb():
     with open("/proc/self/status") as f:
@@ -37,6 +40,8 @@ def sampler():
 
 description = gstwsi.standard_pipeline(location, batch_size=64, patch_size=256,
                                        target_mpp=0.5, threads=0, cycle=True)
+if cache:
+    description = description.replace("patchreader ", f"patchreader tile-cache-size={cache} ")
 threading.Thread(target=sampler, daemon=True).start()
 start = time.monotonic()
 patches = 0
