@@ -223,25 +223,6 @@ wsi_tile_cache_get_max_bytes (WsiTileCache * cache)
   return __atomic_load_n (&cache->max_bytes, __ATOMIC_RELAXED);
 }
 
-WsiTile *
-wsi_tile_cache_lookup (WsiTileCache * cache, const WsiTileKey * key)
-{
-  Shard *shard = shard_for (cache, key);
-  WsiTile *tile;
-
-  g_mutex_lock (&shard->lock);
-  tile = g_hash_table_lookup (shard->tiles, key);
-  if (tile != NULL) {
-    shard_touch (shard, tile);
-    g_atomic_int_inc (&tile->ref_count);
-  }
-  g_mutex_unlock (&shard->lock);
-
-  __atomic_fetch_add (tile ? &cache->hits : &cache->misses, 1,
-      __ATOMIC_RELAXED);
-  return tile;
-}
-
 /* Remembers @key as missed once; TRUE when it already was (and forgets
  * it: the caller now caches the tile). Under the shard lock. */
 static gboolean
@@ -267,20 +248,20 @@ shard_seen_before (Shard * shard, const WsiTileKey * key)
   return FALSE;
 }
 
-WsiTile *
-wsi_tile_cache_lookup_or_admit (WsiTileCache * cache, const WsiTileKey * key,
-    gboolean * admit)
+/* A hit (a reference, the tile made most recent) or NULL; on a miss with
+ * @admit, whether the key missed before (see the header). Counts either. */
+static WsiTile *
+cache_lookup (WsiTileCache * cache, const WsiTileKey * key, gboolean * admit)
 {
   Shard *shard = shard_for (cache, key);
   WsiTile *tile;
 
-  *admit = FALSE;
   g_mutex_lock (&shard->lock);
   tile = g_hash_table_lookup (shard->tiles, key);
   if (tile != NULL) {
     shard_touch (shard, tile);
     g_atomic_int_inc (&tile->ref_count);
-  } else if (shard_budget (cache) > 0) {
+  } else if (admit != NULL && shard_budget (cache) > 0) {
     *admit = shard_seen_before (shard, key);
   }
   g_mutex_unlock (&shard->lock);
@@ -288,6 +269,20 @@ wsi_tile_cache_lookup_or_admit (WsiTileCache * cache, const WsiTileKey * key,
   __atomic_fetch_add (tile ? &cache->hits : &cache->misses, 1,
       __ATOMIC_RELAXED);
   return tile;
+}
+
+WsiTile *
+wsi_tile_cache_lookup (WsiTileCache * cache, const WsiTileKey * key)
+{
+  return cache_lookup (cache, key, NULL);
+}
+
+WsiTile *
+wsi_tile_cache_lookup_or_admit (WsiTileCache * cache, const WsiTileKey * key,
+    gboolean * admit)
+{
+  *admit = FALSE;
+  return cache_lookup (cache, key, admit);
 }
 
 WsiTile *
