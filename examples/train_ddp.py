@@ -89,9 +89,12 @@ def main(argv=None):
         steps += 1
         slides.update(batch.paths)
         cycles.update(int(c) for c in batch.cycle)
-        logs = monitor.mark_step(extra={f"rank{rank}/loss": loss.item()})
-        if logs and rank == 0:
-            print(json.dumps(logs), flush=True)
+        # loss.item() only when logging: every step it would wait for the GPU.
+        logs = monitor.mark_step()
+        if logs:
+            logs[f"rank{rank}/loss"] = loss.item()
+            if rank == 0:
+                print(json.dumps(logs), flush=True)
         if args.steps is not None and steps >= args.steps:
             break
 

@@ -72,6 +72,9 @@ def main(argv=None):
     monitor = gstwsi.Monitor(stream, log_every=args.log_every)
 
     step, started = args.resume_step, time.monotonic()
+    # The loss stays on the device between logs: loss.item() every step
+    # would wait for the GPU each step (a synchronisation, not free).
+    loss_sum, loss_steps = None, 0
     for batch in stream:
         x = to_input(batch.images, device)
         target = torch.from_numpy(batch.tissue_fraction.copy()).to(device).unsqueeze(1)
@@ -80,9 +83,13 @@ def main(argv=None):
         loss.backward()
         optimizer.step()
         step += 1
-        logs = monitor.mark_step(extra={"train/loss": loss.item(), "train/step": step,
-                                        "train/cycle": int(batch.cycle.max())})
+        loss_sum = loss.detach() if loss_sum is None else loss_sum + loss.detach()
+        loss_steps += 1
+        logs = monitor.mark_step()
         if logs:
+            logs.update({"train/loss": (loss_sum / loss_steps).item(),
+                         "train/step": step, "train/cycle": int(batch.cycle.max())})
+            loss_sum, loss_steps = None, 0
             print(json.dumps(logs), flush=True)       # or wandb.log(logs)
         if step >= args.steps:
             break                                     # closes the pipeline
