@@ -264,12 +264,6 @@ wsi_ordered_pool_stop_workers (WsiOrderedPool * pool)
   g_mutex_unlock (&pool->lock);
 }
 
-guint
-wsi_ordered_pool_n_threads (WsiOrderedPool * pool)
-{
-  return pool->n_workers;
-}
-
 /* ---- the pad task ------------------------------------------------------- */
 
 static gboolean

@@ -70,7 +70,6 @@ void wsi_ordered_pool_free (WsiOrderedPool * pool);
 void wsi_ordered_pool_start_workers (WsiOrderedPool * pool, guint n_threads,
     const gchar * thread_name_prefix);
 void wsi_ordered_pool_stop_workers (WsiOrderedPool * pool);
-guint wsi_ordered_pool_n_threads (WsiOrderedPool * pool);
 
 /* Queues a copy of @work (the pool then owns what it holds). */
 GstFlowReturn wsi_ordered_pool_queue_work (WsiOrderedPool * pool,
