@@ -73,6 +73,7 @@
 #include <string.h>
 
 #include <gst/wsi/wsirecord.h>
+#include <gst/wsi/wsirng.h>
 
 #include "gstwsislidesrc.h"
 #include "wsislide.h"
@@ -392,33 +393,31 @@ resolve_rank_setting (GstWsiSlideSrc * self, gint property,
   return TRUE;
 }
 
-/* Sequential: sorted order. Random: a shuffle that depends only on the
- * seed, the rank and the cycle, so runs are reproducible. */
+/* Sequential: sorted order. Random: a Fisher-Yates shuffle drawn from
+ * wsirng.h keyed by the seed, the rank and the cycle, so runs are
+ * reproducible on every GLib version (GRand's sequence is not promised). */
 static void
 arrange_visit_order (GstWsiSlideSrc * self)
 {
   guint n = self->entries->len, i;
-  guint32 seed_words[4];
-  GRand *rand;
+  WsiRng rng;
 
   for (i = 0; i < n; i++)
     self->visit_order[i] = i;
   if (self->run.order != GST_WSI_SLIDE_ORDER_RANDOM || n < 2)
     return;
 
-  seed_words[0] = (guint32) (self->run.seed & 0xffffffff);
-  seed_words[1] = (guint32) (self->run.seed >> 32);
-  seed_words[2] = (guint32) self->run.rank;
-  seed_words[3] = self->cycle_number;
-  rand = g_rand_new_with_seed_array (seed_words, G_N_ELEMENTS (seed_words));
+  /* Key 0x5348 ("SH") keeps this stream apart from the sampler's, which
+   * is keyed by (seed, slide index, cycle). */
+  wsi_rng_seed_keys (&rng, self->run.seed, self->run.rank,
+      self->cycle_number, 0x5348);
   for (i = n - 1; i > 0; i--) {
-    guint j = g_rand_int_range (rand, 0, i + 1);
+    guint j = (guint) wsi_rng_below (&rng, (guint64) i + 1);
     guint tmp = self->visit_order[i];
 
     self->visit_order[i] = self->visit_order[j];
     self->visit_order[j] = tmp;
   }
-  g_rand_free (rand);
 }
 
 static void

@@ -91,6 +91,7 @@
 
 #include <math.h>
 #include <gst/wsi/wsirecord.h>
+#include <gst/wsi/wsirng.h>
 
 #include "gstpatchsampler.h"
 #include "wsidelivery.h"
@@ -158,12 +159,6 @@ typedef struct
   GstPatchSamplerAlign align;
 } GstPatchSamplerSettings;
 
-/* xoshiro256** seeded through splitmix64: fast, and the same numbers on
- * every platform and GLib version (GRand makes no such promise). */
-typedef struct
-{
-  guint64 s[4];
-} WsiRng;
 
 /* One slide visit, as read from its WsiSlideMeta. */
 typedef struct
@@ -309,67 +304,6 @@ gst_patch_sampler_align_get_type (void)
     g_once_init_leave (&type, t);
   }
   return type;
-}
-
-/* ---- random numbers ---------------------------------------------------- */
-
-static guint64
-splitmix64 (guint64 * state)
-{
-  guint64 z = (*state += G_GUINT64_CONSTANT (0x9E3779B97F4A7C15));
-
-  z = (z ^ (z >> 30)) * G_GUINT64_CONSTANT (0xBF58476D1CE4E5B9);
-  z = (z ^ (z >> 27)) * G_GUINT64_CONSTANT (0x94D049BB133111EB);
-  return z ^ (z >> 31);
-}
-
-/* Seeds from the source's seed, the slide and the visit, so a revisit
- * draws new positions and two slides never share a sequence. */
-static void
-wsi_rng_seed (WsiRng * rng, guint64 seed, guint slide_index, guint cycle)
-{
-  guint64 state = seed;
-  guint i;
-
-  state = splitmix64 (&state) ^ slide_index;
-  state = splitmix64 (&state) ^ ((guint64) cycle << 32);
-  for (i = 0; i < 4; i++)
-    rng->s[i] = splitmix64 (&state);
-}
-
-static inline guint64
-rotl64 (guint64 x, int k)
-{
-  return (x << k) | (x >> (64 - k));
-}
-
-static inline guint64
-wsi_rng_next (WsiRng * rng)
-{
-  guint64 *s = rng->s;
-  guint64 result = rotl64 (s[1] * 5, 7) * 9;
-  guint64 t = s[1] << 17;
-
-  s[2] ^= s[0];
-  s[3] ^= s[1];
-  s[1] ^= s[2];
-  s[0] ^= s[3];
-  s[2] ^= t;
-  s[3] = rotl64 (s[3], 45);
-  return result;
-}
-
-/* Uniform in [0, bound), bound > 0, without modulo bias. */
-static inline guint64
-wsi_rng_below (WsiRng * rng, guint64 bound)
-{
-  guint64 threshold = (0 - bound) % bound;
-  guint64 r;
-
-  do {
-    r = wsi_rng_next (rng);
-  } while (r < threshold);
-  return r % bound;
 }
 
 /* ---- tissue map -------------------------------------------------------- */

@@ -291,6 +291,90 @@ wsi_patch_meta_string (const GstStructure * s, const gchar * field, guint i)
   return *strv;
 }
 
+/* ---- record version 2: views and columns --------------------------------
+ * WsiPatchMeta field "record-version" (uint) is 1 when absent. Version 2
+ * adds two optional extensions; a reader that knows only version 1 still
+ * finds count/records/paths/labels unchanged (one record per location).
+ *
+ * Views (patchviews and after). Caps "application/x-wsi-views", fields
+ * format (string, as video/x-raw: RGB, RGBA, RGBx, GRAY8) and n-views
+ * (int). A buffer holds count locations × n-views views: one GstMemory
+ * per view, memory v packing the count images of view v back to back
+ * (each out_height × out_width × channels bytes, rows tightly packed),
+ * so every view is one NHWC array aligned on the same locations.
+ * WsiPatchMeta fields:
+ *   view-names (GStrv, n-views names, e.g. "global_0", "local_3"),
+ *   views (GBytes: count × n-views WsiViewRecord, location-major: the
+ *     record of location i, view v is entry i * n-views + v).
+ *
+ * Columns (wsislidesrc manifest / tcga). Every slide carries string
+ * columns: WsiSlideMeta fields column-names and column-values (GStrv of
+ * equal length, values "" when empty). WsiPatchMeta fields
+ *   column-names (GStrv, n-columns names),
+ *   column-values (GStrv: count × n-columns values, location-major).
+ */
+#define WSI_VIEWS_MEDIA_TYPE "application/x-wsi-views"
+#define WSI_RECORD_VERSION 2
+
+/* WsiViewRecord.flags */
+#define WSI_VIEW_FLAG_CONTEXT  (1u << 0)        /* re-read from the slide */
+#define WSI_VIEW_FLAG_FLIP_H   (1u << 1)        /* set by patchaugment */
+#define WSI_VIEW_FLAG_FLIP_V   (1u << 2)
+#define WSI_VIEW_FLAG_ROT_MASK (3u << 3)        /* quarter turns (0..3) ccw */
+#define WSI_VIEW_FLAG_ROT_SHIFT 3
+
+/**
+ * WsiViewRecord:
+ * @x: left edge of the view's footprint, level-0 pixels (fractional for
+ *   crops)
+ * @y: top edge of the view's footprint, level-0 pixels
+ * @width0: footprint width, level-0 pixels
+ * @height0: footprint height, level-0 pixels
+ * @mpp: microns per output pixel of the view (0 when unknown)
+ * @view_index: index into the meta's view-names
+ * @out_width: view width in pixels
+ * @out_height: view height in pixels
+ * @flags: WSI_VIEW_FLAG_*
+ * @reserved: 0
+ *
+ * One view of one location, 48 bytes, native byte order, no padding.
+ * Writer: patchviews (all fields); patchaugment ORs flip/rotation flags.
+ */
+typedef struct
+{
+  gdouble x;
+  gdouble y;
+  gfloat width0;
+  gfloat height0;
+  gfloat mpp;
+  guint32 view_index;
+  guint32 out_width;
+  guint32 out_height;
+  guint32 flags;
+  guint32 reserved;
+} WsiViewRecord;
+
+G_STATIC_ASSERT (sizeof (WsiViewRecord) == 48);
+
+/* Returns the view records of a WsiPatchMeta structure (owned by it), and
+ * their number in @n_views_total (count × n-views), or NULL. */
+static inline const WsiViewRecord *
+wsi_patch_meta_views (const GstStructure * s, guint * n_views_total)
+{
+  const GValue *value = gst_structure_get_value (s, "views");
+  gsize size = 0;
+  const WsiViewRecord *views = NULL;
+
+  *n_views_total = 0;
+  if (value == NULL || !G_VALUE_HOLDS (value, G_TYPE_BYTES))
+    return NULL;
+  if (g_value_get_boxed (value) != NULL)
+    views = (const WsiViewRecord *)
+        g_bytes_get_data ((GBytes *) g_value_get_boxed (value), &size);
+  *n_views_total = size / sizeof (WsiViewRecord);
+  return views;
+}
+
 G_END_DECLS
 
 #endif /* __WSI_RECORD_H__ */
