@@ -18,6 +18,7 @@
 
 #include "gstwsislidesrc.h"
 #include "gstpatchreader.h"
+#include "gstpatchviews.h"
 
 static gboolean
 plugin_init (GstPlugin * plugin)
@@ -27,6 +28,7 @@ plugin_init (GstPlugin * plugin)
   wsi_record_register_metas ();
   ret |= GST_ELEMENT_REGISTER (wsislidesrc, plugin);
   ret |= GST_ELEMENT_REGISTER (patchreader, plugin);
+  ret |= GST_ELEMENT_REGISTER (patchviews, plugin);
   return ret;
 }
 

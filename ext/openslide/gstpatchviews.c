@@ -1,0 +1,1095 @@
+/* gst-wsi
+ * Copyright (C) 2026 gst-wsi developers
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+
+/**
+ * SECTION:element-patchviews
+ * @title: patchviews
+ *
+ * patchviews turns each decoded patch (one `video/x-raw` buffer per patch
+ * with its `WsiPatchMeta`, as patchreader pushes them) into several views
+ * of the same location, for self-supervised and multi-resolution training,
+ * and pushes ONE buffer per location carrying all of them
+ * (`application/x-wsi-views`, record version 2 in wsirecord.h): one
+ * GstMemory per view (tight rows, `format` as the input), and a
+ * `WsiPatchMeta` with the location's record, `record-version` 2,
+ * `view-names` and `views` (a #WsiViewRecord per view: footprint box in
+ * level-0 pixels, mpp, output size, flags). Paths, labels and any other
+ * field of the input meta are copied. `GST_BUFFER_OFFSET` stays the
+ * record's sequence.
+ *
+ * Views, set by #GstPatchViews:preset or #GstPatchViews:views:
+ *
+ * - random-resized crops of the patch (torchvision's RandomResizedCrop: an
+ *   area fraction uniform in a scale range, an aspect ratio log-uniform in
+ *   a ratio range, resampled to a square output size with
+ *   #GstPatchViews:interpolation);
+ * - the patch itself;
+ * - context views, re-read from the slide through the read layer around
+ *   the patch's level-0 centre at another mpp and output size (the read
+ *   picks the pyramid level; no large read and pooling).
+ *
+ * Presets: `dinov2` (2 global 224 px crops at scale 0.32-1, 8 local 96 px
+ * at 0.05-0.32), `two-view` (2 crops of 224 px at 0.08-1, SimCLR/BYOL),
+ * `target-context` (the patch, named `target`, and one `context` view of
+ * the same size at 4x its mpp).
+ *
+ * Every crop is a pure function of (#GstPatchViews:seed, the record's
+ * sequence, the view index); the work runs on #GstPatchViews:threads
+ * worker threads and leaves in input order, so the bytes do not depend on
+ * the number of threads. A location whose context region cannot be read
+ * is dropped with a warning and reported upstream (`wsi-patch-dropped`)
+ * so that finite quotas refill it.
+ *
+ * ## Example launch line
+ * |[
+ * gst-launch-1.0 wsislidesrc location=slides/ ! tissuemask ! queue ! \
+ *     patchsampler patch-size=256 target-mpp=0.5 ! patchinterleave ! \
+ *     patchreader ! patchviews preset=dinov2 seed=42 threads=4 ! \
+ *     fakesink sync=false
+ * ]| Ten DINOv2 crops (global_0, global_1, local_0 .. local_7) of every
+ * 256 px patch at 0.5 um/px.
+ * |[
+ * ... ! patchreader ! patchviews views="target:patch,ctx:context:224:2.0" ! ...
+ * ]| Each patch and a 224 px view at 2 um/px around the same centre.
+ */
+
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "gstpatchviews.h"
+#include "wsiorderedpool.h"
+#include "wsislide.h"
+#include "wsislidecache.h"
+#include "wsiviewspec.h"
+#include "wsiwindowresize.h"
+
+#include <gst/video/video.h>
+#include <gst/wsi/wsirecord.h>
+#include <math.h>
+#include <string.h>
+
+GST_DEBUG_CATEGORY_STATIC (gst_patch_views_debug);
+#define GST_CAT_DEFAULT gst_patch_views_debug
+
+#define MAX_THREADS 64
+#define DEFAULT_THREADS 0
+#define DEFAULT_SEED 0
+#define DEFAULT_PRESET GST_PATCH_VIEWS_PRESET_DINOV2
+#define DEFAULT_INTERPOLATION WSI_RESIZE_BILINEAR
+#define DEFAULT_DCT_SCALING TRUE
+#define DEFAULT_MAX_OPEN_SLIDES 8
+#define MAX_MAX_OPEN_SLIDES 1024
+/* Drop warnings posted per stream before they go to the debug log only. */
+#define MAX_DROP_WARNINGS 10
+
+enum
+{
+  PROP_0,
+  PROP_PRESET,
+  PROP_VIEWS,
+  PROP_SEED,
+  PROP_THREADS,
+  PROP_INTERPOLATION,
+  PROP_DCT_SCALING,
+  PROP_MAX_OPEN_SLIDES,
+  PROP_LOCATIONS_OUT,
+  PROP_LOCATIONS_DROPPED,
+};
+
+typedef enum
+{
+  GST_PATCH_VIEWS_PRESET_NONE,
+  GST_PATCH_VIEWS_PRESET_DINOV2,
+  GST_PATCH_VIEWS_PRESET_TWO_VIEW,
+  GST_PATCH_VIEWS_PRESET_TARGET_CONTEXT,
+} GstPatchViewsPreset;
+
+/* The `views` text of each preset, indexed by GstPatchViewsPreset. */
+static const gchar *const preset_views[] = {
+  NULL,
+  "global:2:224:0.32:1.0,local:8:96:0.05:0.32",
+  "view:2:224:0.08:1.0",
+  "target:patch,context:context:0:4x",
+};
+
+#define GST_TYPE_PATCH_VIEWS_PRESET (gst_patch_views_preset_get_type ())
+static GType
+gst_patch_views_preset_get_type (void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+    {GST_PATCH_VIEWS_PRESET_NONE, "No preset: the views property says",
+        "none"},
+    {GST_PATCH_VIEWS_PRESET_DINOV2, "DINOv2 multi-crop: "
+          "global:2:224:0.32:1.0,local:8:96:0.05:0.32", "dinov2"},
+    {GST_PATCH_VIEWS_PRESET_TWO_VIEW, "SimCLR/BYOL two views: "
+          "view:2:224:0.08:1.0", "two-view"},
+    {GST_PATCH_VIEWS_PRESET_TARGET_CONTEXT, "The patch and a context view "
+          "of its size at 4x its mpp: target:patch,context:context:0:4x",
+        "target-context"},
+    {0, NULL, NULL}
+  };
+
+  if (g_once_init_enter (&type)) {
+    GType t = g_enum_register_static ("GstPatchViewsPreset", values);
+    g_once_init_leave (&type, t);
+  }
+  return type;
+}
+
+#define GST_TYPE_PATCH_VIEWS_INTERPOLATION \
+  (gst_patch_views_interpolation_get_type ())
+static GType
+gst_patch_views_interpolation_get_type (void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+    {WSI_RESIZE_BILINEAR, "Bilinear, half-pixel centres, no antialiasing "
+          "(torch interpolate, torchvision's tensor default)", "bilinear"},
+    {WSI_RESIZE_AREA, "Area average (box filter; for strong shrinking)",
+        "area"},
+    {0, NULL, NULL}
+  };
+
+  if (g_once_init_enter (&type)) {
+    GType t = g_enum_register_static ("GstPatchViewsInterpolation", values);
+    g_once_init_leave (&type, t);
+  }
+  return type;
+}
+
+#define FORMATS "{ RGB, RGBA, RGBx, BGRx }"
+
+static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
+    GST_PAD_SINK,
+    GST_PAD_ALWAYS,
+    GST_STATIC_CAPS ("video/x-raw, format = (string) " FORMATS
+        ", width = (int) [ 1, max ], height = (int) [ 1, max ]"));
+
+static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
+    GST_PAD_SRC,
+    GST_PAD_ALWAYS,
+    GST_STATIC_CAPS (WSI_VIEWS_MEDIA_TYPE ", format = (string) " FORMATS
+        ", n-views = (int) [ 1, 16 ]"));
+
+/* ---- stream state -------------------------------------------------------- */
+
+/* What the workers read, fixed from READY to PAUSED until back to READY. */
+typedef struct
+{
+  WsiViewSet *set;
+  gchar **names;
+  guint64 seed;
+  WsiResizeMethod method;
+} StreamConfig;
+
+/* One location in the ordered pool. */
+typedef struct
+{
+  GstBuffer *in;                /* the decoded patch */
+  GstVideoInfo info;            /* its layout (caps may change in between) */
+  WsiPixelFormat format;
+  WsiPatchRecord record;
+  gchar *reason;                /* set by the worker when it drops it */
+} ViewsWork;
+
+/* Per worker thread. */
+typedef struct
+{
+  WsiReadContext *rctx;
+  WsiWindowResizer *resizer;
+} ViewsThread;
+
+struct _GstPatchViews
+{
+  GstElement parent;
+
+  GstPad *sinkpad;
+  GstPad *srcpad;
+
+  /* properties, under the object lock */
+  GstPatchViewsPreset preset;
+  gchar *views;                 /* the text of the current view list */
+  WsiViewSet *view_set;         /* parsed */
+  guint64 seed;
+  guint threads;
+  WsiResizeMethod interpolation;
+  gint dct_scaling;             /* atomic: read by the workers */
+
+  StreamConfig config;          /* workers' copy while PAUSED/PLAYING */
+  WsiOrderedPool *pool;
+  WsiSlideCache *slide_cache;
+
+  /* streaming thread */
+  gboolean have_info;
+  GstVideoInfo info;
+  WsiPixelFormat format;
+  gboolean warned_no_meta;
+
+  /* source task (finish, in order) */
+  guint drop_warnings;
+
+  /* counters, under the object lock */
+  guint64 locations_out;
+  guint64 locations_dropped;
+};
+
+#define gst_patch_views_parent_class parent_class
+G_DEFINE_TYPE (GstPatchViews, gst_patch_views, GST_TYPE_ELEMENT);
+
+GST_ELEMENT_REGISTER_DEFINE_WITH_CODE (patchviews, "patchviews",
+    GST_RANK_NONE, GST_TYPE_PATCH_VIEWS,
+    wsi_record_register_metas ();
+    GST_DEBUG_CATEGORY_INIT (gst_patch_views_debug, "patchviews", 0,
+        "multi-view crops and context views of patches"));
+
+static gboolean
+pixel_format_for_video (GstVideoFormat format, WsiPixelFormat * pixel_format)
+{
+  switch (format) {
+    case GST_VIDEO_FORMAT_RGB:
+      *pixel_format = WSI_PIXEL_RGB;
+      return TRUE;
+    case GST_VIDEO_FORMAT_RGBA:
+      *pixel_format = WSI_PIXEL_RGBA;
+      return TRUE;
+    case GST_VIDEO_FORMAT_RGBx:
+      *pixel_format = WSI_PIXEL_RGBX;
+      return TRUE;
+    case GST_VIDEO_FORMAT_BGRx:
+      *pixel_format = WSI_PIXEL_BGRX;
+      return TRUE;
+    default:
+      return FALSE;
+  }
+}
+
+/* Output side of @spec for a patch of side @patch_side. */
+static guint
+view_side (const WsiViewSpec * spec, guint patch_side)
+{
+  if (spec->kind == WSI_VIEW_KIND_PATCH || spec->size == 0)
+    return patch_side;
+  return spec->size;
+}
+
+/* ---- the views of one location (workers, no lock held) ------------------ */
+
+/* The patch as it is, rows packed tight. */
+static void
+copy_patch (const GstVideoFrame * frame, guint8 * dst, guint side, guint bpp)
+{
+  const guint8 *src = GST_VIDEO_FRAME_PLANE_DATA (frame, 0);
+  gsize stride = GST_VIDEO_FRAME_PLANE_STRIDE (frame, 0);
+  guint y;
+
+  for (y = 0; y < side; y++)
+    memcpy (dst + (gsize) y * side * bpp, src + y * stride,
+        (gsize) side * bpp);
+}
+
+static gboolean
+make_crop (GstPatchViews * self, ViewsThread * thread, const ViewsWork * work,
+    const GstVideoFrame * frame, guint v, guint8 * dst, WsiViewRecord * vr)
+{
+  const WsiViewSpec *spec = &self->config.set->views[v];
+  const WsiPatchRecord *rec = &work->record;
+  guint side = GST_VIDEO_FRAME_WIDTH (frame);
+  guint bpp = GST_VIDEO_FRAME_COMP_PSTRIDE (frame, 0);
+  gdouble to_level0 = (gdouble) rec->footprint / side;
+  WsiCropBox box;
+
+  wsi_view_draw_crop (spec, self->config.seed, rec->sequence, v, side, &box);
+  if (!wsi_window_resize (thread->resizer, self->config.method,
+          GST_VIDEO_FRAME_PLANE_DATA (frame, 0), side, side,
+          GST_VIDEO_FRAME_PLANE_STRIDE (frame, 0), bpp, box.x, box.y,
+          box.width, box.height, dst, spec->size, spec->size,
+          (gsize) spec->size * bpp))
+    return FALSE;
+  vr->x = rec->x + box.x * to_level0;
+  vr->y = rec->y + box.y * to_level0;
+  vr->width0 = (gfloat) (box.width * to_level0);
+  vr->height0 = (gfloat) (box.height * to_level0);
+  /* One number for both axes: the geometric mean of their mpps. */
+  vr->mpp = (gfloat) (rec->out_mpp * sqrt (box.width * box.height)
+      / spec->size);
+  return TRUE;
+}
+
+/* Reads @request through the shared handle; a failure that poisoned it
+ * (OpenSlide's sticky error, maybe another thread's) is retried once on a
+ * private handle, so whether a location is kept depends on it alone. */
+static gboolean
+read_isolated (GstPatchViews * self, const gchar * path,
+    WsiSlideHandle * handle, WsiReadContext * rctx,
+    const WsiReadRequest * request, const WsiImage * image,
+    WsiReadReport * report, GError ** error)
+{
+  WsiSlide *fresh;
+  gboolean ok;
+
+  ok = wsi_slide_read (handle->slide, rctx, request, image, report, error);
+  if (!ok && report->sticky)
+    wsi_slide_cache_evict (self->slide_cache, handle);
+  wsi_slide_cache_release (self->slide_cache, handle);
+  if (ok || !report->sticky)
+    return ok;
+
+  g_clear_error (error);
+  fresh = wsi_slide_open (path, NULL, error);
+  if (fresh == NULL)
+    return FALSE;
+  ok = wsi_slide_read (fresh, rctx, request, image, report, error);
+  wsi_slide_close (fresh);
+  return ok;
+}
+
+/* Level-0 side of the context view @spec of @rec, or 0 (with @reason)
+ * when the mpp it asks for cannot be met. @mpp0 gets microns per level-0
+ * pixel (0 when unknown). */
+static gdouble
+context_footprint (const WsiViewSpec * spec, const WsiPatchRecord * rec,
+    const WsiSlide * slide, guint patch_side, gdouble * mpp0, gchar ** reason)
+{
+  guint side = view_side (spec, patch_side);
+
+  /* The record's mpp is what patchreader really delivered. */
+  *mpp0 = rec->out_mpp > 0.0f ? rec->out_mpp * (gdouble) patch_side /
+      rec->footprint : slide->mpp_x;
+  if (spec->mpp_factor > 0.0)
+    return rec->footprint * spec->mpp_factor * side / patch_side;
+  if (*mpp0 > 0.0)
+    return side * spec->mpp / *mpp0;
+  *reason = g_strdup_printf ("context view \"%s\" asks for %g um/px but the "
+      "slide has no mpp (give the context mpp as a factor such as 4x)",
+      spec->name, spec->mpp);
+  return 0.0;
+}
+
+static gboolean
+make_context (GstPatchViews * self, ViewsThread * thread, ViewsWork * work,
+    const gchar * path, guint v, guint8 * dst, WsiViewRecord * vr)
+{
+  const WsiViewSpec *spec = &self->config.set->views[v];
+  const WsiPatchRecord *rec = &work->record;
+  guint patch_side = GST_VIDEO_INFO_WIDTH (&work->info);
+  guint side = view_side (spec, patch_side);
+  WsiSlideHandle *handle;
+  WsiReadRequest request = { 0, };
+  WsiReadReport report = { 0, };
+  WsiImage image;
+  GError *error = NULL;
+  gdouble footprint, mpp0, cx, cy;
+  gint64 f0;
+
+  handle = wsi_slide_cache_acquire (self->slide_cache, path, &error);
+  if (handle == NULL) {
+    work->reason = g_strdup_printf ("context view \"%s\": %s", spec->name,
+        error->message);
+    g_error_free (error);
+    return FALSE;
+  }
+  footprint = context_footprint (spec, rec, handle->slide, patch_side, &mpp0,
+      &work->reason);
+  if (footprint <= 0.0) {
+    wsi_slide_cache_release (self->slide_cache, handle);
+    return FALSE;
+  }
+
+  /* Whole level-0 pixels around the patch's centre. */
+  cx = rec->x + rec->footprint / 2.0;
+  cy = rec->y + rec->footprint / 2.0;
+  f0 = MAX ((gint64) llround (footprint), 1);
+  request.x = (gint64) llround (cx - f0 / 2.0);
+  request.y = (gint64) llround (cy - f0 / 2.0);
+  request.width = request.height = f0;
+  request.native_scaling = g_atomic_int_get (&self->dct_scaling);
+  image.data = dst;
+  image.stride = (gsize) side * GST_VIDEO_INFO_COMP_PSTRIDE (&work->info, 0);
+  image.width = image.height = side;
+  image.format = work->format;
+
+  if (!read_isolated (self, path, handle, thread->rctx, &request, &image,
+          &report, &error)) {
+    work->reason = g_strdup_printf ("context view \"%s\" at (%"
+        G_GINT64_FORMAT ", %" G_GINT64_FORMAT "), %" G_GINT64_FORMAT
+        " px: %s", spec->name, request.x, request.y, f0,
+        error ? error->message : "read failed");
+    g_clear_error (&error);
+    return FALSE;
+  }
+  vr->x = report.x;
+  vr->y = report.y;
+  vr->width0 = (gfloat) report.footprint_width;
+  vr->height0 = (gfloat) report.footprint_height;
+  vr->mpp = (gfloat) (mpp0 * report.footprint_width / side);
+  vr->flags |= WSI_VIEW_FLAG_CONTEXT;
+  return TRUE;
+}
+
+/* The output meta: the input's fields, then the views. */
+static void
+add_views_meta (GstPatchViews * self, GstBuffer * out, GstBuffer * in,
+    const WsiViewRecord * records, guint n_views)
+{
+  GstStructure *from = wsi_patch_meta_get (in);
+  GstStructure *to;
+  GBytes *bytes;
+
+  to = gst_custom_meta_get_structure (gst_buffer_add_custom_meta (out,
+          WSI_PATCH_META_NAME));
+  gst_structure_foreach (from, wsi_structure_copy_field, to);
+  bytes = g_bytes_new (records, n_views * sizeof (WsiViewRecord));
+  gst_structure_set (to, "record-version", G_TYPE_UINT, WSI_RECORD_VERSION,
+      "view-names", G_TYPE_STRV, self->config.names,
+      "views", G_TYPE_BYTES, bytes, NULL);
+  g_bytes_unref (bytes);
+}
+
+/* Every view of @work's location into one allocation, one shared memory
+ * per view; NULL (with work->reason) when a view could not be made. */
+static GstBuffer *
+make_views (GstPatchViews * self, ViewsThread * thread, ViewsWork * work)
+{
+  const WsiViewSet *set = self->config.set;
+  guint patch_side = GST_VIDEO_INFO_WIDTH (&work->info);
+  guint bpp = GST_VIDEO_INFO_COMP_PSTRIDE (&work->info, 0);
+  WsiViewRecord records[WSI_VIEWS_MAX];
+  gsize offsets[WSI_VIEWS_MAX + 1];
+  const gchar *path = NULL;
+  GstVideoFrame frame;
+  GstMemory *mem;
+  GstMapInfo map;
+  GstBuffer *out = NULL;
+  gboolean ok = TRUE;
+  guint v;
+
+  offsets[0] = 0;
+  for (v = 0; v < set->n_views; v++) {
+    guint side = view_side (&set->views[v], patch_side);
+    offsets[v + 1] = offsets[v] + (gsize) side * side * bpp;
+  }
+  if (set->has_context)
+    path = wsi_patch_meta_string (wsi_patch_meta_get (work->in), "paths", 0);
+  if (set->has_context && path == NULL) {
+    work->reason = g_strdup ("the patch meta names no slide path");
+    return NULL;
+  }
+  if (!gst_video_frame_map (&frame, &work->info, work->in, GST_MAP_READ)) {
+    work->reason = g_strdup ("could not map the patch");
+    return NULL;
+  }
+  mem = gst_allocator_alloc (NULL, offsets[set->n_views], NULL);
+  gst_memory_map (mem, &map, GST_MAP_WRITE);
+
+  memset (records, 0, sizeof (records));
+  for (v = 0; v < set->n_views && ok; v++) {
+    const WsiViewSpec *spec = &set->views[v];
+    WsiViewRecord *vr = &records[v];
+    guint8 *dst = map.data + offsets[v];
+
+    vr->view_index = v;
+    vr->out_width = vr->out_height = view_side (spec, patch_side);
+    switch (spec->kind) {
+      case WSI_VIEW_KIND_PATCH:
+        copy_patch (&frame, dst, patch_side, bpp);
+        vr->x = work->record.x;
+        vr->y = work->record.y;
+        vr->width0 = vr->height0 = work->record.footprint;
+        vr->mpp = work->record.out_mpp;
+        break;
+      case WSI_VIEW_KIND_CROP:
+        ok = make_crop (self, thread, work, &frame, v, dst, vr);
+        if (!ok)
+          work->reason = g_strdup ("out of memory resampling a crop");
+        break;
+      case WSI_VIEW_KIND_CONTEXT:
+        ok = make_context (self, thread, work, path, v, dst, vr);
+        break;
+    }
+  }
+  gst_memory_unmap (mem, &map);
+  gst_video_frame_unmap (&frame);
+
+  if (ok) {
+    out = gst_buffer_new ();
+    for (v = 0; v < set->n_views; v++)
+      gst_buffer_append_memory (out, gst_memory_share (mem, offsets[v],
+              offsets[v + 1] - offsets[v]));
+    GST_BUFFER_OFFSET (out) = work->record.sequence;
+    add_views_meta (self, out, work->in, records, set->n_views);
+  }
+  gst_memory_unref (mem);
+  return out;
+}
+
+/* ---- ordered pool callbacks ---------------------------------------------- */
+
+static gpointer
+views_thread_new (gpointer user_data)
+{
+  ViewsThread *thread = g_new0 (ViewsThread, 1);
+
+  thread->rctx = wsi_read_context_new ();
+  thread->resizer = wsi_window_resizer_new ();
+  return thread;
+}
+
+static void
+views_thread_free (gpointer state, gpointer user_data)
+{
+  ViewsThread *thread = state;
+
+  wsi_read_context_free (thread->rctx);
+  wsi_window_resizer_free (thread->resizer);
+  g_free (thread);
+}
+
+static GstBuffer *
+views_process (gpointer data, gpointer state, gpointer user_data)
+{
+  return make_views (user_data, state, data);
+}
+
+/* Tells the planner upstream that a location it planned will not arrive
+ * (WSI_PATCH_DROPPED_EVENT in wsirecord.h), as patchreader does. */
+static void
+report_dropped (GstPatchViews * self, const WsiPatchRecord * record,
+    const gchar * path, const gchar * reason)
+{
+  GstStructure *s = gst_structure_new (WSI_PATCH_DROPPED_EVENT,
+      "slide-index", G_TYPE_UINT, record->slide_index,
+      "cycle", G_TYPE_UINT, record->cycle,
+      "sequence", G_TYPE_UINT64, record->sequence,
+      "path", G_TYPE_STRING, path ? path : "",
+      "reason", G_TYPE_STRING, reason ? reason : "unknown", NULL);
+
+  gst_pad_push_event (self->sinkpad,
+      gst_event_new_custom (GST_EVENT_CUSTOM_UPSTREAM, s));
+}
+
+/* In stream order: counts the location; a dropped one is warned about
+ * and reported upstream. */
+static GstBuffer *
+views_finish (gpointer data, GstBuffer * result, gpointer user_data)
+{
+  GstPatchViews *self = user_data;
+  ViewsWork *work = data;
+  const gchar *path;
+
+  GST_OBJECT_LOCK (self);
+  if (result != NULL)
+    self->locations_out++;
+  else
+    self->locations_dropped++;
+  GST_OBJECT_UNLOCK (self);
+  if (result != NULL)
+    return result;
+
+  path = wsi_patch_meta_string (wsi_patch_meta_get (work->in), "paths", 0);
+  if (self->drop_warnings++ < MAX_DROP_WARNINGS)
+    GST_ELEMENT_WARNING (self, RESOURCE, READ,
+        ("Dropping the location at (%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT
+            ") of slide \"%s\": %s.", work->record.x, work->record.y,
+            GST_STR_NULL (path), GST_STR_NULL (work->reason)),
+        ("sequence %" G_GUINT64_FORMAT, work->record.sequence));
+  else
+    GST_WARNING_OBJECT (self, "dropping sequence %" G_GUINT64_FORMAT ": %s",
+        work->record.sequence, GST_STR_NULL (work->reason));
+  report_dropped (self, &work->record, path, work->reason);
+  return NULL;
+}
+
+static void
+views_work_clear (gpointer data, gpointer user_data)
+{
+  ViewsWork *work = data;
+
+  gst_clear_buffer (&work->in);
+  g_clear_pointer (&work->reason, g_free);
+}
+
+static const WsiOrderedPoolFuncs views_pool_funcs = {
+  .thread_state_new = views_thread_new,
+  .thread_state_free = views_thread_free,
+  .process = views_process,
+  .finish = views_finish,
+  .work_clear = views_work_clear,
+};
+
+/* ---- streaming thread ---------------------------------------------------- */
+
+static GstFlowReturn
+gst_patch_views_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
+{
+  GstPatchViews *self = GST_PATCH_VIEWS (parent);
+  const GstStructure *meta = wsi_patch_meta_get (buffer);
+  const WsiPatchRecord *records = NULL;
+  ViewsWork work;
+  guint n = 0;
+
+  if (!self->have_info) {
+    gst_buffer_unref (buffer);
+    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
+        ("A patch arrived before its caps."), (NULL));
+    return GST_FLOW_NOT_NEGOTIATED;
+  }
+  if (meta != NULL)
+    records = wsi_patch_meta_records (meta, &n);
+  if (n > 1) {
+    gst_buffer_unref (buffer);
+    GST_ELEMENT_ERROR (self, STREAM, FORMAT,
+        ("patchviews takes one patch per buffer, this one holds %u (put "
+            "patchviews before patchbatch).", n), (NULL));
+    return GST_FLOW_ERROR;
+  }
+  if (n == 0) {
+    if (!self->warned_no_meta)
+      GST_ELEMENT_WARNING (self, STREAM, FORMAT,
+          ("Dropping patches without a WsiPatchMeta record (patchviews "
+              "needs the patch's position)."), (NULL));
+    self->warned_no_meta = TRUE;
+    gst_buffer_unref (buffer);
+    return GST_FLOW_OK;
+  }
+
+  memset (&work, 0, sizeof (work));
+  work.in = buffer;
+  work.info = self->info;
+  work.format = self->format;
+  work.record = records[0];
+  return wsi_ordered_pool_queue_work (self->pool, &work);
+}
+
+/* Input caps: a square patch in a format the read layer writes; the
+ * output caps go out in stream order, after the patches before them. */
+static gboolean
+gst_patch_views_set_caps (GstPatchViews * self, GstCaps * caps)
+{
+  GstVideoInfo info;
+  WsiPixelFormat format;
+  GstCaps *out;
+
+  if (!gst_video_info_from_caps (&info, caps)
+      || !pixel_format_for_video (GST_VIDEO_INFO_FORMAT (&info), &format)
+      || GST_VIDEO_INFO_WIDTH (&info) != GST_VIDEO_INFO_HEIGHT (&info)) {
+    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
+        ("patchviews takes square RGB, RGBA, RGBx or BGRx patches."),
+        ("caps: %" GST_PTR_FORMAT, caps));
+    return FALSE;
+  }
+  self->info = info;
+  self->format = format;
+  self->have_info = TRUE;
+  out = gst_caps_new_simple (WSI_VIEWS_MEDIA_TYPE,
+      "format", G_TYPE_STRING,
+      gst_video_format_to_string (GST_VIDEO_INFO_FORMAT (&info)),
+      "n-views", G_TYPE_INT, (gint) self->config.set->n_views, NULL);
+  return wsi_ordered_pool_queue_event (self->pool,
+      gst_event_new_caps (out)) == GST_FLOW_OK;
+}
+
+static gboolean
+gst_patch_views_sink_event (GstPad * pad, GstObject * parent,
+    GstEvent * event)
+{
+  GstPatchViews *self = GST_PATCH_VIEWS (parent);
+  GstCaps *caps;
+  gboolean ok;
+
+  switch (GST_EVENT_TYPE (event)) {
+    case GST_EVENT_FLUSH_START:
+      wsi_ordered_pool_set_flushing (self->pool);
+      gst_pad_push_event (self->srcpad, event);
+      wsi_ordered_pool_pause_task (self->pool);
+      return TRUE;
+    case GST_EVENT_FLUSH_STOP:
+      wsi_ordered_pool_reset (self->pool);
+      gst_pad_push_event (self->srcpad, event);
+      return wsi_ordered_pool_start_task (self->pool);
+    case GST_EVENT_CAPS:
+      gst_event_parse_caps (event, &caps);
+      ok = gst_patch_views_set_caps (self, caps);
+      gst_event_unref (event);
+      return ok;
+    default:
+      break;
+  }
+  if (!GST_EVENT_IS_SERIALIZED (event))
+    return gst_pad_event_default (pad, parent, event);
+  return wsi_ordered_pool_queue_event (self->pool, event) == GST_FLOW_OK;
+}
+
+static gboolean
+gst_patch_views_sink_query (GstPad * pad, GstObject * parent,
+    GstQuery * query)
+{
+  /* Patches and views share no memory to allocate; the rest (caps, the
+   * delivery-accounting query) is answered as usual. */
+  if (GST_QUERY_TYPE (query) == GST_QUERY_ALLOCATION)
+    return FALSE;
+  return gst_pad_query_default (pad, parent, query);
+}
+
+static gboolean
+gst_patch_views_sink_activate_mode (GstPad * pad, GstObject * parent,
+    GstPadMode mode, gboolean active)
+{
+  GstPatchViews *self = GST_PATCH_VIEWS (parent);
+
+  if (mode != GST_PAD_MODE_PUSH)
+    return FALSE;
+  if (active)
+    wsi_ordered_pool_reset (self->pool);
+  else
+    wsi_ordered_pool_set_flushing (self->pool);
+  return TRUE;
+}
+
+static gboolean
+gst_patch_views_src_activate_mode (GstPad * pad, GstObject * parent,
+    GstPadMode mode, gboolean active)
+{
+  GstPatchViews *self = GST_PATCH_VIEWS (parent);
+
+  if (mode != GST_PAD_MODE_PUSH)
+    return FALSE;
+  if (active) {
+    wsi_ordered_pool_reset (self->pool);
+    return wsi_ordered_pool_start_task (self->pool);
+  }
+  wsi_ordered_pool_set_flushing (self->pool);
+  return wsi_ordered_pool_stop_task (self->pool);
+}
+
+/* ---- state and properties ------------------------------------------------ */
+
+static guint
+auto_thread_count (void)
+{
+  guint cores = g_get_num_processors ();
+  const gchar *world = g_getenv ("LOCAL_WORLD_SIZE");
+  guint64 ranks = world ? g_ascii_strtoull (world, NULL, 10) : 0;
+
+  /* torchrun starts one process per GPU: share the cores among them. */
+  if (ranks > 1)
+    cores /= ranks;
+  return CLAMP (cores, 1, MAX_THREADS);
+}
+
+static void
+stream_config_clear (StreamConfig * config)
+{
+  g_clear_pointer (&config->set, wsi_view_set_free);
+  g_clear_pointer (&config->names, g_strfreev);
+}
+
+/* Fixes what the workers read for the stream and starts them. */
+static void
+gst_patch_views_start (GstPatchViews * self)
+{
+  guint n;
+
+  stream_config_clear (&self->config);
+  GST_OBJECT_LOCK (self);
+  /* A private parse: the property may change while the stream runs. */
+  self->config.set = wsi_view_set_parse (self->views, NULL);
+  self->config.seed = self->seed;
+  self->config.method = self->interpolation;
+  n = self->threads ? self->threads : auto_thread_count ();
+  self->locations_out = self->locations_dropped = 0;
+  GST_OBJECT_UNLOCK (self);
+  g_assert (self->config.set != NULL);  /* set_property keeps valid text */
+  self->config.names = wsi_view_set_names (self->config.set);
+
+  self->drop_warnings = 0;
+  GST_DEBUG_OBJECT (self, "starting %u threads for %u views", n,
+      self->config.set->n_views);
+  wsi_ordered_pool_start_workers (self->pool, n, "patchviews");
+}
+
+static void
+gst_patch_views_stop (GstPatchViews * self)
+{
+  wsi_ordered_pool_stop_workers (self->pool);
+  wsi_ordered_pool_reset_flow (self->pool);
+  wsi_slide_cache_clear (self->slide_cache);
+  stream_config_clear (&self->config);
+  self->have_info = FALSE;
+  self->warned_no_meta = FALSE;
+}
+
+static GstStateChangeReturn
+gst_patch_views_change_state (GstElement * element, GstStateChange transition)
+{
+  GstPatchViews *self = GST_PATCH_VIEWS (element);
+  GstStateChangeReturn ret;
+
+  if (transition == GST_STATE_CHANGE_READY_TO_PAUSED)
+    gst_patch_views_start (self);
+
+  ret = GST_ELEMENT_CLASS (parent_class)->change_state (element, transition);
+
+  if (transition == GST_STATE_CHANGE_PAUSED_TO_READY
+      || (transition == GST_STATE_CHANGE_READY_TO_PAUSED
+          && ret == GST_STATE_CHANGE_FAILURE))
+    gst_patch_views_stop (self);
+  return ret;
+}
+
+/* Installs @text as the view list, or keeps the current one with a
+ * warning naming the problem. Object lock held. */
+static gboolean
+set_views_locked (GstPatchViews * self, const gchar * text)
+{
+  GError *error = NULL;
+  WsiViewSet *set = wsi_view_set_parse (text, &error);
+
+  if (set == NULL) {
+    g_warning ("patchviews: views \"%s\" refused: %s; keeping \"%s\"",
+        GST_STR_NULL (text), error->message, self->views);
+    g_error_free (error);
+    return FALSE;
+  }
+  wsi_view_set_free (self->view_set);
+  self->view_set = set;
+  g_free (self->views);
+  self->views = g_strdup (text);
+  return TRUE;
+}
+
+static void
+gst_patch_views_set_property (GObject * object, guint prop_id,
+    const GValue * value, GParamSpec * pspec)
+{
+  GstPatchViews *self = GST_PATCH_VIEWS (object);
+
+  GST_OBJECT_LOCK (self);
+  switch (prop_id) {
+    case PROP_PRESET:{
+      GstPatchViewsPreset preset = g_value_get_enum (value);
+
+      /* none keeps the current views: it only says they are custom. */
+      if (preset == GST_PATCH_VIEWS_PRESET_NONE
+          || set_views_locked (self, preset_views[preset]))
+        self->preset = preset;
+      break;
+    }
+    case PROP_VIEWS:
+      if (set_views_locked (self, g_value_get_string (value)))
+        self->preset = GST_PATCH_VIEWS_PRESET_NONE;
+      break;
+    case PROP_SEED:
+      self->seed = g_value_get_uint64 (value);
+      break;
+    case PROP_THREADS:
+      self->threads = g_value_get_uint (value);
+      break;
+    case PROP_INTERPOLATION:
+      self->interpolation = g_value_get_enum (value);
+      break;
+    case PROP_DCT_SCALING:
+      g_atomic_int_set (&self->dct_scaling, g_value_get_boolean (value));
+      break;
+    case PROP_MAX_OPEN_SLIDES:
+      wsi_slide_cache_set_max_open (self->slide_cache,
+          g_value_get_uint (value));
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+  GST_OBJECT_UNLOCK (self);
+}
+
+static void
+gst_patch_views_get_property (GObject * object, guint prop_id,
+    GValue * value, GParamSpec * pspec)
+{
+  GstPatchViews *self = GST_PATCH_VIEWS (object);
+
+  GST_OBJECT_LOCK (self);
+  switch (prop_id) {
+    case PROP_PRESET:
+      g_value_set_enum (value, self->preset);
+      break;
+    case PROP_VIEWS:
+      g_value_set_string (value, self->views);
+      break;
+    case PROP_SEED:
+      g_value_set_uint64 (value, self->seed);
+      break;
+    case PROP_THREADS:
+      g_value_set_uint (value, self->threads);
+      break;
+    case PROP_INTERPOLATION:
+      g_value_set_enum (value, self->interpolation);
+      break;
+    case PROP_DCT_SCALING:
+      g_value_set_boolean (value, g_atomic_int_get (&self->dct_scaling));
+      break;
+    case PROP_MAX_OPEN_SLIDES:
+      g_value_set_uint (value,
+          wsi_slide_cache_get_max_open (self->slide_cache));
+      break;
+    case PROP_LOCATIONS_OUT:
+      g_value_set_uint64 (value, self->locations_out);
+      break;
+    case PROP_LOCATIONS_DROPPED:
+      g_value_set_uint64 (value, self->locations_dropped);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+  GST_OBJECT_UNLOCK (self);
+}
+
+static void
+gst_patch_views_finalize (GObject * object)
+{
+  GstPatchViews *self = GST_PATCH_VIEWS (object);
+
+  gst_patch_views_stop (self);
+  wsi_ordered_pool_free (self->pool);
+  wsi_slide_cache_free (self->slide_cache);
+  wsi_view_set_free (self->view_set);
+  g_free (self->views);
+
+  G_OBJECT_CLASS (parent_class)->finalize (object);
+}
+
+static void
+gst_patch_views_class_init (GstPatchViewsClass * klass)
+{
+  GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
+  GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
+
+  gobject_class->set_property = gst_patch_views_set_property;
+  gobject_class->get_property = gst_patch_views_get_property;
+  gobject_class->finalize = gst_patch_views_finalize;
+
+  g_object_class_install_property (gobject_class, PROP_PRESET,
+      g_param_spec_enum ("preset", "Preset",
+          "A common recipe; sets views to its text (none: views as set; "
+          "setting views makes the preset none)",
+          GST_TYPE_PATCH_VIEWS_PRESET, DEFAULT_PRESET,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  g_object_class_install_property (gobject_class, PROP_VIEWS,
+      g_param_spec_string ("views", "Views",
+          "The views of each location, comma-separated groups, at most 16 "
+          "views: NAME:COUNT:SIZE:SCALE_MIN:SCALE_MAX[:RATIO_MIN:RATIO_MAX] "
+          "= COUNT random-resized crops NAME_0.. of SIZE px (1..4096) "
+          "covering SCALE_MIN..SCALE_MAX of the patch area (0 < min <= max "
+          "<= 1), aspect ratio log-uniform in RATIO_MIN..RATIO_MAX (default "
+          "0.75..1.3333); NAME:patch = the patch itself; "
+          "NAME:context:SIZE:MPP = SIZE px (0 = the patch's size) re-read "
+          "from the slide around the patch's centre at MPP um/px, or at "
+          "MPP times the patch's mpp when it ends in x (4x). Invalid text "
+          "is refused with a warning", preset_views[DEFAULT_PRESET],
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  g_object_class_install_property (gobject_class, PROP_SEED,
+      g_param_spec_uint64 ("seed", "Seed",
+          "Seed of the crop draws (0..2^64-1): each crop is a function of "
+          "(seed, the patch's sequence, the view index) alone",
+          0, G_MAXUINT64, DEFAULT_SEED,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  g_object_class_install_property (gobject_class, PROP_THREADS,
+      g_param_spec_uint ("threads", "Threads",
+          "Worker threads, 0..64; 0 = automatic: the number of CPU cores, "
+          "divided by LOCAL_WORLD_SIZE when torchrun sets it. The output "
+          "does not depend on it. Takes effect at the next READY to PAUSED "
+          "change", 0, MAX_THREADS, DEFAULT_THREADS,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  g_object_class_install_property (gobject_class, PROP_INTERPOLATION,
+      g_param_spec_enum ("interpolation", "Interpolation",
+          "How crops are resampled to their output size",
+          GST_TYPE_PATCH_VIEWS_INTERPOLATION, DEFAULT_INTERPOLATION,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  g_object_class_install_property (gobject_class, PROP_DCT_SCALING,
+      g_param_spec_boolean ("dct-scaling", "DCT scaling",
+          "Context views: let the direct reader decode JPEG tiles at 1/2, "
+          "1/4 or 1/8 scale when the region is downsampled by a whole "
+          "multiple of that; the view then starts on that scale's grid, "
+          "moved by less than one output pixel (its view record gives the "
+          "position read). false = decode at full size and average exactly",
+          DEFAULT_DCT_SCALING,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_PLAYING));
+  g_object_class_install_property (gobject_class, PROP_MAX_OPEN_SLIDES,
+      g_param_spec_uint ("max-open-slides", "Max open slides",
+          "Slides kept open for context views at once, least recently used "
+          "closed first (1..1024)", 1, MAX_MAX_OPEN_SLIDES,
+          DEFAULT_MAX_OPEN_SLIDES,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_PLAYING));
+  g_object_class_install_property (gobject_class, PROP_LOCATIONS_OUT,
+      g_param_spec_uint64 ("locations-out", "Locations out",
+          "Locations pushed with all their views since the last READY to "
+          "PAUSED change (count)", 0, G_MAXUINT64, 0,
+          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+  g_object_class_install_property (gobject_class, PROP_LOCATIONS_DROPPED,
+      g_param_spec_uint64 ("locations-dropped", "Locations dropped",
+          "Locations dropped because a view could not be made (unreadable "
+          "context region, unknown mpp) since the last READY to PAUSED "
+          "change (count)", 0, G_MAXUINT64, 0,
+          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+
+  gst_element_class_add_static_pad_template (element_class, &sink_template);
+  gst_element_class_add_static_pad_template (element_class, &src_template);
+  gst_element_class_set_static_metadata (element_class,
+      "Whole-slide patch views", "Filter/Converter/Video",
+      "Makes several views of each patch location (random-resized crops, "
+      "the patch, context views re-read from the slide), in one buffer",
+      "gst-wsi developers <gst-wsi@example.invalid>");
+
+  element_class->change_state =
+      GST_DEBUG_FUNCPTR (gst_patch_views_change_state);
+
+  gst_type_mark_as_plugin_api (GST_TYPE_PATCH_VIEWS_PRESET, 0);
+  gst_type_mark_as_plugin_api (GST_TYPE_PATCH_VIEWS_INTERPOLATION, 0);
+}
+
+static void
+gst_patch_views_init (GstPatchViews * self)
+{
+  self->sinkpad = gst_pad_new_from_static_template (&sink_template, "sink");
+  gst_pad_set_chain_function (self->sinkpad,
+      GST_DEBUG_FUNCPTR (gst_patch_views_chain));
+  gst_pad_set_event_function (self->sinkpad,
+      GST_DEBUG_FUNCPTR (gst_patch_views_sink_event));
+  gst_pad_set_query_function (self->sinkpad,
+      GST_DEBUG_FUNCPTR (gst_patch_views_sink_query));
+  gst_pad_set_activatemode_function (self->sinkpad,
+      GST_DEBUG_FUNCPTR (gst_patch_views_sink_activate_mode));
+  gst_element_add_pad (GST_ELEMENT (self), self->sinkpad);
+
+  self->srcpad = gst_pad_new_from_static_template (&src_template, "src");
+  gst_pad_set_activatemode_function (self->srcpad,
+      GST_DEBUG_FUNCPTR (gst_patch_views_src_activate_mode));
+  gst_pad_use_fixed_caps (self->srcpad);
+  gst_element_add_pad (GST_ELEMENT (self), self->srcpad);
+
+  self->preset = DEFAULT_PRESET;
+  self->views = g_strdup (preset_views[DEFAULT_PRESET]);
+  self->view_set = wsi_view_set_parse (self->views, NULL);
+  self->seed = DEFAULT_SEED;
+  self->threads = DEFAULT_THREADS;
+  self->interpolation = DEFAULT_INTERPOLATION;
+  self->dct_scaling = DEFAULT_DCT_SCALING;
+  self->pool = wsi_ordered_pool_new (self->srcpad, sizeof (ViewsWork),
+      &views_pool_funcs, self);
+  self->slide_cache = wsi_slide_cache_new (DEFAULT_MAX_OPEN_SLIDES);
+}
