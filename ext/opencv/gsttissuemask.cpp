@@ -76,19 +76,26 @@
 
 #include <gst/wsi/wsirecord.h>
 
-#include <opencv2/core.hpp>
-#include <opencv2/imgproc.hpp>
+#include "wsitissuedetect.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_tissue_mask_debug);
 #define GST_CAT_DEFAULT gst_tissue_mask_debug
 
-/* Otsu never thresholds saturation below this: on a blank overview Otsu
- * would otherwise split JPEG noise into "tissue" and "glass". */
-#define OTSU_SATURATION_FLOOR 15
-
 #define MASK_CACHED_QUERY_NAME "wsi-mask-cached"
+/* Field a tissuemask that lacks the mask adds to that query on its way
+ * upstream, so that an earlier tissuemask holding it does not answer
+ * "cached" and starve the later one of the overview. */
+#define OVERVIEW_NEEDED_FIELD "overview-needed"
 
 #define DEFAULT_METHOD GST_TISSUE_MASK_METHOD_OTSU
+#define DEFAULT_OTSU_CHANNEL WSI_OTSU_SATURATION
+#define DEFAULT_OTSU_BLUR_KERNEL 1
+#define DEFAULT_OTSU_CLOSE_KERNEL 0
+#define DEFAULT_OTSU_MIN_AREA 0.0
+#define DEFAULT_HUE_MIN 0
+#define DEFAULT_HUE_MAX 180
+#define DEFAULT_HSV_SATURATION_MIN -1   /* follow saturation-threshold */
+#define DEFAULT_VALUE_MIN 0
 #define DEFAULT_SATURATION_THRESHOLD 8  /* CLAM's sthresh */
 #define DEFAULT_VALUE_THRESHOLD 245
 /* Above the sensor noise of a black fluorescence background (a few grey
@@ -101,7 +108,13 @@ GST_DEBUG_CATEGORY_STATIC (gst_tissue_mask_debug);
 #define DEFAULT_MIN_TISSUE_FRACTION 0.01
 #define DEFAULT_MASK_CACHE_SIZE 64
 #define MAX_KERNEL 255
+#define MAX_HUE 180
 #define MAX_MASK_CACHE_SIZE 65536
+
+G_STATIC_ASSERT ((int) GST_TISSUE_MASK_METHOD_COMBINED ==
+    (int) WSI_TISSUE_COMBINED);
+G_STATIC_ASSERT ((int) GST_TISSUE_MASK_METHOD_FLUORESCENCE ==
+    (int) WSI_TISSUE_FLUORESCENCE);
 
 enum
 {
@@ -118,21 +131,15 @@ enum
   PROP_MASK_CACHE_SIZE,
   PROP_MASKS_COMPUTED,
   PROP_CACHE_HITS,
+  PROP_OTSU_CHANNEL,
+  PROP_OTSU_BLUR_KERNEL,
+  PROP_OTSU_CLOSE_KERNEL,
+  PROP_OTSU_MIN_AREA,
+  PROP_HUE_MIN,
+  PROP_HUE_MAX,
+  PROP_HSV_SATURATION_MIN,
+  PROP_VALUE_MIN,
 };
-
-/* Everything that shapes a mask; a copy is taken for each computation so
- * that property changes never race with OpenCV. */
-typedef struct
-{
-  GstTissueMaskMethod method;
-  guint saturation_threshold;
-  guint value_threshold;
-  guint value_floor;
-  guint median_kernel;
-  guint close_kernel;
-  gdouble min_component_area;
-  gdouble min_hole_area;
-} MaskSettings;
 
 /* One cached mask. The cache holds an exclusive lock on @mask, so the
  * buffers that share it can never map it writable and alter the cache. */
@@ -151,7 +158,11 @@ struct _GstTissueMask
 
   /* Guards every field below (properties, cache and counters). */
   GMutex lock;
-  MaskSettings settings;
+  /* Everything that shapes a mask; a copy is taken for each computation
+   * so that property changes never race with OpenCV. */
+  WsiTissueSettings settings;
+  /* -1: hsv follows saturation-threshold (resolved when copied). */
+  gint hsv_saturation_min;
   /* Bumped whenever settings change: a mask computed with older settings
    * is not cached. */
   guint settings_generation;
@@ -201,6 +212,9 @@ gst_tissue_mask_method_get_type (void)
           "Dark-background fluorescence: brighter than Otsu on HSV value "
           "(at least value-floor), then closing (close-kernel)",
         "fluorescence"},
+    {GST_TISSUE_MASK_METHOD_COMBINED,
+          "Logical AND of otsu, hsv and clam, each with its own parameters",
+        "combined"},
     {0, NULL, NULL}
   };
 
@@ -211,186 +225,23 @@ gst_tissue_mask_method_get_type (void)
   return (GType) type_id;
 }
 
-/* ---- mask computation (OpenCV, no GStreamer state) ---------------------- */
-
-static cv::Mat
-saturation_channel (const cv::Mat & hsv)
+GType
+gst_tissue_mask_otsu_channel_get_type (void)
 {
-  cv::Mat saturation;
+  static gsize type_id = 0;
+  static const GEnumValue values[] = {
+    {GST_TISSUE_MASK_OTSU_SATURATION,
+        "HSV saturation, tissue above the threshold (floor 15)", "saturation"},
+    {GST_TISSUE_MASK_OTSU_GRAY,
+        "Grey level, tissue at or below the threshold (the peer's)", "gray"},
+    {0, NULL, NULL}
+  };
 
-  cv::extractChannel (hsv, saturation, 1);
-  return saturation;
-}
-
-static void
-mask_otsu (const cv::Mat & hsv, cv::Mat & mask)
-{
-  cv::Mat saturation = saturation_channel (hsv);
-  double threshold = cv::threshold (saturation, mask, 0, 255,
-      cv::THRESH_BINARY | cv::THRESH_OTSU);
-
-  if (threshold < OTSU_SATURATION_FLOOR) {
-    GST_DEBUG ("Otsu threshold %.0f below the floor, using %d", threshold,
-        OTSU_SATURATION_FLOOR);
-    cv::threshold (saturation, mask, OTSU_SATURATION_FLOOR, 255,
-        cv::THRESH_BINARY);
+  if (g_once_init_enter (&type_id)) {
+    GType type = g_enum_register_static ("GstTissueMaskOtsuChannel", values);
+    g_once_init_leave (&type_id, type);
   }
-}
-
-/* Square closing (dilate, then erode) with a @side x @side kernel; 0 does
- * nothing. */
-static void
-close_mask (cv::Mat & mask, guint side)
-{
-  if (side > 0) {
-    cv::Mat kernel = cv::Mat::ones (side, side, CV_8U);
-    cv::morphologyEx (mask, mask, cv::MORPH_CLOSE, kernel);
-  }
-}
-
-/* Fluorescence: the background is black and the stain is bright, in
- * whatever colour the channel is shown, so brightness (HSV value, the
- * largest of R, G, B) is the signal and saturation is meaningless. */
-static void
-mask_fluorescence (const cv::Mat & hsv, const MaskSettings * s, cv::Mat & mask)
-{
-  cv::Mat value;
-  double threshold;
-
-  cv::extractChannel (hsv, value, 2);
-  threshold = cv::threshold (value, mask, 0, 255,
-      cv::THRESH_BINARY | cv::THRESH_OTSU);
-  if (threshold < s->value_floor) {
-    GST_DEBUG ("Otsu value threshold %.0f below value-floor, using %u",
-        threshold, s->value_floor);
-    cv::threshold (value, mask, s->value_floor, 255, cv::THRESH_BINARY);
-  } else {
-    GST_DEBUG ("Otsu value threshold %.0f", threshold);
-  }
-  close_mask (mask, s->close_kernel);
-}
-
-static void
-mask_hsv (const cv::Mat & hsv, const MaskSettings * s, cv::Mat & mask)
-{
-  /* inRange bounds are inclusive on both ends. */
-  cv::inRange (hsv, cv::Scalar (0, s->saturation_threshold, 0),
-      cv::Scalar (255, 255, s->value_threshold), mask);
-}
-
-/* Zeroes the 8-connected tissue pieces smaller than @min_pixels. */
-static void
-drop_small_components (cv::Mat & mask, double min_pixels)
-{
-  cv::Mat labels, stats, centroids;
-  int n = cv::connectedComponentsWithStats (mask, labels, stats, centroids,
-      8, CV_32S);
-  std::vector < guint8 > keep (n, 255);
-  bool any_dropped = false;
-
-  keep[0] = 0;                  /* label 0 is the background */
-  for (int i = 1; i < n; i++) {
-    if (stats.at < int >(i, cv::CC_STAT_AREA) < min_pixels) {
-      keep[i] = 0;
-      any_dropped = true;
-    }
-  }
-  if (!any_dropped)
-    return;
-  for (int y = 0; y < mask.rows; y++) {
-    const int *label = labels.ptr < int >(y);
-    guint8 *out = mask.ptr < guint8 > (y);
-    for (int x = 0; x < mask.cols; x++)
-      out[x] = keep[label[x]];
-  }
-}
-
-/* Fills background regions enclosed by tissue (not touching the overview
- * border) smaller than @max_pixels. Background is taken 4-connected, the
- * dual of 8-connected tissue. */
-static void
-fill_small_holes (cv::Mat & mask, double max_pixels)
-{
-  cv::Mat background, labels, stats, centroids;
-  int n;
-
-  cv::bitwise_not (mask, background);
-  n = cv::connectedComponentsWithStats (background, labels, stats, centroids,
-      4, CV_32S);
-  std::vector < bool > fill (n, false);
-  bool any_filled = false;
-
-  for (int i = 1; i < n; i++) {
-    int left = stats.at < int >(i, cv::CC_STAT_LEFT);
-    int top = stats.at < int >(i, cv::CC_STAT_TOP);
-    int right = left + stats.at < int >(i, cv::CC_STAT_WIDTH);
-    int bottom = top + stats.at < int >(i, cv::CC_STAT_HEIGHT);
-    bool on_border = left == 0 || top == 0 || right == mask.cols
-        || bottom == mask.rows;
-
-    if (!on_border && stats.at < int >(i, cv::CC_STAT_AREA) < max_pixels) {
-      fill[i] = true;
-      any_filled = true;
-    }
-  }
-  if (!any_filled)
-    return;
-  for (int y = 0; y < mask.rows; y++) {
-    const int *label = labels.ptr < int >(y);
-    guint8 *out = mask.ptr < guint8 > (y);
-    for (int x = 0; x < mask.cols; x++)
-      if (fill[label[x]])
-        out[x] = 255;
-  }
-}
-
-static void
-mask_clam (const cv::Mat & hsv, const MaskSettings * s, cv::Mat & mask)
-{
-  cv::Mat blurred;
-  double area = (double) hsv.rows * hsv.cols;
-
-  cv::medianBlur (saturation_channel (hsv), blurred, s->median_kernel);
-  cv::threshold (blurred, mask, s->saturation_threshold, 255,
-      cv::THRESH_BINARY);
-  close_mask (mask, s->close_kernel);
-  drop_small_components (mask, s->min_component_area * area);
-  fill_small_holes (mask, s->min_hole_area * area);
-}
-
-/* Computes the mask of a tight RGB overview into @mask_data (width*height
- * bytes) and returns the tissue fraction. Throws cv::Exception. */
-static gdouble
-compute_mask (const guint8 * rgb, gint width, gint height,
-    const MaskSettings * s, guint8 * mask_data)
-{
-  cv::Mat overview (height, width, CV_8UC3, (void *) rgb, (size_t) width * 3);
-  cv::Mat out (height, width, CV_8UC1, mask_data, (size_t) width);
-  cv::Mat hsv, mask;
-
-  if (s->method == GST_TISSUE_MASK_METHOD_NONE) {
-    out.setTo (255);
-    return 1.0;
-  }
-
-  cv::cvtColor (overview, hsv, cv::COLOR_RGB2HSV);
-  switch (s->method) {
-    case GST_TISSUE_MASK_METHOD_HSV:
-      mask_hsv (hsv, s, mask);
-      break;
-    case GST_TISSUE_MASK_METHOD_CLAM:
-      mask_clam (hsv, s, mask);
-      break;
-    case GST_TISSUE_MASK_METHOD_FLUORESCENCE:
-      mask_fluorescence (hsv, s, mask);
-      break;
-    case GST_TISSUE_MASK_METHOD_OTSU:
-    default:
-      mask_otsu (hsv, mask);
-      break;
-  }
-  mask.copyTo (out);
-  return (gdouble) cv::countNonZero (out) / ((gdouble) width * height);
+  return (GType) type_id;
 }
 
 /* ---- the cache (call with the lock held) -------------------------------- */
@@ -464,52 +315,71 @@ mask_cache_insert (GstTissueMask * self, const gchar * path, gint width,
 
 /* ---- buffers ------------------------------------------------------------ */
 
-/* Computes the mask of the overview in @buffer; returns NULL (error posted)
- * when the buffer does not hold what its meta says. */
+/* A copy of the settings with hsv's saturation resolved. Call with the
+ * lock held. */
+static WsiTissueSettings
+current_settings (GstTissueMask * self)
+{
+  WsiTissueSettings settings = self->settings;
+
+  settings.hsv_saturation_min = self->hsv_saturation_min >= 0 ?
+      (guint) self->hsv_saturation_min : settings.saturation_threshold;
+  return settings;
+}
+
+/* Computes the mask of the overview at the start of @buffer (followed by
+ * @trailing bytes: an earlier tissuemask's mask); returns NULL (error
+ * posted) when the buffer does not hold what its meta says. */
 static GstMemory *
 gst_tissue_mask_compute (GstTissueMask * self, GstBuffer * buffer,
-    const gchar * path, gint width, gint height, gdouble * fraction)
+    const gchar * path, gint width, gint height, gsize trailing,
+    gdouble * fraction)
 {
   gsize expected = (gsize) width * height * 3;
-  MaskSettings settings;
-  guint generation;
+  WsiTissueSettings settings;
+  WsiTissueReport report;
+  guint generation, first_mem, n_mems;
+  gsize skip;
   GstMapInfo overview, mask;
   GstMemory *memory;
+  gchar *error = NULL;
 
-  if (gst_buffer_get_size (buffer) != expected) {
+  if (gst_buffer_get_size (buffer) != expected + trailing
+      || !gst_buffer_find_memory (buffer, 0, expected, &first_mem, &n_mems,
+          &skip)) {
     GST_ELEMENT_ERROR (self, STREAM, FORMAT,
         ("The overview of slide \"%s\" has %" G_GSIZE_FORMAT " bytes, "
-            "expected %" G_GSIZE_FORMAT " (%dx%d RGB).", path,
-            gst_buffer_get_size (buffer), expected, width, height), (NULL));
+            "expected %" G_GSIZE_FORMAT " (%dx%d RGB%s).", path,
+            gst_buffer_get_size (buffer), expected + trailing, width, height,
+            trailing ? " and a mask" : ""), (NULL));
     return NULL;
   }
 
   g_mutex_lock (&self->lock);
-  settings = self->settings;
+  settings = current_settings (self);
   generation = self->settings_generation;
   g_mutex_unlock (&self->lock);
 
   memory = gst_allocator_alloc (NULL, (gsize) width * height, NULL);
-  gst_buffer_map (buffer, &overview, GST_MAP_READ);
+  gst_buffer_map_range (buffer, first_mem, n_mems, &overview, GST_MAP_READ);
   gst_memory_map (memory, &mask, GST_MAP_WRITE);
-  try {
-    *fraction = compute_mask (overview.data, width, height, &settings,
-        mask.data);
-  }
-  catch (const cv::Exception & e) {
-    gst_memory_unmap (memory, &mask);
-    gst_buffer_unmap (buffer, &overview);
+  *fraction = wsi_tissue_detect (overview.data + skip, width, height,
+      &settings, mask.data, &report, &error);
+  gst_memory_unmap (memory, &mask);
+  gst_buffer_unmap (buffer, &overview);
+  if (*fraction < 0) {
     gst_memory_unref (memory);
     GST_ELEMENT_ERROR (self, LIBRARY, FAILED,
         ("Could not compute the tissue mask of slide \"%s\".", path),
-        ("OpenCV: %s", e.what ()));
+        ("OpenCV: %s", error));
+    g_free (error);
     return NULL;
   }
-  gst_memory_unmap (memory, &mask);
-  gst_buffer_unmap (buffer, &overview);
 
-  GST_DEBUG_OBJECT (self, "mask of %s (%dx%d): tissue fraction %.4f", path,
-      width, height, *fraction);
+  GST_DEBUG_OBJECT (self, "mask of %s (%dx%d): tissue fraction %.4f "
+      "(Otsu threshold %.0f, fluorescence threshold %.0f; -1 = unused)",
+      path, width, height, *fraction, report.otsu_threshold,
+      report.fluorescence_threshold);
 
   g_mutex_lock (&self->lock);
   self->masks_computed++;
@@ -538,6 +408,53 @@ gst_tissue_mask_lookup (GstTissueMask * self, const gchar * path, gint width,
   return memory;
 }
 
+/* Replaces the mask an earlier tissuemask appended (the last @n bytes of
+ * @buffer) with its AND with @mine; returns the new tissue fraction. The
+ * cached memories of both elements stay untouched. */
+static gdouble
+combine_with_present_mask (GstBuffer * buffer, GstMemory * mine, gsize n)
+{
+  gsize offset = gst_buffer_get_size (buffer) - n, skip;
+  GstMemory *combined = gst_allocator_alloc (NULL, n, NULL);
+  GstMapInfo out, in;
+  guint first_mem, n_mems;
+  gsize tissue;
+
+  gst_memory_map (combined, &out, GST_MAP_WRITE);
+  gst_buffer_extract (buffer, offset, out.data, n);
+  gst_memory_map (mine, &in, GST_MAP_READ);
+  tissue = wsi_tissue_and (out.data, in.data, n);
+  gst_memory_unmap (mine, &in);
+  gst_memory_unmap (combined, &out);
+
+  /* Drop the old mask's memories (or cut a memory it shares). */
+  if (gst_buffer_find_memory (buffer, offset, n, &first_mem, &n_mems, &skip)
+      && skip == 0)
+    gst_buffer_remove_memory_range (buffer, first_mem, n_mems);
+  else
+    gst_buffer_resize (buffer, 0, offset);
+  gst_buffer_append_memory (buffer, combined);
+  return (gdouble) tissue / n;
+}
+
+/* Tells wsislidesrc that the slide gives no patch (it counts rejected and
+ * blank slides). */
+static void
+report_rejected (GstTissueMask * self, const GstStructure * meta,
+    const gchar * path, gdouble fraction, gboolean has_mask)
+{
+  guint index = G_MAXUINT;
+
+  gst_structure_get_uint (meta, "index", &index);
+  gst_pad_push_event (GST_BASE_TRANSFORM_SINK_PAD (self),
+      gst_event_new_custom (GST_EVENT_CUSTOM_UPSTREAM,
+          gst_structure_new (WSI_SLIDE_REJECTED_EVENT,
+              "slide-index", G_TYPE_UINT, index,
+              "path", G_TYPE_STRING, path,
+              "tissue-fraction", G_TYPE_DOUBLE, fraction,
+              "blank", G_TYPE_BOOLEAN, has_mask && fraction <= 0.0, NULL)));
+}
+
 static void
 gst_tissue_mask_set_result (GstTissueMask * self, GstStructure * meta,
     const gchar * path, gboolean has_mask, gdouble fraction, gboolean warn)
@@ -560,6 +477,8 @@ gst_tissue_mask_set_result (GstTissueMask * self, GstStructure * meta,
         ("Slide \"%s\" is rejected: only %.4f of its overview is tissue "
             "(min-tissue-fraction is %.4f).", path, fraction, min_fraction),
         (NULL));
+  if (rejected)
+    report_rejected (self, meta, path, fraction, has_mask);
 }
 
 static GstFlowReturn
@@ -569,9 +488,10 @@ gst_tissue_mask_transform_ip (GstBaseTransform * trans, GstBuffer * buffer)
   GstStructure *meta = wsi_slide_meta_get (buffer);
   gboolean has_overview = FALSE, has_mask = FALSE;
   gint width = 0, height = 0;
-  gdouble fraction = 0.0;
+  gdouble fraction = 0.0, before = -1.0;
   GstMemory *mask;
   gboolean computed = FALSE;
+  gsize mask_size;
   gchar *path;
 
   if (meta == NULL) {
@@ -587,17 +507,22 @@ gst_tissue_mask_transform_ip (GstBaseTransform * trans, GstBuffer * buffer)
   gst_structure_get_boolean (meta, "has-mask", &has_mask);
   gst_structure_get_int (meta, "overview-width", &width);
   gst_structure_get_int (meta, "overview-height", &height);
+  gst_structure_get_double (meta, "tissue-fraction", &before);
+  mask_size = (gsize) MAX (width, 0) * MAX (height, 0);
 
-  if (has_mask) {
-    GST_LOG_OBJECT (self, "%s already has a mask, left as it is", path);
+  if (has_mask && gst_buffer_get_size (buffer) < mask_size) {
+    GST_ELEMENT_ERROR (self, STREAM, FORMAT,
+        ("Slide \"%s\" says it has a %dx%d mask but holds only %"
+            G_GSIZE_FORMAT " bytes.", path, width, height,
+            gst_buffer_get_size (buffer)), (NULL));
     g_free (path);
-    return GST_FLOW_OK;
+    return GST_FLOW_ERROR;
   }
 
   mask = gst_tissue_mask_lookup (self, path, width, height, &fraction);
-  if (mask == NULL && has_overview && width > 0 && height > 0) {
+  if (mask == NULL && has_overview && mask_size > 0) {
     mask = gst_tissue_mask_compute (self, buffer, path, width, height,
-        &fraction);
+        has_mask ? mask_size : 0, &fraction);
     if (mask == NULL) {
       g_free (path);
       return GST_FLOW_ERROR;
@@ -605,9 +530,21 @@ gst_tissue_mask_transform_ip (GstBaseTransform * trans, GstBuffer * buffer)
     computed = TRUE;
   }
 
-  if (mask != NULL) {
+  if (mask != NULL && has_mask) {
+    fraction = combine_with_present_mask (buffer, mask, mask_size);
+    gst_memory_unref (mask);
+    GST_DEBUG_OBJECT (self, "%s already had a mask (tissue fraction %.4f): "
+        "combined with this element's (AND), tissue fraction now %.4f",
+        path, before, fraction);
+    gst_tissue_mask_set_result (self, meta, path, TRUE, fraction, computed);
+  } else if (mask != NULL) {
     gst_buffer_append_memory (buffer, mask);
     gst_tissue_mask_set_result (self, meta, path, TRUE, fraction, computed);
+  } else if (has_mask) {
+    GST_ELEMENT_WARNING (self, STREAM, FAILED,
+        ("Slide \"%s\" came without an overview and this tissuemask holds "
+            "no mask for it: the mask already present is used alone.", path),
+        (NULL));
   } else {
     GST_ELEMENT_WARNING (self, STREAM, FAILED,
         ("Slide \"%s\" is rejected: it came without an overview (%dx%d) "
@@ -618,33 +555,45 @@ gst_tissue_mask_transform_ip (GstBaseTransform * trans, GstBuffer * buffer)
   return GST_FLOW_OK;
 }
 
-/* Answers wsislidesrc's "is this slide's mask cached?" query. */
+/* Answers wsislidesrc's "is this slide's mask cached?" query. Later
+ * tissuemasks are asked first: the overview may be skipped only when every
+ * one of them holds the mask. */
 static gboolean
 gst_tissue_mask_query (GstBaseTransform * trans, GstPadDirection direction,
     GstQuery * query)
 {
   GstTissueMask *self = GST_TISSUE_MASK (trans);
+  const GstStructure *s = gst_query_get_structure (query);
+  GstStructure *answer;
+  gboolean cached, later_needs = FALSE;
+  gchar *path;
 
-  if (direction == GST_PAD_SINK && GST_QUERY_TYPE (query) == GST_QUERY_CUSTOM) {
-    const GstStructure *s = gst_query_get_structure (query);
-    const gchar *path;
-    gboolean cached = FALSE;
+  if (direction != GST_PAD_SINK || GST_QUERY_TYPE (query) != GST_QUERY_CUSTOM
+      || s == NULL || !gst_structure_has_name (s, MASK_CACHED_QUERY_NAME)
+      || gst_structure_get_string (s, "path") == NULL)
+    return GST_BASE_TRANSFORM_CLASS (parent_class)->query (trans, direction,
+        query);
 
-    if (s != NULL && gst_structure_has_name (s, MASK_CACHED_QUERY_NAME)
-        && (path = gst_structure_get_string (s, "path")) != NULL) {
-      g_mutex_lock (&self->lock);
-      cached = mask_cache_lookup (self, path, 0, 0) != NULL;
-      g_mutex_unlock (&self->lock);
-      GST_LOG_OBJECT (self, "mask of %s cached: %d", path, cached);
-    }
-    if (cached) {
-      gst_structure_set (gst_query_writable_structure (query), "cached",
-          G_TYPE_BOOLEAN, TRUE, NULL);
-      return TRUE;
-    }
+  path = g_strdup (gst_structure_get_string (s, "path"));
+  gst_pad_peer_query (GST_BASE_TRANSFORM_SRC_PAD (trans), query);
+  answer = gst_query_writable_structure (query);
+  gst_structure_get_boolean (answer, OVERVIEW_NEEDED_FIELD, &later_needs);
+
+  g_mutex_lock (&self->lock);
+  cached = mask_cache_lookup (self, path, 0, 0) != NULL;
+  g_mutex_unlock (&self->lock);
+  GST_LOG_OBJECT (self, "mask of %s cached here: %d, needed later: %d", path,
+      cached, later_needs);
+  g_free (path);
+
+  if (cached && !later_needs) {
+    gst_structure_set (answer, "cached", G_TYPE_BOOLEAN, TRUE, NULL);
+    return TRUE;
   }
-  return GST_BASE_TRANSFORM_CLASS (parent_class)->query (trans, direction,
-      query);
+  gst_structure_remove_field (answer, "cached");
+  gst_structure_set (answer, OVERVIEW_NEEDED_FIELD, G_TYPE_BOOLEAN, TRUE,
+      NULL);
+  return FALSE;
 }
 
 static gboolean
@@ -697,13 +646,13 @@ gst_tissue_mask_set_property (GObject * object, guint prop_id,
   g_mutex_lock (&self->lock);
   switch (prop_id) {
     case PROP_METHOD:
-      SET_SETTING (method, (GstTissueMaskMethod) g_value_get_enum (value));
+      SET_SETTING (method, (WsiTissueMethod) g_value_get_enum (value));
       break;
     case PROP_SATURATION_THRESHOLD:
       SET_SETTING (saturation_threshold, g_value_get_uint (value));
       break;
     case PROP_VALUE_THRESHOLD:
-      SET_SETTING (value_threshold, g_value_get_uint (value));
+      SET_SETTING (value_max, g_value_get_uint (value));
       break;
     case PROP_VALUE_FLOOR:
       SET_SETTING (value_floor, g_value_get_uint (value));
@@ -727,6 +676,41 @@ gst_tissue_mask_set_property (GObject * object, guint prop_id,
       break;
     case PROP_MIN_HOLE_AREA:
       SET_SETTING (min_hole_area, g_value_get_double (value));
+      break;
+    case PROP_OTSU_CHANNEL:
+      SET_SETTING (otsu_channel, (WsiOtsuChannel) g_value_get_enum (value));
+      break;
+    case PROP_OTSU_BLUR_KERNEL:{
+      guint kernel = g_value_get_uint (value);
+
+      if (kernel % 2 == 0) {
+        g_warning ("tissuemask: otsu-blur-kernel must be odd, got %u; "
+            "keeping %u", kernel, self->settings.otsu_blur_kernel);
+        break;
+      }
+      SET_SETTING (otsu_blur_kernel, kernel);
+      break;
+    }
+    case PROP_OTSU_CLOSE_KERNEL:
+      SET_SETTING (otsu_close_kernel, g_value_get_uint (value));
+      break;
+    case PROP_OTSU_MIN_AREA:
+      SET_SETTING (otsu_min_area, g_value_get_double (value));
+      break;
+    case PROP_HUE_MIN:
+      SET_SETTING (hue_min, g_value_get_uint (value));
+      break;
+    case PROP_HUE_MAX:
+      SET_SETTING (hue_max, g_value_get_uint (value));
+      break;
+    case PROP_HSV_SATURATION_MIN:
+      if (self->hsv_saturation_min != g_value_get_int (value)) {
+        self->hsv_saturation_min = g_value_get_int (value);
+        settings_changed (self);
+      }
+      break;
+    case PROP_VALUE_MIN:
+      SET_SETTING (value_min, g_value_get_uint (value));
       break;
     case PROP_MIN_TISSUE_FRACTION:
       /* Rejection is decided per buffer: the cache stays valid. */
@@ -758,7 +742,7 @@ gst_tissue_mask_get_property (GObject * object, guint prop_id,
       g_value_set_uint (value, self->settings.saturation_threshold);
       break;
     case PROP_VALUE_THRESHOLD:
-      g_value_set_uint (value, self->settings.value_threshold);
+      g_value_set_uint (value, self->settings.value_max);
       break;
     case PROP_VALUE_FLOOR:
       g_value_set_uint (value, self->settings.value_floor);
@@ -777,6 +761,30 @@ gst_tissue_mask_get_property (GObject * object, guint prop_id,
       break;
     case PROP_MIN_TISSUE_FRACTION:
       g_value_set_double (value, self->min_tissue_fraction);
+      break;
+    case PROP_OTSU_CHANNEL:
+      g_value_set_enum (value, self->settings.otsu_channel);
+      break;
+    case PROP_OTSU_BLUR_KERNEL:
+      g_value_set_uint (value, self->settings.otsu_blur_kernel);
+      break;
+    case PROP_OTSU_CLOSE_KERNEL:
+      g_value_set_uint (value, self->settings.otsu_close_kernel);
+      break;
+    case PROP_OTSU_MIN_AREA:
+      g_value_set_double (value, self->settings.otsu_min_area);
+      break;
+    case PROP_HUE_MIN:
+      g_value_set_uint (value, self->settings.hue_min);
+      break;
+    case PROP_HUE_MAX:
+      g_value_set_uint (value, self->settings.hue_max);
+      break;
+    case PROP_HSV_SATURATION_MIN:
+      g_value_set_int (value, self->hsv_saturation_min);
+      break;
+    case PROP_VALUE_MIN:
+      g_value_set_uint (value, self->settings.value_min);
       break;
     case PROP_MASK_CACHE_SIZE:
       g_value_set_uint (value, self->mask_cache_size);
@@ -815,22 +823,24 @@ gst_tissue_mask_install_properties (GObjectClass * gobject_class)
   g_object_class_install_property (gobject_class, PROP_METHOD,
       g_param_spec_enum ("method", "Method",
           "How tissue is told from the background: otsu (Otsu on HSV "
-          "saturation, floor 15), hsv (fixed thresholds), clam (CLAM "
-          "segment_tissue), fluorescence (dark background: Otsu on HSV "
-          "value, floor value-floor, then closing) or none (all tissue). "
-          "Default: otsu",
+          "saturation, floor 15, or on grey: otsu-*), hsv (HSV ranges: "
+          "hue-min/max, hsv-saturation-min, value-min/value-threshold), clam "
+          "(CLAM segment_tissue), fluorescence (dark background: Otsu on HSV "
+          "value, floor value-floor, then closing), combined (AND of otsu, "
+          "hsv and clam, each with its own properties) or none (all "
+          "tissue). Default: otsu",
           GST_TYPE_TISSUE_MASK_METHOD, DEFAULT_METHOD, rw));
   g_object_class_install_property (gobject_class, PROP_SATURATION_THRESHOLD,
       g_param_spec_uint ("saturation-threshold", "Saturation threshold",
-          "HSV saturation (0-255) at or above which a pixel is tissue, for "
-          "methods hsv and clam (clam: strictly above, as CLAM's sthresh). "
-          "Range 0-255, default 8",
+          "HSV saturation (0-255) above which a pixel is tissue for method "
+          "clam (CLAM's sthresh), and at or above which it can be for hsv "
+          "unless hsv-saturation-min is set. Range 0-255, default 8",
           0, 255, DEFAULT_SATURATION_THRESHOLD, rw));
   g_object_class_install_property (gobject_class, PROP_VALUE_THRESHOLD,
       g_param_spec_uint ("value-threshold", "Value threshold",
           "HSV value (brightness, 0-255) at or below which a pixel can be "
-          "tissue, for method hsv (brighter pixels are glass). "
-          "Range 0-255, default 245",
+          "tissue, for methods hsv and combined (brighter pixels are glass). "
+          "Range 0-255, default 245 (255 = no upper bound, as the peer)",
           0, 255, DEFAULT_VALUE_THRESHOLD, rw));
   g_object_class_install_property (gobject_class, PROP_VALUE_FLOOR,
       g_param_spec_uint ("value-floor", "Value floor",
@@ -883,6 +893,62 @@ gst_tissue_mask_install_properties (GObjectClass * gobject_class)
           "element started (read-only)", 0, G_MAXUINT64, 0, ro));
 }
 
+/* The properties of otsu's optional steps and of hsv's ranges (methods
+ * otsu, hsv and combined). */
+static void
+gst_tissue_mask_install_range_properties (GObjectClass * gobject_class)
+{
+  const GParamFlags rw = (GParamFlags) (G_PARAM_READWRITE |
+      G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING);
+
+  g_object_class_install_property (gobject_class, PROP_OTSU_CHANNEL,
+      g_param_spec_enum ("otsu-channel", "Otsu channel",
+          "Channel thresholded by methods otsu and combined: saturation "
+          "(tissue above Otsu's threshold, never below 15) or gray (tissue "
+          "at or below it, no floor, as the Python peer). Default: "
+          "saturation", GST_TYPE_TISSUE_MASK_OTSU_CHANNEL,
+          DEFAULT_OTSU_CHANNEL, rw));
+  g_object_class_install_property (gobject_class, PROP_OTSU_BLUR_KERNEL,
+      g_param_spec_uint ("otsu-blur-kernel", "Otsu blur kernel",
+          "Side in overview pixels of the Gaussian blur before Otsu's "
+          "threshold (methods otsu and combined). Odd, range 1-255 (1 = no "
+          "blur), default 1", 1, MAX_KERNEL, DEFAULT_OTSU_BLUR_KERNEL, rw));
+  g_object_class_install_property (gobject_class, PROP_OTSU_CLOSE_KERNEL,
+      g_param_spec_uint ("otsu-close-kernel", "Otsu close kernel",
+          "Diameter in overview pixels of the elliptical closing after "
+          "Otsu's threshold (methods otsu and combined). Range 0-255 "
+          "(0 = no closing), default 0", 0, MAX_KERNEL,
+          DEFAULT_OTSU_CLOSE_KERNEL, rw));
+  g_object_class_install_property (gobject_class, PROP_OTSU_MIN_AREA,
+      g_param_spec_double ("otsu-min-area", "Otsu minimum area",
+          "After Otsu's threshold, tissue pieces smaller than this fraction "
+          "of the overview area (truncated to whole pixels) are dropped "
+          "(methods otsu and combined). Range 0-1 (0 = keep all), "
+          "default 0", 0.0, 1.0, DEFAULT_OTSU_MIN_AREA, rw));
+  g_object_class_install_property (gobject_class, PROP_HUE_MIN,
+      g_param_spec_uint ("hue-min", "Hue minimum",
+          "Lowest HSV hue of tissue for methods hsv and combined, on "
+          "OpenCV's 8-bit scale (degrees / 2, 0-179; the peer's scale). "
+          "hue-min > hue-max selects the hues outside (hue-max, hue-min), "
+          "round red. Range 0-180, default 0", 0, MAX_HUE, DEFAULT_HUE_MIN,
+          rw));
+  g_object_class_install_property (gobject_class, PROP_HUE_MAX,
+      g_param_spec_uint ("hue-max", "Hue maximum",
+          "Highest HSV hue of tissue for methods hsv and combined (OpenCV's "
+          "scale, inclusive). Range 0-180, default 180 (no bound)", 0,
+          MAX_HUE, DEFAULT_HUE_MAX, rw));
+  g_object_class_install_property (gobject_class, PROP_HSV_SATURATION_MIN,
+      g_param_spec_int ("hsv-saturation-min", "HSV saturation minimum",
+          "Lowest HSV saturation (0-255) of tissue for methods hsv and "
+          "combined; -1 uses saturation-threshold. Range -1-255, "
+          "default -1", -1, 255, DEFAULT_HSV_SATURATION_MIN, rw));
+  g_object_class_install_property (gobject_class, PROP_VALUE_MIN,
+      g_param_spec_uint ("value-min", "Value minimum",
+          "Lowest HSV value (brightness, 0-255) of tissue for methods hsv "
+          "and combined (darker pixels are dirt, pen, folds). Range 0-255, "
+          "default 0", 0, 255, DEFAULT_VALUE_MIN, rw));
+}
+
 static void
 gst_tissue_mask_class_init (GstTissueMaskClass * klass)
 {
@@ -894,6 +960,7 @@ gst_tissue_mask_class_init (GstTissueMaskClass * klass)
   gobject_class->get_property = gst_tissue_mask_get_property;
   gobject_class->finalize = gst_tissue_mask_finalize;
   gst_tissue_mask_install_properties (gobject_class);
+  gst_tissue_mask_install_range_properties (gobject_class);
 
   gst_element_class_set_static_metadata (element_class,
       "Tissue mask", "Filter/Analyzer",
@@ -909,20 +976,30 @@ gst_tissue_mask_class_init (GstTissueMaskClass * klass)
 
   gst_type_mark_as_plugin_api (GST_TYPE_TISSUE_MASK_METHOD,
       (GstPluginAPIFlags) 0);
+  gst_type_mark_as_plugin_api (GST_TYPE_TISSUE_MASK_OTSU_CHANNEL,
+      (GstPluginAPIFlags) 0);
 }
 
 static void
 gst_tissue_mask_init (GstTissueMask * self)
 {
   g_mutex_init (&self->lock);
-  self->settings.method = DEFAULT_METHOD;
+  self->settings.method = (WsiTissueMethod) DEFAULT_METHOD;
   self->settings.saturation_threshold = DEFAULT_SATURATION_THRESHOLD;
-  self->settings.value_threshold = DEFAULT_VALUE_THRESHOLD;
+  self->settings.value_max = DEFAULT_VALUE_THRESHOLD;
   self->settings.value_floor = DEFAULT_VALUE_FLOOR;
   self->settings.median_kernel = DEFAULT_MEDIAN_KERNEL;
   self->settings.close_kernel = DEFAULT_CLOSE_KERNEL;
   self->settings.min_component_area = DEFAULT_MIN_COMPONENT_AREA;
   self->settings.min_hole_area = DEFAULT_MIN_HOLE_AREA;
+  self->settings.otsu_channel = DEFAULT_OTSU_CHANNEL;
+  self->settings.otsu_blur_kernel = DEFAULT_OTSU_BLUR_KERNEL;
+  self->settings.otsu_close_kernel = DEFAULT_OTSU_CLOSE_KERNEL;
+  self->settings.otsu_min_area = DEFAULT_OTSU_MIN_AREA;
+  self->settings.hue_min = DEFAULT_HUE_MIN;
+  self->settings.hue_max = DEFAULT_HUE_MAX;
+  self->settings.value_min = DEFAULT_VALUE_MIN;
+  self->hsv_saturation_min = DEFAULT_HSV_SATURATION_MIN;
   self->min_tissue_fraction = DEFAULT_MIN_TISSUE_FRACTION;
   self->mask_cache_size = DEFAULT_MASK_CACHE_SIZE;
   g_queue_init (&self->cache);

@@ -25,6 +25,8 @@ G_BEGIN_DECLS
  * @GST_TISSUE_MASK_METHOD_FLUORESCENCE: dark-background fluorescence: Otsu
  *   threshold on the HSV value channel (never below value-floor), then
  *   closing
+ * @GST_TISSUE_MASK_METHOD_COMBINED: logical AND of otsu, hsv and clam, each
+ *   with its own parameters (the peer's CombinedTissueDetector)
  *
  * How tissuemask separates tissue from the background (bright glass for
  * brightfield stains, black for fluorescence).
@@ -36,7 +38,27 @@ typedef enum
   GST_TISSUE_MASK_METHOD_CLAM,
   GST_TISSUE_MASK_METHOD_NONE,
   GST_TISSUE_MASK_METHOD_FLUORESCENCE,
+  GST_TISSUE_MASK_METHOD_COMBINED,
 } GstTissueMaskMethod;
+
+/**
+ * GstTissueMaskOtsuChannel:
+ * @GST_TISSUE_MASK_OTSU_SATURATION: HSV saturation, tissue above the
+ *   threshold (never below 15)
+ * @GST_TISSUE_MASK_OTSU_GRAY: grey level, tissue at or below the threshold
+ *   (darker than glass), as the Python peer's OtsuTissueDetector
+ *
+ * The channel method otsu thresholds.
+ */
+typedef enum
+{
+  GST_TISSUE_MASK_OTSU_SATURATION,
+  GST_TISSUE_MASK_OTSU_GRAY,
+} GstTissueMaskOtsuChannel;
+
+#define GST_TYPE_TISSUE_MASK_OTSU_CHANNEL \
+  (gst_tissue_mask_otsu_channel_get_type ())
+GType gst_tissue_mask_otsu_channel_get_type (void);
 
 #define GST_TYPE_TISSUE_MASK_METHOD (gst_tissue_mask_method_get_type ())
 GType gst_tissue_mask_method_get_type (void);

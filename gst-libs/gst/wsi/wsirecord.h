@@ -66,6 +66,11 @@ G_BEGIN_DECLS
  * the stream (fields slide-index uint, path string, reason string):
  * wsislidesrc then skips it and counts it in slides-failed. */
 #define WSI_SLIDE_GIVEN_UP_EVENT "wsi-slide-given-up"
+/* Custom upstream event from tissuemask on every visit of a slide it marks
+ * tissue-rejected (fields slide-index uint, path string, tissue-fraction
+ * double, blank boolean: the mask holds no tissue at all): wsislidesrc
+ * counts such slides in slides-rejected and slides-blank. */
+#define WSI_SLIDE_REJECTED_EVENT "wsi-slide-rejected"
 #define WSI_DELIVERY_CHECK_EVENT "wsi-delivery-check"
 #define WSI_DELIVERY_ACK_EVENT "wsi-delivery-ack"
 #define WSI_DELIVERY_QUERY "wsi-delivery-accounting"
@@ -313,6 +318,55 @@ wsi_patch_meta_string (const GstStructure * s, const gchar * field, guint i)
  *   column-names (GStrv, n-columns names),
  *   column-values (GStrv: count × n-columns values, location-major).
  */
+
+/* Returns the GStrv field @field of @s (owned by it), or NULL. */
+static inline const gchar *const *
+wsi_structure_get_strv (const GstStructure * s, const gchar * field)
+{
+  const GValue *value = gst_structure_get_value (s, field);
+
+  if (value == NULL || !G_VALUE_HOLDS (value, G_TYPE_STRV))
+    return NULL;
+  return (const gchar * const *) g_value_get_boxed (value);
+}
+
+/* Sets the columns of a slide (WsiSlideMeta) or of one location
+ * (WsiPatchMeta with count 1): column-names and column-values, GStrv of
+ * equal length (NULL = none: empty lists). */
+static inline void
+wsi_meta_set_columns (GstStructure * s, const gchar * const *names,
+    const gchar * const *values)
+{
+  static const gchar *const none[] = { NULL };
+
+  gst_structure_set (s, "column-names", G_TYPE_STRV, names ? names : none,
+      "column-values", G_TYPE_STRV, values ? values : none, NULL);
+}
+
+/* Value of column @name for location @i of a WsiPatchMeta (i = 0 for a
+ * WsiSlideMeta), or NULL when there is no such column or location. */
+static inline const gchar *
+wsi_meta_column (const GstStructure * s, const gchar * name, guint i)
+{
+  const gchar *const *names = wsi_structure_get_strv (s, "column-names");
+  const gchar *const *values = wsi_structure_get_strv (s, "column-values");
+  guint n, column, k;
+
+  if (names == NULL || values == NULL)
+    return NULL;
+  for (column = 0; names[column] != NULL; column++)
+    if (strcmp (names[column], name) == 0)
+      break;
+  if (names[column] == NULL)
+    return NULL;
+  n = g_strv_length ((gchar **) names);
+  /* Walk to the entry only: callers loop over a batch. */
+  for (k = 0; k < i * n + column; k++)
+    if (values[k] == NULL)
+      return NULL;
+  return values[k];
+}
+
 #define WSI_VIEWS_MEDIA_TYPE "application/x-wsi-views"
 #define WSI_RECORD_VERSION 2
 

@@ -915,6 +915,317 @@ GST_START_TEST (test_fluorescence_blank_dark_rejected)
 
 GST_END_TEST;
 
+/* ---- combined, hue ranges, chains --------------------------------------- */
+
+/* Colours that each method alone treats differently (OpenCV 8-bit HSV):
+ * BLUE: hue 113, saturation 140, value 200; DIM: hue 150, value 60 (below
+ * a value-min of 103); PALE: hue 160, saturation 20 (above 8, below
+ * Otsu's threshold between glass and pink); RED: hue 0. PINK has hue 160,
+ * saturation 109, value 210. */
+static const guint8 BLUE[3] = { 90, 110, 200 };
+static const guint8 DIM[3] = { 60, 30, 60 };
+static const guint8 PALE[3] = { 230, 212, 224 };
+static const guint8 RED[3] = { 200, 60, 60 };
+
+/* The ellipse plus one region that only some methods call tissue each,
+ * and pink specks (9 px) that clam drops. */
+static Overview
+overview_new_mixed (void)
+{
+  Overview ov = overview_new_ellipse ();
+
+  paint_rect (&ov, 330, 20, 50, 40, BLUE);
+  paint_rect (&ov, 330, 120, 50, 40, DIM);
+  paint_rect (&ov, 330, 220, 50, 40, PALE);
+  paint_rect (&ov, 10, 10, 3, 3, PINK);
+  paint_rect (&ov, 10, 280, 3, 3, PINK);
+  paint_rect (&ov, 20, 130, 30, 30, RED);
+  return ov;
+}
+
+/* Properties shared by the single-method and combined runs below. */
+static const gchar *const MIXED_PROPS[] = {
+  "hue-min", "140", "hue-max", "180", "value-min", "103",
+  "value-threshold", "255", "min-component-area", "0.0005", NULL
+};
+
+/* Pushes @ov through a fresh tissuemask with @method and the name/value
+ * pairs @props, and returns the mask. */
+static guint8 *
+mask_with_props (const Overview * ov, const gchar * method,
+    const gchar * const *props)
+{
+  GstHarness *h = harness_new ();
+  GstBuffer *out;
+  guint8 *mask;
+
+  gst_util_set_object_arg (G_OBJECT (h->element), "method", method);
+  for (; props != NULL && props[0] != NULL; props += 2)
+    gst_util_set_object_arg (G_OBJECT (h->element), props[0], props[1]);
+  out = push_slide (h, "/slides/mixed.tiff", ov);
+  mask = check_masked_slide (out, ov);
+  gst_buffer_unref (out);
+  gst_harness_teardown (h);
+  return mask;
+}
+
+/* Pixels where @a is tissue and @b is not. */
+static guint
+mask_only_in (const guint8 * a, const guint8 * b)
+{
+  guint n = 0;
+
+  for (gsize i = 0; i < (gsize) OV_W * OV_H; i++)
+    n += a[i] && !b[i];
+  return n;
+}
+
+GST_START_TEST (test_combined_is_and_of_methods)
+{
+  Overview ov = overview_new_mixed ();
+  guint8 *otsu = mask_with_props (&ov, "otsu", MIXED_PROPS);
+  guint8 *hsv = mask_with_props (&ov, "hsv", MIXED_PROPS);
+  guint8 *clam = mask_with_props (&ov, "clam", MIXED_PROPS);
+  guint8 *combined = mask_with_props (&ov, "combined", MIXED_PROPS);
+
+  for (gsize i = 0; i < (gsize) OV_W * OV_H; i++)
+    fail_unless_equals_int (combined[i], otsu[i] & hsv[i] & clam[i]);
+
+  /* Each method alone keeps something the AND drops, so the test would
+   * catch an OR or a single method. */
+  fail_unless (MASK_AT (hsv, 355, 40) == 0 && MASK_AT (otsu, 355, 40) == 255
+      && MASK_AT (clam, 355, 40) == 255, "blue: hue outside 140-180");
+  fail_unless (MASK_AT (hsv, 355, 140) == 0 && MASK_AT (otsu, 355, 140)
+      == 255 && MASK_AT (clam, 355, 140) == 255, "dim: value below 103");
+  fail_unless (MASK_AT (otsu, 355, 240) == 0 && MASK_AT (hsv, 355, 240)
+      == 255 && MASK_AT (clam, 355, 240) == 255, "pale: below Otsu");
+  fail_unless (MASK_AT (clam, 11, 11) == 0 && MASK_AT (otsu, 11, 11) == 255
+      && MASK_AT (hsv, 11, 11) == 255, "speck: clam drops it");
+  fail_unless (mask_only_in (otsu, combined) > 1000);
+  fail_unless (mask_only_in (hsv, combined) > 1000);
+  fail_unless (mask_only_in (clam, combined) > 1000);
+  fail_unless_equals_int (MASK_AT (combined, 180, 150), 255);
+
+  g_free (otsu);
+  g_free (hsv);
+  g_free (clam);
+  g_free (combined);
+  g_free (ov.rgb);
+}
+
+GST_END_TEST;
+
+/* combined runs each method with its own parameters: hsv's saturation
+ * minimum and otsu's grey channel do not leak into clam. */
+GST_START_TEST (test_combined_keeps_own_parameters)
+{
+  Overview ov = overview_new_mixed ();
+  const gchar *const hsv_strict[] = { "hsv-saturation-min", "30", NULL };
+  const gchar *const gray[] = { "otsu-channel", "gray",
+    "otsu-blur-kernel", "7", "otsu-close-kernel", "5", "otsu-min-area",
+    "0.001", NULL
+  };
+  guint8 *hsv = mask_with_props (&ov, "hsv", hsv_strict);
+  guint8 *clam = mask_with_props (&ov, "clam", hsv_strict);
+  guint8 *otsu = mask_with_props (&ov, "otsu", gray);
+  guint8 *combined = mask_with_props (&ov, "combined", gray);
+  guint8 *hsv_default = mask_with_props (&ov, "hsv", NULL);
+  guint8 *clam_default = mask_with_props (&ov, "clam", NULL);
+
+  /* PALE has saturation 20: out for hsv at 30, still in for clam at 8. */
+  fail_unless_equals_int (MASK_AT (hsv, 355, 240), 0);
+  fail_unless_equals_int (MASK_AT (clam, 355, 240), 255);
+  /* Grey Otsu with the peer's steps: its own mask goes into combined. */
+  for (gsize i = 0; i < (gsize) OV_W * OV_H; i++)
+    fail_unless_equals_int (combined[i],
+        otsu[i] & hsv_default[i] & clam_default[i]);
+  /* The closing and blur fill no speck: the 9-px specks are below the
+   * 0.001 area (120 px). */
+  fail_unless_equals_int (MASK_AT (otsu, 11, 11), 0);
+  fail_unless_equals_int (MASK_AT (otsu, 180, 150), 255);
+
+  g_free (hsv);
+  g_free (clam);
+  g_free (otsu);
+  g_free (combined);
+  g_free (hsv_default);
+  g_free (clam_default);
+  g_free (ov.rgb);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_hue_range)
+{
+  Overview ov = overview_new_mixed ();
+  const gchar *const pinks[] = { "hue-min", "140", "hue-max", "180", NULL };
+  const gchar *const reds[] = { "hue-min", "170", "hue-max", "10", NULL };
+  const gchar *const midnight[] = { "hue-min", "90", "hue-max", "180",
+    "hsv-saturation-min", "8", "value-min", "103", "value-threshold", "255",
+    NULL
+  };
+  guint8 *all = mask_with_props (&ov, "hsv", NULL);
+  guint8 *pink = mask_with_props (&ov, "hsv", pinks);
+  guint8 *red = mask_with_props (&ov, "hsv", reds);
+  guint8 *mid = mask_with_props (&ov, "hsv", midnight);
+
+  /* Default: every hue. */
+  fail_unless_equals_int (MASK_AT (all, 355, 40), 255);
+  fail_unless_equals_int (MASK_AT (all, 35, 145), 255);
+  /* 140-180: pink (160) in, blue (113) and red (0) out. */
+  fail_unless_equals_int (MASK_AT (pink, 180, 150), 255);
+  fail_unless_equals_int (MASK_AT (pink, 355, 40), 0);
+  fail_unless_equals_int (MASK_AT (pink, 35, 145), 0);
+  /* 170-10 wraps round red: red in, pink and blue out. */
+  fail_unless_equals_int (MASK_AT (red, 35, 145), 255);
+  fail_unless_equals_int (MASK_AT (red, 180, 150), 0);
+  fail_unless_equals_int (MASK_AT (red, 355, 40), 0);
+  /* Midnight: hue 90-180, saturation >= 8, value >= 103: blue and pink
+   * in, red and dim out (noisy glass is partly in, as in the peer). */
+  fail_unless_equals_int (MASK_AT (mid, 355, 40), 255);
+  fail_unless_equals_int (MASK_AT (mid, 180, 150), 255);
+  fail_unless_equals_int (MASK_AT (mid, 35, 145), 0);
+  fail_unless_equals_int (MASK_AT (mid, 355, 140), 0);
+
+  g_free (all);
+  g_free (pink);
+  g_free (red);
+  g_free (mid);
+  g_free (ov.rgb);
+}
+
+GST_END_TEST;
+
+/* Debug lines of the tissuemask category that mention a combination. */
+static gint combine_lines;
+
+static void
+count_combine_lines (GstDebugCategory * category, GstDebugLevel level,
+    const gchar * file, const gchar * function, gint line, GObject * object,
+    GstDebugMessage * message, gpointer user_data)
+{
+  if (strcmp (gst_debug_category_get_name (category), "tissuemask") == 0
+      && strstr (gst_debug_message_get (message), "combined") != NULL)
+    g_atomic_int_inc (&combine_lines);
+}
+
+static guint8 *
+pull_chain_mask (GstHarness * h, const gchar * path, const Overview * ov,
+    gdouble * fraction)
+{
+  GstBuffer *out = push_slide (h, path, ov);
+  guint8 *mask = check_masked_slide (out, ov);
+
+  /* One mask only, whatever the chain's length. */
+  fail_unless_equals_int (gst_buffer_get_size (out),
+      (gsize) OV_W * OV_H * (ov ? 4 : 1));
+  *fraction = meta_fraction (out);
+  gst_buffer_unref (out);
+  return mask;
+}
+
+GST_START_TEST (test_chained_masks_and)
+{
+  Overview ov = overview_new_mixed ();
+  const gchar *const pinks[] = { "hue-min", "140", "hue-max", "180", NULL };
+  guint8 *clam = mask_with_props (&ov, "clam", NULL);
+  guint8 *hsv = mask_with_props (&ov, "hsv", pinks);
+  GstHarness *h = gst_harness_new_parse ("tissuemask name=first method=clam "
+      "! tissuemask name=second method=hsv hue-min=140 hue-max=180");
+  guint8 *chained, *again;
+  gdouble fraction, fraction2;
+  guint tissue = 0;
+
+  gst_harness_set_src_caps_str (h, WSI_SLIDE_MEDIA_TYPE);
+  gst_debug_add_log_function (count_combine_lines, NULL, NULL);
+  gst_debug_set_threshold_for_name ("tissuemask", GST_LEVEL_DEBUG);
+  chained = pull_chain_mask (h, "/slides/mixed.tiff", &ov, &fraction);
+  gst_debug_set_threshold_for_name ("tissuemask", GST_LEVEL_ERROR);
+  gst_debug_remove_log_function (count_combine_lines);
+
+  for (gsize i = 0; i < (gsize) OV_W * OV_H; i++) {
+    fail_unless_equals_int (chained[i], clam[i] & hsv[i]);
+    tissue += chained[i] != 0;
+  }
+  fail_unless (mask_only_in (clam, chained) > 1000);
+  fail_unless (mask_only_in (hsv, chained) > 0);
+  fail_unless (G_APPROX_VALUE (fraction, (gdouble) tissue / (OV_W * OV_H),
+          1e-9));
+  fail_unless (g_atomic_int_get (&combine_lines) >= 1,
+      "the combination was not in the debug log");
+
+  /* Both hold the mask: the source may skip the overview, and the cached
+   * masks combine the same way. */
+  fail_unless (query_mask_cached (h, "/slides/mixed.tiff"));
+  again = pull_chain_mask (h, "/slides/mixed.tiff", NULL, &fraction2);
+  fail_unless (memcmp (again, chained, (gsize) OV_W * OV_H) == 0);
+  fail_unless_equals_float (fraction2, fraction);
+
+  g_free (again);
+  g_free (chained);
+  g_free (clam);
+  g_free (hsv);
+  g_free (ov.rgb);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+/* A later tissuemask that lacks the mask makes the query fail even though
+ * an earlier one holds it: it needs the overview. */
+GST_START_TEST (test_chain_query_needs_every_mask)
+{
+  Overview ov = overview_new_ellipse ();
+  GstHarness *h = gst_harness_new_parse ("tissuemask method=clam ! "
+      "tissuemask method=hsv mask-cache-size=0");
+  guint8 *mask;
+  gdouble fraction;
+
+  gst_harness_set_src_caps_str (h, WSI_SLIDE_MEDIA_TYPE);
+  mask = pull_chain_mask (h, "/slides/a.tiff", &ov, &fraction);
+  fail_if (query_mask_cached (h, "/slides/a.tiff"));
+  g_free (mask);
+  g_free (ov.rgb);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+/* A rejected slide is reported upstream, so wsislidesrc can count it. */
+GST_START_TEST (test_rejected_reported_upstream)
+{
+  GstHarness *h = harness_new ();
+  Overview blank = overview_new_blank (OV_W, OV_H);
+  Overview ov = overview_new_ellipse ();
+  GstBuffer *out;
+  GstEvent *event;
+  gboolean is_blank = FALSE;
+  guint n_events = 0;
+
+  out = push_slide (h, "/slides/glass.svs", &blank);
+  gst_buffer_unref (out);
+  out = push_slide (h, "/slides/tissue.svs", &ov);
+  gst_buffer_unref (out);
+  while ((event = gst_harness_try_pull_upstream_event (h)) != NULL) {
+    if (gst_event_has_name (event, WSI_SLIDE_REJECTED_EVENT)) {
+      const GstStructure *s = gst_event_get_structure (event);
+
+      fail_unless_equals_string (gst_structure_get_string (s, "path"),
+          "/slides/glass.svs");
+      fail_unless (gst_structure_get_boolean (s, "blank", &is_blank));
+      n_events++;
+    }
+    gst_event_unref (event);
+  }
+  fail_unless_equals_int (n_events, 1);
+  fail_unless (is_blank);
+  g_free (blank.rgb);
+  g_free (ov.rgb);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
 static Suite *
 tissuemask_suite (void)
 {
@@ -940,6 +1251,12 @@ tissuemask_suite (void)
   tcase_add_test (tc, test_fluorescence_finds_bright_blobs);
   tcase_add_test (tc, test_fluorescence_closing_joins_nuclei);
   tcase_add_test (tc, test_fluorescence_blank_dark_rejected);
+  tcase_add_test (tc, test_combined_is_and_of_methods);
+  tcase_add_test (tc, test_combined_keeps_own_parameters);
+  tcase_add_test (tc, test_hue_range);
+  tcase_add_test (tc, test_chained_masks_and);
+  tcase_add_test (tc, test_chain_query_needs_every_mask);
+  tcase_add_test (tc, test_rejected_reported_upstream);
   return s;
 }
 

@@ -1,0 +1,275 @@
+/* gst-wsi
+ * Copyright (C) 2026 gst-wsi developers
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+
+/* wsitissuedetect.cpp: the tissue mask methods (see wsitissuedetect.h). */
+
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "wsitissuedetect.h"
+
+#include <math.h>
+
+#include <opencv2/core.hpp>
+#include <opencv2/imgproc.hpp>
+
+static cv::Mat
+hsv_channel (const cv::Mat & hsv, int channel)
+{
+  cv::Mat plane;
+
+  cv::extractChannel (hsv, plane, channel);
+  return plane;
+}
+
+/* Closing (dilate, then erode) with a @side x @side kernel; 0 does
+ * nothing. CLAM closes with a square, the peer's Otsu with an ellipse. */
+static void
+close_mask (cv::Mat & mask, guint side, int shape)
+{
+  if (side > 0) {
+    cv::Mat kernel = cv::getStructuringElement (shape, cv::Size (side, side));
+    cv::morphologyEx (mask, mask, cv::MORPH_CLOSE, kernel);
+  }
+}
+
+/* Zeroes the 8-connected tissue pieces smaller than @min_pixels. */
+static void
+drop_small_components (cv::Mat & mask, double min_pixels)
+{
+  cv::Mat labels, stats, centroids;
+  int n;
+
+  if (min_pixels <= 0)
+    return;
+  n = cv::connectedComponentsWithStats (mask, labels, stats, centroids, 8,
+      CV_32S);
+  std::vector < guint8 > keep (n, 255);
+  bool any_dropped = false;
+
+  keep[0] = 0;                  /* label 0 is the background */
+  for (int i = 1; i < n; i++) {
+    if (stats.at < int >(i, cv::CC_STAT_AREA) < min_pixels) {
+      keep[i] = 0;
+      any_dropped = true;
+    }
+  }
+  if (!any_dropped)
+    return;
+  for (int y = 0; y < mask.rows; y++) {
+    const int *label = labels.ptr < int >(y);
+    guint8 *out = mask.ptr < guint8 > (y);
+    for (int x = 0; x < mask.cols; x++)
+      out[x] = keep[label[x]];
+  }
+}
+
+/* Fills background regions enclosed by tissue (not touching the overview
+ * border) smaller than @max_pixels. Background is taken 4-connected, the
+ * dual of 8-connected tissue. */
+static void
+fill_small_holes (cv::Mat & mask, double max_pixels)
+{
+  cv::Mat background, labels, stats, centroids;
+  int n;
+
+  cv::bitwise_not (mask, background);
+  n = cv::connectedComponentsWithStats (background, labels, stats, centroids,
+      4, CV_32S);
+  std::vector < bool > fill (n, false);
+  bool any_filled = false;
+
+  for (int i = 1; i < n; i++) {
+    int left = stats.at < int >(i, cv::CC_STAT_LEFT);
+    int top = stats.at < int >(i, cv::CC_STAT_TOP);
+    int right = left + stats.at < int >(i, cv::CC_STAT_WIDTH);
+    int bottom = top + stats.at < int >(i, cv::CC_STAT_HEIGHT);
+    bool on_border = left == 0 || top == 0 || right == mask.cols
+        || bottom == mask.rows;
+
+    if (!on_border && stats.at < int >(i, cv::CC_STAT_AREA) < max_pixels) {
+      fill[i] = true;
+      any_filled = true;
+    }
+  }
+  if (!any_filled)
+    return;
+  for (int y = 0; y < mask.rows; y++) {
+    const int *label = labels.ptr < int >(y);
+    guint8 *out = mask.ptr < guint8 > (y);
+    for (int x = 0; x < mask.cols; x++)
+      if (fill[label[x]])
+        out[x] = 255;
+  }
+}
+
+/* Saturation: tissue above Otsu's threshold, never below the floor.
+ * Grey: tissue at or below Otsu's threshold (darker than glass), as the
+ * peer's OtsuTissueDetector, no floor. Then the optional blur, closing and
+ * small-piece removal, all off by default. */
+static void
+mask_otsu (const cv::Mat & rgb, const cv::Mat & hsv,
+    const WsiTissueSettings * s, cv::Mat & mask, WsiTissueReport * report)
+{
+  bool gray = s->otsu_channel == WSI_OTSU_GRAY;
+  cv::Mat plane;
+  double threshold;
+
+  if (gray)
+    cv::cvtColor (rgb, plane, cv::COLOR_RGB2GRAY);
+  else
+    plane = hsv_channel (hsv, 1);
+  if (s->otsu_blur_kernel > 1)
+    cv::GaussianBlur (plane, plane, cv::Size (s->otsu_blur_kernel,
+            s->otsu_blur_kernel), 0);
+
+  threshold = cv::threshold (plane, mask, 0, 255,
+      (gray ? cv::THRESH_BINARY_INV : cv::THRESH_BINARY) | cv::THRESH_OTSU);
+  if (!gray && threshold < WSI_OTSU_SATURATION_FLOOR) {
+    threshold = WSI_OTSU_SATURATION_FLOOR;
+    cv::threshold (plane, mask, threshold, 255, cv::THRESH_BINARY);
+  }
+  report->otsu_threshold = threshold;
+
+  close_mask (mask, s->otsu_close_kernel, cv::MORPH_ELLIPSE);
+  /* The peer truncates the area to whole pixels: do the same. */
+  drop_small_components (mask, floor (s->otsu_min_area * mask.total ()));
+}
+
+/* Fluorescence: the background is black and the stain is bright, in
+ * whatever colour the channel is shown, so brightness (HSV value, the
+ * largest of R, G, B) is the signal and saturation is meaningless. */
+static void
+mask_fluorescence (const cv::Mat & hsv, const WsiTissueSettings * s,
+    cv::Mat & mask, WsiTissueReport * report)
+{
+  cv::Mat value = hsv_channel (hsv, 2);
+  double threshold = cv::threshold (value, mask, 0, 255,
+      cv::THRESH_BINARY | cv::THRESH_OTSU);
+
+  if (threshold < s->value_floor) {
+    threshold = s->value_floor;
+    cv::threshold (value, mask, threshold, 255, cv::THRESH_BINARY);
+  }
+  report->fluorescence_threshold = threshold;
+  close_mask (mask, s->close_kernel, cv::MORPH_RECT);
+}
+
+/* Inclusive ranges on the three channels (cv::inRange); a hue range whose
+ * minimum exceeds its maximum is the union of [min, 179] and [0, max], so
+ * reds on both sides of 0 can be selected. */
+static void
+mask_hsv (const cv::Mat & hsv, const WsiTissueSettings * s, cv::Mat & mask)
+{
+  cv::Scalar low (s->hue_min, s->hsv_saturation_min, s->value_min);
+  cv::Scalar high (s->hue_max, 255, s->value_max);
+
+  if (s->hue_min <= s->hue_max) {
+    cv::inRange (hsv, low, high, mask);
+  } else {
+    cv::Mat upper;
+
+    cv::inRange (hsv, low, cv::Scalar (255, 255, s->value_max), upper);
+    cv::inRange (hsv, cv::Scalar (0, s->hsv_saturation_min, s->value_min),
+        high, mask);
+    cv::bitwise_or (mask, upper, mask);
+  }
+}
+
+static void
+mask_clam (const cv::Mat & hsv, const WsiTissueSettings * s, cv::Mat & mask)
+{
+  cv::Mat blurred;
+  double area = (double) hsv.rows * hsv.cols;
+
+  cv::medianBlur (hsv_channel (hsv, 1), blurred, s->median_kernel);
+  cv::threshold (blurred, mask, s->saturation_threshold, 255,
+      cv::THRESH_BINARY);
+  close_mask (mask, s->close_kernel, cv::MORPH_RECT);
+  drop_small_components (mask, s->min_component_area * area);
+  fill_small_holes (mask, s->min_hole_area * area);
+}
+
+/* Every method but none, into @mask (CV_8UC1, 0 or 255). */
+static void
+mask_of_method (WsiTissueMethod method, const cv::Mat & rgb,
+    const cv::Mat & hsv, const WsiTissueSettings * s, cv::Mat & mask,
+    WsiTissueReport * report)
+{
+  switch (method) {
+    case WSI_TISSUE_HSV:
+      mask_hsv (hsv, s, mask);
+      break;
+    case WSI_TISSUE_CLAM:
+      mask_clam (hsv, s, mask);
+      break;
+    case WSI_TISSUE_FLUORESCENCE:
+      mask_fluorescence (hsv, s, mask, report);
+      break;
+    case WSI_TISSUE_COMBINED:{
+      cv::Mat part;
+
+      mask_otsu (rgb, hsv, s, mask, report);
+      mask_hsv (hsv, s, part);
+      cv::bitwise_and (mask, part, mask);
+      mask_clam (hsv, s, part);
+      cv::bitwise_and (mask, part, mask);
+      break;
+    }
+    case WSI_TISSUE_OTSU:
+    default:
+      mask_otsu (rgb, hsv, s, mask, report);
+      break;
+  }
+}
+
+gdouble
+wsi_tissue_detect (const guint8 * rgb, gint width, gint height,
+    const WsiTissueSettings * s, guint8 * mask_data, WsiTissueReport * report,
+    gchar ** error)
+{
+  WsiTissueReport unused;
+  cv::Mat overview (height, width, CV_8UC3, (void *) rgb, (size_t) width * 3);
+  cv::Mat out (height, width, CV_8UC1, mask_data, (size_t) width);
+
+  if (report == NULL)
+    report = &unused;
+  report->otsu_threshold = -1;
+  report->fluorescence_threshold = -1;
+
+  if (s->method == WSI_TISSUE_NONE) {
+    out.setTo (255);
+    return 1.0;
+  }
+  try {
+    cv::Mat hsv, mask;
+
+    cv::cvtColor (overview, hsv, cv::COLOR_RGB2HSV);
+    mask_of_method (s->method, overview, hsv, s, mask, report);
+    mask.copyTo (out);
+  }
+  catch (const cv::Exception & e) {
+    *error = g_strdup (e.what ());
+    return -1.0;
+  }
+  return (gdouble) cv::countNonZero (out) / ((gdouble) width * height);
+}
+
+gsize
+wsi_tissue_and (guint8 * dst, const guint8 * other, gsize n)
+{
+  gsize tissue = 0;
+
+  for (gsize i = 0; i < n; i++) {
+    dst[i] &= other[i];
+    tissue += dst[i] != 0;
+  }
+  return tissue;
+}
