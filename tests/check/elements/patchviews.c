@@ -16,6 +16,7 @@
  * appsink on slides generated at test time. */
 
 #include <gst/check/gstcheck.h>
+#include <gst/check/gstharness.h>
 #include <gst/app/gstappsrc.h>
 #include <gst/app/gstappsink.h>
 #include <gst/wsi/wsirecord.h>
@@ -783,6 +784,128 @@ GST_START_TEST (test_output_caps)
 
 GST_END_TEST;
 
+/* ---- patchviews alone, on synthetic patches ------------------------------ */
+
+#define SMALL 32
+
+/* A SMALL x SMALL RGB patch whose bytes depend on @sequence, with its
+ * record. */
+static GstBuffer *
+make_patch (guint64 sequence, guint count)
+{
+  const gchar *paths[] = { "synthetic.tiff", "synthetic.tiff", NULL };
+  const gchar *labels[] = { "", "", NULL };
+  GstBuffer *buf = gst_buffer_new_allocate (NULL, SMALL * SMALL * 3, NULL);
+  WsiPatchRecord rec[2];
+  GstMapInfo map;
+  guint i;
+
+  fail_unless (gst_buffer_map (buf, &map, GST_MAP_WRITE));
+  for (i = 0; i < map.size; i++)
+    map.data[i] = (guint8) (i * 7 + sequence * 13);
+  gst_buffer_unmap (buf, &map);
+  rec[0] = make_record (sequence, 100, 100);
+  rec[0].footprint = rec[0].out_size = SMALL;
+  rec[1] = rec[0];
+  if (count > 0)
+    wsi_patch_meta_add (buf, rec, count, paths, labels);
+  GST_BUFFER_OFFSET (buf) = sequence;
+  return buf;
+}
+
+static GstHarness *
+views_harness (const gchar * views, guint threads)
+{
+  GstElement *e = gst_element_factory_make ("patchviews", NULL);
+  GstHarness *h;
+
+  fail_unless (e != NULL);
+  g_object_set (e, "views", views, "threads", threads, NULL);
+  h = gst_harness_new_with_element (e, "sink", "src");
+  gst_object_unref (e);
+  gst_harness_set_src_caps_str (h, "video/x-raw, format=RGB, width=32, "
+      "height=32, framerate=0/1");
+  return h;
+}
+
+/* A flush drops what is in flight; the stream then goes on in order and
+ * ends with EOS. */
+GST_START_TEST (test_flush_then_continue)
+{
+  GstHarness *h = views_harness ("a:3:16:0.1:1,p:patch", 2);
+  GstBuffer *buf;
+  guint64 expected = 100;
+  guint i, n = 0;
+
+  for (i = 0; i < 6; i++)
+    fail_unless_equals_int (gst_harness_push (h, make_patch (i, 1)),
+        GST_FLOW_OK);
+  fail_unless (gst_harness_push_event (h, gst_event_new_flush_start ()));
+  fail_unless (gst_harness_push_event (h, gst_event_new_flush_stop (TRUE)));
+  /* whatever got out before the flush */
+  while ((buf = gst_harness_try_pull (h)) != NULL) {
+    fail_unless (GST_BUFFER_OFFSET (buf) < 6);
+    gst_buffer_unref (buf);
+  }
+  fail_unless (gst_harness_push_event (h, gst_event_new_segment
+          (&(GstSegment) {
+            .format = GST_FORMAT_TIME,.rate = 1.0,.applied_rate = 1.0,
+            .stop = GST_CLOCK_TIME_NONE,.duration = GST_CLOCK_TIME_NONE})));
+  for (i = 0; i < 5; i++)
+    fail_unless_equals_int (gst_harness_push (h, make_patch (100 + i, 1)),
+        GST_FLOW_OK);
+  fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
+  while (TRUE) {
+    fail_unless (gst_harness_pull_until_eos (h, &buf));
+    if (buf == NULL)
+      break;
+    fail_unless_equals_uint64 (GST_BUFFER_OFFSET (buf), expected);
+    fail_unless_equals_int (gst_buffer_n_memory (buf), 4);
+    expected++;
+    n++;
+    gst_buffer_unref (buf);
+  }
+  fail_unless_equals_int (n, 5);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+/* A buffer without a record is dropped with one warning; a batch is an
+ * error (patchviews goes before patchbatch). */
+GST_START_TEST (test_bad_input)
+{
+  GstHarness *h = views_harness ("p:patch", 1);
+  GstBus *bus = gst_bus_new ();
+  GstBuffer *buf;
+  gchar *text;
+
+  gst_element_set_bus (h->element, bus);
+  fail_unless_equals_int (gst_harness_push (h, make_patch (0, 0)),
+      GST_FLOW_OK);
+  fail_unless_equals_int (gst_harness_push (h, make_patch (1, 1)),
+      GST_FLOW_OK);
+  buf = gst_harness_pull (h);
+  fail_unless_equals_uint64 (GST_BUFFER_OFFSET (buf), 1);
+  gst_buffer_unref (buf);
+  text = wsi_test_pop_message_text (bus, GST_MESSAGE_WARNING);
+  fail_unless (text != NULL && strstr (text, "WsiPatchMeta") != NULL);
+  g_free (text);
+
+  fail_unless_equals_int (gst_harness_push (h, make_patch (2, 2)),
+      GST_FLOW_ERROR);
+  text = wsi_test_pop_message_text (bus, GST_MESSAGE_ERROR);
+  fail_unless (text != NULL && strstr (text, "before patchbatch") != NULL,
+      "%s", GST_STR_NULL (text));
+  g_free (text);
+
+  gst_element_set_bus (h->element, NULL);
+  gst_object_unref (bus);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
 static Suite *
 patchviews_suite (void)
 {
@@ -800,6 +923,8 @@ patchviews_suite (void)
   tcase_add_test (tc, test_state_cycles);
   tcase_add_test (tc, test_properties_validated);
   tcase_add_test (tc, test_output_caps);
+  tcase_add_test (tc, test_flush_then_continue);
+  tcase_add_test (tc, test_bad_input);
   return s;
 }
 
