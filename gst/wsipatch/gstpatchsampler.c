@@ -91,10 +91,10 @@
 
 #include <math.h>
 #include <gst/wsi/wsirecord.h>
-#include <gst/wsi/wsirng.h>
 
 #include "gstpatchsampler.h"
 #include "wsidelivery.h"
+#include "wsisampling.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_patch_sampler_debug);
 #define GST_CAT_DEFAULT gst_patch_sampler_debug
@@ -114,13 +114,16 @@ GST_DEBUG_CATEGORY_STATIC (gst_patch_sampler_debug);
 #define DEFAULT_REPLACEMENT TRUE
 #define DEFAULT_STRIDE 0
 #define DEFAULT_MAX_ATTEMPTS 0
-#define ATTEMPTS_PER_PATCH 50
 #define DEFAULT_MAX_PATCHES -1
 #define DEFAULT_RANK_QUOTA FALSE
+#define DEFAULT_TARGET_MPPS "0.25,0.5,1,2"
+#define MAX_MPPS 32
+#define DEFAULT_MPP_MIN 0.25
+#define DEFAULT_MPP_MAX 2.0
+#define DEFAULT_MPP_DISTRIBUTION GST_PATCH_SAMPLER_MPP_UNIFORM
+#define DEFAULT_MAXAVG_LAMBDA 1.0
 #define NO_QUOTA -1
 #define QUOTA_INTERRUPTED (-2)
-/* Mask bytes at or above this are tissue (tissuemask writes 0 or 255). */
-#define TISSUE_THRESHOLD 128
 
 enum
 {
@@ -141,6 +144,12 @@ enum
   PROP_MAX_PATCHES,
   PROP_RANK_QUOTA,
   PROP_QUOTA,
+  PROP_TARGET_MPPS,
+  PROP_MPP_WEIGHTS,
+  PROP_MPP_MIN,
+  PROP_MPP_MAX,
+  PROP_MPP_DISTRIBUTION,
+  PROP_MAXAVG_LAMBDA,
 };
 
 /* The property values one slide is planned with (a snapshot taken under
@@ -157,6 +166,17 @@ typedef struct
   guint stride;
   guint max_attempts;
   GstPatchSamplerAlign align;
+  /* multi-magnification: target-mpps and mpp-weights (n_weights 0 =
+   * uniform) */
+  gdouble mpps[MAX_MPPS];
+  guint n_mpps;
+  gdouble mpp_weights[MAX_MPPS];
+  guint n_weights;
+  /* continuous-magnification */
+  gdouble mpp_min;
+  gdouble mpp_max;
+  GstPatchSamplerMppDistribution mpp_distribution;
+  gdouble maxavg_lambda;
 } GstPatchSamplerSettings;
 
 
@@ -177,30 +197,6 @@ typedef struct
   gboolean has_mask;
   gboolean tissue_rejected;
 } WsiSlideVisit;
-
-/* Tissue lookup for one slide: an integral image over the mask, so the
- * tissue share of any footprint costs four reads. */
-typedef struct
-{
-  const guint32 *integral;      /* NULL: the whole slide is tissue */
-  gint64 mask_width;
-  gint64 mask_height;
-  gint64 slide_width;
-  gint64 slide_height;
-  /* bounding box of the tissue, mask pixels, end exclusive (empty when
-   * the mask has no tissue) */
-  gint64 tissue_x0, tissue_y0, tissue_x1, tissue_y1;
-} WsiTissueMap;
-
-/* Lattice of candidate top-left corners: x0 + i * step, y0 + j * step. */
-typedef struct
-{
-  gint64 x0;
-  gint64 y0;
-  gint64 step;
-  gint64 nx;
-  gint64 ny;
-} WsiLattice;
 
 /* What every record of one slide shares. */
 typedef struct
@@ -278,6 +274,12 @@ gst_patch_sampler_mode_get_type (void)
         "Uniformly random positions on tissue", "random"},
     {GST_PATCH_SAMPLER_MODE_GRID,
         "Regular grid of positions on tissue, raster order", "grid"},
+    {GST_PATCH_SAMPLER_MODE_MULTI_MAGNIFICATION,
+          "Each patch draws one of target-mpps, then a random position on "
+          "tissue", "multi-magnification"},
+    {GST_PATCH_SAMPLER_MODE_CONTINUOUS_MAGNIFICATION,
+          "Each patch draws its resolution in [mpp-min, mpp-max], then a "
+          "random position on tissue", "continuous-magnification"},
     {0, NULL, NULL}
   };
 
@@ -306,272 +308,65 @@ gst_patch_sampler_align_get_type (void)
   return type;
 }
 
-/* ---- tissue map -------------------------------------------------------- */
-
-/* Fills the (w + 1) × (h + 1) integral image of "mask pixel is tissue"
- * (row 0 and column 0 are zero) and the tissue bounding box of @map. */
-static void
-tissue_map_build (WsiTissueMap * map, guint32 * integral,
-    const guint8 * mask)
+GType
+gst_patch_sampler_mpp_distribution_get_type (void)
 {
-  gint64 w = map->mask_width, h = map->mask_height, stride = w + 1;
-  gint64 x, y;
+  static gsize type = 0;
+  static const GEnumValue values[] = {
+    {GST_PATCH_SAMPLER_MPP_UNIFORM, "Uniform on [mpp-min, mpp-max]",
+        "uniform"},
+    {GST_PATCH_SAMPLER_MPP_MAXAVG, "Maximises the average transfer across "
+          "resolutions: density exp (K(x) / maxavg-lambda), peaks inside "
+          "the range", "maxavg"},
+    {GST_PATCH_SAMPLER_MPP_MINMAX, "Maximises the worst transfer: both ends "
+          "weighted, log-uniform between", "minmax"},
+    {0, NULL, NULL}
+  };
 
-  map->tissue_x0 = w;
-  map->tissue_y0 = h;
-  map->tissue_x1 = map->tissue_y1 = 0;
-  memset (integral, 0, stride * sizeof (guint32));
-  for (y = 0; y < h; y++) {
-    const guint8 *row = mask + y * w;
-    guint32 *above = integral + y * stride;
-    guint32 *out = above + stride;
-    guint32 row_sum = 0;
-
-    out[0] = 0;
-    for (x = 0; x < w; x++) {
-      gboolean tissue = row[x] >= TISSUE_THRESHOLD;
-
-      row_sum += tissue;
-      out[x + 1] = above[x + 1] + row_sum;
-      if (tissue) {
-        map->tissue_x0 = MIN (map->tissue_x0, x);
-        map->tissue_x1 = MAX (map->tissue_x1, x + 1);
-      }
-    }
-    if (row_sum > 0) {
-      map->tissue_y0 = MIN (map->tissue_y0, y);
-      map->tissue_y1 = y + 1;
-    }
+  if (g_once_init_enter (&type)) {
+    GType t = g_enum_register_static ("GstPatchSamplerMppDistribution",
+        values);
+    g_once_init_leave (&type, t);
   }
-  map->integral = integral;
-}
-
-static gboolean
-tissue_map_is_blank (const WsiTissueMap * map)
-{
-  return map->integral != NULL && map->tissue_x1 <= map->tissue_x0;
-}
-
-/* Range [*lo, *hi] of left (or top) edges whose footprint can touch the
- * tissue box [t0, t1) (mask pixels) along an axis of @length level-0
- * pixels mapped onto @mask_length mask pixels. */
-static void
-tissue_axis_range (gint64 t0, gint64 t1, gint64 length, gint64 mask_length,
-    gint64 side, gint64 * lo, gint64 * hi)
-{
-  gint64 first = t0 * length / mask_length - side;
-  gint64 last = (t1 * length + mask_length - 1) / mask_length;
-
-  *lo = CLAMP (first, 0, length - side);
-  *hi = CLAMP (last, *lo, length - side);
-}
-
-/* Share of the mask pixels touched by the footprint (x, y, side) that are
- * tissue. The touched rectangle is rounded outwards, so 1.0 means the
- * footprint lies wholly on tissue. */
-static inline gdouble
-tissue_map_fraction (const WsiTissueMap * map, gint64 x, gint64 y,
-    gint64 side)
-{
-  gint64 mx0, mx1, my0, my1, stride, count;
-  const guint32 *I = map->integral;
-
-  if (I == NULL)
-    return 1.0;
-
-  mx0 = x * map->mask_width / map->slide_width;
-  my0 = y * map->mask_height / map->slide_height;
-  mx1 = ((x + side) * map->mask_width + map->slide_width - 1) /
-      map->slide_width;
-  my1 = ((y + side) * map->mask_height + map->slide_height - 1) /
-      map->slide_height;
-  mx1 = CLAMP (mx1, mx0 + 1, map->mask_width);
-  my1 = CLAMP (my1, my0 + 1, map->mask_height);
-
-  stride = map->mask_width + 1;
-  count = (gint64) I[my1 * stride + mx1] - I[my0 * stride + mx1]
-      - I[my1 * stride + mx0] + I[my0 * stride + mx0];
-  return (gdouble) count / (gdouble) ((mx1 - mx0) * (my1 - my0));
+  return (GType) type;
 }
 
 /* ---- records ----------------------------------------------------------- */
 
-static inline void
-record_fill (WsiPatchRecord * record, const WsiRecordTemplate * tmpl,
-    gint64 x, gint64 y, gdouble tissue_fraction)
+/* Writes @samples as the records of one slide visit into a new buffer.
+ * sequence stays 0: patchinterleave, which decides the stream order, is its
+ * one writer. */
+static GstBuffer *
+records_from_samples (const WsiSample * samples, guint n,
+    const WsiRecordTemplate * tmpl)
 {
-  record->sequence = 0;         /* numbered when the buffer is pushed */
-  record->x = x;
-  record->y = y;
-  record->created_ns = (gint64) gst_util_get_timestamp ();
-  record->slide_index = tmpl->slide_index;
-  record->cycle = tmpl->cycle;
-  record->footprint = tmpl->footprint;
-  record->out_size = tmpl->out_size;
-  record->level = WSI_LEVEL_UNSET;
-  record->read_size = 0;
-  record->out_mpp = tmpl->out_mpp;
-  record->tissue_fraction = (gfloat) tissue_fraction;
-}
-
-/* Random positions, repeats allowed: rejection sampling, bounded by
- * @max_attempts draws. Draws stay within reach of the tissue bounding box
- * (still uniform over the positions that qualify). Returns the records
- * written. */
-static guint
-plan_random_with_replacement (const WsiTissueMap * map,
-    const WsiRecordTemplate * tmpl, gdouble min_tissue, guint max_attempts,
-    WsiRng * rng, WsiPatchRecord * records, guint n_wanted)
-{
-  gint64 side = tmpl->footprint;
-  gint64 x_lo = 0, x_hi = map->slide_width - side;
-  gint64 y_lo = 0, y_hi = map->slide_height - side;
-  guint n = 0, attempt;
-
-  if (map->integral != NULL && min_tissue > 0.0) {
-    tissue_axis_range (map->tissue_x0, map->tissue_x1, map->slide_width,
-        map->mask_width, side, &x_lo, &x_hi);
-    tissue_axis_range (map->tissue_y0, map->tissue_y1, map->slide_height,
-        map->mask_height, side, &y_lo, &y_hi);
-  }
-
-  for (attempt = 0; attempt < max_attempts && n < n_wanted; attempt++) {
-    gint64 x = x_lo + (gint64) wsi_rng_below (rng, x_hi - x_lo + 1);
-    gint64 y = y_lo + (gint64) wsi_rng_below (rng, y_hi - y_lo + 1);
-    gdouble fraction = tissue_map_fraction (map, x, y, side);
-
-    if (fraction >= min_tissue)
-      record_fill (&records[n++], tmpl, x, y, fraction);
-  }
-  return n;
-}
-
-static void
-lattice_init (WsiLattice * lattice, const WsiTissueMap * map, gint64 side,
-    gint64 step, gint64 x0, gint64 y0)
-{
-  lattice->x0 = x0;
-  lattice->y0 = y0;
-  lattice->step = step;
-  lattice->nx = (map->slide_width - side - x0) / step + 1;
-  lattice->ny = (map->slide_height - side - y0) / step + 1;
-}
-
-/* The lattice random mode draws from: step footprint/4 and a random
- * origin, so a revisit sees new positions. */
-static void
-lattice_init_random (WsiLattice * lattice, const WsiTissueMap * map,
-    gint64 side, WsiRng * rng)
-{
-  gint64 step = MAX (side / 4, 1);
-  gint64 x0 = wsi_rng_below (rng, MIN (step, map->slide_width - side + 1));
-  gint64 y0 = wsi_rng_below (rng, MIN (step, map->slide_height - side + 1));
-
-  lattice_init (lattice, map, side, step, x0, y0);
-}
-
-/* Number of lattice positions whose tissue share reaches @min_tissue. */
-static guint64
-lattice_count_tissue (const WsiLattice * lattice, const WsiTissueMap * map,
-    gint64 side, gdouble min_tissue)
-{
-  guint64 count = 0;
-  gint64 i, j;
-
-  if (map->integral == NULL || min_tissue <= 0.0)
-    return (guint64) lattice->nx * lattice->ny;
-
-  for (j = 0; j < lattice->ny; j++) {
-    gint64 y = lattice->y0 + j * lattice->step;
-    for (i = 0; i < lattice->nx; i++) {
-      gint64 x = lattice->x0 + i * lattice->step;
-      count += tissue_map_fraction (map, x, y, side) >= min_tissue;
-    }
-  }
-  return count;
-}
-
-/* Picks @n_take of the @n_valid tissue positions of the lattice, each
- * subset equally likely (Knuth's selection sampling: one pass, no list of
- * candidates), in raster order. With @rng NULL, @n_take must be @n_valid. */
-static guint
-lattice_select (const WsiLattice * lattice, const WsiTissueMap * map,
-    const WsiRecordTemplate * tmpl, gdouble min_tissue, guint64 n_valid,
-    guint64 n_take, WsiRng * rng, WsiPatchRecord * records)
-{
-  guint64 seen = 0, taken = 0;
-  gint64 i, j;
-
-  for (j = 0; j < lattice->ny && taken < n_take; j++) {
-    gint64 y = lattice->y0 + j * lattice->step;
-    for (i = 0; i < lattice->nx && taken < n_take; i++) {
-      gint64 x = lattice->x0 + i * lattice->step;
-      gdouble fraction = tissue_map_fraction (map, x, y, tmpl->footprint);
-
-      if (fraction < min_tissue)
-        continue;
-      if (rng == NULL || wsi_rng_below (rng, n_valid - seen) < n_take - taken)
-        record_fill (&records[taken++], tmpl, x, y, fraction);
-      seen++;
-    }
-  }
-  return (guint) taken;
-}
-
-static int
-compare_record_x (gconstpointer a, gconstpointer b)
-{
-  gint64 x = ((const WsiPatchRecord *) a)->x;
-  gint64 y = ((const WsiPatchRecord *) b)->x;
-
-  return (x > y) - (x < y);
-}
-
-/* Fills records[0..n) with lattice tissue positions drawn uniformly with
- * repeats (for slides where rejection sampling ran out of attempts). The
- * drawn ranks are parked in the records' x field and sorted, so one raster
- * pass places them all, with no scratch allocation. */
-static void
-lattice_draw_with_replacement (const WsiLattice * lattice,
-    const WsiTissueMap * map, const WsiRecordTemplate * tmpl,
-    gdouble min_tissue, guint64 n_valid, WsiRng * rng,
-    WsiPatchRecord * records, guint n)
-{
-  guint64 rank = 0;
-  guint next = 0, k;
-  gint64 i, j;
-
-  for (k = 0; k < n; k++)
-    records[k].x = (gint64) wsi_rng_below (rng, n_valid);
-  qsort (records, n, sizeof (WsiPatchRecord), compare_record_x);
-
-  for (j = 0; j < lattice->ny && next < n; j++) {
-    gint64 y = lattice->y0 + j * lattice->step;
-    for (i = 0; i < lattice->nx && next < n; i++) {
-      gint64 x = lattice->x0 + i * lattice->step;
-      gdouble fraction = tissue_map_fraction (map, x, y, tmpl->footprint);
-
-      if (fraction < min_tissue)
-        continue;
-      while (next < n && (guint64) records[next].x == rank)
-        record_fill (&records[next++], tmpl, x, y, fraction);
-      rank++;
-    }
-  }
-}
-
-static void
-records_shuffle (WsiPatchRecord * records, guint n, WsiRng * rng)
-{
+  GstBuffer *out = gst_buffer_new_allocate (NULL,
+      (gsize) n * sizeof (WsiPatchRecord), NULL);
+  gint64 now = (gint64) gst_util_get_timestamp ();
+  WsiPatchRecord *records;
+  GstMapInfo info;
   guint i;
 
-  for (i = n; i > 1; i--) {
-    guint k = (guint) wsi_rng_below (rng, i);
-    WsiPatchRecord tmp = records[i - 1];
+  gst_buffer_map (out, &info, GST_MAP_WRITE);
+  records = (WsiPatchRecord *) info.data;
+  for (i = 0; i < n; i++) {
+    WsiPatchRecord *r = &records[i];
 
-    records[i - 1] = records[k];
-    records[k] = tmp;
+    r->sequence = 0;
+    r->x = samples[i].x;
+    r->y = samples[i].y;
+    r->created_ns = now;
+    r->slide_index = tmpl->slide_index;
+    r->cycle = tmpl->cycle;
+    r->footprint = samples[i].footprint;
+    r->out_size = tmpl->out_size;
+    r->level = WSI_LEVEL_UNSET;
+    r->read_size = 0;
+    r->out_mpp = samples[i].out_mpp;
+    r->tissue_fraction = samples[i].tissue_fraction;
   }
+  gst_buffer_unmap (out, &info);
+  return out;
 }
 
 /* ---- slide description ------------------------------------------------- */
@@ -698,6 +493,58 @@ patch_sampler_check_cycle (GstPatchSampler * self, const WsiSlideVisit * visit)
   return TRUE;
 }
 
+static gboolean
+mode_draws_mpp (GstPatchSamplerMode mode)
+{
+  return mode == GST_PATCH_SAMPLER_MODE_MULTI_MAGNIFICATION ||
+      mode == GST_PATCH_SAMPLER_MODE_CONTINUOUS_MAGNIFICATION;
+}
+
+/* The finest resolution the magnification modes may draw. */
+static gdouble
+settings_finest_mpp (const GstPatchSamplerSettings * settings)
+{
+  gdouble finest = settings->mpp_min;
+  guint i;
+
+  if (settings->mode == GST_PATCH_SAMPLER_MODE_MULTI_MAGNIFICATION)
+    for (i = 0, finest = G_MAXDOUBLE; i < settings->n_mpps; i++)
+      finest = MIN (finest, settings->mpps[i]);
+  return finest;
+}
+
+/* Magnification modes: the footprint is per patch, so the slide needs an
+ * mpp (skipped with a warning, not silently read at level 0 as the Python
+ * peer does). */
+static gboolean
+patch_sampler_check_mpp_range (GstPatchSampler * self,
+    const GstPatchSamplerSettings * settings, const WsiSlideVisit * visit,
+    gchar ** reason)
+{
+  GEnumValue *mode = g_enum_get_value (g_type_class_peek
+      (GST_TYPE_PATCH_SAMPLER_MODE), settings->mode);
+  gdouble finest = settings_finest_mpp (settings);
+
+  if (visit->mpp_x <= 0.0) {
+    *reason = g_strdup_printf ("%s: resolution (mpp) unknown", visit->path);
+    if (patch_sampler_first_warning (self, visit->index))
+      GST_ELEMENT_WARNING (self, STREAM, FORMAT,
+          ("Slide \"%s\" does not say its resolution (microns per pixel), "
+              "so mode=%s cannot be honoured; skipping it. Set wsislidesrc's "
+              "default-mpp property to the scanner's resolution.",
+              visit->path, mode->value_nick), (NULL));
+    return FALSE;
+  }
+  if (finest < visit->mpp_x / 2.0
+      && patch_sampler_first_warning (self, visit->index))
+    GST_ELEMENT_WARNING (self, RESOURCE, SETTINGS,
+        ("mode=%s draws resolutions down to %g um/px, %.1f times finer than "
+            "slide \"%s\" (%g um/px): those patches are upsampled.",
+            mode->value_nick, finest, visit->mpp_x / finest, visit->path,
+            visit->mpp_x), (NULL));
+  return TRUE;
+}
+
 /* Computes the footprint (level-0 pixels) and output resolution of the
  * patches of @visit. Returns FALSE (with a warning once per slide) when
  * the settings cannot be honoured on this slide. */
@@ -709,6 +556,10 @@ patch_sampler_footprint (GstPatchSampler * self,
   gdouble footprint;
 
   tmpl->out_size = settings->patch_size;
+  tmpl->slide_index = visit->index;
+  tmpl->cycle = visit->cycle;
+  if (mode_draws_mpp (settings->mode))
+    return patch_sampler_check_mpp_range (self, settings, visit, reason);
   if (settings->target_mpp > 0.0) {
     if (visit->mpp_x <= 0.0) {
       *reason = g_strdup_printf ("%s: resolution (mpp) unknown", visit->path);
@@ -780,8 +631,6 @@ patch_sampler_footprint (GstPatchSampler * self,
     return FALSE;
   }
   tmpl->footprint = (guint) footprint;
-  tmpl->slide_index = visit->index;
-  tmpl->cycle = visit->cycle;
   return TRUE;
 }
 
@@ -794,12 +643,7 @@ patch_sampler_tissue_map (GstPatchSampler * self, const WsiSlideVisit * visit,
   gint64 mw = visit->overview_width, mh = visit->overview_height;
   gsize overview_bytes, needed, integral_len;
 
-  map->integral = NULL;
-  map->slide_width = visit->width;
-  map->slide_height = visit->height;
-  map->mask_width = mw;
-  map->mask_height = mh;
-  map->tissue_x0 = map->tissue_y0 = map->tissue_x1 = map->tissue_y1 = 0;
+  wsi_tissue_map_init (map, visit->width, visit->height);
   if (!visit->has_mask)
     return TRUE;
 
@@ -827,85 +671,18 @@ patch_sampler_tissue_map (GstPatchSampler * self, const WsiSlideVisit * visit,
     self->integral = g_new (guint32, integral_len);
     self->integral_len = integral_len;
   }
-  tissue_map_build (map, self->integral, data + overview_bytes);
+  wsi_tissue_map_build (map, self->integral, data + overview_bytes, mw, mh);
   return TRUE;
 }
 
-/* Random mode with replacement: rejection sampling, then, if the draws
- * ran out on a slide with little tissue, the rest from the tissue
- * positions of a fine lattice, so the count is met whenever any position
- * qualifies. Returns the records written. */
-static guint
-plan_random (GstPatchSampler * self, const GstPatchSamplerSettings * settings,
-    const WsiTissueMap * map, const WsiRecordTemplate * tmpl, WsiRng * rng,
-    WsiPatchRecord * records, guint n_wanted)
-{
-  guint attempts = settings->max_attempts ? settings->max_attempts :
-      ATTEMPTS_PER_PATCH * n_wanted;
-  WsiLattice lattice;
-  guint64 n_valid;
-  guint n;
 
-  n = plan_random_with_replacement (map, tmpl, settings->min_tissue,
-      attempts, rng, records, n_wanted);
-  if (n == n_wanted)
-    return n;
-
-  lattice_init_random (&lattice, map, tmpl->footprint, rng);
-  n_valid = lattice_count_tissue (&lattice, map, tmpl->footprint,
-      settings->min_tissue);
-  GST_DEBUG_OBJECT (self, "%u of %u patches in %u draws; %" G_GUINT64_FORMAT
-      " lattice positions for the rest", n, n_wanted, attempts, n_valid);
-  if (n_valid == 0)
-    return n;
-  lattice_draw_with_replacement (&lattice, map, tmpl, settings->min_tissue,
-      n_valid, rng, records + n, n_wanted - n);
-  records_shuffle (records, n_wanted, rng);
-  return n_wanted;
-}
-
-/* Random mode without replacement (@random) or grid mode: distinct
- * lattice positions. Returns a new buffer, or NULL when none qualifies. */
-static GstBuffer *
-plan_lattice (const GstPatchSamplerSettings * settings,
-    const WsiTissueMap * map, const WsiRecordTemplate * tmpl, WsiRng * rng,
-    gboolean random)
-{
-  gint64 side = tmpl->footprint;
-  WsiLattice lattice;
-  guint64 n_valid, n_take;
-  GstBuffer *out;
-  GstMapInfo info;
-  guint n;
-
-  if (random)
-    lattice_init_random (&lattice, map, side, rng);
-  else
-    lattice_init (&lattice, map, side, settings->stride ? settings->stride :
-        side, 0, 0);
-  n_valid = lattice_count_tissue (&lattice, map, side, settings->min_tissue);
-  n_take = settings->patches_per_slide < 0 ? n_valid :
-      MIN (n_valid, (guint64) settings->patches_per_slide);
-  if (n_take == 0 || n_take > G_MAXUINT32 / sizeof (WsiPatchRecord))
-    return NULL;
-
-  out = gst_buffer_new_allocate (NULL, n_take * sizeof (WsiPatchRecord), NULL);
-  gst_buffer_map (out, &info, GST_MAP_WRITE);
-  n = lattice_select (&lattice, map, tmpl, settings->min_tissue, n_valid,
-      n_take, n_take < n_valid ? rng : NULL, (WsiPatchRecord *) info.data);
-  if (random)
-    records_shuffle ((WsiPatchRecord *) info.data, n, rng);
-  gst_buffer_unmap (out, &info);
-  return out;
-}
-
-/* The level patchreader reads for @tmpl's patches: the coarsest whose
- * downsample does not exceed footprint / out_size (wsi_slide_best_level()'s
- * rule, 1 % tolerance). */
+/* The level patchreader reads for a patch: the coarsest whose downsample
+ * does not exceed footprint / out_size (wsi_slide_best_level()'s rule,
+ * 1 % tolerance). */
 static gint
-read_level (const GstStructure * meta, const WsiRecordTemplate * tmpl)
+read_level (const GstStructure * meta, const WsiPatchRecord * record)
 {
-  gdouble want = (gdouble) tmpl->footprint / tmpl->out_size;
+  gdouble want = (gdouble) record->footprint / record->out_size;
   gint level, levels = 1, best = 0;
 
   gst_structure_get_int (meta, "level-count", &levels);
@@ -923,81 +700,28 @@ read_level (const GstStructure * meta, const WsiRecordTemplate * tmpl)
  * will be read, in level-0 pixels (a tile edge at level pixel c * tw lies at
  * level-0 c * tw * downsample). Snapping down keeps patches on the slide. */
 static void
-align_to_tiles (GstBuffer * out, const GstStructure * meta,
-    const WsiRecordTemplate * tmpl)
+align_record_to_tiles (WsiPatchRecord * record, const GstStructure * meta)
 {
-  gint level = read_level (meta, tmpl);
+  gint level = read_level (meta, record);
   gdouble ds = wsi_slide_meta_list_get (meta, "level-downsamples", level,
       1.0);
   gdouble tw = wsi_slide_meta_list_get (meta, "level-tile-widths", level, 0.0);
   gdouble th = wsi_slide_meta_list_get (meta, "level-tile-heights", level,
       0.0);
-  GstMapInfo info;
-  WsiPatchRecord *records;
-  gsize i, n;
+  gint64 column, row;
 
   if (tw < 1.0 || th < 1.0)
     return;                     /* untiled format: positions as drawn */
-  gst_buffer_map (out, &info, GST_MAP_READWRITE);
-  records = (WsiPatchRecord *) info.data;
-  n = info.size / sizeof (WsiPatchRecord);
-  for (i = 0; i < n; i++) {
-    gint64 column = (gint64) floor (records[i].x / (tw * ds));
-    gint64 row = (gint64) floor (records[i].y / (th * ds));
-
-    records[i].x = (gint64) floor (column * tw * ds);
-    records[i].y = (gint64) floor (row * th * ds);
-  }
-  gst_buffer_unmap (out, &info);
+  column = (gint64) floor (record->x / (tw * ds));
+  row = (gint64) floor (record->y / (th * ds));
+  record->x = (gint64) floor (column * tw * ds);
+  record->y = (gint64) floor (row * th * ds);
 }
 
-/* Writes the records of one slide into a new buffer; returns NULL (and
- * sets @reason) when none was found. */
-static GstBuffer *
-patch_sampler_plan (GstPatchSampler * self,
-    const GstPatchSamplerSettings * settings, const WsiSlideVisit * visit,
-    const GstStructure * meta, const WsiTissueMap * map,
-    const WsiRecordTemplate * tmpl, gchar ** reason)
-{
-  GstBuffer *out = NULL;
-  WsiRng rng;
-
-  wsi_rng_seed (&rng, visit->seed, visit->index, visit->cycle);
-
-  if (settings->min_tissue > 0.0 && tissue_map_is_blank (map)) {
-    out = NULL;
-  } else if (settings->mode == GST_PATCH_SAMPLER_MODE_RANDOM &&
-      settings->replacement) {
-    guint n_wanted = settings->patches_per_slide;
-    GstMapInfo info;
-    guint n;
-
-    out = gst_buffer_new_allocate (NULL, n_wanted * sizeof (WsiPatchRecord),
-        NULL);
-    gst_buffer_map (out, &info, GST_MAP_WRITE);
-    n = plan_random (self, settings, map, tmpl, &rng,
-        (WsiPatchRecord *) info.data, n_wanted);
-    gst_buffer_unmap (out, &info);
-    if (n == 0)
-      gst_clear_buffer (&out);
-    else
-      gst_buffer_set_size (out, n * sizeof (WsiPatchRecord));
-  } else {
-    out = plan_lattice (settings, map, tmpl, &rng,
-        settings->mode == GST_PATCH_SAMPLER_MODE_RANDOM);
-  }
-  if (out != NULL && settings->align == GST_PATCH_SAMPLER_ALIGN_TILE)
-    align_to_tiles (out, meta, tmpl);
-
-  if (out == NULL)
-    *reason = g_strdup_printf ("%s: no position with tissue share >= %g",
-        visit->path, settings->min_tissue);
-  return out;
-}
-
-/* Numbers the records of @out with the stream's running sequence. */
+/* align=tile for every record of @out (each with its own footprint, hence
+ * its own level in the magnification modes). */
 static void
-patch_sampler_number (GstPatchSampler * self, GstBuffer * out)
+align_to_tiles (GstBuffer * out, const GstStructure * meta)
 {
   GstMapInfo info;
   WsiPatchRecord *records;
@@ -1007,11 +731,100 @@ patch_sampler_number (GstPatchSampler * self, GstBuffer * out)
   records = (WsiPatchRecord *) info.data;
   n = info.size / sizeof (WsiPatchRecord);
   for (i = 0; i < n; i++)
-    records[i].sequence = self->next_sequence++;
+    align_record_to_tiles (&records[i], meta);
   gst_buffer_unmap (out, &info);
 }
 
-static void
+/* The distribution each patch of a magnification mode draws its
+ * resolution from (NULL for the fixed-resolution modes). */
+static WsiMppDistribution *
+settings_mpp_distribution (const GstPatchSamplerSettings * settings)
+{
+  if (settings->mode == GST_PATCH_SAMPLER_MODE_MULTI_MAGNIFICATION)
+    return wsi_mpp_distribution_new_discrete (settings->mpps,
+        settings->n_weights ? settings->mpp_weights : NULL, settings->n_mpps);
+  if (settings->mode == GST_PATCH_SAMPLER_MODE_CONTINUOUS_MAGNIFICATION)
+    return wsi_mpp_distribution_new_continuous ((WsiMppDensity)
+        settings->mpp_distribution, settings->mpp_min, settings->mpp_max,
+        settings->maxavg_lambda);
+  return NULL;
+}
+
+/* Plans one slide visit with wsisampling and writes the records into a new
+ * buffer; returns NULL (and sets @reason) when none was found. */
+static GstBuffer *
+patch_sampler_plan (const GstPatchSamplerSettings * settings,
+    const WsiSlideVisit * visit, const GstStructure * meta,
+    const WsiTissueMap * map, const WsiRecordTemplate * tmpl,
+    const WsiMppDistribution * mpps, gchar ** reason)
+{
+  WsiSamplingRequest req = { 0, };
+  WsiSample *samples;
+  GstBuffer *out;
+  guint n;
+
+  req.mode = (WsiSamplingMode) settings->mode;
+  req.out_size = tmpl->out_size;
+  req.footprint = tmpl->footprint;
+  req.out_mpp = tmpl->out_mpp;
+  req.slide_mpp = visit->mpp_x;
+  req.mpps = mpps;
+  req.n_wanted = settings->patches_per_slide;
+  req.min_tissue = settings->min_tissue;
+  req.replacement = settings->replacement;
+  req.stride = settings->stride;
+  req.max_attempts = settings->max_attempts;
+  req.seed = visit->seed;
+  req.slide_index = visit->index;
+  req.visit = visit->cycle;
+
+  samples = wsi_sampling_plan (&req, map, &n);
+  if (samples == NULL) {
+    *reason = g_strdup_printf ("%s: no position with tissue share >= %g",
+        visit->path, settings->min_tissue);
+    return NULL;
+  }
+  out = records_from_samples (samples, n, tmpl);
+  g_free (samples);
+  if (settings->align == GST_PATCH_SAMPLER_ALIGN_TILE)
+    align_to_tiles (out, meta);
+  return out;
+}
+
+/* Settings that are valid one by one but not together; posts an error. */
+static gboolean
+patch_sampler_check_settings (GstPatchSampler * self,
+    const GstPatchSamplerSettings * settings)
+{
+  if (settings->mode == GST_PATCH_SAMPLER_MODE_CONTINUOUS_MAGNIFICATION
+      && settings->mpp_min >= settings->mpp_max) {
+    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
+        ("mode=continuous-magnification needs mpp-min < mpp-max, but "
+            "mpp-min=%g and mpp-max=%g.", settings->mpp_min,
+            settings->mpp_max), (NULL));
+    return FALSE;
+  }
+  if (settings->mode == GST_PATCH_SAMPLER_MODE_MULTI_MAGNIFICATION
+      && settings->n_weights > 0 && settings->n_weights != settings->n_mpps) {
+    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
+        ("mpp-weights has %u entries but target-mpps has %u: give one "
+            "weight per resolution, or none for equal weights.",
+            settings->n_weights, settings->n_mpps), (NULL));
+    return FALSE;
+  }
+  if (mode_draws_mpp (settings->mode) && !settings->replacement) {
+    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
+        ("replacement=false is available with mode=random and mode=grid; "
+            "the magnification modes draw every patch independently (with "
+            "replacement)."), (NULL));
+    return FALSE;
+  }
+  return TRUE;
+}
+
+/* Copies the settings one slide is planned with; FALSE after posting an
+ * error when they contradict each other. */
+static gboolean
 patch_sampler_settings_snapshot (GstPatchSampler * self,
     GstPatchSamplerSettings * settings)
 {
@@ -1019,17 +832,20 @@ patch_sampler_settings_snapshot (GstPatchSampler * self,
   *settings = self->settings;
   GST_OBJECT_UNLOCK (self);
 
-  if (settings->mode == GST_PATCH_SAMPLER_MODE_RANDOM &&
+  if (!patch_sampler_check_settings (self, settings))
+    return FALSE;
+  if (settings->mode != GST_PATCH_SAMPLER_MODE_GRID &&
       settings->patches_per_slide < 0) {
     if (!self->warned_unlimited) {
       self->warned_unlimited = TRUE;
       GST_ELEMENT_WARNING (self, RESOURCE, SETTINGS,
           ("patches-per-slide=-1 (all positions) only applies to mode=grid; "
-              "mode=random plans %d patches per slide instead.",
+              "the other modes plan %d patches per slide instead.",
               DEFAULT_PATCHES_PER_SLIDE), (NULL));
     }
     settings->patches_per_slide = DEFAULT_PATCHES_PER_SLIDE;
   }
+  return TRUE;
 }
 
 /* ---- finite runs: the quota ------------------------------------------- */
@@ -1072,13 +888,15 @@ patch_sampler_decide_quota (GstPatchSampler * self,
               "agree on a quota."), (NULL));
       return FALSE;
     }
-    rank_share = (gint64) min_slides * settings->patches_per_slide;
+    rank_share = wsi_quota_decide (-1, TRUE, min_slides,
+        settings->patches_per_slide);
     if (rank_share == 0)
       GST_ELEMENT_WARNING (self, RESOURCE, SETTINGS,
           ("rank-quota=true gives a quota of 0 patches: the smallest rank "
               "holds no slide (fewer slides than ranks), so every rank ends "
               "at once."), (NULL));
-    quota = quota < 0 ? rank_share : MIN (quota, rank_share);
+    quota = wsi_quota_decide (max_patches, TRUE, min_slides,
+        settings->patches_per_slide);
     self->quota_from_rank = TRUE;
   }
 
@@ -1107,8 +925,7 @@ patch_sampler_quota_left (GstPatchSampler * self)
   /* Patches that will reach the consumer: planned minus reported drops. */
   GST_OBJECT_LOCK (self);
   quota = self->quota;
-  left = quota < 0 ? -1 : MAX (quota - ((gint64) self->stream_planned -
-          (gint64) dropped), 0);
+  left = wsi_quota_left (quota, self->stream_planned, dropped);
   GST_OBJECT_UNLOCK (self);
   return left;
 }
@@ -1180,6 +997,35 @@ patch_sampler_check_quota_met (GstPatchSampler * self)
           "would emit different numbers of patches"));
 }
 
+/* Reads the mask of @slide and plans its patches into *@out (NULL, with
+ * @reason, when none qualifies). FALSE after posting an error. */
+static gboolean
+patch_sampler_plan_slide (GstPatchSampler * self,
+    const GstPatchSamplerSettings * settings, const WsiSlideVisit * visit,
+    const GstStructure * meta, GstBuffer * slide,
+    const WsiRecordTemplate * tmpl, GstBuffer ** out, gchar ** reason)
+{
+  WsiMppDistribution *mpps;
+  WsiTissueMap map;
+  GstMapInfo info;
+
+  *out = NULL;
+  if (!gst_buffer_map (slide, &info, GST_MAP_READ)) {
+    GST_ELEMENT_ERROR (self, STREAM, FAILED,
+        ("Could not read the buffer of slide \"%s\".", visit->path), (NULL));
+    return FALSE;
+  }
+  if (!patch_sampler_tissue_map (self, visit, info.data, info.size, &map)) {
+    gst_buffer_unmap (slide, &info);
+    return FALSE;
+  }
+  mpps = settings_mpp_distribution (settings);
+  *out = patch_sampler_plan (settings, visit, meta, &map, tmpl, mpps, reason);
+  wsi_mpp_distribution_free (mpps);
+  gst_buffer_unmap (slide, &info);
+  return TRUE;
+}
+
 static GstFlowReturn
 gst_patch_sampler_chain (GstPad * pad, GstObject * parent, GstBuffer * slide)
 {
@@ -1187,12 +1033,9 @@ gst_patch_sampler_chain (GstPad * pad, GstObject * parent, GstBuffer * slide)
   GstPatchSamplerSettings settings;
   GstStructure *meta = wsi_slide_meta_get (slide);
   WsiSlideVisit visit;
-  WsiRecordTemplate tmpl;
-  WsiTissueMap map;
-  GstMapInfo info;
+  WsiRecordTemplate tmpl = { 0, };
   GstBuffer *out = NULL;
   gchar *reason = NULL;
-  gboolean map_ok;
   gint64 quota_left;
   GstFlowReturn ret;
 
@@ -1213,7 +1056,10 @@ gst_patch_sampler_chain (GstPad * pad, GstObject * parent, GstBuffer * slide)
     gst_buffer_unref (slide);
     return GST_FLOW_ERROR;
   }
-  patch_sampler_settings_snapshot (self, &settings);
+  if (!patch_sampler_settings_snapshot (self, &settings)) {
+    gst_buffer_unref (slide);
+    return GST_FLOW_ERROR;
+  }
   if (!self->quota_decided
       && !patch_sampler_decide_quota (self, &settings, meta)) {
     gst_buffer_unref (slide);
@@ -1242,22 +1088,11 @@ gst_patch_sampler_chain (GstPad * pad, GstObject * parent, GstBuffer * slide)
     return GST_FLOW_OK;
   }
 
-  if (!gst_buffer_map (slide, &info, GST_MAP_READ)) {
-    GST_ELEMENT_ERROR (self, STREAM, FAILED,
-        ("Could not read the buffer of slide \"%s\".", visit.path), (NULL));
+  if (!patch_sampler_plan_slide (self, &settings, &visit, meta, slide, &tmpl,
+          &out, &reason)) {
     gst_buffer_unref (slide);
     return GST_FLOW_ERROR;
   }
-  map_ok = patch_sampler_tissue_map (self, &visit, info.data, info.size, &map);
-  if (map_ok)
-    out = patch_sampler_plan (self, &settings, &visit, meta, &map, &tmpl,
-        &reason);
-  gst_buffer_unmap (slide, &info);
-  if (!map_ok) {
-    gst_buffer_unref (slide);
-    return GST_FLOW_ERROR;
-  }
-
   if (out == NULL) {
     patch_sampler_skip (self, &visit, reason);
     gst_buffer_unref (slide);
@@ -1266,7 +1101,6 @@ gst_patch_sampler_chain (GstPad * pad, GstObject * parent, GstBuffer * slide)
 
   if (quota_left > 0)
     truncate_plan (out, quota_left);
-  patch_sampler_number (self, out);
   GST_BUFFER_OFFSET (out) = GST_BUFFER_OFFSET (slide);
   wsi_slide_meta_copy (out, slide);
   gst_buffer_unref (slide);
@@ -1404,6 +1238,59 @@ gst_patch_sampler_change_state (GstElement * element,
   return ret;
 }
 
+/* Parses a list property ("0.25,0.5,1,2") into @values (at most MAX_MPPS,
+ * each > 0); refuses a bad list with a message and keeps the old one. */
+static void
+set_mpp_list (const gchar * name, const gchar * text, gdouble * values,
+    guint * n_values, gboolean may_be_empty)
+{
+  GArray *parsed = g_array_new (FALSE, FALSE, sizeof (gdouble));
+  gchar *error = NULL;
+
+  if (may_be_empty && (text == NULL || *text == '\0')) {
+    *n_values = 0;
+  } else if (!wsi_sampling_parse_list (text, parsed, &error)) {
+    g_warning ("patchsampler: %s=\"%s\" refused: %s; keeping the previous "
+        "value", name, GST_STR_NULL (text), error);
+  } else if (parsed->len > MAX_MPPS) {
+    g_warning ("patchsampler: %s has %u entries, at most %d are allowed; "
+        "keeping the previous value", name, parsed->len, MAX_MPPS);
+  } else {
+    memcpy (values, parsed->data, parsed->len * sizeof (gdouble));
+    *n_values = parsed->len;
+  }
+  g_free (error);
+  g_array_unref (parsed);
+}
+
+/* The list as the user would write it back. */
+static gchar *
+format_mpp_list (const gdouble * values, guint n)
+{
+  GString *text = g_string_new (NULL);
+  gchar number[G_ASCII_DTOSTR_BUF_SIZE];
+  guint i;
+
+  for (i = 0; i < n; i++) {
+    if (i > 0)
+      g_string_append_c (text, ',');
+    g_string_append (text, g_ascii_formatd (number, sizeof (number), "%g",
+            values[i]));
+  }
+  return g_string_free (text, FALSE);
+}
+
+/* A double property that must be > 0 (the range check lets NaN through). */
+static void
+set_positive (const gchar * name, gdouble value, gdouble * field)
+{
+  if (isnan (value) || value <= 0.0)
+    g_warning ("patchsampler: %s must be a number > 0; keeping %g", name,
+        *field);
+  else
+    *field = value;
+}
+
 static void
 gst_patch_sampler_set_property (GObject * object, guint prop_id,
     const GValue * value, GParamSpec * pspec)
@@ -1471,6 +1358,29 @@ gst_patch_sampler_set_property (GObject * object, guint prop_id,
     case PROP_RANK_QUOTA:
       self->rank_quota = g_value_get_boolean (value);
       break;
+    case PROP_TARGET_MPPS:
+      set_mpp_list ("target-mpps", g_value_get_string (value),
+          self->settings.mpps, &self->settings.n_mpps, FALSE);
+      break;
+    case PROP_MPP_WEIGHTS:
+      set_mpp_list ("mpp-weights", g_value_get_string (value),
+          self->settings.mpp_weights, &self->settings.n_weights, TRUE);
+      break;
+    case PROP_MPP_MIN:
+      set_positive ("mpp-min", g_value_get_double (value),
+          &self->settings.mpp_min);
+      break;
+    case PROP_MPP_MAX:
+      set_positive ("mpp-max", g_value_get_double (value),
+          &self->settings.mpp_max);
+      break;
+    case PROP_MPP_DISTRIBUTION:
+      self->settings.mpp_distribution = g_value_get_enum (value);
+      break;
+    case PROP_MAXAVG_LAMBDA:
+      set_positive ("maxavg-lambda", g_value_get_double (value),
+          &self->settings.maxavg_lambda);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -1533,6 +1443,26 @@ gst_patch_sampler_get_property (GObject * object, guint prop_id,
       break;
     case PROP_QUOTA:
       g_value_set_int64 (value, self->quota);
+      break;
+    case PROP_TARGET_MPPS:
+      g_value_take_string (value, format_mpp_list (self->settings.mpps,
+              self->settings.n_mpps));
+      break;
+    case PROP_MPP_WEIGHTS:
+      g_value_take_string (value, format_mpp_list (self->settings.mpp_weights,
+              self->settings.n_weights));
+      break;
+    case PROP_MPP_MIN:
+      g_value_set_double (value, self->settings.mpp_min);
+      break;
+    case PROP_MPP_MAX:
+      g_value_set_double (value, self->settings.mpp_max);
+      break;
+    case PROP_MPP_DISTRIBUTION:
+      g_value_set_enum (value, self->settings.mpp_distribution);
+      break;
+    case PROP_MAXAVG_LAMBDA:
+      g_value_set_double (value, self->settings.maxavg_lambda);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -1663,6 +1593,39 @@ gst_patch_sampler_class_init (GstPatchSamplerClass * klass)
           "max-patches and rank-quota (read-only; patches, -1 = none or not "
           "yet known)", -1, G_MAXINT64, NO_QUOTA, ro));
 
+  g_object_class_install_property (gobject_class, PROP_TARGET_MPPS,
+      g_param_spec_string ("target-mpps", "Target resolutions",
+          "mode=multi-magnification: the resolutions each patch draws from, "
+          "microns per output pixel, comma-separated, each > 0, at most 32 "
+          "(default \"0.25,0.5,1,2\", Midnight's)",
+          DEFAULT_TARGET_MPPS, rw));
+  g_object_class_install_property (gobject_class, PROP_MPP_WEIGHTS,
+      g_param_spec_string ("mpp-weights", "Resolution weights",
+          "mode=multi-magnification: relative probability of each of "
+          "target-mpps, comma-separated, each > 0, as many as target-mpps "
+          "(default \"\" = equal weights)", "", rw));
+  g_object_class_install_property (gobject_class, PROP_MPP_MIN,
+      g_param_spec_double ("mpp-min", "Finest resolution",
+          "mode=continuous-magnification: lower end of the resolution range, "
+          "microns per output pixel (> 0 .. 1000, below mpp-max, default "
+          "0.25)", 0.0, MAX_TARGET_MPP, DEFAULT_MPP_MIN, rw));
+  g_object_class_install_property (gobject_class, PROP_MPP_MAX,
+      g_param_spec_double ("mpp-max", "Coarsest resolution",
+          "mode=continuous-magnification: upper end of the resolution range, "
+          "microns per output pixel (> 0 .. 1000, above mpp-min, default 2)",
+          0.0, MAX_TARGET_MPP, DEFAULT_MPP_MAX, rw));
+  g_object_class_install_property (gobject_class, PROP_MPP_DISTRIBUTION,
+      g_param_spec_enum ("mpp-distribution", "Resolution distribution",
+          "mode=continuous-magnification: how each patch's resolution is "
+          "drawn from [mpp-min, mpp-max] (uniform, maxavg, minmax; "
+          "default uniform)", GST_TYPE_PATCH_SAMPLER_MPP_DISTRIBUTION,
+          DEFAULT_MPP_DISTRIBUTION, rw));
+  g_object_class_install_property (gobject_class, PROP_MAXAVG_LAMBDA,
+      g_param_spec_double ("maxavg-lambda", "maxavg temperature",
+          "mpp-distribution=maxavg: entropy regularisation lambda of the "
+          "density exp (K(x) / lambda); larger is closer to uniform (> 0 .. "
+          "1000, default 1)", 0.0, 1000.0, DEFAULT_MAXAVG_LAMBDA, rw));
+
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_add_static_pad_template (element_class, &src_template);
   gst_element_class_set_static_metadata (element_class,
@@ -1676,6 +1639,7 @@ gst_patch_sampler_class_init (GstPatchSamplerClass * klass)
 
   gst_type_mark_as_plugin_api (GST_TYPE_PATCH_SAMPLER_MODE, 0);
   gst_type_mark_as_plugin_api (GST_TYPE_PATCH_SAMPLER_ALIGN, 0);
+  gst_type_mark_as_plugin_api (GST_TYPE_PATCH_SAMPLER_MPP_DISTRIBUTION, 0);
 }
 
 static void
@@ -1707,6 +1671,13 @@ gst_patch_sampler_init (GstPatchSampler * self)
   self->max_patches = DEFAULT_MAX_PATCHES;
   self->rank_quota = DEFAULT_RANK_QUOTA;
   self->quota = NO_QUOTA;
+  set_mpp_list ("target-mpps", DEFAULT_TARGET_MPPS, self->settings.mpps,
+      &self->settings.n_mpps, FALSE);
+  self->settings.n_weights = 0;
+  self->settings.mpp_min = DEFAULT_MPP_MIN;
+  self->settings.mpp_max = DEFAULT_MPP_MAX;
+  self->settings.mpp_distribution = DEFAULT_MPP_DISTRIBUTION;
+  self->settings.maxavg_lambda = DEFAULT_MAXAVG_LAMBDA;
   self->warned_slides = g_hash_table_new (g_direct_hash, g_direct_equal);
   self->delivery = wsi_delivery_new ();
 }
