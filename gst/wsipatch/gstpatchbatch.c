@@ -31,42 +31,80 @@
  * are multiples of 4 (224, 256, 512, ...) have no padding at all.
  *
  * Each batch carries one `WsiPatchMeta` with `count` = patches in the batch
- * and the records, slide paths and labels of the patches in order.
+ * and the records, slide paths and labels of the patches in order, plus the
+ * slide columns (`column-names` once, `column-values` count × columns) when
+ * the patches carry them (record version 2, docs/data-formats.md).
  * `GST_BUFFER_OFFSET` is the batch number (from 0) and
  * `GST_BUFFER_OFFSET_END` is offset + count; batch numbers restart after a
  * flush and after going back to READY. There are no timestamps.
  *
- * At EOS a last, shorter batch is pushed with caps of its own
- * (`height = n × P`), unless #GstPatchBatch:drop-remainder is set. A change
- * of input caps first pushes the batch in progress the same way. A flush
- * discards the batch in progress.
+ * ## Multi-view input
+ *
+ * `application/x-wsi-views` buffers (from patchviews: one location, n views,
+ * one GstMemory per view) are batched by location: a batch of B locations
+ * has one GstMemory per view, memory v holding the B images of view v back
+ * to back (NHWC, tight rows), so each view is one array aligned on the same
+ * locations. The caps stay `application/x-wsi-views` (format, n-views); the
+ * meta holds B records, paths and labels (once per location), the
+ * `view-names` and the B × n-views view records. Every location of a
+ * stream must have the same view sizes.
+ *
+ * ## Normalised float output
+ *
+ * With #GstPatchBatch:normalize, batches are float32 NCHW instead, each
+ * value (pixel / 255 − mean[c]) / std[c] with #GstPatchBatch:mean and
+ * #GstPatchBatch:std (ImageNet's by default), for training on the CPU.
+ * Caps `application/x-wsi-tensor, dtype=float32, layout=NCHW, channels=C,
+ * n-views=N` (plus `width` and `height` for video patches): one GstMemory
+ * per view of count × C × H × W floats. RGB, RGBA, RGBx and BGRx give the
+ * three colour channels in RGB order (alpha and padding dropped), GRAY8
+ * one. GPU users keep uint8 NHWC and normalise on the GPU (docs/python.md):
+ * it moves 4 times fewer bytes.
+ *
+ * At EOS a last, shorter batch is pushed (video: with caps of its own,
+ * `height = n × P`; others: the same caps, the meta's count tells), unless
+ * #GstPatchBatch:drop-remainder is set. A change of input caps first pushes
+ * the batch in progress the same way. A flush discards the batch in
+ * progress.
  *
  * Output memory comes from the buffer pool negotiated with the ALLOCATION
  * query (for instance pinned host memory from a CUDA upload element), or
- * from a #GstVideoBufferPool of its own when downstream offers none. At most
- * #GstPatchBatch:max-batches batches exist at once (in the pool, queued
- * downstream or held by the consumer): when the consumer pauses, patchbatch
- * waits for a batch to come back and the whole pipeline stops behind it, so
- * memory stays bounded whatever the consumer does. A consumer that keeps
- * more batches alive than that stalls the stream: it must copy them.
+ * from a #GstVideoBufferPool of its own when downstream offers none
+ * (multi-view and float batches: a pool of their own, with downstream's
+ * allocator). At most #GstPatchBatch:max-batches batches exist at once (in
+ * the pool, queued downstream or held by the consumer): when the consumer
+ * pauses, patchbatch waits for a batch to come back and the whole pipeline
+ * stops behind it, so memory stays bounded whatever the consumer does. A
+ * consumer that keeps more batches alive than that stalls the stream: it
+ * must copy them.
  *
- * ## Example launch line
+ * ## Example launch lines
  * |[
  * gst-launch-1.0 videotestsrc num-buffers=100 ! \
  *     video/x-raw,format=RGB,width=256,height=256 ! \
  *     patchbatch batch-size=32 ! fakesink sync=false
  * ]| Stacks 256×256 RGB frames by 32 into 256×8192 frames (four batches,
  * then a short one of 4 patches).
+ * |[
+ * gst-launch-1.0 videotestsrc num-buffers=64 ! \
+ *     video/x-raw,format=RGBx,width=224,height=224 ! \
+ *     patchbatch batch-size=16 normalize=true \
+ *     mean="<0.5,0.5,0.5>" std="<0.25,0.25,0.25>" ! fakesink sync=false
+ * ]| Four float32 batches of shape (16, 3, 224, 224).
  */
 
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
 
+#include <math.h>
 #include <gst/video/video.h>
 #include <gst/wsi/wsirecord.h>
 
 #include "gstpatchbatch.h"
+#include "wsibatchmeta.h"
+#include "wsinormalize.h"
+#include "wsiplanarpool.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_patch_batch_debug);
 #define GST_CAT_DEFAULT gst_patch_batch_debug
@@ -76,8 +114,19 @@ GST_DEBUG_CATEGORY_STATIC (gst_patch_batch_debug);
 #define DEFAULT_DROP_REMAINDER FALSE
 #define DEFAULT_MAX_BATCHES 8
 #define MAX_MAX_BATCHES 65536
+#define DEFAULT_NORMALIZE FALSE
+#define MAX_VIEWS 64
+
+#define WSI_TENSOR_MEDIA_TYPE "application/x-wsi-tensor"
 
 #define PATCH_FORMATS "{ RGB, RGBA, RGBx, BGRx }"
+#define VIEW_FORMATS "{ RGB, RGBA, RGBx, BGRx, GRAY8 }"
+#define VIEWS_CAPS WSI_VIEWS_MEDIA_TYPE ", format = (string) " VIEW_FORMATS \
+    ", n-views = (int) [ 1, 64 ]"
+
+/* ImageNet's statistics, which most pathology models were trained with. */
+static const gdouble default_mean[] = { 0.485, 0.456, 0.406 };
+static const gdouble default_std[] = { 0.229, 0.224, 0.225 };
 
 enum
 {
@@ -86,7 +135,17 @@ enum
   PROP_DROP_REMAINDER,
   PROP_MAX_BATCHES,
   PROP_BATCHES_PUSHED,
+  PROP_NORMALIZE,
+  PROP_MEAN,
+  PROP_STD,
 };
+
+/* Per-channel statistics as set (1 to 4 values). */
+typedef struct
+{
+  gdouble values[WSI_NORMALIZE_MAX_CHANNELS];
+  guint n;
+} ChannelValues;
 
 struct _GstPatchBatch
 {
@@ -99,32 +158,39 @@ struct _GstPatchBatch
   guint batch_size;
   gboolean drop_remainder;
   guint max_batches;            /* 0 = unbounded */
+  gboolean normalize;
+  ChannelValues mean;
+  ChannelValues std;
 
   /* input layout, set by the CAPS event */
-  GstVideoInfo in_info;
   gboolean have_in_info;
-  gsize row_bytes;              /* tight bytes per patch row */
-  gsize patch_bytes;            /* tight bytes per patch */
+  gboolean views_input;         /* application/x-wsi-views */
+  GstVideoInfo in_info;         /* video patches; views: format only */
+  gsize row_bytes;              /* video: tight bytes per patch row */
+  gsize patch_bytes;            /* video: tight bytes per patch */
+  guint n_planes;               /* output memories: 1, or n-views */
+  guint pixel_bytes;
+  /* per plane: one image's size, input and output bytes (views: learnt
+   * from the first buffer, 0 before) */
+  guint width[MAX_VIEWS], height[MAX_VIEWS];
+  gsize in_bytes[MAX_VIEWS], out_bytes[MAX_VIEWS];
+  gboolean normalizing;         /* float output for this stream */
+  WsiNormalize norm;
 
   GstCaps *src_caps;            /* caps last pushed downstream */
   guint64 batch_number;
 
   /* the batch being filled, kept mapped until it is pushed */
   GstBuffer *batch;
-  GstMapInfo batch_map;
-  guint capacity;               /* patches in a full batch */
-  guint n_patches;
-  WsiPatchRecord *records;      /* metadata of the batch, allocated once */
-  const gchar **paths;          /* interned strings, NULL-terminated */
-  const gchar **labels;
-  guint arrays_capacity;
-  const gchar *last_path;       /* interning cache: runs of one slide */
-  const gchar *last_label;
+  GstMapInfo maps[MAX_VIEWS];   /* video uint8: maps[0] maps the buffer */
+  guint capacity;               /* locations in a full batch */
+  WsiBatchMeta meta;            /* meta.n = locations so far */
 
   /* output memory; the object lock guards the pointer because FLUSH_START
    * (another thread) must unblock an acquire */
   GstBufferPool *pool;
   GstCaps *pool_caps;
+  guint pool_capacity;
 
   gint batches_pushed;          /* atomic */
 };
@@ -133,14 +199,17 @@ static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
     GST_PAD_SINK,
     GST_PAD_ALWAYS,
     GST_STATIC_CAPS ("video/x-raw, format = (string) " PATCH_FORMATS ", "
-        "width = (int) [ 1, max ], height = (int) [ 1, max ]"));
+        "width = (int) [ 1, max ], height = (int) [ 1, max ]; " VIEWS_CAPS));
 
 static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
     GST_PAD_SRC,
     GST_PAD_ALWAYS,
     GST_STATIC_CAPS ("video/x-raw, format = (string) " PATCH_FORMATS ", "
         "width = (int) [ 1, max ], height = (int) [ 1, max ], "
-        "framerate = (fraction) 0/1"));
+        "framerate = (fraction) 0/1; " VIEWS_CAPS "; "
+        WSI_TENSOR_MEDIA_TYPE ", dtype = (string) float32, "
+        "layout = (string) NCHW, channels = (int) { 1, 3 }, "
+        "n-views = (int) [ 1, 64 ]"));
 
 #define gst_patch_batch_parent_class parent_class
 G_DEFINE_TYPE (GstPatchBatch, gst_patch_batch, GST_TYPE_ELEMENT);
@@ -161,6 +230,14 @@ do_element_init (GstPlugin * plugin)
 GST_ELEMENT_REGISTER_DEFINE_WITH_CODE (patchbatch, "patchbatch",
     GST_RANK_NONE, GST_TYPE_PATCH_BATCH, do_element_init (plugin));
 
+/* uint8 video batches: one tall frame in a video pool; everything else
+ * (views, floats): one memory per plane in a planar pool. */
+static gboolean
+video_output (GstPatchBatch * self)
+{
+  return !self->views_input && !self->normalizing;
+}
+
 /* ---- caps -------------------------------------------------------------- */
 
 /* Caps of a batch of @n patches of the current input. */
@@ -169,6 +246,21 @@ batch_caps (GstPatchBatch * self, guint n)
 {
   GstVideoInfo out;
   GstCaps *caps;
+
+  if (self->normalizing) {
+    caps = gst_caps_new_simple (WSI_TENSOR_MEDIA_TYPE,
+        "dtype", G_TYPE_STRING, "float32", "layout", G_TYPE_STRING, "NCHW",
+        "channels", G_TYPE_INT, (gint) self->norm.n_channels,
+        "n-views", G_TYPE_INT, (gint) self->n_planes, NULL);
+    if (!self->views_input)
+      gst_caps_set_simple (caps, "width", G_TYPE_INT, (gint) self->width[0],
+          "height", G_TYPE_INT, (gint) self->height[0], NULL);
+    return caps;
+  }
+  if (self->views_input)
+    return gst_caps_new_simple (WSI_VIEWS_MEDIA_TYPE, "format", G_TYPE_STRING,
+        GST_VIDEO_INFO_NAME (&self->in_info), "n-views", G_TYPE_INT,
+        (gint) self->n_planes, NULL);
 
   gst_video_info_set_format (&out, GST_VIDEO_INFO_FORMAT (&self->in_info),
       GST_VIDEO_INFO_WIDTH (&self->in_info),
@@ -200,15 +292,23 @@ push_src_caps (GstPatchBatch * self, GstCaps * caps)
   return ok;
 }
 
-/* What the sink pad can take: whatever format and width downstream can
- * take for some height. */
+/* What the sink pad can take: float batches are made from any input;
+ * otherwise whatever format and width downstream can take for some height,
+ * and the views downstream takes as they are. */
 static GstCaps *
 sink_query_caps (GstPatchBatch * self, GstCaps * filter)
 {
   GstCaps *templ = gst_pad_get_pad_template_caps (self->sinkpad);
-  GstCaps *peer = gst_pad_peer_query_caps (self->srcpad, NULL);
+  GstCaps *peer = NULL;
   GstCaps *result;
+  gboolean normalize;
   guint i;
+
+  GST_OBJECT_LOCK (self);
+  normalize = self->normalize;
+  GST_OBJECT_UNLOCK (self);
+  if (!normalize)
+    peer = gst_pad_peer_query_caps (self->srcpad, NULL);
 
   if (peer == NULL || gst_caps_is_any (peer)) {
     result = gst_caps_ref (templ);
@@ -273,31 +373,64 @@ replace_pool (GstPatchBatch * self, GstBufferPool * pool, GstCaps * caps)
   }
 }
 
-/* Asks downstream for a pool for batches with @caps; uses its pool and
- * allocator when it offers them (e.g. pinned memory for a GPU upload),
- * else a GstVideoBufferPool of our own. */
-static gboolean
-decide_allocation (GstPatchBatch * self, GstCaps * caps, gsize batch_bytes)
+static guint
+get_max_batches (GstPatchBatch * self)
 {
-  GstQuery *query = gst_query_new_allocation (caps, TRUE);
+  guint max_batches;
+
+  GST_OBJECT_LOCK (self);
+  max_batches = self->max_batches;
+  GST_OBJECT_UNLOCK (self);
+  return max_batches;
+}
+
+/* Multi-view and float batches: a planar pool of ours (one memory per
+ * plane) with downstream's allocator, if it names one. */
+static GstBufferPool *
+planar_pool (GstPatchBatch * self, GstCaps * caps, GstQuery * query)
+{
+  GstAllocator *allocator = NULL;
+  GstAllocationParams params;
+  gsize sizes[MAX_VIEWS], total = 0;
+  GstBufferPool *pool;
+  guint i;
+  gboolean ok;
+
+  gst_allocation_params_init (&params);
+  if (gst_query_get_n_allocation_params (query) > 0)
+    gst_query_parse_nth_allocation_param (query, 0, &allocator, &params);
+  for (i = 0; i < self->n_planes; i++) {
+    sizes[i] = self->capacity * self->out_bytes[i];
+    total += sizes[i];
+  }
+  pool = wsi_planar_pool_new (sizes, self->n_planes);
+  ok = configure_pool (pool, caps, total, 0, get_max_batches (self),
+      allocator, &params);
+  if (allocator)
+    gst_object_unref (allocator);
+  if (!ok)
+    gst_clear_object (&pool);
+  return pool;
+}
+
+/* uint8 video batches: downstream's pool and allocator when it offers
+ * them (e.g. pinned memory for a GPU upload), else a GstVideoBufferPool of
+ * our own. */
+static GstBufferPool *
+video_pool (GstPatchBatch * self, GstCaps * caps, GstQuery * query,
+    gsize batch_bytes)
+{
   GstBufferPool *pool = NULL;
   GstAllocator *allocator = NULL;
   GstAllocationParams params;
-  guint size = 0, min = 0, max = 0, max_batches;
+  guint size = 0, min = 0, max = 0, max_batches = get_max_batches (self);
   GstVideoInfo caps_info;
   gboolean ok;
 
   /* a video pool wants room for the default (possibly padded) layout */
   if (gst_video_info_from_caps (&caps_info, caps))
     batch_bytes = MAX (batch_bytes, GST_VIDEO_INFO_SIZE (&caps_info));
-  /* let go of the current pool first: downstream may offer it again, and
-   * an active pool cannot be reconfigured */
-  replace_pool (self, NULL, NULL);
-
   gst_allocation_params_init (&params);
-  if (!gst_pad_peer_query (self->srcpad, query))
-    GST_DEBUG_OBJECT (self, "downstream did not answer the allocation query");
-
   if (gst_query_get_n_allocation_params (query) > 0)
     gst_query_parse_nth_allocation_param (query, 0, &allocator, &params);
   if (gst_query_get_n_allocation_pools (query) > 0)
@@ -309,12 +442,8 @@ decide_allocation (GstPatchBatch * self, GstCaps * caps, gsize batch_bytes)
         "support but the tight stride %" G_GSIZE_FORMAT " differs from the "
         "default one: use a patch width that is a multiple of 4",
         self->row_bytes);
-  gst_query_unref (query);
 
   size = MAX (size, batch_bytes);
-  GST_OBJECT_LOCK (self);
-  max_batches = self->max_batches;
-  GST_OBJECT_UNLOCK (self);
   /* Bounded memory: downstream's pool gets our bound too, unless its own is
    * tighter (it may need at least its min). */
   if (max_batches > 0 && (max == 0 || max > max_batches))
@@ -331,41 +460,102 @@ decide_allocation (GstPatchBatch * self, GstCaps * caps, gsize batch_bytes)
   }
   if (allocator)
     gst_object_unref (allocator);
+  if (!ok)
+    gst_clear_object (&pool);
+  return pool;
+}
 
-  if (!ok || !gst_buffer_pool_set_active (pool, TRUE)) {
-    gst_object_unref (pool);
+/* Asks downstream about memory for batches with @caps and sets up the
+ * pool batches come from. */
+static gboolean
+decide_allocation (GstPatchBatch * self, GstCaps * caps, gsize batch_bytes)
+{
+  GstQuery *query = gst_query_new_allocation (caps, TRUE);
+  GstBufferPool *pool;
+
+  /* let go of the current pool first: downstream may offer it again, and
+   * an active pool cannot be reconfigured */
+  replace_pool (self, NULL, NULL);
+  if (!gst_pad_peer_query (self->srcpad, query))
+    GST_DEBUG_OBJECT (self, "downstream did not answer the allocation query");
+  pool = video_output (self) ? video_pool (self, caps, query, batch_bytes)
+      : planar_pool (self, caps, query);
+  gst_query_unref (query);
+
+  if (pool == NULL || !gst_buffer_pool_set_active (pool, TRUE)) {
+    gst_clear_object (&pool);
     return FALSE;
   }
   GST_DEBUG_OBJECT (self, "using pool %" GST_PTR_FORMAT, pool);
   replace_pool (self, pool, caps);
+  self->pool_capacity = self->capacity;
   return TRUE;
 }
 
 /* ---- the batch in progress --------------------------------------------- */
 
-static void
-ensure_meta_arrays (GstPatchBatch * self, guint capacity)
+static gsize
+batch_bytes (GstPatchBatch * self)
 {
-  if (capacity <= self->arrays_capacity)
+  gsize total = 0;
+  guint i;
+
+  for (i = 0; i < self->n_planes; i++)
+    total += self->capacity * self->out_bytes[i];
+  return total;
+}
+
+/* Maps the batch for writing: the whole buffer for video batches, each
+ * plane's memory for the others. */
+static gboolean
+map_batch (GstPatchBatch * self)
+{
+  guint i;
+
+  if (video_output (self))
+    return gst_buffer_map (self->batch, &self->maps[0], GST_MAP_WRITE);
+  if (gst_buffer_n_memory (self->batch) != self->n_planes)
+    return FALSE;
+  for (i = 0; i < self->n_planes; i++) {
+    GstMemory *mem = gst_buffer_peek_memory (self->batch, i);
+
+    if (mem->size < self->capacity * self->out_bytes[i]
+        || !gst_memory_map (mem, &self->maps[i], GST_MAP_WRITE)) {
+      while (i-- > 0)
+        gst_memory_unmap (gst_buffer_peek_memory (self->batch, i),
+            &self->maps[i]);
+      return FALSE;
+    }
+  }
+  return TRUE;
+}
+
+static void
+unmap_batch (GstPatchBatch * self)
+{
+  guint i;
+
+  if (video_output (self)) {
+    gst_buffer_unmap (self->batch, &self->maps[0]);
     return;
-  self->records = g_renew (WsiPatchRecord, self->records, capacity);
-  self->paths = g_renew (const gchar *, self->paths, capacity + 1);
-  self->labels = g_renew (const gchar *, self->labels, capacity + 1);
-  self->arrays_capacity = capacity;
+  }
+  for (i = 0; i < self->n_planes; i++)
+    gst_memory_unmap (gst_buffer_peek_memory (self->batch, i),
+        &self->maps[i]);
 }
 
 static GstFlowReturn
 start_batch (GstPatchBatch * self)
 {
   GstFlowReturn ret;
-  gsize batch_bytes;
+  gsize bytes;
   gboolean reconfigure;
 
   GST_OBJECT_LOCK (self);
   self->capacity = self->batch_size;
   GST_OBJECT_UNLOCK (self);
-  ensure_meta_arrays (self, self->capacity);
-  batch_bytes = self->capacity * self->patch_bytes;
+  wsi_batch_meta_start (&self->meta, self->capacity);
+  bytes = batch_bytes (self);
 
   if (!push_src_caps (self, batch_caps (self, self->capacity)))
     return GST_FLOW_NOT_NEGOTIATED;
@@ -373,12 +563,12 @@ start_batch (GstPatchBatch * self)
   /* always test (and so clear) the flag, which is set at link time */
   reconfigure = gst_pad_check_reconfigure (self->srcpad);
   if (reconfigure || self->pool == NULL
+      || self->pool_capacity != self->capacity
       || !gst_caps_is_equal (self->src_caps, self->pool_caps)) {
-    if (!decide_allocation (self, self->src_caps, batch_bytes)) {
+    if (!decide_allocation (self, self->src_caps, bytes)) {
       GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT,
           ("Could not set up a buffer pool for batches of %u patches "
-              "(%" G_GSIZE_FORMAT " bytes).", self->capacity, batch_bytes),
-          (NULL));
+              "(%" G_GSIZE_FORMAT " bytes).", self->capacity, bytes), (NULL));
       return GST_FLOW_ERROR;
     }
   }
@@ -386,15 +576,13 @@ start_batch (GstPatchBatch * self)
   ret = gst_buffer_pool_acquire_buffer (self->pool, &self->batch, NULL);
   if (ret != GST_FLOW_OK)
     return ret;
-  if (gst_buffer_get_size (self->batch) < batch_bytes
-      || !gst_buffer_map (self->batch, &self->batch_map, GST_MAP_WRITE)) {
+  if (gst_buffer_get_size (self->batch) < bytes || !map_batch (self)) {
     GST_ELEMENT_ERROR (self, RESOURCE, WRITE,
         ("Could not write into a batch buffer of %" G_GSIZE_FORMAT " bytes.",
-            batch_bytes), (NULL));
+            bytes), (NULL));
     gst_clear_buffer (&self->batch);
     return GST_FLOW_ERROR;
   }
-  self->n_patches = 0;
   return GST_FLOW_OK;
 }
 
@@ -403,10 +591,10 @@ discard_batch (GstPatchBatch * self)
 {
   if (self->batch == NULL)
     return;
-  GST_DEBUG_OBJECT (self, "discarding a batch of %u patches", self->n_patches);
-  gst_buffer_unmap (self->batch, &self->batch_map);
+  GST_DEBUG_OBJECT (self, "discarding a batch of %u patches", self->meta.n);
+  unmap_batch (self);
   gst_clear_buffer (&self->batch);
-  self->n_patches = 0;
+  self->meta.n = 0;
 }
 
 /* Describes the tight layout of the first @n patches of @buf. */
@@ -436,23 +624,41 @@ set_batch_layout (GstPatchBatch * self, GstBuffer * buf, guint n)
   vmeta->stride[0] = stride[0];
 }
 
-/* Hands the batch in progress downstream; a batch shorter than the
+/* A planar batch of @n locations out of a full one: each memory cut to
+ * its first n images. The pool's buffer is not reused (its memories are
+ * shared now); short batches only end streams. */
+static GstBuffer *
+cut_planar_batch (GstPatchBatch * self, GstBuffer * full, guint n)
+{
+  GstBuffer *buf = gst_buffer_new ();
+  guint i;
+
+  for (i = 0; i < self->n_planes; i++)
+    gst_buffer_append_memory (buf,
+        gst_memory_share (gst_buffer_peek_memory (full, i), 0,
+            n * self->out_bytes[i]));
+  gst_buffer_unref (full);
+  return buf;
+}
+
+/* Hands the batch in progress downstream; a video batch shorter than the
  * capacity gets caps of its own first. */
 static GstFlowReturn
 push_batch (GstPatchBatch * self)
 {
   GstBuffer *buf = self->batch;
-  guint n = self->n_patches;
+  guint n = self->meta.n;
   GstFlowReturn ret;
 
-  gst_buffer_unmap (buf, &self->batch_map);
+  unmap_batch (self);
   self->batch = NULL;
-  self->n_patches = 0;
 
-  set_batch_layout (self, buf, n);
-  self->paths[n] = NULL;
-  self->labels[n] = NULL;
-  wsi_patch_meta_add (buf, self->records, n, self->paths, self->labels);
+  if (video_output (self))
+    set_batch_layout (self, buf, n);
+  else if (n < self->capacity)
+    buf = cut_planar_batch (self, buf, n);
+  wsi_batch_meta_attach (&self->meta, buf);
+  self->meta.n = 0;
   GST_BUFFER_OFFSET (buf) = self->batch_number;
   GST_BUFFER_OFFSET_END (buf) = self->batch_number + n;
   self->batch_number++;
@@ -474,9 +680,9 @@ push_batch (GstPatchBatch * self)
   return ret;
 }
 
-/* ---- one patch --------------------------------------------------------- */
+/* ---- one location ------------------------------------------------------ */
 
-/* Finds where the rows of @patch are; FALSE when it is too small. */
+/* Finds where the rows of a video @patch are; FALSE when it is too small. */
 static gboolean
 patch_layout (GstPatchBatch * self, GstBuffer * patch, gsize size,
     gsize * offset, gsize * stride)
@@ -500,135 +706,371 @@ patch_layout (GstPatchBatch * self, GstBuffer * patch, gsize size,
       && size >= *offset + (height - 1) * *stride + self->row_bytes;
 }
 
-static gboolean
-copy_patch_pixels (GstPatchBatch * self, GstBuffer * patch)
+/* Writes one image (rows @stride bytes apart) into slot meta.n of plane
+ * @plane: copied, or normalised into floats. */
+static void
+put_image (GstPatchBatch * self, guint plane, const guint8 * src,
+    gsize stride)
 {
-  guint8 *dest = self->batch_map.data + self->n_patches * self->patch_bytes;
-  guint height = GST_VIDEO_INFO_HEIGHT (&self->in_info);
+  guint8 *dest = self->maps[plane].data + self->meta.n *
+      self->out_bytes[plane];
+  gsize row_bytes = (gsize) self->width[plane] * self->pixel_bytes;
+  guint row;
+
+  if (self->normalizing) {
+    wsi_normalize_image (&self->norm, src, stride, self->width[plane],
+        self->height[plane], (gfloat *) dest);
+  } else if (stride == row_bytes) {
+    memcpy (dest, src, self->out_bytes[plane]);
+  } else {
+    for (row = 0; row < self->height[plane]; row++)
+      memcpy (dest + row * row_bytes, src + row * stride, row_bytes);
+  }
+}
+
+static gboolean
+put_video_patch (GstPatchBatch * self, GstBuffer * patch)
+{
   gsize offset, stride;
   GstMapInfo map;
   gboolean ok;
-  guint row;
 
   if (!gst_buffer_map (patch, &map, GST_MAP_READ))
     return FALSE;
   ok = patch_layout (self, patch, map.size, &offset, &stride);
-  if (ok && stride == self->row_bytes) {
-    memcpy (dest, map.data + offset, self->patch_bytes);
-  } else if (ok) {
-    for (row = 0; row < height; row++)
-      memcpy (dest + row * self->row_bytes, map.data + offset + row * stride,
-          self->row_bytes);
-  }
+  if (ok)
+    put_image (self, 0, map.data + offset, stride);
   gst_buffer_unmap (patch, &map);
   return ok;
 }
 
 static const gchar *
-intern_cached (const gchar * str, const gchar ** cache)
+meta_path (GstStructure * meta)
 {
-  if (str == NULL)
-    str = "";
-  /* consecutive patches mostly share a slide: skip the global table */
-  if (*cache == NULL || strcmp (*cache, str) != 0)
-    *cache = g_intern_string (str);
-  return *cache;
+  const gchar *path = meta ? wsi_patch_meta_string (meta, "paths", 0) : NULL;
+
+  return path ? path : "(unknown)";
 }
 
-static void
-copy_patch_meta (GstPatchBatch * self, GstBuffer * patch)
+/* Locations in a multi-view buffer: the meta's count (1 without one). */
+static guint
+view_locations (GstStructure * meta)
 {
-  GstStructure *meta = wsi_patch_meta_get (patch);
-  WsiPatchRecord *record = &self->records[self->n_patches];
-  const WsiPatchRecord *records = NULL;
-  const gchar *path = NULL, *label = NULL;
-  guint n = 0;
+  guint count = 1;
 
-  if (meta) {
-    records = wsi_patch_meta_records (meta, &n);
-    path = wsi_patch_meta_string (meta, "paths", 0);
-    label = wsi_patch_meta_string (meta, "labels", 0);
-  }
-  if (n > 0) {
-    *record = records[0];
-  } else {
-    memset (record, 0, sizeof (*record));
-    record->sequence = GST_BUFFER_OFFSET (patch);
-    record->level = WSI_LEVEL_UNSET;
-  }
-  self->paths[self->n_patches] = intern_cached (path, &self->last_path);
-  self->labels[self->n_patches] = intern_cached (label, &self->last_label);
+  if (meta)
+    gst_structure_get_uint (meta, "count", &count);
+  return count;
 }
 
+/* Learns the views' sizes from the first multi-view buffer of a stream:
+ * memory sizes and the first location's view records must agree. */
+static gboolean
+learn_view_sizes (GstPatchBatch * self, GstBuffer * buf, GstStructure * meta,
+    guint count, gchar ** error)
+{
+  guint n_records, v;
+  const WsiViewRecord *views = meta ? wsi_patch_meta_views (meta, &n_records)
+      : NULL;
+
+  if (views == NULL || n_records < self->n_planes) {
+    *error = g_strdup ("a multi-view buffer has no view records, so the "
+        "sizes of its views are unknown");
+    return FALSE;
+  }
+  for (v = 0; v < self->n_planes; v++) {
+    gsize bytes = (gsize) views[v].out_width * views[v].out_height *
+        self->pixel_bytes;
+
+    if (bytes == 0 || gst_buffer_peek_memory (buf, v)->size != count * bytes) {
+      *error = g_strdup_printf ("view %u is %" G_GSIZE_FORMAT " bytes for %u "
+          "locations, but its record says %ux%u at %u bytes a pixel", v,
+          gst_buffer_peek_memory (buf, v)->size, count, views[v].out_width,
+          views[v].out_height, self->pixel_bytes);
+      return FALSE;
+    }
+    self->width[v] = views[v].out_width;
+    self->height[v] = views[v].out_height;
+    self->in_bytes[v] = bytes;
+    self->out_bytes[v] = self->normalizing ? (gsize) self->norm.n_channels *
+        views[v].out_width * views[v].out_height * sizeof (gfloat) : bytes;
+  }
+  return TRUE;
+}
+
+/* Checks that @buf has n-views memories of @count images of the stream's
+ * view sizes. */
+static gboolean
+check_views (GstPatchBatch * self, GstBuffer * buf, GstStructure * meta,
+    guint count, gchar ** error)
+{
+  guint v;
+
+  if (gst_buffer_n_memory (buf) != self->n_planes) {
+    *error = g_strdup_printf ("a multi-view buffer has %u memories for %u "
+        "views", gst_buffer_n_memory (buf), self->n_planes);
+    return FALSE;
+  }
+  if (self->in_bytes[0] == 0)
+    return learn_view_sizes (self, buf, meta, count, error);
+  for (v = 0; v < self->n_planes; v++) {
+    if (gst_buffer_peek_memory (buf, v)->size != count * self->in_bytes[v]) {
+      *error = g_strdup_printf ("view %u is %" G_GSIZE_FORMAT " bytes for %u "
+          "locations, %" G_GSIZE_FORMAT " expected: every location of a "
+          "stream must have the same view sizes", v,
+          gst_buffer_peek_memory (buf, v)->size, count,
+          count * self->in_bytes[v]);
+      return FALSE;
+    }
+  }
+  return TRUE;
+}
+
+/* Adds location @i of @patch (pixels mapped in @in_maps for views) and its
+ * metadata to the batch, starting one if needed and pushing it when full. */
 static GstFlowReturn
-gst_patch_batch_chain (GstPad * pad, GstObject * parent, GstBuffer * patch)
+add_location (GstPatchBatch * self, GstBuffer * patch, GstStructure * meta,
+    GstMapInfo * in_maps, guint i)
 {
-  GstPatchBatch *self = GST_PATCH_BATCH (parent);
-  GstFlowReturn ret = GST_FLOW_OK;
+  gchar *error = NULL;
+  GstFlowReturn ret;
+  guint v;
 
-  if (!self->have_in_info) {
-    gst_buffer_unref (patch);
-    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
-        ("Received a patch before its caps."), (NULL));
-    return GST_FLOW_NOT_NEGOTIATED;
-  }
-  if (self->batch == NULL && (ret = start_batch (self)) != GST_FLOW_OK) {
-    gst_buffer_unref (patch);
+  if (self->batch == NULL && (ret = start_batch (self)) != GST_FLOW_OK)
     return ret;
-  }
-
-  if (!copy_patch_pixels (self, patch)) {
-    GstStructure *meta = wsi_patch_meta_get (patch);
-    const gchar *path = meta ? wsi_patch_meta_string (meta, "paths", 0) : NULL;
-
+  if (!self->views_input && !put_video_patch (self, patch)) {
     GST_ELEMENT_ERROR (self, STREAM, FORMAT,
         ("A %dx%d %s patch of slide %s is only %" G_GSIZE_FORMAT " bytes, "
             "too small for its caps.", GST_VIDEO_INFO_WIDTH (&self->in_info),
             GST_VIDEO_INFO_HEIGHT (&self->in_info),
-            GST_VIDEO_INFO_NAME (&self->in_info), path ? path : "(unknown)",
+            GST_VIDEO_INFO_NAME (&self->in_info), meta_path (meta),
             gst_buffer_get_size (patch)), (NULL));
-    gst_buffer_unref (patch);
     return GST_FLOW_ERROR;
   }
-  copy_patch_meta (self, patch);
-  gst_buffer_unref (patch);
+  for (v = 0; self->views_input && v < self->n_planes; v++)
+    put_image (self, v, in_maps[v].data + i * self->in_bytes[v],
+        (gsize) self->width[v] * self->pixel_bytes);
 
-  if (++self->n_patches == self->capacity)
-    ret = push_batch (self);
+  if (!wsi_batch_meta_append (&self->meta, meta, i,
+          GST_BUFFER_OFFSET (patch) + i, self->views_input, &error)) {
+    GST_ELEMENT_ERROR (self, STREAM, FORMAT,
+        ("Bad metadata on a buffer of slide %s: %s.", meta_path (meta),
+            error), (NULL));
+    g_free (error);
+    return GST_FLOW_ERROR;
+  }
+  if (self->meta.n == self->capacity)
+    return push_batch (self);
+  return GST_FLOW_OK;
+}
+
+static GstFlowReturn
+chain_views (GstPatchBatch * self, GstBuffer * buf, GstStructure * meta)
+{
+  GstMapInfo maps[MAX_VIEWS];
+  guint count = view_locations (meta), v, i, mapped = 0;
+  GstFlowReturn ret = GST_FLOW_OK;
+  gchar *error = NULL;
+
+  if (!check_views (self, buf, meta, count, &error)) {
+    GST_ELEMENT_ERROR (self, STREAM, FORMAT,
+        ("Bad multi-view buffer of slide %s: %s.", meta_path (meta), error),
+        (NULL));
+    g_free (error);
+    return GST_FLOW_ERROR;
+  }
+  for (v = 0; v < self->n_planes; v++, mapped++)
+    if (!gst_memory_map (gst_buffer_peek_memory (buf, v), &maps[v],
+            GST_MAP_READ))
+      break;
+  if (mapped < self->n_planes) {
+    GST_ELEMENT_ERROR (self, RESOURCE, READ,
+        ("Could not read view %u of a buffer of slide %s.", mapped,
+            meta_path (meta)), (NULL));
+    ret = GST_FLOW_ERROR;
+  }
+  for (i = 0; ret == GST_FLOW_OK && i < count; i++)
+    ret = add_location (self, buf, meta, maps, i);
+  for (v = 0; v < mapped; v++)
+    gst_memory_unmap (gst_buffer_peek_memory (buf, v), &maps[v]);
+  return ret;
+}
+
+static GstFlowReturn
+gst_patch_batch_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
+{
+  GstPatchBatch *self = GST_PATCH_BATCH (parent);
+  GstStructure *meta = wsi_patch_meta_get (buf);
+  GstFlowReturn ret;
+
+  if (!self->have_in_info) {
+    gst_buffer_unref (buf);
+    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
+        ("Received a patch before its caps."), (NULL));
+    return GST_FLOW_NOT_NEGOTIATED;
+  }
+  if (self->views_input)
+    ret = chain_views (self, buf, meta);
+  else
+    ret = add_location (self, buf, meta, NULL, 0);
+  gst_buffer_unref (buf);
   return ret;
 }
 
 /* ---- events and queries ------------------------------------------------ */
 
-static gboolean
-same_layout (const GstVideoInfo * a, const GstVideoInfo * b)
+/* Output channels of @format for float batches: the colour channels in
+ * RGB order (alpha and padding dropped), or the grey one. */
+static guint
+channel_offsets (GstVideoFormat format, guint * offset)
 {
-  return GST_VIDEO_INFO_FORMAT (a) == GST_VIDEO_INFO_FORMAT (b)
+  switch (format) {
+    case GST_VIDEO_FORMAT_GRAY8:
+      offset[0] = 0;
+      return 1;
+    case GST_VIDEO_FORMAT_BGRx:
+      offset[0] = 2;
+      offset[1] = 1;
+      offset[2] = 0;
+      return 3;
+    default:                   /* RGB, RGBA, RGBx */
+      offset[0] = 0;
+      offset[1] = 1;
+      offset[2] = 2;
+      return 3;
+  }
+}
+
+/* Prepares the float output for patches of @format; posts an error when
+ * mean and std do not fit its channels. */
+static gboolean
+setup_normalize (GstPatchBatch * self, GstVideoFormat format,
+    guint pixel_bytes, WsiNormalize * norm)
+{
+  ChannelValues mean, std;
+  guint offset[WSI_NORMALIZE_MAX_CHANNELS], n_channels;
+
+  GST_OBJECT_LOCK (self);
+  mean = self->mean;
+  std = self->std;
+  GST_OBJECT_UNLOCK (self);
+  n_channels = channel_offsets (format, offset);
+  if (!wsi_normalize_init (norm, pixel_bytes, offset, n_channels,
+          mean.values, mean.n, std.values, std.n)) {
+    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
+        ("Cannot normalise %s patches (%u channels) with %u mean and %u std "
+            "values: give one value per channel, or one for all.",
+            gst_video_format_to_string (format), n_channels, mean.n, std.n),
+        (NULL));
+    return FALSE;
+  }
+  return TRUE;
+}
+
+/* The layout a CAPS event announces; FALSE (error posted) when it cannot
+ * be batched. */
+typedef struct
+{
+  gboolean views;
+  GstVideoInfo info;            /* views: format only */
+  guint n_planes;
+  gboolean normalizing;
+  WsiNormalize norm;
+} InputLayout;
+
+static gboolean
+parse_input_caps (GstPatchBatch * self, GstCaps * caps, InputLayout * in)
+{
+  GstStructure *s = gst_caps_get_structure (caps, 0);
+  gint n_views = 0;
+
+  memset (in, 0, sizeof (*in));
+  in->views = gst_structure_has_name (s, WSI_VIEWS_MEDIA_TYPE);
+  in->n_planes = 1;
+  if (in->views) {
+    GstVideoFormat format = gst_video_format_from_string
+        (gst_structure_get_string (s, "format"));
+
+    gst_structure_get_int (s, "n-views", &n_views);
+    if (format == GST_VIDEO_FORMAT_UNKNOWN || n_views < 1
+        || n_views > MAX_VIEWS) {
+      GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
+          ("Multi-view caps %" GST_PTR_FORMAT " need a format and 1 to %d "
+              "views.", caps, MAX_VIEWS), (NULL));
+      return FALSE;
+    }
+    gst_video_info_set_format (&in->info, format, 1, 1);
+    in->n_planes = n_views;
+  } else if (!gst_video_info_from_caps (&in->info, caps)) {
+    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
+        ("Patch caps %" GST_PTR_FORMAT " are not raw video.", caps), (NULL));
+    return FALSE;
+  }
+  GST_OBJECT_LOCK (self);
+  in->normalizing = self->normalize;
+  GST_OBJECT_UNLOCK (self);
+  return !in->normalizing || setup_normalize (self,
+      GST_VIDEO_INFO_FORMAT (&in->info),
+      GST_VIDEO_INFO_COMP_PSTRIDE (&in->info, 0), &in->norm);
+}
+
+/* Can patches of @in join the batch in progress? (A change of framerate
+ * or colorimetry alone keeps it going.) */
+static gboolean
+same_layout (GstPatchBatch * self, const InputLayout * in)
+{
+  const GstVideoInfo *a = &in->info, *b = &self->in_info;
+
+  return in->views == self->views_input && in->n_planes == self->n_planes
+      && in->normalizing == self->normalizing
+      && GST_VIDEO_INFO_FORMAT (a) == GST_VIDEO_INFO_FORMAT (b)
       && GST_VIDEO_INFO_WIDTH (a) == GST_VIDEO_INFO_WIDTH (b)
       && GST_VIDEO_INFO_HEIGHT (a) == GST_VIDEO_INFO_HEIGHT (b);
+}
+
+/* Takes the layout of @in for the patches that follow. */
+static void
+apply_layout (GstPatchBatch * self, const InputLayout * in)
+{
+  guint width = GST_VIDEO_INFO_WIDTH (&in->info);
+  guint height = GST_VIDEO_INFO_HEIGHT (&in->info);
+
+  self->in_info = in->info;
+  self->views_input = in->views;
+  self->n_planes = in->n_planes;
+  self->normalizing = in->normalizing;
+  self->norm = in->norm;
+  self->have_in_info = TRUE;
+  self->pixel_bytes = GST_VIDEO_INFO_COMP_PSTRIDE (&in->info, 0);
+  self->row_bytes = (gsize) width * self->pixel_bytes;
+  self->patch_bytes = self->row_bytes * height;
+  /* views: sizes come with the first buffer */
+  memset (self->in_bytes, 0, sizeof (self->in_bytes));
+  memset (self->out_bytes, 0, sizeof (self->out_bytes));
+  if (!in->views) {
+    self->width[0] = width;
+    self->height[0] = height;
+    self->in_bytes[0] = self->patch_bytes;
+    self->out_bytes[0] = in->normalizing ? (gsize) in->norm.n_channels *
+        width * height * sizeof (gfloat) : self->patch_bytes;
+  }
 }
 
 static gboolean
 set_input_caps (GstPatchBatch * self, GstCaps * caps)
 {
-  GstVideoInfo info;
+  InputLayout in;
 
-  if (!gst_video_info_from_caps (&info, caps)) {
-    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
-        ("Patch caps %" GST_PTR_FORMAT " are not raw video.", caps), (NULL));
+  if (!parse_input_caps (self, caps, &in))
     return FALSE;
+  if (self->have_in_info && same_layout (self, &in)) {
+    self->in_info = in.info;
+  } else {
+    /* a new layout cannot join the batch so far: push it as it is */
+    if (self->batch != NULL && push_batch (self) != GST_FLOW_OK)
+      GST_DEBUG_OBJECT (self, "short batch before a caps change not taken");
+    apply_layout (self, &in);
   }
-  /* a new size or format cannot join the batch so far: push it as it is
-   * (a change of framerate or colorimetry alone keeps it going) */
-  if (self->batch != NULL && !same_layout (&info, &self->in_info)
-      && push_batch (self) != GST_FLOW_OK)
-    GST_DEBUG_OBJECT (self, "short batch before a caps change not taken");
-
-  self->in_info = info;
-  self->have_in_info = TRUE;
-  self->row_bytes = (gsize) GST_VIDEO_INFO_WIDTH (&info) *
-      GST_VIDEO_INFO_COMP_PSTRIDE (&info, 0);
-  self->patch_bytes = self->row_bytes * GST_VIDEO_INFO_HEIGHT (&info);
 
   /* the capacity of a batch in progress is fixed until it is pushed */
   if (self->batch == NULL) {
@@ -796,14 +1238,90 @@ gst_patch_batch_change_state (GstElement * element, GstStateChange transition)
   return ret;
 }
 
+/* Reads a GstValueArray of 1 to 4 numbers into @out; FALSE (and @out
+ * untouched) when it is not one, or a value is not finite, or
+ * @positive and a value is not > 0. */
+static gboolean
+channel_values_from_array (const GValue * array, gboolean positive,
+    ChannelValues * out)
+{
+  ChannelValues parsed;
+  guint i;
+
+  parsed.n = gst_value_array_get_size (array);
+  if (parsed.n < 1 || parsed.n > WSI_NORMALIZE_MAX_CHANNELS)
+    return FALSE;
+  for (i = 0; i < parsed.n; i++) {
+    const GValue *item = gst_value_array_get_value (array, i);
+    GValue number = G_VALUE_INIT;
+
+    g_value_init (&number, G_TYPE_DOUBLE);
+    if (!g_value_type_transformable (G_VALUE_TYPE (item), G_TYPE_DOUBLE)
+        || !g_value_transform (item, &number))
+      return FALSE;
+    parsed.values[i] = g_value_get_double (&number);
+    if (!isfinite (parsed.values[i]) || (positive && !(parsed.values[i] > 0)))
+      return FALSE;
+  }
+  *out = parsed;
+  return TRUE;
+}
+
+static void
+channel_values_to_array (const ChannelValues * in, GValue * array)
+{
+  GValue item = G_VALUE_INIT;
+  guint i;
+
+  g_value_init (&item, G_TYPE_DOUBLE);
+  for (i = 0; i < in->n; i++) {
+    g_value_set_double (&item, in->values[i]);
+    gst_value_array_append_value (array, &item);
+  }
+  g_value_unset (&item);
+}
+
+/* Sets mean or std; a bad value is refused with a warning, as GObject
+ * refuses a number out of its range. */
+static void
+set_channel_values (GstPatchBatch * self, guint prop_id, const GValue * value)
+{
+  gboolean positive = prop_id == PROP_STD;
+  ChannelValues parsed;
+  gchar *text;
+
+  if (channel_values_from_array (value, positive, &parsed)) {
+    GST_OBJECT_LOCK (self);
+    if (positive)
+      self->std = parsed;
+    else
+      self->mean = parsed;
+    GST_OBJECT_UNLOCK (self);
+    return;
+  }
+  text = gst_value_serialize (value);
+  g_warning ("patchbatch: %s=%s refused: give 1 to %d finite numbers%s, "
+      "e.g. \"<0.485,0.456,0.406>\"; keeping the previous value",
+      positive ? "std" : "mean", text ? text : "(null)",
+      WSI_NORMALIZE_MAX_CHANNELS, positive ? " greater than 0" : "");
+  g_free (text);
+}
+
 static void
 gst_patch_batch_set_property (GObject * object, guint prop_id,
     const GValue * value, GParamSpec * pspec)
 {
   GstPatchBatch *self = GST_PATCH_BATCH (object);
 
+  if (prop_id == PROP_MEAN || prop_id == PROP_STD) {
+    set_channel_values (self, prop_id, value);
+    return;
+  }
   GST_OBJECT_LOCK (self);
   switch (prop_id) {
+    case PROP_NORMALIZE:
+      self->normalize = g_value_get_boolean (value);
+      break;
     case PROP_BATCH_SIZE:
       self->batch_size = g_value_get_uint (value);
       break;
@@ -841,6 +1359,15 @@ gst_patch_batch_get_property (GObject * object, guint prop_id,
       g_value_set_uint (value,
           (guint) g_atomic_int_get (&self->batches_pushed));
       break;
+    case PROP_NORMALIZE:
+      g_value_set_boolean (value, self->normalize);
+      break;
+    case PROP_MEAN:
+      channel_values_to_array (&self->mean, value);
+      break;
+    case PROP_STD:
+      channel_values_to_array (&self->std, value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -854,9 +1381,7 @@ gst_patch_batch_finalize (GObject * object)
   GstPatchBatch *self = GST_PATCH_BATCH (object);
 
   reset_stream (self);
-  g_free (self->records);
-  g_free (self->paths);
-  g_free (self->labels);
+  wsi_batch_meta_clear (&self->meta);
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 
@@ -903,12 +1428,45 @@ gst_patch_batch_class_init (GstPatchBatchClass * klass)
           "ones included (read-only, batches)", 0, G_MAXUINT, 0,
           G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
 
+  g_object_class_install_property (gobject_class, PROP_NORMALIZE,
+      g_param_spec_boolean ("normalize", "Normalize",
+          "Emit float32 NCHW batches, (pixel / 255 - mean) / std per "
+          "channel, caps application/x-wsi-tensor, instead of uint8 NHWC "
+          "(boolean, default false; for CPU training: GPU users normalise "
+          "uint8 batches on the GPU). Applies at the next caps",
+          DEFAULT_NORMALIZE, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+
+  g_object_class_install_property (gobject_class, PROP_MEAN,
+      gst_param_spec_array ("mean", "Mean",
+          "Per-channel mean subtracted by normalize=true, in units of "
+          "pixel / 255, R,G,B order (or one value for all channels): 1 to 4 "
+          "finite numbers, default <0.485, 0.456, 0.406> (ImageNet)",
+          g_param_spec_double ("value", "Value", "A channel's mean",
+              -G_MAXDOUBLE, G_MAXDOUBLE, 0,
+              G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS),
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+
+  g_object_class_install_property (gobject_class, PROP_STD,
+      gst_param_spec_array ("std", "Standard deviation",
+          "Per-channel standard deviation divided by normalize=true, in "
+          "units of pixel / 255, R,G,B order (or one value for all "
+          "channels): 1 to 4 numbers > 0, default <0.229, 0.224, 0.225> "
+          "(ImageNet)",
+          g_param_spec_double ("value", "Value", "A channel's std",
+              G_MINDOUBLE, G_MAXDOUBLE, 1,
+              G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS),
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_add_static_pad_template (element_class, &src_template);
   gst_element_class_set_static_metadata (element_class,
       "Patch batcher", "Filter/Converter/Video",
-      "Stacks patches into one tall, tightly packed frame per batch "
-      "(NHWC) with the records of all its patches",
+      "Stacks patches (or multi-view locations) into one batch buffer: "
+      "uint8 NHWC, or normalised float32 NCHW, with the records of all "
+      "its patches",
       "gst-wsi developers");
 
   element_class->change_state =
@@ -934,4 +1492,10 @@ gst_patch_batch_init (GstPatchBatch * self)
   self->batch_size = DEFAULT_BATCH_SIZE;
   self->drop_remainder = DEFAULT_DROP_REMAINDER;
   self->max_batches = DEFAULT_MAX_BATCHES;
+  self->normalize = DEFAULT_NORMALIZE;
+  memcpy (self->mean.values, default_mean, sizeof (default_mean));
+  self->mean.n = G_N_ELEMENTS (default_mean);
+  memcpy (self->std.values, default_std, sizeof (default_std));
+  self->std.n = G_N_ELEMENTS (default_std);
+  wsi_batch_meta_init (&self->meta);
 }

@@ -8,8 +8,10 @@
  */
 
 /* Unit tests for patchbatch: batch bytes and layout, caps, metas, short
- * last batch, formats and strides, negotiated pools, flushing, states. */
+ * last batch, formats and strides, negotiated pools, flushing, states;
+ * multi-view batches, slide columns, normalised float batches. */
 
+#include <math.h>
 #include <gst/check/gstcheck.h>
 #include <gst/check/gstharness.h>
 #include <gst/video/video.h>
@@ -675,6 +677,563 @@ GST_START_TEST (test_null_playing_null_repeated)
 
 GST_END_TEST;
 
+/* ---- multi-view batches, columns, normalised floats -------------------- */
+
+#define N_VIEWS 3
+static const gchar *view_names[] = { "global_0", "global_1", "context",
+  NULL
+};
+
+static const guint view_w[N_VIEWS] = { 8, 6, 4 };
+static const guint view_h[N_VIEWS] = { 8, 5, 3 };
+
+/* Byte @b of view @v of location @loc: distinct per location and view. */
+static guint8
+view_byte (guint loc, guint v, gsize b)
+{
+  return (guint8) (loc * 53 + v * 29 + b * 7 + 3);
+}
+
+static void
+add_columns (GstStructure * meta, const gchar * const *names,
+    guint n_names, guint first, guint count)
+{
+  GPtrArray *values = g_ptr_array_new_with_free_func (g_free);
+  guint loc, j;
+
+  for (loc = first; loc < first + count; loc++)
+    for (j = 0; j < n_names; j++)
+      g_ptr_array_add (values, g_strdup_printf ("%s-%u", names[j], loc));
+  g_ptr_array_add (values, NULL);
+  gst_structure_set (meta, "record-version", G_TYPE_UINT, 2,
+      "column-names", G_TYPE_STRV, names,
+      "column-values", G_TYPE_STRV, values->pdata, NULL);
+  g_ptr_array_unref (values);
+}
+
+static const gchar *column_names[] = { "label", "site", NULL };
+
+/* A multi-view buffer of locations @first.. (@count of them), as patchviews
+ * makes them: one memory per view, view records, view names, columns. */
+static GstBuffer *
+make_views (guint first, guint count, guint pixel_bytes)
+{
+  GstBuffer *buf = gst_buffer_new ();
+  WsiPatchRecord *records = g_new0 (WsiPatchRecord, count);
+  WsiViewRecord *views = g_new0 (WsiViewRecord, count * N_VIEWS);
+  gchar **paths = g_new0 (gchar *, count + 1);
+  gchar **labels = g_new0 (gchar *, count + 1);
+  GstStructure *meta;
+  GBytes *bytes;
+  guint v, loc;
+
+  for (v = 0; v < N_VIEWS; v++) {
+    gsize image = (gsize) view_w[v] * view_h[v] * pixel_bytes, b;
+    GstMemory *mem = gst_allocator_alloc (NULL, count * image, NULL);
+    GstMapInfo map;
+
+    fail_unless (gst_memory_map (mem, &map, GST_MAP_WRITE));
+    for (loc = 0; loc < count; loc++)
+      for (b = 0; b < image; b++)
+        map.data[loc * image + b] = view_byte (first + loc, v, b);
+    gst_memory_unmap (mem, &map);
+    gst_buffer_append_memory (buf, mem);
+  }
+  for (loc = 0; loc < count; loc++) {
+    records[loc].sequence = first + loc;
+    records[loc].x = 100 * (first + loc);
+    records[loc].slide_index = (first + loc) / 2;
+    paths[loc] = g_strdup_printf ("/slides/s%u.svs", (first + loc) / 2);
+    labels[loc] = g_strdup_printf ("class-%u", (first + loc) % 3);
+    for (v = 0; v < N_VIEWS; v++) {
+      WsiViewRecord *r = &views[loc * N_VIEWS + v];
+
+      r->x = 1000.0 * (first + loc) + v;
+      r->y = 0.5 * v;
+      r->view_index = v;
+      r->out_width = view_w[v];
+      r->out_height = view_h[v];
+      r->flags = v == 2 ? WSI_VIEW_FLAG_CONTEXT : 0;
+    }
+  }
+  meta = wsi_patch_meta_add (buf, records, count,
+      (const gchar * const *) paths, (const gchar * const *) labels);
+  bytes = g_bytes_new (views, count * N_VIEWS * sizeof (WsiViewRecord));
+  gst_structure_set (meta, "record-version", G_TYPE_UINT, 2,
+      "view-names", G_TYPE_STRV, view_names, "views", G_TYPE_BYTES, bytes,
+      NULL);
+  add_columns (meta, column_names, 2, first, count);
+  GST_BUFFER_OFFSET (buf) = first;
+  g_bytes_unref (bytes);
+  g_strfreev (paths);
+  g_strfreev (labels);
+  g_free (records);
+  g_free (views);
+  return buf;
+}
+
+static const gchar *
+strv_at (GstStructure * s, const gchar * field, guint i, guint expect_len)
+{
+  const GValue *value = gst_structure_get_value (s, field);
+  const gchar *const *strv;
+
+  fail_unless (value != NULL && G_VALUE_HOLDS (value, G_TYPE_STRV),
+      "no %s", field);
+  strv = g_value_get_boxed (value);
+  fail_unless_equals_int (g_strv_length ((gchar **) strv), expect_len);
+  return strv[i];
+}
+
+/* Checks the metadata of a batch of locations @first..@first+n-1 made by
+ * make_views (or make_patch with columns when @with_views is FALSE). */
+static void
+check_location_meta (GstBuffer * batch, guint first, guint n,
+    gboolean with_views)
+{
+  GstStructure *meta = wsi_patch_meta_get (batch);
+  const WsiPatchRecord *records;
+  const WsiViewRecord *views;
+  guint n_records, n_views, i, v, version = 0;
+
+  fail_unless (meta != NULL);
+  records = wsi_patch_meta_records (meta, &n_records);
+  fail_unless_equals_int (n_records, n);
+  fail_unless (gst_structure_get_uint (meta, "record-version", &version));
+  fail_unless_equals_int (version, 2);
+  for (i = 0; i < n; i++) {
+    gchar *path = g_strdup_printf ("/slides/s%u.svs", (first + i) / 2);
+    gchar *label = g_strdup_printf ("label-%u", first + i);
+    gchar *site = g_strdup_printf ("site-%u", first + i);
+    guint64 sequence = (with_views ? 0 : 1000) + first + i;
+
+    fail_unless_equals_int (records[i].sequence, sequence);
+    fail_unless_equals_string (strv_at (meta, "paths", i, n), path);
+    fail_unless_equals_string (strv_at (meta, "column-names", 0, 2), "label");
+    fail_unless_equals_string (strv_at (meta, "column-names", 1, 2), "site");
+    fail_unless_equals_string (strv_at (meta, "column-values", 2 * i, 2 * n),
+        label);
+    fail_unless_equals_string (strv_at (meta, "column-values", 2 * i + 1,
+            2 * n), site);
+    g_free (path);
+    g_free (label);
+    g_free (site);
+  }
+  if (!with_views) {
+    fail_if (gst_structure_has_field (meta, "views"));
+    return;
+  }
+  for (v = 0; v < N_VIEWS; v++)
+    fail_unless_equals_string (strv_at (meta, "view-names", v, N_VIEWS),
+        view_names[v]);
+  views = wsi_patch_meta_views (meta, &n_views);
+  fail_unless_equals_int (n_views, n * N_VIEWS);
+  for (i = 0; i < n; i++)
+    for (v = 0; v < N_VIEWS; v++) {
+      const WsiViewRecord *r = &views[i * N_VIEWS + v];
+      gdouble x = 1000.0 * (first + i) + v;
+
+      fail_unless_equals_float (r->x, x);
+      fail_unless_equals_int (r->view_index, v);
+      fail_unless_equals_int (r->out_width, view_w[v]);
+      fail_unless_equals_int (r->out_height, view_h[v]);
+      fail_unless_equals_int (r->flags, v == 2 ? WSI_VIEW_FLAG_CONTEXT : 0);
+    }
+}
+
+/* Memory v of @batch holds the n images of view v of locations @first..,
+ * back to back. */
+static void
+check_view_pixels (GstBuffer * batch, guint first, guint n)
+{
+  guint v, i;
+
+  fail_unless_equals_int (gst_buffer_n_memory (batch), N_VIEWS);
+  for (v = 0; v < N_VIEWS; v++) {
+    gsize image = (gsize) view_w[v] * view_h[v] * 3, b;
+    GstMapInfo map;
+
+    fail_unless (gst_memory_map (gst_buffer_peek_memory (batch, v), &map,
+            GST_MAP_READ));
+    fail_unless_equals_int (map.size, n * image);
+    for (i = 0; i < n; i++)
+      for (b = 0; b < image; b++)
+        if (map.data[i * image + b] != view_byte (first + i, v, b))
+          fail ("view %u, location %u, byte %" G_GSIZE_FORMAT ": %u, "
+              "expected %u", v, first + i, b, map.data[i * image + b],
+              view_byte (first + i, v, b));
+    gst_memory_unmap (gst_buffer_peek_memory (batch, v), &map);
+  }
+}
+
+GST_START_TEST (test_views_batched_by_location)
+{
+  GstHarness *h = gst_harness_new ("patchbatch");
+  GstBuffer *batch;
+  GstCaps *caps;
+  GstStructure *s;
+  gint n_views = 0;
+
+  g_object_set (h->element, "batch-size", 2, NULL);
+  gst_harness_set_src_caps_str (h, WSI_VIEWS_MEDIA_TYPE
+      ",format=RGB,n-views=3");
+  /* 5 locations: one, then three in one buffer (split over two batches),
+   * then one; 2 full batches and a short one at EOS */
+  fail_unless_equals_int (gst_harness_push (h, make_views (0, 1, 3)),
+      GST_FLOW_OK);
+  fail_unless_equals_int (gst_harness_push (h, make_views (1, 3, 3)),
+      GST_FLOW_OK);
+  fail_unless_equals_int (gst_harness_push (h, make_views (4, 1, 3)),
+      GST_FLOW_OK);
+  fail_unless_equals_int (gst_harness_buffers_in_queue (h), 2);
+  fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
+  fail_unless_equals_int (gst_harness_buffers_in_queue (h), 3);
+
+  caps = gst_pad_get_current_caps (h->sinkpad);
+  s = gst_caps_get_structure (caps, 0);
+  fail_unless (gst_structure_has_name (s, WSI_VIEWS_MEDIA_TYPE));
+  fail_unless_equals_string (gst_structure_get_string (s, "format"), "RGB");
+  fail_unless (gst_structure_get_int (s, "n-views", &n_views));
+  fail_unless_equals_int (n_views, 3);
+  gst_caps_unref (caps);
+
+  batch = gst_harness_pull (h);
+  check_view_pixels (batch, 0, 2);
+  check_location_meta (batch, 0, 2, TRUE);
+  fail_unless_equals_int (GST_BUFFER_OFFSET (batch), 0);
+  fail_unless_equals_int (GST_BUFFER_OFFSET_END (batch), 2);
+  gst_buffer_unref (batch);
+  batch = gst_harness_pull (h);
+  check_view_pixels (batch, 2, 2);
+  check_location_meta (batch, 2, 2, TRUE);
+  gst_buffer_unref (batch);
+  batch = gst_harness_pull (h);
+  check_view_pixels (batch, 4, 1);
+  check_location_meta (batch, 4, 1, TRUE);
+  fail_unless_equals_int (GST_BUFFER_OFFSET_END (batch), 3);
+  gst_buffer_unref (batch);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+static gpointer
+push_one_view (gpointer data)
+{
+  return GINT_TO_POINTER (gst_harness_push ((GstHarness *) data,
+          make_views (9, 1, 3)));
+}
+
+GST_START_TEST (test_views_pool_is_bounded)
+{
+  GstHarness *h = gst_harness_new ("patchbatch");
+  GstBuffer *held;
+  GThread *thread;
+  guint pushed;
+
+  g_object_set (h->element, "batch-size", 1, "max-batches", 2, NULL);
+  gst_harness_set_src_caps_str (h, WSI_VIEWS_MEDIA_TYPE
+      ",format=RGB,n-views=3");
+  fail_unless_equals_int (gst_harness_push (h, make_views (0, 2, 3)),
+      GST_FLOW_OK);
+  /* both batches are out (queued in the harness): the next one waits */
+  thread = g_thread_new ("pusher", push_one_view, h);
+  g_usleep (G_USEC_PER_SEC / 5);
+  g_object_get (h->element, "batches-pushed", &pushed, NULL);
+  fail_unless_equals_int (pushed, 2);
+  held = gst_harness_pull (h);
+  gst_buffer_unref (held);      /* back to the pool: the pusher goes on */
+  fail_unless_equals_int (GPOINTER_TO_INT (g_thread_join (thread)),
+      GST_FLOW_OK);
+  g_object_get (h->element, "batches-pushed", &pushed, NULL);
+  fail_unless_equals_int (pushed, 3);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_views_bad_buffers_are_errors)
+{
+  GstHarness *h = gst_harness_new ("patchbatch");
+  GstBuffer *buf;
+  GstStructure *meta;
+
+  gst_harness_set_src_caps_str (h, WSI_VIEWS_MEDIA_TYPE
+      ",format=RGB,n-views=3");
+  /* a view missing */
+  buf = make_views (0, 1, 3);
+  gst_memory_unref (gst_buffer_get_memory (buf, 2));
+  gst_buffer_remove_memory (buf, 2);
+  fail_unless_equals_int (gst_harness_push (h, buf), GST_FLOW_ERROR);
+  /* no view records: sizes unknown */
+  buf = make_views (0, 1, 3);
+  meta = wsi_patch_meta_get (buf);
+  gst_structure_remove_field (meta, "views");
+  fail_unless_equals_int (gst_harness_push (h, buf), GST_FLOW_ERROR);
+  /* a view of another size than the stream's */
+  fail_unless_equals_int (gst_harness_push (h, make_views (0, 1, 3)),
+      GST_FLOW_OK);
+  buf = make_views (1, 1, 3);
+  gst_buffer_resize (buf, 0, gst_buffer_get_size (buf) - 3);
+  fail_unless_equals_int (gst_harness_push (h, buf), GST_FLOW_ERROR);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+/* Columns on ordinary patches, matched by name when a patch lists them in
+ * another order. */
+GST_START_TEST (test_columns_on_video_patches)
+{
+  GstVideoInfo info;
+  GstHarness *h = new_batch (4,
+      "video/x-raw,format=RGB,width=4,height=4,framerate=0/1", &info);
+  static const gchar *reversed[] = { "site", "label", NULL };
+  GstBuffer *batch;
+  guint i;
+
+  for (i = 0; i < 4; i++) {
+    GstBuffer *patch = make_patch (&info, i, 0);
+
+    add_columns (wsi_patch_meta_get (patch), i == 2 ? reversed :
+        column_names, 2, i, 1);
+    fail_unless_equals_int (gst_harness_push (h, patch), GST_FLOW_OK);
+  }
+  batch = gst_harness_pull (h);
+  check_batch_pixels (batch, &info, 0, 4);
+  check_location_meta (batch, 0, 4, FALSE);
+  gst_buffer_unref (batch);
+
+  /* patches without columns: no column fields, record version 1 */
+  push_patches (h, &info, 4, 4, 0);
+  batch = gst_harness_pull (h);
+  fail_if (gst_structure_has_field (wsi_patch_meta_get (batch),
+          "column-names"));
+  fail_if (gst_structure_has_field (wsi_patch_meta_get (batch),
+          "record-version"));
+  gst_buffer_unref (batch);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+static void
+check_float (gfloat got, gdouble expected, const gchar * what, guint a,
+    guint b, guint c)
+{
+  if (fabs (got - expected) > 1e-5 * MAX (1.0, fabs (expected)))
+    fail ("%s %u/%u/%u: %.8f, expected %.8f", what, a, b, c, got, expected);
+}
+
+static const gdouble test_mean[] = { 0.1, 0.2, 0.3 };
+static const gdouble test_std[] = { 0.5, 0.25, 0.125 };
+
+static void
+set_channel_array (GstElement * e, const gchar * name, const gdouble * v,
+    guint n)
+{
+  GValue array = G_VALUE_INIT, item = G_VALUE_INIT;
+  guint i;
+
+  gst_value_array_init (&array, n);
+  g_value_init (&item, G_TYPE_DOUBLE);
+  for (i = 0; i < n; i++) {
+    g_value_set_double (&item, v[i]);
+    gst_value_array_append_value (&array, &item);
+  }
+  g_object_set_property (G_OBJECT (e), name, &array);
+  g_value_unset (&item);
+  g_value_unset (&array);
+}
+
+/* Float NCHW batches of RGBx and BGRx patches against the formula in
+ * double precision, channels in RGB order. */
+GST_START_TEST (test_normalize_video_patches)
+{
+  static const gchar *formats[] = { "RGBx", "BGRx", "RGB" };
+  guint f;
+
+  for (f = 0; f < G_N_ELEMENTS (formats); f++) {
+    gchar *caps_str = g_strdup_printf ("video/x-raw,format=%s,width=5,"
+        "height=3,framerate=0/1", formats[f]);
+    GstVideoInfo info;
+    GstHarness *h = gst_harness_new ("patchbatch");
+    GstCaps *caps;
+    GstStructure *s;
+    gboolean bgr = f == 1;
+    guint ps = f == 2 ? 3 : 4;
+    guint batch_index, n, c, y, x, first = 0;
+    gint value;
+
+    caps = gst_caps_from_string (caps_str);
+    fail_unless (gst_video_info_from_caps (&info, caps));
+    gst_caps_unref (caps);
+    g_object_set (h->element, "batch-size", 2, "normalize", TRUE, NULL);
+    set_channel_array (h->element, "mean", test_mean, 3);
+    set_channel_array (h->element, "std", test_std, 3);
+    gst_harness_set_src_caps_str (h, caps_str);
+    push_patches (h, &info, 0, 3, 0);
+    fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
+    fail_unless_equals_int (gst_harness_buffers_in_queue (h), 2);
+
+    caps = gst_pad_get_current_caps (h->sinkpad);
+    s = gst_caps_get_structure (caps, 0);
+    fail_unless (gst_structure_has_name (s, "application/x-wsi-tensor"));
+    fail_unless_equals_string (gst_structure_get_string (s, "dtype"),
+        "float32");
+    fail_unless_equals_string (gst_structure_get_string (s, "layout"),
+        "NCHW");
+    fail_unless (gst_structure_get_int (s, "channels", &value));
+    fail_unless_equals_int (value, 3);
+    fail_unless (gst_structure_get_int (s, "width", &value));
+    fail_unless_equals_int (value, 5);
+    gst_caps_unref (caps);
+
+    for (batch_index = 0; batch_index < 2; batch_index++) {
+      GstBuffer *batch = gst_harness_pull (h);
+      guint count = batch_index == 0 ? 2 : 1, n_records;
+      GstMapInfo map;
+      const gfloat *out;
+
+      fail_unless_equals_int (gst_buffer_get_size (batch),
+          count * 3 * 3 * 5 * sizeof (gfloat));
+      wsi_patch_meta_records (wsi_patch_meta_get (batch), &n_records);
+      fail_unless_equals_int (n_records, count);
+      fail_unless (gst_buffer_map (batch, &map, GST_MAP_READ));
+      out = (const gfloat *) map.data;
+      for (n = 0; n < count; n++)
+        for (c = 0; c < 3; c++)
+          for (y = 0; y < 3; y++)
+            for (x = 0; x < 5; x++) {
+              guint byte = x * ps + (bgr ? 2 - c : c);
+              gdouble expected = (patch_byte (first + n, y, byte) / 255.0 -
+                  test_mean[c]) / test_std[c];
+
+              check_float (out[((n * 3 + c) * 3 + y) * 5 + x], expected,
+                  formats[f], n, c, y * 5 + x);
+            }
+      gst_buffer_unmap (batch, &map);
+      gst_buffer_unref (batch);
+      first += count;
+    }
+    gst_harness_teardown (h);
+    g_free (caps_str);
+  }
+}
+
+GST_END_TEST;
+
+/* GRAY8 views, one mean and one std for the single channel: memory v is
+ * the float (n, 1, h, w) array of view v. */
+GST_START_TEST (test_normalize_views)
+{
+  GstHarness *h = gst_harness_new ("patchbatch");
+  static const gdouble mean = 0.25, std = 2.0;
+  GstBuffer *batch;
+  GstCaps *caps;
+  gint value;
+  guint v, i;
+
+  g_object_set (h->element, "batch-size", 2, "normalize", TRUE, NULL);
+  set_channel_array (h->element, "mean", &mean, 1);
+  set_channel_array (h->element, "std", &std, 1);
+  gst_harness_set_src_caps_str (h, WSI_VIEWS_MEDIA_TYPE
+      ",format=GRAY8,n-views=3");
+  fail_unless_equals_int (gst_harness_push (h, make_views (0, 2, 1)),
+      GST_FLOW_OK);
+  caps = gst_pad_get_current_caps (h->sinkpad);
+  fail_unless (gst_structure_get_int (gst_caps_get_structure (caps, 0),
+          "channels", &value));
+  fail_unless_equals_int (value, 1);
+  fail_unless (gst_structure_get_int (gst_caps_get_structure (caps, 0),
+          "n-views", &value));
+  fail_unless_equals_int (value, 3);
+  gst_caps_unref (caps);
+
+  batch = gst_harness_pull (h);
+  check_location_meta (batch, 0, 2, TRUE);
+  fail_unless_equals_int (gst_buffer_n_memory (batch), N_VIEWS);
+  for (v = 0; v < N_VIEWS; v++) {
+    gsize image = (gsize) view_w[v] * view_h[v], b;
+    GstMapInfo map;
+    const gfloat *out;
+
+    fail_unless (gst_memory_map (gst_buffer_peek_memory (batch, v), &map,
+            GST_MAP_READ));
+    fail_unless_equals_int (map.size, 2 * image * sizeof (gfloat));
+    out = (const gfloat *) map.data;
+    for (i = 0; i < 2; i++)
+      for (b = 0; b < image; b++)
+        check_float (out[i * image + b], (view_byte (i, v, b) / 255.0 -
+                mean) / std, "view", v, i, b);
+    gst_memory_unmap (gst_buffer_peek_memory (batch, v), &map);
+  }
+  gst_buffer_unref (batch);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_bad_mean_std_refused)
+{
+  GstElement *e = gst_element_factory_make ("patchbatch", NULL);
+  static const gdouble five[] = { 1, 2, 3, 4, 5 };
+  static const gdouble zero = 0.0, two[] = { 0.5, 0.5 };
+  GValue array = G_VALUE_INIT;
+  GstHarness *h;
+  GstBus *bus;
+  GstMessage *msg;
+
+  ASSERT_WARNING (set_channel_array (e, "mean", five, 5));
+  ASSERT_WARNING (set_channel_array (e, "mean", five, 0));
+  ASSERT_WARNING (set_channel_array (e, "std", &zero, 1));
+  ASSERT_WARNING (gst_util_set_object_arg (G_OBJECT (e), "std", "<-1.0>"));
+  g_value_init (&array, GST_TYPE_ARRAY);
+  g_object_get_property (G_OBJECT (e), "std", &array);
+  fail_unless_equals_int (gst_value_array_get_size (&array), 3);
+  fail_unless_equals_float (g_value_get_double (gst_value_array_get_value
+          (&array, 0)), 0.229);
+  g_value_unset (&array);
+  g_object_get_property (G_OBJECT (e), "mean", &array);
+  fail_unless_equals_int (gst_value_array_get_size (&array), 3);
+  g_value_unset (&array);
+  /* the launch syntax works */
+  gst_util_set_object_arg (G_OBJECT (e), "mean", "<0.5, 0.25, 1>");
+  g_value_init (&array, GST_TYPE_ARRAY);
+  g_object_get_property (G_OBJECT (e), "mean", &array);
+  fail_unless_equals_float (g_value_get_double (gst_value_array_get_value
+          (&array, 1)), 0.25);
+  g_value_unset (&array);
+  gst_object_unref (e);
+
+  /* two values for three channels: refused at negotiation, with reason */
+  h = gst_harness_new ("patchbatch");
+  bus = gst_bus_new ();
+  gst_element_set_bus (h->element, bus);
+  g_object_set (h->element, "normalize", TRUE, NULL);
+  set_channel_array (h->element, "mean", two, 2);
+  fail_unless (gst_harness_push_event (h, gst_event_new_stream_start ("s")));
+  /* (a sticky event is stored, so the push itself says TRUE) */
+  gst_harness_push_event (h, gst_event_new_caps (gst_caps_from_string
+          ("video/x-raw,format=RGB,width=4,height=4,framerate=0/1")));
+  msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
+  fail_unless (msg != NULL);
+  {
+    GError *err = NULL;
+
+    gst_message_parse_error (msg, &err, NULL);
+    fail_unless (strstr (err->message, "2 mean and 3 std") != NULL,
+        "%s", err->message);
+    g_error_free (err);
+  }
+  gst_message_unref (msg);
+  gst_element_set_bus (h->element, NULL);
+  gst_object_unref (bus);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
 static Suite *
 patchbatch_suite (void)
 {
@@ -698,6 +1257,13 @@ patchbatch_suite (void)
   tcase_add_test (tc, test_flush_unblocks_waiting_acquire);
   tcase_add_test (tc, test_bad_property_refused);
   tcase_add_test (tc, test_null_playing_null_repeated);
+  tcase_add_test (tc, test_views_batched_by_location);
+  tcase_add_test (tc, test_views_pool_is_bounded);
+  tcase_add_test (tc, test_views_bad_buffers_are_errors);
+  tcase_add_test (tc, test_columns_on_video_patches);
+  tcase_add_test (tc, test_normalize_video_patches);
+  tcase_add_test (tc, test_normalize_views);
+  tcase_add_test (tc, test_bad_mean_std_refused);
   return s;
 }
 
