@@ -115,14 +115,15 @@ GST_DEBUG_CATEGORY_STATIC (gst_patch_batch_debug);
 #define DEFAULT_MAX_BATCHES 8
 #define MAX_MAX_BATCHES 65536
 #define DEFAULT_NORMALIZE FALSE
-#define MAX_VIEWS 64
+/* a GstBuffer holds at most 16 memories, one per view */
+#define MAX_VIEWS 16
 
 #define WSI_TENSOR_MEDIA_TYPE "application/x-wsi-tensor"
 
 #define PATCH_FORMATS "{ RGB, RGBA, RGBx, BGRx }"
 #define VIEW_FORMATS "{ RGB, RGBA, RGBx, BGRx, GRAY8 }"
 #define VIEWS_CAPS WSI_VIEWS_MEDIA_TYPE ", format = (string) " VIEW_FORMATS \
-    ", n-views = (int) [ 1, 64 ]"
+    ", n-views = (int) [ 1, 16 ]"
 
 /* ImageNet's statistics, which most pathology models were trained with. */
 static const gdouble default_mean[] = { 0.485, 0.456, 0.406 };
@@ -209,7 +210,7 @@ static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
         "framerate = (fraction) 0/1; " VIEWS_CAPS "; "
         WSI_TENSOR_MEDIA_TYPE ", dtype = (string) float32, "
         "layout = (string) NCHW, channels = (int) { 1, 3 }, "
-        "n-views = (int) [ 1, 64 ]"));
+        "n-views = (int) [ 1, 16 ]"));
 
 #define gst_patch_batch_parent_class parent_class
 G_DEFINE_TYPE (GstPatchBatch, gst_patch_batch, GST_TYPE_ELEMENT);
