@@ -20,6 +20,7 @@
 #include "gstpatchinterleave.h"
 #include "gstpatchbatch.h"
 #include "gstpatchfilter.h"
+#include "gstpatchaugment.h"
 
 static gboolean
 plugin_init (GstPlugin * plugin)
@@ -31,6 +32,7 @@ plugin_init (GstPlugin * plugin)
   ret |= GST_ELEMENT_REGISTER (patchinterleave, plugin);
   ret |= GST_ELEMENT_REGISTER (patchbatch, plugin);
   ret |= GST_ELEMENT_REGISTER (patchfilter, plugin);
+  ret |= GST_ELEMENT_REGISTER (patchaugment, plugin);
   return ret;
 }
 

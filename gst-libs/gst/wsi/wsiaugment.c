@@ -1,0 +1,546 @@
+/* gst-wsi
+ * Copyright (C) 2026 gst-wsi developers
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+
+/* wsiaugment.c: see wsiaugment.h for the contract. */
+
+#include <math.h>
+#include <string.h>
+
+#include "wsiaugment.h"
+#include "wsirng.h"
+
+/* HED and jitter both come down to "out_k = table[sum_c mix_c[x_c][k]]":
+ * fixed-point sums of per-channel contributions, one output table. */
+#define MIX_STRIDE 4            /* int32 entries per input value: 3 used */
+
+/* Optical density in 1/65536 units; exp() tabulated every 1/2048 OD. */
+#define OD_FRAC_BITS 16
+#define EXP_STEP_BITS 11
+#define EXP_SHIFT (OD_FRAC_BITS - EXP_STEP_BITS)
+/* OD 0..6.5: beyond, 255 exp(-OD) < 0.4 rounds to 0. */
+#define EXP_TABLE_SIZE (13 * (1 << EXP_STEP_BITS) / 2 + 1)
+/* Tellez et al. / the peer: P = exp(-OD) - EPSILON, OD = -ln(P + EPSILON). */
+#define HED_EPSILON 1e-6
+
+/* Jitter sums in 1/256 of a level. */
+#define JITTER_FRAC_BITS 8
+
+struct _WsiAugmentScratch
+{
+  guint8 *copy;                 /* flips and turns: the image before */
+  gsize copy_size;
+  gfloat *floats;               /* blur: padded row, accumulator, ring */
+  gsize floats_size;
+  gint32 mix[3][256 * MIX_STRIDE];
+};
+
+/* skimage.color.rgb_from_hed: rows are the H, E and DAB stain vectors
+ * (optical density of each stain in R, G, B). */
+static const gdouble rgb_from_hed[3][3] = {
+  {0.65, 0.70, 0.29},
+  {0.07, 0.99, 0.11},
+  {0.27, 0.57, 0.78},
+};
+
+/* RGB -> YIQ (NTSC), rows Y, I, Q; torchvision's grey weights. */
+static const gdouble rgb_to_yiq[3][3] = {
+  {0.299, 0.587, 0.114},
+  {0.596, -0.274, -0.322},
+  {0.211, -0.523, 0.312},
+};
+
+static const gdouble grey_weights[3] = { 0.2989, 0.587, 0.114 };
+
+static gdouble od_table[256];
+static guint8 exp_table[EXP_TABLE_SIZE];
+static guint8 identity_table[256];
+static gdouble hed_from_rgb[3][3];
+static gdouble yiq_to_rgb[3][3];
+
+static void
+invert3 (const gdouble m[3][3], gdouble inv[3][3])
+{
+  gdouble det = m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1])
+      - m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0])
+      + m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0]);
+  guint i, j;
+
+  for (i = 0; i < 3; i++)
+    for (j = 0; j < 3; j++) {
+      /* cofactor of (j, i), cyclic indices keep the sign */
+      guint r0 = (j + 1) % 3, r1 = (j + 2) % 3;
+      guint c0 = (i + 1) % 3, c1 = (i + 2) % 3;
+
+      inv[i][j] = (m[r0][c0] * m[r1][c1] - m[r0][c1] * m[r1][c0]) / det;
+    }
+}
+
+static void
+multiply3 (const gdouble a[3][3], const gdouble b[3][3], gdouble out[3][3])
+{
+  guint i, j, k;
+
+  for (i = 0; i < 3; i++)
+    for (j = 0; j < 3; j++) {
+      out[i][j] = 0.0;
+      for (k = 0; k < 3; k++)
+        out[i][j] += a[i][k] * b[k][j];
+    }
+}
+
+static void
+tables_init (void)
+{
+  static gsize done = 0;
+  guint i;
+
+  if (!g_once_init_enter (&done))
+    return;
+  for (i = 0; i < 256; i++) {
+    od_table[i] = -log (i / 255.0 + HED_EPSILON);
+    identity_table[i] = i;
+  }
+  for (i = 0; i < EXP_TABLE_SIZE; i++) {
+    gdouble p = exp (-(gdouble) i / (1 << EXP_STEP_BITS)) - HED_EPSILON;
+
+    exp_table[i] = (guint8) CLAMP (lround (p * 255.0), 0, 255);
+  }
+  invert3 (rgb_from_hed, hed_from_rgb);
+  invert3 (rgb_to_yiq, yiq_to_rgb);
+  g_once_init_leave (&done, 1);
+}
+
+/* ---- plans --------------------------------------------------------------- */
+
+gboolean
+wsi_augment_settings_is_identity (const WsiAugmentSettings * s)
+{
+  return s->flip_h_probability <= 0.0 && s->flip_v_probability <= 0.0
+      && s->rotate90_probability <= 0.0 && s->hed_probability <= 0.0
+      && s->jitter_probability <= 0.0 && s->blur_probability <= 0.0;
+}
+
+/* A jitter factor from [max (0, 1 - amount), 1 + amount]. */
+static gfloat
+draw_factor (WsiRng * rng, gdouble amount)
+{
+  return (gfloat) wsi_rng_range (rng, MAX (0.0, 1.0 - amount), 1.0 + amount);
+}
+
+void
+wsi_augment_plan_draw (WsiAugmentPlan * plan, const WsiAugmentSettings * s,
+    guint64 seed, guint64 sequence, guint view_index)
+{
+  WsiRng rng;
+  gboolean rotate;
+  guint turns, c;
+
+  /* Every number is drawn whatever the probabilities: each operation's
+   * draws sit at fixed places in the sequence. */
+  wsi_rng_seed_keys (&rng, seed, sequence, view_index, WSI_AUGMENT_RNG_KEY);
+  plan->flip_h = wsi_rng_uniform (&rng) < s->flip_h_probability;
+  plan->flip_v = wsi_rng_uniform (&rng) < s->flip_v_probability;
+  rotate = wsi_rng_uniform (&rng) < s->rotate90_probability;
+  turns = 1 + (guint) wsi_rng_below (&rng, 3);
+  plan->quarter_turns = rotate ? turns : 0;
+
+  plan->hed = wsi_rng_uniform (&rng) < s->hed_probability;
+  /* The peer's order: alpha then beta, channel by channel. */
+  for (c = 0; c < 3; c++) {
+    plan->hed_alpha[c] = (gfloat) wsi_rng_range (&rng, 1.0 - s->hed_sigma,
+        1.0 + s->hed_sigma);
+    plan->hed_beta[c] = (gfloat) wsi_rng_range (&rng, -s->hed_sigma_bias,
+        s->hed_sigma_bias);
+  }
+
+  plan->jitter = wsi_rng_uniform (&rng) < s->jitter_probability;
+  plan->brightness = draw_factor (&rng, s->brightness);
+  plan->contrast = draw_factor (&rng, s->contrast);
+  plan->saturation = draw_factor (&rng, s->saturation);
+  plan->hue = (gfloat) wsi_rng_range (&rng, -s->hue, s->hue);
+
+  plan->blur = wsi_rng_uniform (&rng) < s->blur_probability;
+  plan->blur_sigma = (gfloat) wsi_rng_range (&rng, s->blur_sigma_min,
+      s->blur_sigma_max);
+}
+
+gboolean
+wsi_augment_plan_is_identity (const WsiAugmentPlan * plan)
+{
+  return !plan->flip_h && !plan->flip_v && plan->quarter_turns == 0
+      && !plan->hed && !plan->jitter && !plan->blur;
+}
+
+WsiAugmentScratch *
+wsi_augment_scratch_new (void)
+{
+  tables_init ();
+  return g_new0 (WsiAugmentScratch, 1);
+}
+
+void
+wsi_augment_scratch_free (WsiAugmentScratch * scratch)
+{
+  if (scratch == NULL)
+    return;
+  g_free (scratch->copy);
+  g_free (scratch->floats);
+  g_free (scratch);
+}
+
+static guint8 *
+scratch_bytes (WsiAugmentScratch * scratch, gsize size)
+{
+  if (scratch->copy_size < size) {
+    g_free (scratch->copy);
+    scratch->copy = g_malloc (size);
+    scratch->copy_size = size;
+  }
+  return scratch->copy;
+}
+
+static gfloat *
+scratch_floats (WsiAugmentScratch * scratch, gsize n)
+{
+  if (scratch->floats_size < n) {
+    g_free (scratch->floats);
+    scratch->floats = g_new (gfloat, n);
+    scratch->floats_size = n;
+  }
+  return scratch->floats;
+}
+
+/* ---- flips and quarter turns -------------------------------------------- */
+
+/* Where destination pixel (x, y) comes from: undo the turns (np.rot90:
+ * out (x, y) = in (W - 1 - y, x)), then the vertical, then the horizontal
+ * flip. */
+static void
+source_of (gint w, gint h, gboolean flip_h, gboolean flip_v, guint turns,
+    gint x, gint y, gint * sx, gint * sy)
+{
+  guint t;
+
+  for (t = 0; t < turns; t++) {
+    gint nx = w - 1 - y;
+
+    y = x;
+    x = nx;
+  }
+  if (flip_v)
+    y = h - 1 - y;
+  if (flip_h)
+    x = w - 1 - x;
+  *sx = x;
+  *sy = y;
+}
+
+void
+wsi_augment_flip_rotate (const WsiAugmentImage * im, gboolean flip_h,
+    gboolean flip_v, guint quarter_turns, WsiAugmentScratch * scratch)
+{
+  const gint w = im->width, h = im->height, pb = im->pixel_bytes;
+  const gsize row_bytes = (gsize) w * pb;
+  guint turns = w == h ? quarter_turns % 4 : 0;
+  gssize base, step_x, step_y;
+  guint8 *copy;
+  gint sx, sy, x, y;
+
+  if ((!flip_h && !flip_v && turns == 0) || w == 0 || h == 0)
+    return;
+  copy = scratch_bytes (scratch, row_bytes * h);
+  for (y = 0; y < h; y++)
+    memcpy (copy + y * row_bytes, im->data + y * im->stride, row_bytes);
+
+  /* The mapping is affine: a start and two byte steps describe it. */
+  source_of (w, h, flip_h, flip_v, turns, 0, 0, &sx, &sy);
+  base = sy * (gssize) row_bytes + sx * pb;
+  source_of (w, h, flip_h, flip_v, turns, 1, 0, &sx, &sy);
+  step_x = sy * (gssize) row_bytes + sx * pb - base;
+  source_of (w, h, flip_h, flip_v, turns, 0, 1, &sx, &sy);
+  step_y = sy * (gssize) row_bytes + sx * pb - base;
+
+  for (y = 0; y < h; y++) {
+    guint8 *out = im->data + y * im->stride;
+    const guint8 *in = copy + base + y * step_y;
+
+    if (pb == 4) {
+      for (x = 0; x < w; x++, out += 4, in += step_x)
+        memcpy (out, in, 4);
+    } else {
+      for (x = 0; x < w; x++, out += pb, in += step_x)
+        memcpy (out, in, 3);
+    }
+  }
+}
+
+/* ---- per-pixel colour mixing -------------------------------------------- */
+
+/* Every pixel: s_k = sum over channels c of mix[c][x_c][k], clamped to
+ * [0, max], becomes out_table[s_k >> shift]. */
+static void
+mix_pixels (const WsiAugmentImage * im, gint32 mix[3][256 * MIX_STRIDE],
+    gint32 max, guint shift, const guint8 * out_table)
+{
+  const guint pb = im->pixel_bytes, ro = im->r, go = im->g, bo = im->b;
+  guint x, y;
+
+  for (y = 0; y < im->height; y++) {
+    guint8 *p = im->data + y * im->stride;
+
+    for (x = 0; x < im->width; x++, p += pb) {
+      const gint32 *tr = mix[0] + p[ro] * MIX_STRIDE;
+      const gint32 *tg = mix[1] + p[go] * MIX_STRIDE;
+      const gint32 *tb = mix[2] + p[bo] * MIX_STRIDE;
+      gint32 s0 = tr[0] + tg[0] + tb[0];
+      gint32 s1 = tr[1] + tg[1] + tb[1];
+      gint32 s2 = tr[2] + tg[2] + tb[2];
+
+      p[ro] = out_table[CLAMP (s0, 0, max) >> shift];
+      p[go] = out_table[CLAMP (s1, 0, max) >> shift];
+      p[bo] = out_table[CLAMP (s2, 0, max) >> shift];
+    }
+  }
+}
+
+/* Fills mix[c][v][k] = round (value[v] * m[c][k] * 2^frac_bits), plus
+ * @offset (rounding, constant terms) on channel 0 only. */
+static void
+fill_mix (gint32 mix[3][256 * MIX_STRIDE], const gdouble value[256],
+    const gdouble m[3][3], guint frac_bits, const gdouble offset[3])
+{
+  const gdouble one = (gdouble) (1 << frac_bits);
+  guint c, k, v;
+
+  for (c = 0; c < 3; c++)
+    for (v = 0; v < 256; v++) {
+      for (k = 0; k < 3; k++)
+        mix[c][v * MIX_STRIDE + k] = (gint32) lround (value[v] * m[c][k] *
+            one + (c == 0 ? offset[k] : 0.0));
+      mix[c][v * MIX_STRIDE + 3] = 0;
+    }
+}
+
+void
+wsi_augment_hed (const WsiAugmentImage * im, const gfloat alpha[3],
+    const gfloat beta[3], WsiAugmentScratch * scratch)
+{
+  gdouble scaled[3][3], a[3][3], offset[3];
+  guint j, k;
+
+  tables_init ();
+  /* OD' = ((OD M^-1) diag (alpha) + beta) M = OD A + beta M, with
+   * A = M^-1 diag (alpha) M (row vectors, as the peer's "od @ conv"). */
+  for (j = 0; j < 3; j++)
+    for (k = 0; k < 3; k++)
+      scaled[j][k] = alpha[j] * rgb_from_hed[j][k];
+  multiply3 (hed_from_rgb, scaled, a);
+  for (k = 0; k < 3; k++) {
+    gdouble b = 0.0;
+
+    for (j = 0; j < 3; j++)
+      b += beta[j] * rgb_from_hed[j][k];
+    /* plus half a table step, so the shift rounds to nearest */
+    offset[k] = b * (1 << OD_FRAC_BITS) + (1 << (EXP_SHIFT - 1));
+  }
+  fill_mix (scratch->mix, od_table, a, OD_FRAC_BITS, offset);
+  mix_pixels (im, scratch->mix, ((EXP_TABLE_SIZE - 1) << EXP_SHIFT),
+      EXP_SHIFT, exp_table);
+}
+
+/* Mean grey of the image after @lut, from one histogram pass. */
+static gdouble
+mean_grey (const WsiAugmentImage * im, const gdouble lut[256])
+{
+  guint32 hist[3][256];
+  const guint pb = im->pixel_bytes;
+  gdouble sum = 0.0;
+  guint x, y, v;
+
+  if (im->width == 0 || im->height == 0)
+    return 0.0;
+  memset (hist, 0, sizeof (hist));
+  for (y = 0; y < im->height; y++) {
+    const guint8 *p = im->data + y * im->stride;
+
+    for (x = 0; x < im->width; x++, p += pb) {
+      hist[0][p[im->r]]++;
+      hist[1][p[im->g]]++;
+      hist[2][p[im->b]]++;
+    }
+  }
+  for (v = 0; v < 256; v++)
+    sum += lut[v] * (grey_weights[0] * hist[0][v] +
+        grey_weights[1] * hist[1][v] + grey_weights[2] * hist[2][v]);
+  return sum / ((gdouble) im->width * im->height);
+}
+
+void
+wsi_augment_jitter (const WsiAugmentImage * im, gfloat brightness,
+    gfloat contrast, gfloat saturation, gfloat hue,
+    WsiAugmentScratch * scratch)
+{
+  gdouble lut[256], sat[3][3], rot[3][3], tmp[3][3], hue_m[3][3];
+  gdouble colour[3][3], rows[3][3];
+  gdouble offset[3] = { 0.5 * (1 << JITTER_FRAC_BITS),
+    0.5 * (1 << JITTER_FRAC_BITS), 0.5 * (1 << JITTER_FRAC_BITS)
+  };
+  gdouble angle = 2.0 * G_PI * hue;
+  guint v, i, j;
+
+  tables_init ();
+  /* Brightness and contrast act on each channel alike: one curve. */
+  for (v = 0; v < 256; v++)
+    lut[v] = CLAMP (brightness * (gdouble) v, 0.0, 255.0);
+  if (contrast != 1.0f) {
+    gdouble mean = mean_grey (im, lut);
+
+    for (v = 0; v < 256; v++)
+      lut[v] = CLAMP (contrast * lut[v] + (1.0 - contrast) * mean, 0.0,
+          255.0);
+  }
+
+  /* Saturation then hue, as 3x3 matrices on column vectors. */
+  for (i = 0; i < 3; i++)
+    for (j = 0; j < 3; j++)
+      sat[i][j] = (i == j ? saturation : 0.0) + (1.0 - saturation) *
+          grey_weights[j];
+  memset (rot, 0, sizeof (rot));
+  rot[0][0] = 1.0;
+  rot[1][1] = rot[2][2] = cos (angle);
+  rot[1][2] = -sin (angle);
+  rot[2][1] = sin (angle);
+  multiply3 (rot, rgb_to_yiq, tmp);
+  multiply3 (yiq_to_rgb, tmp, hue_m);
+  multiply3 (hue_m, sat, colour);
+  /* fill_mix wants rows per input channel: transpose. */
+  for (i = 0; i < 3; i++)
+    for (j = 0; j < 3; j++)
+      rows[j][i] = colour[i][j];
+
+  fill_mix (scratch->mix, lut, rows, JITTER_FRAC_BITS, offset);
+  mix_pixels (im, scratch->mix, (256 << JITTER_FRAC_BITS) - 1,
+      JITTER_FRAC_BITS, identity_table);
+}
+
+/* ---- Gaussian blur ------------------------------------------------------- */
+
+/* Mirror index @i into [0, n) without repeating the edge (reflect-101). */
+static gint
+reflect101 (gint i, gint n)
+{
+  if (n == 1)
+    return 0;
+  while (i < 0 || i >= n) {
+    if (i < 0)
+      i = -i;
+    if (i >= n)
+      i = 2 * n - 2 - i;
+  }
+  return i;
+}
+
+/* Horizontal pass of one source row into @out (row_len floats). */
+static void
+blur_row (const guint8 * src, gint w, guint pb, gint r, const gfloat * weights,
+    gfloat * pad, gfloat * out)
+{
+  const gint row_len = w * pb;
+  gint p, i, k;
+  guint b;
+
+  for (p = -r; p < w + r; p++) {
+    const guint8 *s = src + reflect101 (p, w) * pb;
+    gfloat *d = pad + (p + r) * pb;
+
+    for (b = 0; b < pb; b++)
+      d[b] = s[b];
+  }
+  /* Tap by tap over the whole row: contiguous, vectorisable. */
+  for (i = 0; i < row_len; i++)
+    out[i] = weights[0] * pad[i];
+  for (k = 1; k <= 2 * r; k++) {
+    const gfloat wk = weights[k];
+    const gfloat *in = pad + k * pb;
+
+    for (i = 0; i < row_len; i++)
+      out[i] += wk * in[i];
+  }
+}
+
+void
+wsi_augment_blur (const WsiAugmentImage * im, gfloat sigma,
+    WsiAugmentScratch * scratch)
+{
+  const gint w = im->width, h = im->height, pb = im->pixel_bytes;
+  const gint row_len = w * pb;
+  gfloat weights[2 * WSI_AUGMENT_MAX_BLUR_RADIUS + 1];
+  gfloat *pad, *acc, *ring;
+  gdouble sum = 0.0;
+  gint r, n_ring, next = 0, y, i, k;
+
+  if (w == 0 || h == 0 || !(sigma > 0.0f))
+    return;
+  r = (gint) ceilf (3.0f * sigma);
+  r = CLAMP (r, 1, WSI_AUGMENT_MAX_BLUR_RADIUS);
+  for (k = -r; k <= r; k++)
+    sum += exp (-(gdouble) k * k / (2.0 * sigma * sigma));
+  for (k = -r; k <= r; k++)
+    weights[k + r] = (gfloat) (exp (-(gdouble) k * k / (2.0 * sigma *
+                sigma)) / sum);
+
+  /* A ring of 2r + 1 horizontally blurred rows: the vertical pass of row
+   * y needs source rows y - r .. y + r, all hpassed before row y is
+   * overwritten, so the image can be its own output. */
+  n_ring = 2 * r + 1;
+  pad = scratch_floats (scratch, (gsize) (w + 2 * r) * pb + row_len +
+      (gsize) n_ring * row_len);
+  acc = pad + (w + 2 * r) * pb;
+  ring = acc + row_len;
+
+  for (y = 0; y < h; y++) {
+    guint8 *out = im->data + y * im->stride;
+
+    for (; next <= MIN (y + r, h - 1); next++)
+      blur_row (im->data + next * im->stride, w, pb, r, weights, pad,
+          ring + (next % n_ring) * row_len);
+    for (i = 0; i < row_len; i++)
+      acc[i] = 0.0f;
+    for (k = -r; k <= r; k++) {
+      const gfloat wk = weights[k + r];
+      const gfloat *in = ring + (reflect101 (y + k, h) % n_ring) * row_len;
+
+      for (i = 0; i < row_len; i++)
+        acc[i] += wk * in[i];
+    }
+    /* Weights are positive and sum to 1: acc stays within 0..255. */
+    for (i = 0; i < row_len; i++)
+      out[i] = (guint8) MIN (acc[i] + 0.5f, 255.0f);
+  }
+}
+
+/* ---- all of it ------------------------------------------------------------ */
+
+guint
+wsi_augment_apply (const WsiAugmentPlan * plan, const WsiAugmentImage * im,
+    WsiAugmentScratch * scratch)
+{
+  guint turns = im->width == im->height ? plan->quarter_turns % 4 : 0;
+
+  if (plan->flip_h || plan->flip_v || turns != 0)
+    wsi_augment_flip_rotate (im, plan->flip_h, plan->flip_v, turns, scratch);
+  if (plan->hed)
+    wsi_augment_hed (im, plan->hed_alpha, plan->hed_beta, scratch);
+  if (plan->jitter)
+    wsi_augment_jitter (im, plan->brightness, plan->contrast,
+        plan->saturation, plan->hue, scratch);
+  if (plan->blur)
+    wsi_augment_blur (im, plan->blur_sigma, scratch);
+  return turns;
+}

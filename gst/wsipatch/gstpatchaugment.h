@@ -1,0 +1,25 @@
+/* gst-wsi
+ * Copyright (C) 2026 gst-wsi developers
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+
+#ifndef __GST_PATCH_AUGMENT_H__
+#define __GST_PATCH_AUGMENT_H__
+
+#include <gst/gst.h>
+
+G_BEGIN_DECLS
+
+#define GST_TYPE_PATCH_AUGMENT (gst_patch_augment_get_type ())
+G_DECLARE_FINAL_TYPE (GstPatchAugment, gst_patch_augment,
+    GST, PATCH_AUGMENT, GstElement);
+
+GST_ELEMENT_REGISTER_DECLARE (patchaugment);
+
+G_END_DECLS
+
+#endif /* __GST_PATCH_AUGMENT_H__ */
