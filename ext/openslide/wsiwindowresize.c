@@ -84,16 +84,22 @@ taps_bilinear (TapSet * set, guint src_len, gdouble start, gdouble span,
 
     i0 = CLAMP (i0, 0, (gint64) src_len - 1);
     i1 = CLAMP (i1, 0, (gint64) src_len - 1);
-    tap->first = (guint) i0;
     tap->offset = o * 2;
-    if (i0 == i1) {
-      tap->n = 1;
-      set->weights[tap->offset] = 1.0f;
-    } else {
-      tap->n = 2;
+    if (i0 != i1) {
+      tap->first = (guint) i0;
       set->weights[tap->offset] = 1.0f - frac;
       set->weights[tap->offset + 1] = frac;
+    } else if (i0 + 1 < (gint64) src_len) {
+      /* An edge, replicated: still two taps, so the fast path applies. */
+      tap->first = (guint) i0;
+      set->weights[tap->offset] = 1.0f;
+      set->weights[tap->offset + 1] = 0.0f;
+    } else {
+      tap->first = (guint) MAX (i0 - 1, 0);
+      set->weights[tap->offset] = 0.0f;
+      set->weights[tap->offset + 1] = 1.0f;
     }
+    tap->n = src_len > 1 ? 2 : 1;
   }
   return TRUE;
 }
@@ -195,8 +201,57 @@ filter_row_any (const TapSet * tx, const guint8 * src, gfloat * out,
 static inline guint8
 to_u8 (gfloat v)
 {
-  v += 0.5f;
-  return v <= 0.0f ? 0 : v >= 255.0f ? 255 : (guint8) v;
+  /* min/max, not branches: the loops around it vectorise */
+  v = v + 0.5f;
+  v = v < 0.0f ? 0.0f : v;
+  v = v > 255.0f ? 255.0f : v;
+  return (guint8) v;
+}
+
+/* Bilinear fast path: every tap has exactly two weights. */
+static inline void
+filter_row2 (const TapSet * tx, const guint8 * src, gfloat * out,
+    guint dst_w, const guint C)
+{
+  guint o, c;
+
+  for (o = 0; o < dst_w; o++) {
+    const Tap *tap = &tx->taps[o];
+    const gfloat w0 = tx->weights[tap->offset];
+    const gfloat w1 = tx->weights[tap->offset + 1];
+    const guint8 *s = src + (gsize) tap->first * C;
+
+    for (c = 0; c < C; c++)
+      out[o * C + c] = w0 * s[c] + w1 * s[C + c];
+  }
+}
+
+static void
+filter_row2_any (const TapSet * tx, const guint8 * src, gfloat * out,
+    guint dst_w, guint channels)
+{
+  switch (channels) {
+    case 3:
+      filter_row2 (tx, src, out, dst_w, 3);
+      break;
+    case 4:
+      filter_row2 (tx, src, out, dst_w, 4);
+      break;
+    default:
+      filter_row2 (tx, src, out, dst_w, channels == 1 ? 1 : 2);
+      break;
+  }
+}
+
+/* Two rows weighted into one output row. */
+static void
+blend_rows2 (const gfloat * restrict a, const gfloat * restrict b,
+    gfloat wa, gfloat wb, guint8 * restrict out, gsize n)
+{
+  gsize x;
+
+  for (x = 0; x < n; x++)
+    out[x] = to_u8 (wa * a[x] + wb * b[x]);
 }
 
 WsiWindowResizer *
@@ -227,6 +282,7 @@ wsi_window_resize (WsiWindowResizer * r, WsiResizeMethod method,
 {
   gsize line = (gsize) dst_w * channels, x;
   guint row_lo, row_hi, y, oy, k;
+  gboolean two_taps;
 
   if (channels == 0 || channels > 4 || src_w == 0 || src_h == 0
       || dst_w == 0 || dst_h == 0 || !(win_w > 0.0) || !(win_h > 0.0))
@@ -242,11 +298,26 @@ wsi_window_resize (WsiWindowResizer * r, WsiResizeMethod method,
           (gsize) (row_hi - row_lo) * line, sizeof (gfloat))
       || !grow ((gpointer *) & r->line, &r->line_len, line, sizeof (gfloat)))
     return FALSE;
-  for (y = row_lo; y < row_hi; y++)
-    filter_row_any (&r->tx, src + (gsize) y * src_stride,
-        r->rows + (gsize) (y - row_lo) * line, dst_w, channels);
+  two_taps = method == WSI_RESIZE_BILINEAR && src_w > 1 && src_h > 1;
+  for (y = row_lo; y < row_hi; y++) {
+    gfloat *row = r->rows + (gsize) (y - row_lo) * line;
 
-  for (oy = 0; oy < dst_h; oy++) {
+    if (two_taps)
+      filter_row2_any (&r->tx, src + (gsize) y * src_stride, row, dst_w,
+          channels);
+    else
+      filter_row_any (&r->tx, src + (gsize) y * src_stride, row, dst_w,
+          channels);
+  }
+
+  for (oy = 0; two_taps && oy < dst_h; oy++) {
+    const Tap *tap = &r->ty.taps[oy];
+    const gfloat *a = r->rows + (gsize) (tap->first - row_lo) * line;
+
+    blend_rows2 (a, a + line, r->ty.weights[tap->offset],
+        r->ty.weights[tap->offset + 1], dst + (gsize) oy * dst_stride, line);
+  }
+  for (oy = 0; !two_taps && oy < dst_h; oy++) {
     const Tap *tap = &r->ty.taps[oy];
     const gfloat *w = r->ty.weights + tap->offset;
     guint8 *out = dst + (gsize) oy * dst_stride;

@@ -349,6 +349,112 @@ GST_START_TEST (test_views_aligned_with_locations)
 
 GST_END_TEST;
 
+/* Reference resampling, written the plain way in doubles: the value of
+ * output pixel (ox, oy), channel c, of the window (x0, y0, w, h) of the
+ * PATCH x PATCH RGB @src resized to @side. */
+static gdouble
+reference_bilinear (const guint8 * src, gdouble x0, gdouble y0, gdouble w,
+    gdouble h, guint side, guint ox, guint oy, guint c)
+{
+  gdouble sx = x0 + (ox + 0.5) * w / side - 0.5;
+  gdouble sy = y0 + (oy + 0.5) * h / side - 0.5;
+  gint ix = (gint) floor (sx), iy = (gint) floor (sy);
+  gdouble fx = sx - ix, fy = sy - iy, v = 0.0;
+  gint i, j;
+
+  for (j = 0; j < 2; j++)
+    for (i = 0; i < 2; i++) {
+      gint px = CLAMP (ix + i, 0, PATCH - 1), py = CLAMP (iy + j, 0, PATCH - 1);
+      v += (i ? fx : 1 - fx) * (j ? fy : 1 - fy) * src[(py * PATCH + px) * 3
+          + c];
+    }
+  return v;
+}
+
+static gdouble
+reference_area (const guint8 * src, gdouble x0, gdouble y0, gdouble w,
+    gdouble h, guint side, guint ox, guint oy, guint c)
+{
+  gdouble a0 = x0 + ox * w / side, a1 = x0 + (ox + 1) * w / side;
+  gdouble b0 = y0 + oy * h / side, b1 = y0 + (oy + 1) * h / side;
+  gdouble sum = 0.0, area = 0.0;
+  gint x, y;
+
+  for (y = (gint) floor (b0); y < (gint) ceil (b1); y++)
+    for (x = (gint) floor (a0); x < (gint) ceil (a1); x++) {
+      gdouble wgt = (MIN (a1, x + 1.0) - MAX (a0, (gdouble) x)) *
+          (MIN (b1, y + 1.0) - MAX (b0, (gdouble) y));
+      sum += wgt * src[(y * PATCH + x) * 3 + c];
+      area += wgt;
+    }
+  return sum / area;
+}
+
+/* The crop's pixels are its record's box of the patch, resampled: checked
+ * against plain reference formulas for both interpolations, up (24 px
+ * crops of small boxes) and down (48 px of large ones). */
+static void
+check_crop_pixels (const gchar * interpolation)
+{
+  gchar *path = make_slide ("pixels.tiff", 13, NULL);
+  gchar *props = g_strdup_printf ("views=t:patch,up:3:40:0.05:0.2,"
+      "down:3:24:0.4:1 interpolation=%s seed=9", interpolation);
+  gboolean area = g_str_equal (interpolation, "area");
+  WsiPatchRecord r[8];
+  GList *out, *l;
+  guint v, x, y, c;
+
+  make_records (r, 8);
+  out = run_views (path, r, 8, props, NULL, NULL);
+  fail_unless_equals_int (g_list_length (out), 8);
+  for (l = out; l; l = l->next) {
+    ViewsInfo info = views_info (l->data);
+    gsize size;
+    guint8 *patch = view_bytes (l->data, 0, &size);
+
+    for (v = 1; v < info.n_views; v++) {
+      const WsiViewRecord *vr = &info.views[v];
+      /* level-0 box back to patch pixels (footprint = PATCH here) */
+      gdouble x0 = vr->x - info.record.x, y0 = vr->y - info.record.y;
+      guint side = vr->out_width;
+      guint8 *crop = view_bytes (l->data, v, &size);
+      gdouble worst = 0.0;
+
+      fail_unless_equals_int (size, side * side * 3);
+      for (y = 0; y < side; y++)
+        for (x = 0; x < side; x++)
+          for (c = 0; c < 3; c++) {
+            gdouble want = area ? reference_area (patch, x0, y0, vr->width0,
+                vr->height0, side, x, y, c) : reference_bilinear (patch, x0,
+                y0, vr->width0, vr->height0, side, x, y, c);
+            worst = MAX (worst, fabs (want - crop[(y * side + x) * 3 + c]));
+          }
+      /* float kernels and a float record: within one level */
+      fail_unless (worst <= 1.0, "%s view %u: off by %.2f", interpolation,
+          v, worst);
+      g_free (crop);
+    }
+    g_free (patch);
+  }
+  free_buffers (out);
+  g_free (props);
+  g_free (path);
+}
+
+GST_START_TEST (test_crop_pixels_bilinear)
+{
+  check_crop_pixels ("bilinear");
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_crop_pixels_area)
+{
+  check_crop_pixels ("area");
+}
+
+GST_END_TEST;
+
 /* Mean absolute difference between the context view's centre (side
  * @inner, displaced by dx, dy) and the patch shrunk by @factor. */
 static gdouble
@@ -917,6 +1023,8 @@ patchviews_suite (void)
   tcase_add_test (tc, test_crops_inside_and_sized);
   tcase_add_test (tc, test_scale_distribution);
   tcase_add_test (tc, test_views_aligned_with_locations);
+  tcase_add_test (tc, test_crop_pixels_bilinear);
+  tcase_add_test (tc, test_crop_pixels_area);
   tcase_add_test (tc, test_context_centred);
   tcase_add_test (tc, test_same_bytes_for_any_thread_count);
   tcase_add_test (tc, test_unreadable_context_dropped);
