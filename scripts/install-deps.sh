@@ -13,6 +13,7 @@ packages=(
   libopencv-dev liborc-0.4-dev libtiff-dev libjpeg-dev
   python3-gi python3-gst-1.0 gir1.2-gstreamer-1.0 gir1.2-gst-plugins-base-1.0
   python3-numpy python3-pytest python3-torch
+  python3-pil fonts-dejavu-core
   python3-matplotlib python3-pil
 )
 

@@ -1,0 +1,372 @@
+"""wsi-preview: see what a pipeline configuration samples before training on it.
+
+Runs the real pipeline (wsislidesrc ! tissuemask ! ... ! patchsampler !
+patchinterleave ! patchreader ! patchbatch ! appsink) once over the slides,
+with `cycle=false`, and writes under the output folder:
+
+- `<slide>.png` per slide: its overview, the tissue mask outline and a box
+  per sampled patch, coloured by the patch's output mpp, with a legend;
+- `contact-sheet.png`: the first decoded patches of every slide, one row per
+  slide, each framed in its mpp colour and labelled with its mpp;
+- `preview.json`: the description run, and per slide the file names, the
+  level-0 -> overview scale, the records drawn and the sheet's cell positions.
+
+The overview and mask are the slide buffers (application/x-wsi-slide) as
+they reach patchsampler, read by a buffer probe on its sink pad, so the mask
+shown is the one the sampler used; the boxes are the records of the patches
+that reached the appsink (x, y, footprint in level-0 pixels, out_mpp as
+patchreader wrote them).  Nothing is added to the pipeline.
+
+Memory: one overview and mask per slide plus `columns` thumbnails per slide;
+`max_slides` bounds it.
+"""
+import argparse
+import json
+import os
+import pathlib
+import re
+import sys
+import tempfile
+
+import numpy as np
+
+from .stream import BatchStream, Gst, PipelineError, SettingsError, _elements_of, \
+    standard_pipeline
+from . import preview_draw
+
+__all__ = ["collect", "main", "preview", "preview_description", "write_preview"]
+
+SINK = "sink"
+
+# The tail of a training pipeline, added after a fragment that stops early.
+_TAIL = [("patchinterleave", "patchinterleave pool-size=8 patches-per-visit=4"),
+         ("patchreader", "patchreader threads=2"),
+         ("queue", "queue max-size-buffers=64 max-size-bytes=0 max-size-time=0"),
+         ("patchbatch", "patchbatch batch-size=16")]
+
+
+def _quote(text):
+    return '"' + str(text).replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _factories(fragment):
+    """Element names of a description fragment (first word of each link)."""
+    names = []
+    for link in re.split(r"!(?=(?:[^\"]*\"[^\"]*\")*[^\"]*$)", fragment):
+        words = link.split()
+        if words:
+            names.append(words[0])
+    return names
+
+
+def preview_description(location, settings=None, fragment=None, source="", max_slides=None):
+    """The pipeline a preview runs.
+
+    `settings`: standard_pipeline keywords (cycle is forced off: one pass).
+    `fragment`: instead, the elements between wsislidesrc and appsink, e.g.
+    "tissuemask method=clam ! patchsampler mode=grid patch-size=224"; the
+    missing tail (patchinterleave, patchreader, queue, patchbatch) is added.
+    `source`: extra wsislidesrc properties in fragment mode.
+    """
+    if fragment is not None and settings:
+        raise SettingsError("give either standard_pipeline settings or a pipeline fragment, "
+                            "not both")
+    if fragment is None:
+        settings = dict(settings or {})
+        settings["cycle"] = False
+        settings.setdefault("sink", SINK)
+        description = standard_pipeline(location, **settings)
+        sink = settings["sink"]
+    else:
+        names = _factories(fragment)
+        if "patchsampler" not in names:
+            raise SettingsError(f"the pipeline fragment has no patchsampler: {fragment}")
+        if "appsink" in names or "wsislidesrc" in names:
+            raise SettingsError("the fragment is what goes between wsislidesrc and appsink "
+                                f"(both are added): {fragment}")
+        present = [i for i, (name, _) in enumerate(_TAIL) if name in names and name != "queue"]
+        start = max(present) + 1 if present else 0
+        links = [f"wsislidesrc location={_quote(location)} cycle=false {source}".strip(),
+                 fragment.strip()]
+        links += [text for _, text in _TAIL[start:]]
+        links.append(f"appsink name={SINK} sync=false max-buffers=2")
+        description = " ! ".join(links)
+        sink = SINK
+    if max_slides:
+        # wsislidesrc is a GstBaseSrc: num-buffers = slide visits before EOS
+        description = description.replace("wsislidesrc ", f"wsislidesrc num-buffers={int(max_slides)} ", 1)
+    return description, sink
+
+
+# ---- collecting -------------------------------------------------------------
+
+def _slide_from_buffer(buffer):
+    """The slide description, overview and mask of an application/x-wsi-slide buffer."""
+    meta = buffer.get_custom_meta("WsiSlideMeta")
+    if meta is None:
+        return None
+    s = meta.get_structure()
+
+    def get(name, default=None):
+        return s.get_value(name) if s.has_field(name) else default
+
+    ow, oh = int(get("overview-width", 0)), int(get("overview-height", 0))
+    slide = {"path": get("path", ""), "index": int(get("index", 0)),
+             "width": int(get("width", 0)), "height": int(get("height", 0)),
+             "overview_width": ow, "overview_height": oh,
+             "mpp": float(get("mpp-x", 0.0)), "mpp_source": get("mpp-source", ""),
+             "vendor": get("vendor", ""), "backend": get("backend", ""),
+             "tissue_fraction": float(get("tissue-fraction", -1.0)),
+             "tissue_rejected": bool(get("tissue-rejected", False)),
+             "overview": None, "mask": None}
+    ok, info = buffer.map(Gst.MapFlags.READ)
+    if not ok:
+        return slide
+    try:
+        data = np.frombuffer(info.data, np.uint8)
+        offset = 0
+        if get("has-overview", False) and data.size >= ow * oh * 3:
+            slide["overview"] = data[:ow * oh * 3].reshape(oh, ow, 3).copy()
+            offset = ow * oh * 3
+        if get("has-mask", False) and data.size >= offset + ow * oh:
+            slide["mask"] = data[offset:offset + ow * oh].reshape(oh, ow).copy()
+    finally:
+        buffer.unmap(info)
+    return slide
+
+
+def collect(description, sink=SINK, columns=8, thumb=128, timeout=300.0):
+    """Runs the description to EOS; returns (slides by index, records by
+    slide index, sheet patches by slide index, warnings)."""
+    slides, records, sheet = {}, {}, {}
+    stream = BatchStream(description, sink=sink, torch=False, timeout=timeout)
+    try:
+        samplers = _elements_of(stream.pipeline, "patchsampler")
+        if not samplers:
+            raise SettingsError("the pipeline has no patchsampler")
+
+        def on_slide(pad, info):
+            buffer = info.get_buffer()
+            slide = _slide_from_buffer(buffer) if buffer is not None else None
+            if slide is not None and slide["index"] not in slides:
+                slides[slide["index"]] = slide      # first visit: has the overview
+            return Gst.PadProbeReturn.OK
+
+        for sampler in samplers:
+            sampler.get_static_pad("sink").add_probe(Gst.PadProbeType.BUFFER, on_slide)
+        for batch in stream:
+            for i, record in enumerate(batch.records):
+                index = int(record["slide_index"])
+                records.setdefault(index, []).append(record.copy())
+                kept = sheet.setdefault(index, [])
+                if len(kept) < columns:
+                    kept.append((_small(batch.images[i], thumb), record.copy()))
+                if index not in slides:
+                    slides[index] = {"path": batch.paths[i], "index": index}
+        warnings = list(stream.warnings)
+    finally:
+        stream.close()
+    return slides, records, sheet, warnings
+
+
+def _small(pixels, thumb):
+    """A copy of a patch, area-reduced by a whole factor when over `thumb`."""
+    pixels = np.asarray(pixels)
+    factor = max(1, -(-pixels.shape[0] // thumb))
+    if factor > 1:
+        h = pixels.shape[0] // factor * factor
+        w = pixels.shape[1] // factor * factor
+        pixels = pixels[:h, :w].reshape(h // factor, factor, w // factor, factor, -1) \
+            .mean(axis=(1, 3)).round().astype(np.uint8)
+    return np.array(pixels, copy=True)
+
+
+# ---- writing ----------------------------------------------------------------
+
+def _stem(path, index, used):
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "_", pathlib.Path(path).stem) or f"slide-{index}"
+    if stem in used:
+        stem = f"{stem}-{index}"
+    used.add(stem)
+    return stem
+
+
+def _caption(slide, n):
+    parts = [f"{slide['width']}x{slide['height']} px"]
+    if slide.get("mpp", 0) > 0:
+        parts.append(f"{slide['mpp']:.4g} µm/px ({slide.get('mpp_source', '')})")
+    else:
+        parts.append("mpp unknown")
+    if slide.get("tissue_fraction", -1) >= 0:
+        parts.append(f"tissue {slide['tissue_fraction']:.1%}")
+    parts.append(f"{n} patches")
+    return ", ".join(parts)
+
+
+def _note(slide, n, warnings):
+    if n:
+        return ""
+    lines = ["no patch sampled"]
+    if slide.get("tissue_rejected"):
+        lines.append("(tissue-rejected: too little tissue)")
+    elif slide.get("mpp", 0) <= 0:
+        lines.append("(slide mpp unknown: try default-mpp)")
+    name = os.path.basename(slide.get("path", ""))
+    lines += [w for w in warnings if name and name in w][:1]
+    return "\n".join(lines)
+
+
+def write_preview(outdir, description, slides, records, sheet, warnings, columns=8, thumb=128):
+    """Draws and writes the PNGs and preview.json; returns the summary dict."""
+    outdir = pathlib.Path(outdir)
+    outdir.mkdir(parents=True, exist_ok=True)
+    every = [r["out_mpp"] for rs in records.values() for r in rs]
+    colours = preview_draw.MppColours(every)
+    used, summary = set(), {"description": description, "warnings": warnings, "slides": []}
+    for index in sorted(slides):
+        slide = slides[index]
+        recs = records.get(index, [])
+        entry = {"index": index, "path": slide.get("path", ""),
+                 "patches": [[int(r["x"]), int(r["y"]), int(r["footprint"]),
+                              float(r["out_mpp"])] for r in recs]}
+        if "width" in slide and slide.get("overview_width", 0) > 0 and slide["width"] > 0:
+            stem = _stem(slide["path"], index, used)
+            slide["name"] = os.path.basename(slide["path"])
+            slide["caption"] = _caption(slide, len(recs))
+            image, layout = preview_draw.draw_slide(slide, recs, colours,
+                                                    _note(slide, len(recs), warnings))
+            image.save(outdir / f"{stem}.png", optimize=True)
+            entry.update(png=f"{stem}.png", origin=layout["origin"], scale=layout["scale"],
+                         overview_size=layout["overview_size"], width=slide["width"],
+                         height=slide["height"], mpp=slide.get("mpp", 0.0),
+                         tissue_fraction=slide.get("tissue_fraction", -1.0),
+                         colours={mpp_key(v): list(colours.colour(v)) for v in
+                                  {float(r["out_mpp"]) for r in recs}})
+        summary["slides"].append(entry)
+    rows = [(os.path.basename(slides[i].get("path", str(i))), sheet[i])
+            for i in sorted(sheet) if sheet[i]]
+    # the reduced patch side (patches keep their own size up to `thumb`)
+    side = max((p.shape[0] for _, kept in rows for p, _ in kept), default=thumb)
+    image, layout = preview_draw.draw_contact_sheet(rows, colours, columns, side)
+    image.save(outdir / "contact-sheet.png", optimize=True)
+    summary["contact_sheet"] = dict(layout, png="contact-sheet.png")
+    summary["continuous_colours"] = bool(colours.continuous)
+    with open(outdir / "preview.json", "w") as f:
+        json.dump(summary, f, indent=1)
+    return summary
+
+
+def mpp_key(mpp):
+    """preview.json's key for an out_mpp (4 decimals, as colours group them)."""
+    return f"{round(float(mpp), 4):.4f}"
+
+
+def preview(location, outdir, settings=None, fragment=None, source="", max_slides=16,
+            columns=8, thumb=128):
+    """Runs the pipeline over `location` and writes the preview; returns the summary."""
+    description, sink = preview_description(location, settings, fragment, source, max_slides)
+    slides, records, sheet, warnings = collect(description, sink, columns, thumb)
+    return write_preview(outdir, description, slides, records, sheet, warnings, columns, thumb)
+
+
+# ---- command line -----------------------------------------------------------
+
+def _parse_value(text):
+    low = text.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    if "," in text:
+        try:
+            return [float(v) for v in text.split(",")]
+        except ValueError:
+            pass
+    return text
+
+
+def _settings(pairs):
+    settings = {}
+    for pair in pairs or []:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise SettingsError(f"--set needs KEY=VALUE, got '{pair}'")
+        settings[key.strip().replace("-", "_")] = _parse_value(value.strip())
+    return settings
+
+
+def _location(paths, tmpdir):
+    """One wsislidesrc location: the path itself, or a list file of several."""
+    if len(paths) == 1:
+        return paths[0]
+    for p in paths:
+        if not os.path.isfile(p):
+            raise SettingsError(f"{p}: several slides must be files (give one folder or "
+                                f"list file alone)")
+    listing = os.path.join(tmpdir, "slides.txt")
+    with open(listing, "w") as f:
+        f.write("".join(os.path.abspath(p) + "\n" for p in paths))
+    return listing
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(
+        prog="wsi-preview",
+        description="Run a gst-wsi pipeline once over slides and draw what it samples: per "
+                    "slide the overview, the tissue mask outline and the patch positions "
+                    "(boxes coloured by output mpp), plus a contact sheet of decoded patches.",
+        epilog="examples:\n"
+               "  wsi-preview -o preview/ slides/ --set patch_size=224 --set target_mpp=0.5\n"
+               "  wsi-preview -o preview/ train.txt --set tissue=clam --set mode=grid "
+               "--set patches_per_slide=-1\n"
+               "  wsi-preview -o preview/ slide.svs --pipeline "
+               "'tissuemask method=hsv ! patchsampler patch-size=256 target-mpp=1'",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("slides", nargs="+", help="a slide, a folder (searched recursively), "
+                        "a list or manifest file, or several slide files")
+    parser.add_argument("-o", "--output", default="wsi-preview", help="output folder "
+                        "(default ./wsi-preview)")
+    parser.add_argument("--set", action="append", metavar="KEY=VALUE",
+                        help="a gstwsi.standard_pipeline keyword (patch_size=224, "
+                        "tissue=clam, min_tissue=0.75, target_mpps=0.25,0.5,1, ...); repeat")
+    parser.add_argument("--pipeline", metavar="FRAGMENT", help="instead of --set: the "
+                        "elements between wsislidesrc and appsink, e.g. 'tissuemask method=clam "
+                        "! patchsampler patch-size=224'; a missing patchinterleave ! "
+                        "patchreader ! queue ! patchbatch tail is added")
+    parser.add_argument("--source", default="", metavar="PROPS",
+                        help="with --pipeline: wsislidesrc properties, e.g. 'default-mpp=0.25 seed=3'")
+    parser.add_argument("--max-slides", type=int, default=16,
+                        help="slides previewed (default 16; 0 = all)")
+    parser.add_argument("--columns", type=int, default=8,
+                        help="patches per slide on the contact sheet (default 8)")
+    parser.add_argument("--thumb", type=int, default=128,
+                        help="largest side of a contact-sheet patch in pixels (default 128)")
+    args = parser.parse_args(argv)
+    if args.columns < 1 or args.thumb < 8 or args.max_slides < 0:
+        parser.error("--columns must be >= 1, --thumb >= 8, --max-slides >= 0")
+    with tempfile.TemporaryDirectory(prefix="wsi-preview-") as tmpdir:
+        try:
+            location = _location(args.slides, tmpdir)
+            summary = preview(location, args.output, _settings(args.set), args.pipeline,
+                              args.source, args.max_slides or None, args.columns, args.thumb)
+        except (SettingsError, PipelineError, TimeoutError) as exc:
+            print(f"wsi-preview: {exc}", file=sys.stderr)
+            return 1
+    for warning in summary["warnings"]:
+        print(f"wsi-preview: warning: {warning}", file=sys.stderr)
+    for entry in summary["slides"]:
+        where = entry.get("png", "(no overview)")
+        print(f"{where}: {entry['path']}: {len(entry['patches'])} patches")
+    print(f"contact-sheet.png: {summary['contact_sheet']['rows']} slides x up to "
+          f"{summary['contact_sheet']['columns']} patches; preview.json")
+    if not summary["slides"]:
+        print("wsi-preview: no slide reached patchsampler", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
