@@ -890,6 +890,99 @@ GST_START_TEST (test_output_caps)
 
 GST_END_TEST;
 
+/* ---- real slides (skipped when absent) --------------------------------- */
+
+static gchar *
+shared_slide (const gchar * name)
+{
+  const gchar *dir = g_getenv ("WSI_SHARED_SLIDES_DIR");
+  gchar *path = g_build_filename (dir ? dir : WSI_SHARED_SLIDES_DIR, name,
+      NULL);
+
+  if (!g_file_test (path, G_FILE_TEST_IS_REGULAR)) {
+    GST_INFO ("%s not found: skipped", name);
+    g_clear_pointer (&path, g_free);
+  }
+  return path;
+}
+
+/* CMU (one level, the TIFF backend): the 2x context's centre is the patch
+ * shrunk, unshifted. NDPI (OpenSlide): 4x context views centred, at 4x the
+ * mpp. TCGA JPEG 2000 (no mpp): a factor works, an absolute mpp drops the
+ * location with a reason. */
+GST_START_TEST (test_real_slides)
+{
+  gchar *cmu = shared_slide ("Aperio-CMU-1-Small-Region.svs");
+  gchar *ndpi = shared_slide ("Hamamatsu-test3-DAPI-2-387.ndpi");
+  gchar *tcga = shared_slide ("Aperio-JP2K-TCGA-CR-7395-01A-01-TS1.svs");
+  WsiPatchRecord r[4];
+  GList *out, *l;
+  GstElement *views;
+  guint i;
+
+  if (cmu) {
+    for (i = 0; i < 4; i++) {
+      r[i] = make_record (i, 800 + 200 * i, 1200 + 150 * i);
+      r[i].out_mpp = 0.499f;
+    }
+    out = run_views (cmu, r, 4, "views=t:patch,c:context:0:2x "
+        "dct-scaling=false", NULL, NULL);
+    fail_unless_equals_int (g_list_length (out), 4);
+    for (l = out; l; l = l->next) {
+      ViewsInfo info = views_info (l->data);
+      gsize size;
+      guint8 *patch = view_bytes (l->data, 0, &size);
+      guint8 *ctx = view_bytes (l->data, 1, &size);
+      gdouble centred = centre_difference (ctx, PATCH, patch, 2, 0, 0);
+
+      fail_unless (centred < 2.0, "CMU: %.2f", centred);
+      fail_unless (centred < centre_difference (ctx, PATCH, patch, 2, 1, 0));
+      fail_unless (centred < centre_difference (ctx, PATCH, patch, 2, 0, 1));
+      fail_unless (fabs (info.views[1].mpp - 0.998) < 1e-3);
+      g_free (patch);
+      g_free (ctx);
+    }
+    free_buffers (out);
+  }
+  if (ndpi) {
+    for (i = 0; i < 4; i++) {
+      r[i] = make_record (i, 1024 + 256 * i, 2048 + 128 * i);
+      r[i].out_mpp = 0.2282f;
+    }
+    out = run_views (ndpi, r, 4, "preset=target-context", NULL, NULL);
+    fail_unless_equals_int (g_list_length (out), 4);
+    for (l = out; l; l = l->next) {
+      ViewsInfo info = views_info (l->data);
+      const WsiViewRecord *vr = &info.views[1];
+
+      fail_unless_equals_string (info.names[1], "context");
+      fail_unless_equals_float (vr->width0, 4 * PATCH);
+      fail_unless (fabs (vr->x + vr->width0 / 2 - info.record.x - PATCH / 2)
+          <= 0.5);
+      fail_unless (fabs (vr->mpp - 4 * 0.2282) < 1e-3);
+    }
+    free_buffers (out);
+  }
+  if (tcga) {
+    for (i = 0; i < 2; i++)
+      r[i] = make_record (i, 1500 + 300 * i, 1500);     /* out_mpp 0 below */
+    r[0].out_mpp = r[1].out_mpp = 0.0f;
+    out = run_views (tcga, r, 2, "views=c:context:64:2x", NULL, NULL);
+    fail_unless_equals_int (g_list_length (out), 2);
+    free_buffers (out);
+    out = run_views (tcga, r, 2, "views=c:context:64:1.0", NULL, &views);
+    fail_unless_equals_int (g_list_length (out), 0);
+    fail_unless_equals_uint64 (wsi_test_get_u64 (views, "locations-dropped"),
+        2);
+    gst_object_unref (views);
+  }
+  g_free (cmu);
+  g_free (ndpi);
+  g_free (tcga);
+}
+
+GST_END_TEST;
+
 /* ---- patchviews alone, on synthetic patches ------------------------------ */
 
 #define SMALL 32
@@ -1031,6 +1124,7 @@ patchviews_suite (void)
   tcase_add_test (tc, test_state_cycles);
   tcase_add_test (tc, test_properties_validated);
   tcase_add_test (tc, test_output_caps);
+  tcase_add_test (tc, test_real_slides);
   tcase_add_test (tc, test_flush_then_continue);
   tcase_add_test (tc, test_bad_input);
   return s;
