@@ -303,10 +303,12 @@ wsi_patch_meta_string (const GstStructure * s, const gchar * field, guint i)
  *
  * Views (patchviews and after). Caps "application/x-wsi-views", fields
  * format (string, as video/x-raw: RGB, RGBA, RGBx, GRAY8) and n-views
- * (int). A buffer holds count locations × n-views views: one GstMemory
- * per view, memory v packing the count images of view v back to back
- * (each out_height × out_width × channels bytes, rows tightly packed),
- * so every view is one NHWC array aligned on the same locations.
+ * (int, 1..16: a GstBuffer holds at most 16 memories; patchviews also
+ * writes BGRx when its input is BGRx). A buffer holds count locations ×
+ * n-views views: one GstMemory per view, memory v packing the count
+ * images of view v back to back (each out_height × out_width × channels
+ * bytes, rows tightly packed), so every view is one NHWC array aligned
+ * on the same locations.
  * WsiPatchMeta fields:
  *   view-names (GStrv, n-views names, e.g. "global_0", "local_3"),
  *   views (GBytes: count × n-views WsiViewRecord, location-major: the
