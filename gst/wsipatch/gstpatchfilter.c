@@ -42,9 +42,11 @@
  * `WsiPatchMeta` are filtered too, but nothing is reported for them.
  *
  * Cost: about fifteen integer operations per pixel, no multiply, no
- * allocation (the unit test prints patches a second for one core). Place
- * it after patchreader and before a queue, so that the filter runs on its
- * own streaming thread.
+ * allocation (the unit test prints patches a second for one core). The
+ * check runs on #GstPatchFilter:threads worker threads (the ordered pool
+ * patchreader uses); verdicts are counted, and drops reported, in stream
+ * order on the pool's task, so counts and events never depend on thread
+ * timing and the output order is the input order.
  *
  * ## Example launch line
  * |[
@@ -67,6 +69,7 @@
 
 #include "gstpatchfilter.h"
 #include "wsihsvfilter.h"
+#include "wsipatchworkers.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_patch_filter_debug);
 #define GST_CAT_DEFAULT gst_patch_filter_debug
@@ -78,6 +81,8 @@ GST_DEBUG_CATEGORY_STATIC (gst_patch_filter_debug);
 #define DEFAULT_VALUE_MIN 103
 #define DEFAULT_VALUE_MAX 255
 #define DEFAULT_MIN_PIXEL_FRACTION 0.6
+#define DEFAULT_THREADS 1
+#define MAX_THREADS 64
 
 #define PATCH_FORMATS "{ RGB, RGBA, RGBx, BGRx }"
 
@@ -93,24 +98,43 @@ enum
   PROP_MIN_PIXEL_FRACTION,
   PROP_PATCHES_PASSED,
   PROP_PATCHES_REJECTED,
+  PROP_THREADS,
 };
+
+/* A patch in the pool, the settings it is judged by, and the count the
+ * worker found (judged in stream order by filter_finish()). */
+typedef struct
+{
+  GstBuffer *buffer;
+  WsiHsvRange range;
+  gdouble min_fraction;
+  guint64 in_range;
+  guint64 total;
+  gboolean mapped;
+} FilterWork;
+
+/* A worker's compiled range, recompiled when the range changes. */
+typedef struct
+{
+  WsiHsvFilter filter;
+  WsiHsvRange range;
+  gboolean valid;
+} FilterThreadState;
 
 struct _GstPatchFilter
 {
-  GstBaseTransform parent;
+  GstElement parent;
+
+  WsiPatchWorkers *workers;
 
   /* properties, under the object lock */
   WsiHsvRange range;
   gdouble min_pixel_fraction;
+  guint threads;
 
-  /* set by set_caps */
+  /* set by set_caps with nothing in flight; read by the workers */
   GstVideoInfo info;
   WsiHsvLayout layout;
-
-  /* streaming thread only: @range compiled, redone when the range changes */
-  WsiHsvFilter filter;
-  WsiHsvRange filter_range;
-  gboolean have_filter;
 
   /* counters, under the object lock; reset when leaving READY */
   guint64 patches_passed;
@@ -128,7 +152,7 @@ static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
     GST_STATIC_CAPS (GST_VIDEO_CAPS_MAKE (PATCH_FORMATS)));
 
 #define gst_patch_filter_parent_class parent_class
-G_DEFINE_TYPE (GstPatchFilter, gst_patch_filter, GST_TYPE_BASE_TRANSFORM);
+G_DEFINE_TYPE (GstPatchFilter, gst_patch_filter, GST_TYPE_ELEMENT);
 
 static void
 do_element_init (GstPlugin * plugin)
@@ -147,13 +171,12 @@ GST_ELEMENT_REGISTER_DEFINE_WITH_CODE (patchfilter, "patchfilter",
     GST_RANK_NONE, GST_TYPE_PATCH_FILTER, do_element_init (plugin));
 
 static gboolean
-gst_patch_filter_set_caps (GstBaseTransform * trans, GstCaps * incaps,
-    GstCaps * outcaps)
+gst_patch_filter_set_caps (GstElement * element, GstCaps * caps)
 {
-  GstPatchFilter *self = GST_PATCH_FILTER (trans);
+  GstPatchFilter *self = GST_PATCH_FILTER (element);
   const GstVideoFormatInfo *finfo;
 
-  if (!gst_video_info_from_caps (&self->info, incaps))
+  if (!gst_video_info_from_caps (&self->info, caps))
     return FALSE;
   finfo = self->info.finfo;
   self->layout.pixel_bytes = GST_VIDEO_FORMAT_INFO_PSTRIDE (finfo, 0);
@@ -163,16 +186,45 @@ gst_patch_filter_set_caps (GstBaseTransform * trans, GstCaps * incaps,
   return TRUE;
 }
 
-static gboolean
-gst_patch_filter_start (GstBaseTransform * trans)
-{
-  GstPatchFilter *self = GST_PATCH_FILTER (trans);
+/* ---- the check, on the workers ------------------------------------------- */
 
-  GST_OBJECT_LOCK (self);
-  self->patches_passed = 0;
-  self->patches_rejected = 0;
-  GST_OBJECT_UNLOCK (self);
-  return TRUE;
+static gpointer
+filter_thread_state_new (gpointer user_data)
+{
+  return g_new0 (FilterThreadState, 1);
+}
+
+static void
+filter_thread_state_free (gpointer state, gpointer user_data)
+{
+  g_free (state);
+}
+
+static GstBuffer *
+filter_process (gpointer data, gpointer state, gpointer user_data)
+{
+  GstPatchFilter *self = user_data;
+  FilterWork *work = data;
+  FilterThreadState *ts = state;
+  GstVideoFrame frame;
+
+  if (!ts->valid || memcmp (&work->range, &ts->range, sizeof (ts->range))) {
+    wsi_hsv_filter_init (&ts->filter, &work->range);
+    ts->range = work->range;
+    ts->valid = TRUE;
+  }
+  /* Read only: the pixels are never modified, shared buffers not copied. */
+  if (gst_video_frame_map (&frame, &self->info, work->buffer, GST_MAP_READ)) {
+    work->mapped = TRUE;
+    work->total = (guint64) GST_VIDEO_FRAME_WIDTH (&frame) *
+        GST_VIDEO_FRAME_HEIGHT (&frame);
+    work->in_range = wsi_hsv_filter_count (&ts->filter,
+        GST_VIDEO_FRAME_PLANE_DATA (&frame, 0),
+        GST_VIDEO_FRAME_WIDTH (&frame), GST_VIDEO_FRAME_HEIGHT (&frame),
+        GST_VIDEO_FRAME_PLANE_STRIDE (&frame, 0), &self->layout);
+    gst_video_frame_unmap (&frame);
+  }
+  return g_steal_pointer (&work->buffer);
 }
 
 /* Tells upstream (patchsampler's accounting) that the patch of @buffer will
@@ -182,6 +234,7 @@ gst_patch_filter_report_dropped (GstPatchFilter * self, GstBuffer * buffer,
     const gchar * reason)
 {
   GstStructure *meta = wsi_patch_meta_get (buffer);
+  GstPad *sinkpad = wsi_patch_workers_sink_pad (self->workers);
   const WsiPatchRecord *records;
   guint n_records, i;
 
@@ -197,66 +250,117 @@ gst_patch_filter_report_dropped (GstPatchFilter * self, GstBuffer * buffer,
         "path", G_TYPE_STRING, path ? path : "",
         "reason", G_TYPE_STRING, reason, NULL);
 
-    gst_pad_push_event (GST_BASE_TRANSFORM_SINK_PAD (self),
+    gst_pad_push_event (sinkpad,
         gst_event_new_custom (GST_EVENT_CUSTOM_UPSTREAM, s));
   }
 }
 
-static GstFlowReturn
-gst_patch_filter_transform_ip (GstBaseTransform * trans, GstBuffer * buffer)
+/* In stream order, on the pool's task: passes the patch on and counts it,
+ * or reports it upstream, then counts it, and drops it (counting last, so
+ * whoever sees the count sees the event). */
+static GstBuffer *
+filter_finish (gpointer data, GstBuffer * result, gpointer user_data)
 {
-  GstPatchFilter *self = GST_PATCH_FILTER (trans);
-  GstVideoFrame frame;
-  WsiHsvRange range = { 0 };
-  gdouble min_fraction, fraction;
-  guint64 in_range, total;
-  guint width, height;
+  GstPatchFilter *self = user_data;
+  FilterWork *work = data;
+  gdouble fraction;
   gchar *reason;
 
-  GST_OBJECT_LOCK (self);
-  range = self->range;
-  min_fraction = self->min_pixel_fraction;
-  GST_OBJECT_UNLOCK (self);
-  if (!self->have_filter
-      || memcmp (&range, &self->filter_range, sizeof (range)) != 0) {
-    wsi_hsv_filter_init (&self->filter, &range);
-    self->filter_range = range;
-    self->have_filter = TRUE;
-  }
-
-  if (!gst_video_frame_map (&frame, &self->info, buffer, GST_MAP_READ)) {
+  if (result == NULL)
+    return NULL;
+  if (!work->mapped) {
     GST_ELEMENT_ERROR (self, STREAM, FAILED,
         ("Could not read the pixels of a patch."),
-        ("gst_video_frame_map failed on %" GST_PTR_FORMAT, buffer));
-    return GST_FLOW_ERROR;
+        ("gst_video_frame_map failed on %" GST_PTR_FORMAT, result));
+    gst_buffer_unref (result);
+    return NULL;
   }
-  width = GST_VIDEO_FRAME_WIDTH (&frame);
-  height = GST_VIDEO_FRAME_HEIGHT (&frame);
-  in_range = wsi_hsv_filter_count (&self->filter,
-      GST_VIDEO_FRAME_PLANE_DATA (&frame, 0), width, height,
-      GST_VIDEO_FRAME_PLANE_STRIDE (&frame, 0), &self->layout);
-  gst_video_frame_unmap (&frame);
-
-  total = (guint64) width * height;
-  fraction = total ? (gdouble) in_range / total : 0.0;
-  if (total > 0 && fraction >= min_fraction) {
+  fraction = work->total ? (gdouble) work->in_range / work->total : 0.0;
+  if (work->total > 0 && fraction >= work->min_fraction) {
     GST_OBJECT_LOCK (self);
     self->patches_passed++;
     GST_OBJECT_UNLOCK (self);
-    return GST_FLOW_OK;
+    return result;
   }
 
-  GST_OBJECT_LOCK (self);
-  self->patches_rejected++;
-  GST_OBJECT_UNLOCK (self);
   /* Whole percent, rounded down, so "60 %" is never shown for 59.9 %. */
   reason = g_strdup_printf ("rejected by patchfilter: %d %% of pixels in "
       "the HSV range, %d %% needed", (gint) floor (fraction * 100.0),
-      (gint) ceil (min_fraction * 100.0));
+      (gint) ceil (work->min_fraction * 100.0));
   GST_LOG_OBJECT (self, "%s", reason);
-  gst_patch_filter_report_dropped (self, buffer, reason);
+  gst_patch_filter_report_dropped (self, result, reason);
   g_free (reason);
-  return GST_BASE_TRANSFORM_FLOW_DROPPED;
+  GST_OBJECT_LOCK (self);
+  self->patches_rejected++;
+  GST_OBJECT_UNLOCK (self);
+  gst_buffer_unref (result);
+  return NULL;
+}
+
+static void
+filter_work_clear (gpointer data, gpointer user_data)
+{
+  FilterWork *work = data;
+
+  gst_clear_buffer (&work->buffer);
+}
+
+static const WsiOrderedPoolFuncs filter_pool_funcs = {
+  .thread_state_new = filter_thread_state_new,
+  .thread_state_free = filter_thread_state_free,
+  .process = filter_process,
+  .finish = filter_finish,
+  .work_clear = filter_work_clear,
+};
+
+/* ---- streaming thread and state ------------------------------------------ */
+
+static GstFlowReturn
+gst_patch_filter_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
+{
+  GstPatchFilter *self = GST_PATCH_FILTER (parent);
+  FilterWork work = { buffer, };
+
+  GST_OBJECT_LOCK (self);
+  work.range = self->range;
+  work.min_fraction = self->min_pixel_fraction;
+  GST_OBJECT_UNLOCK (self);
+  return wsi_patch_workers_queue (self->workers, &work);
+}
+
+static GstStateChangeReturn
+gst_patch_filter_change_state (GstElement * element,
+    GstStateChange transition)
+{
+  GstPatchFilter *self = GST_PATCH_FILTER (element);
+  GstStateChangeReturn ret;
+  guint threads;
+
+  if (transition == GST_STATE_CHANGE_READY_TO_PAUSED) {
+    GST_OBJECT_LOCK (self);
+    self->patches_passed = 0;
+    self->patches_rejected = 0;
+    threads = self->threads;
+    GST_OBJECT_UNLOCK (self);
+    wsi_patch_workers_start (self->workers, threads, "patchfilter");
+  }
+
+  ret = GST_ELEMENT_CLASS (parent_class)->change_state (element, transition);
+
+  if (transition == GST_STATE_CHANGE_PAUSED_TO_READY
+      || (transition == GST_STATE_CHANGE_READY_TO_PAUSED
+          && ret == GST_STATE_CHANGE_FAILURE))
+    wsi_patch_workers_stop (self->workers);
+  return ret;
+}
+
+static void
+gst_patch_filter_finalize (GObject * object)
+{
+  GstPatchFilter *self = GST_PATCH_FILTER (object);
+
+  wsi_patch_workers_free (self->workers);
+  G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 
 static void
@@ -287,6 +391,9 @@ gst_patch_filter_set_property (GObject * object, guint prop_id,
       break;
     case PROP_MIN_PIXEL_FRACTION:
       self->min_pixel_fraction = g_value_get_double (value);
+      break;
+    case PROP_THREADS:
+      self->threads = g_value_get_uint (value);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -330,6 +437,9 @@ gst_patch_filter_get_property (GObject * object, guint prop_id,
     case PROP_MIN_PIXEL_FRACTION:
       g_value_set_double (value, self->min_pixel_fraction);
       break;
+    case PROP_THREADS:
+      g_value_set_uint (value, self->threads);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -353,10 +463,10 @@ gst_patch_filter_class_init (GstPatchFilterClass * klass)
 {
   GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
   GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
-  GstBaseTransformClass *trans_class = GST_BASE_TRANSFORM_CLASS (klass);
 
   gobject_class->set_property = gst_patch_filter_set_property;
   gobject_class->get_property = gst_patch_filter_get_property;
+  gobject_class->finalize = gst_patch_filter_finalize;
 
   install_bound (gobject_class, PROP_HUE_MIN, "hue-min", "Hue min",
       "Lowest hue a pixel may have to count (OpenCV half degrees, 0 to 180, "
@@ -394,6 +504,14 @@ gst_patch_filter_class_init (GstPatchFilterClass * klass)
           "Patches dropped for too few pixels in the HSV range since the "
           "element left READY (read-only, patches)", 0, G_MAXUINT64, 0,
           G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+  g_object_class_install_property (gobject_class, PROP_THREADS,
+      g_param_spec_uint ("threads", "Threads",
+          "Worker threads checking patches (0 to 64, default 1; 0 = one per "
+          "core, shared among LOCAL_WORLD_SIZE ranks); output, counts and "
+          "events do not depend on it; read when the element leaves READY",
+          0, MAX_THREADS, DEFAULT_THREADS,
+          G_PARAM_READWRITE | GST_PARAM_MUTABLE_READY |
+          G_PARAM_STATIC_STRINGS));
 
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_add_static_pad_template (element_class, &src_template);
@@ -403,14 +521,8 @@ gst_patch_filter_class_init (GstPatchFilterClass * klass)
       "(Midnight's tissue check) and reports them upstream",
       "gst-wsi developers");
 
-  trans_class->set_caps = GST_DEBUG_FUNCPTR (gst_patch_filter_set_caps);
-  trans_class->start = GST_DEBUG_FUNCPTR (gst_patch_filter_start);
-  trans_class->transform_ip =
-      GST_DEBUG_FUNCPTR (gst_patch_filter_transform_ip);
-  /* Passthrough with transform_ip: buffers are read, never made writable
-   * (no copy of shared buffers), and may still be dropped. */
-  trans_class->passthrough_on_same_caps = TRUE;
-  trans_class->transform_ip_on_passthrough = TRUE;
+  element_class->change_state =
+      GST_DEBUG_FUNCPTR (gst_patch_filter_change_state);
 }
 
 static void
@@ -423,6 +535,8 @@ gst_patch_filter_init (GstPatchFilter * self)
   self->range.val_min = DEFAULT_VALUE_MIN;
   self->range.val_max = DEFAULT_VALUE_MAX;
   self->min_pixel_fraction = DEFAULT_MIN_PIXEL_FRACTION;
-  gst_base_transform_set_in_place (GST_BASE_TRANSFORM (self), TRUE);
-  gst_base_transform_set_passthrough (GST_BASE_TRANSFORM (self), TRUE);
+  self->threads = DEFAULT_THREADS;
+  self->workers = wsi_patch_workers_new (GST_ELEMENT (self), &sink_template,
+      &src_template, GST_DEBUG_FUNCPTR (gst_patch_filter_chain),
+      sizeof (FilterWork), &filter_pool_funcs, gst_patch_filter_set_caps);
 }

@@ -11,13 +11,12 @@
 #define __GST_PATCH_FILTER_H__
 
 #include <gst/gst.h>
-#include <gst/base/gstbasetransform.h>
 
 G_BEGIN_DECLS
 
 #define GST_TYPE_PATCH_FILTER (gst_patch_filter_get_type ())
 G_DECLARE_FINAL_TYPE (GstPatchFilter, gst_patch_filter,
-    GST, PATCH_FILTER, GstBaseTransform);
+    GST, PATCH_FILTER, GstElement);
 
 GST_ELEMENT_REGISTER_DECLARE (patchfilter);
 

@@ -109,18 +109,30 @@ filter_harness (const gchar * format, guint width)
   return h;
 }
 
-/* Pushes @buf; TRUE when it came out the other side. */
+/* Pushes @buf; TRUE when it came out the other side. The verdict is
+ * given on the element's pool task (counted last, after a drop event), so
+ * wait for the counters to move, then for the patch when it passed. */
 static gboolean
 passes (GstHarness * h, GstBuffer * buf)
 {
+  guint64 passed = wsi_test_get_u64 (h->element, "patches-passed");
+  guint64 rejected = wsi_test_get_u64 (h->element, "patches-rejected");
+  gint64 deadline = g_get_monotonic_time () + 30 * G_TIME_SPAN_SECOND;
   GstBuffer *out;
 
   fail_unless_equals_int (gst_harness_push (h, buf), GST_FLOW_OK);
-  out = gst_harness_try_pull (h);
-  if (out == NULL)
-    return FALSE;
-  gst_buffer_unref (out);
-  return TRUE;
+  while (wsi_test_get_u64 (h->element, "patches-rejected") == rejected) {
+    if (wsi_test_get_u64 (h->element, "patches-passed") != passed) {
+      out = gst_harness_pull (h);
+      fail_unless (out != NULL, "counted as passed, never pushed");
+      gst_buffer_unref (out);
+      return TRUE;
+    }
+    fail_unless (g_get_monotonic_time () < deadline, "no verdict in 30 s");
+    g_usleep (200);
+  }
+  fail_unless (gst_harness_try_pull (h) == NULL, "rejected, yet pushed");
+  return FALSE;
 }
 
 /* The next wsi-patch-dropped event upstream of @h, or NULL. */
@@ -352,6 +364,83 @@ GST_START_TEST (test_properties_validated)
 
 GST_END_TEST;
 
+/* 60 patches, a third glass: with 1, 2 and 4 threads the same patches
+ * pass, in order, with the same drop events upstream in the same order. */
+static gchar *
+filter_run (guint threads)
+{
+  gchar *launch = g_strdup_printf ("patchfilter threads=%u", threads);
+  GstHarness *h = gst_harness_new_parse (launch);
+  GString *log = g_string_new (NULL);
+  GstElement *filter;
+  GstBuffer *out;
+  GstEvent *ev;
+  guint i;
+
+  gst_harness_set_src_caps_str (h, "video/x-raw,format=RGB,width=32,"
+      "height=32,framerate=0/1");
+  for (i = 0; i < 60; i++) {
+    GstBuffer *b = make_patch ("RGB", i % 3 ? PURPLE : WHITE, WHITE,
+        i % 3 == 2 ? SIZE / 4 : SIZE, SIZE);
+    WsiPatchRecord rec = { 0 };
+    const gchar *paths[] = { "/slides/a.tiff", NULL }, *labels[] = { "",
+      NULL
+    };
+
+    /* renumber: sequence i */
+    gst_buffer_remove_meta (b, (GstMeta *) gst_buffer_get_custom_meta (b,
+            WSI_PATCH_META_NAME));
+    rec.sequence = i;
+    wsi_patch_meta_add (b, &rec, 1, paths, labels);
+    GST_BUFFER_OFFSET (b) = i;
+    fail_unless_equals_int (gst_harness_push (h, b), GST_FLOW_OK);
+  }
+  fail_unless (gst_harness_push_event (h, gst_event_new_eos ()));
+  /* EOS comes out after every verdict */
+  while ((ev = gst_harness_pull_event (h)) != NULL) {
+    gboolean eos = GST_EVENT_TYPE (ev) == GST_EVENT_EOS;
+
+    gst_event_unref (ev);
+    if (eos)
+      break;
+  }
+  while ((out = gst_harness_try_pull (h)) != NULL) {
+    g_string_append_printf (log, "pass %" G_GUINT64_FORMAT ",",
+        GST_BUFFER_OFFSET (out));
+    gst_buffer_unref (out);
+  }
+  while ((ev = pull_dropped (h)) != NULL) {
+    guint64 seq = 0;
+
+    gst_structure_get_uint64 (gst_event_get_structure (ev), "sequence", &seq);
+    g_string_append_printf (log, "drop %" G_GUINT64_FORMAT ",", seq);
+    gst_event_unref (ev);
+  }
+  filter = gst_harness_find_element (h, "patchfilter");
+  fail_unless_equals_uint64 (wsi_test_get_u64 (filter, "patches-passed"), 20);
+  fail_unless_equals_uint64 (wsi_test_get_u64 (filter, "patches-rejected"),
+      40);
+  gst_object_unref (filter);
+  gst_harness_teardown (h);
+  g_free (launch);
+  return g_string_free (log, FALSE);
+}
+
+GST_START_TEST (test_threads_same_verdicts)
+{
+  gchar *one = filter_run (1), *two = filter_run (2), *four = filter_run (4);
+
+  fail_unless (strstr (one, "pass 1,pass 4,") == one, "%s", one);
+  fail_unless (strstr (one, "drop 0,drop 2,drop 3,") != NULL, "%s", one);
+  fail_unless_equals_string (one, two);
+  fail_unless_equals_string (one, four);
+  g_free (one);
+  g_free (two);
+  g_free (four);
+}
+
+GST_END_TEST;
+
 /* Printed, never asserted: 256x256 patches a second on one core. */
 GST_START_TEST (test_speed_figure)
 {
@@ -479,6 +568,7 @@ patchfilter_suite (void)
   tcase_add_test (tc, test_drop_event_upstream);
   tcase_add_test (tc, test_every_format);
   tcase_add_test (tc, test_properties_validated);
+  tcase_add_test (tc, test_threads_same_verdicts);
   tcase_add_test (tc, test_speed_figure);
   tcase_add_test (tc, test_pipeline_rejects_everything_errors);
   return s;
