@@ -1278,6 +1278,238 @@ GST_START_TEST (test_target_finer_than_scan_warns)
 
 GST_END_TEST;
 
+/* Checks a magnification-mode record: inside the slide, on tissue (pixel
+ * by pixel), out_mpp what its own footprint gives. */
+static void
+check_magnification_record (const TestSlide * s, const WsiPatchRecord * r,
+    guint out_size, gdouble min_tissue)
+{
+  fail_unless (r->x >= 0 && r->x + r->footprint <= s->width);
+  fail_unless (r->y >= 0 && r->y + r->footprint <= s->height);
+  fail_unless_equals_int (r->out_size, out_size);
+  fail_unless_equals_int (r->cycle, s->cycle);
+  fail_unless_equals_uint64 (r->level, WSI_LEVEL_UNSET);
+  fail_unless (fabs (r->tissue_fraction - brute_force_fraction (s, r->x, r->y,
+              r->footprint)) < 1e-5);
+  fail_unless (r->tissue_fraction >= min_tissue - 1e-6);
+  fail_unless (fabs (r->out_mpp - r->footprint * s->mpp / out_size) < 1e-6);
+}
+
+/* multi-magnification: each patch one of target-mpps, as often as the
+ * weights say (chi-square, df 3, 0.1 % tail 16.3), exact out_mpp. */
+GST_START_TEST (test_multi_magnification)
+{
+  const gdouble mpps[] = { 0.25, 0.5, 1.0, 2.0 };
+  const gdouble p[] = { 0.4, 0.3, 0.2, 0.1 };
+  GstHarness *h = sampler_new (NULL);
+  guint counts[4] = { 0, }, n, i, k;
+  gdouble chi = 0.0;
+  WsiPatchRecord *r;
+  TestSlide s;
+  gchar *text;
+
+  test_slide_init (&s);
+  g_object_set (h->element, "mode", 2, "target-mpps", "0.25, 0.5,1,2",
+      "mpp-weights", "4,3,2,1", "patches-per-slide", 1000, NULL);
+  g_object_get (h->element, "target-mpps", &text, NULL);
+  fail_unless_equals_string (text, "0.25,0.5,1,2");
+  g_free (text);
+  r = push_slide (h, &s, &n, NULL);
+  fail_unless_equals_int (n, 1000);
+  for (i = 0; i < n; i++) {
+    check_magnification_record (&s, &r[i], 256, 0.5);
+    for (k = 0; k < 4 && r[i].out_mpp != (gfloat) mpps[k]; k++);
+    fail_unless (k < 4, "out_mpp %g", r[i].out_mpp);
+    fail_unless_equals_int (r[i].footprint, (guint) (256 * mpps[k] / 0.25));
+    counts[k]++;
+  }
+  for (k = 0; k < 4; k++)
+    chi += (counts[k] - p[k] * n) * (counts[k] - p[k] * n) / (p[k] * n);
+  fail_unless (chi < 16.3, "%u %u %u %u", counts[0], counts[1], counts[2],
+      counts[3]);
+  g_free (r);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+/* continuous-magnification: every patch its own resolution in range, on
+ * tissue at that resolution, for each distribution. */
+GST_START_TEST (test_continuous_magnification)
+{
+  GstHarness *h = sampler_new (NULL);
+  WsiPatchRecord *r;
+  TestSlide s;
+  guint n, i, dist, at_ends;
+  GHashTable *footprints;
+
+  test_slide_init (&s);
+  s.mpp = 0.26;
+  for (dist = 0; dist < 3; dist++) {
+    g_object_set (h->element, "mode", 3, "mpp-min", 0.3, "mpp-max", 1.5,
+        "mpp-distribution", dist, "maxavg-lambda", 0.5,
+        "patches-per-slide", 400, "patch-size", 224, NULL);
+    r = push_slide (h, &s, &n, NULL);
+    fail_unless_equals_int (n, 400);
+    footprints = g_hash_table_new (g_direct_hash, g_direct_equal);
+    at_ends = 0;
+    for (i = 0; i < n; i++) {
+      check_magnification_record (&s, &r[i], 224, 0.5);
+      /* rounding the footprint moves the mpp by < half a level-0 pixel */
+      fail_unless (r[i].out_mpp > 0.3 - 0.26 / 224 &&
+          r[i].out_mpp < 1.5 + 0.26 / 224, "%g", r[i].out_mpp);
+      g_hash_table_add (footprints, GUINT_TO_POINTER (r[i].footprint));
+      at_ends += r[i].footprint == 258 || r[i].footprint == 1292;
+    }
+    fail_unless (g_hash_table_size (footprints) > 100, "distribution %u: "
+        "%u footprints", dist, g_hash_table_size (footprints));
+    /* minmax puts about 1/(2 (1 + ln 5)) = 19 % at each end */
+    if (dist == 2)
+      fail_unless (at_ends > 100 && at_ends < 210, "%u at the ends", at_ends);
+    else
+      fail_unless (at_ends < 20, "%u at the ends", at_ends);
+    g_hash_table_unref (footprints);
+    g_free (r);
+  }
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+/* A slide without mpp is skipped with the usual warning, naming the mode. */
+GST_START_TEST (test_magnification_unknown_mpp)
+{
+  GstBus *bus;
+  GstHarness *h = sampler_new (&bus);
+  WsiPatchRecord *r;
+  TestSlide s;
+  guint n;
+  gchar *text;
+
+  test_slide_init (&s);
+  s.mpp = 0;
+  s.path = "/slides/no-mpp.tiff";
+  g_object_set (h->element, "mode", 2, NULL);
+  r = push_slide (h, &s, &n, NULL);
+  fail_unless (r == NULL);
+  text = wsi_test_pop_message_text (bus, GST_MESSAGE_WARNING);
+  fail_unless (text != NULL);
+  fail_unless (strstr (text, "no-mpp.tiff") != NULL, "%s", text);
+  fail_unless (strstr (text, "multi-magnification") != NULL, "%s", text);
+  g_free (text);
+  fail_unless_equals_uint64 (wsi_test_get_u64 (h->element, "slides-skipped"),
+      1);
+  sampler_free (h, bus);
+}
+
+GST_END_TEST;
+
+/* Settings that contradict each other stop the stream with a message. */
+static void
+check_settings_error (const gchar * mode, const gchar * prop,
+    const gchar * value, const gchar * expected)
+{
+  GstBus *bus;
+  GstHarness *h = sampler_new (&bus);
+  TestSlide s;
+  gchar *text;
+
+  test_slide_init (&s);
+  gst_util_set_object_arg (G_OBJECT (h->element), "mode", mode);
+  gst_util_set_object_arg (G_OBJECT (h->element), prop, value);
+  fail_unless_equals_int (gst_harness_push (h, test_slide_buffer (&s, 0)),
+      GST_FLOW_ERROR);
+  text = wsi_test_pop_message_text (bus, GST_MESSAGE_ERROR);
+  fail_unless (text != NULL);
+  fail_unless (strstr (text, expected) != NULL, "%s", text);
+  g_free (text);
+  sampler_free (h, bus);
+}
+
+GST_START_TEST (test_magnification_bad_settings)
+{
+  GstElement *e = gst_element_factory_make ("patchsampler", NULL);
+  gchar *text;
+  gdouble v;
+
+  /* refused one by one, old value kept */
+  ASSERT_WARNING (g_object_set (e, "target-mpps", "0.5,abc", NULL));
+  ASSERT_WARNING (g_object_set (e, "target-mpps", "", NULL));
+  ASSERT_WARNING (g_object_set (e, "mpp-weights", "1,-2", NULL));
+  ASSERT_WARNING (g_object_set (e, "mpp-min", 0.0, NULL));
+  ASSERT_WARNING (g_object_set (e, "maxavg-lambda", 0.0, NULL));
+  g_object_get (e, "target-mpps", &text, "mpp-min", &v, NULL);
+  fail_unless_equals_string (text, "0.25,0.5,1,2");
+  fail_unless_equals_float (v, 0.25);
+  g_free (text);
+  gst_object_unref (e);
+
+  /* refused together, at the first slide */
+  check_settings_error ("continuous-magnification", "mpp-min", "2.5",
+      "mpp-min < mpp-max");
+  check_settings_error ("multi-magnification", "mpp-weights", "1,2,3",
+      "mpp-weights has 3 entries");
+  check_settings_error ("multi-magnification", "replacement", "false",
+      "replacement=false");
+}
+
+GST_END_TEST;
+
+/* replacement=false across the cycles of one slide (one visit per cycle):
+ * every tissue position of the non-overlapping lattice once before any
+ * repeats, none overlapping, the cycle in every record. */
+GST_START_TEST (test_without_replacement_across_cycles)
+{
+  GstHarness *h = sampler_new (NULL);
+  GArray *all = g_array_new (FALSE, FALSE, sizeof (WsiPatchRecord));
+  const WsiPatchRecord *r;
+  WsiPatchRecord *v;
+  GHashTable *seen = g_hash_table_new (g_int64_hash, g_int64_equal);
+  gint64 *keys;
+  TestSlide s;
+  guint n, cycle, i, n_cells = 0;
+  gint64 x, y, x0, y0;
+
+  test_slide_init (&s);
+  g_object_set (h->element, "replacement", FALSE, "patches-per-slide", 9,
+      NULL);
+  for (cycle = 0; cycle < 12; cycle++) {
+    s.cycle = cycle;
+    v = push_slide (h, &s, &n, NULL);
+    fail_unless_equals_int (n, 9);
+    check_records (&s, v, n, 256, 256, 0.5);
+    g_array_append_vals (all, v, n);
+    g_free (v);
+  }
+  r = (const WsiPatchRecord *) all->data;
+  /* the lattice: origin from any position, step the footprint */
+  x0 = r[0].x % 256;
+  y0 = r[0].y % 256;
+  for (y = y0; y + 256 <= s.height; y += 256)
+    for (x = x0; x + 256 <= s.width; x += 256)
+      n_cells += brute_force_fraction (&s, x, y, 256) >= 0.5;
+  fail_unless (n_cells > 27 && n_cells < all->len - 9, "%u cells", n_cells);
+  keys = g_new (gint64, n_cells);
+  for (i = 0; i < n_cells; i++) {
+    keys[i] = r[i].y * s.width + r[i].x;
+    fail_unless (g_hash_table_add (seen, &keys[i]), "record %u repeats a "
+        "position before the slide's %u positions are exhausted", i, n_cells);
+  }
+  check_no_overlap (r, n_cells, 256);
+  /* the next epoch starts over on the same positions */
+  for (i = n_cells; i < all->len; i++) {
+    gint64 key = r[i].y * s.width + r[i].x;
+
+    fail_unless (g_hash_table_contains (seen, &key));
+  }
+  g_free (keys);
+  g_hash_table_unref (seen);
+  g_array_unref (all);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
 static Suite *
 patchsampler_suite (void)
 {
@@ -1315,6 +1547,11 @@ patchsampler_suite (void)
   tcase_add_test (tc, test_rank_quota_needs_rank_meta);
   tcase_add_test (tc, test_align_tile);
   tcase_add_test (tc, test_target_finer_than_scan_warns);
+  tcase_add_test (tc, test_multi_magnification);
+  tcase_add_test (tc, test_continuous_magnification);
+  tcase_add_test (tc, test_magnification_unknown_mpp);
+  tcase_add_test (tc, test_magnification_bad_settings);
+  tcase_add_test (tc, test_without_replacement_across_cycles);
   return s;
 }
 
