@@ -21,6 +21,7 @@ boxes draws in well under a second.  Not thread-safe per image (PIL).
 """
 import math
 import os
+import re
 
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
@@ -175,24 +176,25 @@ def _legend(draw, x, y, colours, counts, show_outline):
 
 
 def _wrap(draw, text, fnt, width):
-    """`text` cut into lines no wider than `width` pixels."""
+    """`text` cut into lines no wider than `width` pixels, preferably after
+    a space, '-', '_' or '/' (file names), else anywhere."""
     lines = []
     for paragraph in text.split("\n"):
         line = ""
-        for word in paragraph.split(" "):
-            trial = f"{line} {word}" if line else word
-            while _text_width(draw, trial, fnt) > width and len(trial) > 1:
-                if line:
-                    lines.append(line)
-                    trial, line = word, ""
-                    continue
-                cut = len(trial) - 1       # a word wider than the line
-                while cut > 1 and _text_width(draw, trial[:cut], fnt) > width:
+        for token in re.findall(r"[^\s_/-]*[\s_/-]?", paragraph):
+            if _text_width(draw, (line + token).rstrip(), fnt) <= width:
+                line += token
+                continue
+            if line.strip():
+                lines.append(line.rstrip())
+            line = token
+            while _text_width(draw, line.rstrip(), fnt) > width and len(line) > 1:
+                cut = len(line) - 1        # a token wider than the line
+                while cut > 1 and _text_width(draw, line[:cut], fnt) > width:
                     cut -= 1
-                lines.append(trial[:cut])
-                trial = trial[cut:]
-            line = trial
-        lines.append(line)
+                lines.append(line[:cut])
+                line = line[cut:]
+        lines.append(line.rstrip())
     return lines
 
 
