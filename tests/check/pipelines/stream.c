@@ -572,6 +572,110 @@ GST_START_TEST (test_restart_same_stream)
 
 GST_END_TEST;
 
+/* The sampler settings of every mode, as the determinism test runs them. */
+static const gchar *const every_mode[] = {
+  "mode=random patches-per-slide=8 target-mpp=0.4",
+  "mode=random replacement=false patches-per-slide=8 target-mpp=0.4",
+  "mode=grid patches-per-slide=5 target-mpp=0.4",
+  "mode=multi-magnification target-mpps=\"0.3,0.6\" mpp-weights=\"1,3\" "
+      "patches-per-slide=8",
+  "mode=continuous-magnification mpp-min=0.3 mpp-max=0.9 "
+      "mpp-distribution=maxavg patches-per-slide=8",
+  "mode=continuous-magnification mpp-min=0.3 mpp-max=0.9 "
+      "mpp-distribution=minmax patches-per-slide=8",
+};
+
+/* "slide:cycle:x:y:footprint:mpp" -> pixels checksum, for every patch of
+ * @r (batches of @batch patches of PATCH x PATCH RGB). */
+static GHashTable *
+patch_digests (const WsiRun * r, guint batch)
+{
+  GHashTable *digests = g_hash_table_new_full (g_str_hash, g_str_equal,
+      g_free, g_free);
+  gsize patch_bytes = PATCH * PATCH * 3;
+  guint i;
+
+  for (i = 0; i < r->records->len; i++) {
+    const WsiPatchRecord *rec = WSI_RECORD (r, i);
+    GstBuffer *buf = g_ptr_array_index (r->batches, i / batch);
+    GstMapInfo map;
+    gchar *key = g_strdup_printf ("%u:%u:%" G_GINT64_FORMAT ":%"
+        G_GINT64_FORMAT ":%u:%.6f", rec->slide_index, rec->cycle, rec->x,
+        rec->y, rec->footprint, rec->out_mpp);
+
+    fail_unless (gst_buffer_map (buf, &map, GST_MAP_READ));
+    g_hash_table_insert (digests, key, g_compute_checksum_for_data
+        (G_CHECKSUM_SHA1, map.data + (i % batch) * patch_bytes,
+            patch_bytes));
+    gst_buffer_unmap (buf, &map);
+  }
+  return digests;
+}
+
+/* Each patch's slide, resolution, position and pixels are a function of
+ * the seed, the slide and the visit, in every mode: identical streams at
+ * 1 and 3 reader threads (over cycles), the same patches with another
+ * pool size (only the order changes). */
+GST_START_TEST (test_every_mode_deterministic)
+{
+  gchar *dir = wsi_test_make_dir (WSI_TEST_TMPDIR, "every-mode");
+  WsiTestSlideSpec specs[4];
+  guint m, i;
+
+  write_good_slides (dir, 4, specs);
+  for (m = 0; m < G_N_ELEMENTS (every_mode); m++) {
+    WsiRun *one, *three, *pool2, *pool4;
+    GHashTable *d2, *d4;
+    GHashTableIter iter;
+    gpointer key, value;
+
+    one = run (dir, "seed=7 cycle=true", every_mode[m],
+        "pool-size=2 patches-per-visit=3", 1, 8, 10);
+    three = run (dir, "seed=7 cycle=true", every_mode[m],
+        "pool-size=2 patches-per-visit=3", 3, 8, 10);
+    fail_unless (one->error == NULL, "%s: %s", every_mode[m], one->error);
+    fail_unless (three->error == NULL, "%s: %s", every_mode[m], three->error);
+    fail_unless_equals_int (one->records->len, 80);
+    fail_unless_equals_int (three->records->len, 80);
+    for (i = 0; i < one->records->len; i++) {
+      WsiPatchRecord a = *WSI_RECORD (one, i), b = *WSI_RECORD (three, i);
+
+      a.created_ns = b.created_ns = 0;
+      fail_unless (memcmp (&a, &b, sizeof (a)) == 0, "%s: record %u differs "
+          "between 1 and 3 threads", every_mode[m], i);
+    }
+    /* the run went past the first cycle */
+    fail_unless (WSI_RECORD (one, 79)->cycle > 0, "%s", every_mode[m]);
+    wsi_run_free (one);
+    wsi_run_free (three);
+
+    pool2 = run (dir, "seed=7", every_mode[m], "pool-size=2", 2, 8, 0);
+    pool4 = run (dir, "seed=7", every_mode[m], "pool-size=4 "
+        "patches-per-visit=1", 2, 8, 0);
+    fail_unless (pool2->error == NULL && pool4->error == NULL);
+    fail_unless (pool2->records->len > 0);
+    fail_unless_equals_int (pool2->records->len, pool4->records->len);
+    d2 = patch_digests (pool2, 8);
+    d4 = patch_digests (pool4, 8);
+    fail_unless_equals_int (g_hash_table_size (d2), g_hash_table_size (d4));
+    g_hash_table_iter_init (&iter, d2);
+    while (g_hash_table_iter_next (&iter, &key, &value)) {
+      const gchar *other = g_hash_table_lookup (d4, key);
+
+      fail_unless (other != NULL, "%s: patch %s missing with pool-size 4",
+          every_mode[m], (const gchar *) key);
+      fail_unless_equals_string (value, other);
+    }
+    g_hash_table_unref (d2);
+    g_hash_table_unref (d4);
+    wsi_run_free (pool2);
+    wsi_run_free (pool4);
+  }
+  g_free (dir);
+}
+
+GST_END_TEST;
+
 static Suite *
 stream_suite (void)
 {
@@ -582,6 +686,7 @@ stream_suite (void)
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_stream_counts_bounds_and_tissue);
   tcase_add_test (tc, test_deterministic_across_threads);
+  tcase_add_test (tc, test_every_mode_deterministic);
   tcase_add_test (tc, test_target_mpp_read_sizes);
   tcase_add_test (tc, test_rank_partition);
   tcase_add_test (tc, test_bad_files_skipped_and_counted);
