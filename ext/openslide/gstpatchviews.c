@@ -373,6 +373,54 @@ context_footprint (const WsiViewSpec * spec, const WsiPatchRecord * rec,
   return 0.0;
 }
 
+/* The file name behind a display path: wsi_display_text() (patchreader's
+ * `paths`) writes each byte that is not UTF-8 as \xNN. NULL when @path
+ * has no such escape. */
+static gchar *
+file_from_display_path (const gchar * path)
+{
+  GString *file;
+  const gchar *p;
+
+  if (strstr (path, "\\x") == NULL)
+    return NULL;
+  file = g_string_new (NULL);
+  for (p = path; *p; p++) {
+    if (p[0] == '\\' && p[1] == 'x' && g_ascii_isxdigit (p[2])
+        && g_ascii_isxdigit (p[3])) {
+      g_string_append_c (file, (gchar) (g_ascii_xdigit_value (p[2]) * 16 +
+              g_ascii_xdigit_value (p[3])));
+      p += 3;
+    } else {
+      g_string_append_c (file, *p);
+    }
+  }
+  return g_string_free (file, FALSE);
+}
+
+/* The open slide for @path, trying the unescaped file name when the name
+ * as shown does not open; *@file is the name that opened. */
+static WsiSlideHandle *
+acquire_slide (GstPatchViews * self, const gchar * path, gchar ** file,
+    GError ** error)
+{
+  WsiSlideHandle *handle;
+
+  *file = g_strdup (path);
+  handle = wsi_slide_cache_acquire (self->slide_cache, path, error);
+  if (handle == NULL) {
+    gchar *bytes = file_from_display_path (path);
+
+    if (bytes != NULL) {
+      g_clear_error (error);
+      g_free (*file);
+      *file = bytes;
+      handle = wsi_slide_cache_acquire (self->slide_cache, bytes, error);
+    }
+  }
+  return handle;
+}
+
 static gboolean
 make_context (GstPatchViews * self, ViewsThread * thread, ViewsWork * work,
     const gchar * path, guint v, guint8 * dst, WsiViewRecord * vr)
@@ -386,20 +434,24 @@ make_context (GstPatchViews * self, ViewsThread * thread, ViewsWork * work,
   WsiReadReport report = { 0, };
   WsiImage image;
   GError *error = NULL;
+  gchar *file = NULL;
   gdouble footprint, mpp0, cx, cy;
+  gboolean ok;
   gint64 f0;
 
-  handle = wsi_slide_cache_acquire (self->slide_cache, path, &error);
+  handle = acquire_slide (self, path, &file, &error);
   if (handle == NULL) {
     work->reason = g_strdup_printf ("context view \"%s\": %s", spec->name,
         error->message);
     g_error_free (error);
+    g_free (file);
     return FALSE;
   }
   footprint = context_footprint (spec, rec, handle->slide, patch_side, &mpp0,
       &work->reason);
   if (footprint <= 0.0) {
     wsi_slide_cache_release (self->slide_cache, handle);
+    g_free (file);
     return FALSE;
   }
 
@@ -416,8 +468,10 @@ make_context (GstPatchViews * self, ViewsThread * thread, ViewsWork * work,
   image.width = image.height = side;
   image.format = work->format;
 
-  if (!read_isolated (self, path, handle, thread->rctx, &request, &image,
-          &report, &error)) {
+  ok = read_isolated (self, file, handle, thread->rctx, &request, &image,
+      &report, &error);
+  g_free (file);
+  if (!ok) {
     work->reason = g_strdup_printf ("context view \"%s\" at (%"
         G_GINT64_FORMAT ", %" G_GINT64_FORMAT "), %" G_GINT64_FORMAT
         " px: %s", spec->name, request.x, request.y, f0,

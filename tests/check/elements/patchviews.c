@@ -736,6 +736,66 @@ GST_START_TEST (test_unreadable_context_dropped)
 
 GST_END_TEST;
 
+/* A slide whose file name is Latin-1: patchreader opens it by the uri and
+ * shows its path escaped (\xE9); the context view reopens the real file. */
+GST_START_TEST (test_latin1_file_name)
+{
+  WsiTestSlideSpec spec;
+  gchar *name = g_strdup ("latin-\xe9.tiff");
+  gchar *path, *shown, *uri;
+  GstBuffer *coords;
+  GstElement *pipeline, *src, *sink;
+  GstSample *sample;
+  WsiPatchRecord r[2];
+  guint n = 0;
+
+  wsi_test_slide_spec_init (&spec);
+  spec.width = 1024;
+  spec.height = 768;
+  spec.mpp = SLIDE_MPP;
+  path = wsi_test_write_slide (WSI_TEST_TMPDIR, name, &spec);
+  shown = g_strdup_printf ("%s/latin-\\xE9.tiff", WSI_TEST_TMPDIR);
+  uri = g_filename_to_uri (path, NULL, NULL);
+  fail_unless (uri != NULL);
+  make_records (r, 2);
+  coords = gst_buffer_new_memdup (r, sizeof (r));
+  gst_structure_set (wsi_slide_meta_add (coords), "path", G_TYPE_STRING,
+      shown, "uri", G_TYPE_STRING, uri, "index", G_TYPE_UINT, 3, "label",
+      G_TYPE_STRING, "", NULL);
+
+  pipeline = gst_parse_launch ("appsrc name=src format=bytes "
+      "caps=application/x-wsi-patches ! patchreader ! patchviews "
+      "views=c:context:32:2x ! appsink name=sink sync=false", NULL);
+  src = gst_bin_get_by_name (GST_BIN (pipeline), "src");
+  sink = gst_bin_get_by_name (GST_BIN (pipeline), "sink");
+  fail_unless (gst_element_set_state (pipeline, GST_STATE_PLAYING) !=
+      GST_STATE_CHANGE_FAILURE);
+  fail_unless_equals_int (gst_app_src_push_buffer (GST_APP_SRC (src),
+          coords), GST_FLOW_OK);
+  gst_app_src_end_of_stream (GST_APP_SRC (src));
+  while ((sample = gst_app_sink_try_pull_sample (GST_APP_SINK (sink),
+              60 * GST_SECOND)) != NULL) {
+    ViewsInfo info = views_info (gst_sample_get_buffer (sample));
+
+    fail_unless_equals_string (info.path, shown);
+    fail_unless (info.views[0].flags & WSI_VIEW_FLAG_CONTEXT);
+    n++;
+    gst_sample_unref (sample);
+  }
+  fail_unless_equals_int (n, 2);
+  fail_unless_equals_int (gst_element_set_state (pipeline, GST_STATE_NULL),
+      GST_STATE_CHANGE_SUCCESS);
+  gst_object_unref (src);
+  gst_object_unref (sink);
+  gst_object_unref (pipeline);
+  g_free (uri);
+  g_free (shown);
+  g_free (path);
+  g_free (name);
+}
+
+GST_END_TEST;
+
 /* NULL -> PLAYING -> NULL four times, half of them stopped mid-stream. */
 GST_START_TEST (test_state_cycles)
 {
@@ -1121,6 +1181,7 @@ patchviews_suite (void)
   tcase_add_test (tc, test_context_centred);
   tcase_add_test (tc, test_same_bytes_for_any_thread_count);
   tcase_add_test (tc, test_unreadable_context_dropped);
+  tcase_add_test (tc, test_latin1_file_name);
   tcase_add_test (tc, test_state_cycles);
   tcase_add_test (tc, test_properties_validated);
   tcase_add_test (tc, test_output_caps);
