@@ -183,8 +183,23 @@ def _small(pixels, thumb):
 
 # ---- writing ----------------------------------------------------------------
 
-def _stem(path, index, used):
-    stem = re.sub(r"[^A-Za-z0-9._-]+", "_", pathlib.Path(path).stem) or f"slide-{index}"
+def _display_names(slides):
+    """Slide index -> its path relative to the folder all slides share
+    (a/slide-00.tiff and b/slide-00.tiff stay apart), or its file name."""
+    paths = {i: s.get("path") or str(i) for i, s in slides.items()}
+    folders = [os.path.dirname(p) for p in paths.values()]
+    try:
+        common = os.path.commonpath(folders) if len(folders) > 1 else folders[0]
+    except ValueError:                 # relative and absolute mixed
+        common = ""
+    return {i: os.path.relpath(p, common) if common else os.path.basename(p)
+            for i, p in paths.items()}
+
+
+def _stem(name, index, used):
+    """A file name for the slide's PNG: its display name, made safe."""
+    stem = os.path.splitext(name)[0]
+    stem = re.sub(r"[^A-Za-z0-9.-]+", "_", stem).strip("._") or f"slide-{index}"
     if stem in used:
         stem = f"{stem}-{index}"
     used.add(stem)
@@ -223,6 +238,7 @@ def write_preview(outdir, description, slides, records, sheet, warnings, columns
     every = [r["out_mpp"] for rs in records.values() for r in rs]
     colours = preview_draw.MppColours(every)
     used, summary = set(), {"description": description, "warnings": warnings, "slides": []}
+    names = _display_names(slides)
     for index in sorted(slides):
         slide = slides[index]
         recs = records.get(index, [])
@@ -230,8 +246,8 @@ def write_preview(outdir, description, slides, records, sheet, warnings, columns
                  "patches": [[int(r["x"]), int(r["y"]), int(r["footprint"]),
                               float(r["out_mpp"])] for r in recs]}
         if "width" in slide and slide.get("overview_width", 0) > 0 and slide["width"] > 0:
-            stem = _stem(slide["path"], index, used)
-            slide["name"] = os.path.basename(slide["path"])
+            stem = _stem(names[index], index, used)
+            slide["name"] = names[index]
             slide["caption"] = _caption(slide, len(recs))
             image, layout = preview_draw.draw_slide(slide, recs, colours,
                                                     _note(slide, len(recs), warnings))
@@ -243,7 +259,7 @@ def write_preview(outdir, description, slides, records, sheet, warnings, columns
                          colours={mpp_key(v): list(colours.colour(v)) for v in
                                   {float(r["out_mpp"]) for r in recs}})
         summary["slides"].append(entry)
-    rows = [(os.path.basename(slides[i].get("path", str(i))), sheet[i])
+    rows = [(names.get(i, str(i)), sheet[i])
             for i in sorted(sheet) if sheet[i]]
     # the reduced patch side (patches keep their own size up to `thumb`)
     side = max((p.shape[0] for _, kept in rows for p, _ in kept), default=thumb)

@@ -24,7 +24,7 @@ gi.require_version("Gst", "1.0")
 gi.require_version("GstApp", "1.0")
 from gi.repository import GLib, GObject, Gst, GstApp  # noqa: E402,F401  (GstApp: try_pull_sample)
 
-__all__ = ["PATCH_RECORD", "Batch", "BatchStream", "ForkError", "PipelineError",
+__all__ = ["PATCH_RECORD", "VIEW_RECORD", "Batch", "BatchStream", "ForkError", "PipelineError",
            "SettingsError", "epoch_seed", "init", "standard_pipeline", "live_mapped_buffers", "validate_description"]
 
 # WsiPatchRecord, 64 bytes, native endian (gst-libs/gst/wsi/wsirecord.h).
@@ -35,6 +35,18 @@ PATCH_RECORD = np.dtype([
     ("out_mpp", "=f4"), ("tissue_fraction", "=f4"),
 ])
 assert PATCH_RECORD.itemsize == 64
+
+# WsiViewRecord, 48 bytes (record version 2: one per view of a location).
+VIEW_RECORD = np.dtype([
+    ("x", "=f8"), ("y", "=f8"), ("width0", "=f4"), ("height0", "=f4"),
+    ("mpp", "=f4"), ("view_index", "=u4"), ("out_width", "=u4"),
+    ("out_height", "=u4"), ("flags", "=u4"), ("reserved", "=u4"),
+])
+assert VIEW_RECORD.itemsize == 48
+
+_VIEWS_CAPS = "application/x-wsi-views"
+_TENSOR_CAPS = "application/x-wsi-tensor"
+_CHANNELS = {"RGB": 3, "BGR": 3, "GRAY8": 1}
 
 # How long one appsink pull may block before Python gets control back (to
 # look at the bus and to let Ctrl-C through).
@@ -188,7 +200,7 @@ def _pixels(sample, copy, owner_set=None):
     width = caps.get_value("width")
     height = caps.get_value("height")
     fmt = caps.get_value("format")
-    channels = {"RGB": 3, "BGR": 3, "GRAY8": 1}.get(fmt, 4)
+    channels = _CHANNELS.get(fmt, 4)
     buffer = sample.get_buffer()
     if copy:
         with buffer.map(Gst.MapFlags.READ) as info:
@@ -206,22 +218,129 @@ def _pixels(sample, copy, owner_set=None):
     return flat.reshape(height // width, width, width, channels)
 
 
+class _BatchOwner:
+    """Owns one reference to a multi-memory batch (a view per memory, or a
+    float tensor); each memory's array holds it through a _MappedMemory, so
+    it counts as one live buffer however many views are alive."""
+
+    __slots__ = ("buffer", "__weakref__")
+
+    def __init__(self, buffer, owner_set=None):
+        self.buffer = buffer
+        _live.add(self)
+        if owner_set is not None:
+            owner_set.add(self)
+
+
+class _MappedMemory:
+    """Read mapping of memory `index` of a batch, held as _MappedBuffer holds
+    a whole buffer (unmapped when the last array over it is gone)."""
+
+    __slots__ = ("__array_interface__", "_owner", "__weakref__")
+
+    def __init__(self, owner, index):
+        buffer = owner.buffer
+        info = buffer.map_range(index, 1, Gst.MapFlags.READ)
+        if not info.__parent__:
+            raise PipelineError(f"cannot map memory {index} of a batch for reading")
+        self.__array_interface__ = dict(
+            np.frombuffer(info.data, np.uint8).__array_interface__)
+        self._owner = owner
+        weakref.finalize(self, buffer.unmap, info)
+
+
+def _memory_bytes(buffer, index, copy, owner):
+    """Flat uint8 array over memory `index` of `buffer` (shared, read-only,
+    or a copy)."""
+    if copy:
+        info = buffer.map_range(index, 1, Gst.MapFlags.READ)
+        if not info.__parent__:
+            raise PipelineError(f"cannot map memory {index} of a batch for reading")
+        try:
+            return np.frombuffer(info.data, np.uint8).copy()
+        finally:
+            buffer.unmap(info)
+    flat = np.asarray(_MappedMemory(owner, index))
+    flat.flags.writeable = False
+    return flat
+
+
+def _plane(flat, count, shape, dtype, what):
+    """`flat` bytes as a (count, *shape) array of `dtype`."""
+    want = count * int(np.prod(shape)) * np.dtype(dtype).itemsize
+    if flat.size != want:
+        raise PipelineError(f"{what} holds {flat.size} bytes, {want} expected for "
+                            f"{count} x {shape} {np.dtype(dtype).name}")
+    return flat.view(dtype).reshape((count,) + tuple(shape))
+
+
+def _planar_arrays(sample, meta, copy, owner_set=None):
+    """(images, views) of a multi-view or float batch: views is a dict
+    {view name: array} (None for a single float tensor), images the first
+    view (or the float tensor)."""
+    caps = sample.get_caps().get_structure(0)
+    buffer = sample.get_buffer()
+    float_batch = caps.get_name() == _TENSOR_CAPS
+    if float_batch:
+        channels, dtype = caps.get_value("channels"), np.float32
+    else:
+        channels, dtype = _CHANNELS.get(caps.get_value("format"), 4), np.uint8
+    count = len(meta["records"])
+    owner = None if copy else _BatchOwner(buffer, owner_set)
+    names = meta["view_names"]
+    if not names:          # float batch of single-view patches
+        shape = (channels, caps.get_value("height"), caps.get_value("width"))
+        flat = _memory_bytes(buffer, 0, copy, owner)
+        return _plane(flat, count, shape, dtype, "float batch"), None
+    if buffer.n_memory() != len(names):
+        raise PipelineError(f"batch has {buffer.n_memory()} memories for "
+                            f"{len(names)} views")
+    views = {}
+    for v, name in enumerate(names):
+        first = meta["view_records"][0, v]
+        h, w = int(first["out_height"]), int(first["out_width"])
+        shape = (channels, h, w) if float_batch else (h, w, channels)
+        flat = _memory_bytes(buffer, v, copy, owner)
+        views[name] = _plane(flat, count, shape, dtype, f"view {name}")
+    return views[names[0]], views
+
+
+def _batch_arrays(sample, meta, copy, owner_set=None):
+    """(images, views) of any batch sample."""
+    name = sample.get_caps().get_structure(0).get_name()
+    if name in (_VIEWS_CAPS, _TENSOR_CAPS):
+        return _planar_arrays(sample, meta, copy, owner_set)
+    return _pixels(sample, copy, owner_set), None
+
+
 # ---- metadata -------------------------------------------------------------
 
 class Batch:
     """One batch: pixels plus per-patch metadata arrays (all of length N).
 
     `images`: uint8 (N, H, W, C), numpy or torch (shares the buffer's memory
-    unless the stream copies).  Metadata: `records` (structured PATCH_RECORD
+    unless the stream copies); float32 (N, C, H, W) from `patchbatch
+    normalize=true`.  Multi-view batches (patchviews): `views` is a dict
+    {view name: (N, h, w, C) uint8 or (N, C, h, w) float32}, every view
+    aligned on the same N locations, `view_records` a structured VIEW_RECORD
+    array (N, n_views), `images` the first view; `views` is None otherwise.
+    `columns`: {column name: numpy array of N} from the slide list's columns
+    (numeric dtype when every value is a number, else str).  Metadata, once
+    per location: `records` (structured PATCH_RECORD
     array) and its columns `slide_index`, `x`, `y`, `level`, `mpp`,
     `tissue_fraction`, `cycle`, `sequence`; `paths` and `labels` (lists of
     str); `index` (batch number in the stream, counting resumed batches) and
     `offset` (the buffer's GST_BUFFER_OFFSET); `epoch` (the stream's epoch).
     """
 
-    __slots__ = ("images", "records", "paths", "labels", "index", "offset", "epoch")
+    __slots__ = ("images", "records", "paths", "labels", "index", "offset", "epoch",
+                 "views", "view_records", "columns")
 
-    def __init__(self, images, records, paths, labels, index, offset, epoch=0):
+    def __init__(self, images, records, paths, labels, index, offset, epoch=0,
+                 views=None, view_records=None, columns=None):
+        self.views = views
+        self.view_records = view_records
+        self.columns = columns if columns is not None else {}
         self.epoch = epoch
         self.images = images
         self.records = records
@@ -247,7 +366,51 @@ class Batch:
         out = {name: self.records[name] for name in PATCH_RECORD.names}
         out["path"] = self.paths
         out["label"] = self.labels
+        for name, values in self.columns.items():
+            out[name if name not in out else f"column_{name}"] = values
         return out
+
+
+_INT = re.compile(r"[+-]?\d+")
+
+
+def _column_array(values):
+    """A column's values as int64 or float64 when every one is a number,
+    else as str."""
+    if values and all(_INT.fullmatch(v.strip()) for v in values):
+        try:
+            return np.array([int(v) for v in values], np.int64)
+        except OverflowError:
+            pass
+    try:
+        if values and all(v.strip() for v in values):
+            return np.array([float(v) for v in values], np.float64)
+    except ValueError:
+        pass
+    return np.array(values, dtype=str)
+
+
+def _columns(s, count):
+    names = list(s.get_value("column-names") or []) if s.has_field("column-names") else []
+    if not names:
+        return {}
+    values = list(s.get_value("column-values") or [])
+    if len(values) != count * len(names):
+        raise PipelineError(f"batch meta has {len(values)} column values for {count} "
+                            f"locations x {len(names)} columns")
+    return {name: _column_array(values[j::len(names)]) for j, name in enumerate(names)}
+
+
+def _view_meta(s, count):
+    """(view names, (count, n_views) VIEW_RECORD array) of a multi-view batch."""
+    if not s.has_field("view-names"):
+        return [], None
+    names = list(s.get_value("view-names") or [])
+    records = np.frombuffer(s.get_value("views").get_data(), VIEW_RECORD).copy()
+    if len(records) != count * len(names):
+        raise PipelineError(f"batch meta has {len(records)} view records for {count} "
+                            f"locations x {len(names)} views")
+    return names, records.reshape(count, len(names))
 
 
 def _metadata(buffer):
@@ -260,7 +423,9 @@ def _metadata(buffer):
     records = np.frombuffer(s.get_value("records").get_data(), PATCH_RECORD).copy()
     paths = list(s.get_value("paths") or [])
     labels = list(s.get_value("labels") or [])
-    return records, paths, labels
+    view_names, view_records = _view_meta(s, len(records))
+    return dict(records=records, paths=paths, labels=labels, view_names=view_names,
+                view_records=view_records, columns=_columns(s, len(records)))
 
 
 # ---- the stream -----------------------------------------------------------
@@ -541,15 +706,20 @@ class BatchStream:
             self._stop()
             return None
         buffer = sample.get_buffer()
-        records, paths, labels = _metadata(buffer)
-        images = _pixels(sample, self._must_copy(), self._held)
+        meta = _metadata(buffer)
+        images, views = _batch_arrays(sample, meta, self._must_copy(), self._held)
         if self._torch is not None:
             images = _as_tensor(self._torch, images)
-        batch = Batch(images, records, paths, labels,
-                      self._epoch_skip + self.epoch_batches, buffer.offset, self.epoch)
+            if views is not None:
+                views = {name: _as_tensor(self._torch, a) for name, a in views.items()}
+                images = views[meta["view_names"][0]]
+        batch = Batch(images, meta["records"], meta["paths"], meta["labels"],
+                      self._epoch_skip + self.epoch_batches, buffer.offset, self.epoch,
+                      views=views, view_records=meta["view_records"],
+                      columns=meta["columns"])
         self.epoch_batches += 1
         self.batches += 1
-        self.patches += len(records)
+        self.patches += len(meta["records"])
         return batch
 
     def _pull(self):
