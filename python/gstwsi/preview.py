@@ -164,6 +164,9 @@ def collect(description, sink=SINK, columns=8, thumb=128, timeout=300.0):
                 if index not in slides:
                     slides[index] = {"path": batch.paths[i], "index": index}
         warnings = list(stream.warnings)
+    except PipelineError as exc:
+        exc.warnings = list(stream.warnings)    # the reasons behind the error
+        raise
     finally:
         stream.close()
     return slides, records, sheet, warnings
@@ -369,6 +372,8 @@ def main(argv=None):
             summary = preview(location, args.output, _settings(args.set), args.pipeline,
                               args.source, args.max_slides or None, args.columns, args.thumb)
         except (SettingsError, PipelineError, TimeoutError) as exc:
+            for warning in getattr(exc, "warnings", []):
+                print(f"wsi-preview: warning: {warning}", file=sys.stderr)
             print(f"wsi-preview: {exc}", file=sys.stderr)
             return 1
     for warning in summary["warnings"]:

@@ -173,6 +173,12 @@ def test_pipeline_fragment_and_errors(two_mpp_slides, tmp_root, example_env):
         assert len({(p[0], p[1]) for p in patches}) == len(patches)
         assert Image.open(out / entry["png"]).size[0] > 1024
 
+    proc = run_tool(["-o", tmp_root / "preview-one", "--max-slides", 1, two_mpp_slides,
+                     "--set", "patches_per_slide=3"], example_env)
+    assert proc.returncode == 0, proc.stderr
+    one = json.loads((tmp_root / "preview-one" / "preview.json").read_text())
+    assert len(one["slides"]) == 1 and len(one["slides"][0]["patches"]) == 3
+
     proc = run_tool(["-o", out, two_mpp_slides, "--set", "min_tisue=0.5"], example_env)
     assert proc.returncode == 1 and "min_tisue" in proc.stderr and "min_tissue" in proc.stderr
     proc = run_tool(["-o", out, two_mpp_slides, "--set", "min_tissue=2"], example_env)
