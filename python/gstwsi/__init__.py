@@ -17,12 +17,12 @@ except ImportError as _exc:
         f"/usr/bin/python3 -m venv --system-site-packages VENV"
         f" (see docs/python.md, 'Environments')") from _exc
 
-from .stream import (PATCH_RECORD, Batch, BatchStream, ForkError, PipelineError,
+from .stream import (PATCH_RECORD, VIEW_RECORD, Batch, BatchStream, ForkError, PipelineError,
                      SettingsError, epoch_seed, find_tracer, init, live_mapped_buffers,
                      standard_pipeline, validate_description)
 from .monitor import Monitor
 
-__all__ = ["PATCH_RECORD", "Batch", "BatchStream", "ForkError", "PipelineError",
+__all__ = ["PATCH_RECORD", "VIEW_RECORD", "Batch", "BatchStream", "ForkError", "PipelineError",
            "SettingsError", "Monitor", "WsiIterableDataset", "epoch_seed", "find_tracer",
            "init", "live_mapped_buffers", "shard", "standard_pipeline",
            "validate_description"]
