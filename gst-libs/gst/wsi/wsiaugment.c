@@ -19,8 +19,8 @@
  * fixed-point sums of per-channel contributions, one output table. */
 #define MIX_STRIDE 4            /* int32 entries per input value: 3 used */
 
-/* Optical density in 1/65536 units; exp() tabulated every 1/2048 OD. */
-#define OD_FRAC_BITS 16
+/* Optical density in 1/8192 units; exp() tabulated every 1/2048 OD. */
+#define OD_FRAC_BITS 13
 #define EXP_STEP_BITS 11
 #define EXP_SHIFT (OD_FRAC_BITS - EXP_STEP_BITS)
 /* OD 0..6.5: beyond, 255 exp(-OD) < 0.4 rounds to 0. */
@@ -31,6 +31,16 @@
 /* Jitter sums in 1/256 of a level. */
 #define JITTER_FRAC_BITS 8
 
+/* The packed form of the mixing tables: a pixel's three sums in one
+ * 64-bit add chain, three 21-bit fields, each table entry's field holding
+ * its contribution + PACK_BIAS; with |contribution| < PACK_BIAS no field
+ * of a sum of three entries leaves 0..2^21, so nothing carries. Used when
+ * every entry fits (all realistic settings; extreme ones take the
+ * unpacked path). */
+#define PACK_BITS 21
+#define PACK_MASK ((G_GUINT64_CONSTANT (1) << PACK_BITS) - 1)
+#define PACK_BIAS (1 << 18)
+
 struct _WsiAugmentScratch
 {
   guint8 *copy;                 /* flips and turns: the image before */
@@ -38,6 +48,7 @@ struct _WsiAugmentScratch
   gfloat *floats;               /* blur: padded row, accumulator, ring */
   gsize floats_size;
   gint32 mix[3][256 * MIX_STRIDE];
+  guint64 packed[3][256];
 };
 
 /* skimage.color.rgb_from_hed: rows are the H, E and DAB stain vectors
@@ -309,6 +320,75 @@ mix_pixels (const WsiAugmentImage * im, gint32 mix[3][256 * MIX_STRIDE],
   }
 }
 
+/* Packs @mix into @packed; FALSE when some entry does not fit. */
+static gboolean
+pack_mix (gint32 mix[3][256 * MIX_STRIDE], guint64 packed[3][256])
+{
+  guint c, v, k;
+
+  for (c = 0; c < 3; c++)
+    for (v = 0; v < 256; v++) {
+      guint64 word = 0;
+
+      for (k = 0; k < 3; k++) {
+        gint32 m = mix[c][v * MIX_STRIDE + k];
+
+        if (m <= -PACK_BIAS || m >= PACK_BIAS)
+          return FALSE;
+        word |= (guint64) (m + PACK_BIAS) << (k * PACK_BITS);
+      }
+      packed[c][v] = word;
+    }
+  return TRUE;
+}
+
+/* mix_pixels() on packed tables: 3 loads a pixel instead of 9. Inlined
+ * per layout below so the channel offsets are constants. */
+static inline void
+mix_packed_layout (const WsiAugmentImage * im, guint64 packed[3][256],
+    gint32 max, guint shift, const guint8 * out_table, const guint pb,
+    const guint ro, const guint go, const guint bo)
+{
+  const gint32 bias = 3 * PACK_BIAS;
+  guint x, y;
+
+  for (y = 0; y < im->height; y++) {
+    guint8 *p = im->data + y * im->stride;
+
+    for (x = 0; x < im->width; x++, p += pb) {
+      guint64 sum = packed[0][p[ro]] + packed[1][p[go]] + packed[2][p[bo]];
+      gint32 s0 = (gint32) (sum & PACK_MASK) - bias;
+      gint32 s1 = (gint32) ((sum >> PACK_BITS) & PACK_MASK) - bias;
+      gint32 s2 = (gint32) (sum >> (2 * PACK_BITS)) - bias;
+
+      p[ro] = out_table[CLAMP (s0, 0, max) >> shift];
+      p[go] = out_table[CLAMP (s1, 0, max) >> shift];
+      p[bo] = out_table[CLAMP (s2, 0, max) >> shift];
+    }
+  }
+}
+
+/* Runs the mixing tables on the image, packed when they fit. */
+static void
+mix_image (const WsiAugmentImage * im, WsiAugmentScratch * scratch,
+    gint32 max, guint shift, const guint8 * out_table)
+{
+  const guint pb = im->pixel_bytes;
+
+  if (!pack_mix (scratch->mix, scratch->packed)) {
+    mix_pixels (im, scratch->mix, max, shift, out_table);
+  } else if (pb == 3 && im->r == 0 && im->g == 1 && im->b == 2) {
+    mix_packed_layout (im, scratch->packed, max, shift, out_table, 3, 0, 1,
+        2);
+  } else if (pb == 4 && im->r == 0 && im->g == 1 && im->b == 2) {
+    mix_packed_layout (im, scratch->packed, max, shift, out_table, 4, 0, 1,
+        2);
+  } else {
+    mix_packed_layout (im, scratch->packed, max, shift, out_table, pb,
+        im->r, im->g, im->b);
+  }
+}
+
 /* Fills mix[c][v][k] = round (value[v] * m[c][k] * 2^frac_bits), plus
  * @offset (rounding, constant terms) on channel 0 only. */
 static void
@@ -350,8 +430,8 @@ wsi_augment_hed (const WsiAugmentImage * im, const gfloat alpha[3],
     offset[k] = b * (1 << OD_FRAC_BITS) + (1 << (EXP_SHIFT - 1));
   }
   fill_mix (scratch->mix, od_table, a, OD_FRAC_BITS, offset);
-  mix_pixels (im, scratch->mix, ((EXP_TABLE_SIZE - 1) << EXP_SHIFT),
-      EXP_SHIFT, exp_table);
+  mix_image (im, scratch, (EXP_TABLE_SIZE - 1) << EXP_SHIFT, EXP_SHIFT,
+      exp_table);
 }
 
 /* Mean grey of the image after @lut, from one histogram pass. */
@@ -425,8 +505,8 @@ wsi_augment_jitter (const WsiAugmentImage * im, gfloat brightness,
       rows[j][i] = colour[i][j];
 
   fill_mix (scratch->mix, lut, rows, JITTER_FRAC_BITS, offset);
-  mix_pixels (im, scratch->mix, (256 << JITTER_FRAC_BITS) - 1,
-      JITTER_FRAC_BITS, identity_table);
+  mix_image (im, scratch, (256 << JITTER_FRAC_BITS) - 1, JITTER_FRAC_BITS,
+      identity_table);
 }
 
 /* ---- Gaussian blur ------------------------------------------------------- */
@@ -446,32 +526,83 @@ reflect101 (gint i, gint n)
   return i;
 }
 
-/* Horizontal pass of one source row into @out (row_len floats). */
+/* The float loops get an AVX2 clone picked at load time where the
+ * compiler and loader support it (GCC ifuncs). Both clones do the same
+ * float operations in the same order (no contraction into FMA: the build
+ * passes -ffp-contract=off), so the bytes do not depend on the CPU. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) \
+    && defined(__ELF__) && !defined(__SANITIZE_ADDRESS__)
+#define WSI_VECTOR_CLONES __attribute__ ((target_clones ("avx2", "default")))
+#else
+#define WSI_VECTOR_CLONES
+#endif
+
+/* out[i] = w0 c[i] + sum over k of w[k] (c[i - k step] + c[i + k step]):
+ * a symmetric kernel of radius @r, tap by tap over the whole row
+ * (contiguous, vectorised), half the multiplies of a plain convolution. */
+WSI_VECTOR_CLONES static void
+convolve_symmetric (const gfloat * restrict c, gssize step, gint n, gint r,
+    const gfloat * restrict half_weights, gfloat * restrict out)
+{
+  gint i, k;
+
+  for (i = 0; i < n; i++)
+    out[i] = half_weights[0] * c[i];
+  for (k = 1; k <= r; k++) {
+    const gfloat wk = half_weights[k];
+    const gfloat *lo = c - k * step, *hi = c + k * step;
+
+    for (i = 0; i < n; i++)
+      out[i] += wk * (lo[i] + hi[i]);
+  }
+}
+
+/* The same down a column of ring rows: @rows[k] is the row at distance
+ * k - r; the result rounded into @dst. */
+WSI_VECTOR_CLONES static void
+convolve_rows (const gfloat * const *rows, gint n, gint r,
+    const gfloat * restrict half_weights, gfloat * restrict acc,
+    guint8 * restrict dst)
+{
+  const gfloat *centre = rows[r];
+  gint i, k;
+
+  for (i = 0; i < n; i++)
+    acc[i] = half_weights[0] * centre[i];
+  for (k = 1; k <= r; k++) {
+    const gfloat wk = half_weights[k];
+    const gfloat *restrict lo = rows[r - k], *restrict hi = rows[r + k];
+
+    for (i = 0; i < n; i++)
+      acc[i] += wk * (lo[i] + hi[i]);
+  }
+  /* Weights are positive and sum to 1: acc stays within 0..255. */
+  for (i = 0; i < n; i++)
+    dst[i] = (guint8) MIN (acc[i] + 0.5f, 255.0f);
+}
+
+/* Horizontal pass of one source row into @out (w * pb floats): the row in
+ * float with r mirrored pixels each side in @pad, then the taps. */
 static void
-blur_row (const guint8 * src, gint w, guint pb, gint r, const gfloat * weights,
-    gfloat * pad, gfloat * out)
+blur_row (const guint8 * src, gint w, gint pb, gint r,
+    const gfloat * half_weights, gfloat * pad, gfloat * out)
 {
   const gint row_len = w * pb;
-  gint p, i, k;
-  guint b;
+  gfloat *mid = pad + r * pb;
+  gint i, p, b;
 
-  for (p = -r; p < w + r; p++) {
-    const guint8 *s = src + reflect101 (p, w) * pb;
-    gfloat *d = pad + (p + r) * pb;
-
-    for (b = 0; b < pb; b++)
-      d[b] = s[b];
-  }
-  /* Tap by tap over the whole row: contiguous, vectorisable. */
   for (i = 0; i < row_len; i++)
-    out[i] = weights[0] * pad[i];
-  for (k = 1; k <= 2 * r; k++) {
-    const gfloat wk = weights[k];
-    const gfloat *in = pad + k * pb;
+    mid[i] = src[i];
+  for (p = 1; p <= r; p++) {
+    const gfloat *left = mid + reflect101 (-p, w) * pb;
+    const gfloat *right = mid + reflect101 (w - 1 + p, w) * pb;
 
-    for (i = 0; i < row_len; i++)
-      out[i] += wk * in[i];
+    for (b = 0; b < pb; b++) {
+      mid[-p * pb + b] = left[b];
+      mid[(w - 1 + p) * pb + b] = right[b];
+    }
   }
+  convolve_symmetric (mid, pb, row_len, r, half_weights, out);
 }
 
 void
@@ -480,10 +611,11 @@ wsi_augment_blur (const WsiAugmentImage * im, gfloat sigma,
 {
   const gint w = im->width, h = im->height, pb = im->pixel_bytes;
   const gint row_len = w * pb;
-  gfloat weights[2 * WSI_AUGMENT_MAX_BLUR_RADIUS + 1];
+  gfloat half_weights[WSI_AUGMENT_MAX_BLUR_RADIUS + 1];
+  const gfloat *rows[2 * WSI_AUGMENT_MAX_BLUR_RADIUS + 1];
   gfloat *pad, *acc, *ring;
   gdouble sum = 0.0;
-  gint r, n_ring, next = 0, y, i, k;
+  gint r, n_ring, next = 0, y, k;
 
   if (w == 0 || h == 0 || !(sigma > 0.0f))
     return;
@@ -491,8 +623,8 @@ wsi_augment_blur (const WsiAugmentImage * im, gfloat sigma,
   r = CLAMP (r, 1, WSI_AUGMENT_MAX_BLUR_RADIUS);
   for (k = -r; k <= r; k++)
     sum += exp (-(gdouble) k * k / (2.0 * sigma * sigma));
-  for (k = -r; k <= r; k++)
-    weights[k + r] = (gfloat) (exp (-(gdouble) k * k / (2.0 * sigma *
+  for (k = 0; k <= r; k++)
+    half_weights[k] = (gfloat) (exp (-(gdouble) k * k / (2.0 * sigma *
                 sigma)) / sum);
 
   /* A ring of 2r + 1 horizontally blurred rows: the vertical pass of row
@@ -505,23 +637,13 @@ wsi_augment_blur (const WsiAugmentImage * im, gfloat sigma,
   ring = acc + row_len;
 
   for (y = 0; y < h; y++) {
-    guint8 *out = im->data + y * im->stride;
-
     for (; next <= MIN (y + r, h - 1); next++)
-      blur_row (im->data + next * im->stride, w, pb, r, weights, pad,
+      blur_row (im->data + next * im->stride, w, pb, r, half_weights, pad,
           ring + (next % n_ring) * row_len);
-    for (i = 0; i < row_len; i++)
-      acc[i] = 0.0f;
-    for (k = -r; k <= r; k++) {
-      const gfloat wk = weights[k + r];
-      const gfloat *in = ring + (reflect101 (y + k, h) % n_ring) * row_len;
-
-      for (i = 0; i < row_len; i++)
-        acc[i] += wk * in[i];
-    }
-    /* Weights are positive and sum to 1: acc stays within 0..255. */
-    for (i = 0; i < row_len; i++)
-      out[i] = (guint8) MIN (acc[i] + 0.5f, 255.0f);
+    for (k = -r; k <= r; k++)
+      rows[k + r] = ring + (reflect101 (y + k, h) % n_ring) * row_len;
+    convolve_rows (rows, row_len, r, half_weights, acc,
+        im->data + y * im->stride);
   }
 }
 

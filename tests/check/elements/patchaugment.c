@@ -211,6 +211,9 @@ GST_START_TEST (test_hed_matches_peer_equations)
   const gfloat one[3] = { 1, 1, 1 }, zero[3] = { 0, 0, 0 };
   const gfloat alpha[3] = { 1.18f, 0.83f, 1.05f };
   const gfloat beta[3] = { -0.12f, 0.07f, 0.2f };
+  /* beyond the element's ranges: the kernel's unpacked path */
+  const gfloat alpha_far[3] = { 4.0f, 0.2f, 3.5f };
+  const gfloat beta_far[3] = { 1.5f, -2.0f, 0.5f };
   WsiAugmentScratch *scratch = wsi_augment_scratch_new ();
   guint8 *orig = g_malloc (w * h * pb), *data = g_malloc (w * h * pb);
   WsiAugmentImage im = { data, w, h, w * pb, pb, 2, 1, 0 };
@@ -220,8 +223,9 @@ GST_START_TEST (test_hed_matches_peer_equations)
   for (i = 0; i < 256; i++)     /* every grey level, black and white */
     orig[i * pb] = orig[i * pb + 1] = orig[i * pb + 2] = i;
 
-  for (round = 0; round < 2; round++) {
-    const gfloat *a = round ? alpha : one, *b = round ? beta : zero;
+  for (round = 0; round < 3; round++) {
+    const gfloat *a = round == 2 ? alpha_far : round ? alpha : one;
+    const gfloat *b = round == 2 ? beta_far : round ? beta : zero;
 
     memcpy (data, orig, w * h * pb);
     wsi_augment_hed (&im, a, b, scratch);
@@ -300,6 +304,19 @@ GST_START_TEST (test_jitter)
 
     fail_unless (ABS (data[3 * i] - grey) <= 1 && ABS (data[3 * i + 1] -
             grey) <= 1 && ABS (data[3 * i + 2] - grey) <= 1);
+  }
+
+  /* saturation 6 (beyond the element's range: the unpacked path) */
+  memcpy (data, orig, w * h * pb);
+  wsi_augment_jitter (&im, 1.0f, 1.0f, 6.0f, 0.0f, scratch);
+  for (i = 0; i < w * h; i++) {
+    gdouble grey = 0.2989 * orig[3 * i] + 0.587 * orig[3 * i + 1] +
+        0.114 * orig[3 * i + 2];
+    guint c;
+
+    for (c = 0; c < 3; c++)
+      fail_unless (ABS (data[3 * i + c] - CLAMP (lround (grey + 6.0 *
+                      (orig[3 * i + c] - grey)), 0, 255)) <= 1);
   }
 
   /* a hue turn leaves grey grey and moves colours */
