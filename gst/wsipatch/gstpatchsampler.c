@@ -30,19 +30,62 @@
  * `min-tissue=1` keeps only patches wholly on tissue. A slide without a
  * mask counts as all tissue.
  *
- * `mode=random` draws positions uniformly on tissue (rejection sampling,
- * at most `max-attempts` draws per slide, then the rest from the tissue
- * positions of a lattice of step footprint/4, so a slide with little
- * tissue still gives `patches-per-slide` patches); with
- * `replacement=false` it draws distinct positions of that lattice.
- * `mode=grid` walks a regular grid of step `stride` in raster order.
- * Random draws come from a small self-contained generator seeded by the
- * slide meta's `seed`, `index` and `cycle`: one `seed` on wsislidesrc fixes
- * the whole stream, on every platform, and a revisit of a slide (a higher
- * cycle) draws new positions.
+ ## Modes
  *
- * Records carry `sequence` = a running count over the stream (0-based;
- * patchinterleave renumbers them), and the output buffer carries
+ * - `mode=random` draws positions uniformly on tissue (rejection sampling,
+ *   at most `max-attempts` draws per slide, then the rest from the tissue
+ *   positions of a lattice of step footprint/4, so a slide with little
+ *   tissue still gives `patches-per-slide` patches).
+ * - `mode=grid` takes the cells of a regular grid of step `stride` whose
+ *   tissue share reaches `min-tissue`, each visit in raster order.
+ * - `mode=multi-magnification`: each patch draws one of `target-mpps`
+ *   (with probabilities `mpp-weights`, equal by default), then a position
+ *   on tissue for the footprint of that resolution, round (patch-size ×
+ *   mpp / mpp-x) level-0 pixels. `out_mpp` in the record is what that
+ *   rounding gives.
+ * - `mode=continuous-magnification`: each patch draws its resolution from
+ *   [`mpp-min`, `mpp-max`], then its position (Moellers et al. 2026,
+ *   "Mind the Gap"). `mpp-distribution=uniform`; `maxavg`, density ∝
+ *   exp (K̄(x) / `maxavg-lambda`) with K̄(x) = ∫ (min(x,y)/max(x,y))² dy
+ *   = 4x/3 − a³/(3x²) − x²/b the transfer potential, which favours central
+ *   resolutions; `minmax`, the distribution that maximises the worst
+ *   transfer min_x ∫ K(x, y) p(y) dy: an atom of 1 / (2 (1 + ln (b/a))) at
+ *   each end and log-uniform between (the exact solution of the peer's
+ *   linear programme). patchreader reads each patch at the coarsest level
+ *   finer than its resolution and resizes it to `patch-size`.
+ *
+ * The magnification modes skip a slide without mpp with a warning (set
+ * wsislidesrc `default-mpp`); a resolution whose footprint fits nowhere
+ * on a slide's tissue is drawn again, so on small slides the histogram is
+ * that of the resolutions the slide can give.
+ *
+ * ## Without replacement
+ *
+ * `replacement=false` (random mode) and grid mode with
+ * `patches-per-slide` below the slide's positions never repeat a position
+ * until every one has been used, across all visits of the slide (each
+ * cycle of wsislidesrc is one visit): the slide's positions — for random,
+ * the tissue cells of a lattice of step footprint (so no two patches
+ * overlap) with an origin drawn per slide; for grid, the grid cells — are
+ * put in an order by a permutation keyed by (seed, slide index, epoch), and
+ * visit k takes the k-th `patches-per-slide` of the chain of epochs 0, 1,
+ * 2, ... When an epoch is exhausted the next one is a fresh permutation: a
+ * visit starts epoch floor (k × patches-per-slide / positions). Each visit
+ * depends only on the seed, the slide and the visit, so resuming, other
+ * ranks and other pool sizes see the same positions. A visit never takes
+ * more than all of a slide's positions.
+ *
+ * Random draws come from wsirng.h seeded by the slide meta's `seed`,
+ * `index` and `cycle`: one `seed` on wsislidesrc fixes the whole stream,
+ * on every platform, and a revisit of a slide (a higher cycle) draws new
+ * positions.
+ *
+ * ## Records
+ *
+ * patchsampler writes x, y, footprint, out_size, out_mpp, tissue_fraction,
+ * slide_index, cycle and created_ns; it leaves `sequence` 0 for
+ * patchinterleave, which decides the stream order and numbers it, and
+ * `level`/`read_size` to patchreader. The output buffer carries
  * `GST_BUFFER_OFFSET` = the offset of the slide buffer it came from.
  *
  * When a whole pass over the slides (one cycle) yields no patch at all,
@@ -83,6 +126,38 @@
  *     fakesink sync=false
  * ]| Plans exactly 100 × floor(slides / 4) patches on rank 1, refilling
  * from the rank's slides when some give fewer, then ends the stream.
+ * |[
+ * gst-launch-1.0 wsislidesrc location=/data/slides ! tissuemask ! queue ! \
+ *     patchsampler mode=multi-magnification target-mpps="0.25,0.5,1,2" \
+ *     patch-size=224 ! patchinterleave ! patchreader ! queue ! \
+ *     patchbatch ! fakesink sync=false
+ * ]| Midnight's recipe: each patch at one of four resolutions.
+ * |[
+ * gst-launch-1.0 wsislidesrc location=/data/slides cycle=true ! tissuemask ! \
+ *     queue ! patchsampler mode=continuous-magnification mpp-min=0.25 \
+ *     mpp-max=2 mpp-distribution=minmax ! patchinterleave ! patchreader ! \
+ *     queue ! patchbatch ! fakesink sync=false
+ * ]| Every patch at its own resolution between 0.25 and 2 µm/px, weighted
+ * for the best worst-case transfer across resolutions.
+ * |[
+ * gst-launch-1.0 wsislidesrc location=/data/slides cycle=true ! tissuemask ! \
+ *     queue ! patchsampler replacement=false patches-per-slide=32 ! \
+ *     patchinterleave ! patchreader ! queue ! patchbatch ! fakesink sync=false
+ * ]| 32 non-overlapping patches per visit; a slide repeats a position only
+ * after all of its tissue positions have been used.
+ *
+ * ## Differences from wsistream (the Python peer)
+ *
+ * The peer's multi-magnification reads `patch_size` pixels at the pyramid
+ * level nearest each target, so its patches have the level's resolution,
+ * not the target's; here every patch has the requested resolution (exact
+ * footprint, resized by patchreader). The peer falls back to level 0 on a
+ * slide without mpp; here it is skipped with a warning. The peer draws
+ * continuous resolutions from 1000 grid points and solves minmax with
+ * scipy's LP; here maxavg is sampled continuously (inverse CDF over 4096
+ * cells) and minmax uses its closed form (ends within 1e-3 of the LP's).
+ * The peer's without-replacement pools live for one visit; here they span
+ * all visits and cycles, and no two patches of an epoch overlap.
  */
 
 #ifdef HAVE_CONFIG_H
@@ -1501,7 +1576,11 @@ gst_patch_sampler_class_init (GstPatchSamplerClass * klass)
   g_object_class_install_property (gobject_class, PROP_MODE,
       g_param_spec_enum ("mode", "Mode",
           "Where patches go: random = uniformly random positions on tissue; "
-          "grid = a regular grid (step: stride) in raster order",
+          "grid = a regular grid (step: stride) in raster order; "
+          "multi-magnification = each patch one of target-mpps, then a random "
+          "position; continuous-magnification = each patch its own "
+          "resolution in [mpp-min, mpp-max] (mpp-distribution), then a random "
+          "position",
           GST_TYPE_PATCH_SAMPLER_MODE, DEFAULT_MODE, rw));
   g_object_class_install_property (gobject_class, PROP_PATCH_SIZE,
       g_param_spec_uint ("patch-size", "Patch size",
@@ -1524,8 +1603,10 @@ gst_patch_sampler_class_init (GstPatchSamplerClass * klass)
       g_param_spec_int ("patches-per-slide", "Patches per slide",
           "Patches planned per slide visit (1..1000000, default 100); "
           "-1 = all positions (grid mode only). Random mode plans fewer only "
-          "when no lattice position has enough tissue; grid mode picks an unbiased random "
-          "subset of the tissue positions, kept in raster order",
+          "when no lattice position has enough tissue; grid mode takes the "
+          "next chunk of a per-slide shuffle of its tissue cells, so visits "
+          "walk the whole grid before a cell repeats (each visit in raster "
+          "order)",
           -1, MAX_PATCHES_PER_SLIDE, DEFAULT_PATCHES_PER_SLIDE, rw));
   g_object_class_install_property (gobject_class, PROP_MIN_TISSUE,
       g_param_spec_double ("min-tissue", "Minimum tissue share",
@@ -1536,8 +1617,10 @@ gst_patch_sampler_class_init (GstPatchSamplerClass * klass)
   g_object_class_install_property (gobject_class, PROP_REPLACEMENT,
       g_param_spec_boolean ("replacement", "With replacement",
           "Random mode: TRUE (default) draws positions independently, so a "
-          "position may repeat; FALSE never repeats a position within a "
-          "slide visit (draws from a lattice of step footprint/4)",
+          "position may repeat; FALSE takes non-overlapping positions (a "
+          "lattice of step footprint) and repeats none, across all the "
+          "slide's visits and cycles, until every one was used, then starts "
+          "a fresh shuffle. The magnification modes need TRUE",
           DEFAULT_REPLACEMENT, rw));
   g_object_class_install_property (gobject_class, PROP_STRIDE,
       g_param_spec_uint ("stride", "Grid stride",
@@ -1555,7 +1638,8 @@ gst_patch_sampler_class_init (GstPatchSamplerClass * klass)
   g_object_class_install_property (gobject_class, PROP_MAX_ATTEMPTS,
       g_param_spec_uint ("max-attempts", "Maximum attempts",
           "Random mode with replacement: most uniformly random positions "
-          "drawn per slide visit; on a slide with so little tissue that they "
+          "drawn per slide visit (magnification modes: this / "
+          "patches-per-slide per patch); on a slide with so little tissue that they "
           "run out, the remaining patches are drawn from the tissue positions "
           "of a lattice of step footprint/4 (0..4294967295, default 0 = "
           "50 * patches-per-slide)",
@@ -1630,8 +1714,8 @@ gst_patch_sampler_class_init (GstPatchSamplerClass * klass)
   gst_element_class_add_static_pad_template (element_class, &src_template);
   gst_element_class_set_static_metadata (element_class,
       "Whole-slide patch sampler", "Filter/Analyzer",
-      "Plans patch coordinates (random or grid, on tissue, at a target "
-      "resolution) for each whole-slide image",
+      "Plans patch coordinates (random, grid, multi- or continuous "
+      "magnification, on tissue) for each whole-slide image",
       "gst-wsi developers <https://example.invalid/gst-wsi>");
 
   element_class->change_state =

@@ -95,6 +95,20 @@ G_BEGIN_DECLS
  *
  * One patch, 64 bytes, native byte order, no padding. The layout is fixed:
  * Python reads it with numpy (see docs/data-formats.md).
+ *
+ * Writers (each field has one owner; later elements only copy it):
+ *   - patchsampler: x, y, created_ns, slide_index, cycle, footprint,
+ *     out_size, out_mpp, tissue_fraction; it writes sequence = 0.
+ *   - patchinterleave: sequence (it decides the stream order; skip-patches
+ *     compares against it).
+ *   - patchreader: level, read_size. It also corrects x, y (DCT-scaled
+ *     reads moved onto the scaled grid) and footprint, out_mpp (a region
+ *     within resample-tolerance of the patch size read 1:1) to what it
+ *     really read: the sampler's plan, then the reader's fact.
+ * cycle is the slide's visit (wsislidesrc's cycle); with patchsampler
+ * replacement=false a slide starts a fresh shuffle of its positions at
+ * visit floor (k × patches-per-slide / positions), so the cycle tells the
+ * epoch of every patch.
  */
 typedef struct
 {
