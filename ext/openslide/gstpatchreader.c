@@ -163,6 +163,8 @@ typedef struct
   gchar *file;                  /* the file name's bytes, to open it */
   gchar *path;                  /* UTF-8 form, for messages and metadata */
   gchar *label;
+  gchar **column_names;         /* the slide's columns (wsirecord.h v2) */
+  gchar **column_values;
   gint consecutive_failures;    /* source task only (stream order) */
   gint given_up;                /* atomic flag, set by the source task */
   gchar *give_up_reason;        /* why, once given up (source task) */
@@ -187,6 +189,8 @@ slide_context_free (SlideContext * ctx)
   g_free (ctx->give_up_reason);
   g_free (ctx->path);
   g_free (ctx->label);
+  g_strfreev (ctx->column_names);
+  g_strfreev (ctx->column_values);
   g_free (ctx);
 }
 
@@ -528,7 +532,9 @@ label_patch (GstBuffer * buffer, SlideContext * ctx,
   GST_BUFFER_PTS (buffer) = GST_CLOCK_TIME_NONE;
   GST_BUFFER_DTS (buffer) = GST_CLOCK_TIME_NONE;
   GST_BUFFER_DURATION (buffer) = GST_CLOCK_TIME_NONE;
-  wsi_patch_meta_add (buffer, record, 1, paths, labels);
+  wsi_meta_set_columns (wsi_patch_meta_add (buffer, record, 1, paths,
+          labels), (const gchar * const *) ctx->column_names,
+      (const gchar * const *) ctx->column_values);
 }
 
 /* In stream order: counts the patch, applies the give-up rule, and passes
@@ -797,6 +803,10 @@ gst_patch_reader_slide_context (GstPatchReader * self, const GstStructure * s)
   if (ctx == NULL) {
     ctx = slide_context_new (file, path, gst_structure_get_string (s,
             "label"));
+    ctx->column_names = g_strdupv ((gchar **) wsi_structure_get_strv (s,
+            "column-names"));
+    ctx->column_values = g_strdupv ((gchar **) wsi_structure_get_strv (s,
+            "column-values"));
     g_hash_table_insert (self->slides, ctx->file, ctx);
   }
   g_free (file);

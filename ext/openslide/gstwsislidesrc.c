@@ -21,11 +21,30 @@
  * number; there are no timestamps.
  *
  * #wsislidesrc:location names one slide, a directory (searched
- * recursively for slide files by extension), or a text list file holding
- * one slide path per line, optionally followed by a TAB and a label; blank
- * lines and lines starting with `#` are ignored and relative paths are
- * relative to the list's folder. The collection is sorted by path, so that
- * every run and every process sees the same order.
+ * recursively for slide files by extension), a manifest, or a text list
+ * file holding one slide path per line, optionally followed by a TAB and a
+ * label; blank lines and lines starting with `#` are ignored. Relative
+ * paths are relative to the list's or manifest's folder. The collection is
+ * sorted by path, so that every run and every process sees the same order.
+ *
+ * A manifest is a CSV (RFC 4180 quoting) or TSV table with a header row:
+ * a file ending in `.csv` or `.tsv`, or any file whose first line starts
+ * with a `path` field followed by a comma or a TAB. Its `path` column names
+ * the slides; every other column (label, patient, split...) travels as
+ * strings with the slide (`WsiSlideMeta` fields `column-names` and
+ * `column-values`) and with each of its patches (patchreader copies them
+ * into `WsiPatchMeta`); a `label` column also fills `label`. A manifest
+ * without a path column, with a row of the wrong width, an empty path or
+ * an unclosed quote stops the source with an error naming the file and the
+ * line. With #wsislidesrc:tcga the TCGA barcode in each file name adds the
+ * columns project, barcode, patient, sample, sample_type, vial, portion,
+ * tissue_source_site and slide_type (a name without a barcode is warned
+ * about once and gets empty values).
+ *
+ * Read-only counters: #wsislidesrc:slides-opened (distinct slides opened),
+ * #wsislidesrc:slides-failed, #wsislidesrc:slides-rejected (rejected by a
+ * tissuemask downstream, reported with an upstream `wsi-slide-rejected`
+ * event) and #wsislidesrc:slides-blank (of those, masks without tissue).
  *
  * For distributed training, #wsislidesrc:rank and #wsislidesrc:world-size
  * (by default read from the RANK and WORLD_SIZE environment variables that
@@ -63,6 +82,10 @@
  * gst-launch-1.0 wsislidesrc location=train.lst cycle=true slide-order=random seed=7 rank=0 world-size=4 ! tissuemask ! queue ! patchsampler ! fakesink
  * ]| Streams the first quarter of the slides listed in train.lst forever,
  * reshuffled on every pass.
+ * |[
+ * gst-launch-1.0 wsislidesrc location=/data/tcga/manifest.csv tcga=true ! tissuemask ! queue ! patchsampler ! patchinterleave ! patchreader ! fakesink
+ * ]| Streams the slides a manifest names, each patch carrying the
+ * manifest's columns and the TCGA fields of its file name.
  */
 
 #ifdef HAVE_CONFIG_H
@@ -76,6 +99,7 @@
 #include <gst/wsi/wsirng.h>
 
 #include "gstwsislidesrc.h"
+#include "wsicollection.h"
 #include "wsislide.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_wsi_slide_src_debug);
@@ -85,9 +109,6 @@ GST_DEBUG_CATEGORY_STATIC (gst_wsi_slide_src_debug);
  * block: bounds memory to a few MB whatever the slide size. */
 #define STRIP_ROWS 256
 #define BLOCK_COLS 4096
-
-/* Directory scans do not follow links deeper than this (symlink loops). */
-#define MAX_SCAN_DEPTH 32
 
 #define DEFAULT_LOCATION NULL
 #define DEFAULT_RANK -1
@@ -99,6 +120,7 @@ GST_DEBUG_CATEGORY_STATIC (gst_wsi_slide_src_debug);
 #define MIN_THUMBNAIL_SIZE 64
 #define MAX_THUMBNAIL_SIZE 8192
 #define DEFAULT_DEFAULT_MPP 0.0
+#define DEFAULT_TCGA FALSE
 #define MAX_DEFAULT_MPP 1000.0
 
 #define MASK_CACHED_QUERY_NAME "wsi-mask-cached"
@@ -118,18 +140,12 @@ enum
   PROP_SLIDES_TOTAL,
   PROP_SLIDES_FAILED,
   PROP_CYCLES_COMPLETED,
-  PROP_RANK_SLIDES_MIN
+  PROP_RANK_SLIDES_MIN,
+  PROP_TCGA,
+  PROP_SLIDES_OPENED,
+  PROP_SLIDES_REJECTED,
+  PROP_SLIDES_BLANK
 };
-
-/* One slide of the collection. */
-typedef struct
-{
-  gchar *path;                  /* the file name's bytes, to open it */
-  gchar *display;               /* UTF-8 form for messages and metadata */
-  gchar *label;                 /* "" when none */
-  guint index;                  /* position in the sorted collection */
-  gboolean failed;              /* unreadable: skipped on later cycles */
-} WsiSlideEntry;
 
 /* Settings copied from the properties when the source starts, so that the
  * streaming thread reads them without the lock. */
@@ -143,6 +159,7 @@ typedef struct
   guint64 seed;
   gint thumbnail_size;
   gdouble default_mpp;
+  gboolean tcga;
 } WsiSlideSrcSettings;
 
 struct _GstWsiSlideSrc
@@ -159,8 +176,14 @@ struct _GstWsiSlideSrc
   guint64 seed;
   gint thumbnail_size;
   gdouble default_mpp;
+  gboolean tcga;
   guint slides_total;
   guint slides_failed;
+  guint slides_opened;
+  /* Slide index -> GINT_TO_POINTER (blank): slides tissuemask rejected
+   * (WSI_SLIDE_REJECTED_EVENT), each counted once. */
+  GHashTable *rejected;
+  guint slides_blank;
   guint cycles_completed;
   guint rank_slides_min;
   gboolean started;
@@ -171,6 +194,7 @@ struct _GstWsiSlideSrc
   /* Streaming state, set up in start() and used by the streaming thread. */
   WsiSlideSrcSettings run;
   GPtrArray *entries;           /* WsiSlideEntry of this rank, sorted */
+  gchar **column_names;         /* the collection's, for every slide */
   guint collection_size;        /* slides before the rank split */
   guint smallest_rank_slides;   /* floor(collection_size / world_size) */
   guint *visit_order;           /* indices into entries for this cycle */
@@ -214,153 +238,6 @@ gst_wsi_slide_order_get_type (void)
     g_once_init_leave (&order_type, type);
   }
   return order_type;
-}
-
-/* ---- The slide collection ----------------------------------------------- */
-
-static WsiSlideEntry *
-slide_entry_new (const gchar * path, const gchar * label)
-{
-  WsiSlideEntry *entry = g_new0 (WsiSlideEntry, 1);
-
-  entry->path = g_strdup (path);
-  entry->display = wsi_display_text (path);
-  entry->label = g_strdup (label ? label : "");
-  return entry;
-}
-
-static void
-slide_entry_free (WsiSlideEntry * entry)
-{
-  if (entry == NULL)
-    return;
-  g_free (entry->path);
-  g_free (entry->display);
-  g_free (entry->label);
-  g_free (entry);
-}
-
-static gint
-slide_entry_compare (gconstpointer a, gconstpointer b)
-{
-  const WsiSlideEntry *ea = *(const WsiSlideEntry * const *) a;
-  const WsiSlideEntry *eb = *(const WsiSlideEntry * const *) b;
-  gint order = strcmp (ea->path, eb->path);
-
-  return order != 0 ? order : strcmp (ea->label, eb->label);
-}
-
-static void
-scan_directory (const gchar * dir_path, guint depth, GPtrArray * entries)
-{
-  GDir *dir;
-  const gchar *name;
-
-  if (depth > MAX_SCAN_DEPTH)
-    return;
-  dir = g_dir_open (dir_path, 0, NULL);
-  if (dir == NULL)
-    return;
-  while ((name = g_dir_read_name (dir)) != NULL) {
-    gchar *child = g_build_filename (dir_path, name, NULL);
-
-    if (g_file_test (child, G_FILE_TEST_IS_DIR))
-      scan_directory (child, depth + 1, entries);
-    else if (g_file_test (child, G_FILE_TEST_IS_REGULAR)
-        && wsi_slide_has_known_extension (child))
-      g_ptr_array_add (entries, slide_entry_new (child, NULL));
-    g_free (child);
-  }
-  g_dir_close (dir);
-}
-
-/* Adds the slide named by one line of a list file, if the line names one. */
-static void
-parse_list_line (gchar * line, const gchar * list_dir, GPtrArray * entries)
-{
-  gchar *tab = strchr (line, '\t');
-  const gchar *label = "";
-  gchar *path;
-
-  if (tab != NULL) {
-    *tab = '\0';
-    label = g_strstrip (tab + 1);
-  }
-  g_strstrip (line);
-  if (line[0] == '\0' || line[0] == '#')
-    return;
-
-  if (g_path_is_absolute (line))
-    path = g_strdup (line);
-  else
-    path = g_build_filename (list_dir, line, NULL);
-  g_ptr_array_add (entries, slide_entry_new (path, label));
-  g_free (path);
-}
-
-static gboolean
-parse_list_file (const gchar * list_path, GPtrArray * entries, GError ** error)
-{
-  gchar *contents, *list_dir;
-  gchar **lines, **line;
-
-  if (!g_file_get_contents (list_path, &contents, NULL, error))
-    return FALSE;
-  list_dir = g_path_get_dirname (list_path);
-  lines = g_strsplit (contents, "\n", -1);
-  for (line = lines; *line != NULL; line++)
-    parse_list_line (*line, list_dir, entries);
-  g_strfreev (lines);
-  g_free (list_dir);
-  g_free (contents);
-  return TRUE;
-}
-
-/* Every slide named by @location, sorted by path, with their indices. */
-static GPtrArray *
-load_collection (const gchar * location, GError ** error)
-{
-  GPtrArray *entries =
-      g_ptr_array_new_with_free_func ((GDestroyNotify) slide_entry_free);
-  guint i;
-
-  if (g_file_test (location, G_FILE_TEST_IS_DIR)) {
-    scan_directory (location, 0, entries);
-  } else if (!g_file_test (location, G_FILE_TEST_IS_REGULAR)) {
-    g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_NOENT,
-        "%s: no such file or directory", location);
-    goto failed;
-  } else if (wsi_slide_has_known_extension (location)) {
-    g_ptr_array_add (entries, slide_entry_new (location, NULL));
-  } else if (!parse_list_file (location, entries, error)) {
-    goto failed;
-  }
-
-  g_ptr_array_sort (entries, slide_entry_compare);
-  for (i = 0; i < entries->len; i++)
-    ((WsiSlideEntry *) g_ptr_array_index (entries, i))->index = i;
-  return entries;
-
-failed:
-  g_ptr_array_unref (entries);
-  return NULL;
-}
-
-/* Keeps slides rank, rank + world_size, ... of the sorted collection. */
-static GPtrArray *
-partition_for_rank (GPtrArray * collection, gint rank, gint world_size)
-{
-  GPtrArray *mine =
-      g_ptr_array_new_with_free_func ((GDestroyNotify) slide_entry_free);
-  guint i;
-
-  /* Ownership moves to @mine; the NULL left behind is skipped when the
-   * collection is freed. */
-  for (i = rank; i < collection->len; i += world_size) {
-    g_ptr_array_add (mine, g_ptr_array_index (collection, i));
-    g_ptr_array_index (collection, i) = NULL;
-  }
-  return mine;
 }
 
 /* ---- Rank and visit order ----------------------------------------------- */
@@ -763,6 +640,8 @@ attach_slide_meta (GstWsiSlideSrc * self, GstBuffer * buffer,
       "has-mask", G_TYPE_BOOLEAN, FALSE,
       "tissue-fraction", G_TYPE_DOUBLE, -1.0,
       "tissue-rejected", G_TYPE_BOOLEAN, FALSE, NULL);
+  wsi_meta_set_columns (meta, (const gchar * const *) self->column_names,
+      (const gchar * const *) entry->values);
   g_free (uri);
 }
 
@@ -789,6 +668,9 @@ make_slide_buffer (GstWsiSlideSrc * self, const WsiSlideEntry * entry,
     description = describe_slide (self, slide);
     g_hash_table_insert (self->descriptions, g_strdup (entry->path),
         description);
+    g_mutex_lock (&self->lock);
+    self->slides_opened++;
+    g_mutex_unlock (&self->lock);
   }
 
   if (mask_cached) {
@@ -862,10 +744,49 @@ skip_given_up (GstWsiSlideSrc * self)
   g_ptr_array_unref (reports);
 }
 
+/* Once per slide: tcga=true but the name holds no barcode. */
+static void
+warn_tcga_unparsed (GstWsiSlideSrc * self, WsiSlideEntry * entry)
+{
+  if (!entry->tcga_unparsed || entry->tcga_warned)
+    return;
+  entry->tcga_warned = TRUE;
+  GST_ELEMENT_WARNING (self, RESOURCE, SETTINGS,
+      ("The file name of slide %s holds no TCGA slide barcode "
+          "(TCGA-SS-PPPP-NNV-NN-DX1 and the like): its TCGA columns are "
+          "empty.", entry->display), (NULL));
+}
+
+/* Counts a slide tissuemask rejected, once per slide. */
+static void
+count_rejected (GstWsiSlideSrc * self, const GstStructure * s)
+{
+  guint index = G_MAXUINT;
+  gboolean blank = FALSE;
+  gpointer key;
+
+  if (!gst_structure_get_uint (s, "slide-index", &index))
+    return;
+  gst_structure_get_boolean (s, "blank", &blank);
+  key = GUINT_TO_POINTER (index + 1);
+  g_mutex_lock (&self->lock);
+  if (!g_hash_table_contains (self->rejected, key)) {
+    g_hash_table_add (self->rejected, key);
+    self->slides_blank += blank;
+  }
+  g_mutex_unlock (&self->lock);
+}
+
 static gboolean
 gst_wsi_slide_src_event (GstBaseSrc * bsrc, GstEvent * event)
 {
   GstWsiSlideSrc *self = GST_WSI_SLIDE_SRC (bsrc);
+
+  if (GST_EVENT_TYPE (event) == GST_EVENT_CUSTOM_UPSTREAM
+      && gst_event_has_name (event, WSI_SLIDE_REJECTED_EVENT)) {
+    count_rejected (self, gst_event_get_structure (event));
+    return TRUE;
+  }
 
   if (GST_EVENT_TYPE (event) == GST_EVENT_CUSTOM_UPSTREAM
       && gst_event_has_name (event, WSI_SLIDE_GIVEN_UP_EVENT)) {
@@ -908,6 +829,7 @@ gst_wsi_slide_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
         self->visit_order[self->position++]);
     if (entry->failed)
       continue;
+    warn_tcga_unparsed (self, entry);
 
     buffer = make_slide_buffer (self, entry, &err);
     if (buffer != NULL) {
@@ -934,6 +856,7 @@ static void
 clear_streaming_state (GstWsiSlideSrc * self)
 {
   g_clear_pointer (&self->entries, g_ptr_array_unref);
+  g_clear_pointer (&self->column_names, g_strfreev);
   g_clear_pointer (&self->visit_order, g_free);
   g_clear_pointer (&self->descriptions, g_hash_table_unref);
   g_clear_pointer (&self->run.location, g_free);
@@ -946,7 +869,7 @@ static gboolean
 gst_wsi_slide_src_start (GstBaseSrc * bsrc)
 {
   GstWsiSlideSrc *self = GST_WSI_SLIDE_SRC (bsrc);
-  GPtrArray *collection;
+  WsiCollection *collection;
   gint rank_prop, world_size_prop;
   GError *err = NULL;
 
@@ -960,6 +883,7 @@ gst_wsi_slide_src_start (GstBaseSrc * bsrc)
   self->run.seed = self->seed;
   self->run.thumbnail_size = self->thumbnail_size;
   self->run.default_mpp = self->default_mpp;
+  self->run.tcga = self->tcga;
   g_mutex_unlock (&self->lock);
 
   if (self->run.location == NULL) {
@@ -980,22 +904,23 @@ gst_wsi_slide_src_start (GstBaseSrc * bsrc)
     return FALSE;
   }
 
-  collection = load_collection (self->run.location, &err);
+  collection = wsi_collection_load (self->run.location, self->run.tcga, &err);
   if (collection == NULL) {
     GST_ELEMENT_ERROR (self, RESOURCE, OPEN_READ,
-        ("Could not read the slide collection %s.", self->run.location),
-        ("%s", err->message));
+        ("Could not read the slide collection %s: %s", self->run.location,
+            err->message), (NULL));
     g_clear_error (&err);
     return FALSE;
   }
-  self->collection_size = collection->len;
+  self->collection_size = collection->entries->len;
   /* The round-robin split gives every rank either floor(N / W) or one more
    * slide: the smallest share follows from N and W alone, so every rank
    * computes the same quota without talking to the others. */
-  self->smallest_rank_slides = collection->len / self->run.world_size;
-  self->entries = partition_for_rank (collection, self->run.rank,
+  self->smallest_rank_slides = self->collection_size / self->run.world_size;
+  self->entries = wsi_collection_take_rank (collection, self->run.rank,
       self->run.world_size);
-  g_ptr_array_unref (collection);
+  self->column_names = g_strdupv (collection->column_names);
+  wsi_collection_free (collection);
 
   if (self->entries->len == 0) {
     GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND,
@@ -1018,6 +943,9 @@ gst_wsi_slide_src_start (GstBaseSrc * bsrc)
   g_mutex_lock (&self->lock);
   self->slides_total = self->entries->len;
   self->slides_failed = 0;
+  self->slides_opened = 0;
+  self->slides_blank = 0;
+  g_hash_table_remove_all (self->rejected);
   self->cycles_completed = 0;
   self->rank_slides_min = self->smallest_rank_slides;
   self->started = TRUE;
@@ -1130,6 +1058,9 @@ gst_wsi_slide_src_set_property (GObject * object, guint prop_id,
     case PROP_DEFAULT_MPP:
       self->default_mpp = g_value_get_double (value);
       break;
+    case PROP_TCGA:
+      self->tcga = g_value_get_boolean (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -1181,6 +1112,18 @@ gst_wsi_slide_src_get_property (GObject * object, guint prop_id,
     case PROP_RANK_SLIDES_MIN:
       g_value_set_uint (value, self->rank_slides_min);
       break;
+    case PROP_TCGA:
+      g_value_set_boolean (value, self->tcga);
+      break;
+    case PROP_SLIDES_OPENED:
+      g_value_set_uint (value, self->slides_opened);
+      break;
+    case PROP_SLIDES_REJECTED:
+      g_value_set_uint (value, g_hash_table_size (self->rejected));
+      break;
+    case PROP_SLIDES_BLANK:
+      g_value_set_uint (value, self->slides_blank);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -1196,6 +1139,7 @@ gst_wsi_slide_src_finalize (GObject * object)
   clear_streaming_state (self);
   g_free (self->location);
   g_ptr_array_unref (self->given_up);
+  g_hash_table_unref (self->rejected);
   g_mutex_clear (&self->lock);
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
@@ -1210,9 +1154,19 @@ gst_wsi_slide_src_install_properties (GObjectClass * gobject_class)
   g_object_class_install_property (gobject_class, PROP_LOCATION,
       g_param_spec_string ("location", "Location",
           "A slide file, a directory searched recursively for slide files, "
-          "or a text file listing one slide path per line (optional TAB and "
-          "label, '#' comments, paths relative to the list's folder). "
-          "Default: none", DEFAULT_LOCATION, rw));
+          "a CSV or TSV manifest (.csv/.tsv, or a first line starting with "
+          "a 'path' field: header row, a path column, any other columns "
+          "carried with every patch), or a text file listing one slide path "
+          "per line (optional TAB and label, '#' comments). Relative paths "
+          "are relative to the list's folder. Default: none",
+          DEFAULT_LOCATION, rw));
+  g_object_class_install_property (gobject_class, PROP_TCGA,
+      g_param_spec_boolean ("tcga", "TCGA columns",
+          "Parse TCGA slide barcodes from the file names into the columns "
+          "project (from a parent folder such as TCGA-BRCA), barcode, "
+          "patient, sample, sample_type, vial, portion, tissue_source_site "
+          "and slide_type; a name without a barcode is warned about once "
+          "and gets empty values. Default: false", DEFAULT_TCGA, rw));
   g_object_class_install_property (gobject_class, PROP_RANK,
       g_param_spec_int ("rank", "Rank",
           "This process's rank: it reads slides rank, rank + world-size, ... "
@@ -1267,6 +1221,19 @@ gst_wsi_slide_src_install_properties (GObjectClass * gobject_class)
           "the smallest rank, the same number on every rank; also in every "
           "WsiSlideMeta (read-only, known once started, 0 before)",
           0, G_MAXUINT, 0, ro));
+  g_object_class_install_property (gobject_class, PROP_SLIDES_OPENED,
+      g_param_spec_uint ("slides-opened", "Slides opened",
+          "Distinct slides of this rank opened successfully since the "
+          "source started (read-only)", 0, G_MAXUINT, 0, ro));
+  g_object_class_install_property (gobject_class, PROP_SLIDES_REJECTED,
+      g_param_spec_uint ("slides-rejected", "Slides rejected",
+          "Distinct slides a tissuemask downstream rejected (too little "
+          "tissue, or no overview and no cached mask) since the source "
+          "started (read-only)", 0, G_MAXUINT, 0, ro));
+  g_object_class_install_property (gobject_class, PROP_SLIDES_BLANK,
+      g_param_spec_uint ("slides-blank", "Slides blank",
+          "Rejected slides whose tissue mask holds no tissue at all "
+          "(included in slides-rejected; read-only)", 0, G_MAXUINT, 0, ro));
 }
 
 static void
@@ -1307,6 +1274,8 @@ gst_wsi_slide_src_init (GstWsiSlideSrc * self)
   g_mutex_init (&self->lock);
   self->given_up = g_ptr_array_new_with_free_func ((GDestroyNotify)
       gst_structure_free);
+  self->rejected = g_hash_table_new (g_direct_hash, g_direct_equal);
+  self->tcga = DEFAULT_TCGA;
   self->location = g_strdup (DEFAULT_LOCATION);
   self->rank = DEFAULT_RANK;
   self->world_size = DEFAULT_WORLD_SIZE;

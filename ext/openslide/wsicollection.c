@@ -1,0 +1,287 @@
+/* gst-wsi
+ * Copyright (C) 2026 gst-wsi developers
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+
+/* wsicollection.c: slides from a file, a folder, a list or a manifest
+ * (see wsicollection.h). */
+
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "wsicollection.h"
+
+#include <string.h>
+
+#include "wsislide.h"
+#include "wsimanifest.h"
+#include "wsitcga.h"
+
+/* Directory scans do not follow links deeper than this (symlink loops). */
+#define MAX_SCAN_DEPTH 32
+
+#define LABEL_COLUMN "label"
+
+/* Takes @values. */
+static WsiSlideEntry *
+slide_entry_new (const gchar * path, const gchar * label, gchar ** values)
+{
+  WsiSlideEntry *entry = g_new0 (WsiSlideEntry, 1);
+
+  entry->path = g_strdup (path);
+  entry->display = wsi_display_text (path);
+  entry->label = g_strdup (label ? label : "");
+  entry->values = values ? values : g_new0 (gchar *, 1);
+  return entry;
+}
+
+static void
+slide_entry_free (WsiSlideEntry * entry)
+{
+  if (entry == NULL)
+    return;
+  g_free (entry->path);
+  g_free (entry->display);
+  g_free (entry->label);
+  g_strfreev (entry->values);
+  g_free (entry);
+}
+
+static gint
+slide_entry_compare (gconstpointer a, gconstpointer b)
+{
+  const WsiSlideEntry *ea = *(const WsiSlideEntry * const *) a;
+  const WsiSlideEntry *eb = *(const WsiSlideEntry * const *) b;
+  gint order = strcmp (ea->path, eb->path);
+
+  return order != 0 ? order : strcmp (ea->label, eb->label);
+}
+
+static void
+scan_directory (const gchar * dir_path, guint depth, GPtrArray * entries)
+{
+  GDir *dir;
+  const gchar *name;
+
+  if (depth > MAX_SCAN_DEPTH)
+    return;
+  dir = g_dir_open (dir_path, 0, NULL);
+  if (dir == NULL)
+    return;
+  while ((name = g_dir_read_name (dir)) != NULL) {
+    gchar *child = g_build_filename (dir_path, name, NULL);
+
+    if (g_file_test (child, G_FILE_TEST_IS_DIR))
+      scan_directory (child, depth + 1, entries);
+    else if (g_file_test (child, G_FILE_TEST_IS_REGULAR)
+        && wsi_slide_has_known_extension (child))
+      g_ptr_array_add (entries, slide_entry_new (child, NULL, NULL));
+    g_free (child);
+  }
+  g_dir_close (dir);
+}
+
+static gchar *
+resolve_path (const gchar * list_dir, const gchar * path)
+{
+  return g_path_is_absolute (path) ? g_strdup (path)
+      : g_build_filename (list_dir, path, NULL);
+}
+
+/* Adds the slide named by one line of a list file, if the line names one. */
+static void
+parse_list_line (gchar * line, const gchar * list_dir, GPtrArray * entries)
+{
+  gchar *tab = strchr (line, '\t');
+  const gchar *label = "";
+  gchar *path;
+
+  if (tab != NULL) {
+    *tab = '\0';
+    label = g_strstrip (tab + 1);
+  }
+  g_strstrip (line);
+  if (line[0] == '\0' || line[0] == '#')
+    return;
+
+  path = resolve_path (list_dir, line);
+  g_ptr_array_add (entries, slide_entry_new (path, label, NULL));
+  g_free (path);
+}
+
+static void
+parse_list (const gchar * contents, const gchar * list_dir,
+    GPtrArray * entries)
+{
+  gchar **lines = g_strsplit (contents, "\n", -1);
+
+  for (gchar ** line = lines; *line != NULL; line++)
+    parse_list_line (*line, list_dir, entries);
+  g_strfreev (lines);
+}
+
+/* One entry per manifest row; the collection's columns are the
+ * manifest's. */
+static gboolean
+parse_manifest (const gchar * list_path, const gchar * contents,
+    gsize length, WsiManifestFormat format, const gchar * list_dir,
+    WsiCollection * collection, GError ** error)
+{
+  WsiManifest *manifest = wsi_manifest_parse (list_path, contents, length,
+      format, error);
+  gint label_column = -1;
+
+  if (manifest == NULL)
+    return FALSE;
+  for (guint i = 0; manifest->names[i] != NULL; i++)
+    if (strcmp (manifest->names[i], LABEL_COLUMN) == 0)
+      label_column = i;
+
+  for (guint i = 0; i < manifest->rows->len; i++) {
+    WsiManifestRow *row = g_ptr_array_index (manifest->rows, i);
+    gchar *path = resolve_path (list_dir, row->path);
+
+    g_ptr_array_add (collection->entries, slide_entry_new (path,
+            label_column >= 0 ? row->values[label_column] : NULL,
+            g_strdupv (row->values)));
+    g_free (path);
+  }
+  g_strfreev (collection->column_names);
+  collection->column_names = g_strdupv (manifest->names);
+  wsi_manifest_free (manifest);
+  return TRUE;
+}
+
+/* Appends @extra to the NULL-terminated @strv (taking the strings). */
+static gchar **
+strv_append (gchar ** strv, gchar ** extra, guint n_extra)
+{
+  guint n = g_strv_length (strv);
+
+  strv = g_renew (gchar *, strv, n + n_extra + 1);
+  memcpy (strv + n, extra, n_extra * sizeof (gchar *));
+  strv[n + n_extra] = NULL;
+  return strv;
+}
+
+/* The TCGA columns the collection lacks, filled from every file name. */
+static void
+add_tcga_columns (WsiCollection * collection)
+{
+  gboolean take[WSI_TCGA_N_COLUMNS];
+  gchar *names[WSI_TCGA_N_COLUMNS];
+  guint n_new = 0, i, c;
+
+  for (c = 0; c < WSI_TCGA_N_COLUMNS; c++) {
+    take[c] = !g_strv_contains ((const gchar * const *)
+        collection->column_names, wsi_tcga_column_names[c]);
+    if (take[c])
+      names[n_new++] = g_strdup (wsi_tcga_column_names[c]);
+  }
+  collection->column_names = strv_append (collection->column_names, names,
+      n_new);
+
+  for (i = 0; i < collection->entries->len; i++) {
+    WsiSlideEntry *entry = g_ptr_array_index (collection->entries, i);
+    gchar *values[WSI_TCGA_N_COLUMNS];
+    guint k = 0;
+
+    entry->tcga_unparsed = !wsi_tcga_parse (entry->display, values);
+    for (c = 0; c < WSI_TCGA_N_COLUMNS; c++) {
+      if (take[c])
+        values[k++] = values[c];
+      else
+        g_free (values[c]);
+    }
+    entry->values = strv_append (entry->values, values, k);
+  }
+}
+
+/* A list or a manifest, told apart by wsi_manifest_sniff(). */
+static gboolean
+parse_list_file (const gchar * list_path, WsiCollection * collection,
+    GError ** error)
+{
+  gchar *contents, *list_dir;
+  gsize length;
+  WsiManifestFormat format;
+  gboolean ok = TRUE;
+
+  if (!g_file_get_contents (list_path, &contents, &length, error))
+    return FALSE;
+  list_dir = g_path_get_dirname (list_path);
+  format = wsi_manifest_sniff (list_path, contents);
+  if (format == WSI_MANIFEST_NONE)
+    parse_list (contents, list_dir, collection->entries);
+  else
+    ok = parse_manifest (list_path, contents, length, format, list_dir,
+        collection, error);
+  g_free (list_dir);
+  g_free (contents);
+  return ok;
+}
+
+WsiCollection *
+wsi_collection_load (const gchar * location, gboolean tcga, GError ** error)
+{
+  WsiCollection *collection = g_new0 (WsiCollection, 1);
+
+  collection->entries =
+      g_ptr_array_new_with_free_func ((GDestroyNotify) slide_entry_free);
+  collection->column_names = g_new0 (gchar *, 1);
+
+  if (g_file_test (location, G_FILE_TEST_IS_DIR)) {
+    scan_directory (location, 0, collection->entries);
+  } else if (!g_file_test (location, G_FILE_TEST_IS_REGULAR)) {
+    g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_NOENT,
+        "%s: no such file or directory", location);
+    goto failed;
+  } else if (wsi_slide_has_known_extension (location)) {
+    g_ptr_array_add (collection->entries, slide_entry_new (location, NULL,
+            NULL));
+  } else if (!parse_list_file (location, collection, error)) {
+    goto failed;
+  }
+
+  if (tcga)
+    add_tcga_columns (collection);
+  g_ptr_array_sort (collection->entries, slide_entry_compare);
+  for (guint i = 0; i < collection->entries->len; i++)
+    ((WsiSlideEntry *) g_ptr_array_index (collection->entries, i))->index = i;
+  return collection;
+
+failed:
+  wsi_collection_free (collection);
+  return NULL;
+}
+
+GPtrArray *
+wsi_collection_take_rank (WsiCollection * collection, gint rank,
+    gint world_size)
+{
+  GPtrArray *mine =
+      g_ptr_array_new_with_free_func ((GDestroyNotify) slide_entry_free);
+
+  /* Ownership moves to @mine; the NULL left behind is skipped when the
+   * collection is freed. */
+  for (guint i = rank; i < collection->entries->len; i += world_size) {
+    g_ptr_array_add (mine, g_ptr_array_index (collection->entries, i));
+    g_ptr_array_index (collection->entries, i) = NULL;
+  }
+  return mine;
+}
+
+void
+wsi_collection_free (WsiCollection * collection)
+{
+  if (collection == NULL)
+    return;
+  g_ptr_array_unref (collection->entries);
+  g_strfreev (collection->column_names);
+  g_free (collection);
+}
