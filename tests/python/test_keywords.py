@@ -1,5 +1,8 @@
 """standard_pipeline keywords: each reaches its element property; unknown
 keywords, missing properties and out-of-range values raise SettingsError."""
+import subprocess
+import sys
+
 import pytest
 
 import gstwsi
@@ -135,6 +138,23 @@ def test_bad_enum_value_lists_the_values():
     with pytest.raises(gstwsi.SettingsError) as info:
         gstwsi.standard_pipeline(LOCATION, mode="spiral")
     assert "mode=spiral" in str(info.value) and "random" in str(info.value)
+
+
+def test_checks_wait_for_gstreamer_when_it_is_not_initialised(example_env):
+    # monitor=True needs GStreamer uninitialised until BatchStream: the string
+    # is built unchecked, and BatchStream refuses it with the same error.
+    code = ("import gstwsi\n"
+            "from gstwsi.stream import Gst\n"
+            "d = gstwsi.standard_pipeline('/nonexistent', min_tissue=2)\n"
+            "assert not Gst.is_initialized() and 'min-tissue=2' in d\n"
+            "try:\n"
+            "    gstwsi.BatchStream(d, torch=False)\n"
+            "except gstwsi.SettingsError as e:\n"
+            "    print('refused:', e)\n")
+    proc = subprocess.run([sys.executable, "-c", code], env=example_env,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "refused: patchsampler: min-tissue=2 is out of range 0.0..1.0" in proc.stdout
 
 
 def test_keywords_stream(slides):
