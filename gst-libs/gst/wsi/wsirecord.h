@@ -384,6 +384,14 @@ wsi_meta_column (const GstStructure * s, const gchar * name, guint i)
 }
 
 #define WSI_VIEWS_MEDIA_TYPE "application/x-wsi-views"
+/* Normalised float batches (patchbatch normalize=true). Caps fields dtype
+ * ("float32"), layout ("NCHW"), channels (int: 3, RGB order, or 1),
+ * n-views (int), and width, height (int) for batches of single-view
+ * patches. One GstMemory per view, memory v a float32 (count, channels,
+ * height, width) array, native byte order; multi-view sizes are in the
+ * view records. Batches of x-wsi-views stay x-wsi-views (count in the
+ * meta): memory v = the count images of view v. docs/data-formats.md. */
+#define WSI_TENSOR_MEDIA_TYPE "application/x-wsi-tensor"
 #define WSI_RECORD_VERSION 2
 
 /* WsiViewRecord.flags */
