@@ -15,6 +15,17 @@
 #include "wsiaugment.h"
 #include "wsirng.h"
 
+/* The vectorised loops get an AVX2 clone picked at load time where the
+ * compiler and loader support it (GCC ifuncs). Both clones do the same
+ * float operations in the same order (no contraction into FMA: the build
+ * passes -ffp-contract=off), so the bytes do not depend on the CPU. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) \
+    && defined(__ELF__) && !defined(__SANITIZE_ADDRESS__)
+#define WSI_VECTOR_CLONES __attribute__ ((target_clones ("avx2", "default")))
+#else
+#define WSI_VECTOR_CLONES
+#endif
+
 /* HED and jitter both come down to "out_k = table[sum_c mix_c[x_c][k]]":
  * fixed-point sums of per-channel contributions, one output table. */
 #define MIX_STRIDE 4            /* int32 entries per input value: 3 used */
@@ -434,31 +445,69 @@ wsi_augment_hed (const WsiAugmentImage * im, const gfloat alpha[3],
       exp_table);
 }
 
-/* Mean grey of the image after @lut, from one histogram pass. */
-static gdouble
-mean_grey (const WsiAugmentImage * im, const gdouble lut[256])
+/* Bytes a channel-statistics sweep covers: a multiple of 3 and 4, so
+ * byte j of every chunk belongs to the same channel. */
+#define STAT_CHUNK 48
+
+/* Adds, per byte position j of the 48-byte chunks of a row, the bytes
+ * <= t to sum[j] and counts the others in over[j] (vectorised). */
+WSI_VECTOR_CLONES static void
+row_stats (const guint8 * restrict p, gint n, guint8 t,
+    guint32 * restrict sum, guint32 * restrict over)
 {
-  guint32 hist[3][256];
+  gint i = 0, j;
+
+  for (; i + STAT_CHUNK <= n; i += STAT_CHUNK)
+    for (j = 0; j < STAT_CHUNK; j++) {
+      guint32 x = p[i + j];
+
+      sum[j] += x <= t ? x : 0;
+      over[j] += x > t;
+    }
+  for (j = 0; i + j < n; j++) {
+    guint32 x = p[i + j];
+
+    sum[j] += x <= t ? x : 0;
+    over[j] += x > t;
+  }
+}
+
+/* Mean grey of the image after brightness @b (clamp (b x), as the jitter
+ * curve): per channel, b times the sum of the bytes that do not clip plus
+ * 255 for each that does, from one vectorised sweep. */
+static gdouble
+mean_grey_after_brightness (const WsiAugmentImage * im, gdouble b)
+{
   const guint pb = im->pixel_bytes;
-  gdouble sum = 0.0;
-  guint x, y, v;
+  guint64 sum[STAT_CHUNK] = { 0 }, over[STAT_CHUNK] = { 0 };
+  gdouble channel_sum[4] = { 0 }, channel_over[4] = { 0 };
+  guint t = 255, y, j;
 
   if (im->width == 0 || im->height == 0)
     return 0.0;
-  memset (hist, 0, sizeof (hist));
+  /* t: the largest byte the curve does not clip */
+  while (t > 0 && b * t > 255.0)
+    t--;
   for (y = 0; y < im->height; y++) {
-    const guint8 *p = im->data + y * im->stride;
+    guint32 row_sum[STAT_CHUNK] = { 0 }, row_over[STAT_CHUNK] = { 0 };
 
-    for (x = 0; x < im->width; x++, p += pb) {
-      hist[0][p[im->r]]++;
-      hist[1][p[im->g]]++;
-      hist[2][p[im->b]]++;
+    /* per row in 32 bits (no overflow), then into the 64-bit totals */
+    row_stats (im->data + y * im->stride, im->width * pb, t, row_sum,
+        row_over);
+    for (j = 0; j < STAT_CHUNK; j++) {
+      sum[j] += row_sum[j];
+      over[j] += row_over[j];
     }
   }
-  for (v = 0; v < 256; v++)
-    sum += lut[v] * (grey_weights[0] * hist[0][v] +
-        grey_weights[1] * hist[1][v] + grey_weights[2] * hist[2][v]);
-  return sum / ((gdouble) im->width * im->height);
+  for (j = 0; j < STAT_CHUNK; j++) {
+    channel_sum[j % pb] += sum[j];
+    channel_over[j % pb] += over[j];
+  }
+  return (grey_weights[0] * (b * channel_sum[im->r] + 255.0 *
+          channel_over[im->r]) + grey_weights[1] * (b * channel_sum[im->g] +
+          255.0 * channel_over[im->g]) + grey_weights[2] * (b *
+          channel_sum[im->b] + 255.0 * channel_over[im->b])) /
+      ((gdouble) im->width * im->height);
 }
 
 void
@@ -479,7 +528,7 @@ wsi_augment_jitter (const WsiAugmentImage * im, gfloat brightness,
   for (v = 0; v < 256; v++)
     lut[v] = CLAMP (brightness * (gdouble) v, 0.0, 255.0);
   if (contrast != 1.0f) {
-    gdouble mean = mean_grey (im, lut);
+    gdouble mean = mean_grey_after_brightness (im, brightness);
 
     for (v = 0; v < 256; v++)
       lut[v] = CLAMP (contrast * lut[v] + (1.0 - contrast) * mean, 0.0,
@@ -525,17 +574,6 @@ reflect101 (gint i, gint n)
   }
   return i;
 }
-
-/* The float loops get an AVX2 clone picked at load time where the
- * compiler and loader support it (GCC ifuncs). Both clones do the same
- * float operations in the same order (no contraction into FMA: the build
- * passes -ffp-contract=off), so the bytes do not depend on the CPU. */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) \
-    && defined(__ELF__) && !defined(__SANITIZE_ADDRESS__)
-#define WSI_VECTOR_CLONES __attribute__ ((target_clones ("avx2", "default")))
-#else
-#define WSI_VECTOR_CLONES
-#endif
 
 /* out[i] = w0 c[i] + sum over k of w[k] (c[i - k step] + c[i + k step]):
  * a symmetric kernel of radius @r, tap by tap over the whole row

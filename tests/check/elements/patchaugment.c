@@ -265,7 +265,7 @@ GST_START_TEST (test_jitter)
   WsiAugmentScratch *scratch = wsi_augment_scratch_new ();
   guint8 *orig = g_malloc (w * h * pb), *data = g_malloc (w * h * pb);
   WsiAugmentImage im = rgb_image (data, w, h, w * pb, pb);
-  guint i;
+  guint i, k;
 
   fill_random (orig, w * h * pb, 9);
 
@@ -281,18 +281,20 @@ GST_START_TEST (test_jitter)
     fail_unless (ABS ((gint) data[i] - (gint) MIN (255,
                 lround (1.3 * orig[i]))) <= 1, "brightness byte %u", i);
 
-  /* contrast 0: every pixel becomes the mean grey */
-  memcpy (data, orig, w * h * pb);
-  wsi_augment_jitter (&im, 1.0f, 0.0f, 1.0f, 0.0f, scratch);
-  {
-    gdouble mean = 0;
+  /* contrast 0: every pixel becomes the mean grey (after brightness) */
+  for (k = 0; k < 2; k++) {
+    gdouble mean = 0, b = k ? 1.7 : 1.0;
 
+    memcpy (data, orig, w * h * pb);
+    wsi_augment_jitter (&im, b, 0.0f, 1.0f, 0.0f, scratch);
     for (i = 0; i < w * h; i++)
-      mean += 0.2989 * orig[3 * i] + 0.587 * orig[3 * i + 1] +
-          0.114 * orig[3 * i + 2];
+      mean += 0.2989 * MIN (255.0, b * orig[3 * i]) +
+          0.587 * MIN (255.0, b * orig[3 * i + 1]) +
+          0.114 * MIN (255.0, b * orig[3 * i + 2]);
     mean /= w * h;
     for (i = 0; i < w * h * pb; i++)
-      fail_unless (ABS ((gint) data[i] - (gint) lround (mean)) <= 1);
+      fail_unless (ABS ((gint) data[i] - (gint) lround (mean)) <= 1,
+          "brightness %g: %u, mean grey %g", b, data[i], mean);
   }
 
   /* saturation 0: grey pixels, R = G = B */
