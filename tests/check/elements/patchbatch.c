@@ -1181,6 +1181,7 @@ GST_START_TEST (test_bad_mean_std_refused)
   static const gdouble zero = 0.0, two[] = { 0.5, 0.5 };
   GValue array = G_VALUE_INIT;
   GstHarness *h;
+  GstCaps *caps;
   GstBus *bus;
   GstMessage *msg;
 
@@ -1214,8 +1215,10 @@ GST_START_TEST (test_bad_mean_std_refused)
   set_channel_array (h->element, "mean", two, 2);
   fail_unless (gst_harness_push_event (h, gst_event_new_stream_start ("s")));
   /* (a sticky event is stored, so the push itself says TRUE) */
-  gst_harness_push_event (h, gst_event_new_caps (gst_caps_from_string
-          ("video/x-raw,format=RGB,width=4,height=4,framerate=0/1")));
+  caps = gst_caps_from_string ("video/x-raw,format=RGB,width=4,height=4,"
+      "framerate=0/1");
+  gst_harness_push_event (h, gst_event_new_caps (caps));
+  gst_caps_unref (caps);
   msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
   fail_unless (msg != NULL);
   {
