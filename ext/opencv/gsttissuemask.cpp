@@ -25,9 +25,19 @@
  *
  * * `otsu` (default): Otsu's threshold on the HSV saturation channel, the
  *   usual choice for H&E. The threshold never goes below 15, so a blank or
- *   nearly uniform overview is not called tissue.
- * * `hsv`: saturation >= #GstTissueMask:saturation-threshold and
- *   value <= #GstTissueMask:value-threshold.
+ *   nearly uniform overview is not called tissue. With
+ *   `otsu-channel=gray` the grey level is thresholded instead (tissue is
+ *   darker, no floor); #GstTissueMask:otsu-blur-kernel,
+ *   #GstTissueMask:otsu-close-kernel and #GstTissueMask:otsu-min-area add
+ *   the Python peer's Gaussian blur, elliptical closing and small-piece
+ *   removal (all off by default).
+ * * `hsv`: hue in #GstTissueMask:hue-min..#GstTissueMask:hue-max (OpenCV's
+ *   8-bit scale, degrees halved, 0-179; a minimum above the maximum wraps
+ *   round red), saturation >= #GstTissueMask:hsv-saturation-min (-1:
+ *   #GstTissueMask:saturation-threshold) and value in
+ *   #GstTissueMask:value-min..#GstTissueMask:value-threshold. Midnight's
+ *   ranges: `hue-min=90 hue-max=180 hsv-saturation-min=8 value-min=103
+ *   value-threshold=255`.
  * * `clam`: CLAM's segment_tissue: saturation, median blur
  *   (#GstTissueMask:median-kernel), threshold at
  *   #GstTissueMask:saturation-threshold, morphological closing
@@ -44,7 +54,16 @@
  *   regions. The saturation-based methods are useless here: a dark pixel
  *   with a faint colour cast has a high HSV saturation, so they call nearly
  *   the whole black background tissue.
+ * * `combined`: the logical AND of `otsu`, `hsv` and `clam`, each with its
+ *   own properties above (the peer's CombinedTissueDetector).
  * * `none`: every pixel is tissue.
+ *
+ * A second tissuemask in a chain combines its mask with the one already on
+ * the buffer (logical AND; tissue-fraction and tissue-rejected follow the
+ * intersection) and says so in the debug log, so any set of detectors can
+ * be intersected with its own parameters. Rejected slides are reported
+ * upstream with a custom `wsi-slide-rejected` event (wsislidesrc counts
+ * them). docs/tissue.md compares every method with the Python peer.
  *
  * Masks are kept in a small LRU cache keyed by slide path and overview size
  * (#GstTissueMask:mask-cache-size), because wsislidesrc in cycle mode visits
@@ -53,7 +72,9 @@
  * tissuemask answers it (boolean field `cached` = %TRUE) when it holds that
  * slide's mask, and the source then pushes the slide without its overview
  * (`has-overview` = %FALSE): the cached mask is attached instead. Changing
- * any property that shapes the mask empties the cache.
+ * any property that shapes the mask empties the cache. In a chain, every
+ * tissuemask is asked (the last first) and the overview is skipped only
+ * when all of them hold the mask.
  *
  * ## Example launch line
  * |[
@@ -66,6 +87,10 @@
  *     queue ! patchsampler patch-size=256 ! patchinterleave ! patchreader ! fakesink
  * ]| Samples patches only on the bright (stained) parts of fluorescence
  * slides, ignoring anything darker than 30 on their overviews.
+ * |[
+ * gst-launch-1.0 wsislidesrc location=/data/slides/ ! tissuemask method=combined hue-min=90 \
+ *     hsv-saturation-min=8 value-min=103 value-threshold=255 ! queue ! patchsampler ! fakesink
+ * ]| Tissue is where Otsu, Midnight's HSV ranges and CLAM all agree.
  */
 
 #ifdef HAVE_CONFIG_H
