@@ -36,14 +36,19 @@
  * with the pixel, never recoloured.
  *
  * Cost (256 x 256 RGB): flips and turns one copy of the image; HED and
- * jitter are one pass each of 9 table loads and 6 integer adds per pixel:
- * OD is a 256-entry table, the whole deconvolve-scale-recompose is one 3x3
- * matrix A = M^-1 diag(alpha) M folded into per-channel tables, and exp()
- * is a 13 k-entry table of output bytes (max error 0.13 of a level), so no
- * transcendental runs per pixel; contrast adds a histogram pass. Blur is
- * 2 (2r + 1) multiply-adds per byte in float over contiguous rows, which
- * the compiler vectorises. No allocation once a WsiAugmentScratch has grown
- * to the image size.
+ * jitter one pass each with no transcendental per pixel: OD is a
+ * 256-entry table, the whole deconvolve-scale-recompose is one 3x3 matrix
+ * A = M^-1 diag(alpha) M folded into per-channel tables of fixed-point
+ * contributions packed three to a 64-bit word (3 loads and 2 adds give a
+ * pixel's three sums), and exp() is a 13 k-entry table of output bytes
+ * (max error 0.13 of a level); jitter's brightness/contrast curve and
+ * saturation/hue matrix fold into the same tables, its contrast mean
+ * costs one vectorised sweep. Blur is r + 1 multiplies and 2r adds per
+ * byte and pass in float, two taps a sweep over contiguous rows
+ * (vectorised; AVX2 clones where GCC's target_clones work, with the same
+ * bytes as the SSE2 code). tests/benchmarks/bench-stages --kernels times
+ * each kernel. No allocation once a WsiAugmentScratch has grown to the
+ * image size.
  *
  * Threading: plans and settings are plain data; the constant tables are
  * made once per process behind g_once; a WsiAugmentScratch belongs to one
