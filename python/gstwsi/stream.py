@@ -905,9 +905,39 @@ def _check_setting(factory, name, value):
         if not any(value in (v.value_nick, v.value_name) or number == int(v)
                    for v in values):
             bad = f"is not one of {allowed}"
+    elif spec.value_type.name == "GstValueArray":
+        bad = _array_refusal(factory, spec, value)
     if bad is not None:
         raise SettingsError(
             f"{factory}: {spec.name}={value} {bad}", factory, spec.name, value, allowed)
+
+
+_NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf)", re.I)
+
+
+def _array_refusal(factory, spec, value):
+    """Why the element refuses a numeric array value such as patchbatch
+    mean="<0.5,0.5>" (GStreamer would warn and keep the old value), or
+    None: the value is tried on a scratch element and read back."""
+    element = Gst.ElementFactory.make(factory, None)
+    if element is None:
+        return None
+    name = spec.name
+    want = [float(x) for x in _NUMBER.findall(value.replace("(double)", "")
+                                              .replace("(float)", ""))]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        Gst.util_set_object_arg(element, name, value)
+    try:
+        got = [float(x) for x in element.get_property(name)]
+    except (TypeError, ValueError):
+        return None                      # not numbers: left to the parser
+    if len(got) == len(want) and all(abs(a - b) <= 1e-9 * max(1.0, abs(b))
+                                     for a, b in zip(got, want)):
+        return None
+    reason = "; ".join(str(w.message) for w in caught)
+    return (f"is refused by the element, which kept <{', '.join(f'{g:g}' for g in got)}>"
+            + (f" ({reason})" if reason else "") + f"; {name}: {spec.blurb}")
 
 
 def _kept(spec):

@@ -149,3 +149,12 @@ def test_column_arrays_parse_numbers():
     with pytest.raises(gstwsi.PipelineError):
         _columns(_structure(["a", "b"], ["1", "2", "3"]), 2)
     assert _columns(Gst.Structure.new_empty("WsiPatchMeta"), 2) == {}
+
+
+@pytest.mark.parametrize("setting", ['std="<0>"', 'mean="<1,2,3,4,5>"', 'std="<0.5,-1,1>"'])
+def test_bad_mean_std_raise_settings_error(setting):
+    desc = ("videotestsrc num-buffers=1 ! video/x-raw,format=RGB,width=8,height=8 ! "
+            f"patchbatch normalize=true {setting} ! appsink")
+    with pytest.raises(gstwsi.SettingsError, match="patchbatch"):
+        gstwsi.validate_description(desc)
+    gstwsi.validate_description(desc.replace(setting, 'mean="<0.5,0.5,0.5>" std="<0.25>"'))
