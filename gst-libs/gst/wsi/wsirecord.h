@@ -394,7 +394,9 @@ wsi_meta_column (const GstStructure * s, const gchar * name, guint i)
 #define WSI_TENSOR_MEDIA_TYPE "application/x-wsi-tensor"
 #define WSI_RECORD_VERSION 2
 
-/* WsiViewRecord.flags */
+/* WsiViewRecord.flags. patchaugment flips first (horizontal, then
+ * vertical), then turns: view pixel (x, y) of a square view of side S
+ * came from (S - 1 - y, x) before one turn (np.rot90). */
 #define WSI_VIEW_FLAG_CONTEXT  (1u << 0)        /* re-read from the slide */
 #define WSI_VIEW_FLAG_FLIP_H   (1u << 1)        /* set by patchaugment */
 #define WSI_VIEW_FLAG_FLIP_V   (1u << 2)
