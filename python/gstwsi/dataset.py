@@ -64,7 +64,9 @@ class WsiIterableDataset(torch.utils.data.IterableDataset):
     (`DataLoader(batch_size=None)`): "images" (uint8 N,H,W,C tensor), int64
     tensors "slide_index", "x", "y", "level", "cycle", "sequence", float
     tensors "mpp", "tissue_fraction", lists "paths", "labels", ints "index",
-    "epoch".  Batches are copied (copy=True by default): they leave the
+    "epoch"; "views" ({view name: tensor}) for multi-view pipelines and
+    "columns" ({name: tensor, or list of str}) when slides have columns;
+    float32 N,C,H,W "images" with patchbatch normalize=true.  Batches are copied (copy=True by default): they leave the
     worker through shared memory anyway.
     """
 
@@ -141,6 +143,12 @@ class WsiIterableDataset(torch.utils.data.IterableDataset):
                 out["labels"] = batch.labels
                 out["index"] = batch.index
                 out["epoch"] = batch.epoch
+                if batch.views is not None:
+                    out["views"] = batch.views
+                if batch.columns:
+                    out["columns"] = {name: torch.from_numpy(values)
+                                      if values.dtype.kind in "if" else values.tolist()
+                                      for name, values in batch.columns.items()}
                 yield out
         finally:
             stream.close()

@@ -158,3 +158,16 @@ def test_bad_mean_std_raise_settings_error(setting):
     with pytest.raises(gstwsi.SettingsError, match="patchbatch"):
         gstwsi.validate_description(desc)
     gstwsi.validate_description(desc.replace(setting, 'mean="<0.5,0.5,0.5>" std="<0.25>"'))
+
+
+def test_dataset_yields_views(slides):
+    torch = pytest.importorskip("torch")
+    data = gstwsi.WsiIterableDataset(description(slides), rank=0, world_size=1,
+                                     worker_id=0, num_workers=1)
+    batches = list(data)
+    assert len(batches) == 5 * PER_SLIDE // BATCH
+    for b in batches:
+        assert list(b["views"]) == NAMES
+        assert tuple(b["views"]["ctx"].shape) == (BATCH, 16, 16, 3)
+        assert b["views"]["g_0"].dtype == torch.uint8
+        assert b["images"] is b["views"]["g_0"]
