@@ -73,6 +73,7 @@
 #include <unistd.h>
 
 #include <gst/wsi/wsirecord.h>
+#include <gst/wsi/wsiworkmeta.h>
 
 #include "gstwsistats.h"
 #include "wsihistogram.h"
@@ -90,6 +91,13 @@ GST_DEBUG_CATEGORY_STATIC (gst_wsi_stats_debug);
 #define MAX_PADS 16             /* pads beyond this share the last slot */
 #define MAX_DEPTH 64            /* nested pushes tracked per thread */
 #define TRANSIT_SLOTS 4096      /* buffers in flight matched by offset */
+#define NAMED_WORKERS 64        /* worker lanes named per pushing thread */
+#define MAX_LANES 16            /* lanes made by the timeline-slice signal */
+/* Lane ids for timeline-slice lanes: above any kernel thread id. */
+#define LANE_TID_BASE 0x40000000
+/* A push into a queue or appsink taking longer than this waited for room:
+ * drawn as "blocked"; shorter ones are the enqueue itself, not drawn. */
+#define BLOCKED_MIN_NS (20 * GST_USECOND)
 
 /* Verdict thresholds: the share of sink time that decides. */
 #define VERDICT_SHARE 0.6
@@ -157,8 +165,10 @@ typedef struct
   gchar *name;
   gchar *factory;
   gchar *loop_name;             /* timeline slice name for loop time */
+  gchar *blocked_name;          /* "<name> full": a push waiting for room */
   GWeakRef ref;
   gboolean is_sink, is_source, is_queue, track_transit;
+  gboolean blocks;              /* a full one holds the pushing thread */
   gint sink_pads, src_pads;
 
   guint64 counts[N_COUNTS];
@@ -195,6 +205,9 @@ typedef struct
   guint generation;
   gint tid;
   gboolean named;
+  /* pool workers whose lane this (pushing) thread has named */
+  gint named_workers[NAMED_WORKERS];
+  guint n_named_workers;
 } WsiThreadState;
 
 static GPrivate thread_state_key = G_PRIVATE_INIT (g_free);
@@ -218,6 +231,8 @@ struct _GstWsiStats
   GQuark stats_quark;
   GQuark count_quark, records_quark;
   GType patch_meta_api;
+  GType work_meta_api;          /* 0 until a pool registered it */
+  gint origin_calibrated;
   volatile gint generation;
 
   GMutex lock;                  /* elements list */
@@ -237,6 +252,10 @@ struct _GstWsiStats
   GThread *thread;
   gboolean stopping;
   gint thread_pid;
+
+  /* lanes of the timeline-slice signal, guarded by lock */
+  const gchar *lane_names[MAX_LANES];
+  guint n_lanes;
 };
 
 enum
@@ -244,6 +263,7 @@ enum
   SIGNAL_GET_STATS,
   SIGNAL_RESET,
   SIGNAL_WRITE_REPORT,
+  SIGNAL_TIMELINE_SLICE,
   LAST_SIGNAL
 };
 
@@ -270,6 +290,24 @@ static GstClockTime
 now_ns (void)
 {
   return gst_util_get_timestamp ();
+}
+
+/* Timeline time of an absolute gst_util_get_timestamp(). */
+static GstClockTime
+timeline_ts (GstWsiStats * self, GstClockTime abs_ns)
+{
+  return abs_ns > self->timeline_origin ? abs_ns - self->timeline_origin : 0;
+}
+
+/* Hook timestamps count from a moment in gst_init() the tracer cannot read
+ * (before the registry is loaded); the first hook tells it. */
+static inline void
+calibrate_origin (GstWsiStats * self, GstClockTime hook_ts)
+{
+  if (G_LIKELY (g_atomic_int_get (&self->origin_calibrated)))
+    return;
+  if (g_atomic_int_compare_and_exchange (&self->origin_calibrated, 0, 1))
+    self->timeline_origin = now_ns () - hook_ts;
 }
 
 /* ==== element lookup ====================================================== */
@@ -313,11 +351,13 @@ element_stats_new (GstWsiStats * self, GstElement * element)
       gst_plugin_feature_get_name (GST_PLUGIN_FEATURE (factory)) :
       G_OBJECT_TYPE_NAME (element));
   es->loop_name = g_strdup_printf ("%s (loop)", es->name);
+  es->blocked_name = g_strdup_printf ("%s full", es->name);
   g_weak_ref_init (&es->ref, element);
   es->is_sink = GST_OBJECT_FLAG_IS_SET (element, GST_ELEMENT_FLAG_SINK);
   es->is_source = GST_OBJECT_FLAG_IS_SET (element, GST_ELEMENT_FLAG_SOURCE);
   es->is_queue = g_object_class_find_property (klass, "current-level-buffers")
       && g_object_class_find_property (klass, "max-size-buffers");
+  es->blocks = es->is_queue || g_str_equal (es->factory, "appsink");
   es->track_transit = name_listed (self->transit_names, es->factory, es->name);
   if (es->track_transit)
     es->transit = g_new0 (WsiTransitSlot, TRANSIT_SLOTS);
@@ -339,6 +379,7 @@ element_stats_free (WsiElementStats * es)
   g_free (es->name);
   g_free (es->factory);
   g_free (es->loop_name);
+  g_free (es->blocked_name);
   g_free (es);
 }
 
@@ -390,8 +431,27 @@ pad_stats (WsiElementStats * es, GstPad * pad)
 
 /* ==== per-thread state ==================================================== */
 
+/* The thread's full name for the timeline: the OS keeps 15 bytes, so a
+ * pad task's thread ("patchreader0:src" is 16) is named after its task when
+ * the OS name is the start of it. */
+static void
+name_thread (GstWsiStats * self, WsiThreadState * ts, GstPad * pad)
+{
+  gchar name[16] = "";
+  GstTask *task = pad ? GST_PAD_TASK (pad) : NULL;
+
+  pthread_getname_np (pthread_self (), name, sizeof (name));
+  if (task != NULL && name[0] != '\0'
+      && g_str_has_prefix (GST_OBJECT_NAME (task), name))
+    wsi_timeline_add_thread_name (self->timeline, ts->tid,
+        GST_OBJECT_NAME (task));
+  else
+    wsi_timeline_add_thread_name (self->timeline, ts->tid, name);
+  ts->named = TRUE;
+}
+
 static WsiThreadState *
-thread_state (GstWsiStats * self)
+thread_state_for_pad (GstWsiStats * self, GstPad * pad)
 {
   WsiThreadState *ts = g_private_get (&thread_state_key);
 
@@ -401,19 +461,20 @@ thread_state (GstWsiStats * self)
     ts->last_end = GST_CLOCK_TIME_NONE;
     g_private_set (&thread_state_key, ts);
   }
-  if (G_UNLIKELY (!ts->named && self->timeline != NULL)) {
-    gchar name[16] = "";
-
-    pthread_getname_np (pthread_self (), name, sizeof (name));
-    wsi_timeline_add_thread_name (self->timeline, ts->tid, name);
-    ts->named = TRUE;
-  }
+  if (G_UNLIKELY (!ts->named && self->timeline != NULL))
+    name_thread (self, ts, pad);
   if (G_UNLIKELY (ts->generation != (guint) self->generation)) {
     ts->generation = self->generation;
     ts->last_pusher = NULL;
     ts->last_end = GST_CLOCK_TIME_NONE;
   }
   return ts;
+}
+
+static WsiThreadState *
+thread_state (GstWsiStats * self)
+{
+  return thread_state_for_pad (self, NULL);
 }
 
 /* ==== what a buffer carries =============================================== */
@@ -545,7 +606,7 @@ account_loop (GstWsiStats * self, WsiThreadState * t, WsiElementStats * pusher,
   g_mutex_unlock (&pusher->lock);
   if (self->timeline)
     wsi_timeline_add_slice (self->timeline, t->tid, pusher->loop_name,
-        t->last_end, gap);
+        "loop", t->last_end, gap);
 }
 
 static void
@@ -564,6 +625,20 @@ frame_open (WsiThreadState * t, WsiElementStats * pusher,
   f->start = ts;
   f->nested = 0;
   f->is_pull = is_pull;
+}
+
+/* A queue's or appsink's chain only enqueues, unless the element is full:
+ * then the pushing thread is blocked on downstream, drawn as such. */
+static void
+draw_chain (GstWsiStats * self, WsiThreadState * t, WsiElementStats * es,
+    GstClockTime start, guint64 duration)
+{
+  if (!es->blocks)
+    wsi_timeline_add_slice (self->timeline, t->tid, es->name, "element",
+        start, duration);
+  else if (duration >= BLOCKED_MIN_NS)
+    wsi_timeline_add_slice (self->timeline, t->tid, es->blocked_name,
+        "blocked", start, duration);
 }
 
 /* Closes the innermost push: the receiver's self time is the push minus the
@@ -596,8 +671,7 @@ frame_close (GstWsiStats * self, WsiThreadState * t, GstClockTime ts)
     }
     g_mutex_unlock (&es->lock);
     if (self->timeline)
-      wsi_timeline_add_slice (self->timeline, t->tid, es->name, f->start,
-          duration);
+      draw_chain (self, t, es, f->start, duration);
   }
 
   if (t->depth > 0) {
@@ -608,19 +682,65 @@ frame_close (GstWsiStats * self, WsiThreadState * t, GstClockTime ts)
   }
 }
 
+/* ==== pool workers (WsiWorkMeta) ========================================= */
+
+/* Names a worker's lane once per pushing thread (the pool's task pushes
+ * all of one pool's items, so the list stays short). */
+static void
+name_worker (GstWsiStats * self, WsiThreadState * t, const WsiWorkMeta * m)
+{
+  guint i;
+
+  for (i = 0; i < t->n_named_workers; i++) {
+    if (t->named_workers[i] == m->worker_tid)
+      return;
+  }
+  if (t->n_named_workers < NAMED_WORKERS)
+    t->named_workers[t->n_named_workers++] = m->worker_tid;
+  wsi_timeline_add_thread_name (self->timeline, m->worker_tid,
+      m->worker_name);
+}
+
+/* The item a pool worker made, on the worker's lane, and the wait of the
+ * thread that queued it for room in the pool (blocked on downstream). Only
+ * from the push on the pool's own pad: downstream pushes of the same
+ * buffer would draw it again. */
+static void
+draw_work (GstWsiStats * self, WsiThreadState * t, GstPad * pad,
+    WsiElementStats * pusher, GstBuffer * buffer)
+{
+  WsiWorkMeta *m;
+
+  if (self->timeline == NULL || self->work_meta_api == 0 || pusher == NULL)
+    return;
+  m = (WsiWorkMeta *) gst_buffer_get_meta (buffer, self->work_meta_api);
+  if (m == NULL || m->pad != (gconstpointer) pad || m->worker_tid == 0)
+    return;
+  name_worker (self, t, m);
+  wsi_timeline_add_slice (self->timeline, m->worker_tid, pusher->name,
+      "work", timeline_ts (self, m->start),
+      m->end > m->start ? m->end - m->start : 0);
+  if (m->queued_tid != 0 && m->wait_end > m->wait_start)
+    wsi_timeline_add_slice (self->timeline, m->queued_tid,
+        pusher->blocked_name, "blocked", timeline_ts (self, m->wait_start),
+        m->wait_end - m->wait_start);
+}
+
 /* ==== hooks =============================================================== */
 
 static void
 push_pre (GstWsiStats * self, GstClockTime ts, GstPad * pad,
     GstBuffer * buffer)
 {
-  WsiThreadState *t = thread_state (self);
+  WsiThreadState *t = thread_state_for_pad (self, pad);
   GstPad *peer = GST_PAD_PEER (pad);
   WsiElementStats *pusher = element_stats (self, pad_element (pad));
   WsiElementStats *receiver = element_stats (self, pad_element (peer));
   WsiBufferInfo info;
 
+  calibrate_origin (self, ts);
   account_loop (self, t, pusher, ts);
+  draw_work (self, t, pad, pusher, buffer);
   buffer_info (self, buffer, &info);
   if (pusher)
     account_out (pusher, pad, ts, &info);
@@ -633,16 +753,18 @@ static void
 push_list_pre (GstWsiStats * self, GstClockTime ts, GstPad * pad,
     GstBufferList * list)
 {
-  WsiThreadState *t = thread_state (self);
+  WsiThreadState *t = thread_state_for_pad (self, pad);
   GstPad *peer = GST_PAD_PEER (pad);
   WsiElementStats *pusher = element_stats (self, pad_element (pad));
   WsiElementStats *receiver = element_stats (self, pad_element (peer));
   guint i, n = gst_buffer_list_length (list);
 
+  calibrate_origin (self, ts);
   account_loop (self, t, pusher, ts);
   for (i = 0; i < n; i++) {
     WsiBufferInfo info;
 
+    draw_work (self, t, pad, pusher, gst_buffer_list_get (list, i));
     buffer_info (self, gst_buffer_list_get (list, i), &info);
     if (pusher)
       account_out (pusher, pad, ts, &info);
@@ -714,6 +836,13 @@ change_state_post (GstWsiStats * self, GstClockTime ts, GstElement * element,
   if (transition == GST_STATE_CHANGE_READY_TO_PAUSED) {
     WsiElementStats *es = g_object_get_qdata (G_OBJECT (element),
         self->stats_quark);
+
+    /* pools register the meta when their element is made, before this */
+    if (self->work_meta_api == 0) {
+      const GstMetaInfo *info = gst_meta_get_info (WSI_WORK_META_NAME);
+      if (info != NULL)
+        self->work_meta_api = info->api;
+    }
 
     /* a new run: gaps since the last run are not waits or intervals */
     if (es)
@@ -1615,6 +1744,48 @@ gst_wsi_stats_write_report (GstWsiStats * self)
   gst_structure_free (report);
 }
 
+/* The lane id of @lane, made (and named) the first time; lanes beyond
+ * MAX_LANES share the last one. */
+static gint
+lane_tid (GstWsiStats * self, const gchar * lane)
+{
+  const gchar *name = g_intern_string (lane);
+  guint i;
+
+  g_mutex_lock (&self->lock);
+  for (i = 0; i < self->n_lanes; i++) {
+    if (self->lane_names[i] == name)
+      break;
+  }
+  if (i == self->n_lanes && self->n_lanes < MAX_LANES) {
+    self->lane_names[self->n_lanes++] = name;
+    wsi_timeline_add_thread_name (self->timeline, LANE_TID_BASE + i, name);
+  }
+  g_mutex_unlock (&self->lock);
+  return LANE_TID_BASE + MIN (i, MAX_LANES - 1);
+}
+
+/* An application's own slice (a training step, a wait for data). */
+static void
+gst_wsi_stats_timeline_slice (GstWsiStats * self, const gchar * lane,
+    const gchar * name, const gchar * category, guint64 start_ns,
+    guint64 end_ns)
+{
+  gint tid;
+
+  if (!self->active || self->timeline == NULL || name == NULL
+      || end_ns < start_ns)
+    return;
+  if (lane != NULL && lane[0] != '\0')
+    tid = lane_tid (self, lane);
+  else
+    tid = thread_state (self)->tid;
+  /* interned: the ring keeps pointers; applications use a few names */
+  wsi_timeline_add_slice (self->timeline, tid, g_intern_string (name),
+      g_intern_string (category ? category : "app"),
+      timeline_ts (self, start_ns), end_ns - start_ns);
+}
+
 /* ==== parameters ========================================================== */
 
 static guint
@@ -1904,4 +2075,27 @@ gst_wsi_stats_class_init (GstWsiStatsClass * klass)
       G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST | G_SIGNAL_ACTION,
       G_CALLBACK (gst_wsi_stats_write_report), NULL, NULL, NULL, G_TYPE_NONE,
       0, G_TYPE_NONE);
+
+  /**
+   * GstWsiStats::timeline-slice:
+   * @tracer: the wsistats tracer
+   * @lane: the timeline lane (a row of its own, e.g. "consumer: training
+   *   steps"); NULL or "" for the calling thread's lane
+   * @name: the slice's name (e.g. "compute"); names are kept for the
+   *   process' life, so use a few fixed ones
+   * @category: the slice's "cat" (consumer-wait, consumer-compute, ...)
+   * @start_ns: start, CLOCK_MONOTONIC ns (gst_util_get_timestamp(),
+   *   Python's time.monotonic_ns())
+   * @end_ns: end, same clock
+   *
+   * Adds an application's slice to the `timeline=` trace, beside the
+   * pipeline's threads (gstwsi's BatchStream draws its appsink pulls and
+   * Monitor.mark_step its steps this way). Does nothing without `timeline=`.
+   */
+  signals[SIGNAL_TIMELINE_SLICE] = g_signal_new_class_handler
+      ("timeline-slice", G_TYPE_FROM_CLASS (klass),
+      G_SIGNAL_RUN_LAST | G_SIGNAL_ACTION,
+      G_CALLBACK (gst_wsi_stats_timeline_slice), NULL, NULL, NULL,
+      G_TYPE_NONE, 5, G_TYPE_STRING, G_TYPE_STRING, G_TYPE_STRING,
+      G_TYPE_UINT64, G_TYPE_UINT64);
 }

@@ -31,8 +31,8 @@ typedef struct
   gint tid;
   guint64 ts;
   guint64 value;                /* duration (slice) or value (counter) */
-  const gchar *name;
-  gchar thread_name[16];
+  const gchar *name;            /* slice, counter or thread name */
+  const gchar *category;
 } WsiTimelineEvent;
 
 struct _WsiTimeline
@@ -115,7 +115,7 @@ publish (WsiTimelineEvent * ev, gint64 index)
 
 void
 wsi_timeline_add_slice (WsiTimeline * t, gint tid, const gchar * name,
-    guint64 start_ns, guint64 duration_ns)
+    const gchar * category, guint64 start_ns, guint64 duration_ns)
 {
   gint64 index;
   WsiTimelineEvent *ev = reserve (t, &index);
@@ -125,6 +125,7 @@ wsi_timeline_add_slice (WsiTimeline * t, gint tid, const gchar * name,
   ev->type = EVENT_SLICE;
   ev->tid = tid;
   ev->name = name;
+  ev->category = category;
   ev->ts = start_ns;
   ev->value = duration_ns;
   publish (ev, index);
@@ -151,6 +152,7 @@ void
 wsi_timeline_add_thread_name (WsiTimeline * t, gint tid,
     const gchar * thread_name)
 {
+  const gchar *name = g_intern_string (thread_name ? thread_name : "");
   gint64 index;
   WsiTimelineEvent *ev = reserve (t, &index);
 
@@ -158,8 +160,7 @@ wsi_timeline_add_thread_name (WsiTimeline * t, gint tid,
     return;
   ev->type = EVENT_THREAD_NAME;
   ev->tid = tid;
-  g_strlcpy (ev->thread_name, thread_name ? thread_name : "",
-      sizeof (ev->thread_name));
+  ev->name = name;
   publish (ev, index);
 }
 
@@ -175,7 +176,9 @@ format_event (WsiTimeline * t, const WsiTimelineEvent * ev, GString * line)
       g_ascii_formatd (dur, sizeof (dur), "%.3f", ev->value / 1000.0);
       g_string_append (line, "{\"name\":");
       wsi_json_append_string (line, ev->name);
-      g_string_append_printf (line, ",\"cat\":\"element\",\"ph\":\"X\","
+      g_string_append (line, ",\"cat\":");
+      wsi_json_append_string (line, ev->category);
+      g_string_append_printf (line, ",\"ph\":\"X\","
           "\"ts\":%s,\"dur\":%s,\"pid\":%d,\"tid\":%d}", ts, dur, t->pid,
           ev->tid);
       break;
@@ -189,7 +192,7 @@ format_event (WsiTimeline * t, const WsiTimelineEvent * ev, GString * line)
     case EVENT_THREAD_NAME:
       g_string_append_printf (line, "{\"name\":\"thread_name\",\"ph\":\"M\","
           "\"pid\":%d,\"tid\":%d,\"args\":{\"name\":", t->pid, ev->tid);
-      wsi_json_append_string (line, ev->thread_name);
+      wsi_json_append_string (line, ev->name);
       g_string_append (line, "}}");
       break;
   }

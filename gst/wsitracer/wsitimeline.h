@@ -30,12 +30,17 @@ typedef struct _WsiTimeline WsiTimeline;
 WsiTimeline *wsi_timeline_new (const gchar * path, guint capacity);
 void wsi_timeline_free (WsiTimeline * timeline);
 
-/* @name must stay valid until the timeline is freed. Times in ns. */
+/* @name and @category must stay valid until the timeline is freed (static
+ * or interned). @category becomes the event's "cat": readers colour by it
+ * (element, work, blocked, loop, consumer-wait, consumer-compute, ...).
+ * @tid is a kernel thread id or a made-up lane id. Times in ns. */
 void wsi_timeline_add_slice (WsiTimeline * timeline, gint tid,
-    const gchar * name, guint64 start_ns, guint64 duration_ns);
+    const gchar * name, const gchar * category, guint64 start_ns,
+    guint64 duration_ns);
 void wsi_timeline_add_counter (WsiTimeline * timeline, const gchar * name,
     guint64 ts_ns, guint64 value);
-/* @thread_name is copied (at most 15 bytes). */
+/* A "thread_name" metadata event; @thread_name is interned (any length:
+ * the trace is not bound by the OS's 15 bytes). */
 void wsi_timeline_add_thread_name (WsiTimeline * timeline, gint tid,
     const gchar * thread_name);
 

@@ -19,9 +19,11 @@ import time
 
 import numpy as np
 
-from .stream import find_tracer, init
+from .stream import find_tracer, init, timeline_slice
 
 __all__ = ["Monitor"]
+
+STEP_LANE = "consumer: training steps"
 
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
@@ -79,8 +81,11 @@ class Monitor:
 
         Returns None, or every `log_every` steps the metrics of the steps
         since the last log (plus `extra`, prefixed only if not already).
+        With the tracer's `timeline=` on, the step is drawn on the timeline's
+        "consumer: training steps" lane: "data wait" then "compute".
         """
-        now = time.monotonic()
+        now_ns = time.monotonic_ns()
+        now = now_ns / 1e9
         wait_ns = self.stream.wait_ns
         if self._last_mark is None:
             # First call: the step began when its batch was asked for; we
@@ -89,6 +94,8 @@ class Monitor:
             self._last_mark = self._window_start
         self._wait_s[self._n] = (wait_ns - self._last_wait_ns) / 1e9
         self._step_s[self._n] = now - self._last_mark
+        self._draw_step(int(self._last_mark * 1e9), wait_ns - self._last_wait_ns,
+                        now_ns)
         self._last_wait_ns = wait_ns
         self._last_mark = now
         self._n += 1
@@ -103,6 +110,16 @@ class Monitor:
         self._window_patches = self.stream.patches
         self._window_batches = self.stream.batches
         return logs
+
+    def _draw_step(self, start_ns, wait_ns, end_ns):
+        # The loop asks for its batch first (the wait), then computes.
+        if self.tracer is None:
+            return
+        waited = min(start_ns + wait_ns, end_ns)
+        timeline_slice(self.tracer, STEP_LANE, "data wait", "consumer-wait",
+                       start_ns, waited)
+        timeline_slice(self.tracer, STEP_LANE, "compute", "consumer-compute",
+                       waited, end_ns)
 
     # -- the dict --
 

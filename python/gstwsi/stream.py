@@ -158,6 +158,22 @@ def find_tracer():
     return None
 
 
+PULL_LANE = "consumer: appsink pulls"
+
+
+def timeline_slice(tracer, lane, name, category, start_ns, end_ns):
+    """Adds a slice to the wsistats timeline (its `timeline-slice` signal).
+
+    `lane` is the row it is drawn on, `category` its trace-event "cat";
+    times are `time.monotonic_ns()` values (the clock GStreamer's
+    timestamps use).  Does nothing when `tracer` is None or the tracer has
+    no `timeline=` file.
+    """
+    if tracer is not None:
+        tracer.emit("timeline-slice", lane, name, category,
+                    int(start_ns), int(end_ns))
+
+
 # ---- zero-copy pixels -----------------------------------------------------
 
 _live = weakref.WeakSet()
@@ -534,6 +550,8 @@ class BatchStream:
         self.batches = 0          # batches handed out by this stream
         self.patches = 0
         self.wait_ns = 0          # time spent blocked waiting for a batch
+        self._tracer = find_tracer()      # draws the pulls on its timeline
+        self._last_pull_end = None
         self._state = "ready"     # ready -> playing -> ended (-> ready) / closed
         self._forked = False
         self._held = weakref.WeakSet()    # zero-copy batches still alive
@@ -741,7 +759,22 @@ class BatchStream:
                     raise TimeoutError(f"no batch for {waited:.0f} s from: "
                                        f"{self.description}")
         finally:
-            self.wait_ns += time.monotonic_ns() - began
+            ended = time.monotonic_ns()
+            self.wait_ns += ended - began
+            self._draw_pull(began, ended)
+
+    def _draw_pull(self, began, ended):
+        """The consumer's lane on the wsistats timeline (`timeline=`): each
+        pull (waiting for a batch) and the time between two pulls (the
+        caller using its batch).  Nothing without the tracer."""
+        if self._tracer is None:
+            return
+        if self._last_pull_end is not None:
+            timeline_slice(self._tracer, PULL_LANE, "between pulls",
+                           "consumer-compute", self._last_pull_end, began)
+        timeline_slice(self._tracer, PULL_LANE, "pull", "consumer-wait",
+                       began, ended)
+        self._last_pull_end = ended
 
     def _pop_error(self):
         while True:

@@ -15,8 +15,11 @@
 #endif
 
 #include "wsiorderedpool.h"
+#include "wsiworkmeta.h"
 
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 GST_DEBUG_CATEGORY_STATIC (wsi_ordered_pool_debug);
 #define GST_CAT_DEFAULT wsi_ordered_pool_debug
@@ -47,12 +50,18 @@ typedef struct
   GstEvent *event;
   GstBuffer *result;            /* NULL: dropped */
   gpointer work;                /* work_size bytes, owned by the ring */
+  /* for the buffer's WsiWorkMeta (timelines) */
+  const gchar *worker_name;
+  gint worker_tid, queued_tid;
+  GstClockTime start, end, wait_start, wait_end;
 } PoolItem;
 
 typedef struct
 {
   WsiOrderedPool *pool;
   GThread *thread;
+  const gchar *name;            /* interned full name, see start_workers */
+  gint tid;
 } PoolWorker;
 
 struct _WsiOrderedPool
@@ -132,6 +141,7 @@ wsi_ordered_pool_new (GstPad * srcpad, gsize work_size,
   pool->user_data = user_data;
   pool->flow = GST_FLOW_OK;
   pool->task_work = g_malloc0 (pool->work_size);
+  wsi_work_meta_get_info ();
   g_mutex_init (&pool->lock);
   g_cond_init (&pool->item_added);
   g_cond_init (&pool->item_done);
@@ -181,6 +191,7 @@ worker_main (gpointer data)
   PoolItem *item;
   GstBuffer *result;
 
+  worker->tid = (gint) syscall (SYS_gettid);
   if (pool->funcs.thread_state_new)
     state = pool->funcs.thread_state_new (pool->user_data);
 
@@ -192,10 +203,14 @@ worker_main (gpointer data)
       continue;
     }
     item->state = ITEM_PROCESSING;
+    item->worker_name = worker->name;
+    item->worker_tid = worker->tid;
     pool->n_processing++;
     g_mutex_unlock (&pool->lock);
 
+    item->start = gst_util_get_timestamp ();
     result = pool->funcs.process (item->work, state, pool->user_data);
+    item->end = gst_util_get_timestamp ();
 
     g_mutex_lock (&pool->lock);
     item->result = result;
@@ -208,6 +223,19 @@ worker_main (gpointer data)
   if (pool->funcs.thread_state_free)
     pool->funcs.thread_state_free (state, pool->user_data);
   return NULL;
+}
+
+/* "patchreader0: worker 2/4": the element, the pool and the worker. */
+static gchar *
+worker_full_name (WsiOrderedPool * pool, const gchar * prefix, guint i,
+    guint n)
+{
+  GstObject *element = gst_pad_get_parent (pool->srcpad);
+  gchar *name = g_strdup_printf ("%s: worker %u/%u",
+      element ? GST_OBJECT_NAME (element) : prefix, i + 1, n);
+
+  gst_clear_object (&element);
+  return name;
 }
 
 void
@@ -231,10 +259,14 @@ wsi_ordered_pool_start_workers (WsiOrderedPool * pool, guint n_threads,
   GST_DEBUG ("starting %u %s threads", n, thread_name_prefix);
   for (i = 0; i < n; i++) {
     gchar *name = g_strdup_printf ("%s%u", thread_name_prefix, i);
+    gchar *full = worker_full_name (pool, thread_name_prefix, i, n);
 
     pool->workers[i].pool = pool;
+    /* the OS keeps 15 bytes of @name; timelines get the full one */
+    pool->workers[i].name = g_intern_string (full);
     pool->workers[i].thread = g_thread_new (name, worker_main,
         &pool->workers[i]);
+    g_free (full);
     g_free (name);
   }
 }
@@ -277,10 +309,11 @@ head_ready_locked (WsiOrderedPool * pool)
  * to pool->task_work (for finish) when @has_work is set. */
 static void
 take_head_locked (WsiOrderedPool * pool, GstEvent ** event,
-    GstBuffer ** buffer, gboolean * has_work)
+    GstBuffer ** buffer, gboolean * has_work, PoolItem * timing)
 {
   PoolItem *item = ring_slot (pool, pool->n_taken);
 
+  *timing = *item;
   *event = g_steal_pointer (&item->event);
   *buffer = g_steal_pointer (&item->result);
   *has_work = item->kind == ITEM_WORK && pool->funcs.finish != NULL;
@@ -294,6 +327,29 @@ take_head_locked (WsiOrderedPool * pool, GstEvent ** event,
   g_cond_broadcast (&pool->space_freed);
 }
 
+/* Tells tracers which worker made @buffer and when (wsiworkmeta.h). The
+ * work's own reference is gone by now, so the buffer is usually writable
+ * as it is and nothing is copied. */
+static GstBuffer *
+stamp_work (WsiOrderedPool * pool, GstBuffer * buffer, const PoolItem * item)
+{
+  WsiWorkMeta *meta;
+
+  if (item->worker_name == NULL)
+    return buffer;
+  buffer = gst_buffer_make_writable (buffer);
+  meta = wsi_work_meta_ensure (buffer);
+  meta->pad = pool->srcpad;
+  meta->worker_name = item->worker_name;
+  meta->worker_tid = item->worker_tid;
+  meta->start = item->start;
+  meta->end = item->end;
+  meta->queued_tid = item->queued_tid;
+  meta->wait_start = item->wait_start;
+  meta->wait_end = item->wait_end;
+  return buffer;
+}
+
 static void
 task_loop (gpointer data)
 {
@@ -303,6 +359,7 @@ task_loop (gpointer data)
   GstBuffer *buffer;
   GstFlowReturn ret = GST_FLOW_OK;
   gboolean eos_queued, has_work;
+  PoolItem timing;
 
   g_mutex_lock (&pool->lock);
   while (!pool->flushing && !head_ready_locked (pool))
@@ -312,7 +369,7 @@ task_loop (gpointer data)
     gst_pad_pause_task (pad);
     return;
   }
-  take_head_locked (pool, &event, &buffer, &has_work);
+  take_head_locked (pool, &event, &buffer, &has_work, &timing);
   g_mutex_unlock (&pool->lock);
 
   if (has_work) {
@@ -325,6 +382,7 @@ task_loop (gpointer data)
     GST_LOG_OBJECT (pad, "pushing %" GST_PTR_FORMAT, event);
     gst_pad_push_event (pad, event);
   } else if (buffer != NULL) {  /* else a dropped item */
+    buffer = stamp_work (pool, buffer, &timing);
     ret = gst_pad_push (pad, buffer);
   }
 
@@ -375,16 +433,27 @@ wsi_ordered_pool_stop_task (WsiOrderedPool * pool)
 
 /* ---- queueing ------------------------------------------------------------ */
 
-/* Waits for room; returns with the lock held on GST_FLOW_OK only. */
+/* Waits for room; returns with the lock held on GST_FLOW_OK only. A wait
+ * (the pool is full: blocked on downstream) is timed into @wait_start and
+ * @wait_end when given; they stay 0 when there was room. */
 static GstFlowReturn
-wait_for_room (WsiOrderedPool * pool)
+wait_for_room (WsiOrderedPool * pool, GstClockTime * wait_start,
+    GstClockTime * wait_end)
 {
   GstFlowReturn ret = GST_FLOW_OK;
+  GstClockTime began = 0;
 
   g_mutex_lock (&pool->lock);
   while (!pool->flushing && pool->flow == GST_FLOW_OK && pool->ring != NULL
-      && pool->n_queued - pool->n_taken >= pool->capacity)
+      && pool->n_queued - pool->n_taken >= pool->capacity) {
+    if (began == 0)
+      began = gst_util_get_timestamp ();
     g_cond_wait (&pool->space_freed, &pool->lock);
+  }
+  if (began != 0 && wait_start != NULL) {
+    *wait_start = began;
+    *wait_end = gst_util_get_timestamp ();
+  }
   if (pool->flushing || pool->ring == NULL)
     ret = GST_FLOW_FLUSHING;
   else if (pool->flow != GST_FLOW_OK)
@@ -397,7 +466,8 @@ wait_for_room (WsiOrderedPool * pool)
 GstFlowReturn
 wsi_ordered_pool_queue_work (WsiOrderedPool * pool, gconstpointer work)
 {
-  GstFlowReturn ret = wait_for_room (pool);
+  GstClockTime wait_start = 0, wait_end = 0;
+  GstFlowReturn ret = wait_for_room (pool, &wait_start, &wait_end);
   PoolItem *item;
 
   if (ret != GST_FLOW_OK) {
@@ -413,6 +483,9 @@ wsi_ordered_pool_queue_work (WsiOrderedPool * pool, gconstpointer work)
   memcpy (item->work, work, pool->work_size);
   item->kind = ITEM_WORK;
   item->state = ITEM_WAITING;
+  item->wait_start = wait_start;
+  item->wait_end = wait_end;
+  item->queued_tid = wait_start ? (gint) syscall (SYS_gettid) : 0;
   pool->n_queued++;
   g_cond_signal (&pool->item_added);
   g_mutex_unlock (&pool->lock);
@@ -422,7 +495,7 @@ wsi_ordered_pool_queue_work (WsiOrderedPool * pool, gconstpointer work)
 GstFlowReturn
 wsi_ordered_pool_queue_event (WsiOrderedPool * pool, GstEvent * event)
 {
-  GstFlowReturn ret = wait_for_room (pool);
+  GstFlowReturn ret = wait_for_room (pool, NULL, NULL);
   PoolItem *item;
 
   if (ret != GST_FLOW_OK) {

@@ -21,6 +21,10 @@
  * at least 8) is full: memory is bounded by the ring. Flow errors from
  * downstream come back from the next queue call; after EOS was queued the
  * task reports them itself (element error, EOS) since nobody else will.
+ * Every pushed buffer carries a WsiWorkMeta (wsiworkmeta.h): which worker
+ * made it, when, and how long queueing it waited for room, so a tracer can
+ * draw one lane per worker; workers are named "<element>: worker i/n" in
+ * it (the OS keeps 15 bytes of a thread name: `thread_name_prefix` + i).
  *
  * Threading: every function is called from the element's streaming
  * thread or its state changes, never from a worker. `process` runs with no

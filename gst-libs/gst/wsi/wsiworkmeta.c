@@ -1,0 +1,66 @@
+/* gst-wsi
+ * Copyright (C) 2026 gst-wsi developers
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+
+/* wsiworkmeta.c: the pool's per-item timing meta (see wsiworkmeta.h). */
+
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "wsiworkmeta.h"
+
+static gboolean
+work_meta_init (GstMeta * meta, gpointer params, GstBuffer * buffer)
+{
+  WsiWorkMeta *m = (WsiWorkMeta *) meta;
+
+  m->pad = NULL;
+  m->worker_name = NULL;
+  m->worker_tid = m->queued_tid = 0;
+  m->start = m->end = m->wait_start = m->wait_end = 0;
+  return TRUE;
+}
+
+/* The pool is a static library linked into several plugins: each copy
+ * looks the meta up by name before registering it, and the lock makes the
+ * check-then-register of one copy atomic. */
+const GstMetaInfo *
+wsi_work_meta_get_info (void)
+{
+  static const gchar *tags[] = { NULL };
+  static GMutex lock;
+  const GstMetaInfo *info = gst_meta_get_info (WSI_WORK_META_NAME);
+  GType api;
+
+  if (G_LIKELY (info != NULL))
+    return info;
+  g_mutex_lock (&lock);
+  info = gst_meta_get_info (WSI_WORK_META_NAME);
+  if (info == NULL) {
+    api = g_type_from_name (WSI_WORK_META_API_NAME);
+    if (api == 0)
+      api = gst_meta_api_type_register (WSI_WORK_META_API_NAME, tags);
+    /* no transform function: copies of the buffer do not carry it */
+    info = gst_meta_register (api, WSI_WORK_META_NAME, sizeof (WsiWorkMeta),
+        work_meta_init, NULL, NULL);
+  }
+  g_mutex_unlock (&lock);
+  return info;
+}
+
+WsiWorkMeta *
+wsi_work_meta_ensure (GstBuffer * buffer)
+{
+  const GstMetaInfo *info = wsi_work_meta_get_info ();
+  WsiWorkMeta *m = (WsiWorkMeta *) gst_buffer_get_meta (buffer, info->api);
+
+  if (m == NULL)
+    m = (WsiWorkMeta *) gst_buffer_add_meta (buffer, info, NULL);
+  return m;
+}
