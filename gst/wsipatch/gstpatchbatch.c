@@ -118,8 +118,6 @@ GST_DEBUG_CATEGORY_STATIC (gst_patch_batch_debug);
 /* a GstBuffer holds at most 16 memories, one per view */
 #define MAX_VIEWS 16
 
-#define WSI_TENSOR_MEDIA_TYPE "application/x-wsi-tensor"
-
 #define PATCH_FORMATS "{ RGB, RGBA, RGBx, BGRx }"
 #define VIEW_FORMATS "{ RGB, RGBA, RGBx, BGRx, GRAY8 }"
 #define VIEWS_CAPS WSI_VIEWS_MEDIA_TYPE ", format = (string) " VIEW_FORMATS \
