@@ -171,3 +171,32 @@ def test_dataset_yields_views(slides):
         assert tuple(b["views"]["ctx"].shape) == (BATCH, 16, 16, 3)
         assert b["views"]["g_0"].dtype == torch.uint8
         assert b["images"] is b["views"]["g_0"]
+
+
+def test_columns_from_a_manifest(slides, tmp_root):
+    """End to end: wsislidesrc manifest columns -> patchreader -> (patchviews)
+    -> patchbatch -> batch.columns, aligned with the locations."""
+    files = sorted(p.name for p in slides.iterdir())
+    rows = {name: (f"class{i % 2}", str(i - 2), f"{i * 0.25:.2f}", f"site-{i}")
+            for i, name in enumerate(files)}
+    manifest = tmp_root / "manifest.csv"
+    manifest.write_text("path,label,grade,score,site\n" + "".join(
+        f"{slides.name}/{name},{','.join(row)}\n" for name, row in rows.items()))
+    for views in (False, True):
+        desc = description(manifest, views=views)
+        batches = run(desc)
+        assert len(batches) == 5 * PER_SLIDE // BATCH
+        for b in batches:
+            assert list(b.columns) == ["label", "grade", "score", "site"]
+            assert b.columns["label"].tolist() == b.labels
+            assert b.columns["grade"].dtype == np.int64
+            assert b.columns["score"].dtype == np.float64
+            assert b.columns["site"].dtype.kind == "U"
+            for i, path in enumerate(b.paths):
+                label, grade, score, site = rows[path.rsplit("/", 1)[-1]]
+                assert b.labels[i] == label
+                assert b.columns["grade"][i] == int(grade)
+                assert b.columns["score"][i] == float(score)
+                assert b.columns["site"][i] == site
+            if views:
+                assert list(b.views) == NAMES
