@@ -29,14 +29,14 @@
  * tissuemask) are skipped; a plan that is not a whole number of 64-byte
  * records is a stream error.
  *
- * The `sequence` field of every record is renumbered here in output order
- * (0, 1, 2, ...); it restarts after a flush and after going back to READY.
+ * The `sequence` field of every record is numbered here, its one writer,
+ * in output order (0, 1, 2, ...; patchsampler leaves it 0); it restarts after a flush and after going back to READY.
  * `GST_BUFFER_OFFSET` is the sequence of the buffer's first record and
  * `GST_BUFFER_OFFSET_END` the sequence after its last one. Buffers carry no
  * timestamps.
  *
  * To resume a job, #GstPatchInterleave:skip-patches drops every record whose
- * sequence number is below it, after the renumbering (the output order
+ * sequence number is below it, after the numbering (the output order
  * depends on the pool, so only here is the sequence known). The numbering
  * itself is unchanged, so the resumed stream is identical to the tail of
  * the uninterrupted one. Upstream replays the planning of the skipped part
