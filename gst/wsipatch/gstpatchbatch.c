@@ -102,6 +102,7 @@
 #include <gst/wsi/wsirecord.h>
 
 #include "gstpatchbatch.h"
+#include "wsistreamstats.h"
 #include "wsibatchmeta.h"
 #include "wsinormalize.h"
 #include "wsiplanarpool.h"
@@ -134,6 +135,7 @@ enum
   PROP_DROP_REMAINDER,
   PROP_MAX_BATCHES,
   PROP_BATCHES_PUSHED,
+  PROP_STATS_INTERVAL,
   PROP_NORMALIZE,
   PROP_MEAN,
   PROP_STD,
@@ -192,6 +194,7 @@ struct _GstPatchBatch
   guint pool_capacity;
 
   gint batches_pushed;          /* atomic */
+  WsiStreamStats *stats;        /* stats-interval messages */
 };
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
@@ -673,6 +676,7 @@ push_batch (GstPatchBatch * self)
 
   GST_LOG_OBJECT (self, "pushing batch %" G_GUINT64_FORMAT " of %u patches",
       GST_BUFFER_OFFSET (buf), n);
+  wsi_stream_stats_add_batch (self->stats, GST_ELEMENT_CAST (self), buf);
   ret = gst_pad_push (self->srcpad, buf);
   if (ret == GST_FLOW_OK)
     g_atomic_int_inc (&self->batches_pushed);
@@ -1151,6 +1155,7 @@ gst_patch_batch_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
       break;
     case GST_EVENT_EOS:
       drain_at_eos (self);
+      wsi_stream_stats_post_now (self->stats, GST_ELEMENT_CAST (self));
       break;
     case GST_EVENT_FLUSH_START:
       /* unblock a chain function waiting for a free batch buffer */
@@ -1219,6 +1224,7 @@ gst_patch_batch_change_state (GstElement * element, GstStateChange transition)
   switch (transition) {
     case GST_STATE_CHANGE_READY_TO_PAUSED:
       g_atomic_int_set (&self->batches_pushed, 0);
+      wsi_stream_stats_reset (self->stats);
       break;
     case GST_STATE_CHANGE_PAUSED_TO_READY:
       /* a chain function may wait in acquire: wake it before pads stop */
@@ -1330,6 +1336,9 @@ gst_patch_batch_set_property (GObject * object, guint prop_id,
     case PROP_MAX_BATCHES:
       self->max_batches = g_value_get_uint (value);
       break;
+    case PROP_STATS_INTERVAL:
+      wsi_stream_stats_set_interval (self->stats, g_value_get_uint (value));
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -1358,6 +1367,9 @@ gst_patch_batch_get_property (GObject * object, guint prop_id,
       g_value_set_uint (value,
           (guint) g_atomic_int_get (&self->batches_pushed));
       break;
+    case PROP_STATS_INTERVAL:
+      g_value_set_uint (value, wsi_stream_stats_get_interval (self->stats));
+      break;
     case PROP_NORMALIZE:
       g_value_set_boolean (value, self->normalize);
       break;
@@ -1380,6 +1392,7 @@ gst_patch_batch_finalize (GObject * object)
   GstPatchBatch *self = GST_PATCH_BATCH (object);
 
   reset_stream (self);
+  wsi_stream_stats_free (self->stats);
   wsi_batch_meta_clear (&self->meta);
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
@@ -1426,6 +1439,16 @@ gst_patch_batch_class_init (GstPatchBatchClass * klass)
           "Batches accepted downstream since the element left READY, short "
           "ones included (read-only, batches)", 0, G_MAXUINT, 0,
           G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+
+  g_object_class_install_property (gobject_class, PROP_STATS_INTERVAL,
+      g_param_spec_uint ("stats-interval", "Stats interval",
+          "Post a \"wsi-stream-stats\" element message every this many "
+          "milliseconds and at EOS: patches delivered, tissue fraction "
+          "mean, mpp histogram, per-label and per-column counts, and the "
+          "upstream elements' slide and patch counters (docs/design.md). "
+          "Milliseconds, 0 to 4294967295, default 0 = no messages",
+          0, G_MAXUINT, 0, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_PLAYING));
 
   g_object_class_install_property (gobject_class, PROP_NORMALIZE,
       g_param_spec_boolean ("normalize", "Normalize",
@@ -1491,6 +1514,7 @@ gst_patch_batch_init (GstPatchBatch * self)
   self->batch_size = DEFAULT_BATCH_SIZE;
   self->drop_remainder = DEFAULT_DROP_REMAINDER;
   self->max_batches = DEFAULT_MAX_BATCHES;
+  self->stats = wsi_stream_stats_new ();
   self->normalize = DEFAULT_NORMALIZE;
   memcpy (self->mean.values, default_mean, sizeof (default_mean));
   self->mean.n = G_N_ELEMENTS (default_mean);

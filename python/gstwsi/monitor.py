@@ -12,14 +12,27 @@ for batch in stream:
 Python measures what only the training loop sees (how long each step waited
 for its batch, the step time); the `wsistats` tracer, asked in-process with
 its `get-stats` action signal, adds what only the pipeline sees (queue fill,
-patch rate at the sink, loader/trainer verdict, process RSS and CPU).
+patch rate at the sink, loader/trainer verdict, process RSS and CPU), for the
+elements of this stream's pipeline only (the tracer also remembers pipelines
+that ran before in the process); the elements' read-only counters and
+patchbatch's `wsi-stream-stats` message give the `pipeline/...` keys.
 """
 import os
 import time
 
 import numpy as np
 
-from .stream import find_tracer, init, timeline_slice
+from .stream import GObject, Gst, find_tracer, init, timeline_slice
+from .streamstats import flat_keys
+
+# Element read-only counters -> pipeline/ keys (summed when two elements, or
+# two properties, feed one key): the same table as patchbatch's
+# wsi-stream-stats message (gst/wsipatch/wsistreamstats.c).
+_COUNTERS = (("slides-opened", "slides_opened"), ("slides-failed", "slides_failed"),
+             ("slides-rejected", "slides_rejected"), ("slides-blank", "slides_blank"),
+             ("patches-planned", "patches_planned"), ("patches-read", "patches_read"),
+             ("patches-failed", "patches_dropped"), ("patches-skipped", "patches_dropped"),
+             ("patches-rejected", "patches_rejected"))
 
 __all__ = ["Monitor"]
 
@@ -36,6 +49,31 @@ def _rss_mb():
     except OSError:
         import resource
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _elements(pipeline):
+    """Every element inside `pipeline`, bins' children included."""
+    found = []
+    it = pipeline.iterate_recurse()
+    while True:
+        res, elem = it.next()
+        if res != Gst.IteratorResult.OK:
+            return found
+        found.append(elem)
+
+
+def pipeline_counters(pipeline):
+    """{"slides_opened": n, ...}: the read-only counters of the pipeline's
+    elements (keys absent when no element counts them)."""
+    out = {}
+    for element in _elements(pipeline):
+        for prop, key in _COUNTERS:
+            spec = element.find_property(prop)
+            if spec is None or spec.flags & GObject.ParamFlags.WRITABLE:
+                continue         # a setting of that name, not a counter
+                continue
+            out[key] = out.get(key, 0) + int(element.get_property(prop))
+    return out
 
 
 def _hist(stats, name):
@@ -75,6 +113,7 @@ class Monitor:
         self._window_start = None
         self._window_patches = stream.patches
         self._window_batches = stream.batches
+        self._last_sink_times = (0.0, 0.0)     # sink busy-s, wait-s at the last log
 
     def mark_step(self, extra=None):
         """Call once per training step, after the step's work.
@@ -138,9 +177,22 @@ class Monitor:
             f"{p}wait_share": float(wait.sum() / max(step.sum(), 1e-9)),
             f"{p}rss_mb": _rss_mb(),
         }
+        logs.update(self._pipeline_metrics())
         if self.tracer is not None:
             logs.update(self._tracer_metrics())
         return logs
+
+    def _pipeline_metrics(self):
+        """pipeline/ keys: patchbatch's latest wsi-stream-stats message
+        (stats-interval > 0), then the elements' counters read now."""
+        key = f"{self.prefix}pipeline/"
+        out = {}
+        stats = self.stream.read_stream_stats()
+        if stats is not None:
+            out.update(flat_keys(stats, key))
+        for name, value in pipeline_counters(self.stream.pipeline).items():
+            out[key + name] = value
+        return out
 
     def _tracer_metrics(self):
         p = self.prefix
@@ -154,19 +206,38 @@ class Monitor:
         ok, cpu = stats.get_double("window-cpu-percent")
         if ok:
             out[f"{p}cpu_percent"] = cpu
-        ok, loader = stats.get_double("loader-bound")
-        if ok:
-            out[f"{p}loader_bound"] = loader
+        # Only this stream's elements: the tracer also reports elements of
+        # pipelines that ran before in the process (until it is reset).
+        mine = {e.get_name() for e in _elements(self.stream.pipeline)}
         sink_name = self.stream._sink.get_name()
         for element in stats.get_value("elements") or []:
             name = element.get_string("name")
+            if name not in mine:
+                continue
             if element.get_string("shape") == "queue":
                 self._queue_metrics(out, name, element)
             elif name == sink_name:
-                ok, rate = element.get_double("patches-per-s")
-                if ok:
-                    out[f"{p}sink_patches_per_s"] = rate
+                self._sink_metrics(out, element)
         return out
+
+    def _sink_metrics(self, out, element):
+        p = self.prefix
+        ok, rate = element.get_double("patches-per-s")
+        if ok:
+            out[f"{p}sink_patches_per_s"] = rate
+        # loader_bound over the same window as wait_share: the sink's busy
+        # and wait times since the last log (docs/python.md).
+        ok_busy, busy = element.get_double("busy-s")
+        ok_wait, wait = element.get_double("wait-s")
+        if not (ok_busy and ok_wait):
+            return
+        last_busy, last_wait = self._last_sink_times
+        if busy < last_busy or wait < last_wait:
+            last_busy = last_wait = 0.0         # the tracer was reset
+        self._last_sink_times = (busy, wait)
+        total = (busy - last_busy) + (wait - last_wait)
+        if total > 0:
+            out[f"{p}loader_bound"] = (wait - last_wait) / total
 
     def _queue_metrics(self, out, name, element):
         key = f"{self.prefix}queue/{name}/"

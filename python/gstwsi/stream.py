@@ -24,6 +24,8 @@ gi.require_version("Gst", "1.0")
 gi.require_version("GstApp", "1.0")
 from gi.repository import GLib, GObject, Gst, GstApp  # noqa: E402,F401  (GstApp: try_pull_sample)
 
+from .streamstats import MESSAGE_NAME as _STATS_MESSAGE, stats_dict as _stats_dict  # noqa: E402
+
 __all__ = ["PATCH_RECORD", "VIEW_RECORD", "Batch", "BatchStream", "ForkError", "PipelineError",
            "SettingsError", "epoch_seed", "init", "standard_pipeline", "live_mapped_buffers", "validate_description"]
 
@@ -612,6 +614,26 @@ class BatchStream:
     def pipeline(self):
         return self._pipeline
 
+    # -- stream statistics --
+
+    # The latest wsi-stream-stats message (patchbatch stats-interval > 0) as a
+    # gstwsi.streamstats dict, None before the first one.
+    stream_stats = None
+
+    def read_stream_stats(self):
+        """Takes the pipeline's queued wsi-stream-stats messages off the bus
+        (so they do not pile up) and returns the latest as a dict, or None."""
+        while True:
+            msg = self._bus.pop_filtered(Gst.MessageType.ELEMENT)
+            if msg is None:
+                return self.stream_stats
+            self._element_message(msg)
+
+    def _element_message(self, msg):
+        s = msg.get_structure()
+        if s is not None and s.get_name() == _STATS_MESSAGE:
+            self.stream_stats = _stats_dict(s)
+
     # -- epochs --
 
     def set_epoch(self, epoch):
@@ -720,6 +742,7 @@ class BatchStream:
             return None
         self.start()
         sample = self._pull()
+        self.read_stream_stats()
         if sample is None:
             self._stop()
             return None
@@ -778,9 +801,13 @@ class BatchStream:
 
     def _pop_error(self):
         while True:
-            msg = self._bus.pop_filtered(Gst.MessageType.ERROR | Gst.MessageType.WARNING)
+            msg = self._bus.pop_filtered(Gst.MessageType.ERROR | Gst.MessageType.WARNING
+                                         | Gst.MessageType.ELEMENT)
             if msg is None:
                 return None
+            if msg.type == Gst.MessageType.ELEMENT:
+                self._element_message(msg)
+                continue
             source = msg.src.get_name() if msg.src else None
             if msg.type == Gst.MessageType.WARNING:
                 err, _ = msg.parse_warning()

@@ -98,18 +98,3 @@ def test_spawned_worker_streams(slides):
     batches = list(loader)
     assert len(batches) == 5 * PER_SLIDE // BATCH
     assert batches[0]["images"].dtype == torch.uint8
-
-
-# Pipelines of these tests can stay visible to the session's wsistats tracer
-# (test_monitor counts its queues): run them in a child pytest.
-if not os.environ.get("GSTWSI_DATASET_CHILD"):
-    import subprocess
-    import sys
-    for _name in [n for n in list(globals()) if n.startswith("test_")]:
-        del globals()[_name]
-
-    def test_dataset_in_child_process(slides):
-        env = dict(os.environ, GSTWSI_DATASET_CHILD="1")
-        done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                               __file__], env=env, capture_output=True, text=True, timeout=300)
-        assert done.returncode == 0, done.stdout + done.stderr

@@ -1,9 +1,4 @@
 """Epochs: re-iterating a finite BatchStream, set_epoch and resuming at (epoch, batch)."""
-import os
-import subprocess
-import sys
-
-import pytest
 
 import gstwsi
 
@@ -70,17 +65,3 @@ def test_resume_at_epoch_and_batch(slides):
         nxt = run_epoch(stream)          # epoch 2 plays in full
     assert tail == e1[k:]
     assert nxt == e2
-
-
-
-# Restarted pipelines stay visible to the session's wsistats tracer (see the
-# queue count of test_monitor), so the epoch tests run in a child pytest.
-if not os.environ.get("GSTWSI_EPOCHS_CHILD"):
-    for _name in [n for n in list(globals()) if n.startswith("test_")]:
-        del globals()[_name]
-
-    def test_epochs_in_child_process(slides):
-        env = dict(os.environ, GSTWSI_EPOCHS_CHILD="1")
-        done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                               __file__], env=env, capture_output=True, text=True, timeout=300)
-        assert done.returncode == 0, done.stdout + done.stderr

@@ -8,22 +8,40 @@ import gstwsi
 LOG_EVERY = 5
 
 
-def test_monitor_dict(slides):
-    assert gstwsi.init(monitor=True), "wsistats tracer not active (GST_TRACERS set elsewhere?)"
-    description = gstwsi.standard_pipeline(slides, batch_size=8, patch_size=32,
-                                           patches_per_slide=8, cycle=True)
-    stream = gstwsi.BatchStream(description, torch=False)
-    monitor = gstwsi.Monitor(stream, log_every=LOG_EVERY, prefix="data/")
+def pipeline(slides, stats_interval=0, **kw):
+    opts = dict(batch_size=8, patch_size=32, patches_per_slide=8, cycle=True)
+    opts.update(kw)
+    description = gstwsi.standard_pipeline(slides, **opts)
+    if stats_interval:
+        description = description.replace(
+            "patchbatch ", f"patchbatch stats-interval={stats_interval} ")
+    return description
+
+
+def run_logged(stream, monitor, windows, step_s):
+    """Iterates until `windows` logs came; a step sleeps `step_s`."""
     logs = []
     for i, batch in enumerate(stream):
-        time.sleep(0.01)                          # the "training step"
+        time.sleep(step_s)                        # the "training step"
         out = monitor.mark_step(extra={"train/loss": 0.5})
         if (i + 1) % LOG_EVERY:
             assert out is None
         else:
             logs.append(out)
-        if len(logs) == 2:
+        if len(logs) == windows:
             break
+    return logs
+
+
+def test_monitor_dict(slides):
+    assert gstwsi.init(monitor=True), "wsistats tracer not active (GST_TRACERS set elsewhere?)"
+    # A pipeline that ran before in this process: the tracer remembers its
+    # queues, the monitor of another stream must not report them.
+    with gstwsi.BatchStream(pipeline(slides, cycle=False), torch=False) as earlier:
+        assert sum(1 for _ in earlier) > 0
+    stream = gstwsi.BatchStream(pipeline(slides), torch=False)
+    monitor = gstwsi.Monitor(stream, log_every=LOG_EVERY, prefix="data/")
+    logs = run_logged(stream, monitor, 2, 0.01)
     last = logs[-1]
     assert last["data/step"] == 2 * LOG_EVERY
     assert last["train/loss"] == 0.5
@@ -39,9 +57,79 @@ def test_monitor_dict(slides):
     assert last["data/peak_rss_mb"] >= 10
     assert 0 <= last["data/loader_bound"] <= 1
     assert last["data/sink_patches_per_s"] > 0
-    fills = [k for k in last if k.startswith("data/queue/") and k.endswith("fill_pct_mean")]
-    assert len(fills) == 2                        # the two queues of the pipeline
+    fills = sorted(k for k in last if k.startswith("data/queue/") and k.endswith("fill_pct_mean"))
+    queues = sorted(f"data/queue/{q.get_name()}/fill_pct_mean"
+                    for q in gstwsi.stream._elements_of(stream.pipeline, "queue"))
+    assert fills == queues and len(fills) == 2    # this pipeline's two queues only
     assert all(0 <= last[k] <= 100 for k in fills)
+    stream.close()
+
+
+def test_monitor_pipeline_counters(slides):
+    stream = gstwsi.BatchStream(pipeline(slides), torch=False)
+    monitor = gstwsi.Monitor(stream, log_every=LOG_EVERY, prefix="data/")
+    last = run_logged(stream, monitor, 2, 0.0)[-1]
+    stream.close()
+    p = "data/pipeline/"
+    source = gstwsi.stream._elements_of(stream.pipeline, "wsislidesrc")[0]
+    for key in ("slides_failed", "patches_planned", "patches_read", "patches_dropped"):
+        assert isinstance(last[p + key], int), key
+    # wsislidesrc's visit counters, where this wsislidesrc has them
+    for key in ("slides_opened", "slides_rejected", "slides_blank"):
+        if source.find_property(key.replace("_", "-")) is not None:
+            assert isinstance(last[p + key], int), key
+    if source.find_property("slides-opened") is not None:
+        assert last[p + "slides_opened"] >= 1
+    # 10 batches of 8 were consumed: read and planned ahead of that
+    assert last[p + "patches_read"] >= 10 * 8
+    assert last[p + "patches_planned"] >= last[p + "patches_read"]
+    assert last[p + "slides_failed"] == last[p + "patches_dropped"] == 0
+    # Read now from the elements themselves (no stats message requested).
+    readers = gstwsi.stream._elements_of(stream.pipeline, "patchreader")
+    assert last[p + "patches_read"] <= readers[0].get_property("patches-read")
+    assert "patches_rejected" not in {k[len(p):] for k in last if k.startswith(p)}
+
+
+def test_monitor_stream_stats(slides):
+    stream = gstwsi.BatchStream(pipeline(slides, stats_interval=20), torch=False)
+    monitor = gstwsi.Monitor(stream, log_every=LOG_EVERY, prefix="data/")
+    logs = run_logged(stream, monitor, 3, 0.02)
+    stream.close()
+    p = "data/pipeline/"
+    stats = stream.stream_stats
+    assert stats is not None, "no wsi-stream-stats message seen"
+    last = logs[-1]
+    assert 0 < last[p + "patches"] <= stream.patches + 2 * 8 * 4  # what patchbatch pushed
+    assert last[p + "patches"] % 8 == 0
+    assert 0 < last[p + "tissue_fraction_mean"] <= 1
+    # 0.25-mpp slides read at target-mpp 0.5: every patch in the 0.5 bin
+    mpp = {k: v for k, v in last.items() if k.startswith(p + "mpp/")}
+    assert list(mpp) == [p + "mpp/0.5"] and mpp[p + "mpp/0.5"] == last[p + "patches"]
+    # the generated slides carry no label
+    assert last[p + "label/(none)"] == last[p + "patches"]
+    # later logs report later messages
+    assert logs[0][p + "patches"] <= last[p + "patches"]
+
+
+def test_loader_bound_and_wait_share_agree(slides):
+    """Both over the same window. A trainer faster than the loader never
+    blocks the pipeline (loader_bound near 1) and waits for a share of its
+    steps (wait_share well above 0: how much depends on the trainer's own
+    work); a trainer slower than the loader blocks the pipeline (loader_bound
+    low) and hardly waits (wait_share near 0)."""
+    # The loader paced at 20 ms per batch (identity before the appsink), a
+    # small prefetch queue, and windows after the first few: the trainer
+    # must not be draining batches queued ahead of it.
+    paced = pipeline(slides, prefetch=8).replace(
+        " ! appsink", " ! identity sleep-time=20000 ! appsink")
+    fast = gstwsi.BatchStream(paced, torch=False)
+    last = run_logged(fast, gstwsi.Monitor(fast, log_every=LOG_EVERY), 4, 0.0)[-1]
+    fast.close()
+    assert last["data/loader_bound"] > 0.8 and last["data/wait_share"] > 0.2, last
+    slow = gstwsi.BatchStream(paced, torch=False)
+    last = run_logged(slow, gstwsi.Monitor(slow, log_every=LOG_EVERY), 3, 0.1)[-1]
+    slow.close()
+    assert last["data/loader_bound"] < 0.5 and last["data/wait_share"] < 0.2, last
 
 
 def test_monitor_rejects_bad_log_every(slides):
