@@ -1237,6 +1237,73 @@ GST_START_TEST (test_bad_mean_std_refused)
 
 GST_END_TEST;
 
+GST_START_TEST (test_views_flush_discards_partial_batch)
+{
+  GstHarness *h = gst_harness_new ("patchbatch");
+  GstSegment segment;
+  GstBuffer *batch;
+
+  g_object_set (h->element, "batch-size", 2, NULL);
+  gst_harness_set_src_caps_str (h, WSI_VIEWS_MEDIA_TYPE
+      ",format=RGB,n-views=3");
+  fail_unless_equals_int (gst_harness_push (h, make_views (0, 1, 3)),
+      GST_FLOW_OK);
+  fail_unless (gst_harness_push_event (h, gst_event_new_flush_start ()));
+  fail_unless (gst_harness_push_event (h, gst_event_new_flush_stop (TRUE)));
+  gst_segment_init (&segment, GST_FORMAT_TIME);
+  fail_unless (gst_harness_push_event (h, gst_event_new_segment (&segment)));
+  fail_unless_equals_int (gst_harness_push (h, make_views (1, 2, 3)),
+      GST_FLOW_OK);
+  batch = gst_harness_pull (h);
+  check_view_pixels (batch, 1, 2);
+  check_location_meta (batch, 1, 2, TRUE);
+  fail_unless_equals_int (GST_BUFFER_OFFSET (batch), 0);
+  gst_buffer_unref (batch);
+  fail_unless_equals_int (gst_harness_buffers_in_queue (h), 0);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_normalize_null_playing_null_repeated)
+{
+  GstElement *pipeline = gst_parse_launch ("videotestsrc num-buffers=5 ! "
+      "video/x-raw,format=RGBx,width=8,height=8 ! patchbatch batch-size=2 "
+      "normalize=true ! appsink name=sink sync=false wait-on-eos=false",
+      NULL);
+  GstElement *sink = gst_bin_get_by_name (GST_BIN (pipeline), "sink");
+  GstBus *bus = gst_element_get_bus (pipeline);
+  guint round;
+
+  for (round = 0; round < 3; round++) {
+    GstMessage *msg;
+    GstSample *sample;
+    gsize bytes = 0;
+
+    fail_unless (gst_element_set_state (pipeline, GST_STATE_PLAYING) !=
+        GST_STATE_CHANGE_FAILURE);
+    msg = gst_bus_timed_pop_filtered (bus, 10 * GST_SECOND,
+        GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+    fail_unless (msg != NULL);
+    fail_unless_equals_int (GST_MESSAGE_TYPE (msg), GST_MESSAGE_EOS);
+    gst_message_unref (msg);
+    /* 2 + 2 + 1 patches of 3 x 8 x 8 floats */
+    while ((sample = gst_app_sink_try_pull_sample (GST_APP_SINK (sink), 0))) {
+      bytes += gst_buffer_get_size (gst_sample_get_buffer (sample));
+      gst_sample_unref (sample);
+    }
+    fail_unless_equals_int (bytes, 5 * 3 * 8 * 8 * sizeof (gfloat));
+    fail_unless_equals_int (gst_element_set_state (pipeline, GST_STATE_NULL),
+        GST_STATE_CHANGE_SUCCESS);
+  }
+
+  gst_object_unref (bus);
+  gst_object_unref (sink);
+  gst_object_unref (pipeline);
+}
+
+GST_END_TEST;
+
 static Suite *
 patchbatch_suite (void)
 {
@@ -1267,6 +1334,8 @@ patchbatch_suite (void)
   tcase_add_test (tc, test_normalize_video_patches);
   tcase_add_test (tc, test_normalize_views);
   tcase_add_test (tc, test_bad_mean_std_refused);
+  tcase_add_test (tc, test_views_flush_discards_partial_batch);
+  tcase_add_test (tc, test_normalize_null_playing_null_repeated);
   return s;
 }
 
