@@ -39,6 +39,8 @@ struct _WsiWindowResizer
   gsize rows_len;
   gfloat *line;                 /* vertical pass accumulator */
   gsize line_len;
+  gfloat *src_row;              /* a source row's window, as floats */
+  gsize src_row_len;
 };
 
 /* Grows *@buf to at least @n elements of @size bytes; FALSE on OOM. */
@@ -201,17 +203,19 @@ filter_row_any (const TapSet * tx, const guint8 * src, gfloat * out,
 static inline guint8
 to_u8 (gfloat v)
 {
-  /* min/max, not branches: the loops around it vectorise */
-  v = v + 0.5f;
-  v = v < 0.0f ? 0.0f : v;
-  v = v > 255.0f ? 255.0f : v;
-  return (guint8) v;
+  /* Through a 32-bit int, clamped as such: float to int32 and integer
+   * min/max vectorise, a float to uint8 conversion does not. */
+  gint i = (gint) (v + 0.5f);
+
+  i = i < 0 ? 0 : i;
+  i = i > 255 ? 255 : i;
+  return (guint8) i;
 }
 
 /* Bilinear fast path: every tap has exactly two weights. */
 static inline void
-filter_row2 (const TapSet * tx, const guint8 * src, gfloat * out,
-    guint dst_w, const guint C)
+filter_row2 (const TapSet * tx, const gfloat * src, guint base,
+    gfloat * out, guint dst_w, const guint C)
 {
   guint o, c;
 
@@ -219,26 +223,27 @@ filter_row2 (const TapSet * tx, const guint8 * src, gfloat * out,
     const Tap *tap = &tx->taps[o];
     const gfloat w0 = tx->weights[tap->offset];
     const gfloat w1 = tx->weights[tap->offset + 1];
-    const guint8 *s = src + (gsize) tap->first * C;
+    const gfloat *s = src + (gsize) (tap->first - base) * C;
 
     for (c = 0; c < C; c++)
       out[o * C + c] = w0 * s[c] + w1 * s[C + c];
   }
 }
 
+/* @src holds the source row from column @base on. */
 static void
-filter_row2_any (const TapSet * tx, const guint8 * src, gfloat * out,
-    guint dst_w, guint channels)
+filter_row2_any (const TapSet * tx, const gfloat * src, guint base,
+    gfloat * out, guint dst_w, guint channels)
 {
   switch (channels) {
     case 3:
-      filter_row2 (tx, src, out, dst_w, 3);
+      filter_row2 (tx, src, base, out, dst_w, 3);
       break;
     case 4:
-      filter_row2 (tx, src, out, dst_w, 4);
+      filter_row2 (tx, src, base, out, dst_w, 4);
       break;
     default:
-      filter_row2 (tx, src, out, dst_w, channels == 1 ? 1 : 2);
+      filter_row2 (tx, src, base, out, dst_w, channels == 1 ? 1 : 2);
       break;
   }
 }
@@ -271,7 +276,73 @@ wsi_window_resizer_free (WsiWindowResizer * resizer)
   g_free (resizer->ty.weights);
   g_free (resizer->rows);
   g_free (resizer->line);
+  g_free (resizer->src_row);
   g_free (resizer);
+}
+
+/* Every window row the vertical taps need through the horizontal taps,
+ * into r->rows. */
+static gboolean
+horizontal_pass (WsiWindowResizer * r, gboolean two_taps, const guint8 * src,
+    gsize src_stride, guint channels, guint row_lo, guint row_hi,
+    guint dst_w)
+{
+  gsize line = (gsize) dst_w * channels, span, x;
+  guint col_lo = r->tx.taps[0].first, y;
+
+  span = (gsize) (r->tx.taps[dst_w - 1].first + r->tx.taps[dst_w - 1].n -
+      col_lo) * channels;
+  if (!grow ((gpointer *) & r->rows, &r->rows_len,
+          (gsize) (row_hi - row_lo) * line, sizeof (gfloat))
+      || !grow ((gpointer *) & r->src_row, &r->src_row_len, span,
+          sizeof (gfloat)))
+    return FALSE;
+
+  for (y = row_lo; y < row_hi; y++) {
+    const guint8 *in = src + (gsize) y * src_stride;
+    gfloat *row = r->rows + (gsize) (y - row_lo) * line;
+
+    if (!two_taps) {
+      filter_row_any (&r->tx, in, row, dst_w, channels);
+      continue;
+    }
+    /* Floats once per source value, in a loop that vectorises. */
+    in += (gsize) col_lo * channels;
+    for (x = 0; x < span; x++)
+      r->src_row[x] = in[x];
+    filter_row2_any (&r->tx, r->src_row, col_lo, row, dst_w, channels);
+  }
+  return TRUE;
+}
+
+/* The output rows from r->rows (window row @row_lo first). */
+static gboolean
+vertical_pass (WsiWindowResizer * r, gboolean two_taps, guint row_lo,
+    gsize line, guint8 * dst, guint dst_h, gsize dst_stride)
+{
+  guint oy, k;
+  gsize x;
+
+  if (!grow ((gpointer *) & r->line, &r->line_len, line, sizeof (gfloat)))
+    return FALSE;
+  for (oy = 0; oy < dst_h; oy++) {
+    const Tap *tap = &r->ty.taps[oy];
+    const gfloat *w = r->ty.weights + tap->offset;
+    const gfloat *first = r->rows + (gsize) (tap->first - row_lo) * line;
+    guint8 *out = dst + (gsize) oy * dst_stride;
+
+    if (two_taps) {
+      blend_rows2 (first, first + line, w[0], w[1], out, line);
+      continue;
+    }
+    memset (r->line, 0, line * sizeof (gfloat));
+    for (k = 0; k < tap->n; k++)
+      for (x = 0; x < line; x++)
+        r->line[x] += w[k] * first[k * line + x];
+    for (x = 0; x < line; x++)
+      out[x] = to_u8 (r->line[x]);
+  }
+  return TRUE;
 }
 
 gboolean
@@ -280,9 +351,8 @@ wsi_window_resize (WsiWindowResizer * r, WsiResizeMethod method,
     guint channels, gdouble x0, gdouble y0, gdouble win_w, gdouble win_h,
     guint8 * dst, guint dst_w, guint dst_h, gsize dst_stride)
 {
-  gsize line = (gsize) dst_w * channels, x;
-  guint row_lo, row_hi, y, oy, k;
   gboolean two_taps;
+  guint row_lo, row_hi;
 
   if (channels == 0 || channels > 4 || src_w == 0 || src_h == 0
       || dst_w == 0 || dst_h == 0 || !(win_w > 0.0) || !(win_h > 0.0))
@@ -291,46 +361,12 @@ wsi_window_resize (WsiWindowResizer * r, WsiResizeMethod method,
       || !make_taps (&r->ty, method, src_h, y0, win_h, dst_h))
     return FALSE;
 
+  /* Bilinear taps always have two weights (edges padded with 0). */
+  two_taps = method == WSI_RESIZE_BILINEAR && src_w > 1 && src_h > 1;
   /* Only the rows some output row needs (taps are monotonic). */
   row_lo = r->ty.taps[0].first;
   row_hi = r->ty.taps[dst_h - 1].first + r->ty.taps[dst_h - 1].n;
-  if (!grow ((gpointer *) & r->rows, &r->rows_len,
-          (gsize) (row_hi - row_lo) * line, sizeof (gfloat))
-      || !grow ((gpointer *) & r->line, &r->line_len, line, sizeof (gfloat)))
-    return FALSE;
-  two_taps = method == WSI_RESIZE_BILINEAR && src_w > 1 && src_h > 1;
-  for (y = row_lo; y < row_hi; y++) {
-    gfloat *row = r->rows + (gsize) (y - row_lo) * line;
-
-    if (two_taps)
-      filter_row2_any (&r->tx, src + (gsize) y * src_stride, row, dst_w,
-          channels);
-    else
-      filter_row_any (&r->tx, src + (gsize) y * src_stride, row, dst_w,
-          channels);
-  }
-
-  for (oy = 0; two_taps && oy < dst_h; oy++) {
-    const Tap *tap = &r->ty.taps[oy];
-    const gfloat *a = r->rows + (gsize) (tap->first - row_lo) * line;
-
-    blend_rows2 (a, a + line, r->ty.weights[tap->offset],
-        r->ty.weights[tap->offset + 1], dst + (gsize) oy * dst_stride, line);
-  }
-  for (oy = 0; !two_taps && oy < dst_h; oy++) {
-    const Tap *tap = &r->ty.taps[oy];
-    const gfloat *w = r->ty.weights + tap->offset;
-    guint8 *out = dst + (gsize) oy * dst_stride;
-
-    memset (r->line, 0, line * sizeof (gfloat));
-    for (k = 0; k < tap->n; k++) {
-      const gfloat *row = r->rows + (gsize) (tap->first + k - row_lo) * line;
-
-      for (x = 0; x < line; x++)
-        r->line[x] += w[k] * row[x];
-    }
-    for (x = 0; x < line; x++)
-      out[x] = to_u8 (r->line[x]);
-  }
-  return TRUE;
+  return horizontal_pass (r, two_taps, src, src_stride, channels, row_lo,
+      row_hi, dst_w) && vertical_pass (r, two_taps, row_lo,
+      (gsize) dst_w * channels, dst, dst_h, dst_stride);
 }
