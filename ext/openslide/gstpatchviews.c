@@ -507,6 +507,56 @@ add_views_meta (GstPatchViews * self, GstBuffer * out, GstBuffer * in,
   g_bytes_unref (bytes);
 }
 
+/* View @v of @work's location into @dst, its record into @vr; FALSE (with
+ * work->reason) when it cannot be made. */
+static gboolean
+make_view (GstPatchViews * self, ViewsThread * thread, ViewsWork * work,
+    const GstVideoFrame * frame, const gchar * path, guint v, guint8 * dst,
+    WsiViewRecord * vr)
+{
+  const WsiViewSpec *spec = &self->config.set->views[v];
+  guint patch_side = GST_VIDEO_FRAME_WIDTH (frame);
+
+  vr->view_index = v;
+  vr->out_width = vr->out_height = view_side (spec, patch_side);
+  switch (spec->kind) {
+    case WSI_VIEW_KIND_PATCH:
+      copy_patch (frame, dst, patch_side,
+          GST_VIDEO_FRAME_COMP_PSTRIDE (frame, 0));
+      vr->x = work->record.x;
+      vr->y = work->record.y;
+      vr->width0 = vr->height0 = work->record.footprint;
+      vr->mpp = work->record.out_mpp;
+      return TRUE;
+    case WSI_VIEW_KIND_CROP:
+      if (make_crop (self, thread, work, frame, v, dst, vr))
+        return TRUE;
+      work->reason = g_strdup ("out of memory resampling a crop");
+      return FALSE;
+    case WSI_VIEW_KIND_CONTEXT:
+      return make_context (self, thread, work, path, v, dst, vr);
+  }
+  g_assert_not_reached ();
+  return FALSE;
+}
+
+/* The output buffer: memory @mem cut into one shared memory per view
+ * (@offsets: n_views + 1 boundaries), the location's meta. */
+static GstBuffer *
+wrap_views (GstPatchViews * self, ViewsWork * work, GstMemory * mem,
+    const gsize * offsets, const WsiViewRecord * records, guint n_views)
+{
+  GstBuffer *out = gst_buffer_new ();
+  guint v;
+
+  for (v = 0; v < n_views; v++)
+    gst_buffer_append_memory (out, gst_memory_share (mem, offsets[v],
+            offsets[v + 1] - offsets[v]));
+  GST_BUFFER_OFFSET (out) = work->record.sequence;
+  add_views_meta (self, out, work->in, records, n_views);
+  return out;
+}
+
 /* Every view of @work's location into one allocation, one shared memory
  * per view; NULL (with work->reason) when a view could not be made. */
 static GstBuffer *
@@ -522,7 +572,7 @@ make_views (GstPatchViews * self, ViewsThread * thread, ViewsWork * work)
   GstMemory *mem;
   GstMapInfo map;
   GstBuffer *out = NULL;
-  gboolean ok = TRUE;
+  gboolean mapped, ok;
   guint v;
 
   offsets[0] = 0;
@@ -536,50 +586,27 @@ make_views (GstPatchViews * self, ViewsThread * thread, ViewsWork * work)
     work->reason = g_strdup ("the patch meta names no slide path");
     return NULL;
   }
-  if (!gst_video_frame_map (&frame, &work->info, work->in, GST_MAP_READ)) {
-    work->reason = g_strdup ("could not map the patch");
+  mem = gst_allocator_alloc (NULL, offsets[set->n_views], NULL);
+  if (mem == NULL || !gst_memory_map (mem, &map, GST_MAP_WRITE)) {
+    work->reason = g_strdup ("out of memory for the views");
+    if (mem)
+      gst_memory_unref (mem);
     return NULL;
   }
-  mem = gst_allocator_alloc (NULL, offsets[set->n_views], NULL);
-  gst_memory_map (mem, &map, GST_MAP_WRITE);
+  mapped = gst_video_frame_map (&frame, &work->info, work->in, GST_MAP_READ);
+  if (!mapped)
+    work->reason = g_strdup ("could not map the patch");
 
   memset (records, 0, sizeof (records));
-  for (v = 0; v < set->n_views && ok; v++) {
-    const WsiViewSpec *spec = &set->views[v];
-    WsiViewRecord *vr = &records[v];
-    guint8 *dst = map.data + offsets[v];
-
-    vr->view_index = v;
-    vr->out_width = vr->out_height = view_side (spec, patch_side);
-    switch (spec->kind) {
-      case WSI_VIEW_KIND_PATCH:
-        copy_patch (&frame, dst, patch_side, bpp);
-        vr->x = work->record.x;
-        vr->y = work->record.y;
-        vr->width0 = vr->height0 = work->record.footprint;
-        vr->mpp = work->record.out_mpp;
-        break;
-      case WSI_VIEW_KIND_CROP:
-        ok = make_crop (self, thread, work, &frame, v, dst, vr);
-        if (!ok)
-          work->reason = g_strdup ("out of memory resampling a crop");
-        break;
-      case WSI_VIEW_KIND_CONTEXT:
-        ok = make_context (self, thread, work, path, v, dst, vr);
-        break;
-    }
-  }
+  for (v = 0, ok = mapped; v < set->n_views && ok; v++)
+    ok = make_view (self, thread, work, &frame, path, v,
+        map.data + offsets[v], &records[v]);
+  if (mapped)
+    gst_video_frame_unmap (&frame);
   gst_memory_unmap (mem, &map);
-  gst_video_frame_unmap (&frame);
 
-  if (ok) {
-    out = gst_buffer_new ();
-    for (v = 0; v < set->n_views; v++)
-      gst_buffer_append_memory (out, gst_memory_share (mem, offsets[v],
-              offsets[v + 1] - offsets[v]));
-    GST_BUFFER_OFFSET (out) = work->record.sequence;
-    add_views_meta (self, out, work->in, records, set->n_views);
-  }
+  if (ok)
+    out = wrap_views (self, work, mem, offsets, records, set->n_views);
   gst_memory_unref (mem);
   return out;
 }
