@@ -95,9 +95,10 @@ GST_DEBUG_CATEGORY_STATIC (gst_wsi_stats_debug);
 #define MAX_LANES 16            /* lanes made by the timeline-slice signal */
 /* Lane ids for timeline-slice lanes: above any kernel thread id. */
 #define LANE_TID_BASE 0x40000000
-/* A push into a queue or appsink taking longer than this waited for room:
- * drawn as "blocked"; shorter ones are the enqueue itself, not drawn. */
-#define BLOCKED_MIN_NS (20 * GST_USECOND)
+/* A push into an appsink (or a queue without queue's "overrun" signal)
+ * taking longer than this waited for room: drawn as "blocked". Its chain
+ * otherwise only enqueues, in microseconds. */
+#define BLOCKED_MIN_NS (1 * GST_MSECOND)
 
 /* Verdict thresholds: the share of sink time that decides. */
 #define VERDICT_SHARE 0.6
@@ -169,6 +170,7 @@ typedef struct
   GWeakRef ref;
   gboolean is_sink, is_source, is_queue, track_transit;
   gboolean blocks;              /* a full one holds the pushing thread */
+  gboolean says_full;           /* emits "overrun" when full (queue) */
   gint sink_pads, src_pads;
 
   guint64 counts[N_COUNTS];
@@ -193,6 +195,7 @@ typedef struct
   GstClockTime start;
   guint64 nested;               /* time spent in pushes made from inside */
   gboolean is_pull;
+  gboolean full;                /* the receiver said it was full */
 } WsiFrame;
 
 typedef struct
@@ -205,6 +208,7 @@ typedef struct
   guint generation;
   gint tid;
   gboolean named;
+  gconstpointer task;           /* the pad task it was named after */
   /* pool workers whose lane this (pushing) thread has named */
   gint named_workers[NAMED_WORKERS];
   guint n_named_workers;
@@ -338,6 +342,25 @@ name_listed (gchar ** names, const gchar * a, const gchar * b)
   return FALSE;
 }
 
+static WsiThreadState *thread_state (GstWsiStats * self);
+
+/* queue's "overrun": emitted in its chain, on the pushing thread, when it
+ * is full and about to wait; the push open on this thread is blocked. */
+static void
+on_overrun (GstElement * queue, GstWsiStats * self)
+{
+  WsiThreadState *t = thread_state (self);
+  gpointer es = g_object_get_qdata (G_OBJECT (queue), self->stats_quark);
+  guint i;
+
+  for (i = t->depth; i > 0; i--) {
+    if (t->frames[i - 1].receiver == es) {
+      t->frames[i - 1].full = TRUE;
+      return;
+    }
+  }
+}
+
 static WsiElementStats *
 element_stats_new (GstWsiStats * self, GstElement * element)
 {
@@ -358,6 +381,11 @@ element_stats_new (GstWsiStats * self, GstElement * element)
   es->is_queue = g_object_class_find_property (klass, "current-level-buffers")
       && g_object_class_find_property (klass, "max-size-buffers");
   es->blocks = es->is_queue || g_str_equal (es->factory, "appsink");
+  if (es->blocks && self->timeline != NULL
+      && g_signal_lookup ("overrun", G_OBJECT_TYPE (element)) != 0) {
+    g_signal_connect (element, "overrun", G_CALLBACK (on_overrun), self);
+    es->says_full = TRUE;
+  }
   es->track_transit = name_listed (self->transit_names, es->factory, es->name);
   if (es->track_transit)
     es->transit = g_new0 (WsiTransitSlot, TRANSIT_SLOTS);
@@ -433,20 +461,25 @@ pad_stats (WsiElementStats * es, GstPad * pad)
 
 /* The thread's full name for the timeline: the OS keeps 15 bytes, so a
  * pad task's thread ("patchreader0:src" is 16) is named after its task when
- * the OS name is the start of it. */
+ * the OS name is the start of it. Task threads come from a pool and serve
+ * other tasks later: a new task renames the lane. */
 static void
 name_thread (GstWsiStats * self, WsiThreadState * ts, GstPad * pad)
 {
   gchar name[16] = "";
   GstTask *task = pad ? GST_PAD_TASK (pad) : NULL;
 
+  if (ts->named && (task == NULL || task == ts->task))
+    return;
   pthread_getname_np (pthread_self (), name, sizeof (name));
   if (task != NULL && name[0] != '\0'
-      && g_str_has_prefix (GST_OBJECT_NAME (task), name))
+      && g_str_has_prefix (GST_OBJECT_NAME (task), name)) {
     wsi_timeline_add_thread_name (self->timeline, ts->tid,
         GST_OBJECT_NAME (task));
-  else
+  } else if (!ts->named) {
     wsi_timeline_add_thread_name (self->timeline, ts->tid, name);
+  }
+  ts->task = task;              /* checked again only when it changes */
   ts->named = TRUE;
 }
 
@@ -461,7 +494,7 @@ thread_state_for_pad (GstWsiStats * self, GstPad * pad)
     ts->last_end = GST_CLOCK_TIME_NONE;
     g_private_set (&thread_state_key, ts);
   }
-  if (G_UNLIKELY (!ts->named && self->timeline != NULL))
+  if (G_UNLIKELY (self->timeline != NULL))
     name_thread (self, ts, pad);
   if (G_UNLIKELY (ts->generation != (guint) self->generation)) {
     ts->generation = self->generation;
@@ -625,20 +658,24 @@ frame_open (WsiThreadState * t, WsiElementStats * pusher,
   f->start = ts;
   f->nested = 0;
   f->is_pull = is_pull;
+  f->full = FALSE;
 }
 
 /* A queue's or appsink's chain only enqueues, unless the element is full:
  * then the pushing thread is blocked on downstream, drawn as such. */
 static void
 draw_chain (GstWsiStats * self, WsiThreadState * t, WsiElementStats * es,
-    GstClockTime start, guint64 duration)
+    const WsiFrame * f, guint64 duration)
 {
-  if (!es->blocks)
-    wsi_timeline_add_slice (self->timeline, t->tid, es->name, "element",
-        start, duration);
-  else if (duration >= BLOCKED_MIN_NS)
+  gboolean blocked = f->full || (es->blocks && !es->says_full
+      && duration >= BLOCKED_MIN_NS);
+
+  if (blocked)
     wsi_timeline_add_slice (self->timeline, t->tid, es->blocked_name,
-        "blocked", start, duration);
+        "blocked", f->start, duration);
+  else
+    wsi_timeline_add_slice (self->timeline, t->tid, es->name, "element",
+        f->start, duration);
 }
 
 /* Closes the innermost push: the receiver's self time is the push minus the
@@ -671,7 +708,7 @@ frame_close (GstWsiStats * self, WsiThreadState * t, GstClockTime ts)
     }
     g_mutex_unlock (&es->lock);
     if (self->timeline)
-      draw_chain (self, t, es, f->start, duration);
+      draw_chain (self, t, es, f, duration);
   }
 
   if (t->depth > 0) {

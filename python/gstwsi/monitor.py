@@ -109,6 +109,7 @@ class Monitor:
         self._n = 0
         self.steps = 0
         self._last_mark = None
+        self._last_mark_ns = None
         self._last_wait_ns = stream.wait_ns
         self._window_start = None
         self._window_patches = stream.patches
@@ -133,8 +134,8 @@ class Monitor:
             self._last_mark = self._window_start
         self._wait_s[self._n] = (wait_ns - self._last_wait_ns) / 1e9
         self._step_s[self._n] = now - self._last_mark
-        self._draw_step(int(self._last_mark * 1e9), wait_ns - self._last_wait_ns,
-                        now_ns)
+        self._draw_step(self._last_mark_ns, wait_ns - self._last_wait_ns, now_ns)
+        self._last_mark_ns = now_ns
         self._last_wait_ns = wait_ns
         self._last_mark = now
         self._n += 1
@@ -150,15 +151,19 @@ class Monitor:
         self._window_batches = self.stream.batches
         return logs
 
-    def _draw_step(self, start_ns, wait_ns, end_ns):
-        # The loop asks for its batch first (the wait), then computes.
+    def _draw_step(self, last_mark_ns, wait_ns, end_ns):
+        # A step: from the last mark to the batch in hand (the end of the
+        # stream's latest pull) the loop waited for data, then it computed.
+        # Before the first mark only the pull's own wait is known.
         if self.tracer is None:
             return
-        waited = min(start_ns + wait_ns, end_ns)
+        got = getattr(self.stream, "_last_pull_end", None) or end_ns
+        got = min(got, end_ns)
+        start = last_mark_ns if last_mark_ns is not None else got - wait_ns
         timeline_slice(self.tracer, STEP_LANE, "data wait", "consumer-wait",
-                       start_ns, waited)
+                       min(start, got), got)
         timeline_slice(self.tracer, STEP_LANE, "compute", "consumer-compute",
-                       waited, end_ns)
+                       got, end_ns)
 
     # -- the dict --
 

@@ -18,6 +18,8 @@
 #include <gst/check/gstharness.h>
 #include <gst/wsi/wsirecord.h>
 
+#include "wsitestutil.h"
+
 #ifndef WSI_TEST_TMPDIR
 #define WSI_TEST_TMPDIR "/tmp/wsistats-test"
 #endif
@@ -422,6 +424,97 @@ GST_START_TEST (test_json_and_timeline_files_parse)
 
 GST_END_TEST;
 
+/* The timeline of a pool: one lane per worker named in full, one slice per
+ * patch pushed, the reader's task blocked on a full queue held by a slow
+ * consumer, and a slice an application adds through timeline-slice. */
+static const gchar *check_lanes_py =
+    "import json, sys\n"
+    "patches = int(sys.argv[2])\n"
+    "events = json.load(open(sys.argv[1]))\n"
+    "names = {e['tid']: e['args']['name'] for e in events if e['ph'] == 'M'}\n"
+    "slices = [e for e in events if e['ph'] == 'X']\n"
+    "work = [e for e in slices if e['cat'] == 'work' and e['name'] == 'treader']\n"
+    "assert len(work) == patches, (len(work), patches)\n"
+    "lanes = sorted(names.get(e['tid'], '?') for e in work)\n"
+    "assert sorted(set(lanes)) == ['treader: worker %d/3' % i for i in (1, 2, 3)], set(lanes)\n"
+    "assert all(e['dur'] > 0 for e in work)\n"
+    "task = [t for t, n in names.items() if n == 'treader:src']\n"
+    "assert task, 'no full-length lane name treader:src: %s' % sorted(names.values())\n"
+    "blocked = [e for e in slices if e['cat'] == 'blocked' and e['name'] == 'tq full']\n"
+    "assert blocked, 'no blocked slices'\n"
+    "assert all(e['tid'] in task for e in blocked), 'blocked off the task lane'\n"
+    "assert sum(e['dur'] for e in blocked) >= 200e3, sum(e['dur'] for e in blocked)\n"
+    "mine = [e for e in slices if e['name'] == 'tstep']\n"
+    "assert len(mine) == 1 and mine[0]['cat'] == 'consumer-compute', mine\n"
+    "assert names[mine[0]['tid']] == 'test consumer: a lane name over 15 bytes'\n"
+    "assert 4000 <= mine[0]['dur'] <= 6000, mine[0]\n";
+
+GST_START_TEST (test_timeline_pool_lanes_and_blocking)
+{
+  GstTracer *tracer;
+  GstStructure *stats;
+  WsiTestSlideSpec spec;
+  gchar *slide, *dir, *launch, *patches;
+  gchar *argv[] = { (gchar *) "/usr/bin/python3", (gchar *) "-c",
+    (gchar *) check_lanes_py, timeline_path, NULL, NULL
+  };
+  gchar *out = NULL, *err = NULL;
+  gint status = -1;
+  guint64 now;
+  GstElementFactory *factory;
+
+  factory = gst_element_factory_find ("patchreader");
+  if (factory == NULL || !g_file_test (argv[0], G_FILE_TEST_IS_EXECUTABLE)) {
+    GST_INFO ("no patchreader or /usr/bin/python3: skipping");
+    gst_clear_object (&factory);
+    return;
+  }
+  gst_object_unref (factory);
+  wsi_test_slide_spec_init (&spec);
+  spec.width = 2048;
+  spec.height = 1536;
+  spec.levels = 2;
+  spec.seed = 7;
+  dir = wsi_test_make_dir (WSI_TEST_TMPDIR, "slides");
+  slide = wsi_test_write_slide (dir, "lanes.tiff", &spec);
+
+  reset_stats ();
+  /* 10 ms per patch downstream of a 2-buffer queue: the reader waits */
+  launch = g_strdup_printf ("wsislidesrc location=\"%s\" ! patchsampler "
+      "patch-size=64 patches-per-slide=48 ! patchinterleave ! patchreader "
+      "name=treader threads=3 ! queue name=tq max-size-buffers=2 "
+      "max-size-bytes=0 max-size-time=0 ! identity sleep-time=10000 ! "
+      "fakesink sync=false", slide);
+  run_launch_line (launch);
+  stats = get_stats ();
+  patches = g_strdup_printf ("%" G_GUINT64_FORMAT,
+      u64 (element_entry (stats, "treader"), "buffers-out"));
+  fail_unless (g_str_equal (patches, "48"), "%s patches read", patches);
+  argv[4] = patches;
+
+  tracer = wsistats_tracer ();
+  now = gst_util_get_timestamp ();
+  g_signal_emit_by_name (tracer, "timeline-slice",
+      "test consumer: a lane name over 15 bytes", "tstep", "consumer-compute",
+      now - 5 * MS, now);
+  g_signal_emit_by_name (tracer, "write-report");
+  gst_object_unref (tracer);
+
+  fail_unless (g_spawn_sync (NULL, argv, NULL, G_SPAWN_DEFAULT, NULL, NULL,
+          &out, &err, &status, NULL));
+  fail_unless (g_spawn_check_wait_status (status, NULL),
+      "timeline check failed: %s", err);
+  g_free (out);
+  g_free (err);
+  g_free (patches);
+  gst_structure_free (stats);
+  g_free (launch);
+  g_free (slide);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
 static Suite *
 wsistats_suite (void)
 {
@@ -437,6 +530,7 @@ wsistats_suite (void)
   tcase_add_test (tc, test_transit_by_offset);
   tcase_add_test (tc, test_restart_and_reset);
   tcase_add_test (tc, test_json_and_timeline_files_parse);
+  tcase_add_test (tc, test_timeline_pool_lanes_and_blocking);
   return s;
 }
 
