@@ -67,6 +67,7 @@
 #include "wsiorderedpool.h"
 #include "wsislide.h"
 #include "wsislidecache.h"
+#include "wsitilecache.h"
 #include "wsiviewspec.h"
 #include "wsiwindowresize.h"
 
@@ -86,6 +87,8 @@ GST_DEBUG_CATEGORY_STATIC (gst_patch_views_debug);
 #define DEFAULT_DCT_SCALING TRUE
 #define DEFAULT_MAX_OPEN_SLIDES 8
 #define MAX_MAX_OPEN_SLIDES 1024
+#define DEFAULT_TILE_CACHE_MB 32
+#define MAX_TILE_CACHE_MB (1024 * 1024)
 /* Drop warnings posted per stream before they go to the debug log only. */
 #define MAX_DROP_WARNINGS 10
 
@@ -99,6 +102,9 @@ enum
   PROP_INTERPOLATION,
   PROP_DCT_SCALING,
   PROP_MAX_OPEN_SLIDES,
+  PROP_TILE_CACHE_SIZE,
+  PROP_TILE_CACHE_HITS,
+  PROP_TILE_CACHE_MISSES,
   PROP_LOCATIONS_OUT,
   PROP_LOCATIONS_DROPPED,
 };
@@ -226,6 +232,7 @@ struct _GstPatchViews
   StreamConfig config;          /* workers' copy while PAUSED/PLAYING */
   WsiOrderedPool *pool;
   WsiSlideCache *slide_cache;
+  WsiTileCache *tile_cache;     /* context tiles, shared by the workers */
 
   /* streaming thread */
   gboolean have_info;
@@ -463,6 +470,7 @@ make_context (GstPatchViews * self, ViewsThread * thread, ViewsWork * work,
   request.y = (gint64) llround (cy - f0 / 2.0);
   request.width = request.height = f0;
   request.native_scaling = g_atomic_int_get (&self->dct_scaling);
+  request.tile_cache = self->tile_cache;
   image.data = dst;
   image.stride = (gsize) side * GST_VIDEO_INFO_COMP_PSTRIDE (&work->info, 0);
   image.width = image.height = side;
@@ -888,6 +896,7 @@ gst_patch_views_start (GstPatchViews * self)
   self->locations_out = self->locations_dropped = 0;
   GST_OBJECT_UNLOCK (self);
   g_assert (self->config.set != NULL);  /* set_property keeps valid text */
+  wsi_tile_cache_reset_counters (self->tile_cache);
   self->config.names = wsi_view_set_names (self->config.set);
 
   self->drop_warnings = 0;
@@ -902,6 +911,7 @@ gst_patch_views_stop (GstPatchViews * self)
   wsi_ordered_pool_stop_workers (self->pool);
   wsi_ordered_pool_reset_flow (self->pool);
   wsi_slide_cache_clear (self->slide_cache);
+  wsi_tile_cache_clear (self->tile_cache);
   stream_config_clear (&self->config);
   self->have_info = FALSE;
   self->warned_no_meta = FALSE;
@@ -983,6 +993,10 @@ gst_patch_views_set_property (GObject * object, guint prop_id,
       wsi_slide_cache_set_max_open (self->slide_cache,
           g_value_get_uint (value));
       break;
+    case PROP_TILE_CACHE_SIZE:
+      wsi_tile_cache_set_max_bytes (self->tile_cache,
+          (gsize) g_value_get_uint (value) << 20);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -1020,6 +1034,16 @@ gst_patch_views_get_property (GObject * object, guint prop_id,
       g_value_set_uint (value,
           wsi_slide_cache_get_max_open (self->slide_cache));
       break;
+    case PROP_TILE_CACHE_SIZE:
+      g_value_set_uint (value,
+          (guint) (wsi_tile_cache_get_max_bytes (self->tile_cache) >> 20));
+      break;
+    case PROP_TILE_CACHE_HITS:
+      g_value_set_uint64 (value, wsi_tile_cache_hits (self->tile_cache));
+      break;
+    case PROP_TILE_CACHE_MISSES:
+      g_value_set_uint64 (value, wsi_tile_cache_misses (self->tile_cache));
+      break;
     case PROP_LOCATIONS_OUT:
       g_value_set_uint64 (value, self->locations_out);
       break;
@@ -1041,6 +1065,7 @@ gst_patch_views_finalize (GObject * object)
   gst_patch_views_stop (self);
   wsi_ordered_pool_free (self->pool);
   wsi_slide_cache_free (self->slide_cache);
+  wsi_tile_cache_free (self->tile_cache);
   wsi_view_set_free (self->view_set);
   g_free (self->views);
 
@@ -1116,6 +1141,25 @@ gst_patch_views_class_init (GstPatchViewsClass * klass)
           DEFAULT_MAX_OPEN_SLIDES,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_PLAYING));
+  g_object_class_install_property (gobject_class, PROP_TILE_CACHE_SIZE,
+      g_param_spec_uint ("tile-cache-size", "Tile cache size",
+          "Context views: memory for decoded tiles shared by the threads, "
+          "in MiB (0..1048576; 0 = no cache). Context regions of nearby "
+          "locations overlap (a 4x context covers 16 patch footprints), so "
+          "their tiles are decoded once (admitted on their second miss)",
+          0, MAX_TILE_CACHE_MB, DEFAULT_TILE_CACHE_MB,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_PLAYING));
+  g_object_class_install_property (gobject_class, PROP_TILE_CACHE_HITS,
+      g_param_spec_uint64 ("tile-cache-hits", "Tile cache hits",
+          "Context tiles found decoded in the tile cache since the last "
+          "READY to PAUSED change (count)", 0, G_MAXUINT64, 0,
+          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+  g_object_class_install_property (gobject_class, PROP_TILE_CACHE_MISSES,
+      g_param_spec_uint64 ("tile-cache-misses", "Tile cache misses",
+          "Context tiles looked up in the tile cache and decoded since the "
+          "last READY to PAUSED change (count)", 0, G_MAXUINT64, 0,
+          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
   g_object_class_install_property (gobject_class, PROP_LOCATIONS_OUT,
       g_param_spec_uint64 ("locations-out", "Locations out",
           "Locations pushed with all their views since the last READY to "
@@ -1173,4 +1217,5 @@ gst_patch_views_init (GstPatchViews * self)
   self->pool = wsi_ordered_pool_new (self->srcpad, sizeof (ViewsWork),
       &views_pool_funcs, self);
   self->slide_cache = wsi_slide_cache_new (DEFAULT_MAX_OPEN_SLIDES);
+  self->tile_cache = wsi_tile_cache_new ((gsize) DEFAULT_TILE_CACHE_MB << 20);
 }

@@ -611,6 +611,7 @@ GST_START_TEST (test_same_bytes_for_any_thread_count)
   WsiPatchRecord r[40];
   gchar *digest[3], *other_seed, *props;
   guint threads[3] = { 1, 2, 4 }, i;
+  GstElement *element;
   GList *out;
 
   make_records (r, 40);
@@ -624,6 +625,24 @@ GST_START_TEST (test_same_bytes_for_any_thread_count)
   }
   fail_unless_equals_string (digest[0], digest[1]);
   fail_unless_equals_string (digest[0], digest[2]);
+
+  /* the context tile cache is used and changes no byte */
+  props = g_strdup_printf ("%s seed=5 threads=2 tile-cache-size=0", views);
+  out = run_views (path, r, 40, props, NULL, &element);
+  other_seed = stream_digest (out);
+  fail_unless_equals_string (other_seed, digest[0]);
+  fail_unless_equals_uint64 (wsi_test_get_u64 (element, "tile-cache-hits"),
+      0);
+  gst_object_unref (element);
+  free_buffers (out);
+  g_free (props);
+  g_free (other_seed);
+  props = g_strdup_printf ("%s seed=5 threads=2", views);
+  out = run_views (path, r, 40, props, NULL, &element);
+  fail_unless (wsi_test_get_u64 (element, "tile-cache-hits") > 0);
+  gst_object_unref (element);
+  free_buffers (out);
+  g_free (props);
 
   /* and the seed matters */
   props = g_strdup_printf ("%s seed=6 threads=2", views);
