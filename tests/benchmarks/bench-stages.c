@@ -14,7 +14,8 @@
  * synthetic tissue-like RGB patches (--size, default 256) that come from a
  * buffer pool, so a stage that writes in place does not pay for a copy and
  * no allocation is measured. Stages: patchfilter, patchaugment with each
- * operation alone at probability 1 and with all of them, and the bare
+ * operation alone at probability 1 and with all of them, patchbatch
+ * (batches of 64, uint8 and normalize=true float32 NCHW), and the bare
  * "appsrc ! fakesink" for the feeding cost. Columns: wall-clock patches/s
  * and patches per CPU second of the whole process (the feeding thread
  * included), i.e. per core. --kernels also times the kernels of
@@ -59,6 +60,8 @@ static const Stage stages[] = {
   {"augment: blur", "patchaugment threads=1 " NO_OPS " blur-probability=1"},
   {"augment: all", "patchaugment threads=1 flip-h=1 flip-v=1 rotate90=1 "
         "hed-probability=1 jitter-probability=1 blur-probability=1"},
+  {"batch: uint8 NHWC", "patchbatch batch-size=64"},
+  {"batch: float NCHW", "patchbatch batch-size=64 normalize=true"},
 };
 
 typedef struct
