@@ -78,6 +78,12 @@
  * consumer that keeps more batches alive than that stalls the stream: it
  * must copy them.
  *
+ * With #GstPatchBatch:stats-interval set, a `wsi-stream-stats` element
+ * message is posted every that many milliseconds and at EOS: patches
+ * delivered, their tissue fraction mean, an mpp histogram, per-label and
+ * per-column counts, and the slide and patch counters of the elements
+ * upstream (docs/design.md, "Stream statistics").
+ *
  * ## Example launch lines
  * |[
  * gst-launch-1.0 videotestsrc num-buffers=100 ! \
@@ -91,6 +97,11 @@
  *     patchbatch batch-size=16 normalize=true \
  *     mean="<0.5,0.5,0.5>" std="<0.25,0.25,0.25>" ! fakesink sync=false
  * ]| Four float32 batches of shape (16, 3, 224, 224).
+ * |[
+ * gst-launch-1.0 -m wsislidesrc location=slides/ ! tissuemask ! queue ! \
+ *     patchsampler ! patchinterleave ! patchreader ! queue ! \
+ *     patchbatch stats-interval=1000 ! fakesink sync=false
+ * ]| Prints a `wsi-stream-stats` message every second (`-m`).
  */
 
 #ifdef HAVE_CONFIG_H

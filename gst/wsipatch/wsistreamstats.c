@@ -359,29 +359,36 @@ set_mpp_histogram (GstStructure * s, const WsiStreamStats * stats)
       NULL);
 }
 
+static void
+append_string (GValue * array, const gchar * v)
+{
+  GValue item = G_VALUE_INIT;
+
+  g_value_init (&item, G_TYPE_STRING);
+  g_value_set_string (&item, v);
+  gst_value_array_append_and_take_value (array, &item);
+}
+
 /* @table's values sorted (so messages compare equal across runs) into the
- * GStrv field @names_field and the uint64 array @counts_field of @s. */
+ * string array @names_field and the uint64 array @counts_field of @s
+ * (arrays, not GStrv: GStreamer 1.22 prints a GStrv as NULL). */
 static void
 set_counts (GstStructure * s, GHashTable * table, const gchar * names_field,
     const gchar * counts_field)
 {
   GList *keys = g_list_sort (g_hash_table_get_keys (table),
       (GCompareFunc) g_strcmp0);
-  GStrvBuilder *builder = g_strv_builder_new ();
-  GValue counts = G_VALUE_INIT;
-  GStrv names;
+  GValue names = G_VALUE_INIT, counts = G_VALUE_INIT;
   GList *l;
 
+  gst_value_array_init (&names, g_hash_table_size (table));
   gst_value_array_init (&counts, g_hash_table_size (table));
   for (l = keys; l != NULL; l = l->next) {
-    g_strv_builder_add (builder, l->data);
+    append_string (&names, l->data);
     append_uint64 (&counts, *(guint64 *) g_hash_table_lookup (table, l->data));
   }
-  names = g_strv_builder_end (builder);
-  gst_structure_set (s, names_field, G_TYPE_STRV, names, NULL);
+  gst_structure_take_value (s, names_field, &names);
   gst_structure_take_value (s, counts_field, &counts);
-  g_strfreev (names);
-  g_strv_builder_unref (builder);
   g_list_free (keys);
 }
 

@@ -71,7 +71,6 @@ def pipeline_counters(pipeline):
             spec = element.find_property(prop)
             if spec is None or spec.flags & GObject.ParamFlags.WRITABLE:
                 continue         # a setting of that name, not a counter
-                continue
             out[key] = out.get(key, 0) + int(element.get_property(prop))
     return out
 
