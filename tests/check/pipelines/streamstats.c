@@ -63,6 +63,26 @@ make_collection (void)
   return list_path;
 }
 
+/* A CSV manifest of the good slides with two columns. */
+static gchar *
+make_manifest (void)
+{
+  gchar *list = make_collection ();     /* writes the slides */
+  gchar *dir = g_path_get_dirname (list);
+  gchar *path = g_build_filename (dir, "manifest.csv", NULL);
+  GString *csv = g_string_new ("path,patient,site\n");
+  guint i;
+
+  for (i = 0; i < N_GOOD; i++)
+    g_string_append_printf (csv, "good%u.tiff,P%u,%s\n", i, i / 2,
+        i == 3 ? "" : "TCGA-A");
+  fail_unless (g_file_set_contents (path, csv->str, -1, NULL));
+  g_string_free (csv, TRUE);
+  g_free (dir);
+  g_free (list);
+  return path;
+}
+
 static GstElement *
 make_pipeline (const gchar * list, gboolean cycle, guint interval,
     gboolean queues)
@@ -327,6 +347,83 @@ GST_START_TEST (test_final_stats_match_delivery)
 
 GST_END_TEST;
 
+/* Per-column counts equal the column values the batches carried. */
+GST_START_TEST (test_column_counts)
+{
+  gchar *manifest = make_manifest ();
+  GstElement *pipeline = make_pipeline (manifest, FALSE, 3600 * 1000, TRUE);
+  GstElement *sink = gst_bin_get_by_name (GST_BIN (pipeline), "sink");
+  GstBus *bus = gst_element_get_bus (pipeline);
+  GHashTable *seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+      NULL);
+  const GValue *columns;
+  GstStructure *s;
+  GstSample *sample;
+  guint64 patches = 0;
+  guint n, c, checked = 0;
+
+  fail_unless (gst_element_set_state (pipeline, GST_STATE_PLAYING) !=
+      GST_STATE_CHANGE_FAILURE);
+  while ((sample = gst_app_sink_try_pull_sample (GST_APP_SINK (sink),
+              60 * GST_SECOND)) != NULL) {
+    GstStructure *meta = wsi_patch_meta_get (gst_sample_get_buffer (sample));
+    guint i, count = 0;
+
+    wsi_patch_meta_records (meta, &count);
+    for (i = 0; i < count; i++) {
+      const gchar *names[] = { "patient", "site" };
+      guint k;
+
+      for (k = 0; k < 2; k++) {
+        const gchar *v = wsi_meta_column (meta, names[k], i);
+        gchar *key;
+
+        fail_unless (v != NULL, "patch %u has no %s column", i, names[k]);
+        key = g_strdup_printf ("%s=%s", names[k], v);
+        g_hash_table_insert (seen, key, GUINT_TO_POINTER
+            (GPOINTER_TO_UINT (g_hash_table_lookup (seen, key)) + 1));
+      }
+    }
+    patches += count;
+    gst_sample_unref (sample);
+  }
+  fail_unless (patches > 0);
+  s = last_stats (bus, &n);
+  fail_unless (s != NULL);
+  columns = gst_structure_get_value (s, "columns");
+  fail_unless_equals_int (gst_value_array_get_size (columns), 2);
+  for (c = 0; c < 2; c++) {
+    const GstStructure *column =
+        gst_value_get_structure (gst_value_array_get_value (columns, c));
+    const GValue *values = gst_structure_get_value (column, "values");
+    const gchar *name = gst_structure_get_string (column, "name");
+    guint i;
+
+    fail_unless_equals_string (name, c == 0 ? "patient" : "site");
+    for (i = 0; i < gst_value_array_get_size (values); i++) {
+      gchar *key = g_strdup_printf ("%s=%s", name,
+          g_value_get_string (gst_value_array_get_value (values, i)));
+
+      fail_unless_equals_uint64 (array_u64 (column, "counts", i),
+          GPOINTER_TO_UINT (g_hash_table_lookup (seen, key)));
+      g_free (key);
+      checked++;
+    }
+  }
+  /* patient P0, P1; site TCGA-A and "" (slide 3) */
+  fail_unless_equals_int (checked, g_hash_table_size (seen));
+  fail_unless_equals_int (checked, 4);
+  gst_structure_free (s);
+  gst_element_set_state (pipeline, GST_STATE_NULL);
+  g_hash_table_unref (seen);
+  gst_object_unref (sink);
+  gst_object_unref (bus);
+  gst_object_unref (pipeline);
+  g_free (manifest);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_periodic_messages)
 {
   gchar *list = make_collection ();
@@ -431,6 +528,7 @@ streamstats_suite (void)
   tcase_set_timeout (tc, 300);
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_final_stats_match_delivery);
+  tcase_add_test (tc, test_column_counts);
   tcase_add_test (tc, test_periodic_messages);
   tcase_add_test (tc, test_off_by_default);
   tcase_add_test (tc, test_no_queues_no_deadlock);
