@@ -38,6 +38,7 @@ OUTLINE = (0, 255, 255)
 VEIL = 0.15          # share of OUTLINE blended into background pixels
 OUTLINE_BLEND = 0.7  # share of OUTLINE in outline pixels (the slide shows through)
 SAME_MPP = 0.025     # relative width of one resolution group
+DARK = 100           # mean overview brightness under which boxes get a white halo
 BACKGROUND = (255, 255, 255)
 TEXT = (0, 0, 0)
 MARGIN = 8
@@ -223,9 +224,15 @@ def draw_slide(slide, records, colours, note=""):
     scale_y = oh / float(slide["height"])
     overview = Image.fromarray(canvas)
     draw = ImageDraw.Draw(overview)
+    boxes = [box_of(record, scale_x, scale_y) for record in records]
+    if canvas.mean() < DARK:
+        # dark (fluorescence) overviews: a white halo first, under every
+        # box, so that boxes stand out from a signal of their own colour
+        for x0, y0, x1, y1 in boxes:
+            draw.rectangle([x0 - 1, y0 - 1, x1 + 1, y1 + 1], outline=BACKGROUND,
+                           width=(2 if x1 - x0 >= 8 else 1) + 2)
     counts = {}
-    for record in records:
-        box = box_of(record, scale_x, scale_y)
+    for record, box in zip(records, boxes):
         width = 2 if box[2] - box[0] >= 8 else 1
         draw.rectangle(box, outline=colours.colour(record["out_mpp"]), width=width)
         key = colours.group(record["out_mpp"])

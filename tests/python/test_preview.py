@@ -195,3 +195,19 @@ def test_many_mpps_get_a_colour_bar():
     few = preview_draw.MppColours([0.25, 0.5, 0.499, 1.0, 2.0])
     assert not few.continuous and len(few.groups) == 4     # 0.499 and 0.5: one group
     assert few.colour(0.499) == few.colour(0.5) != few.colour(1.0)
+
+
+def test_boxes_on_dark_overviews_get_a_white_halo():
+    records = np.zeros(1, gstwsi.PATCH_RECORD)
+    records["x"], records["y"], records["footprint"], records["out_mpp"] = 400, 200, 400, 0.5
+    colours = preview_draw.MppColours(records["out_mpp"])
+    for level, halo in ((10, True), (230, False)):
+        slide = dict(name="s", width=2000, height=1000, overview_width=200, overview_height=100,
+                     overview=np.full((100, 200, 3), level, np.uint8), mask=None)
+        image, layout = preview_draw.draw_slide(slide, records, colours)
+        x0, y0 = layout["origin"]
+        px = np.asarray(image)[y0:y0 + 100, x0:x0 + 200]
+        assert tuple(px[30, 40]) == tuple(px[30, 41]) == colours.colour(0.5)  # box x 40..79
+        assert (tuple(px[30, 39]) == (255, 255, 255)) == halo
+        assert (tuple(px[30, 42]) == (255, 255, 255)) == halo
+        assert tuple(px[50, 100]) == (level,) * 3                            # inside untouched
