@@ -45,8 +45,22 @@
  *
  * Action signals: `get-stats` returns a #GstStructure with everything above,
  * `reset` starts counting again, `write-report` writes a report line to
- * `file`, flushes the timeline and prints the summary. Find the tracer with
- * gst_tracing_get_active_tracers().
+ * `file`, flushes the timeline and prints the summary, `timeline-slice`
+ * adds an application's slice (a training step) to the timeline. Find the
+ * tracer with gst_tracing_get_active_tracers().
+ *
+ * The timeline has a lane per streaming thread (named in full, not the
+ * OS's 15 bytes), a lane per worker of every ordered pool with a slice per
+ * item (from the WsiWorkMeta the pool puts on its buffers), pushes into a
+ * full queue, appsink or pool drawn as "blocked", queue levels as
+ * counters, and the lanes applications add (gstwsi: appsink pulls,
+ * training steps). tools/wsi-timeline-png draws it.
+ *
+ * Files: this one holds the hooks, the per-thread push stacks, the queue
+ * sampler and reporter thread; wsistatscounters.h the live counters;
+ * wsistatssnapshot.c the typed snapshot every output is made from;
+ * wsistatsreport.c the GstStructure (get-stats, `file=`);
+ * wsistatsformat.c the summary table and tracer records.
  *
  * ## Example launch line
  * |[
@@ -78,6 +92,10 @@
 #include "gstwsistats.h"
 #include "wsihistogram.h"
 #include "wsijson.h"
+#include "wsistatscounters.h"
+#include "wsistatsformat.h"
+#include "wsistatsreport.h"
+#include "wsistatssnapshot.h"
 #include "wsitimeline.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_wsi_stats_debug);
@@ -88,9 +106,7 @@ GST_DEBUG_CATEGORY_STATIC (gst_wsi_stats_debug);
 #define DEFAULT_TIMELINE_CAPACITY 262144
 #define DEFAULT_TRANSIT "patchreader"
 
-#define MAX_PADS 16             /* pads beyond this share the last slot */
 #define MAX_DEPTH 64            /* nested pushes tracked per thread */
-#define TRANSIT_SLOTS 4096      /* buffers in flight matched by offset */
 #define NAMED_WORKERS 64        /* worker lanes named per pushing thread */
 #define MAX_LANES 16            /* lanes made by the timeline-slice signal */
 /* Lane ids for timeline-slice lanes: above any kernel thread id. */
@@ -99,92 +115,6 @@ GST_DEBUG_CATEGORY_STATIC (gst_wsi_stats_debug);
  * taking longer than this waited for room: drawn as "blocked". Its chain
  * otherwise only enqueues, in microseconds. */
 #define BLOCKED_MIN_NS (1 * GST_MSECOND)
-
-/* Verdict thresholds: the share of sink time that decides. */
-#define VERDICT_SHARE 0.6
-
-/* ---- per-element numbers ------------------------------------------------ */
-
-typedef enum
-{
-  HIST_SELF,
-  HIST_LOOP,
-  HIST_AGE,
-  HIST_TRANSIT,
-  HIST_INTERVAL,
-  HIST_LEVEL,
-  HIST_FILL,
-  N_HISTS
-} WsiHistKind;
-
-static const gchar *hist_names[N_HISTS] = {
-  "self", "loop", "age", "transit", "interval", "level", "fill"
-};
-
-typedef enum
-{
-  COUNT_BUFFERS_IN,
-  COUNT_PATCHES_IN,
-  COUNT_BYTES_IN,
-  COUNT_BUFFERS_OUT,
-  COUNT_PATCHES_OUT,
-  COUNT_BYTES_OUT,
-  COUNT_BUSY_NS,                /* sink: time inside its chain */
-  COUNT_WAIT_NS,                /* sink: time between chain calls */
-  COUNT_SAMPLES,                /* queue: occupancy samples */
-  COUNT_EMPTY,
-  COUNT_FULL,
-  N_COUNTS
-} WsiCountKind;
-
-typedef enum
-{
-  PAD_BUFFERS,
-  PAD_PATCHES,
-  PAD_BYTES,
-  N_PAD_COUNTS
-} WsiPadCountKind;
-
-typedef struct
-{
-  gconstpointer pad;            /* identity only, never dereferenced */
-  gchar *name;
-  gboolean is_src;
-  guint64 counts[N_PAD_COUNTS];
-  guint64 base[N_PAD_COUNTS];   /* at the start of the window */
-} WsiPadStats;
-
-typedef struct
-{
-  guint64 offset;
-  GstClockTime ts;
-} WsiTransitSlot;
-
-typedef struct
-{
-  GMutex lock;                  /* everything below except the baseline */
-  gchar *name;
-  gchar *factory;
-  gchar *loop_name;             /* timeline slice name for loop time */
-  gchar *blocked_name;          /* "<name> full": a push waiting for room */
-  GWeakRef ref;
-  gboolean is_sink, is_source, is_queue, track_transit;
-  gboolean blocks;              /* a full one holds the pushing thread */
-  gboolean says_full;           /* emits "overrun" when full (queue) */
-  gint sink_pads, src_pads;
-
-  guint64 counts[N_COUNTS];
-  WsiHistogram hist[N_HISTS];
-  GstClockTime first_ts, last_ts;
-  GstClockTime last_arrival, last_departure;
-  WsiPadStats pads[MAX_PADS];
-  guint n_pads;
-  WsiTransitSlot *transit;
-
-  /* window baseline, guarded by the tracer's report_lock */
-  guint64 base_counts[N_COUNTS];
-  WsiHistogram base_hist[N_HISTS];
-} WsiElementStats;
 
 /* ---- per-thread stack of open pushes ------------------------------------ */
 
@@ -272,7 +202,6 @@ enum
 };
 
 static guint signals[LAST_SIGNAL];
-static GstTracerRecord *tr_element, *tr_queue, *tr_sink, *tr_process;
 
 G_LOCK_DEFINE_STATIC (instances);
 static GList *instances;
@@ -283,8 +212,6 @@ G_DEFINE_TYPE_WITH_CODE (GstWsiStats, gst_wsi_stats, GST_TYPE_TRACER,
     GST_DEBUG_CATEGORY_INIT (gst_wsi_stats_debug, "wsistats", 0,
         "wsistats tracer"));
 
-static GstStructure *build_report (GstWsiStats * self, gboolean advance,
-    gboolean final);
 static void write_final_report (GstWsiStats * self, const gchar * why);
 
 /* Absolute monotonic time, the clock of WsiPatchRecord.created_ns. The hook
@@ -388,7 +315,7 @@ element_stats_new (GstWsiStats * self, GstElement * element)
   }
   es->track_transit = name_listed (self->transit_names, es->factory, es->name);
   if (es->track_transit)
-    es->transit = g_new0 (WsiTransitSlot, TRANSIT_SLOTS);
+    es->transit = g_new0 (WsiTransitSlot, WSI_STATS_TRANSIT_SLOTS);
   es->first_ts = es->last_ts = GST_CLOCK_TIME_NONE;
   es->last_arrival = es->last_departure = GST_CLOCK_TIME_NONE;
   return es;
@@ -447,12 +374,12 @@ pad_stats (WsiElementStats * es, GstPad * pad)
     if (es->pads[i].pad == pad)
       return &es->pads[i];
   }
-  if (es->n_pads == MAX_PADS)
-    return &es->pads[MAX_PADS - 1];
+  if (es->n_pads == WSI_STATS_MAX_PADS)
+    return &es->pads[WSI_STATS_MAX_PADS - 1];
   ps = &es->pads[es->n_pads++];
   ps->pad = pad;
   ps->is_src = GST_PAD_IS_SRC (pad);
-  ps->name = es->n_pads == MAX_PADS ? g_strdup ("other-pads")
+  ps->name = es->n_pads == WSI_STATS_MAX_PADS ? g_strdup ("other-pads")
       : gst_object_get_name (GST_OBJECT_CAST (pad));
   return ps;
 }
@@ -565,18 +492,18 @@ account_out (WsiElementStats * es, GstPad * pad, GstClockTime ts,
 
   g_mutex_lock (&es->lock);
   note_traffic (es, ts);
-  es->counts[COUNT_BUFFERS_OUT]++;
-  es->counts[COUNT_PATCHES_OUT] += info->patches;
-  es->counts[COUNT_BYTES_OUT] += info->bytes;
+  es->counts[WSI_COUNT_BUFFERS_OUT]++;
+  es->counts[WSI_COUNT_PATCHES_OUT] += info->patches;
+  es->counts[WSI_COUNT_BYTES_OUT] += info->bytes;
   ps = pad_stats (es, pad);
-  ps->counts[PAD_BUFFERS]++;
-  ps->counts[PAD_PATCHES] += info->patches;
-  ps->counts[PAD_BYTES] += info->bytes;
+  ps->counts[WSI_PAD_BUFFERS]++;
+  ps->counts[WSI_PAD_PATCHES] += info->patches;
+  ps->counts[WSI_PAD_BYTES] += info->bytes;
   if (es->transit && info->offset != GST_BUFFER_OFFSET_NONE) {
-    WsiTransitSlot *slot = &es->transit[info->offset % TRANSIT_SLOTS];
+    WsiTransitSlot *slot = &es->transit[info->offset % WSI_STATS_TRANSIT_SLOTS];
 
     if (slot->offset == info->offset && slot->ts != GST_CLOCK_TIME_NONE) {
-      wsi_histogram_record (&es->hist[HIST_TRANSIT], ts - slot->ts);
+      wsi_histogram_record (&es->hist[WSI_HIST_TRANSIT], ts - slot->ts);
       slot->ts = GST_CLOCK_TIME_NONE;   /* count each buffer once */
     }
   }
@@ -593,30 +520,30 @@ account_in (GstWsiStats * self, WsiElementStats * es, GstPad * pad,
 
   g_mutex_lock (&es->lock);
   note_traffic (es, ts);
-  es->counts[COUNT_BUFFERS_IN]++;
-  es->counts[COUNT_PATCHES_IN] += info->patches;
-  es->counts[COUNT_BYTES_IN] += info->bytes;
+  es->counts[WSI_COUNT_BUFFERS_IN]++;
+  es->counts[WSI_COUNT_PATCHES_IN] += info->patches;
+  es->counts[WSI_COUNT_BYTES_IN] += info->bytes;
   ps = pad_stats (es, pad);
-  ps->counts[PAD_BUFFERS]++;
-  ps->counts[PAD_PATCHES] += info->patches;
-  ps->counts[PAD_BYTES] += info->bytes;
+  ps->counts[WSI_PAD_BUFFERS]++;
+  ps->counts[WSI_PAD_PATCHES] += info->patches;
+  ps->counts[WSI_PAD_BYTES] += info->bytes;
   /* age of every patch: percentiles are over patches, not buffers */
   for (i = 0; i < info->n_records; i++) {
     gint64 created = info->records[i].created_ns;
 
     if (created > 0 && created <= now)
-      wsi_histogram_record (&es->hist[HIST_AGE], now - created);
+      wsi_histogram_record (&es->hist[WSI_HIST_AGE], now - created);
   }
   if (es->transit && info->offset != GST_BUFFER_OFFSET_NONE) {
-    WsiTransitSlot *slot = &es->transit[info->offset % TRANSIT_SLOTS];
+    WsiTransitSlot *slot = &es->transit[info->offset % WSI_STATS_TRANSIT_SLOTS];
     slot->offset = info->offset;
     slot->ts = ts;
   }
   if (es->is_sink) {
     if (es->last_arrival != GST_CLOCK_TIME_NONE)
-      wsi_histogram_record (&es->hist[HIST_INTERVAL], ts - es->last_arrival);
+      wsi_histogram_record (&es->hist[WSI_HIST_INTERVAL], ts - es->last_arrival);
     if (es->last_departure != GST_CLOCK_TIME_NONE)
-      es->counts[COUNT_WAIT_NS] += ts - es->last_departure;
+      es->counts[WSI_COUNT_WAIT_NS] += ts - es->last_departure;
     es->last_arrival = ts;
   }
   g_mutex_unlock (&es->lock);
@@ -635,7 +562,7 @@ account_loop (GstWsiStats * self, WsiThreadState * t, WsiElementStats * pusher,
     return;
   gap = ts - t->last_end;
   g_mutex_lock (&pusher->lock);
-  wsi_histogram_record (&pusher->hist[HIST_LOOP], gap);
+  wsi_histogram_record (&pusher->hist[WSI_HIST_LOOP], gap);
   g_mutex_unlock (&pusher->lock);
   if (self->timeline)
     wsi_timeline_add_slice (self->timeline, t->tid, pusher->loop_name,
@@ -701,9 +628,9 @@ frame_close (GstWsiStats * self, WsiThreadState * t, GstClockTime ts)
     guint64 own = duration > f->nested ? duration - f->nested : 0;
 
     g_mutex_lock (&es->lock);
-    wsi_histogram_record (&es->hist[HIST_SELF], own);
+    wsi_histogram_record (&es->hist[WSI_HIST_SELF], own);
     if (es->is_sink && !f->is_pull) {
-      es->counts[COUNT_BUSY_NS] += duration;
+      es->counts[WSI_COUNT_BUSY_NS] += duration;
       es->last_departure = ts;
     }
     g_mutex_unlock (&es->lock);
@@ -859,7 +786,7 @@ forget_run_state (WsiElementStats * es)
   g_mutex_lock (&es->lock);
   es->last_arrival = es->last_departure = GST_CLOCK_TIME_NONE;
   if (es->transit)
-    memset (es->transit, 0, TRANSIT_SLOTS * sizeof (WsiTransitSlot));
+    memset (es->transit, 0, WSI_STATS_TRANSIT_SLOTS * sizeof (WsiTransitSlot));
   g_mutex_unlock (&es->lock);
 }
 
@@ -892,24 +819,6 @@ change_state_post (GstWsiStats * self, GstClockTime ts, GstElement * element,
     write_final_report (self, why);
     g_free (why);
   }
-}
-
-/* Readers that say which backend decoded how much (patchreader's
- * `read-stats`: patches per backend, tile cache hits and misses). */
-static void
-add_read_stats (GstStructure * s, GstElement * element)
-{
-  GParamSpec *spec = g_object_class_find_property (G_OBJECT_GET_CLASS
-      (element), "read-stats");
-  GstStructure *stats = NULL;
-
-  if (spec == NULL || spec->value_type != GST_TYPE_STRUCTURE)
-    return;
-  g_object_get (element, "read-stats", &stats, NULL);
-  if (stats != NULL)
-    gst_structure_set (s, "read-stats", GST_TYPE_STRUCTURE, stats, NULL);
-  if (stats != NULL)
-    gst_structure_free (stats);
 }
 
 /* ==== process numbers ===================================================== */
@@ -958,13 +867,13 @@ sample_queue (GstWsiStats * self, WsiElementStats * es, GstClockTime now)
   full = fill >= 1.0;
 
   g_mutex_lock (&es->lock);
-  es->counts[COUNT_SAMPLES]++;
+  es->counts[WSI_COUNT_SAMPLES]++;
   if (level_buffers == 0)
-    es->counts[COUNT_EMPTY]++;
+    es->counts[WSI_COUNT_EMPTY]++;
   if (full)
-    es->counts[COUNT_FULL]++;
-  wsi_histogram_record (&es->hist[HIST_LEVEL], level_buffers);
-  wsi_histogram_record (&es->hist[HIST_FILL], (guint64) (fill * 100 + 0.5));
+    es->counts[WSI_COUNT_FULL]++;
+  wsi_histogram_record (&es->hist[WSI_HIST_LEVEL], level_buffers);
+  wsi_histogram_record (&es->hist[WSI_HIST_FILL], (guint64) (fill * 100 + 0.5));
   g_mutex_unlock (&es->lock);
 
   if (self->timeline)
@@ -989,366 +898,61 @@ sample_queues (GstWsiStats * self)
 
 /* ==== reports ============================================================= */
 
-/* One element's numbers, copied under its lock so the report is coherent. */
-typedef struct
+/* Everything measured, as a typed snapshot; with @advance the window
+ * restarts. Call with report_lock held. */
+static WsiStatsSnapshot *
+take_snapshot (GstWsiStats * self, WsiSnapshotType type)
 {
-  guint64 counts[N_COUNTS];
-  WsiHistogram hist[N_HISTS];
-  GstClockTime first_ts, last_ts;
-  WsiPadStats pads[MAX_PADS];
-  guint n_pads;
-} WsiElementCopy;
-
-static GstStructure *
-histogram_structure (const WsiHistogram * h)
-{
-  WsiHistogramSummary s;
-
-  wsi_histogram_summarize (h, &s);
-  return gst_structure_new ("histogram",
-      "count", G_TYPE_UINT64, s.count,
-      "p50", G_TYPE_UINT64, s.p50, "p90", G_TYPE_UINT64, s.p90,
-      "p95", G_TYPE_UINT64, s.p95, "p99", G_TYPE_UINT64, s.p99,
-      "max", G_TYPE_UINT64, s.max, "mean", G_TYPE_DOUBLE, s.mean, NULL);
-}
-
-static void
-set_histogram (GstStructure * s, const gchar * name, const WsiHistogram * h)
-{
-  GstStructure *hs = histogram_structure (h);
-
-  gst_structure_set (s, name, GST_TYPE_STRUCTURE, hs, NULL);
-  gst_structure_free (hs);
-}
-
-static gdouble
-per_second (guint64 count, guint64 span_ns)
-{
-  return span_ns > 0 ? count * 1e9 / span_ns : 0.0;
-}
-
-static void
-append_to_array (GValue * array, GstStructure * s)
-{
-  GValue v = G_VALUE_INIT;
-
-  g_value_init (&v, GST_TYPE_STRUCTURE);
-  g_value_take_boxed (&v, s);
-  gst_value_array_append_and_take_value (array, &v);
-}
-
-static const gchar *
-element_shape (WsiElementStats * es)
-{
-  GstElement *element = g_weak_ref_get (&es->ref);
-
-  if (element) {
-    es->sink_pads = element->numsinkpads;
-    es->src_pads = element->numsrcpads;
-    gst_object_unref (element);
-  }
-  if (es->is_queue)
-    return "queue";
-  if (es->is_sink)
-    return "sink";
-  if (es->is_source || es->sink_pads == 0)
-    return "source";
-  if (es->sink_pads > 1)
-    return "aggregator";
-  if (es->src_pads > 1)
-    return "demuxer";
-  return "filter";
-}
-
-static gchar *
-verdict_of (guint64 busy, guint64 wait, gdouble * trainer, gdouble * loader)
-{
-  guint64 total = busy + wait;
-
-  *trainer = total ? (gdouble) busy / total : 0.0;
-  *loader = total ? (gdouble) wait / total : 0.0;
-  if (total == 0)
-    return g_strdup ("unknown");
-  if (*trainer >= VERDICT_SHARE)
-    return g_strdup ("trainer-bound");
-  if (*loader >= VERDICT_SHARE)
-    return g_strdup ("loader-bound");
-  return g_strdup ("balanced");
-}
-
-static void
-set_sink_fields (GstStructure * s, const guint64 * counts,
-    const gchar * suffix)
-{
-  gdouble trainer, loader;
-  gchar *verdict = verdict_of (counts[COUNT_BUSY_NS], counts[COUNT_WAIT_NS],
-      &trainer, &loader);
-  gchar *f_verdict = g_strconcat ("verdict", suffix, NULL);
-  gchar *f_trainer = g_strconcat ("trainer-bound", suffix, NULL);
-  gchar *f_loader = g_strconcat ("loader-bound", suffix, NULL);
-
-  gst_structure_set (s, f_verdict, G_TYPE_STRING, verdict,
-      f_trainer, G_TYPE_DOUBLE, trainer, f_loader, G_TYPE_DOUBLE, loader,
-      NULL);
-  g_free (verdict);
-  g_free (f_verdict);
-  g_free (f_trainer);
-  g_free (f_loader);
-}
-
-static GstStructure *
-pad_structure (const WsiPadStats * ps, guint64 span_ns, guint64 window_ns)
-{
-  return gst_structure_new ("pad",
-      "name", G_TYPE_STRING, ps->name,
-      "direction", G_TYPE_STRING, ps->is_src ? "src" : "sink",
-      "buffers", G_TYPE_UINT64, ps->counts[PAD_BUFFERS],
-      "patches", G_TYPE_UINT64, ps->counts[PAD_PATCHES],
-      "bytes", G_TYPE_UINT64, ps->counts[PAD_BYTES],
-      "buffers-per-s", G_TYPE_DOUBLE,
-      per_second (ps->counts[PAD_BUFFERS], span_ns),
-      "patches-per-s", G_TYPE_DOUBLE,
-      per_second (ps->counts[PAD_PATCHES], span_ns),
-      "bytes-per-s", G_TYPE_DOUBLE,
-      per_second (ps->counts[PAD_BYTES], span_ns),
-      "window-buffers-per-s", G_TYPE_DOUBLE,
-      per_second (ps->counts[PAD_BUFFERS] - ps->base[PAD_BUFFERS], window_ns),
-      "window-patches-per-s", G_TYPE_DOUBLE,
-      per_second (ps->counts[PAD_PATCHES] - ps->base[PAD_PATCHES], window_ns),
-      "window-bytes-per-s", G_TYPE_DOUBLE,
-      per_second (ps->counts[PAD_BYTES] - ps->base[PAD_BYTES], window_ns),
-      NULL);
-}
-
-/* Builds one element's report; with @advance the window restarts. Called
- * with report_lock. */
-static GstStructure *
-element_structure (WsiElementStats * es, WsiElementCopy * c,
-    guint64 window_ns, gboolean advance)
-{
-  GstStructure *s;
-  GValue pads = G_VALUE_INIT;
-  WsiHistogram *window = g_new (WsiHistogram, 1);
-  guint64 win[N_COUNTS];
-  guint64 span = 0;
-  gboolean outputs;
-  guint i;
-  GstElement *alive = g_weak_ref_get (&es->ref);
-
-  g_mutex_lock (&es->lock);
-  memcpy (c->counts, es->counts, sizeof (c->counts));
-  memcpy (c->hist, es->hist, sizeof (c->hist));
-  memcpy (c->pads, es->pads, sizeof (c->pads));
-  c->n_pads = es->n_pads;
-  c->first_ts = es->first_ts;
-  c->last_ts = es->last_ts;
-  g_mutex_unlock (&es->lock);
-
-  for (i = 0; i < N_COUNTS; i++)
-    win[i] = c->counts[i] - es->base_counts[i];
-  if (c->first_ts != GST_CLOCK_TIME_NONE && c->last_ts > c->first_ts)
-    span = c->last_ts - c->first_ts;
-  outputs = c->counts[COUNT_BUFFERS_OUT] > 0;
-
-  s = gst_structure_new ("element",
-      "name", G_TYPE_STRING, es->name,
-      "factory", G_TYPE_STRING, es->factory,
-      "shape", G_TYPE_STRING, element_shape (es),
-      "alive", G_TYPE_BOOLEAN, alive != NULL,
-      "buffers-in", G_TYPE_UINT64, c->counts[COUNT_BUFFERS_IN],
-      "buffers-out", G_TYPE_UINT64, c->counts[COUNT_BUFFERS_OUT],
-      "patches-in", G_TYPE_UINT64, c->counts[COUNT_PATCHES_IN],
-      "patches-out", G_TYPE_UINT64, c->counts[COUNT_PATCHES_OUT],
-      "bytes-in", G_TYPE_UINT64, c->counts[COUNT_BYTES_IN],
-      "bytes-out", G_TYPE_UINT64, c->counts[COUNT_BYTES_OUT],
-      "buffers-per-s", G_TYPE_DOUBLE, per_second (c->counts[outputs ?
-              COUNT_BUFFERS_OUT : COUNT_BUFFERS_IN], span),
-      "patches-per-s", G_TYPE_DOUBLE, per_second (c->counts[outputs ?
-              COUNT_PATCHES_OUT : COUNT_PATCHES_IN], span),
-      "bytes-per-s", G_TYPE_DOUBLE, per_second (c->counts[outputs ?
-              COUNT_BYTES_OUT : COUNT_BYTES_IN], span),
-      "window-buffers-per-s", G_TYPE_DOUBLE, per_second (win[outputs ?
-              COUNT_BUFFERS_OUT : COUNT_BUFFERS_IN], window_ns),
-      "window-patches-per-s", G_TYPE_DOUBLE, per_second (win[outputs ?
-              COUNT_PATCHES_OUT : COUNT_PATCHES_IN], window_ns),
-      "window-bytes-per-s", G_TYPE_DOUBLE, per_second (win[outputs ?
-              COUNT_BYTES_OUT : COUNT_BYTES_IN], window_ns), NULL);
-  if (alive) {
-    add_read_stats (s, alive);
-    gst_object_unref (alive);
-  }
-
-  /* self and loop always (zero counts say which shape applies); the
-   * others only where they were measured */
-  for (i = 0; i < N_HISTS; i++) {
-    gchar *window_name;
-
-    if (i > HIST_LOOP && c->hist[i].count == 0)
-      continue;
-    wsi_histogram_subtract (window, &c->hist[i], &es->base_hist[i]);
-    set_histogram (s, hist_names[i], &c->hist[i]);
-    window_name = g_strconcat (hist_names[i], "-window", NULL);
-    set_histogram (s, window_name, window);
-    g_free (window_name);
-  }
-  g_free (window);
-
-  if (es->is_sink) {
-    gst_structure_set (s, "busy-s", G_TYPE_DOUBLE,
-        c->counts[COUNT_BUSY_NS] / 1e9, "wait-s", G_TYPE_DOUBLE,
-        c->counts[COUNT_WAIT_NS] / 1e9, NULL);
-    set_sink_fields (s, c->counts, "");
-    set_sink_fields (s, win, "-window");
-  }
-  if (es->is_queue) {
-    guint64 n = c->counts[COUNT_SAMPLES], wn = win[COUNT_SAMPLES];
-
-    gst_structure_set (s, "samples", G_TYPE_UINT64, n,
-        "empty-share", G_TYPE_DOUBLE, n ? (gdouble) c->counts[COUNT_EMPTY] / n
-        : 0.0, "full-share", G_TYPE_DOUBLE,
-        n ? (gdouble) c->counts[COUNT_FULL] / n : 0.0,
-        "empty-share-window", G_TYPE_DOUBLE,
-        wn ? (gdouble) win[COUNT_EMPTY] / wn : 0.0,
-        "full-share-window", G_TYPE_DOUBLE,
-        wn ? (gdouble) win[COUNT_FULL] / wn : 0.0, NULL);
-  }
-
-  g_value_init (&pads, GST_TYPE_ARRAY);
-  for (i = 0; i < c->n_pads; i++)
-    append_to_array (&pads, pad_structure (&c->pads[i], span, window_ns));
-  gst_structure_take_value (s, "pads", &pads);
-
-  if (advance) {
-    memcpy (es->base_counts, c->counts, sizeof (es->base_counts));
-    memcpy (es->base_hist, c->hist, sizeof (es->base_hist));
-    g_mutex_lock (&es->lock);
-    for (i = 0; i < c->n_pads; i++)
-      memcpy (es->pads[i].base, c->pads[i].counts, sizeof (es->pads[i].base));
-    g_mutex_unlock (&es->lock);
-  }
-  return s;
-}
-
-/* The sink that saw the most buffers speaks for the pipeline. */
-static void
-set_pipeline_verdict (GstStructure * report, const GValue * elements)
-{
-  guint i, n = gst_value_array_get_size (elements);
-  const GstStructure *main_sink = NULL;
-  guint64 best = 0;
-
-  for (i = 0; i < n; i++) {
-    const GstStructure *e =
-        gst_value_get_structure (gst_value_array_get_value (elements, i));
-    guint64 buffers = 0;
-
-    gst_structure_get_uint64 (e, "buffers-in", &buffers);
-    if (gst_structure_has_field (e, "verdict") && buffers >= best &&
-        (main_sink == NULL || buffers > best)) {
-      main_sink = e;
-      best = buffers;
-    }
-  }
-  if (main_sink == NULL) {
-    gst_structure_set (report, "verdict", G_TYPE_STRING, "unknown", NULL);
-    return;
-  }
-  gst_structure_set_value (report, "sink",
-      gst_structure_get_value (main_sink, "name"));
-  gst_structure_set_value (report, "verdict",
-      gst_structure_get_value (main_sink, "verdict"));
-  gst_structure_set_value (report, "loader-bound",
-      gst_structure_get_value (main_sink, "loader-bound"));
-  gst_structure_set_value (report, "trainer-bound",
-      gst_structure_get_value (main_sink, "trainer-bound"));
-  gst_structure_set_value (report, "verdict-window",
-      gst_structure_get_value (main_sink, "verdict-window"));
-  if (gst_structure_has_field (main_sink, "interval"))
-    gst_structure_set_value (report, "batch-interval",
-        gst_structure_get_value (main_sink, "interval"));
-}
-
-static guint64
-total_buffers (GstStructure * report)
-{
-  const GValue *elements = gst_structure_get_value (report, "elements");
-  guint i, n = gst_value_array_get_size (elements);
-  guint64 total = 0;
-
-  for (i = 0; i < n; i++) {
-    const GstStructure *e =
-        gst_value_get_structure (gst_value_array_get_value (elements, i));
-    guint64 b = 0;
-
-    gst_structure_get_uint64 (e, "buffers-in", &b);
-    total += b;
-  }
-  return total;
-}
-
-/* The whole report. Call with report_lock held. */
-static GstStructure *
-build_report (GstWsiStats * self, gboolean advance, gboolean final)
-{
+  gboolean advance = type == WSI_SNAPSHOT_INTERVAL;
   GstClockTime now = now_ns ();
   guint64 window_ns = now - self->window_start_ts;
-  guint64 peak_rss_kb;
+  WsiStatsSnapshot *snap;
   gdouble cpu_s, wall_s = (now - self->start_ts) / 1e9;
-  GValue elements = G_VALUE_INIT;
-  WsiElementCopy *copy = g_new (WsiElementCopy, 1);
-  GstStructure *report;
   guint i;
 
-  process_usage (&peak_rss_kb, &cpu_s);
-  report = gst_structure_new ("wsistats",
-      "type", G_TYPE_STRING, final ? "final" : advance ? "interval" : "report",
-      "time-s", G_TYPE_DOUBLE, wall_s,
-      "window-s", G_TYPE_DOUBLE, window_ns / 1e9,
-      "peak-rss-kb", G_TYPE_UINT64, peak_rss_kb,
-      "cpu-s", G_TYPE_DOUBLE, cpu_s - self->cpu_start_s,
-      "cpu-percent", G_TYPE_DOUBLE,
-      wall_s > 0 ? 100.0 * (cpu_s - self->cpu_start_s) / wall_s : 0.0,
-      "window-cpu-percent", G_TYPE_DOUBLE, window_ns > 0 ?
-      100.0 * (cpu_s - self->cpu_window_s) / (window_ns / 1e9) : 0.0,
-      "timeline-dropped", G_TYPE_UINT64,
-      self->timeline ? wsi_timeline_dropped (self->timeline) : 0, NULL);
-
-  g_value_init (&elements, GST_TYPE_ARRAY);
   g_mutex_lock (&self->lock);
+  snap = wsi_stats_snapshot_new (type, self->elements->len);
+  process_usage (&snap->peak_rss_kb, &cpu_s);
+  snap->time_s = wall_s;
+  snap->window_s = window_ns / 1e9;
+  snap->cpu_s = cpu_s - self->cpu_start_s;
+  snap->cpu_percent = wall_s > 0 ? 100.0 * snap->cpu_s / wall_s : 0.0;
+  snap->window_cpu_percent = window_ns > 0 ?
+      100.0 * (cpu_s - self->cpu_window_s) / (window_ns / 1e9) : 0.0;
+  snap->timeline_dropped = self->timeline ?
+      wsi_timeline_dropped (self->timeline) : 0;
+
   for (i = 0; i < self->elements->len; i++) {
     WsiElementStats *es = g_ptr_array_index (self->elements, i);
     GstElement *alive = g_weak_ref_get (&es->ref);
     gboolean empty;
 
     g_mutex_lock (&es->lock);
-    empty = es->first_ts == GST_CLOCK_TIME_NONE && es->counts[COUNT_SAMPLES]
-        == 0;
+    empty = es->first_ts == GST_CLOCK_TIME_NONE
+        && es->counts[WSI_COUNT_SAMPLES] == 0;
     g_mutex_unlock (&es->lock);
     if (alive)
       gst_object_unref (alive);
     if (empty && alive == NULL)
       continue;                 /* gone before it did anything since reset */
-    append_to_array (&elements, element_structure (es, copy, window_ns,
-            advance));
+    wsi_stats_snapshot_add_element (snap, es, window_ns, advance);
   }
   g_mutex_unlock (&self->lock);
-  g_free (copy);
-
-  set_pipeline_verdict (report, &elements);
-  gst_structure_take_value (report, "elements", &elements);
+  wsi_stats_snapshot_finish (snap);
 
   if (advance) {
     self->window_start_ts = now;
     self->cpu_window_s = cpu_s;
   }
-  return report;
+  return snap;
 }
 
 /* ---- outputs ---- */
 
 static void
-write_json_line (GstWsiStats * self, const GstStructure * report)
+write_json_line (GstWsiStats * self, const WsiStatsSnapshot * snap)
 {
+  GstStructure *report;
   GString *line;
 
   if (self->file_path == NULL)
@@ -1362,272 +966,71 @@ write_json_line (GstWsiStats * self, const GstStructure * report)
       return;
     }
   }
+  report = wsi_stats_report_structure (snap);
   line = g_string_sized_new (4096);
   wsi_json_append_structure (line, report);
   g_string_append_c (line, '\n');
   fwrite (line->str, 1, line->len, self->file);
   fflush (self->file);
   g_string_free (line, TRUE);
-}
-
-static const GstStructure *
-hist_field (const GstStructure * s, const gchar * name)
-{
-  const GValue *v = gst_structure_get_value (s, name);
-  return v ? gst_value_get_structure (v) : NULL;
-}
-
-static guint64
-hist_get (const GstStructure * h, const gchar * field)
-{
-  guint64 v = 0;
-
-  if (h)
-    gst_structure_get_uint64 (h, field, &v);
-  return v;
-}
-
-static gdouble
-get_double (const GstStructure * s, const gchar * field)
-{
-  gdouble v = 0;
-
-  gst_structure_get_double (s, field, &v);
-  return v;
-}
-
-#define MS(ns) ((ns) / 1e6)
-
-static void
-log_records (const GstStructure * report, gboolean window)
-{
-  const GValue *elements = gst_structure_get_value (report, "elements");
-  const gchar *sfx = window ? "-window" : "";
-  guint i, n = gst_value_array_get_size (elements);
-  guint64 rss = 0;
-
-  for (i = 0; i < n; i++) {
-    const GstStructure *e =
-        gst_value_get_structure (gst_value_array_get_value (elements, i));
-    gchar *fname_self = g_strconcat ("self", sfx, NULL);
-    gchar *fname_loop = g_strconcat ("loop", sfx, NULL);
-    gchar *fname_age = g_strconcat ("age", sfx, NULL);
-    const GstStructure *self_h = hist_field (e, fname_self);
-    const GstStructure *loop_h = hist_field (e, fname_loop);
-    const GstStructure *age_h = hist_field (e, fname_age);
-
-    gst_tracer_record_log (tr_element, gst_structure_get_string (e, "name"),
-        get_double (e, window ? "window-buffers-per-s" : "buffers-per-s"),
-        get_double (e, window ? "window-patches-per-s" : "patches-per-s"),
-        get_double (e, window ? "window-bytes-per-s" : "bytes-per-s"),
-        hist_get (self_h, "count"), hist_get (self_h, "p50"),
-        hist_get (self_h, "p95"), hist_get (self_h, "p99"),
-        hist_get (self_h, "max"), hist_get (loop_h, "p50"),
-        hist_get (loop_h, "p95"), hist_get (age_h, "p50"),
-        hist_get (age_h, "p95"));
-    g_free (fname_self);
-    g_free (fname_loop);
-    g_free (fname_age);
-
-    if (gst_structure_has_field (e, "samples")) {
-      gchar *fname = g_strconcat ("level", sfx, NULL);
-      const GstStructure *level = hist_field (e, fname);
-
-      gst_tracer_record_log (tr_queue, gst_structure_get_string (e, "name"),
-          hist_get (level, "p50"), hist_get (level, "p95"),
-          hist_get (level, "max"), get_double (e, window ?
-              "empty-share-window" : "empty-share"), get_double (e,
-              window ? "full-share-window" : "full-share"));
-      g_free (fname);
-    }
-    if (gst_structure_has_field (e, "verdict")) {
-      gchar *fname = g_strconcat ("interval", sfx, NULL);
-      gchar *fverdict = g_strconcat ("verdict", sfx, NULL);
-      gchar *floader = g_strconcat ("loader-bound", sfx, NULL);
-      gchar *ftrainer = g_strconcat ("trainer-bound", sfx, NULL);
-      const GstStructure *interval = hist_field (e, fname);
-
-      gst_tracer_record_log (tr_sink, gst_structure_get_string (e, "name"),
-          hist_get (interval, "p50"), hist_get (interval, "p95"),
-          gst_structure_get_string (e, fverdict), get_double (e, floader),
-          get_double (e, ftrainer));
-      g_free (fname);
-      g_free (fverdict);
-      g_free (floader);
-      g_free (ftrainer);
-    }
-  }
-  gst_structure_get_uint64 (report, "peak-rss-kb", &rss);
-  gst_tracer_record_log (tr_process, rss, get_double (report,
-          window ? "window-cpu-percent" : "cpu-percent"));
+  gst_structure_free (report);
 }
 
 static void
-print_hist_ms (GString * out, const GstStructure * h)
+print_summary (GstWsiStats * self, const WsiStatsSnapshot * snap,
+    const gchar * why)
 {
-  if (h == NULL || hist_get (h, "count") == 0) {
-    g_string_append_printf (out, " %31s", "-");
+  gchar *text;
+
+  if (!self->print_summary)
     return;
-  }
-  g_string_append_printf (out, " %7.2f %7.2f %7.2f %7.2f",
-      MS ((gdouble) hist_get (h, "p50")), MS ((gdouble) hist_get (h, "p95")),
-      MS ((gdouble) hist_get (h, "p99")), MS ((gdouble) hist_get (h, "max")));
-}
-
-/* "reader patchreader0: tiff 2624 patches, openslide 0; tile cache hit
- * rate 36.8 % (6259 of 17016)" */
-static void
-print_read_stats (GString * out, const GstStructure * e)
-{
-  const GstStructure *stats;
-  guint64 hits = 0, misses = 0;
-  gint i;
-
-  if (!gst_structure_has_field_typed (e, "read-stats", GST_TYPE_STRUCTURE))
-    return;
-  stats = gst_value_get_structure (gst_structure_get_value (e, "read-stats"));
-  g_string_append_printf (out, "reader %s:", gst_structure_get_string (e,
-          "name"));
-  for (i = 0; i < gst_structure_n_fields (stats); i++) {
-    const gchar *name = gst_structure_nth_field_name (stats, i);
-    guint64 n = 0;
-
-    if (g_str_has_prefix (name, "tile-cache-"))
-      continue;
-    gst_structure_get_uint64 (stats, name, &n);
-    g_string_append_printf (out, " %s %" G_GUINT64_FORMAT " patches,", name,
-        n);
-  }
-  gst_structure_get_uint64 (stats, "tile-cache-hits", &hits);
-  gst_structure_get_uint64 (stats, "tile-cache-misses", &misses);
-  g_string_append_printf (out, " tile cache hit rate %.1f %% (%"
-      G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT ")\n", hits + misses ?
-      100.0 * hits / (hits + misses) : 0.0, hits, hits + misses);
-}
-
-/* The table people read: cumulative numbers, one line per element. */
-static gchar *
-summary_text (const GstStructure * report, const gchar * why)
-{
-  const GValue *elements = gst_structure_get_value (report, "elements");
-  guint i, n = gst_value_array_get_size (elements);
-  GString *out = g_string_new (NULL);
-  guint64 rss = 0;
-  const gchar *verdict = gst_structure_get_string (report, "verdict");
-
-  g_string_append_printf (out, "wsistats summary (%s, %.1f s)\n", why,
-      get_double (report, "time-s"));
-  g_string_append_printf (out, "%-18s %-10s %9s %9s %8s | %-31s | %-31s | "
-      "%-15s\n", "element", "shape", "buf/s", "patch/s", "MB/s",
-      "self ms p50/p95/p99/max", "loop ms p50/p95/p99/max", "age ms p50/p95");
-  for (i = 0; i < n; i++) {
-    const GstStructure *e =
-        gst_value_get_structure (gst_value_array_get_value (elements, i));
-    const GstStructure *age = hist_field (e, "age");
-
-    g_string_append_printf (out, "%-18.18s %-10s %9.1f %9.1f %8.2f |",
-        gst_structure_get_string (e, "name"),
-        gst_structure_get_string (e, "shape"),
-        get_double (e, "buffers-per-s"), get_double (e, "patches-per-s"),
-        get_double (e, "bytes-per-s") / 1e6);
-    print_hist_ms (out, hist_field (e, "self"));
-    g_string_append (out, " |");
-    print_hist_ms (out, hist_field (e, "loop"));
-    g_string_append (out, " |");
-    if (age)
-      g_string_append_printf (out, " %7.1f %7.1f",
-          MS ((gdouble) hist_get (age, "p50")),
-          MS ((gdouble) hist_get (age, "p95")));
-    else
-      g_string_append (out, " -");
-    g_string_append_c (out, '\n');
-  }
-  for (i = 0; i < n; i++) {
-    const GstStructure *e =
-        gst_value_get_structure (gst_value_array_get_value (elements, i));
-    const GstStructure *level = hist_field (e, "level");
-    const GstStructure *interval = hist_field (e, "interval");
-
-    if (level)
-      g_string_append_printf (out, "queue %s: level p50 %" G_GUINT64_FORMAT
-          " p95 %" G_GUINT64_FORMAT " max %" G_GUINT64_FORMAT
-          " buffers, empty %.0f%% of the time, full %.0f%%\n",
-          gst_structure_get_string (e, "name"), hist_get (level, "p50"),
-          hist_get (level, "p95"), hist_get (level, "max"),
-          100 * get_double (e, "empty-share"),
-          100 * get_double (e, "full-share"));
-    if (gst_structure_has_field (e, "verdict"))
-      g_string_append_printf (out, "sink %s: batch interval p50 %.2f ms, "
-          "p95 %.2f ms; waited for data %.0f%%, pipeline waited for it "
-          "%.0f%%\n", gst_structure_get_string (e, "name"),
-          MS ((gdouble) hist_get (interval, "p50")),
-          MS ((gdouble) hist_get (interval, "p95")),
-          100 * get_double (e, "loader-bound"),
-          100 * get_double (e, "trainer-bound"));
-  }
-  for (i = 0; i < n; i++)
-    print_read_stats (out, gst_value_get_structure
-        (gst_value_array_get_value (elements, i)));
-  gst_structure_get_uint64 (report, "peak-rss-kb", &rss);
-  g_string_append_printf (out, "process: peak RSS %.1f MiB, CPU %.0f%%\n",
-      rss / 1024.0, get_double (report, "cpu-percent"));
-  if (verdict && g_strcmp0 (verdict, "unknown") != 0)
-    g_string_append_printf (out, "verdict: %s (loader-bound %.0f%%, "
-        "trainer-bound %.0f%%)\n", verdict,
-        100 * get_double (report, "loader-bound"),
-        100 * get_double (report, "trainer-bound"));
-  return g_string_free (out, FALSE);
+  text = wsi_stats_format_summary (snap, why);
+  fputs (text, stderr);
+  g_free (text);
 }
 
 static void
 write_final_report (GstWsiStats * self, const gchar * why)
 {
-  GstStructure *report;
-  guint64 total;
+  WsiStatsSnapshot *snap;
 
   if (!self->active)
     return;
   g_mutex_lock (&self->report_lock);
-  report = build_report (self, FALSE, TRUE);
-  total = total_buffers (report);
+  snap = take_snapshot (self, WSI_SNAPSHOT_FINAL);
   /* nothing new since the last final report: don't repeat it */
-  if (self->final_written && total == self->buffers_at_final) {
+  if (self->final_written && snap->buffers_in == self->buffers_at_final) {
     g_mutex_unlock (&self->report_lock);
-    gst_structure_free (report);
+    wsi_stats_snapshot_free (snap);
     return;
   }
   self->final_written = TRUE;
-  self->buffers_at_final = total;
-  write_json_line (self, report);
-  log_records (report, FALSE);
+  self->buffers_at_final = snap->buffers_in;
+  write_json_line (self, snap);
+  wsi_stats_format_log_records (snap, FALSE);
   if (self->timeline)
     wsi_timeline_flush (self->timeline);
-  if (self->print_summary) {
-    gchar *text = summary_text (report, why);
-    fputs (text, stderr);
-    g_free (text);
-  }
+  print_summary (self, snap, why);
   g_mutex_unlock (&self->report_lock);
-  gst_structure_free (report);
+  wsi_stats_snapshot_free (snap);
 }
 
 static void
 write_interval_report (GstWsiStats * self)
 {
-  GstStructure *report;
+  WsiStatsSnapshot *snap;
 
   g_mutex_lock (&self->report_lock);
-  report = build_report (self, TRUE, FALSE);
-  if (total_buffers (report) != self->buffers_at_final)
+  snap = take_snapshot (self, WSI_SNAPSHOT_INTERVAL);
+  if (snap->buffers_in != self->buffers_at_final)
     self->final_written = FALSE;
   /* idle tracer (no pipeline running): stay quiet */
-  if (gst_value_array_get_size (gst_structure_get_value (report,
-              "elements")) > 0) {
-    write_json_line (self, report);
-    log_records (report, TRUE);
+  if (snap->n_elements > 0) {
+    write_json_line (self, snap);
+    wsi_stats_format_log_records (snap, TRUE);
   }
   g_mutex_unlock (&self->report_lock);
-  gst_structure_free (report);
+  wsi_stats_snapshot_free (snap);
 }
 
 /* ==== reporter thread ===================================================== */
@@ -1718,11 +1121,14 @@ report_at_exit (void)
 static GstStructure *
 gst_wsi_stats_get_stats (GstWsiStats * self)
 {
+  WsiStatsSnapshot *snap;
   GstStructure *report;
 
   g_mutex_lock (&self->report_lock);
-  report = build_report (self, FALSE, FALSE);
+  snap = take_snapshot (self, WSI_SNAPSHOT_REPORT);
   g_mutex_unlock (&self->report_lock);
+  report = wsi_stats_report_structure (snap);
+  wsi_stats_snapshot_free (snap);
   return report;
 }
 
@@ -1765,20 +1171,16 @@ gst_wsi_stats_reset (GstWsiStats * self)
 static void
 gst_wsi_stats_write_report (GstWsiStats * self)
 {
-  GstStructure *report;
+  WsiStatsSnapshot *snap;
 
   g_mutex_lock (&self->report_lock);
-  report = build_report (self, FALSE, FALSE);
-  write_json_line (self, report);
+  snap = take_snapshot (self, WSI_SNAPSHOT_REPORT);
+  write_json_line (self, snap);
   if (self->timeline)
     wsi_timeline_flush (self->timeline);
-  if (self->print_summary) {
-    gchar *text = summary_text (report, "report");
-    fputs (text, stderr);
-    g_free (text);
-  }
+  print_summary (self, snap, "report");
   g_mutex_unlock (&self->report_lock);
-  gst_structure_free (report);
+  wsi_stats_snapshot_free (snap);
 }
 
 /* The lane id of @lane, made (and named) the first time; lanes beyond
@@ -2003,68 +1405,6 @@ gst_wsi_stats_init (GstWsiStats * self)
       element_stats_free);
 }
 
-/* Field description for a GstTracerRecord. */
-static GstStructure *
-record_value (GType type, const gchar * description)
-{
-  return gst_structure_new ("value", "type", G_TYPE_GTYPE, type,
-      "description", G_TYPE_STRING, description, NULL);
-}
-
-static GstStructure *
-record_element_scope (void)
-{
-  return gst_structure_new ("scope", "type", G_TYPE_GTYPE, G_TYPE_STRING,
-      "related-to", GST_TYPE_TRACER_VALUE_SCOPE,
-      GST_TRACER_VALUE_SCOPE_ELEMENT, NULL);
-}
-
-static void
-make_records (void)
-{
-  /* *INDENT-OFF* */
-  tr_element = gst_tracer_record_new ("wsistats-element.class",
-      "element", GST_TYPE_STRUCTURE, record_element_scope (),
-      "buffers-per-s", GST_TYPE_STRUCTURE, record_value (G_TYPE_DOUBLE, "buffers per second"),
-      "patches-per-s", GST_TYPE_STRUCTURE, record_value (G_TYPE_DOUBLE, "patches per second (WsiPatchMeta count)"),
-      "bytes-per-s", GST_TYPE_STRUCTURE, record_value (G_TYPE_DOUBLE, "bytes per second"),
-      "self-count", GST_TYPE_STRUCTURE, record_value (G_TYPE_UINT64, "chain calls measured"),
-      "self-p50", GST_TYPE_STRUCTURE, record_value (G_TYPE_UINT64, "self time p50, ns"),
-      "self-p95", GST_TYPE_STRUCTURE, record_value (G_TYPE_UINT64, "self time p95, ns"),
-      "self-p99", GST_TYPE_STRUCTURE, record_value (G_TYPE_UINT64, "self time p99, ns"),
-      "self-max", GST_TYPE_STRUCTURE, record_value (G_TYPE_UINT64, "self time max, ns"),
-      "loop-p50", GST_TYPE_STRUCTURE, record_value (G_TYPE_UINT64, "time between pushes on own thread p50, ns"),
-      "loop-p95", GST_TYPE_STRUCTURE, record_value (G_TYPE_UINT64, "time between pushes on own thread p95, ns"),
-      "age-p50", GST_TYPE_STRUCTURE, record_value (G_TYPE_UINT64, "patch age at input p50, ns"),
-      "age-p95", GST_TYPE_STRUCTURE, record_value (G_TYPE_UINT64, "patch age at input p95, ns"),
-      NULL);
-  tr_queue = gst_tracer_record_new ("wsistats-queue.class",
-      "element", GST_TYPE_STRUCTURE, record_element_scope (),
-      "level-p50", GST_TYPE_STRUCTURE, record_value (G_TYPE_UINT64, "buffers queued p50"),
-      "level-p95", GST_TYPE_STRUCTURE, record_value (G_TYPE_UINT64, "buffers queued p95"),
-      "level-max", GST_TYPE_STRUCTURE, record_value (G_TYPE_UINT64, "buffers queued max"),
-      "empty-share", GST_TYPE_STRUCTURE, record_value (G_TYPE_DOUBLE, "share of samples with the queue empty"),
-      "full-share", GST_TYPE_STRUCTURE, record_value (G_TYPE_DOUBLE, "share of samples with the queue full"),
-      NULL);
-  tr_sink = gst_tracer_record_new ("wsistats-sink.class",
-      "element", GST_TYPE_STRUCTURE, record_element_scope (),
-      "interval-p50", GST_TYPE_STRUCTURE, record_value (G_TYPE_UINT64, "time between batches p50, ns"),
-      "interval-p95", GST_TYPE_STRUCTURE, record_value (G_TYPE_UINT64, "time between batches p95, ns"),
-      "verdict", GST_TYPE_STRUCTURE, record_value (G_TYPE_STRING, "loader-bound, trainer-bound or balanced"),
-      "loader-bound", GST_TYPE_STRUCTURE, record_value (G_TYPE_DOUBLE, "share of time the sink waited for data"),
-      "trainer-bound", GST_TYPE_STRUCTURE, record_value (G_TYPE_DOUBLE, "share of time the pipeline waited for the sink"),
-      NULL);
-  tr_process = gst_tracer_record_new ("wsistats-process.class",
-      "peak-rss-kb", GST_TYPE_STRUCTURE, record_value (G_TYPE_UINT64, "peak resident memory, KiB"),
-      "cpu-percent", GST_TYPE_STRUCTURE, record_value (G_TYPE_DOUBLE, "CPU use, percent of one core"),
-      NULL);
-  /* *INDENT-ON* */
-  GST_OBJECT_FLAG_SET (tr_element, GST_OBJECT_FLAG_MAY_BE_LEAKED);
-  GST_OBJECT_FLAG_SET (tr_queue, GST_OBJECT_FLAG_MAY_BE_LEAKED);
-  GST_OBJECT_FLAG_SET (tr_sink, GST_OBJECT_FLAG_MAY_BE_LEAKED);
-  GST_OBJECT_FLAG_SET (tr_process, GST_OBJECT_FLAG_MAY_BE_LEAKED);
-}
-
 static void
 gst_wsi_stats_class_init (GstWsiStatsClass * klass)
 {
@@ -2073,7 +1413,7 @@ gst_wsi_stats_class_init (GstWsiStatsClass * klass)
   gobject_class->constructed = gst_wsi_stats_constructed;
   gobject_class->finalize = gst_wsi_stats_finalize;
 
-  make_records ();
+  wsi_stats_format_init ();
 
   /**
    * GstWsiStats::get-stats:

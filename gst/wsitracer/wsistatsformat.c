@@ -1,0 +1,234 @@
+/* gst-wsi
+ * Copyright (C) 2026 gst-wsi developers
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+
+/* wsistatsformat.c: summary table and tracer records (see
+ * wsistatsformat.h). */
+
+#include "wsistatsformat.h"
+
+#define MS(ns) ((ns) / 1e6)
+
+static GstTracerRecord *tr_element, *tr_queue, *tr_sink, *tr_process;
+
+/* ---- tracer records ------------------------------------------------------ */
+
+/* Field description for a GstTracerRecord. */
+static GstStructure *
+record_value (GType type, const gchar * description)
+{
+  return gst_structure_new ("value", "type", G_TYPE_GTYPE, type,
+      "description", G_TYPE_STRING, description, NULL);
+}
+
+static GstStructure *
+record_element_scope (void)
+{
+  return gst_structure_new ("scope", "type", G_TYPE_GTYPE, G_TYPE_STRING,
+      "related-to", GST_TYPE_TRACER_VALUE_SCOPE,
+      GST_TRACER_VALUE_SCOPE_ELEMENT, NULL);
+}
+
+void
+wsi_stats_format_init (void)
+{
+  /* *INDENT-OFF* */
+  tr_element = gst_tracer_record_new ("wsistats-element.class",
+      "element", GST_TYPE_STRUCTURE, record_element_scope (),
+      "buffers-per-s", GST_TYPE_STRUCTURE, record_value (G_TYPE_DOUBLE, "buffers per second"),
+      "patches-per-s", GST_TYPE_STRUCTURE, record_value (G_TYPE_DOUBLE, "patches per second (WsiPatchMeta count)"),
+      "bytes-per-s", GST_TYPE_STRUCTURE, record_value (G_TYPE_DOUBLE, "bytes per second"),
+      "self-count", GST_TYPE_STRUCTURE, record_value (G_TYPE_UINT64, "chain calls measured"),
+      "self-p50", GST_TYPE_STRUCTURE, record_value (G_TYPE_UINT64, "self time p50, ns"),
+      "self-p95", GST_TYPE_STRUCTURE, record_value (G_TYPE_UINT64, "self time p95, ns"),
+      "self-p99", GST_TYPE_STRUCTURE, record_value (G_TYPE_UINT64, "self time p99, ns"),
+      "self-max", GST_TYPE_STRUCTURE, record_value (G_TYPE_UINT64, "self time max, ns"),
+      "loop-p50", GST_TYPE_STRUCTURE, record_value (G_TYPE_UINT64, "time between pushes on own thread p50, ns"),
+      "loop-p95", GST_TYPE_STRUCTURE, record_value (G_TYPE_UINT64, "time between pushes on own thread p95, ns"),
+      "age-p50", GST_TYPE_STRUCTURE, record_value (G_TYPE_UINT64, "patch age at input p50, ns"),
+      "age-p95", GST_TYPE_STRUCTURE, record_value (G_TYPE_UINT64, "patch age at input p95, ns"),
+      NULL);
+  tr_queue = gst_tracer_record_new ("wsistats-queue.class",
+      "element", GST_TYPE_STRUCTURE, record_element_scope (),
+      "level-p50", GST_TYPE_STRUCTURE, record_value (G_TYPE_UINT64, "buffers queued p50"),
+      "level-p95", GST_TYPE_STRUCTURE, record_value (G_TYPE_UINT64, "buffers queued p95"),
+      "level-max", GST_TYPE_STRUCTURE, record_value (G_TYPE_UINT64, "buffers queued max"),
+      "empty-share", GST_TYPE_STRUCTURE, record_value (G_TYPE_DOUBLE, "share of samples with the queue empty"),
+      "full-share", GST_TYPE_STRUCTURE, record_value (G_TYPE_DOUBLE, "share of samples with the queue full"),
+      NULL);
+  tr_sink = gst_tracer_record_new ("wsistats-sink.class",
+      "element", GST_TYPE_STRUCTURE, record_element_scope (),
+      "interval-p50", GST_TYPE_STRUCTURE, record_value (G_TYPE_UINT64, "time between batches p50, ns"),
+      "interval-p95", GST_TYPE_STRUCTURE, record_value (G_TYPE_UINT64, "time between batches p95, ns"),
+      "verdict", GST_TYPE_STRUCTURE, record_value (G_TYPE_STRING, "loader-bound, trainer-bound or balanced"),
+      "loader-bound", GST_TYPE_STRUCTURE, record_value (G_TYPE_DOUBLE, "share of time the sink waited for data"),
+      "trainer-bound", GST_TYPE_STRUCTURE, record_value (G_TYPE_DOUBLE, "share of time the pipeline waited for the sink"),
+      NULL);
+  tr_process = gst_tracer_record_new ("wsistats-process.class",
+      "peak-rss-kb", GST_TYPE_STRUCTURE, record_value (G_TYPE_UINT64, "peak resident memory, KiB"),
+      "cpu-percent", GST_TYPE_STRUCTURE, record_value (G_TYPE_DOUBLE, "CPU use, percent of one core"),
+      NULL);
+  /* *INDENT-ON* */
+  GST_OBJECT_FLAG_SET (tr_element, GST_OBJECT_FLAG_MAY_BE_LEAKED);
+  GST_OBJECT_FLAG_SET (tr_queue, GST_OBJECT_FLAG_MAY_BE_LEAKED);
+  GST_OBJECT_FLAG_SET (tr_sink, GST_OBJECT_FLAG_MAY_BE_LEAKED);
+  GST_OBJECT_FLAG_SET (tr_process, GST_OBJECT_FLAG_MAY_BE_LEAKED);
+}
+
+/* The cumulative or the window summary of a histogram (zeros when it was
+ * not measured). */
+static const WsiHistogramSummary *
+summary (const WsiElementSnapshot * e, WsiHistKind kind, gboolean window)
+{
+  return window ? &e->hist[kind].window : &e->hist[kind].total;
+}
+
+void
+wsi_stats_format_log_records (const WsiStatsSnapshot * snap, gboolean window)
+{
+  guint i;
+
+  for (i = 0; i < snap->n_elements; i++) {
+    const WsiElementSnapshot *e = &snap->elements[i];
+    const WsiRates *rate = window ? &e->window_rate : &e->rate;
+    const WsiHistogramSummary *self_h = summary (e, WSI_HIST_SELF, window);
+    const WsiHistogramSummary *loop_h = summary (e, WSI_HIST_LOOP, window);
+    const WsiHistogramSummary *age_h = summary (e, WSI_HIST_AGE, window);
+
+    gst_tracer_record_log (tr_element, e->name, rate->buffers, rate->patches,
+        rate->bytes, self_h->count, self_h->p50, self_h->p95, self_h->p99,
+        self_h->max, loop_h->p50, loop_h->p95, age_h->p50, age_h->p95);
+    if (e->is_queue) {
+      const WsiHistogramSummary *level = summary (e, WSI_HIST_LEVEL, window);
+
+      gst_tracer_record_log (tr_queue, e->name, level->p50, level->p95,
+          level->max, window ? e->empty_share_window : e->empty_share,
+          window ? e->full_share_window : e->full_share);
+    }
+    if (e->is_sink) {
+      const WsiHistogramSummary *interval = summary (e, WSI_HIST_INTERVAL,
+          window);
+      const WsiVerdict *v = window ? &e->verdict_window : &e->verdict;
+
+      gst_tracer_record_log (tr_sink, e->name, interval->p50, interval->p95,
+          v->verdict, v->loader_bound, v->trainer_bound);
+    }
+  }
+  gst_tracer_record_log (tr_process, snap->peak_rss_kb,
+      window ? snap->window_cpu_percent : snap->cpu_percent);
+}
+
+/* ---- the summary table --------------------------------------------------- */
+
+static void
+print_hist_ms (GString * out, const WsiHistSnapshot * h)
+{
+  if (!h->present || h->total.count == 0) {
+    g_string_append_printf (out, " %31s", "-");
+    return;
+  }
+  g_string_append_printf (out, " %7.2f %7.2f %7.2f %7.2f",
+      MS ((gdouble) h->total.p50), MS ((gdouble) h->total.p95),
+      MS ((gdouble) h->total.p99), MS ((gdouble) h->total.max));
+}
+
+static void
+print_element_line (GString * out, const WsiElementSnapshot * e)
+{
+  const WsiHistSnapshot *age = &e->hist[WSI_HIST_AGE];
+
+  g_string_append_printf (out, "%-18.18s %-10s %9.1f %9.1f %8.2f |",
+      e->name, e->shape, e->rate.buffers, e->rate.patches,
+      e->rate.bytes / 1e6);
+  print_hist_ms (out, &e->hist[WSI_HIST_SELF]);
+  g_string_append (out, " |");
+  print_hist_ms (out, &e->hist[WSI_HIST_LOOP]);
+  g_string_append (out, " |");
+  if (age->present)
+    g_string_append_printf (out, " %7.1f %7.1f",
+        MS ((gdouble) age->total.p50), MS ((gdouble) age->total.p95));
+  else
+    g_string_append (out, " -");
+  g_string_append_c (out, '\n');
+}
+
+static void
+print_queue_and_sink_lines (GString * out, const WsiElementSnapshot * e)
+{
+  const WsiHistSnapshot *level = &e->hist[WSI_HIST_LEVEL];
+  const WsiHistogramSummary *interval = &e->hist[WSI_HIST_INTERVAL].total;
+
+  if (level->present)
+    g_string_append_printf (out, "queue %s: level p50 %" G_GUINT64_FORMAT
+        " p95 %" G_GUINT64_FORMAT " max %" G_GUINT64_FORMAT
+        " buffers, empty %.0f%% of the time, full %.0f%%\n", e->name,
+        level->total.p50, level->total.p95, level->total.max,
+        100 * e->empty_share, 100 * e->full_share);
+  if (e->is_sink)
+    g_string_append_printf (out, "sink %s: batch interval p50 %.2f ms, "
+        "p95 %.2f ms; waited for data %.0f%%, pipeline waited for it "
+        "%.0f%%\n", e->name, MS ((gdouble) interval->p50),
+        MS ((gdouble) interval->p95), 100 * e->verdict.loader_bound,
+        100 * e->verdict.trainer_bound);
+}
+
+/* "reader patchreader0: tiff 2624 patches, openslide 0; tile cache hit
+ * rate 36.8 % (6259 of 17016)" */
+static void
+print_read_stats (GString * out, const WsiElementSnapshot * e)
+{
+  const GstStructure *stats = e->read_stats;
+  guint64 hits = 0, misses = 0;
+  gint i;
+
+  if (stats == NULL)
+    return;
+  g_string_append_printf (out, "reader %s:", e->name);
+  for (i = 0; i < gst_structure_n_fields (stats); i++) {
+    const gchar *name = gst_structure_nth_field_name (stats, i);
+    guint64 n = 0;
+
+    if (g_str_has_prefix (name, "tile-cache-"))
+      continue;
+    gst_structure_get_uint64 (stats, name, &n);
+    g_string_append_printf (out, " %s %" G_GUINT64_FORMAT " patches,", name,
+        n);
+  }
+  gst_structure_get_uint64 (stats, "tile-cache-hits", &hits);
+  gst_structure_get_uint64 (stats, "tile-cache-misses", &misses);
+  g_string_append_printf (out, " tile cache hit rate %.1f %% (%"
+      G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT ")\n", hits + misses ?
+      100.0 * hits / (hits + misses) : 0.0, hits, hits + misses);
+}
+
+gchar *
+wsi_stats_format_summary (const WsiStatsSnapshot * snap, const gchar * why)
+{
+  GString *out = g_string_new (NULL);
+  const WsiElementSnapshot *sink = snap->main_sink;
+  guint i;
+
+  g_string_append_printf (out, "wsistats summary (%s, %.1f s)\n", why,
+      snap->time_s);
+  g_string_append_printf (out, "%-18s %-10s %9s %9s %8s | %-31s | %-31s | "
+      "%-15s\n", "element", "shape", "buf/s", "patch/s", "MB/s",
+      "self ms p50/p95/p99/max", "loop ms p50/p95/p99/max", "age ms p50/p95");
+  for (i = 0; i < snap->n_elements; i++)
+    print_element_line (out, &snap->elements[i]);
+  for (i = 0; i < snap->n_elements; i++)
+    print_queue_and_sink_lines (out, &snap->elements[i]);
+  for (i = 0; i < snap->n_elements; i++)
+    print_read_stats (out, &snap->elements[i]);
+  g_string_append_printf (out, "process: peak RSS %.1f MiB, CPU %.0f%%\n",
+      snap->peak_rss_kb / 1024.0, snap->cpu_percent);
+  if (sink && g_strcmp0 (sink->verdict.verdict, "unknown") != 0)
+    g_string_append_printf (out, "verdict: %s (loader-bound %.0f%%, "
+        "trainer-bound %.0f%%)\n", sink->verdict.verdict,
+        100 * sink->verdict.loader_bound, 100 * sink->verdict.trainer_bound);
+  return g_string_free (out, FALSE);
+}
