@@ -1707,8 +1707,8 @@ gst_patch_sampler_class_init (GstPatchSamplerClass * klass)
   g_object_class_install_property (gobject_class, PROP_MAXAVG_LAMBDA,
       g_param_spec_double ("maxavg-lambda", "maxavg temperature",
           "mpp-distribution=maxavg: entropy regularisation lambda of the "
-          "density exp (K(x) / lambda); larger is closer to uniform (> 0 .. "
-          "1000, default 1)", 0.0, 1000.0, DEFAULT_MAXAVG_LAMBDA, rw));
+          "density exp (K(x) / lambda); larger is closer to uniform (0.001 "
+          ".. 1000, default 1)", 0.001, 1000.0, DEFAULT_MAXAVG_LAMBDA, rw));
 
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_add_static_pad_template (element_class, &src_template);

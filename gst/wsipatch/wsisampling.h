@@ -70,7 +70,7 @@ typedef enum
 {
   WSI_MPP_UNIFORM,              /* uniform on [lo, hi] */
   WSI_MPP_MAXAVG,               /* p(x) ∝ exp (K̄(x) / λ) */
-  WSI_MPP_MINMAX,               /* max-min transfer: atoms at lo, hi + log-uniform */
+  WSI_MPP_MINMAX,               /* best worst transfer: end atoms, log-uniform */
 } WsiMppDensity;
 
 typedef struct _WsiMppDistribution WsiMppDistribution;
