@@ -883,6 +883,142 @@ GST_START_TEST (test_bad_settings)
 
 GST_END_TEST;
 
+static gboolean
+have_elements (const gchar * const *names)
+{
+  for (; *names; names++) {
+    GstElementFactory *f = gst_element_factory_find (*names);
+
+    if (f == NULL)
+      return FALSE;
+    gst_object_unref (f);
+  }
+  return TRUE;
+}
+
+/* The first batch of a slide pipeline ending in "@middle ! patchbatch". */
+static GstBuffer *
+first_batch (const gchar * dir, const gchar * middle)
+{
+  gchar *desc = g_strdup_printf ("wsislidesrc location=\"%s\" ! "
+      "tissuemask method=none ! queue ! patchsampler patch-size=64 "
+      "patches-per-slide=8 min-tissue=0 ! patchinterleave ! "
+      "patchreader threads=2 ! patchviews threads=2 seed=5 "
+      "views=a:2:32:0.3:1.0,b:1:20:0.2:0.6 ! %s patchbatch "
+      "batch-size=4 ! appsink name=sink sync=false", dir, middle);
+  GError *err = NULL;
+  GstElement *pipeline = gst_parse_launch (desc, &err);
+  GstElement *sink;
+  GstSample *sample;
+  GstBuffer *batch;
+
+  fail_unless (pipeline != NULL, "%s: %s", desc, err ? err->message : "");
+  sink = gst_bin_get_by_name (GST_BIN (pipeline), "sink");
+  fail_unless (gst_element_set_state (pipeline, GST_STATE_PLAYING) !=
+      GST_STATE_CHANGE_FAILURE);
+  sample = gst_app_sink_try_pull_sample (GST_APP_SINK (sink),
+      60 * GST_SECOND);
+  if (sample == NULL) {
+    GstBus *bus = gst_element_get_bus (pipeline);
+    gchar *text = wsi_test_pop_message_text (bus, GST_MESSAGE_ERROR);
+
+    fail ("no batch from %s: %s", desc, text ? text : "no error either");
+  }
+  batch = gst_buffer_copy_deep (gst_sample_get_buffer (sample));
+  gst_sample_unref (sample);
+  gst_element_set_state (pipeline, GST_STATE_NULL);
+  gst_object_unref (sink);
+  gst_object_unref (pipeline);
+  g_free (desc);
+  return batch;
+}
+
+/* Behind patchviews and before patchbatch: every view of every location
+ * of a batch is the plain pipeline's view run through its plan (flips and
+ * turns always, HED half the time), and the batch's view records carry
+ * the flags. */
+GST_START_TEST (test_views_pipeline)
+{
+  static const gchar *needed[] = { "wsislidesrc", "tissuemask",
+    "patchsampler", "patchinterleave", "patchreader", "patchviews",
+    "patchbatch", NULL
+  };
+  WsiAugmentSettings s = { 1.0, 0.5, 1.0, 0.05, 0.05, 0.5, 0.4, 0.4, 0.2,
+    0.1, 0.0, 0.1, 2.0, 0.0
+  };
+  WsiAugmentScratch *scratch;
+  WsiTestSlideSpec spec;
+  GstBuffer *plain, *augmented;
+  GstStructure *pm, *am;
+  const WsiViewRecord *pv, *av;
+  const WsiPatchRecord *recs;
+  guint n_total, n_recs, v, i, n_views = 3, turned = 0;
+  gchar *dir;
+
+  if (!have_elements (needed)) {
+    GST_INFO ("slide elements not built: skipping");
+    return;
+  }
+  dir = wsi_test_make_dir (WSI_TEST_TMPDIR, "views");
+  wsi_test_slide_spec_init (&spec);
+  spec.seed = 8;
+  g_free (wsi_test_write_slide (dir, "a.tiff", &spec));
+
+  plain = first_batch (dir, "");
+  augmented = first_batch (dir, "patchaugment threads=3 seed=11 flip-h=1 "
+      "rotate90=1 hed-probability=0.5 !");
+  pm = wsi_patch_meta_get (plain);
+  am = wsi_patch_meta_get (augmented);
+  recs = wsi_patch_meta_records (am, &n_recs);
+  fail_unless_equals_int (n_recs, 4);
+  pv = wsi_patch_meta_views (pm, &n_total);
+  av = wsi_patch_meta_views (am, &n_total);
+  fail_unless_equals_int (n_total, n_recs * n_views);
+  fail_unless_equals_int (gst_buffer_n_memory (augmented), n_views);
+  scratch = wsi_augment_scratch_new ();
+  for (v = 0; v < n_views; v++) {
+    GstMapInfo pmap, amap;
+    gsize off = 0;
+
+    gst_buffer_map_range (plain, v, 1, &pmap, GST_MAP_READ);
+    gst_buffer_map_range (augmented, v, 1, &amap, GST_MAP_READ);
+    fail_unless_equals_int (pmap.size, amap.size);
+    for (i = 0; i < n_recs; i++) {
+      const WsiViewRecord *a = &av[i * n_views + v];
+      gsize size = (gsize) a->out_width * a->out_height * 3;
+      guint8 *want = g_memdup2 (pmap.data + off, size);
+      WsiAugmentImage im = { want, a->out_width, a->out_height,
+        a->out_width * 3, 3, 0, 1, 2
+      };
+      WsiAugmentPlan plan;
+      guint turns;
+
+      wsi_augment_plan_draw (&plan, &s, 11, recs[i].sequence,
+          a->view_index);
+      turns = wsi_augment_apply (&plan, &im, scratch);
+      fail_unless (memcmp (want, amap.data + off, size) == 0,
+          "view %u location %u is not its plan", v, i);
+      fail_unless_equals_int (a->flags, pv[i * n_views + v].flags |
+          WSI_VIEW_FLAG_FLIP_H | (plan.flip_v ? WSI_VIEW_FLAG_FLIP_V : 0) |
+          (turns << WSI_VIEW_FLAG_ROT_SHIFT));
+      turned += turns != 0;
+      g_free (want);
+      off += size;
+    }
+    gst_buffer_unmap (plain, &pmap);
+    gst_buffer_unmap (augmented, &amap);
+  }
+  fail_unless_equals_int (turned, n_recs * n_views);
+  g_print ("patchaugment behind patchviews: %u view images match their "
+      "plans\n", n_recs * n_views);
+  wsi_augment_scratch_free (scratch);
+  gst_buffer_unref (plain);
+  gst_buffer_unref (augmented);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
 static Suite *
 patchaugment_suite (void)
 {
@@ -902,6 +1038,7 @@ patchaugment_suite (void)
   tcase_add_test (tc, test_flush);
   tcase_add_test (tc, test_state_cycles);
   tcase_add_test (tc, test_bad_settings);
+  tcase_add_test (tc, test_views_pipeline);
   return s;
 }
 
