@@ -211,3 +211,38 @@ def test_boxes_on_dark_overviews_get_a_white_halo():
         assert (tuple(px[30, 39]) == (255, 255, 255)) == halo
         assert (tuple(px[30, 42]) == (255, 255, 255)) == halo
         assert tuple(px[50, 100]) == (level,) * 3                            # inside untouched
+
+
+def test_multi_magnification_boxes_carry_each_records_colour(two_mpp_slides, tmp_root,
+                                                              example_env):
+    specs = gstwsi.stream._class_specs("patchsampler") or {}
+    if "target-mpps" not in specs:
+        pytest.skip("patchsampler has no target-mpps in this build")
+    out = tmp_root / "preview-multi"
+    settings = dict(SETTINGS, target_mpp=0.5, target_mpps="0.5,1,2", patches_per_slide=30)
+    proc = run_tool(["-o", out, two_mpp_slides] + [f"--set={k}={v}" for k, v in settings.items()],
+                    example_env)
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads((out / "preview.json").read_text())
+    mpps = [p[3] for entry in summary["slides"] for p in entry["patches"]]
+    colours = preview_draw.MppColours(mpps)
+    assert len(colours.groups) == 3 and not colours.continuous
+    for entry in summary["slides"]:
+        pixels = np.asarray(Image.open(out / entry["png"]))
+        x0, y0 = entry["origin"]
+        overview = pixels[y0:y0 + 768, x0:x0 + 1024]
+        by_colour = {}
+        for x, y, footprint, mpp in entry["patches"]:
+            assert footprint == round(PATCH * mpp / (0.25 if "/fine/" in entry["path"] else 0.5))
+            box = (x // 2, y // 2, (x + footprint) // 2 - 1, (y + footprint) // 2 - 1)
+            by_colour.setdefault(colours.colour(mpp), []).append(box)
+        assert len(by_colour) >= 2                  # several resolutions on one slide
+        for colour, boxes in by_colour.items():
+            painted = np.all(overview == np.array(colour, np.uint8), axis=-1)
+            # every box shows its colour somewhere on its outline ...
+            for bx0, by0, bx1, by1 in boxes:
+                edge = np.concatenate([painted[by0, bx0:bx1 + 1], painted[by1, bx0:bx1 + 1],
+                                       painted[by0:by1 + 1, bx0], painted[by0:by1 + 1, bx1]])
+                assert edge.any(), (entry["png"], colour, (bx0, by0, bx1, by1))
+            # ... and that colour appears on no outline but its own boxes'
+            assert not (painted & ~_box_outline(painted.shape, boxes)).any()
