@@ -84,6 +84,9 @@ def preview_description(location, settings=None, fragment=None, source="", max_s
         if "appsink" in names or "wsislidesrc" in names:
             raise SettingsError("the fragment is what goes between wsislidesrc and appsink "
                                 f"(both are added): {fragment}")
+        if re.search(r"(^|\s)cycle\s*=", source):
+            raise SettingsError("a preview is one pass over the slides: leave cycle out of "
+                                f"--source ({source})")
         present = [i for i, (name, _) in enumerate(_TAIL) if name in names and name != "queue"]
         start = max(present) + 1 if present else 0
         links = [f"wsislidesrc location={_quote(location)} cycle=false {source}".strip(),

@@ -185,6 +185,9 @@ def test_pipeline_fragment_and_errors(two_mpp_slides, tmp_root, example_env):
     assert proc.returncode == 1 and "min-tissue=2" in proc.stderr and "0.0..1.0" in proc.stderr
     proc = run_tool(["-o", out, two_mpp_slides, "--pipeline", "tissuemask"], example_env)
     assert proc.returncode == 1 and "no patchsampler" in proc.stderr
+    proc = run_tool(["-o", out, two_mpp_slides, "--source", "cycle=true", "--pipeline",
+                     "patchsampler"], example_env)
+    assert proc.returncode == 1 and "one pass" in proc.stderr
 
 
 def test_many_mpps_get_a_colour_bar():
