@@ -414,6 +414,21 @@ GST_START_TEST (test_blur)
       fail_unless (memcmp (data + y * stride + w * pb,
               orig + y * stride + w * pb, 12) == 0);
   }
+  /* images smaller than the kernel: mirrored indices stay inside */
+  {
+    static const guint tiny[][2] = { {1, 1}, {2, 1}, {1, 3}, {3, 2} };
+    guint t;
+
+    for (t = 0; t < G_N_ELEMENTS (tiny); t++) {
+      WsiAugmentImage small = rgb_image (data, tiny[t][0], tiny[t][1],
+          tiny[t][0] * 3, 3);
+
+      memset (data, 77, tiny[t][0] * tiny[t][1] * 3);
+      wsi_augment_blur (&small, 5.0f, scratch);
+      for (x = 0; x < tiny[t][0] * tiny[t][1] * 3; x++)
+        fail_unless_equals_int (data[x], 77);
+    }
+  }
   g_free (orig);
   g_free (data);
   wsi_augment_scratch_free (scratch);
