@@ -200,3 +200,14 @@ def test_columns_from_a_manifest(slides, tmp_root):
                 assert b.columns["site"][i] == site
             if views:
                 assert list(b.views) == NAMES
+
+
+def test_views_copied_on_request(slides):
+    shared = run(description(slides))
+    before = gstwsi.live_mapped_buffers()
+    copied = run(description(slides), copy=True)
+    assert gstwsi.live_mapped_buffers() == before      # nothing held for copies
+    for s, c in zip(shared, copied):
+        for name in NAMES:
+            assert c.views[name].flags.writeable and c.views[name].base.flags.owndata
+            assert np.array_equal(s.views[name], c.views[name])
