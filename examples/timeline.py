@@ -23,7 +23,7 @@ def main():
     ap.add_argument("slides")
     ap.add_argument("out", help="output prefix: OUT.json and OUT.png")
     ap.add_argument("--step-ms", type=float, default=0.0)
-    ap.add_argument("--batches", type=int, default=60)
+    ap.add_argument("--batches", type=int, default=30)
     ap.add_argument("--warmup", type=int, default=10,
                     help="batches before the drawn window starts")
     ap.add_argument("--threads", type=int, default=2)

@@ -877,7 +877,8 @@ sample_queue (GstWsiStats * self, WsiElementStats * es, GstClockTime now)
   g_mutex_unlock (&es->lock);
 
   if (self->timeline)
-    wsi_timeline_add_counter (self->timeline, es->name, now, level_buffers);
+    wsi_timeline_add_counter (self->timeline, es->name, now, level_buffers,
+        max_buffers);
 }
 
 static void

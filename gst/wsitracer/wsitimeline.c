@@ -31,6 +31,7 @@ typedef struct
   gint tid;
   guint64 ts;
   guint64 value;                /* duration (slice) or value (counter) */
+  guint64 limit;                /* counter: the queue's limit */
   const gchar *name;            /* slice, counter or thread name */
   const gchar *category;
 } WsiTimelineEvent;
@@ -133,7 +134,7 @@ wsi_timeline_add_slice (WsiTimeline * t, gint tid, const gchar * name,
 
 void
 wsi_timeline_add_counter (WsiTimeline * t, const gchar * name, guint64 ts_ns,
-    guint64 value)
+    guint64 value, guint64 limit)
 {
   gint64 index;
   WsiTimelineEvent *ev = reserve (t, &index);
@@ -145,6 +146,7 @@ wsi_timeline_add_counter (WsiTimeline * t, const gchar * name, guint64 ts_ns,
   ev->name = name;
   ev->ts = ts_ns;
   ev->value = value;
+  ev->limit = limit;
   publish (ev, index);
 }
 
@@ -186,8 +188,9 @@ format_event (WsiTimeline * t, const WsiTimelineEvent * ev, GString * line)
       g_string_append (line, "{\"name\":");
       wsi_json_append_string (line, ev->name);
       g_string_append_printf (line, ",\"cat\":\"queue\",\"ph\":\"C\","
-          "\"ts\":%s,\"pid\":%d,\"args\":{\"level\":%" G_GUINT64_FORMAT "}}",
-          ts, t->pid, ev->value);
+          "\"ts\":%s,\"pid\":%d,\"args\":{\"level\":%" G_GUINT64_FORMAT
+          ",\"limit\":%" G_GUINT64_FORMAT "}}", ts, t->pid, ev->value,
+          ev->limit);
       break;
     case EVENT_THREAD_NAME:
       g_string_append_printf (line, "{\"name\":\"thread_name\",\"ph\":\"M\","

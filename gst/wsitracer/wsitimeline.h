@@ -37,8 +37,10 @@ void wsi_timeline_free (WsiTimeline * timeline);
 void wsi_timeline_add_slice (WsiTimeline * timeline, gint tid,
     const gchar * name, const gchar * category, guint64 start_ns,
     guint64 duration_ns);
+/* A queue's level; @limit (its max-size-buffers, 0: none) lets readers
+ * see "full". */
 void wsi_timeline_add_counter (WsiTimeline * timeline, const gchar * name,
-    guint64 ts_ns, guint64 value);
+    guint64 ts_ns, guint64 value, guint64 limit);
 /* A "thread_name" metadata event; @thread_name is interned (any length:
  * the trace is not bound by the OS's 15 bytes). */
 void wsi_timeline_add_thread_name (WsiTimeline * timeline, gint tid,
