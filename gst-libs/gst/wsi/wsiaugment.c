@@ -82,6 +82,12 @@ static const gdouble grey_weights[3] = { 0.2989, 0.587, 0.114 };
 static gdouble od_table[256];
 static guint8 exp_table[EXP_TABLE_SIZE];
 static guint8 identity_table[256];
+/* The packed passes' output tables: one entry for every value a packed
+ * field can hold (sum + 3 PACK_BIAS, shifted), clamping included, so no
+ * compare or branch per byte. HED's is 512 KiB, of which a pass touches
+ * the 13 k entries of OD 0..6.5 and the lines of the clipped extremes. */
+static guint8 hed_wide_table[1 << (PACK_BITS - EXP_SHIFT)];
+static guint8 jitter_wide_table[1 << (PACK_BITS - JITTER_FRAC_BITS)];
 static gdouble hed_from_rgb[3][3];
 static gdouble yiq_to_rgb[3][3];
 
@@ -132,6 +138,16 @@ tables_init (void)
     gdouble p = exp (-(gdouble) i / (1 << EXP_STEP_BITS)) - HED_EPSILON;
 
     exp_table[i] = (guint8) CLAMP (lround (p * 255.0), 0, 255);
+  }
+  for (i = 0; i < G_N_ELEMENTS (hed_wide_table); i++) {
+    gint j = (gint) i - (3 * PACK_BIAS >> EXP_SHIFT);
+
+    hed_wide_table[i] = j < 0 ? 255 : j >= EXP_TABLE_SIZE ? 0 : exp_table[j];
+  }
+  for (i = 0; i < G_N_ELEMENTS (jitter_wide_table); i++) {
+    gint level = (gint) i - (3 * PACK_BIAS >> JITTER_FRAC_BITS);
+
+    jitter_wide_table[i] = CLAMP (level, 0, 255);
   }
   invert3 (rgb_from_hed, hed_from_rgb);
   invert3 (rgb_to_yiq, yiq_to_rgb);
@@ -353,14 +369,14 @@ pack_mix (gint32 mix[3][256 * MIX_STRIDE], guint64 packed[3][256])
   return TRUE;
 }
 
-/* mix_pixels() on packed tables: 3 loads a pixel instead of 9. Inlined
- * per layout below so the channel offsets are constants. */
+/* mix_pixels() on packed tables: 3 loads and 2 adds give a pixel's three
+ * sums, each field indexes @wide_table directly (see hed_wide_table).
+ * Inlined per layout below so the channel offsets are constants. */
 static inline void
 mix_packed_layout (const WsiAugmentImage * im, guint64 packed[3][256],
-    gint32 max, guint shift, const guint8 * out_table, const guint pb,
+    const guint8 * wide_table, const guint shift, const guint pb,
     const guint ro, const guint go, const guint bo)
 {
-  const gint32 bias = 3 * PACK_BIAS;
   guint x, y;
 
   for (y = 0; y < im->height; y++) {
@@ -368,35 +384,32 @@ mix_packed_layout (const WsiAugmentImage * im, guint64 packed[3][256],
 
     for (x = 0; x < im->width; x++, p += pb) {
       guint64 sum = packed[0][p[ro]] + packed[1][p[go]] + packed[2][p[bo]];
-      gint32 s0 = (gint32) (sum & PACK_MASK) - bias;
-      gint32 s1 = (gint32) ((sum >> PACK_BITS) & PACK_MASK) - bias;
-      gint32 s2 = (gint32) (sum >> (2 * PACK_BITS)) - bias;
 
-      p[ro] = out_table[CLAMP (s0, 0, max) >> shift];
-      p[go] = out_table[CLAMP (s1, 0, max) >> shift];
-      p[bo] = out_table[CLAMP (s2, 0, max) >> shift];
+      p[ro] = wide_table[(sum & PACK_MASK) >> shift];
+      p[go] = wide_table[((sum >> PACK_BITS) & PACK_MASK) >> shift];
+      p[bo] = wide_table[(sum >> (2 * PACK_BITS)) >> shift];
     }
   }
 }
 
-/* Runs the mixing tables on the image, packed when they fit. */
+/* Runs the mixing tables on the image: packed when every entry fits, else
+ * the unpacked sums clamped to [0, max] index @out_table. */
 static void
 mix_image (const WsiAugmentImage * im, WsiAugmentScratch * scratch,
-    gint32 max, guint shift, const guint8 * out_table)
+    gint32 max, guint shift, const guint8 * out_table,
+    const guint8 * wide_table)
 {
   const guint pb = im->pixel_bytes;
 
   if (!pack_mix (scratch->mix, scratch->packed)) {
     mix_pixels (im, scratch->mix, max, shift, out_table);
   } else if (pb == 3 && im->r == 0 && im->g == 1 && im->b == 2) {
-    mix_packed_layout (im, scratch->packed, max, shift, out_table, 3, 0, 1,
-        2);
+    mix_packed_layout (im, scratch->packed, wide_table, shift, 3, 0, 1, 2);
   } else if (pb == 4 && im->r == 0 && im->g == 1 && im->b == 2) {
-    mix_packed_layout (im, scratch->packed, max, shift, out_table, 4, 0, 1,
-        2);
+    mix_packed_layout (im, scratch->packed, wide_table, shift, 4, 0, 1, 2);
   } else {
-    mix_packed_layout (im, scratch->packed, max, shift, out_table, pb,
-        im->r, im->g, im->b);
+    mix_packed_layout (im, scratch->packed, wide_table, shift, pb, im->r,
+        im->g, im->b);
   }
 }
 
@@ -442,7 +455,7 @@ wsi_augment_hed (const WsiAugmentImage * im, const gfloat alpha[3],
   }
   fill_mix (scratch->mix, od_table, a, OD_FRAC_BITS, offset);
   mix_image (im, scratch, (EXP_TABLE_SIZE - 1) << EXP_SHIFT, EXP_SHIFT,
-      exp_table);
+      exp_table, hed_wide_table);
 }
 
 /* Bytes a channel-statistics sweep covers: a multiple of 3 and 4, so
@@ -555,7 +568,7 @@ wsi_augment_jitter (const WsiAugmentImage * im, gfloat brightness,
 
   fill_mix (scratch->mix, lut, rows, JITTER_FRAC_BITS, offset);
   mix_image (im, scratch, (256 << JITTER_FRAC_BITS) - 1, JITTER_FRAC_BITS,
-      identity_table);
+      identity_table, jitter_wide_table);
 }
 
 /* ---- Gaussian blur ------------------------------------------------------- */

@@ -40,8 +40,10 @@
  * 256-entry table, the whole deconvolve-scale-recompose is one 3x3 matrix
  * A = M^-1 diag(alpha) M folded into per-channel tables of fixed-point
  * contributions packed three to a 64-bit word (3 loads and 2 adds give a
- * pixel's three sums), and exp() is a 13 k-entry table of output bytes
- * (max error 0.13 of a level); jitter's brightness/contrast curve and
+ * pixel's three sums), and exp() a table of output bytes every 1/2048 OD
+ * (max error 0.13 of a level) that spans every value a sum can take, so no
+ * clamp or branch runs per byte either (512 KiB, made once per process; a
+ * pass touches its 13 KiB of OD 0..6.5); jitter's brightness/contrast curve and
  * saturation/hue matrix fold into the same tables, its contrast mean
  * costs one vectorised sweep. Blur is r + 1 multiplies and 2r adds per
  * byte and pass in float, two taps a sweep over contiguous rows
