@@ -264,6 +264,15 @@ image_at (guint8 * data, guint width, guint height, gsize stride,
   return image;
 }
 
+/* The slide of a buffer's first location, for messages. */
+static const gchar *
+first_path (const GstStructure * meta)
+{
+  const gchar *path = meta ? wsi_patch_meta_string (meta, "paths", 0) : NULL;
+
+  return path ? path : "?";
+}
+
 static GstBuffer *
 augment_patch (GstPatchAugment * self, AugmentWork * work,
     WsiAugmentScratch * scratch)
@@ -282,7 +291,10 @@ augment_patch (GstPatchAugment * self, AugmentWork * work,
   buffer = gst_buffer_make_writable (buffer);
   if (!gst_video_frame_map (&frame, &self->info, buffer, GST_MAP_READWRITE)) {
     GST_ELEMENT_ERROR (self, STREAM, FAILED,
-        ("Could not map the pixels of a patch for writing."),
+        ("Could not map the pixels of a patch of slide \"%s\" for writing "
+            "(buffer of %" G_GSIZE_FORMAT " bytes, caps say %" G_GSIZE_FORMAT
+            ").", first_path (wsi_patch_meta_get (buffer)),
+            gst_buffer_get_size (buffer), GST_VIDEO_INFO_SIZE (&self->info)),
         ("buffer %" GST_PTR_FORMAT, buffer));
     gst_buffer_unref (buffer);
     return NULL;
@@ -379,9 +391,10 @@ augment_views (GstPatchAugment * self, AugmentWork * work,
   if (meta == NULL || n_total != count * self->n_views
       || gst_buffer_n_memory (buffer) != self->n_views) {
     GST_ELEMENT_ERROR (self, STREAM, FORMAT,
-        ("A multi-view buffer does not match its caps (%u views): %u "
-            "memories, %u locations, %u view records.", self->n_views,
-            gst_buffer_n_memory (buffer), count, n_total), (NULL));
+        ("A multi-view buffer (slide \"%s\") does not match its caps (%u "
+            "views): %u memories, %u locations, %u view records.",
+            first_path (meta), self->n_views, gst_buffer_n_memory (buffer),
+            count, n_total), (NULL));
     gst_buffer_unref (buffer);
     return NULL;
   }
@@ -397,8 +410,9 @@ augment_views (GstPatchAugment * self, AugmentWork * work,
     if (!augment_view_memory (self, work, buffer, v, records, count,
             new_views, scratch)) {
       GST_ELEMENT_ERROR (self, STREAM, FORMAT,
-          ("View %u of a multi-view buffer is smaller than its view records "
-              "say, or cannot be written.", v), (NULL));
+          ("View %u of a multi-view buffer (slide \"%s\") is smaller than "
+              "its view records say, or cannot be written.", v,
+              first_path (meta)), (NULL));
       g_free (new_views);
       gst_buffer_unref (buffer);
       return NULL;

@@ -777,6 +777,54 @@ GST_START_TEST (test_multi_view)
 
 GST_END_TEST;
 
+/* A multi-view buffer whose memories do not match its caps stops the
+ * stream with an error naming the slide. */
+GST_START_TEST (test_bad_views)
+{
+  GstHarness *h = gst_harness_new_parse ("patchaugment threads=2 flip-h=1");
+  GstBus *bus = gst_bus_new ();
+  WsiPatchRecord rec = { 0 };
+  WsiViewRecord views[3];
+  const gchar *paths[] = { "/slides/odd.svs", NULL };
+  const gchar *labels[] = { "", NULL };
+  GstStructure *meta;
+  GstMessage *msg;
+  GstBuffer *buf;
+  GBytes *bytes;
+  GError *err = NULL;
+  guint v;
+
+  gst_element_set_bus (h->element, bus);
+  gst_harness_set_src_caps_str (h, "application/x-wsi-views,format=RGB,"
+      "n-views=3");
+  buf = gst_buffer_new ();
+  memset (views, 0, sizeof (views));
+  for (v = 0; v < 2; v++)       /* one memory short */
+    gst_buffer_append_memory (buf, gst_allocator_alloc (NULL, 16 * 16 * 3,
+            NULL));
+  for (v = 0; v < 3; v++) {
+    views[v].view_index = v;
+    views[v].out_width = views[v].out_height = 16;
+  }
+  meta = wsi_patch_meta_add (buf, &rec, 1, paths, labels);
+  bytes = g_bytes_new (views, sizeof (views));
+  gst_structure_set (meta, "views", G_TYPE_BYTES, bytes, NULL);
+  g_bytes_unref (bytes);
+  gst_harness_push (h, buf);
+  msg = gst_bus_timed_pop_filtered (bus, 30 * GST_SECOND, GST_MESSAGE_ERROR);
+  fail_unless (msg != NULL, "no error for a buffer short of a view");
+  gst_message_parse_error (msg, &err, NULL);
+  fail_unless (strstr (err->message, "/slides/odd.svs") != NULL &&
+      strstr (err->message, "2 memories") != NULL, "%s", err->message);
+  g_clear_error (&err);
+  gst_message_unref (msg);
+  gst_element_set_bus (h->element, NULL);
+  gst_object_unref (bus);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
 /* A flush in the middle discards nothing that matters: the stream goes
  * on, in order, with the same pixels. */
 GST_START_TEST (test_flush)
@@ -1050,6 +1098,7 @@ patchaugment_suite (void)
   tcase_add_test (tc, test_output_is_plan_of_sequence);
   tcase_add_test (tc, test_passthrough_and_copy);
   tcase_add_test (tc, test_multi_view);
+  tcase_add_test (tc, test_bad_views);
   tcase_add_test (tc, test_flush);
   tcase_add_test (tc, test_state_cycles);
   tcase_add_test (tc, test_bad_settings);
