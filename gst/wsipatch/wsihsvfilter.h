@@ -18,7 +18,9 @@
  * per-chroma intervals (a few thousand integer steps, once per range);
  * wsi_hsv_filter_count() then tests each pixel with a max, a min, a
  * select and three unsigned compares: no multiply, no division, no
- * branch on pixel data, so noise costs what flat colour costs. Integer
+ * branch on pixel data, so noise costs what flat colour costs; built at
+ * -O3 with an AVX2 clone, the loop runs 8 pixels at a time with gathered
+ * table lookups (about twice the scalar rate). Integer
  * arithmetic only, no allocation (a WsiHsvFilter is a plain 7 KiB struct
  * the caller owns), no locks. Threading: the two OpenCV division tables
  * are computed once per process behind g_once; a WsiHsvFilter is read-only
