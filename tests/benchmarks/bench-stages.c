@@ -60,6 +60,9 @@ static const Stage stages[] = {
   {"augment: blur", "patchaugment threads=1 " NO_OPS " blur-probability=1"},
   {"augment: all", "patchaugment threads=1 flip-h=1 flip-v=1 rotate90=1 "
         "hed-probability=1 jitter-probability=1 blur-probability=1"},
+  /* a training recipe's mix: every operation, each with its usual odds */
+  {"augment: typical", "patchaugment threads=1 hed-probability=0.5 "
+        "jitter-probability=0.8 blur-probability=0.5"},
   {"batch: uint8 NHWC", "patchbatch batch-size=64"},
   {"batch: float NCHW", "patchbatch batch-size=64 normalize=true"},
 };
