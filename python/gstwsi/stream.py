@@ -620,14 +620,18 @@ class BatchStream:
     # gstwsi.streamstats dict, None before the first one.
     stream_stats = None
 
+    # An error read off the bus by read_stream_stats, raised by the next pull.
+    _held_error = None
+
     def read_stream_stats(self):
         """Takes the pipeline's queued wsi-stream-stats messages off the bus
-        (so they do not pile up) and returns the latest as a dict, or None."""
-        while True:
-            msg = self._bus.pop_filtered(Gst.MessageType.ELEMENT)
-            if msg is None:
-                return self.stream_stats
-            self._element_message(msg)
+        (so they do not pile up) and returns the latest as a dict, or None.
+        The bus discards what a pop does not ask for, so warnings and errors
+        are taken too: warnings into `warnings`, an error for the next pull."""
+        error = self._pop_error()
+        if error is not None and self._held_error is None:
+            self._held_error = error
+        return self.stream_stats
 
     def _element_message(self, msg):
         s = msg.get_structure()
@@ -800,6 +804,9 @@ class BatchStream:
         self._last_pull_end = ended
 
     def _pop_error(self):
+        if self._held_error is not None:
+            error, self._held_error = self._held_error, None
+            return error
         while True:
             msg = self._bus.pop_filtered(Gst.MessageType.ERROR | Gst.MessageType.WARNING
                                          | Gst.MessageType.ELEMENT)
