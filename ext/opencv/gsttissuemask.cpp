@@ -72,9 +72,11 @@
  * tissuemask answers it (boolean field `cached` = %TRUE) when it holds that
  * slide's mask, and the source then pushes the slide without its overview
  * (`has-overview` = %FALSE): the cached mask is attached instead. Changing
- * any property that shapes the mask empties the cache. In a chain, every
- * tissuemask is asked (the last first) and the overview is skipped only
- * when all of them hold the mask.
+ * any property that shapes the mask empties the cache. In a chain, a
+ * tissuemask that finds a mask already on a slide tells the ones before it
+ * (custom upstream event `wsi-mask-chained`); from then on they ask it
+ * before answering, and the overview is skipped only when every one of
+ * them holds the mask.
  *
  * ## Example launch line
  * |[
@@ -111,6 +113,10 @@ GST_DEBUG_CATEGORY_STATIC (gst_tissue_mask_debug);
  * upstream, so that an earlier tissuemask holding it does not answer
  * "cached" and starve the later one of the overview. */
 #define OVERVIEW_NEEDED_FIELD "overview-needed"
+/* Custom upstream event a tissuemask sends once it finds a mask already on
+ * a slide: the tissuemasks before it then ask it before answering the
+ * query above (and only then: the query stays local otherwise). */
+#define MASK_CHAINED_EVENT_NAME "wsi-mask-chained"
 
 #define DEFAULT_METHOD GST_TISSUE_MASK_METHOD_OTSU
 #define DEFAULT_OTSU_CHANNEL WSI_OTSU_SATURATION
@@ -198,6 +204,10 @@ struct _GstTissueMask
   GQueue cache;
   guint64 masks_computed;
   guint64 cache_hits;
+  /* A tissuemask downstream combines with our masks (atomic). */
+  gint later_mask;
+  /* We told upstream that we follow a tissuemask (streaming thread). */
+  gboolean announced_chain;
 };
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
@@ -555,6 +565,12 @@ gst_tissue_mask_transform_ip (GstBaseTransform * trans, GstBuffer * buffer)
     computed = TRUE;
   }
 
+  if (has_mask && !self->announced_chain) {
+    self->announced_chain = TRUE;
+    gst_pad_push_event (GST_BASE_TRANSFORM_SINK_PAD (self),
+        gst_event_new_custom (GST_EVENT_CUSTOM_UPSTREAM,
+            gst_structure_new_empty (MASK_CHAINED_EVENT_NAME)));
+  }
   if (mask != NULL && has_mask) {
     fraction = combine_with_present_mask (buffer, mask, mask_size);
     gst_memory_unref (mask);
@@ -580,9 +596,9 @@ gst_tissue_mask_transform_ip (GstBaseTransform * trans, GstBuffer * buffer)
   return GST_FLOW_OK;
 }
 
-/* Answers wsislidesrc's "is this slide's mask cached?" query. Later
- * tissuemasks are asked first: the overview may be skipped only when every
- * one of them holds the mask. */
+/* Answers wsislidesrc's "is this slide's mask cached?" query. When a
+ * later tissuemask combines with ours, it is asked first: the overview may
+ * be skipped only when every one of them holds the mask. */
 static gboolean
 gst_tissue_mask_query (GstBaseTransform * trans, GstPadDirection direction,
     GstQuery * query)
@@ -591,26 +607,28 @@ gst_tissue_mask_query (GstBaseTransform * trans, GstPadDirection direction,
   const GstStructure *s = gst_query_get_structure (query);
   GstStructure *answer;
   gboolean cached, later_needs = FALSE;
-  gchar *path;
+  const gchar *path;
 
   if (direction != GST_PAD_SINK || GST_QUERY_TYPE (query) != GST_QUERY_CUSTOM
       || s == NULL || !gst_structure_has_name (s, MASK_CACHED_QUERY_NAME)
-      || gst_structure_get_string (s, "path") == NULL)
+      || (path = gst_structure_get_string (s, "path")) == NULL)
     return GST_BASE_TRANSFORM_CLASS (parent_class)->query (trans, direction,
         query);
-
-  path = g_strdup (gst_structure_get_string (s, "path"));
-  gst_pad_peer_query (GST_BASE_TRANSFORM_SRC_PAD (trans), query);
-  answer = gst_query_writable_structure (query);
-  gst_structure_get_boolean (answer, OVERVIEW_NEEDED_FIELD, &later_needs);
 
   g_mutex_lock (&self->lock);
   cached = mask_cache_lookup (self, path, 0, 0) != NULL;
   g_mutex_unlock (&self->lock);
-  GST_LOG_OBJECT (self, "mask of %s cached here: %d, needed later: %d", path,
-      cached, later_needs);
-  g_free (path);
 
+  if (cached && g_atomic_int_get (&self->later_mask)) {
+    gst_pad_peer_query (GST_BASE_TRANSFORM_SRC_PAD (trans), query);
+    gst_structure_get_boolean (gst_query_get_structure (query),
+        OVERVIEW_NEEDED_FIELD, &later_needs);
+  }
+  GST_LOG_OBJECT (self, "mask of %s cached here: %d, needed later: %d",
+      gst_structure_get_string (gst_query_get_structure (query), "path"),
+      cached, later_needs);
+
+  answer = gst_query_writable_structure (query);
   if (cached && !later_needs) {
     gst_structure_set (answer, "cached", G_TYPE_BOOLEAN, TRUE, NULL);
     return TRUE;
@@ -619,6 +637,21 @@ gst_tissue_mask_query (GstBaseTransform * trans, GstPadDirection direction,
   gst_structure_set (answer, OVERVIEW_NEEDED_FIELD, G_TYPE_BOOLEAN, TRUE,
       NULL);
   return FALSE;
+}
+
+/* Learns that a later tissuemask combines with ours (and lets the event
+ * go on upstream, for longer chains). */
+static gboolean
+gst_tissue_mask_src_event (GstBaseTransform * trans, GstEvent * event)
+{
+  GstTissueMask *self = GST_TISSUE_MASK (trans);
+
+  if (GST_EVENT_TYPE (event) == GST_EVENT_CUSTOM_UPSTREAM
+      && gst_event_has_name (event, MASK_CHAINED_EVENT_NAME)) {
+    GST_DEBUG_OBJECT (self, "a later tissuemask combines with our masks");
+    g_atomic_int_set (&self->later_mask, 1);
+  }
+  return GST_BASE_TRANSFORM_CLASS (parent_class)->src_event (trans, event);
 }
 
 static gboolean
@@ -630,6 +663,8 @@ gst_tissue_mask_start (GstBaseTransform * trans)
   self->masks_computed = 0;
   self->cache_hits = 0;
   g_mutex_unlock (&self->lock);
+  self->announced_chain = FALSE;
+  g_atomic_int_set (&self->later_mask, 0);
   return TRUE;
 }
 
@@ -996,6 +1031,7 @@ gst_tissue_mask_class_init (GstTissueMaskClass * klass)
 
   trans_class->transform_ip = GST_DEBUG_FUNCPTR (gst_tissue_mask_transform_ip);
   trans_class->query = GST_DEBUG_FUNCPTR (gst_tissue_mask_query);
+  trans_class->src_event = GST_DEBUG_FUNCPTR (gst_tissue_mask_src_event);
   trans_class->start = GST_DEBUG_FUNCPTR (gst_tissue_mask_start);
   trans_class->stop = GST_DEBUG_FUNCPTR (gst_tissue_mask_stop);
 

@@ -603,6 +603,11 @@ GST_START_TEST (test_bad_values_refused)
   ASSERT_WARNING (g_object_set (mask, "method", 42, NULL));
   ASSERT_WARNING (g_object_set (mask, "saturation-threshold", 300, NULL));
   ASSERT_WARNING (g_object_set (mask, "value-floor", 256, NULL));
+  ASSERT_WARNING (g_object_set (mask, "hue-max", 181, NULL));
+  ASSERT_WARNING (g_object_set (mask, "hsv-saturation-min", -2, NULL));
+  ASSERT_WARNING (g_object_set (mask, "otsu-blur-kernel", 4, NULL));
+  ASSERT_WARNING (g_object_set (mask, "otsu-min-area", 1.5, NULL));
+  gst_util_set_object_arg (G_OBJECT (mask), "otsu-channel", "grey-ish");
   gst_util_set_object_arg (G_OBJECT (mask), "method", "bogus");
 
   g_object_get (mask, "median-kernel", &kernel, "min-tissue-fraction",
@@ -611,6 +616,12 @@ GST_START_TEST (test_bad_values_refused)
   g_object_get (mask, "value-floor", &kernel, NULL);
   fail_unless_equals_int (kernel, 20);
   fail_unless_equals_float (fraction, 0.01);
+  fail_unless_equals_int (method, 0);
+  g_object_get (mask, "hue-max", &kernel, NULL);
+  fail_unless_equals_int (kernel, 180);
+  g_object_get (mask, "otsu-blur-kernel", &kernel, NULL);
+  fail_unless_equals_int (kernel, 1);
+  g_object_get (mask, "otsu-channel", &method, NULL);
   fail_unless_equals_int (method, 0);
 
   /* Good values are taken. */
@@ -622,6 +633,9 @@ GST_START_TEST (test_bad_values_refused)
   gst_util_set_object_arg (G_OBJECT (mask), "method", "fluorescence");
   g_object_get (mask, "method", &method, NULL);
   fail_unless_equals_int (method, 4);
+  gst_util_set_object_arg (G_OBJECT (mask), "method", "combined");
+  g_object_get (mask, "method", &method, NULL);
+  fail_unless_equals_int (method, 5);
 
   gst_object_unref (mask);
 }
