@@ -211,3 +211,25 @@ def test_views_copied_on_request(slides):
         for name in NAMES:
             assert c.views[name].flags.writeable and c.views[name].base.flags.owndata
             assert np.array_equal(s.views[name], c.views[name])
+
+
+def test_views_batches_do_not_depend_on_threads(slides):
+    """The batched stream is a function of the seed and the settings: the
+    same bytes with 1 reader/views thread as with 3."""
+    def stream_bytes(threads):
+        desc = description(slides, batch_opts="normalize=true")
+        desc = desc.replace("patchreader threads=2", f"patchreader threads={threads}")
+        desc = desc.replace("seed=11 threads=2", f"seed=11 threads={threads}")
+        assert desc.count(f"threads={threads}") == 2
+        batches = run(desc)
+        return [(b.records.tobytes(), b.view_records.tobytes(),
+                 b"".join(b.views[n].tobytes() for n in NAMES)) for b in batches]
+    one, three = stream_bytes(1), stream_bytes(3)
+    assert len(one) == 5 * PER_SLIDE // BATCH
+    for a, b in zip(one, three):
+        assert a[1:] == b[1:]
+        # records equal except created_ns (a timestamp)
+        ra = np.frombuffer(a[0], gstwsi.PATCH_RECORD).copy()
+        rb = np.frombuffer(b[0], gstwsi.PATCH_RECORD).copy()
+        ra["created_ns"] = rb["created_ns"] = 0
+        assert ra.tobytes() == rb.tobytes()
