@@ -98,12 +98,14 @@ make_coords (const gchar * path, const WsiPatchRecord * records, guint n)
  * patchviews with those properties; returns every output buffer in order.
  * @bus_out (optional) gets the pipeline's bus with its messages. */
 static GList *
-run_views (const gchar * path, const WsiPatchRecord * records, guint n,
-    const gchar * views_props, GstBus ** bus_out, GstElement ** views_out)
+run_views_caps (const gchar * path, const WsiPatchRecord * records, guint n,
+    const gchar * reader_caps, const gchar * views_props, GstBus ** bus_out,
+    GstElement ** views_out)
 {
   gchar *desc = g_strdup_printf ("appsrc name=src format=bytes "
-      "caps=application/x-wsi-patches ! patchreader threads=2 %s%s ! "
-      "appsink name=sink sync=false max-buffers=0", views_props ?
+      "caps=application/x-wsi-patches ! patchreader threads=2 %s%s%s%s ! "
+      "appsink name=sink sync=false max-buffers=0", reader_caps ? "! " : "",
+      reader_caps ? reader_caps : "", views_props ?
       "! patchviews name=views " : "", views_props ? views_props : "");
   GError *error = NULL;
   GstElement *pipeline = gst_parse_launch (desc, &error);
@@ -136,6 +138,14 @@ run_views (const gchar * path, const WsiPatchRecord * records, guint n,
   gst_object_unref (pipeline);
   g_free (desc);
   return out;
+}
+
+static GList *
+run_views (const gchar * path, const WsiPatchRecord * records, guint n,
+    const gchar * views_props, GstBus ** bus_out, GstElement ** views_out)
+{
+  return run_views_caps (path, records, n, NULL, views_props, bus_out,
+      views_out);
 }
 
 static void
@@ -1184,6 +1194,50 @@ GST_START_TEST (test_bad_input)
 
 GST_END_TEST;
 
+/* The same views in BGRx as in RGB: every view (patch, crop, context) is
+ * the RGB one with its channels reordered and padding 255. */
+GST_START_TEST (test_bgrx_matches_rgb)
+{
+  gchar *path = make_slide ("bgrx.tiff", 14, NULL);
+  const gchar *views = "views=t:patch,c:2:24:0.2:0.9,ctx:context:32:2x "
+      "seed=4 dct-scaling=false";
+  WsiPatchRecord r[6];
+  GList *rgb, *bgrx, *a, *b;
+  guint v;
+  gsize i;
+
+  make_records (r, 6);
+  rgb = run_views (path, r, 6, views, NULL, NULL);
+  bgrx = run_views_caps (path, r, 6, "video/x-raw,format=BGRx", views, NULL,
+      NULL);
+  fail_unless_equals_int (g_list_length (rgb), 6);
+  fail_unless_equals_int (g_list_length (bgrx), 6);
+  for (a = rgb, b = bgrx; a; a = a->next, b = b->next) {
+    for (v = 0; v < 4; v++) {
+      gsize na, nb;
+      guint8 *pa = view_bytes (a->data, v, &na);
+      guint8 *pb = view_bytes (b->data, v, &nb);
+
+      fail_unless_equals_int (na / 3, nb / 4);
+      for (i = 0; i < na / 3; i++) {
+        fail_unless (pb[4 * i] == pa[3 * i + 2]
+            && pb[4 * i + 1] == pa[3 * i + 1]
+            && pb[4 * i + 2] == pa[3 * i], "view %u pixel %" G_GSIZE_FORMAT,
+            v, i);
+        /* crops resample the padding too: it stays 255 */
+        fail_unless_equals_int (pb[4 * i + 3], 255);
+      }
+      g_free (pa);
+      g_free (pb);
+    }
+  }
+  free_buffers (rgb);
+  free_buffers (bgrx);
+  g_free (path);
+}
+
+GST_END_TEST;
+
 static Suite *
 patchviews_suite (void)
 {
@@ -1204,6 +1258,7 @@ patchviews_suite (void)
   tcase_add_test (tc, test_state_cycles);
   tcase_add_test (tc, test_properties_validated);
   tcase_add_test (tc, test_output_caps);
+  tcase_add_test (tc, test_bgrx_matches_rgb);
   tcase_add_test (tc, test_real_slides);
   tcase_add_test (tc, test_flush_then_continue);
   tcase_add_test (tc, test_bad_input);
