@@ -646,10 +646,16 @@ cut_planar_batch (GstPatchBatch * self, GstBuffer * full, guint n)
   GstBuffer *buf = gst_buffer_new ();
   guint i;
 
-  for (i = 0; i < self->n_planes; i++)
-    gst_buffer_append_memory (buf,
-        gst_memory_share (gst_buffer_peek_memory (full, i), 0,
-            n * self->out_bytes[i]));
+  for (i = 0; i < self->n_planes; i++) {
+    GstMemory *mem = gst_buffer_peek_memory (full, i);
+    gsize size = n * self->out_bytes[i];
+    GstMemory *part = GST_MEMORY_FLAG_IS_SET (mem, GST_MEMORY_FLAG_NO_SHARE)
+        ? NULL : gst_memory_share (mem, 0, size);
+
+    /* an allocator of downstream's may refuse sharing: copy then */
+    gst_buffer_append_memory (buf, part ? part : gst_memory_copy (mem, 0,
+            size));
+  }
   gst_buffer_unref (full);
   return buf;
 }
