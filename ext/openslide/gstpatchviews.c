@@ -102,6 +102,7 @@ enum
   PROP_INTERPOLATION,
   PROP_DCT_SCALING,
   PROP_MAX_OPEN_SLIDES,
+  PROP_BACKEND,
   PROP_TILE_CACHE_SIZE,
   PROP_TILE_CACHE_HITS,
   PROP_TILE_CACHE_MISSES,
@@ -171,6 +172,40 @@ gst_patch_views_interpolation_get_type (void)
   return type;
 }
 
+/* Slide readers for context views, as patchreader's `backend`. */
+typedef enum
+{
+  GST_PATCH_VIEWS_BACKEND_AUTO,
+  GST_PATCH_VIEWS_BACKEND_OPENSLIDE,
+  GST_PATCH_VIEWS_BACKEND_TIFF,
+} GstPatchViewsBackend;
+
+static const gchar *const backend_names[] = {
+  WSI_BACKEND_AUTO, WSI_BACKEND_OPENSLIDE, WSI_BACKEND_TIFF
+};
+
+#define GST_TYPE_PATCH_VIEWS_BACKEND (gst_patch_views_backend_get_type ())
+static GType
+gst_patch_views_backend_get_type (void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+    {GST_PATCH_VIEWS_BACKEND_AUTO, "The direct TIFF/JPEG reader for every "
+          "slide it supports, OpenSlide for the rest", "auto"},
+    {GST_PATCH_VIEWS_BACKEND_OPENSLIDE, "OpenSlide for every slide",
+        "openslide"},
+    {GST_PATCH_VIEWS_BACKEND_TIFF, "The direct TIFF/JPEG reader only",
+        "tiff"},
+    {0, NULL, NULL}
+  };
+
+  if (g_once_init_enter (&type)) {
+    GType t = g_enum_register_static ("GstPatchViewsBackend", values);
+    g_once_init_leave (&type, t);
+  }
+  return type;
+}
+
 #define FORMATS "{ RGB, RGBA, RGBx, BGRx }"
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
@@ -227,6 +262,7 @@ struct _GstPatchViews
   guint64 seed;
   guint threads;
   WsiResizeMethod interpolation;
+  GstPatchViewsBackend backend;
   gint dct_scaling;             /* atomic: read by the workers */
 
   StreamConfig config;          /* workers' copy while PAUSED/PLAYING */
@@ -340,6 +376,7 @@ read_isolated (GstPatchViews * self, const gchar * path,
     WsiReadReport * report, GError ** error)
 {
   WsiSlide *fresh;
+  gchar *backend;
   gboolean ok;
 
   ok = wsi_slide_read (handle->slide, rctx, request, image, report, error);
@@ -350,7 +387,9 @@ read_isolated (GstPatchViews * self, const gchar * path,
     return ok;
 
   g_clear_error (error);
-  fresh = wsi_slide_open (path, NULL, error);
+  backend = wsi_slide_cache_get_backend (self->slide_cache);
+  fresh = wsi_slide_open (path, backend, error);
+  g_free (backend);
   if (fresh == NULL)
     return FALSE;
   ok = wsi_slide_read (fresh, rctx, request, image, report, error);
@@ -993,6 +1032,11 @@ gst_patch_views_set_property (GObject * object, guint prop_id,
       wsi_slide_cache_set_max_open (self->slide_cache,
           g_value_get_uint (value));
       break;
+    case PROP_BACKEND:
+      self->backend = g_value_get_enum (value);
+      wsi_slide_cache_set_backend (self->slide_cache,
+          backend_names[self->backend]);
+      break;
     case PROP_TILE_CACHE_SIZE:
       wsi_tile_cache_set_max_bytes (self->tile_cache,
           (gsize) g_value_get_uint (value) << 20);
@@ -1033,6 +1077,9 @@ gst_patch_views_get_property (GObject * object, guint prop_id,
     case PROP_MAX_OPEN_SLIDES:
       g_value_set_uint (value,
           wsi_slide_cache_get_max_open (self->slide_cache));
+      break;
+    case PROP_BACKEND:
+      g_value_set_enum (value, self->backend);
       break;
     case PROP_TILE_CACHE_SIZE:
       g_value_set_uint (value,
@@ -1141,6 +1188,16 @@ gst_patch_views_class_init (GstPatchViewsClass * klass)
           DEFAULT_MAX_OPEN_SLIDES,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_PLAYING));
+  g_object_class_install_property (gobject_class, PROP_BACKEND,
+      g_param_spec_enum ("backend", "Backend",
+          "Which slide reader decodes context views (set it as patchreader's "
+          "for the same pixels): auto = the direct TIFF/JPEG reader for "
+          "JPEG-tiled TIFF pyramids, OpenSlide for every other format; "
+          "openslide or tiff force one. Takes effect for slides opened from "
+          "then on", GST_TYPE_PATCH_VIEWS_BACKEND,
+          GST_PATCH_VIEWS_BACKEND_AUTO,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
   g_object_class_install_property (gobject_class, PROP_TILE_CACHE_SIZE,
       g_param_spec_uint ("tile-cache-size", "Tile cache size",
           "Context views: memory for decoded tiles shared by the threads, "
@@ -1185,6 +1242,7 @@ gst_patch_views_class_init (GstPatchViewsClass * klass)
 
   gst_type_mark_as_plugin_api (GST_TYPE_PATCH_VIEWS_PRESET, 0);
   gst_type_mark_as_plugin_api (GST_TYPE_PATCH_VIEWS_INTERPOLATION, 0);
+  gst_type_mark_as_plugin_api (GST_TYPE_PATCH_VIEWS_BACKEND, 0);
 }
 
 static void
