@@ -7,7 +7,8 @@ Run with Debian's Python (python3-gi), inside the build's environment:
 
 Each batch is a tall video/x-raw frame (width = patch size, height = batch x
 patch size), i.e. contiguous NHWC uint8 memory, plus one "WsiPatchMeta"
-custom meta with the per-patch records (docs/design.md has the layout).
+custom meta with the per-patch records (docs/data-formats.md has every
+format: this one, multi-view and float batches, columns).
 """
 import sys
 import time
