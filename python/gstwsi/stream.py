@@ -660,6 +660,7 @@ class BatchStream:
         self._state = "ready"
 
     def _stop(self):
+        self._last_pull_end = None    # the timeline's next "between pulls" starts afresh
         if self._state == "playing":
             _open_streams.discard(self)
             self._pipeline.set_state(Gst.State.NULL)
