@@ -15,8 +15,6 @@
 
 #include "wsitcga.h"
 
-#include <string.h>
-
 enum
 {
   COL_PROJECT,
@@ -35,11 +33,12 @@ const gchar *const wsi_tcga_column_names[WSI_TCGA_N_COLUMNS + 1] = {
   "portion", "tissue_source_site", "slide_type", NULL
 };
 
-/* Slide barcode, anchored at the start of the upper-cased name and ended
- * by the end of the name or a '.'. Groups: site, participant, sample type,
- * vial, portion, slide type. */
-#define BARCODE_PATTERN "^TCGA-([A-Z0-9]{2})-([A-Z0-9]{4})-([0-9]{2})" \
-  "([A-Z])-([0-9]{2})-(DX|TS|BS|MS)[0-9A-Z]+(\\.|$)"
+/* Slide barcode in the upper-cased name: at its start or after a
+ * character that is neither a letter nor a digit ("Aperio-TCGA-..."), ended
+ * by a '.' or the end of the name. Groups: barcode, site, participant,
+ * sample type, vial, portion, slide type. */
+#define BARCODE_PATTERN "(?:^|[^A-Z0-9])(TCGA-([A-Z0-9]{2})-([A-Z0-9]{4})-" \
+  "([0-9]{2})([A-Z])-([0-9]{2})-(DX|TS|BS|MS)[0-9A-Z]+)(?:\\.|$)"
 #define PROJECT_PATTERN "^TCGA-[A-Z0-9]+$"
 
 /* The parent or grandparent folder named like a TCGA project, or "". */
@@ -79,20 +78,18 @@ wsi_tcga_parse (const gchar * path, gchar * values[WSI_TCGA_N_COLUMNS])
   for (i = COL_BARCODE; i < WSI_TCGA_N_COLUMNS; i++)
     values[i] = NULL;
   if (ok) {
-    gchar *site = g_match_info_fetch (info, 1);
-    gchar *participant = g_match_info_fetch (info, 2);
-    gchar *end = strchr (name, '.');
+    gchar *site = g_match_info_fetch (info, 2);
+    gchar *participant = g_match_info_fetch (info, 3);
 
-    values[COL_BARCODE] = end ? g_strndup (name, end - name)
-        : g_strdup (name);
+    values[COL_BARCODE] = g_match_info_fetch (info, 1);
     values[COL_PATIENT] = g_strdup_printf ("TCGA-%s-%s", site, participant);
-    values[COL_SAMPLE_TYPE] = g_match_info_fetch (info, 3);
-    values[COL_VIAL] = g_match_info_fetch (info, 4);
+    values[COL_SAMPLE_TYPE] = g_match_info_fetch (info, 4);
+    values[COL_VIAL] = g_match_info_fetch (info, 5);
     values[COL_SAMPLE] = g_strdup_printf ("%s-%s%s", values[COL_PATIENT],
         values[COL_SAMPLE_TYPE], values[COL_VIAL]);
-    values[COL_PORTION] = g_match_info_fetch (info, 5);
+    values[COL_PORTION] = g_match_info_fetch (info, 6);
     values[COL_SITE] = site;
-    values[COL_SLIDE_TYPE] = g_match_info_fetch (info, 6);
+    values[COL_SLIDE_TYPE] = g_match_info_fetch (info, 7);
     g_free (participant);
   }
   for (i = COL_BARCODE; i < WSI_TCGA_N_COLUMNS; i++)

@@ -10,8 +10,10 @@
 /*
  * wsitcga.h: TCGA slide barcodes in file names.
  *
- * Contract: wsi_tcga_parse() reads the barcode at the start of a slide's
- * file name (up to the first '.'), as the GDC names slides:
+ * Contract: wsi_tcga_parse() reads the barcode in a slide's file name, as
+ * the GDC names slides (at the start of the name, or after a character
+ * that is neither a letter nor a digit, as in "Aperio-TCGA-..."; ended by
+ * a '.' or the end of the name):
  *
  *   TCGA-A1-A0SB-01Z-00-DX1.B34C267B-....svs
  *        |  |    | |  |  |

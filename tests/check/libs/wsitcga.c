@@ -52,6 +52,12 @@ static const TcgaCase cases[] = {
         {"", "", "", "", "", "", "", "", ""}},
   {"/data/xTCGA-A1-A0SB-01Z-00-DX1.svs", FALSE,
         {"", "", "", "", "", "", "", "", ""}},
+  /* After a prefix, as the real slide in ../shared/slides is named. */
+  {"/work/shared/slides/Aperio-JP2K-TCGA-CR-7395-01A-01-TS1.svs", TRUE,
+        {"", "TCGA-CR-7395-01A-01-TS1", "TCGA-CR-7395", "TCGA-CR-7395-01A",
+              "01", "A", "01", "CR", "TS"}},
+  {"/data/TCGA-OV/x_TCGA-04-1331-01A-01-BS1_y.svs", FALSE,
+        {"TCGA-OV", "", "", "", "", "", "", "", ""}},
   {"/data/TCGA-A1-A0SB-01Z-00-DX1x.svs", TRUE,
         {"", "TCGA-A1-A0SB-01Z-00-DX1X", "TCGA-A1-A0SB", "TCGA-A1-A0SB-01Z",
               "01", "Z", "00", "A1", "DX"}},

@@ -287,6 +287,74 @@ GST_START_TEST (test_slide_counters)
 
 GST_END_TEST;
 
+static const gchar *
+shared_slides_dir (void)
+{
+  const gchar *dir = g_getenv ("WSI_SHARED_SLIDES_DIR");
+
+  if (dir == NULL)
+    dir = WSI_SHARED_SLIDES_DIR;
+  return g_file_test (dir, G_FILE_TEST_IS_DIR) ? dir : NULL;
+}
+
+/* tcga=true on the real slides: the TCGA export (named
+ * "Aperio-JP2K-TCGA-CR-7395-01A-01-TS1.svs") gets its barcode in the slide
+ * meta, the three others empty values and one warning each. */
+GST_START_TEST (test_tcga_on_real_slides)
+{
+  const gchar *dir = shared_slides_dir ();
+  gchar *desc;
+  GstElement *pipeline, *sink;
+  GstSample *sample;
+  GstBus *bus;
+  guint slides = 0, parsed = 0, warnings = 0;
+  gchar *text;
+
+  if (dir == NULL) {
+    GST_INFO ("no shared slides: skipped");
+    return;
+  }
+  desc = g_strdup_printf ("wsislidesrc location=\"%s\" tcga=true "
+      "thumbnail-size=64 ! appsink name=sink sync=false", dir);
+  pipeline = gst_parse_launch (desc, NULL);
+  sink = gst_bin_get_by_name (GST_BIN (pipeline), "sink");
+  gst_element_set_state (pipeline, GST_STATE_PLAYING);
+  while ((sample = gst_app_sink_pull_sample (GST_APP_SINK (sink))) != NULL) {
+    GstStructure *meta = wsi_slide_meta_get (gst_sample_get_buffer (sample));
+    const gchar *path = gst_structure_get_string (meta, "path");
+    gboolean tcga = strstr (path, "TCGA-CR-7395") != NULL;
+
+    fail_unless_equals_int (g_strv_length ((gchar **)
+            wsi_structure_get_strv (meta, "column-names")), 9);
+    fail_unless_equals_string (wsi_meta_column (meta, "barcode", 0),
+        tcga ? "TCGA-CR-7395-01A-01-TS1" : "");
+    fail_unless_equals_string (wsi_meta_column (meta, "patient", 0),
+        tcga ? "TCGA-CR-7395" : "");
+    fail_unless_equals_string (wsi_meta_column (meta, "slide_type", 0),
+        tcga ? "TS" : "");
+    fail_unless_equals_string (wsi_meta_column (meta, "project", 0), "");
+    parsed += tcga;
+    slides++;
+    gst_sample_unref (sample);
+  }
+  bus = gst_element_get_bus (pipeline);
+  while ((text = wsi_test_pop_message_text (bus, GST_MESSAGE_WARNING))) {
+    warnings += strstr (text, "no TCGA slide barcode") != NULL;
+    g_free (text);
+  }
+  fail_unless_equals_int (slides, 4);
+  fail_unless_equals_int (parsed, 1);
+  fail_unless_equals_int (warnings, 3);
+
+  gst_element_set_state (pipeline, GST_STATE_NULL);
+  gst_object_unref (bus);
+  gst_object_unref (sink);
+  gst_object_unref (pipeline);
+  g_free (desc);
+}
+
+GST_END_TEST;
+
 static Suite *
 manifest_suite (void)
 {
@@ -299,6 +367,7 @@ manifest_suite (void)
   tcase_add_test (tc, test_tsv_manifest_with_tcga);
   tcase_add_test (tc, test_bad_manifest_names_file_and_line);
   tcase_add_test (tc, test_slide_counters);
+  tcase_add_test (tc, test_tcga_on_real_slides);
   return s;
 }
 
