@@ -98,6 +98,13 @@
  *     mean="<0.5,0.5,0.5>" std="<0.25,0.25,0.25>" ! fakesink sync=false
  * ]| Four float32 batches of shape (16, 3, 224, 224).
  * |[
+ * gst-launch-1.0 wsislidesrc location=slides/ ! tissuemask ! queue ! \
+ *     patchsampler patch-size=256 target-mpp=0.5 ! patchinterleave ! \
+ *     patchreader ! patchviews preset=dinov2 ! queue ! \
+ *     patchbatch batch-size=32 ! fakesink sync=false
+ * ]| DINOv2 multi-crop batches: 10 memories a batch, (32, 224, 224, 3) for
+ * global_0 and global_1, (32, 96, 96, 3) for local_0 to local_7.
+ * |[
  * gst-launch-1.0 -m wsislidesrc location=slides/ ! tissuemask ! queue ! \
  *     patchsampler ! patchinterleave ! patchreader ! queue ! \
  *     patchbatch stats-interval=1000 ! fakesink sync=false
