@@ -189,6 +189,9 @@ def test_columns_from_a_manifest(slides, tmp_root):
         for b in batches:
             assert list(b.columns) == ["label", "grade", "score", "site"]
             assert b.columns["label"].tolist() == b.labels
+            meta = b.metadata()      # columns join the records' fields
+            assert (meta["grade"] == b.columns["grade"]).all()
+            assert (meta["column_label"] == b.columns["label"]).all()
             assert b.columns["grade"].dtype == np.int64
             assert b.columns["score"].dtype == np.float64
             assert b.columns["site"].dtype.kind == "U"
