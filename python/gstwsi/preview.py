@@ -119,6 +119,7 @@ def _slide_from_buffer(buffer):
              "overview_width": ow, "overview_height": oh,
              "mpp": float(get("mpp-x", 0.0)), "mpp_source": get("mpp-source", ""),
              "vendor": get("vendor", ""), "backend": get("backend", ""),
+             "label": get("label", "") or "",
              "tissue_fraction": float(get("tissue-fraction", -1.0)),
              "tissue_rejected": bool(get("tissue-rejected", False)),
              "overview": None, "mask": None}
@@ -221,6 +222,8 @@ def _caption(slide, n):
     if slide.get("tissue_fraction", -1) >= 0:
         parts.append(f"tissue {slide['tissue_fraction']:.1%}")
     parts.append(f"{n} patches")
+    if slide.get("label"):
+        parts.append(f"label {slide['label']}")
     return ", ".join(parts)
 
 
