@@ -516,6 +516,38 @@ gst_tissue_mask_set_result (GstTissueMask * self, GstStructure * meta,
     report_rejected (self, meta, path, fraction, has_mask);
 }
 
+/* Once per run, when a slide arrives with a mask: tells the tissuemasks
+ * before us to ask us about cached masks (see the query below). */
+static void
+announce_chain (GstTissueMask * self)
+{
+  if (self->announced_chain)
+    return;
+  self->announced_chain = TRUE;
+  gst_pad_push_event (GST_BASE_TRANSFORM_SINK_PAD (self),
+      gst_event_new_custom (GST_EVENT_CUSTOM_UPSTREAM,
+          gst_structure_new_empty (MASK_CHAINED_EVENT_NAME)));
+}
+
+/* Neither an overview nor a cached mask: a mask already present is kept
+ * alone, otherwise the slide is rejected. */
+static void
+warn_no_mask (GstTissueMask * self, GstStructure * meta, const gchar * path,
+    gboolean has_mask)
+{
+  if (has_mask) {
+    GST_ELEMENT_WARNING (self, STREAM, FAILED,
+        ("Slide \"%s\" came without an overview and this tissuemask holds "
+            "no mask for it: the mask already present is used alone.", path),
+        (NULL));
+    return;
+  }
+  GST_ELEMENT_WARNING (self, STREAM, FAILED,
+      ("Slide \"%s\" is rejected: it came without an overview and its mask "
+          "is not cached.", path), (NULL));
+  gst_tissue_mask_set_result (self, meta, path, FALSE, 0.0, FALSE);
+}
+
 static GstFlowReturn
 gst_tissue_mask_transform_ip (GstBaseTransform * trans, GstBuffer * buffer)
 {
@@ -565,12 +597,8 @@ gst_tissue_mask_transform_ip (GstBaseTransform * trans, GstBuffer * buffer)
     computed = TRUE;
   }
 
-  if (has_mask && !self->announced_chain) {
-    self->announced_chain = TRUE;
-    gst_pad_push_event (GST_BASE_TRANSFORM_SINK_PAD (self),
-        gst_event_new_custom (GST_EVENT_CUSTOM_UPSTREAM,
-            gst_structure_new_empty (MASK_CHAINED_EVENT_NAME)));
-  }
+  if (has_mask)
+    announce_chain (self);
   if (mask != NULL && has_mask) {
     fraction = combine_with_present_mask (buffer, mask, mask_size);
     gst_memory_unref (mask);
@@ -581,16 +609,8 @@ gst_tissue_mask_transform_ip (GstBaseTransform * trans, GstBuffer * buffer)
   } else if (mask != NULL) {
     gst_buffer_append_memory (buffer, mask);
     gst_tissue_mask_set_result (self, meta, path, TRUE, fraction, computed);
-  } else if (has_mask) {
-    GST_ELEMENT_WARNING (self, STREAM, FAILED,
-        ("Slide \"%s\" came without an overview and this tissuemask holds "
-            "no mask for it: the mask already present is used alone.", path),
-        (NULL));
   } else {
-    GST_ELEMENT_WARNING (self, STREAM, FAILED,
-        ("Slide \"%s\" is rejected: it came without an overview (%dx%d) "
-            "and its mask is not cached.", path, width, height), (NULL));
-    gst_tissue_mask_set_result (self, meta, path, FALSE, 0.0, FALSE);
+    warn_no_mask (self, meta, path, has_mask);
   }
   g_free (path);
   return GST_FLOW_OK;
