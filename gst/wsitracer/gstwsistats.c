@@ -109,6 +109,7 @@ GST_DEBUG_CATEGORY_STATIC (gst_wsi_stats_debug);
 #define MAX_DEPTH 64            /* nested pushes tracked per thread */
 #define NAMED_WORKERS 64        /* worker lanes named per pushing thread */
 #define MAX_LANES 16            /* lanes made by the timeline-slice signal */
+#define ORIGIN_SAMPLES 256      /* hooks that calibrate the timeline origin */
 /* Lane ids for timeline-slice lanes: above any kernel thread id. */
 #define LANE_TID_BASE 0x40000000
 /* A push into an appsink (or a queue without queue's "overrun" signal)
@@ -166,7 +167,7 @@ struct _GstWsiStats
   GQuark count_quark, records_quark;
   GType patch_meta_api;
   GType work_meta_api;          /* 0 until a pool registered it */
-  gint origin_calibrated;
+  gint origin_samples;          /* hooks that calibrated the origin */
   volatile gint generation;
 
   GMutex lock;                  /* elements list */
@@ -176,7 +177,7 @@ struct _GstWsiStats
   FILE *file;
   WsiTimeline *timeline;
   GstClockTime start_ts, window_start_ts;
-  GstClockTime timeline_origin; /* ~ the hook timestamps' origin; fixed */
+  GstClockTime timeline_origin; /* the hook timestamps' origin (calibrated) */
   gdouble cpu_start_s, cpu_window_s;
   guint64 buffers_at_final;
   gboolean final_written;
@@ -227,18 +228,30 @@ now_ns (void)
 static GstClockTime
 timeline_ts (GstWsiStats * self, GstClockTime abs_ns)
 {
-  return abs_ns > self->timeline_origin ? abs_ns - self->timeline_origin : 0;
+  GstClockTime origin = __atomic_load_n (&self->timeline_origin,
+      __ATOMIC_RELAXED);
+
+  return abs_ns > origin ? abs_ns - origin : 0;
 }
 
 /* Hook timestamps count from a moment in gst_init() the tracer cannot read
- * (before the registry is loaded); the first hook tells it. */
+ * (before the registry is loaded). Each hook's now - ts is that moment plus
+ * the hook's dispatch delay (longer when the thread was preempted): the
+ * smallest of the first ORIGIN_SAMPLES is kept, so slices timed by the
+ * pool (absolute times) line up with the hooks' to well under 1 us. */
 static inline void
 calibrate_origin (GstWsiStats * self, GstClockTime hook_ts)
 {
-  if (G_LIKELY (g_atomic_int_get (&self->origin_calibrated)))
+  guint64 origin, seen;
+
+  if (G_LIKELY (g_atomic_int_get (&self->origin_samples) >= ORIGIN_SAMPLES))
     return;
-  if (g_atomic_int_compare_and_exchange (&self->origin_calibrated, 0, 1))
-    self->timeline_origin = now_ns () - hook_ts;
+  g_atomic_int_inc (&self->origin_samples);
+  origin = now_ns () - hook_ts;
+  seen = __atomic_load_n (&self->timeline_origin, __ATOMIC_RELAXED);
+  while (origin < seen && !__atomic_compare_exchange_n
+      (&self->timeline_origin, &seen, origin, TRUE, __ATOMIC_RELAXED,
+          __ATOMIC_RELAXED));
 }
 
 /* ==== element lookup ====================================================== */
@@ -884,7 +897,7 @@ sample_queue (GstWsiStats * self, WsiElementStats * es, GstClockTime now)
 static void
 sample_queues (GstWsiStats * self)
 {
-  GstClockTime now = now_ns () - self->timeline_origin;
+  GstClockTime now = timeline_ts (self, now_ns ());
   guint i;
 
   g_mutex_lock (&self->lock);
@@ -1340,7 +1353,8 @@ gst_wsi_stats_constructed (GObject * object)
   self->patch_meta_api = wsi_custom_meta_info (WSI_PATCH_META_NAME)->api;
   process_usage (&rss, &cpu_s);
   self->start_ts = self->window_start_ts = now_ns ();
-  /* tracers are made in gst_init() right after the hooks' clock starts */
+  /* after the hooks' clock started: an upper bound calibrate_origin()
+   * brings down to it */
   self->timeline_origin = self->start_ts;
   self->cpu_start_s = self->cpu_window_s = cpu_s;
   if (self->timeline_path)
