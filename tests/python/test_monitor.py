@@ -137,3 +137,39 @@ def test_monitor_rejects_bad_log_every(slides):
     with pytest.raises(ValueError):
         gstwsi.Monitor(stream, log_every=0)
     stream.close()
+
+
+def test_stream_stats_columns_and_labels(tmp_root, slides):
+    """Per-column counts of a manifest in stream.stream_stats (and the
+    Monitor's column/ keys) equal what the batches carried."""
+    names = sorted(p.name for p in slides.iterdir() if p.is_file())
+    manifest = tmp_root / "stats-manifest.csv"
+    manifest.write_text("path,patient,label\n" + "".join(
+        f"{slides / n},P{i % 2},{'tumor' if i < 2 else 'normal'}\n"
+        for i, n in enumerate(names)))
+    description = pipeline(manifest, stats_interval=1, cycle=False)
+    seen = {}
+    labels = {}
+    logs = []
+    with gstwsi.BatchStream(description, torch=False) as stream:
+        monitor = gstwsi.Monitor(stream, log_every=1, prefix="")
+        for batch in stream:
+            for value in batch.columns["patient"].tolist():
+                seen[str(value)] = seen.get(str(value), 0) + 1
+            for label in batch.labels:
+                labels[label or "(none)"] = labels.get(label or "(none)", 0) + 1
+            time.sleep(0.002)               # > stats-interval: a message per batch
+            logs.append(monitor.mark_step())
+        stats = stream.stream_stats          # the message posted at EOS
+    assert stats is not None and stats["patches"] == sum(seen.values()) > 0
+    assert stats["columns"]["patient"] == seen
+    assert set(seen) == {"P0", "P1"}
+    assert stats["labels"] == labels and set(labels) == {"tumor", "normal"}
+    flat = gstwsi.streamstats.flat_keys(stats, "pipeline/")
+    for value, count in seen.items():
+        assert flat[f"pipeline/column/patient/{value}"] == count
+    # the monitor logged the messages as they came: counts only grow
+    counted = [sum(v for k, v in log.items() if k.startswith("pipeline/column/patient/"))
+               for log in logs]
+    assert counted[-1] > 0 and counted == sorted(counted)
+    assert counted[-1] <= stats["patches"]
