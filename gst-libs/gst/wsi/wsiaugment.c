@@ -632,7 +632,8 @@ convolve_rows (const gfloat * const *rows, gint n, gint r,
   for (; k + 1 <= r; k += 2) {
     const gfloat w1 = half_weights[k], w2 = half_weights[k + 1];
     const gfloat *restrict lo1 = rows[r - k], *restrict hi1 = rows[r + k];
-    const gfloat *restrict lo2 = rows[r - k - 1], *restrict hi2 = rows[r + k + 1];
+    const gfloat *restrict lo2 = rows[r - k - 1];
+    const gfloat *restrict hi2 = rows[r + k + 1];
 
     for (i = 0; i < n; i++)
       acc[i] += w1 * (lo1[i] + hi1[i]) + w2 * (lo2[i] + hi2[i]);
@@ -714,7 +715,7 @@ wsi_augment_blur (const WsiAugmentImage * im, gfloat sigma,
   }
 }
 
-/* ---- all of it ------------------------------------------------------------ */
+/* ---- all of it ---------------------------------------------------------- */
 
 guint
 wsi_augment_apply (const WsiAugmentPlan * plan, const WsiAugmentImage * im,

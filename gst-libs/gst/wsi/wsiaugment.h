@@ -65,8 +65,9 @@
 G_BEGIN_DECLS
 
 /* The key patchaugment mixes into wsi_rng_seed_keys() after the sequence
- * and view index, so its draws never coincide with another consumer's. */
-#define WSI_AUGMENT_RNG_KEY G_GUINT64_CONSTANT (0x6175676d656e74)       /* "augment" */
+ * and view index ("augment" in ASCII), so its draws never coincide with
+ * another consumer's. */
+#define WSI_AUGMENT_RNG_KEY G_GUINT64_CONSTANT (0x6175676d656e74)
 
 /* An image: @pixel_bytes (3 or 4) bytes a pixel, red, green and blue at
  * byte offsets @r, @g, @b of a pixel, rows @stride bytes apart. */

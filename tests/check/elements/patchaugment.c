@@ -482,7 +482,7 @@ GST_START_TEST (test_plan_draws)
 
 GST_END_TEST;
 
-/* ---- the element ---------------------------------------------------------- */
+/* ---- the element -------------------------------------------------------- */
 
 #define ALL_ON "flip-h=0.5 flip-v=0.5 rotate90=0.5 hed-probability=0.7 " \
   "hed-sigma=0.1 jitter-probability=0.6 blur-probability=0.4 " \
