@@ -27,7 +27,8 @@
  * #GstPatchAugment:jitter-probability; the hue shift rotates the YIQ chroma
  * plane instead of converting to HSV); a Gaussian blur of sigma drawn from
  * [#GstPatchAugment:blur-sigma-min, #GstPatchAugment:blur-sigma-max]
- * pixels (#GstPatchAugment:blur-probability). The maths and costs are in
+ * pixels over a radius of ceil (3 sigma) or #GstPatchAugment:blur-radius
+ * (#GstPatchAugment:blur-probability). The maths and costs are in
  * `gst-libs/gst/wsi/wsiaugment.h`.
  *
  * Reproducible: the draws of a patch are a pure function of
@@ -111,6 +112,7 @@ enum
   PROP_BLUR_SIGMA_MIN,
   PROP_BLUR_SIGMA_MAX,
   PROP_BLUR_PROBABILITY,
+  PROP_BLUR_RADIUS,
 };
 
 /* A buffer in the pool with the settings it was queued under. */
@@ -559,6 +561,8 @@ gst_patch_augment_set_property (GObject * object, guint prop_id,
     *field = g_value_get_double (value);
   } else if (prop_id == PROP_THREADS) {
     self->threads = g_value_get_uint (value);
+  } else if (prop_id == PROP_BLUR_RADIUS) {
+    self->settings.blur_radius = g_value_get_uint (value);
   } else if (prop_id == PROP_SEED) {
     self->seed = g_value_get_uint64 (value);
   } else {
@@ -580,6 +584,8 @@ gst_patch_augment_get_property (GObject * object, guint prop_id,
     g_value_set_double (value, *field);
   } else if (prop_id == PROP_THREADS) {
     g_value_set_uint (value, self->threads);
+  } else if (prop_id == PROP_BLUR_RADIUS) {
+    g_value_set_uint (value, self->settings.blur_radius);
   } else if (prop_id == PROP_SEED) {
     g_value_set_uint64 (value, self->seed);
   } else {
@@ -680,8 +686,16 @@ gst_patch_augment_class_init (GstPatchAugmentClass * klass)
       DEFAULT_BLUR_SIGMA_MIN);
   install_double (gobject_class, PROP_BLUR_SIGMA_MAX, "blur-sigma-max",
       "Blur sigma max", "Largest Gaussian blur sigma (pixels, 0 to 10, "
-      "default 2; the kernel radius is ceil (3 sigma))", 0.0,
+      "default 2; the kernel radius is blur-radius or ceil (3 sigma))", 0.0,
       MAX_BLUR_SIGMA, DEFAULT_BLUR_SIGMA_MAX);
+  g_object_class_install_property (gobject_class, PROP_BLUR_RADIUS,
+      g_param_spec_uint ("blur-radius", "Blur radius",
+          "Gaussian blur kernel radius (pixels, 0 to 32, default 0 = "
+          "ceil (3 sigma) as OpenCV; torchvision's GaussianBlur with "
+          "kernel_size k, as DINOv2's k = 9, is radius (k - 1) / 2)", 0,
+          WSI_AUGMENT_MAX_BLUR_RADIUS, 0,
+          G_PARAM_READWRITE | GST_PARAM_MUTABLE_PLAYING |
+          G_PARAM_STATIC_STRINGS));
   install_double (gobject_class, PROP_BLUR_PROBABILITY, "blur-probability",
       "Blur probability", "Probability of the Gaussian blur (0 to 1, "
       "default 0: off)", 0.0, 1.0, 0.0);

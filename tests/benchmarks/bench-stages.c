@@ -229,13 +229,13 @@ k_jitter (WsiAugmentImage * im, WsiAugmentScratch * s, guint i)
 static void
 k_blur_1 (WsiAugmentImage * im, WsiAugmentScratch * s, guint i)
 {
-  wsi_augment_blur (im, 1.0f, s);
+  wsi_augment_blur (im, 1.0f, 0, s);
 }
 
 static void
 k_blur_2 (WsiAugmentImage * im, WsiAugmentScratch * s, guint i)
 {
-  wsi_augment_blur (im, 2.0f, s);
+  wsi_augment_blur (im, 2.0f, 0, s);
 }
 
 static void

@@ -206,6 +206,7 @@ wsi_augment_plan_draw (WsiAugmentPlan * plan, const WsiAugmentSettings * s,
   plan->blur = wsi_rng_uniform (&rng) < s->blur_probability;
   plan->blur_sigma = (gfloat) wsi_rng_range (&rng, s->blur_sigma_min,
       s->blur_sigma_max);
+  plan->blur_radius = s->blur_radius;
 }
 
 gboolean
@@ -674,7 +675,7 @@ blur_row (const guint8 * src, gint w, gint pb, gint r,
 }
 
 void
-wsi_augment_blur (const WsiAugmentImage * im, gfloat sigma,
+wsi_augment_blur (const WsiAugmentImage * im, gfloat sigma, guint radius,
     WsiAugmentScratch * scratch)
 {
   const gint w = im->width, h = im->height, pb = im->pixel_bytes;
@@ -687,7 +688,8 @@ wsi_augment_blur (const WsiAugmentImage * im, gfloat sigma,
 
   if (w == 0 || h == 0 || !(sigma > 0.0f))
     return;
-  r = (gint) ceilf (3.0f * sigma);
+  r = radius ? (gint) MIN (radius, WSI_AUGMENT_MAX_BLUR_RADIUS) :
+      (gint) ceilf (3.0f * sigma);
   r = CLAMP (r, 1, WSI_AUGMENT_MAX_BLUR_RADIUS);
   for (k = -r; k <= r; k++)
     sum += exp (-(gdouble) k * k / (2.0 * sigma * sigma));
@@ -731,6 +733,6 @@ wsi_augment_apply (const WsiAugmentPlan * plan, const WsiAugmentImage * im,
     wsi_augment_jitter (im, plan->brightness, plan->contrast,
         plan->saturation, plan->hue, scratch);
   if (plan->blur)
-    wsi_augment_blur (im, plan->blur_sigma, scratch);
+    wsi_augment_blur (im, plan->blur_sigma, plan->blur_radius, scratch);
   return turns;
 }

@@ -30,7 +30,8 @@
  *     saturation (blend with the pixel's grey), hue (a rotation of the
  *     chroma plane of YIQ by hue turns, the linear form of an HSV hue shift;
  *     torchvision converts to HSV), one clamp at the end;
- *  4. Gaussian blur, separable, radius ceil(3 sigma), mirrored borders
+ *  4. Gaussian blur, separable, radius ceil(3 sigma) or fixed (DINOv2's
+ *     torchvision GaussianBlur(9, ...) is radius 4), mirrored borders
  *     (OpenCV's BORDER_REFLECT_101, torch's "reflect").
  * The 4th byte of 4-byte pixels (alpha or padding) is permuted and blurred
  * with the pixel, never recoloured.
@@ -102,6 +103,7 @@ typedef struct
   gdouble blur_sigma_min;
   gdouble blur_sigma_max;
   gdouble blur_probability;
+  guint blur_radius;            /* 0: ceil (3 sigma) */
 } WsiAugmentSettings;
 
 /* The draws for one image: which operations run and with what values. */
@@ -120,9 +122,10 @@ typedef struct
   gfloat hue;                   /* turns, -0.5..0.5 */
   gboolean blur;
   gfloat blur_sigma;            /* pixels */
+  guint blur_radius;            /* pixels; 0: ceil (3 sigma) */
 } WsiAugmentPlan;
 
-/* Largest blur radius (pixels); sigma is capped at a third of it. */
+/* Largest blur radius (pixels): larger radii are cut to it. */
 #define WSI_AUGMENT_MAX_BLUR_RADIUS 32
 
 typedef struct _WsiAugmentScratch WsiAugmentScratch;
@@ -154,8 +157,10 @@ void wsi_augment_hed (const WsiAugmentImage * image, const gfloat alpha[3],
 void wsi_augment_jitter (const WsiAugmentImage * image, gfloat brightness,
     gfloat contrast, gfloat saturation, gfloat hue,
     WsiAugmentScratch * scratch);
+/* @radius 0: ceil (3 sigma) (OpenCV's choice); else fixed, as
+ * torchvision's GaussianBlur (kernel_size = 2 radius + 1). */
 void wsi_augment_blur (const WsiAugmentImage * image, gfloat sigma,
-    WsiAugmentScratch * scratch);
+    guint radius, WsiAugmentScratch * scratch);
 
 G_END_DECLS
 

@@ -356,7 +356,9 @@ GST_START_TEST (test_blur)
   WsiAugmentScratch *scratch = wsi_augment_scratch_new ();
   guint8 *orig = g_malloc (stride * h), *data = g_malloc (stride * h);
   WsiAugmentImage im = rgb_image (data, w, h, stride, pb);
-  const gfloat sigmas[] = { 0.4f, 1.3f, 4.0f };
+  /* radius 0: ceil (3 sigma); the last is torchvision's kernel_size 9 */
+  const gfloat sigmas[] = { 0.4f, 1.3f, 4.0f, 2.0f };
+  const guint radii[] = { 0, 0, 0, 4 };
   guint s, x, y, b;
 
   /* a flat image keeps its colour exactly */
@@ -369,7 +371,7 @@ GST_START_TEST (test_blur)
       p[2] = 201;
       p[3] = 255;
     }
-  wsi_augment_blur (&im, 2.0f, scratch);
+  wsi_augment_blur (&im, 2.0f, 0, scratch);
   for (y = 0; y < h; y++)
     for (x = 0; x < w; x++) {
       guint8 *p = data + y * stride + x * pb;
@@ -380,7 +382,7 @@ GST_START_TEST (test_blur)
   /* noise against a direct 2-D convolution with mirrored borders */
   fill_random (orig, stride * h, 3);
   for (s = 0; s < G_N_ELEMENTS (sigmas); s++) {
-    gint r = (gint) ceil (3 * sigmas[s]), i, j;
+    gint r = radii[s] ? (gint) radii[s] : (gint) ceil (3 * sigmas[s]), i, j;
     gdouble wts[64], sum = 0, var_in = 0, var_out = 0;
 
     for (i = -r; i <= r; i++)
@@ -389,7 +391,7 @@ GST_START_TEST (test_blur)
     for (i = -r; i <= r; i++)
       wts[i + r] /= sum;
     memcpy (data, orig, stride * h);
-    wsi_augment_blur (&im, sigmas[s], scratch);
+    wsi_augment_blur (&im, sigmas[s], radii[s], scratch);
     for (y = 0; y < h; y++)
       for (x = 0; x < w; x++)
         for (b = 0; b < pb; b++) {
@@ -424,7 +426,7 @@ GST_START_TEST (test_blur)
           tiny[t][0] * 3, 3);
 
       memset (data, 77, tiny[t][0] * tiny[t][1] * 3);
-      wsi_augment_blur (&small, 5.0f, scratch);
+      wsi_augment_blur (&small, 5.0f, 0, scratch);
       for (x = 0; x < tiny[t][0] * tiny[t][1] * 3; x++)
         fail_unless_equals_int (data[x], 77);
     }
@@ -486,7 +488,7 @@ GST_END_TEST;
 
 #define ALL_ON "flip-h=0.5 flip-v=0.5 rotate90=0.5 hed-probability=0.7 " \
   "hed-sigma=0.1 jitter-probability=0.6 blur-probability=0.4 " \
-  "blur-sigma-max=1.5"
+  "blur-sigma-max=1.5 blur-radius=4"
 
 /* An RGB patch SIDE x SIDE of sequence @seq with its WsiPatchMeta. */
 static GstBuffer *
@@ -595,7 +597,7 @@ GST_START_TEST (test_output_is_plan_of_sequence)
 {
   GstHarness *h = augment_harness ("threads=2 seed=77 " ALL_ON);
   WsiAugmentSettings s = { 0.5, 0.5, 0.5, 0.1, 0.1, 0.7, 0.4, 0.4, 0.2, 0.1,
-    0.6, 0.1, 1.5, 0.4
+    0.6, 0.1, 1.5, 0.4, 4
   };
   WsiAugmentScratch *scratch = wsi_augment_scratch_new ();
   guint i, augmented = 0;
