@@ -46,7 +46,9 @@
  * `WSI_VIEW_FLAG_ROT_MASK`). Caps are the same on both sides. Buffers are
  * changed in place when writable and copied otherwise; a patch whose draws
  * select nothing, and every patch when all probabilities are 0, passes
- * untouched (no copy).
+ * untouched (no copy). #GstPatchAugment:views limits an instance to some
+ * views (by name or group: `views=global_1` or `views=local`), so that
+ * chained instances give each view its own recipe.
  *
  * ## Example launch line
  * |[
@@ -113,6 +115,7 @@ enum
   PROP_BLUR_SIGMA_MAX,
   PROP_BLUR_PROBABILITY,
   PROP_BLUR_RADIUS,
+  PROP_VIEWS,
 };
 
 /* A buffer in the pool with the settings it was queued under. */
@@ -140,6 +143,9 @@ struct _GstPatchAugment
   guint threads;
   guint64 seed;
   WsiAugmentSettings settings;
+  /* set in NULL or READY only, so the workers read it unlocked; NULL:
+   * every view */
+  gchar **view_selection;
 
   /* set by set_caps with nothing in flight; read by the workers */
   gboolean views;
@@ -309,10 +315,45 @@ augment_patch (GstPatchAugment * self, AugmentWork * work,
   return buffer;
 }
 
+/* TRUE when #GstPatchAugment:views selects the view named @name: the
+ * name itself, or a group prefix ("local" selects "local_3"). */
+static gboolean
+view_selected (GstPatchAugment * self, const gchar * name)
+{
+  gchar **entry;
+
+  if (self->view_selection == NULL)
+    return TRUE;
+  for (entry = self->view_selection; name && *entry; entry++) {
+    gsize n = strlen (*entry);
+
+    if (strncmp (name, *entry, n) == 0 && (name[n] == '\0' || name[n] == '_'))
+      return TRUE;
+  }
+  return FALSE;
+}
+
+/* The plan of location @sequence, view @view_index: drawn when the view is
+ * selected, no operation otherwise. */
+static void
+view_plan (GstPatchAugment * self, const AugmentWork * work,
+    const GstStructure * meta, guint64 sequence, guint view_index,
+    WsiAugmentPlan * plan)
+{
+  if (!view_selected (self, wsi_patch_meta_string (meta, "view-names",
+              view_index))) {
+    memset (plan, 0, sizeof (*plan));
+    return;
+  }
+  wsi_augment_plan_draw (plan, &work->settings, work->seed, sequence,
+      view_index);
+}
+
 /* TRUE when some view of some location draws an operation. */
 static gboolean
-views_change (const AugmentWork * work, const WsiPatchRecord * records,
-    guint count, const WsiViewRecord * views, guint n_views)
+views_change (GstPatchAugment * self, const AugmentWork * work,
+    const GstStructure * meta, const WsiPatchRecord * records, guint count,
+    const WsiViewRecord * views, guint n_views)
 {
   guint i, v;
 
@@ -320,8 +361,8 @@ views_change (const AugmentWork * work, const WsiPatchRecord * records,
     for (v = 0; v < n_views; v++) {
       WsiAugmentPlan plan;
 
-      wsi_augment_plan_draw (&plan, &work->settings, work->seed,
-          records[i].sequence, views[i * n_views + v].view_index);
+      view_plan (self, work, meta, records[i].sequence,
+          views[i * n_views + v].view_index, &plan);
       if (!wsi_augment_plan_is_identity (&plan))
         return TRUE;
     }
@@ -331,8 +372,9 @@ views_change (const AugmentWork * work, const WsiPatchRecord * records,
 /* Augments the count images of memory @v, updating their view records. */
 static gboolean
 augment_view_memory (GstPatchAugment * self, const AugmentWork * work,
-    GstBuffer * buffer, guint v, const WsiPatchRecord * records, guint count,
-    WsiViewRecord * views, WsiAugmentScratch * scratch)
+    const GstStructure * meta, GstBuffer * buffer, guint v,
+    const WsiPatchRecord * records, guint count, WsiViewRecord * views,
+    WsiAugmentScratch * scratch)
 {
   const guint n_views = self->n_views, pb = self->layout.pixel_bytes;
   GstMapInfo map;
@@ -352,8 +394,8 @@ augment_view_memory (GstPatchAugment * self, const AugmentWork * work,
       gst_buffer_unmap (buffer, &map);
       return FALSE;
     }
-    wsi_augment_plan_draw (&plan, &work->settings, work->seed,
-        records[i].sequence, view->view_index);
+    view_plan (self, work, meta, records[i].sequence, view->view_index,
+        &plan);
     if (!wsi_augment_plan_is_identity (&plan)) {
       image = image_at (map.data + offset, view->out_width, view->out_height,
           (gsize) view->out_width * pb, &self->layout);
@@ -400,7 +442,16 @@ augment_views (GstPatchAugment * self, AugmentWork * work,
     gst_buffer_unref (buffer);
     return NULL;
   }
-  if (!views_change (work, records, count, views, self->n_views))
+  if (self->view_selection != NULL
+      && gst_structure_get_value (meta, "view-names") == NULL) {
+    GST_ELEMENT_ERROR (self, STREAM, FORMAT,
+        ("A multi-view buffer (slide \"%s\") has no view-names, so the "
+            "views property cannot select among its views.",
+            first_path (meta)), (NULL));
+    gst_buffer_unref (buffer);
+    return NULL;
+  }
+  if (!views_change (self, work, meta, records, count, views, self->n_views))
     return buffer;
 
   buffer = gst_buffer_make_writable (buffer);
@@ -409,7 +460,7 @@ augment_views (GstPatchAugment * self, AugmentWork * work,
   views = wsi_patch_meta_views (meta, &n_total);
   new_views = g_memdup2 (views, n_total * sizeof (WsiViewRecord));
   for (v = 0; v < self->n_views; v++) {
-    if (!augment_view_memory (self, work, buffer, v, records, count,
+    if (!augment_view_memory (self, work, meta, buffer, v, records, count,
             new_views, scratch)) {
       GST_ELEMENT_ERROR (self, STREAM, FORMAT,
           ("View %u of a multi-view buffer (slide \"%s\") is smaller than "
@@ -563,6 +614,26 @@ gst_patch_augment_set_property (GObject * object, guint prop_id,
     self->threads = g_value_get_uint (value);
   } else if (prop_id == PROP_BLUR_RADIUS) {
     self->settings.blur_radius = g_value_get_uint (value);
+  } else if (prop_id == PROP_VIEWS) {
+    const gchar *text = g_value_get_string (value);
+
+    /* the workers read it unlocked: only while they are not running */
+    if (GST_STATE (self) > GST_STATE_READY
+        || GST_STATE_PENDING (self) > GST_STATE_READY) {
+      GST_OBJECT_UNLOCK (self);
+      g_warning ("patchaugment: views can only be set in the NULL or READY "
+          "state; \"%s\" refused", text ? text : "");
+      return;
+    }
+    g_strfreev (self->view_selection);
+    self->view_selection = NULL;
+    if (text != NULL && *text != '\0') {
+      guint i;
+
+      self->view_selection = g_strsplit (text, ",", -1);
+      for (i = 0; self->view_selection[i]; i++)
+        g_strstrip (self->view_selection[i]);
+    }
   } else if (prop_id == PROP_SEED) {
     self->seed = g_value_get_uint64 (value);
   } else {
@@ -586,6 +657,9 @@ gst_patch_augment_get_property (GObject * object, guint prop_id,
     g_value_set_uint (value, self->threads);
   } else if (prop_id == PROP_BLUR_RADIUS) {
     g_value_set_uint (value, self->settings.blur_radius);
+  } else if (prop_id == PROP_VIEWS) {
+    g_value_take_string (value, self->view_selection ?
+        g_strjoinv (",", self->view_selection) : NULL);
   } else if (prop_id == PROP_SEED) {
     g_value_set_uint64 (value, self->seed);
   } else {
@@ -600,6 +674,7 @@ gst_patch_augment_finalize (GObject * object)
   GstPatchAugment *self = GST_PATCH_AUGMENT (object);
 
   wsi_patch_workers_free (self->workers);
+  g_strfreev (self->view_selection);
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 
@@ -695,6 +770,15 @@ gst_patch_augment_class_init (GstPatchAugmentClass * klass)
           "kernel_size k, as DINOv2's k = 9, is radius (k - 1) / 2)", 0,
           WSI_AUGMENT_MAX_BLUR_RADIUS, 0,
           G_PARAM_READWRITE | GST_PARAM_MUTABLE_PLAYING |
+          G_PARAM_STATIC_STRINGS));
+  g_object_class_install_property (gobject_class, PROP_VIEWS,
+      g_param_spec_string ("views", "Views",
+          "Views of multi-view buffers to augment: comma-separated view "
+          "names or group names (\"local\" selects local_0, local_1, ...); "
+          "unset or empty: every view (default); ignored for single "
+          "patches. Chain several patchaugment with different views and "
+          "settings for per-view recipes", NULL,
+          G_PARAM_READWRITE | GST_PARAM_MUTABLE_READY |
           G_PARAM_STATIC_STRINGS));
   install_double (gobject_class, PROP_BLUR_PROBABILITY, "blur-probability",
       "Blur probability", "Probability of the Gaussian blur (0 to 1, "

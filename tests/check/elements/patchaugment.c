@@ -779,6 +779,107 @@ GST_START_TEST (test_multi_view)
 
 GST_END_TEST;
 
+/* A buffer of @count locations and views global_0, global_1, local_0
+ * (16 px each), random pixels from @seed. */
+static GstBuffer *
+make_named_views (guint count, guint seed)
+{
+  const gchar *names[] = { "global_0", "global_1", "local_0", NULL };
+  const gchar *paths[] = { "/a.tiff", "/a.tiff", "/a.tiff", NULL };
+  const gchar *labels[] = { "", "", "", NULL };
+  WsiPatchRecord recs[3];
+  WsiViewRecord views[9];
+  GstBuffer *buf = gst_buffer_new ();
+  GstStructure *meta;
+  GBytes *bytes;
+  guint v, i;
+
+  memset (recs, 0, sizeof (recs));
+  memset (views, 0, sizeof (views));
+  for (i = 0; i < count; i++) {
+    recs[i].sequence = 30 + i;
+    for (v = 0; v < 3; v++) {
+      views[i * 3 + v].view_index = v;
+      views[i * 3 + v].out_width = views[i * 3 + v].out_height = 16;
+    }
+  }
+  for (v = 0; v < 3; v++) {
+    gsize size = 16 * 16 * 3 * count;
+    guint8 *data = g_malloc (size);
+
+    fill_random (data, size, seed + v);
+    gst_buffer_append_memory (buf, gst_memory_new_wrapped (0, data, size, 0,
+            size, data, g_free));
+  }
+  meta = wsi_patch_meta_add (buf, recs, count, paths, labels);
+  bytes = g_bytes_new (views, count * 3 * sizeof (WsiViewRecord));
+  gst_structure_set (meta, "record-version", G_TYPE_UINT, 2, "view-names",
+      G_TYPE_STRV, names, "views", G_TYPE_BYTES, bytes, NULL);
+  g_bytes_unref (bytes);
+  return buf;
+}
+
+/* views= picks views by name or group; the others keep their pixels and
+ * flags. */
+GST_START_TEST (test_view_selection)
+{
+  static const struct
+  {
+    const gchar *views;
+    gboolean selected[3];
+  } cases[] = {
+    {"global", {TRUE, TRUE, FALSE}},
+    {"global_1, local", {FALSE, TRUE, TRUE}},
+    {"local_0", {FALSE, FALSE, TRUE}},
+    {"", {TRUE, TRUE, TRUE}},
+    {"glob", {FALSE, FALSE, FALSE}},
+  };
+  guint c, v, i;
+
+  for (c = 0; c < G_N_ELEMENTS (cases); c++) {
+    gchar *launch = g_strdup_printf ("patchaugment threads=2 flip-h=1 "
+        "flip-v=0 rotate90=0 views=\"%s\"", cases[c].views);
+    GstHarness *h = gst_harness_new_parse (launch);
+    GstBuffer *in = make_named_views (2, 7), *out;
+    const WsiViewRecord *vr;
+    guint n;
+
+    gst_harness_set_src_caps_str (h, "application/x-wsi-views,format=RGB,"
+        "n-views=3");
+    fail_unless_equals_int (gst_harness_push (h, gst_buffer_ref (in)),
+        GST_FLOW_OK);
+    out = gst_harness_pull (h);
+    vr = wsi_patch_meta_views (wsi_patch_meta_get (out), &n);
+    fail_unless_equals_int (n, 6);
+    for (v = 0; v < 3; v++) {
+      GstMapInfo a, b;
+
+      gst_buffer_map_range (in, v, 1, &a, GST_MAP_READ);
+      gst_buffer_map_range (out, v, 1, &b, GST_MAP_READ);
+      for (i = 0; i < 2; i++) {
+        const guint8 *pin = a.data + i * 16 * 16 * 3;
+        const guint8 *pout = b.data + i * 16 * 16 * 3;
+
+        /* flipped: the first pixel is the input row's last */
+        fail_unless_equals_int (memcmp (pout, pin + 15 * 3, 3) == 0 &&
+            memcmp (pin, pout, 16 * 16 * 3) != 0, cases[c].selected[v]);
+        if (!cases[c].selected[v])
+          fail_unless (memcmp (pin, pout, 16 * 16 * 3) == 0);
+        fail_unless_equals_int (vr[i * 3 + v].flags,
+            cases[c].selected[v] ? WSI_VIEW_FLAG_FLIP_H : 0);
+      }
+      gst_buffer_unmap (in, &a);
+      gst_buffer_unmap (out, &b);
+    }
+    gst_buffer_unref (out);
+    gst_buffer_unref (in);
+    gst_harness_teardown (h);
+    g_free (launch);
+  }
+}
+
+GST_END_TEST;
+
 /* A multi-view buffer whose memories do not match its caps stops the
  * stream with an error naming the slide. */
 GST_START_TEST (test_bad_views)
@@ -1101,6 +1202,7 @@ patchaugment_suite (void)
   tcase_add_test (tc, test_passthrough_and_copy);
   tcase_add_test (tc, test_multi_view);
   tcase_add_test (tc, test_bad_views);
+  tcase_add_test (tc, test_view_selection);
   tcase_add_test (tc, test_flush);
   tcase_add_test (tc, test_state_cycles);
   tcase_add_test (tc, test_bad_settings);
