@@ -424,9 +424,10 @@ GST_START_TEST (test_json_and_timeline_files_parse)
 
 GST_END_TEST;
 
-/* The timeline of a pool: one lane per worker named in full, one slice per
- * patch pushed, the reader's task blocked on a full queue held by a slow
- * consumer, and a slice an application adds through timeline-slice. */
+/* The timeline of two pools (reader, augmentation): one lane per worker
+ * named in full, one slice per patch pushed in each, the last task
+ * blocked on a full queue held by a slow consumer, and a slice an
+ * application adds through timeline-slice. */
 static const gchar *check_lanes_py =
     "import json, sys\n"
     "patches = int(sys.argv[2])\n"
@@ -438,8 +439,11 @@ static const gchar *check_lanes_py =
     "lanes = sorted(names.get(e['tid'], '?') for e in work)\n"
     "assert sorted(set(lanes)) == ['treader: worker %d/3' % i for i in (1, 2, 3)], set(lanes)\n"
     "assert all(e['dur'] > 0 for e in work)\n"
-    "task = [t for t, n in names.items() if n == 'treader:src']\n"
-    "assert task, 'no full-length lane name treader:src: %s' % sorted(names.values())\n"
+    "aug = [e for e in slices if e['cat'] == 'work' and e['name'] == 'taug']\n"
+    "assert len(aug) == patches, (len(aug), patches)\n"
+    "assert {names.get(e['tid']) for e in aug} == {'taug: worker 1/2', 'taug: worker 2/2'}\n"
+    "assert 'treader:src' in names.values(), 'no full-length lane name treader:src: %s' % sorted(names.values())\n"
+    "task = [t for t, n in names.items() if n == 'taug:src']\n"
     "blocked = [e for e in slices if e['cat'] == 'blocked' and e['name'] == 'tq full']\n"
     "assert blocked, 'no blocked slices'\n"
     "assert all(e['tid'] in task for e in blocked), 'blocked off the task lane'\n"
@@ -464,15 +468,19 @@ GST_START_TEST (test_timeline_pool_lanes_and_blocking)
   gchar *out = NULL, *err = NULL;
   gint status = -1;
   guint64 now;
-  GstElementFactory *factory;
+  GstElementFactory *factory, *augment;
 
   factory = gst_element_factory_find ("patchreader");
-  if (factory == NULL || !g_file_test (argv[0], G_FILE_TEST_IS_EXECUTABLE)) {
-    GST_INFO ("no patchreader or /usr/bin/python3: skipping");
+  augment = gst_element_factory_find ("patchaugment");
+  if (factory == NULL || augment == NULL
+      || !g_file_test (argv[0], G_FILE_TEST_IS_EXECUTABLE)) {
+    GST_INFO ("no patchreader, patchaugment or /usr/bin/python3: skipping");
     gst_clear_object (&factory);
+    gst_clear_object (&augment);
     return;
   }
   gst_object_unref (factory);
+  gst_object_unref (augment);
   wsi_test_slide_spec_init (&spec);
   spec.width = 2048;
   spec.height = 1536;
@@ -485,7 +493,8 @@ GST_START_TEST (test_timeline_pool_lanes_and_blocking)
   /* 10 ms per patch downstream of a 2-buffer queue: the reader waits */
   launch = g_strdup_printf ("wsislidesrc location=\"%s\" ! patchsampler "
       "patch-size=64 patches-per-slide=48 ! patchinterleave ! patchreader "
-      "name=treader threads=3 ! queue name=tq max-size-buffers=2 "
+      "name=treader threads=3 ! patchaugment name=taug threads=2 ! "
+      "queue name=tq max-size-buffers=2 "
       "max-size-bytes=0 max-size-time=0 ! identity sleep-time=10000 ! "
       "fakesink sync=false", slide);
   run_launch_line (launch);
