@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """A training loop under the wsistats timeline, drawn as a PNG.
 
-    examples/timeline.py SLIDES OUT [--step-ms 30] [--batches 60] [--threads 2]
+    meson devenv -C build -w . examples/timeline.py SLIDES OUT [--step-ms 30] \
+        [--batches 30] [--threads 2]
 
 writes OUT.json (Chrome trace-event format: open it in https://ui.perfetto.dev)
 and OUT.png (tools/wsi-timeline-png).  `--step-ms` is the training step the
