@@ -25,10 +25,14 @@
  * #GstPatchAugment:contrast, #GstPatchAugment:saturation,
  * #GstPatchAugment:hue, applied together with
  * #GstPatchAugment:jitter-probability; the hue shift rotates the YIQ chroma
- * plane instead of converting to HSV); a Gaussian blur of sigma drawn from
- * [#GstPatchAugment:blur-sigma-min, #GstPatchAugment:blur-sigma-max]
- * pixels over a radius of ceil (3 sigma) or #GstPatchAugment:blur-radius
- * (#GstPatchAugment:blur-probability). The maths and costs are in
+ * plane instead of converting to HSV); greyscale
+ * (#GstPatchAugment:grayscale-probability); a Gaussian blur of sigma
+ * drawn from [#GstPatchAugment:blur-sigma-min,
+ * #GstPatchAugment:blur-sigma-max] pixels over a radius of ceil (3 sigma)
+ * or #GstPatchAugment:blur-radius (#GstPatchAugment:blur-probability);
+ * solarization (#GstPatchAugment:solarize-probability,
+ * #GstPatchAugment:solarize-threshold): DINOv2's colour order. The maths
+ * and costs are in
  * `gst-libs/gst/wsi/wsiaugment.h`.
  *
  * Reproducible: the draws of a patch are a pure function of
@@ -116,6 +120,9 @@ enum
   PROP_BLUR_PROBABILITY,
   PROP_BLUR_RADIUS,
   PROP_VIEWS,
+  PROP_GRAYSCALE_PROBABILITY,
+  PROP_SOLARIZE_PROBABILITY,
+  PROP_SOLARIZE_THRESHOLD,
 };
 
 /* A buffer in the pool with the settings it was queued under. */
@@ -594,6 +601,10 @@ settings_field (GstPatchAugment * self, guint prop_id)
       return &s->blur_sigma_max;
     case PROP_BLUR_PROBABILITY:
       return &s->blur_probability;
+    case PROP_GRAYSCALE_PROBABILITY:
+      return &s->grayscale_probability;
+    case PROP_SOLARIZE_PROBABILITY:
+      return &s->solarize_probability;
     default:
       return NULL;
   }
@@ -614,6 +625,8 @@ gst_patch_augment_set_property (GObject * object, guint prop_id,
     self->threads = g_value_get_uint (value);
   } else if (prop_id == PROP_BLUR_RADIUS) {
     self->settings.blur_radius = g_value_get_uint (value);
+  } else if (prop_id == PROP_SOLARIZE_THRESHOLD) {
+    self->settings.solarize_threshold = g_value_get_uint (value);
   } else if (prop_id == PROP_VIEWS) {
     const gchar *text = g_value_get_string (value);
 
@@ -657,6 +670,8 @@ gst_patch_augment_get_property (GObject * object, guint prop_id,
     g_value_set_uint (value, self->threads);
   } else if (prop_id == PROP_BLUR_RADIUS) {
     g_value_set_uint (value, self->settings.blur_radius);
+  } else if (prop_id == PROP_SOLARIZE_THRESHOLD) {
+    g_value_set_uint (value, self->settings.solarize_threshold);
   } else if (prop_id == PROP_VIEWS) {
     g_value_take_string (value, self->view_selection ?
         g_strjoinv (",", self->view_selection) : NULL);
@@ -771,6 +786,22 @@ gst_patch_augment_class_init (GstPatchAugmentClass * klass)
           WSI_AUGMENT_MAX_BLUR_RADIUS, 0,
           G_PARAM_READWRITE | GST_PARAM_MUTABLE_PLAYING |
           G_PARAM_STATIC_STRINGS));
+  install_double (gobject_class, PROP_GRAYSCALE_PROBABILITY,
+      "grayscale-probability", "Greyscale probability", "Probability of "
+      "turning the image grey, R = G = B = 0.2989 R + 0.587 G + 0.114 B, "
+      "after the jitter (torchvision's RandomGrayscale; 0 to 1, default 0)",
+      0.0, 1.0, 0.0);
+  install_double (gobject_class, PROP_SOLARIZE_PROBABILITY,
+      "solarize-probability", "Solarize probability", "Probability of "
+      "solarizing the image, last (bytes >= solarize-threshold become "
+      "255 - byte, as PIL's ImageOps.solarize; 0 to 1, default 0)", 0.0,
+      1.0, 0.0);
+  g_object_class_install_property (gobject_class, PROP_SOLARIZE_THRESHOLD,
+      g_param_spec_uint ("solarize-threshold", "Solarize threshold",
+          "Smallest byte value that solarization inverts (0 to 256, default "
+          "128; 256 inverts nothing)", 0, 256, 128,
+          G_PARAM_READWRITE | GST_PARAM_MUTABLE_PLAYING |
+          G_PARAM_STATIC_STRINGS));
   g_object_class_install_property (gobject_class, PROP_VIEWS,
       g_param_spec_string ("views", "Views",
           "Views of multi-view buffers to augment: comma-separated view "
@@ -815,4 +846,5 @@ gst_patch_augment_init (GstPatchAugment * self)
   s->hue = DEFAULT_HUE;
   s->blur_sigma_min = DEFAULT_BLUR_SIGMA_MIN;
   s->blur_sigma_max = DEFAULT_BLUR_SIGMA_MAX;
+  s->solarize_threshold = 128;
 }

@@ -58,8 +58,13 @@ static const Stage stages[] = {
   {"augment: jitter", "patchaugment threads=1 " NO_OPS
         " jitter-probability=1"},
   {"augment: blur", "patchaugment threads=1 " NO_OPS " blur-probability=1"},
+  {"augment: grayscale", "patchaugment threads=1 " NO_OPS
+        " grayscale-probability=1"},
+  {"augment: solarize", "patchaugment threads=1 " NO_OPS
+        " solarize-probability=1"},
   {"augment: all", "patchaugment threads=1 flip-h=1 flip-v=1 rotate90=1 "
-        "hed-probability=1 jitter-probability=1 blur-probability=1"},
+        "hed-probability=1 jitter-probability=1 blur-probability=1 "
+        "grayscale-probability=1 solarize-probability=1"},
   /* a training recipe's mix: every operation, each with its usual odds */
   {"augment: typical", "patchaugment threads=1 hed-probability=0.5 "
         "jitter-probability=0.8 blur-probability=0.5"},

@@ -161,7 +161,8 @@ wsi_augment_settings_is_identity (const WsiAugmentSettings * s)
 {
   return s->flip_h_probability <= 0.0 && s->flip_v_probability <= 0.0
       && s->rotate90_probability <= 0.0 && s->hed_probability <= 0.0
-      && s->jitter_probability <= 0.0 && s->blur_probability <= 0.0;
+      && s->jitter_probability <= 0.0 && s->blur_probability <= 0.0
+      && s->grayscale_probability <= 0.0 && s->solarize_probability <= 0.0;
 }
 
 /* A jitter factor from [max (0, 1 - amount), 1 + amount]. */
@@ -207,13 +208,19 @@ wsi_augment_plan_draw (WsiAugmentPlan * plan, const WsiAugmentSettings * s,
   plan->blur_sigma = (gfloat) wsi_rng_range (&rng, s->blur_sigma_min,
       s->blur_sigma_max);
   plan->blur_radius = s->blur_radius;
+
+  /* added later: after every earlier draw, which they leave as they were */
+  plan->grayscale = wsi_rng_uniform (&rng) < s->grayscale_probability;
+  plan->solarize = wsi_rng_uniform (&rng) < s->solarize_probability;
+  plan->solarize_threshold = s->solarize_threshold;
 }
 
 gboolean
 wsi_augment_plan_is_identity (const WsiAugmentPlan * plan)
 {
   return !plan->flip_h && !plan->flip_v && plan->quarter_turns == 0
-      && !plan->hed && !plan->jitter && !plan->blur;
+      && !plan->hed && !plan->jitter && !plan->blur && !plan->grayscale
+      && !plan->solarize;
 }
 
 WsiAugmentScratch *
@@ -572,6 +579,36 @@ wsi_augment_jitter (const WsiAugmentImage * im, gfloat brightness,
       identity_table, jitter_wide_table);
 }
 
+/* ---- greyscale and solarization ----------------------------------------- */
+
+void
+wsi_augment_grayscale (const WsiAugmentImage * im,
+    WsiAugmentScratch * scratch)
+{
+  /* saturation 0: every channel becomes the pixel's grey */
+  wsi_augment_jitter (im, 1.0f, 1.0f, 0.0f, 0.0f, scratch);
+}
+
+void
+wsi_augment_solarize (const WsiAugmentImage * im, guint threshold)
+{
+  const guint pb = im->pixel_bytes, ro = im->r, go = im->g, bo = im->b;
+  guint8 lut[256];
+  guint x, y, v;
+
+  for (v = 0; v < 256; v++)
+    lut[v] = v >= threshold ? 255 - v : v;
+  for (y = 0; y < im->height; y++) {
+    guint8 *p = im->data + y * im->stride;
+
+    for (x = 0; x < im->width; x++, p += pb) {
+      p[ro] = lut[p[ro]];
+      p[go] = lut[p[go]];
+      p[bo] = lut[p[bo]];
+    }
+  }
+}
+
 /* ---- Gaussian blur ------------------------------------------------------- */
 
 /* Mirror index @i into [0, n) without repeating the edge (reflect-101). */
@@ -732,7 +769,11 @@ wsi_augment_apply (const WsiAugmentPlan * plan, const WsiAugmentImage * im,
   if (plan->jitter)
     wsi_augment_jitter (im, plan->brightness, plan->contrast,
         plan->saturation, plan->hue, scratch);
+  if (plan->grayscale)
+    wsi_augment_grayscale (im, scratch);
   if (plan->blur)
     wsi_augment_blur (im, plan->blur_sigma, plan->blur_radius, scratch);
+  if (plan->solarize)
+    wsi_augment_solarize (im, plan->solarize_threshold);
   return turns;
 }

@@ -30,9 +30,12 @@
  *     saturation (blend with the pixel's grey), hue (a rotation of the
  *     chroma plane of YIQ by hue turns, the linear form of an HSV hue shift;
  *     torchvision converts to HSV), one clamp at the end;
- *  4. Gaussian blur, separable, radius ceil(3 sigma) or fixed (DINOv2's
+ *  4. greyscale (torchvision's RandomGrayscale: R = G = B = the grey);
+ *  5. Gaussian blur, separable, radius ceil(3 sigma) or fixed (DINOv2's
  *     torchvision GaussianBlur(9, ...) is radius 4), mirrored borders
- *     (OpenCV's BORDER_REFLECT_101, torch's "reflect").
+ *     (OpenCV's BORDER_REFLECT_101, torch's "reflect");
+ *  6. solarization (PIL's ImageOps.solarize: bytes >= threshold become
+ *     255 - byte), DINOv2's order from 3 on.
  * The 4th byte of 4-byte pixels (alpha or padding) is permuted and blurred
  * with the pixel, never recoloured.
  *
@@ -104,6 +107,9 @@ typedef struct
   gdouble blur_sigma_max;
   gdouble blur_probability;
   guint blur_radius;            /* 0: ceil (3 sigma) */
+  gdouble grayscale_probability;
+  gdouble solarize_probability;
+  guint solarize_threshold;     /* bytes >= it are inverted */
 } WsiAugmentSettings;
 
 /* The draws for one image: which operations run and with what values. */
@@ -123,6 +129,9 @@ typedef struct
   gboolean blur;
   gfloat blur_sigma;            /* pixels */
   guint blur_radius;            /* pixels; 0: ceil (3 sigma) */
+  gboolean grayscale;
+  gboolean solarize;
+  guint solarize_threshold;
 } WsiAugmentPlan;
 
 /* Largest blur radius (pixels): larger radii are cut to it. */
@@ -161,6 +170,9 @@ void wsi_augment_jitter (const WsiAugmentImage * image, gfloat brightness,
  * torchvision's GaussianBlur (kernel_size = 2 radius + 1). */
 void wsi_augment_blur (const WsiAugmentImage * image, gfloat sigma,
     guint radius, WsiAugmentScratch * scratch);
+void wsi_augment_grayscale (const WsiAugmentImage * image,
+    WsiAugmentScratch * scratch);
+void wsi_augment_solarize (const WsiAugmentImage * image, guint threshold);
 
 G_END_DECLS
 

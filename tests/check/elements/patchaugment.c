@@ -321,6 +321,29 @@ GST_START_TEST (test_jitter)
                       (orig[3 * i + c] - grey)), 0, 255)) <= 1);
   }
 
+  /* greyscale: R = G = B = the grey */
+  memcpy (data, orig, w * h * pb);
+  wsi_augment_grayscale (&im, scratch);
+  for (i = 0; i < w * h; i++) {
+    gint grey = lround (0.2989 * orig[3 * i] + 0.587 * orig[3 * i + 1] +
+        0.114 * orig[3 * i + 2]);
+
+    fail_unless (data[3 * i] == data[3 * i + 1]
+        && data[3 * i] == data[3 * i + 2] && ABS (data[3 * i] - grey) <= 1);
+  }
+
+  /* solarization: exactly PIL's table; 256 changes nothing */
+  for (k = 0; k < 3; k++) {
+    static const guint thresholds[] = { 128, 0, 256 };
+    guint t = thresholds[k];
+
+    memcpy (data, orig, w * h * pb);
+    wsi_augment_solarize (&im, t);
+    for (i = 0; i < w * h * pb; i++)
+      fail_unless_equals_int (data[i], orig[i] >= t ? 255 - orig[i] :
+          orig[i]);
+  }
+
   /* a hue turn leaves grey grey and moves colours */
   memset (data, 128, w * h * pb);
   wsi_augment_jitter (&im, 1.0f, 1.0f, 1.0f, 0.3f, scratch);
@@ -475,6 +498,15 @@ GST_START_TEST (test_plan_draws)
   fail_unless (!b.hed);
   fail_unless (a.flip_h == b.flip_h && a.quarter_turns == b.quarter_turns
       && a.brightness == b.brightness && a.blur_sigma == b.blur_sigma);
+  /* greyscale and solarization draw after everything else */
+  off = s;
+  off.grayscale_probability = off.solarize_probability = 1.0;
+  wsi_augment_plan_draw (&b, &off, 7, 99, 2);
+  fail_unless (b.grayscale && b.solarize && !a.grayscale && !a.solarize);
+  b.grayscale = b.solarize = FALSE;
+  fail_unless (memcmp (&a, &b, sizeof (a)) == 0);
+  off = s;
+  off.hed_probability = 0;
   off.flip_h_probability = off.flip_v_probability = 0;
   off.rotate90_probability = off.jitter_probability = 0;
   off.blur_probability = 0;
@@ -488,7 +520,8 @@ GST_END_TEST;
 
 #define ALL_ON "flip-h=0.5 flip-v=0.5 rotate90=0.5 hed-probability=0.7 " \
   "hed-sigma=0.1 jitter-probability=0.6 blur-probability=0.4 " \
-  "blur-sigma-max=1.5 blur-radius=4"
+  "blur-sigma-max=1.5 blur-radius=4 grayscale-probability=0.2 " \
+  "solarize-probability=0.3 solarize-threshold=100"
 
 /* An RGB patch SIDE x SIDE of sequence @seq with its WsiPatchMeta. */
 static GstBuffer *
@@ -597,7 +630,7 @@ GST_START_TEST (test_output_is_plan_of_sequence)
 {
   GstHarness *h = augment_harness ("threads=2 seed=77 " ALL_ON);
   WsiAugmentSettings s = { 0.5, 0.5, 0.5, 0.1, 0.1, 0.7, 0.4, 0.4, 0.2, 0.1,
-    0.6, 0.1, 1.5, 0.4, 4
+    0.6, 0.1, 1.5, 0.4, 4, 0.2, 0.3, 100
   };
   WsiAugmentScratch *scratch = wsi_augment_scratch_new ();
   guint i, augmented = 0;
