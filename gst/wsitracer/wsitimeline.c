@@ -72,6 +72,14 @@ wsi_timeline_new (const gchar * path, guint capacity)
   t->pid = getpid ();
   t->line = g_string_sized_new (256);
   fputs ("[", file);
+  /* the process' name for trace viewers (Perfetto's process track) */
+  g_string_printf (t->line, "{\"name\":\"process_name\",\"ph\":\"M\","
+      "\"pid\":%d,\"args\":{\"name\":", t->pid);
+  wsi_json_append_string (t->line, g_get_prgname ()? g_get_prgname () :
+      "gst-wsi");
+  g_string_append (t->line, "}}");
+  fwrite (t->line->str, 1, t->line->len, file);
+  t->has_events = TRUE;
   fputs (ARRAY_END, file);
   t->closed_array = TRUE;
   fflush (file);

@@ -14,7 +14,7 @@ WARMUP, BATCHES, BATCH_SIZE = 2, 6, 4
 
 
 def _lanes(events):
-    names = {e["tid"]: e["args"]["name"] for e in events if e.get("ph") == "M"}
+    names = {e["tid"]: e["args"]["name"] for e in events if e.get("name") == "thread_name"}
     lanes = {}
     for e in events:
         if e.get("ph") == "X":

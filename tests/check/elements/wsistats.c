@@ -432,7 +432,7 @@ static const gchar *check_lanes_py =
     "import json, sys\n"
     "patches = int(sys.argv[2])\n"
     "events = json.load(open(sys.argv[1]))\n"
-    "names = {e['tid']: e['args']['name'] for e in events if e['ph'] == 'M'}\n"
+    "names = {e['tid']: e['args']['name'] for e in events if e['name'] == 'thread_name'}\n"
     "slices = [e for e in events if e['ph'] == 'X']\n"
     "work = [e for e in slices if e['cat'] == 'work' and e['name'] == 'treader']\n"
     "assert len(work) == patches, (len(work), patches)\n"
