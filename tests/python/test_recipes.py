@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from conftest import ROOT, _generator
+import gstwsi
 from gstwsi.stream import Gst
 
 RECIPES = ROOT / "docs" / "recipes"
@@ -147,6 +148,11 @@ def test_mil_recipe(big_slides):
         assert pos == sorted(pos)                       # raster order
         assert len(set(pos)) == len(pos)                # every position once
     assert sum(len(b) for b in bags.values()) == sum(shape[0] for shape, _ in seen)
+    # slide by slide: the page's description again, each slide one contiguous run
+    with gstwsi.BatchStream(ns["description"], torch=False) as stream:
+        paths = [p for batch in stream for p in batch.paths]
+    runs = [p for k, p in enumerate(paths) if k == 0 or paths[k - 1] != p]
+    assert runs == list(bags)
 
 
 @pytest.mark.parametrize("page", list(EXPECT))
