@@ -696,6 +696,8 @@ report_unreadable (GstWsiSlideSrc * self, WsiSlideEntry * entry,
     const GError * error)
 {
   entry->failed = TRUE;
+  g_free (entry->failure);
+  entry->failure = g_strdup (error ? error->message : "unknown error");
   self->failed_count++;
   g_mutex_lock (&self->lock);
   self->slides_failed++;
@@ -706,6 +708,31 @@ report_unreadable (GstWsiSlideSrc * self, WsiSlideEntry * entry,
           error ? error->message : "unknown error"),
       ("%u of %u slides of this rank failed so far", self->failed_count,
           self->entries->len));
+}
+
+/* "a.svs (reason); b.svs (reason)" for the first few failed slides, so
+ * the error that ends the stream names the files and why, whichever
+ * element notices first that nothing can progress. */
+static gchar *
+describe_failures (GstWsiSlideSrc * self)
+{
+  GString *why = g_string_new (NULL);
+  guint i, shown = 0;
+
+  for (i = 0; i < self->entries->len; i++) {
+    WsiSlideEntry *entry = g_ptr_array_index (self->entries, i);
+
+    if (!entry->failed)
+      continue;
+    if (shown == 5) {
+      g_string_append_printf (why, "; and %u more", self->failed_count - 5);
+      break;
+    }
+    g_string_append_printf (why, "%s%s (%s)", shown ? "; " : "",
+        entry->display, GST_STR_NULL (entry->failure));
+    shown++;
+  }
+  return g_string_free (why, FALSE);
 }
 
 /* Slides that opened here but that a reader downstream gave up (damaged
@@ -813,10 +840,13 @@ gst_wsi_slide_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
       return GST_FLOW_FLUSHING;
     skip_given_up (self);
     if (self->failed_count == self->entries->len) {
+      gchar *why = describe_failures (self);
+
       GST_ELEMENT_ERROR (self, RESOURCE, READ,
-          ("None of the %u slides of rank %d in %s could be read.",
-              self->entries->len, self->run.rank, self->run.location),
-          ("every slide was skipped; see the warnings for the reasons"));
+          ("None of the %u slides of rank %d in %s could be read: %s.",
+              self->entries->len, self->run.rank, self->run.location, why),
+          ("every slide was skipped"));
+      g_free (why);
       return GST_FLOW_ERROR;
     }
     if (self->position == self->entries->len) {

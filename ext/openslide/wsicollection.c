@@ -48,6 +48,7 @@ slide_entry_free (WsiSlideEntry * entry)
   g_free (entry->path);
   g_free (entry->display);
   g_free (entry->label);
+  g_free (entry->failure);
   g_strfreev (entry->values);
   g_free (entry);
 }

@@ -45,6 +45,7 @@ typedef struct
   gchar **values;               /* one per collection column */
   guint index;                  /* position in the sorted collection */
   gboolean failed;              /* unreadable: skipped on later cycles */
+  gchar *failure;               /* why it failed (NULL while readable) */
   gboolean opened;              /* opened at least once */
   gboolean tcga_unparsed;       /* tcga: no barcode in the name */
   gboolean tcga_warned;
