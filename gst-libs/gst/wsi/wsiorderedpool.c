@@ -499,7 +499,13 @@ wsi_ordered_pool_queue_event (WsiOrderedPool * pool, GstEvent * event)
   PoolItem *item;
 
   if (ret != GST_FLOW_OK) {
-    gst_event_unref (event);
+    /* Downstream already ended the flow (e.g. a sink with num-buffers
+     * returned EOS) and the task stopped: upstream's EOS must still
+     * reach the sink, or the application never sees end of stream. */
+    if (ret != GST_FLOW_FLUSHING && GST_EVENT_TYPE (event) == GST_EVENT_EOS)
+      gst_pad_push_event (pool->srcpad, event);
+    else
+      gst_event_unref (event);
     return ret;
   }
   item = ring_slot (pool, pool->n_queued);

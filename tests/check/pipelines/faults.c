@@ -386,6 +386,53 @@ check_lost_pass (const gchar * name, gboolean with_garbage)
   g_free (dir);
 }
 
+/* A sink that stops early (num-buffers) returns EOS into the pools'
+ * tasks; upstream's EOS must still reach it, or the application never
+ * sees end of stream (gst-launch used to hang here). */
+GST_START_TEST (test_sink_stopping_early_ends_stream)
+{
+  const gchar *stages[] = { "", "! patchaugment flip-h=0.5 threads=2 ",
+    "! patchfilter threads=2 min-pixel-fraction=0 "
+  };
+  gchar *dir = g_build_filename (tmpdir, "early-stop", NULL);
+  gchar *path = g_build_filename (dir, "a.tiff", NULL);
+  WsiTestSlideSpec spec;
+  GError *err = NULL;
+  guint i;
+
+  g_mkdir_with_parents (dir, 0755);
+  wsi_test_slide_spec_init (&spec);
+  spec.width = 2048;
+  spec.height = 1536;
+  spec.levels = 3;
+  fail_unless (wsi_test_slide_write (path, &spec, &err));
+  for (i = 0; i < G_N_ELEMENTS (stages); i++) {
+    gchar *desc = g_strdup_printf ("wsislidesrc location=\"%s\" cycle=true "
+        "! %s ! patchreader threads=2 %s! fakesink num-buffers=3", path,
+        sampler_part (), stages[i]);
+    GstElement *pipeline = gst_parse_launch (desc, &err);
+    GstBus *bus;
+    GstMessage *msg;
+
+    fail_unless (pipeline != NULL, "%s", err ? err->message : desc);
+    bus = gst_element_get_bus (pipeline);
+    gst_element_set_state (pipeline, GST_STATE_PLAYING);
+    msg = gst_bus_timed_pop_filtered (bus, 60 * GST_SECOND,
+        GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+    fail_unless (msg != NULL, "no EOS within 60 s: %s", desc);
+    fail_unless_equals_int (GST_MESSAGE_TYPE (msg), GST_MESSAGE_EOS);
+    gst_message_unref (msg);
+    gst_element_set_state (pipeline, GST_STATE_NULL);
+    gst_object_unref (bus);
+    gst_object_unref (pipeline);
+    g_free (desc);
+  }
+  g_free (path);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_cycle_without_delivery_errors)
 {
   check_lost_pass ("lost-pass", FALSE);
@@ -540,6 +587,7 @@ faults_suite (void)
   tcase_add_test (tc, test_stalled_consumer_bounded);
   tcase_add_test (tc, test_latin1_file_names);
   tcase_add_test (tc, test_cycle_without_delivery_errors);
+  tcase_add_test (tc, test_sink_stopping_early_ends_stream);
   tcase_add_test (tc, test_rank_quota_counts_delivered);
   tcase_add_test (tc, test_truncated_while_running);
   return s;
