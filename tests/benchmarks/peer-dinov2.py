@@ -56,7 +56,7 @@ def main():
     import glob
     import torch
 
-    slides = sorted(glob.glob(os.path.join(a.slides, "*.svs")) + glob.glob(os.path.join(a.slides, "*.tif")))
+    slides = sorted(glob.glob(os.path.join(a.slides, "*.svs")) + glob.glob(os.path.join(a.slides, "*.tif")) + glob.glob(os.path.join(a.slides, "*.tiff")))
     ds = make_dataset(slides, a.mpp0, a.mask_cache)
     loader = torch.utils.data.DataLoader(ds, batch_size=a.batch, num_workers=a.workers)
     it = iter(loader)
