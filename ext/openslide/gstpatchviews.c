@@ -804,6 +804,7 @@ gst_patch_views_set_caps (GstPatchViews * self, GstCaps * caps)
   GstVideoInfo info;
   WsiPixelFormat format;
   GstCaps *out;
+  GstEvent *event;
 
   if (!gst_video_info_from_caps (&info, caps)
       || !pixel_format_for_video (GST_VIDEO_INFO_FORMAT (&info), &format)
@@ -820,8 +821,9 @@ gst_patch_views_set_caps (GstPatchViews * self, GstCaps * caps)
       "format", G_TYPE_STRING,
       gst_video_format_to_string (GST_VIDEO_INFO_FORMAT (&info)),
       "n-views", G_TYPE_INT, (gint) self->config.set->n_views, NULL);
-  return wsi_ordered_pool_queue_event (self->pool,
-      gst_event_new_caps (out)) == GST_FLOW_OK;
+  event = gst_event_new_caps (out);
+  gst_caps_unref (out);         /* the event holds its own reference */
+  return wsi_ordered_pool_queue_event (self->pool, event) == GST_FLOW_OK;
 }
 
 static gboolean
