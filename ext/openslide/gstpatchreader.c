@@ -395,37 +395,6 @@ record_report (WsiPatchRecord * record, const WsiReadReport * report)
   record->read_size = (guint32) report->read_width;
 }
 
-/* Reads @request into @image through the shared handle; a failure that
- * poisoned the handle (OpenSlide's sticky error, possibly caused by another
- * thread's bad read) is retried once on a private handle, so that whether a
- * patch is delivered depends on the patch alone. */
-static gboolean
-read_isolated (GstPatchReader * self, const gchar * path,
-    WsiSlideHandle * handle, WsiReadContext * rctx, const WsiReadRequest * request,
-    const WsiImage * image, WsiReadReport * report, GError ** error)
-{
-  WsiSlide *fresh;
-  gchar *backend;
-  gboolean ok;
-
-  ok = wsi_slide_read (handle->slide, rctx, request, image, report, error);
-  if (!ok && report->sticky)
-    wsi_slide_cache_evict (self->slide_cache, handle);
-  wsi_slide_cache_release (self->slide_cache, handle);
-  if (ok || !report->sticky)
-    return ok;
-
-  g_clear_error (error);
-  backend = wsi_slide_cache_get_backend (self->slide_cache);
-  fresh = wsi_slide_open (path, backend, error);
-  g_free (backend);
-  if (fresh == NULL)
-    return FALSE;
-  ok = wsi_slide_read (fresh, rctx, request, image, report, error);
-  wsi_slide_close (fresh);
-  return ok;
-}
-
 /* Decodes @work's patch into its buffer; the outcome stays in @work. */
 static void
 decode_patch (GstPatchReader * self, WsiReadContext * rctx, PatchWork * work)
@@ -464,7 +433,8 @@ decode_patch (GstPatchReader * self, WsiReadContext * rctx, PatchWork * work)
   image.format = self->pixel_format;
 
   make_request (self, record, &request);
-  ok = read_isolated (self, ctx->file, handle, rctx, &request, &image, &report,
+  ok = wsi_slide_cache_read_isolated (self->slide_cache, ctx->file, handle,
+      rctx, &request, &image, &report,
       &work->error);
   gst_video_frame_unmap (&frame);
   record->level = report.level;
@@ -600,26 +570,14 @@ static const WsiOrderedPoolFuncs reader_pool_funcs = {
   .work_clear = reader_work_clear,
 };
 
-static guint
-auto_thread_count (void)
-{
-  guint cores = g_get_num_processors ();
-  const gchar *world = g_getenv ("LOCAL_WORLD_SIZE");
-  guint64 ranks = world ? g_ascii_strtoull (world, NULL, 10) : 0;
-
-  /* torchrun starts one process per GPU: share the cores among them. */
-  if (ranks > 1)
-    cores /= ranks;
-  return CLAMP (cores, 1, MAX_THREADS);
-}
-
 static void
 gst_patch_reader_start_workers (GstPatchReader * self)
 {
   guint n;
 
   GST_OBJECT_LOCK (self);
-  n = self->threads ? self->threads : auto_thread_count ();
+  n = self->threads ? self->threads :
+      wsi_ordered_pool_auto_threads (MAX_THREADS);
   GST_OBJECT_UNLOCK (self);
 
   g_mutex_lock (&self->stats_lock);

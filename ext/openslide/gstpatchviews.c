@@ -366,37 +366,6 @@ make_crop (GstPatchViews * self, ViewsThread * thread, const ViewsWork * work,
   return TRUE;
 }
 
-/* Reads @request through the shared handle; a failure that poisoned it
- * (OpenSlide's sticky error, maybe another thread's) is retried once on a
- * private handle, so whether a location is kept depends on it alone. */
-static gboolean
-read_isolated (GstPatchViews * self, const gchar * path,
-    WsiSlideHandle * handle, WsiReadContext * rctx,
-    const WsiReadRequest * request, const WsiImage * image,
-    WsiReadReport * report, GError ** error)
-{
-  WsiSlide *fresh;
-  gchar *backend;
-  gboolean ok;
-
-  ok = wsi_slide_read (handle->slide, rctx, request, image, report, error);
-  if (!ok && report->sticky)
-    wsi_slide_cache_evict (self->slide_cache, handle);
-  wsi_slide_cache_release (self->slide_cache, handle);
-  if (ok || !report->sticky)
-    return ok;
-
-  g_clear_error (error);
-  backend = wsi_slide_cache_get_backend (self->slide_cache);
-  fresh = wsi_slide_open (path, backend, error);
-  g_free (backend);
-  if (fresh == NULL)
-    return FALSE;
-  ok = wsi_slide_read (fresh, rctx, request, image, report, error);
-  wsi_slide_close (fresh);
-  return ok;
-}
-
 /* Level-0 side of the context view @spec of @rec, or 0 (with @reason)
  * when the mpp it asks for cannot be met. @mpp0 gets microns per level-0
  * pixel (0 when unknown). */
@@ -515,7 +484,8 @@ make_context (GstPatchViews * self, ViewsThread * thread, ViewsWork * work,
   image.width = image.height = side;
   image.format = work->format;
 
-  ok = read_isolated (self, file, handle, thread->rctx, &request, &image,
+  ok = wsi_slide_cache_read_isolated (self->slide_cache, file, handle,
+      thread->rctx, &request, &image,
       &report, &error);
   g_free (file);
   if (!ok) {
@@ -901,19 +871,6 @@ gst_patch_views_src_activate_mode (GstPad * pad, GstObject * parent,
 
 /* ---- state and properties ------------------------------------------------ */
 
-static guint
-auto_thread_count (void)
-{
-  guint cores = g_get_num_processors ();
-  const gchar *world = g_getenv ("LOCAL_WORLD_SIZE");
-  guint64 ranks = world ? g_ascii_strtoull (world, NULL, 10) : 0;
-
-  /* torchrun starts one process per GPU: share the cores among them. */
-  if (ranks > 1)
-    cores /= ranks;
-  return CLAMP (cores, 1, MAX_THREADS);
-}
-
 static void
 stream_config_clear (StreamConfig * config)
 {
@@ -933,7 +890,8 @@ gst_patch_views_start (GstPatchViews * self)
   self->config.set = wsi_view_set_parse (self->views, NULL);
   self->config.seed = self->seed;
   self->config.method = self->interpolation;
-  n = self->threads ? self->threads : auto_thread_count ();
+  n = self->threads ? self->threads :
+      wsi_ordered_pool_auto_threads (MAX_THREADS);
   self->locations_out = self->locations_dropped = 0;
   GST_OBJECT_UNLOCK (self);
   g_assert (self->config.set != NULL);  /* set_property keeps valid text */

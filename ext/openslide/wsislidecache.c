@@ -236,3 +236,31 @@ wsi_slide_cache_get_backend (WsiSlideCache * cache)
   g_mutex_unlock (&cache->lock);
   return name;
 }
+
+gboolean
+wsi_slide_cache_read_isolated (WsiSlideCache * cache, const gchar * path,
+    WsiSlideHandle * handle, WsiReadContext * rctx,
+    const WsiReadRequest * request, const WsiImage * image,
+    WsiReadReport * report, GError ** error)
+{
+  WsiSlide *fresh;
+  gchar *backend;
+  gboolean ok;
+
+  ok = wsi_slide_read (handle->slide, rctx, request, image, report, error);
+  if (!ok && report->sticky)
+    wsi_slide_cache_evict (cache, handle);
+  wsi_slide_cache_release (cache, handle);
+  if (ok || !report->sticky)
+    return ok;
+
+  g_clear_error (error);
+  backend = wsi_slide_cache_get_backend (cache);
+  fresh = wsi_slide_open (path, backend, error);
+  g_free (backend);
+  if (fresh == NULL)
+    return FALSE;
+  ok = wsi_slide_read (fresh, rctx, request, image, report, error);
+  wsi_slide_close (fresh);
+  return ok;
+}

@@ -61,6 +61,16 @@ guint wsi_slide_cache_get_max_open (WsiSlideCache * cache);
 /* Closes every slide; only while no thread holds one. */
 void wsi_slide_cache_clear (WsiSlideCache * cache);
 
+/* Reads @request through @handle and releases the handle. A failure that
+ * poisoned the handle (OpenSlide's sticky error, possibly caused by another
+ * thread's bad read) evicts it and is retried once on a private handle
+ * opened from @path, so whether a read succeeds depends on the request
+ * alone, not on what other threads did. Any thread. */
+gboolean wsi_slide_cache_read_isolated (WsiSlideCache * cache,
+    const gchar * path, WsiSlideHandle * handle, WsiReadContext * rctx,
+    const WsiReadRequest * request, const WsiImage * image,
+    WsiReadReport * report, GError ** error);
+
 G_END_DECLS
 
 #endif /* __WSI_SLIDE_CACHE_H__ */

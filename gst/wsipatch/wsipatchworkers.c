@@ -154,25 +154,13 @@ wsi_patch_workers_src_pad (WsiPatchWorkers * w)
   return w->srcpad;
 }
 
-static guint
-auto_thread_count (void)
-{
-  guint cores = g_get_num_processors ();
-  const gchar *world = g_getenv ("LOCAL_WORLD_SIZE");
-  guint64 ranks = world ? g_ascii_strtoull (world, NULL, 10) : 0;
-
-  /* torchrun starts one process per GPU: share the cores among them. */
-  if (ranks > 1)
-    cores /= ranks;
-  return CLAMP (cores, 1, MAX_AUTO_THREADS);
-}
-
 void
 wsi_patch_workers_start (WsiPatchWorkers * w, guint n_threads,
     const gchar * thread_name_prefix)
 {
   wsi_ordered_pool_start_workers (w->pool,
-      n_threads ? n_threads : auto_thread_count (), thread_name_prefix);
+      n_threads ? n_threads : wsi_ordered_pool_auto_threads (MAX_AUTO_THREADS),
+      thread_name_prefix);
 }
 
 void

@@ -571,3 +571,16 @@ wsi_ordered_pool_reset_flow (WsiOrderedPool * pool)
   pool->eos_queued = FALSE;
   g_mutex_unlock (&pool->lock);
 }
+
+guint
+wsi_ordered_pool_auto_threads (guint max_threads)
+{
+  guint cores = g_get_num_processors ();
+  const gchar *world = g_getenv ("LOCAL_WORLD_SIZE");
+  guint64 ranks = world ? g_ascii_strtoull (world, NULL, 10) : 0;
+
+  /* torchrun starts one process per GPU: share the cores among them. */
+  if (ranks > 1)
+    cores /= ranks;
+  return CLAMP (cores, 1, MAX (max_threads, 1));
+}

@@ -70,6 +70,11 @@ WsiOrderedPool *wsi_ordered_pool_new (GstPad * srcpad, gsize work_size,
     const WsiOrderedPoolFuncs * funcs, gpointer user_data);
 void wsi_ordered_pool_free (WsiOrderedPool * pool);
 
+/* The thread count that a `threads=0` property means: one per core,
+ * shared among the LOCAL_WORLD_SIZE processes torchrun starts on a node,
+ * between 1 and @max_threads. */
+guint wsi_ordered_pool_auto_threads (guint max_threads);
+
 /* Starts / joins the workers (READY <-> PAUSED). */
 void wsi_ordered_pool_start_workers (WsiOrderedPool * pool, guint n_threads,
     const gchar * thread_name_prefix);
