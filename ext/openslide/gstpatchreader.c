@@ -66,6 +66,7 @@
 #include "wsiorderedpool.h"
 #include "wsislide.h"
 #include "wsislidecache.h"
+#include "wsivideoformat.h"
 #include "wsitilecache.h"
 
 #include <gst/video/video.h>
@@ -267,27 +268,6 @@ GST_ELEMENT_REGISTER_DEFINE_WITH_CODE (patchreader, "patchreader",
     wsi_record_register_metas ();
     GST_DEBUG_CATEGORY_INIT (gst_patch_reader_debug, "patchreader", 0,
         "whole-slide patch reader"));
-
-static gboolean
-pixel_format_for_video (GstVideoFormat format, WsiPixelFormat * pixel_format)
-{
-  switch (format) {
-    case GST_VIDEO_FORMAT_RGB:
-      *pixel_format = WSI_PIXEL_RGB;
-      return TRUE;
-    case GST_VIDEO_FORMAT_RGBA:
-      *pixel_format = WSI_PIXEL_RGBA;
-      return TRUE;
-    case GST_VIDEO_FORMAT_RGBx:
-      *pixel_format = WSI_PIXEL_RGBX;
-      return TRUE;
-    case GST_VIDEO_FORMAT_BGRx:
-      *pixel_format = WSI_PIXEL_BGRX;
-      return TRUE;
-    default:
-      return FALSE;
-  }
-}
 
 /* ---- decoding (worker threads, no lock held) ---------------------------- */
 
@@ -710,7 +690,7 @@ gst_patch_reader_negotiate (GstPatchReader * self, guint size)
 
   caps = gst_patch_reader_choose_caps (self, size);
   if (caps == NULL || !gst_video_info_from_caps (&vinfo, caps)
-      || !pixel_format_for_video (GST_VIDEO_INFO_FORMAT (&vinfo),
+      || !wsi_pixel_format_for_video (GST_VIDEO_INFO_FORMAT (&vinfo),
           &pixel_format)) {
     GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
         ("Downstream accepts none of RGB, RGBA, RGBx or BGRx at %ux%u "

@@ -67,6 +67,7 @@
 #include "wsiorderedpool.h"
 #include "wsislide.h"
 #include "wsislidecache.h"
+#include "wsivideoformat.h"
 #include "wsitilecache.h"
 #include "wsiviewspec.h"
 #include "wsiwindowresize.h"
@@ -292,27 +293,6 @@ GST_ELEMENT_REGISTER_DEFINE_WITH_CODE (patchviews, "patchviews",
     wsi_record_register_metas ();
     GST_DEBUG_CATEGORY_INIT (gst_patch_views_debug, "patchviews", 0,
         "multi-view crops and context views of patches"));
-
-static gboolean
-pixel_format_for_video (GstVideoFormat format, WsiPixelFormat * pixel_format)
-{
-  switch (format) {
-    case GST_VIDEO_FORMAT_RGB:
-      *pixel_format = WSI_PIXEL_RGB;
-      return TRUE;
-    case GST_VIDEO_FORMAT_RGBA:
-      *pixel_format = WSI_PIXEL_RGBA;
-      return TRUE;
-    case GST_VIDEO_FORMAT_RGBx:
-      *pixel_format = WSI_PIXEL_RGBX;
-      return TRUE;
-    case GST_VIDEO_FORMAT_BGRx:
-      *pixel_format = WSI_PIXEL_BGRX;
-      return TRUE;
-    default:
-      return FALSE;
-  }
-}
 
 /* Output side of @spec for a patch of side @patch_side. */
 static guint
@@ -777,7 +757,7 @@ gst_patch_views_set_caps (GstPatchViews * self, GstCaps * caps)
   GstEvent *event;
 
   if (!gst_video_info_from_caps (&info, caps)
-      || !pixel_format_for_video (GST_VIDEO_INFO_FORMAT (&info), &format)
+      || !wsi_pixel_format_for_video (GST_VIDEO_INFO_FORMAT (&info), &format)
       || GST_VIDEO_INFO_WIDTH (&info) != GST_VIDEO_INFO_HEIGHT (&info)) {
     GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
         ("patchviews takes square RGB, RGBA, RGBx or BGRx patches."),
