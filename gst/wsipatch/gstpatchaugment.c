@@ -33,7 +33,7 @@
  * solarization (#GstPatchAugment:solarize-probability,
  * #GstPatchAugment:solarize-threshold): DINOv2's colour order. The maths
  * and costs are in
- * `gst-libs/gst/wsi/wsiaugment.h`.
+ * `gst/wsipatch/wsiaugment.h`.
  *
  * Reproducible: the draws of a patch are a pure function of
  * #GstPatchAugment:seed, the patch's sequence number (its `WsiPatchMeta`
@@ -71,7 +71,7 @@
 #include <string.h>
 #include <gst/video/video.h>
 #include <gst/wsi/wsirecord.h>
-#include <gst/wsi/wsiaugment.h>
+#include "wsiaugment.h"
 
 #include "gstpatchaugment.h"
 #include "wsipatchworkers.h"

@@ -110,8 +110,8 @@
  * Until the tiff backend is built in, its two columns read n/a.
  */
 
-#include <gst/wsi/wsislide.h>
-#include <gst/wsi/wsitilecache.h>
+#include "wsislide.h"
+#include "wsitilecache.h"
 #include <glib/gstdio.h>
 #include <openslide.h>
 #include <tiffio.h>
@@ -1611,7 +1611,7 @@ main (int argc, char **argv)
   tiff_built = wsi_slide_backend_find (WSI_BACKEND_TIFF) != NULL;
   if (!tiff_built)
     tiff_missing = g_strdup ("the tiff backend is not built in "
-        "(gst-libs/gst/wsi/wsislide-tiff.c missing or libtiff/libjpeg not "
+        "(ext/wsislide/read/wsislide-tiff.c missing or libtiff/libjpeg not "
         "found)");
   load_start = read_loadavg ();
 

@@ -35,7 +35,7 @@
 #include <gst/gst.h>
 #include <gst/app/gstappsrc.h>
 #include <gst/video/video.h>
-#include <gst/wsi/wsiaugment.h>
+#include "wsiaugment.h"
 
 #include "wsihsvfilter.h"
 

@@ -27,7 +27,7 @@
 #include <gst/app/gstappsrc.h>
 #include <gst/app/gstappsink.h>
 #include <gst/wsi/wsirecord.h>
-#include <gst/wsi/wsiaugment.h>
+#include "wsiaugment.h"
 
 #include "wsitestutil.h"
 

@@ -7,7 +7,7 @@
  * version 2 of the License, or (at your option) any later version.
  */
 
-/* Unit test of the CSV/TSV manifest parser (ext/openslide/wsimanifest.c):
+/* Unit test of the CSV/TSV manifest parser (ext/wsislide/collection/wsimanifest.c):
  * quoting, line ends, format sniffing, and every refusal naming the file
  * and line. */
 

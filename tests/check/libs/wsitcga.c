@@ -7,7 +7,7 @@
  * version 2 of the License, or (at your option) any later version.
  */
 
-/* Unit test of the TCGA slide barcode parser (ext/openslide/wsitcga.c),
+/* Unit test of the TCGA slide barcode parser (ext/wsislide/collection/wsitcga.c),
  * one table row per file name. */
 
 #include <gst/check/gstcheck.h>

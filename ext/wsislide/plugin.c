@@ -32,6 +32,6 @@ plugin_init (GstPlugin * plugin)
   return ret;
 }
 
-GST_PLUGIN_DEFINE (GST_VERSION_MAJOR, GST_VERSION_MINOR, wsiopenslide,
-    "Whole-slide image sources and patch readers (OpenSlide)",
+GST_PLUGIN_DEFINE (GST_VERSION_MAJOR, GST_VERSION_MINOR, wsislide,
+    "Whole-slide image sources and patch readers (direct TIFF/JPEG reader and OpenSlide)",
     plugin_init, VERSION, GST_LICENSE, GST_PACKAGE_NAME, GST_PACKAGE_ORIGIN)

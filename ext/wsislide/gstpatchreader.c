@@ -20,7 +20,7 @@
  * the slide label. `GST_BUFFER_OFFSET` is the record's `sequence`; buffers
  * have no timestamps: patches are not media with a clock, use `sync=false`.
  *
- * Slides are read through the slide layer (gst-libs/gst/wsi/wsislide.h):
+ * Slides are read through the slide layer (ext/wsislide/read/wsislide.h):
  * with #GstPatchReader:backend `auto`, JPEG-tiled TIFF pyramids (Aperio SVS,
  * generic tiled TIFF) are decoded directly with libjpeg-turbo, only the
  * tiles a patch touches, with DCT-domain scaling for downsampled reads

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "wsiaugment.h"
-#include "wsirng.h"
+#include <gst/wsi/wsirng.h>
 
 /* The vectorised loops get an AVX2 clone picked at load time where the
  * compiler and loader support it (GCC ifuncs). Both clones do the same
