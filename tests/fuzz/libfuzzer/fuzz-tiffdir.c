@@ -13,8 +13,9 @@
  *
  * The input is a whole file. It is put in an anonymous in-memory file
  * (memfd_create: no disk, nothing left behind) and read as the direct
- * backend reads a slide: wsi_tiff_check_tiles() (the guard run before
- * OpenSlide sees a file), then wsi_tiff_pyramid_read(). When the pyramid
+ * backend reads a slide, through the local-file byte source
+ * (wsibytesource.h) on /proc/self/fd/N: wsi_tiff_check_tiles() (the guard
+ * run before OpenSlide sees a file), then wsi_tiff_pyramid_read(). When the pyramid
  * is accepted, its tile table is used the way wsislide-tiff.c uses it: the
  * first and the last tile of every level are cut out of the input by their
  * offset and byte count and decoded (a 64x64 corner, at a scale taken from
@@ -27,6 +28,7 @@
 
 #define _GNU_SOURCE
 #include "wsitiffdir.h"
+#include "wsibytesource.h"
 #include "wsijpegdecode.h"
 #include "wsislide.h"
 
@@ -54,11 +56,6 @@ memory_file (const uint8_t * data, size_t size)
       return -1;
     }
     done += n;
-  }
-  /* libtiff reads the header from the current offset */
-  if (lseek (fd, 0, SEEK_SET) != 0) {
-    close (fd);
-    return -1;
   }
   return fd;
 }
@@ -124,6 +121,7 @@ int
 LLVMFuzzerTestOneInput (const uint8_t * data, size_t size)
 {
   WsiTiffPyramid pyramid;
+  WsiByteSource *source;
   GError *error = NULL;
   gchar *path;
   int fd;
@@ -139,7 +137,10 @@ LLVMFuzzerTestOneInput (const uint8_t * data, size_t size)
     g_assert (error != NULL && error->message != NULL);
   g_clear_error (&error);
 
-  if (wsi_tiff_pyramid_read (&pyramid, fd, path, &error)) {
+  /* the local-file byte source, as the backend opens a slide */
+  source = wsi_byte_source_open (path, &error);
+  g_assert (source != NULL);
+  if (wsi_tiff_pyramid_read (&pyramid, source, &error)) {
     g_assert (pyramid.n_levels > 0);
     use_tile_tables (&pyramid, data, size);
     wsi_tiff_pyramid_clear (&pyramid);
@@ -149,6 +150,7 @@ LLVMFuzzerTestOneInput (const uint8_t * data, size_t size)
     g_assert (pyramid.n_levels == 0 && pyramid.levels == NULL);
   }
   g_clear_error (&error);
+  wsi_byte_source_unref (source);
   g_free (path);
   close (fd);
   return 0;
