@@ -72,6 +72,8 @@
 #include "wsiviewspec.h"
 #include "wsiwindowresize.h"
 
+#include <gst/wsi/wsirefusal.h>
+
 #include <gst/video/video.h>
 #include <gst/wsi/wsirecord.h>
 #include <math.h>
@@ -283,6 +285,7 @@ struct _GstPatchViews
   /* counters, under the object lock */
   guint64 locations_out;
   guint64 locations_dropped;
+  GHashTable *refused;          /* wsirefusal.h; object lock */
 };
 
 #define gst_patch_views_parent_class parent_class
@@ -902,6 +905,10 @@ gst_patch_views_change_state (GstElement * element, GstStateChange transition)
   GstPatchViews *self = GST_PATCH_VIEWS (element);
   GstStateChangeReturn ret;
 
+  if ((transition == GST_STATE_CHANGE_NULL_TO_READY
+          || transition == GST_STATE_CHANGE_READY_TO_PAUSED)
+      && !wsi_refusal_check (element, &self->refused))
+    return GST_STATE_CHANGE_FAILURE;
   if (transition == GST_STATE_CHANGE_READY_TO_PAUSED)
     gst_patch_views_start (self);
 
@@ -923,11 +930,19 @@ set_views_locked (GstPatchViews * self, const gchar * text)
   WsiViewSet *set = wsi_view_set_parse (text, &error);
 
   if (set == NULL) {
-    g_warning ("patchviews: views \"%s\" refused: %s; keeping \"%s\"",
-        GST_STR_NULL (text), error->message, self->views);
+    gchar *accepted = g_strdup_printf ("a view list as docs/design.md "
+        "describes; %s", error->message);
+
+    /* the element refuses to start; running, the run goes on unchanged */
+    wsi_refusal_record (&self->refused, "views", text, accepted);
+    if (GST_STATE (self) > GST_STATE_READY)
+      g_warning ("patchviews: views \"%s\" refused: %s; keeping \"%s\"",
+          GST_STR_NULL (text), error->message, self->views);
+    g_free (accepted);
     g_error_free (error);
     return FALSE;
   }
+  wsi_refusal_forget (&self->refused, "views");
   wsi_view_set_free (self->view_set);
   self->view_set = set;
   g_free (self->views);
@@ -1054,6 +1069,7 @@ gst_patch_views_finalize (GObject * object)
   wsi_slide_cache_free (self->slide_cache);
   wsi_tile_cache_free (self->tile_cache);
   wsi_view_set_free (self->view_set);
+  wsi_refusal_clear (&self->refused);
   g_free (self->views);
 
   G_OBJECT_CLASS (parent_class)->finalize (object);
