@@ -17,6 +17,7 @@
 #include <string.h>
 #include <glib/gstdio.h>
 #include <gst/check/gstcheck.h>
+#include <gst/wsi/wsievent.h>
 #include <gst/wsi/wsirecord.h>
 
 #include "wsitestslide.h"
@@ -1159,17 +1160,13 @@ mask_cache_query (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
 {
   MaskCache *cache = user_data;
   GstQuery *query = GST_PAD_PROBE_INFO_QUERY (info);
-  GstStructure *s;
-  const gchar *path;
+  const gchar *path = NULL;
 
-  if (GST_QUERY_TYPE (query) != GST_QUERY_CUSTOM || !cache->answer)
+  if (!cache->answer || !wsi_query_parse_mask_cached (query, &path, NULL,
+          NULL))
     return GST_PAD_PROBE_OK;
-  s = gst_query_writable_structure (query);
-  if (!gst_structure_has_name (s, "wsi-mask-cached"))
-    return GST_PAD_PROBE_OK;
-  path = gst_structure_get_string (s, "path");
-  gst_structure_set (s, "cached", G_TYPE_BOOLEAN,
-      g_hash_table_contains (cache->seen, path), NULL);
+  wsi_query_set_mask_cached (query, g_hash_table_contains (cache->seen,
+          path));
   return GST_PAD_PROBE_HANDLED;
 }
 
