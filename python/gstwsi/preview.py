@@ -30,8 +30,11 @@ import tempfile
 
 import numpy as np
 
-from .stream import BatchStream, Gst, PipelineError, SettingsError, _elements_of, \
-    standard_pipeline
+from ._utils.elements import elements_of
+from ._utils.gst import Gst
+from .errors import PipelineError, SettingsError
+from .pipeline import standard_pipeline
+from .stream import BatchStream
 from . import preview_draw
 
 __all__ = ["collect", "main", "preview", "preview_description", "write_preview"]
@@ -145,7 +148,7 @@ def collect(description, sink=SINK, columns=8, thumb=128, timeout=300.0):
     slides, records, sheet = {}, {}, {}
     stream = BatchStream(description, sink=sink, torch=False, timeout=timeout)
     try:
-        samplers = _elements_of(stream.pipeline, "patchsampler")
+        samplers = elements_of(stream.pipeline, "patchsampler")
         if not samplers:
             raise SettingsError("the pipeline has no patchsampler")
 

@@ -221,7 +221,7 @@ def test_boxes_on_dark_overviews_get_a_white_halo():
 
 def test_multi_magnification_boxes_carry_each_records_colour(two_mpp_slides, tmp_root,
                                                               example_env):
-    specs = gstwsi.stream._class_specs("patchsampler") or {}
+    specs = gstwsi.settings.class_specs("patchsampler") or {}
     if "target-mpps" not in specs:
         pytest.skip("patchsampler has no target-mpps in this build")
     out = tmp_root / "preview-multi"
