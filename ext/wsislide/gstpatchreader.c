@@ -1303,7 +1303,7 @@ gst_patch_reader_class_init (GstPatchReaderClass * klass)
       "Whole-slide patch reader", "Decoder/Video",
       "Reads the pixels of whole-slide image patches, in parallel and in "
       "order, from their coordinates",
-      "gst-wsi developers <gst-wsi@example.invalid>");
+      "gst-wsi developers");
 
   element_class->change_state =
       GST_DEBUG_FUNCPTR (gst_patch_reader_change_state);

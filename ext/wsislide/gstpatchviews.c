@@ -1170,7 +1170,7 @@ gst_patch_views_class_init (GstPatchViewsClass * klass)
       "Whole-slide patch views", "Filter/Converter/Video",
       "Makes several views of each patch location (random-resized crops, "
       "the patch, context views re-read from the slide), in one buffer",
-      "gst-wsi developers <gst-wsi@example.invalid>");
+      "gst-wsi developers");
 
   element_class->change_state =
       GST_DEBUG_FUNCPTR (gst_patch_views_change_state);
