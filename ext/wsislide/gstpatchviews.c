@@ -64,6 +64,7 @@
 #endif
 
 #include "gstpatchviews.h"
+#include "gstwsibackend.h"
 #include "wsiorderedpool.h"
 #include "wsislide.h"
 #include "wsislidecache.h"
@@ -174,40 +175,6 @@ gst_patch_views_interpolation_get_type (void)
   return type;
 }
 
-/* Slide readers for context views, as patchreader's `backend`. */
-typedef enum
-{
-  GST_PATCH_VIEWS_BACKEND_AUTO,
-  GST_PATCH_VIEWS_BACKEND_OPENSLIDE,
-  GST_PATCH_VIEWS_BACKEND_TIFF,
-} GstPatchViewsBackend;
-
-static const gchar *const backend_names[] = {
-  WSI_BACKEND_AUTO, WSI_BACKEND_OPENSLIDE, WSI_BACKEND_TIFF
-};
-
-#define GST_TYPE_PATCH_VIEWS_BACKEND (gst_patch_views_backend_get_type ())
-static GType
-gst_patch_views_backend_get_type (void)
-{
-  static GType type = 0;
-  static const GEnumValue values[] = {
-    {GST_PATCH_VIEWS_BACKEND_AUTO, "The direct TIFF/JPEG reader for every "
-          "slide it supports, OpenSlide for the rest", "auto"},
-    {GST_PATCH_VIEWS_BACKEND_OPENSLIDE, "OpenSlide for every slide",
-        "openslide"},
-    {GST_PATCH_VIEWS_BACKEND_TIFF, "The direct TIFF/JPEG reader only",
-        "tiff"},
-    {0, NULL, NULL}
-  };
-
-  if (g_once_init_enter (&type)) {
-    GType t = g_enum_register_static ("GstPatchViewsBackend", values);
-    g_once_init_leave (&type, t);
-  }
-  return type;
-}
-
 #define FORMATS "{ RGB, RGBA, RGBx, BGRx }"
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
@@ -261,7 +228,7 @@ struct _GstPatchViews
   guint64 seed;
   guint threads;
   WsiResizeMethod interpolation;
-  GstPatchViewsBackend backend;
+  GstWsiBackend backend;
   gint dct_scaling;             /* atomic: read by the workers */
 
   StreamConfig config;          /* workers' copy while PAUSED/PLAYING */
@@ -864,7 +831,7 @@ gst_patch_views_set_property (GObject * object, guint prop_id,
     case PROP_BACKEND:
       self->backend = g_value_get_enum (value);
       wsi_slide_cache_set_backend (self->slide_cache,
-          backend_names[self->backend]);
+          gst_wsi_backend_name (self->backend));
       break;
     case PROP_TILE_CACHE_SIZE:
       wsi_tile_cache_set_max_bytes (self->tile_cache,
@@ -1023,8 +990,7 @@ gst_patch_views_class_init (GstPatchViewsClass * klass)
           "for the same pixels): auto = the direct TIFF/JPEG reader for "
           "JPEG-tiled TIFF pyramids, OpenSlide for every other format; "
           "openslide or tiff force one. Takes effect for slides opened from "
-          "then on", GST_TYPE_PATCH_VIEWS_BACKEND,
-          GST_PATCH_VIEWS_BACKEND_AUTO,
+          "then on", GST_TYPE_WSI_BACKEND, GST_WSI_BACKEND_AUTO,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
   g_object_class_install_property (gobject_class, PROP_TILE_CACHE_SIZE,
@@ -1082,7 +1048,7 @@ gst_patch_views_class_init (GstPatchViewsClass * klass)
 
   gst_type_mark_as_plugin_api (GST_TYPE_PATCH_VIEWS_PRESET, 0);
   gst_type_mark_as_plugin_api (GST_TYPE_PATCH_VIEWS_INTERPOLATION, 0);
-  gst_type_mark_as_plugin_api (GST_TYPE_PATCH_VIEWS_BACKEND, 0);
+  gst_type_mark_as_plugin_api (GST_TYPE_WSI_BACKEND, 0);
 }
 
 static void
