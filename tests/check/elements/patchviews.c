@@ -911,7 +911,7 @@ GST_START_TEST (test_properties_validated)
     gchar *expected = g_strdup_printf ("views=\"%s\"", bad[i]);
 
     g_object_set (e, "views", bad[i], NULL);
-    wsi_test_assert_refuses_start (e, GST_STATE_READY, expected);
+    wsi_test_assert_refuses_start (e, GST_STATE_PAUSED, expected);
     g_free (expected);
     text = get_views (e, &preset);
     fail_unless_equals_string (text,
