@@ -1071,10 +1071,11 @@ gst_wsi_slide_src_start (GstBaseSrc * bsrc)
    * slide: the smallest share follows from N and W alone, so every rank
    * computes the same quota without talking to the others. */
   self->smallest_rank_slides = self->collection_size / self->run.world_size;
+  /* Before the rank split takes the entries: the whole collection. */
+  warn_unmatched_annotations (self, collection);
   self->entries = wsi_collection_take_rank (collection, self->run.rank,
       self->run.world_size);
   self->column_names = g_strdupv (collection->column_names);
-  warn_unmatched_annotations (self, collection);
   wsi_collection_free (collection);
 
   if (self->entries->len == 0) {
