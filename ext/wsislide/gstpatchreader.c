@@ -1247,7 +1247,7 @@ gst_patch_reader_class_init (GstPatchReaderClass * klass)
       "Whole-slide patch reader", "Decoder/Video",
       "Reads the pixels of whole-slide image patches, in parallel and in "
       "order, from their coordinates",
-      "gst-wsi developers <gst-wsi@example.invalid>");
+      "gst-wsi developers");
 
   pool_class->work_size = sizeof (PatchWork);
   pool_class->worker_name = "patchreader";

@@ -1030,7 +1030,7 @@ gst_patch_views_class_init (GstPatchViewsClass * klass)
       "Whole-slide patch views", "Filter/Converter/Video",
       "Makes several views of each patch location (random-resized crops, "
       "the patch, context views re-read from the slide), in one buffer",
-      "gst-wsi developers <gst-wsi@example.invalid>");
+      "gst-wsi developers");
 
   pool_class->work_size = sizeof (ViewsWork);
   pool_class->worker_name = "patchviews";
