@@ -71,7 +71,11 @@
  * A slide that cannot be read is reported with a warning message naming the
  * file and the reason, counted in #wsislidesrc:slides-failed and skipped
  * (never retried on later cycles); the stream goes on. Only when every slide
- * of the rank fails does the source post an error.
+ * of the rank fails does the source post an error. The first visit is made
+ * while the source starts (going to PAUSED), as filesrc opens its file: a
+ * set of which no slide can be read fails that state change, with an error
+ * naming every slide and why, so that the application learns it from
+ * gst_element_set_state() and not from a streaming thread.
  *
  * On revisits the source reopens nothing it does not need: it remembers
  * each slide's description, and before reading an overview it asks
@@ -104,6 +108,7 @@
 #include <gst/wsi/wsiannotation.h>
 #include <gst/wsi/wsievent.h>
 #include <gst/wsi/wsirecord.h>
+#include <gst/wsi/wsirefusal.h>
 #include <gst/wsi/wsirng.h>
 
 #include "gstwsislidesrc.h"
@@ -180,6 +185,7 @@ struct _GstWsiSlideSrc
 
   /* Protects the property fields and the counters. */
   GMutex lock;
+  GHashTable *refused;          /* wsirefusal.h; object lock */
   gchar *location;
   gint rank;
   gint world_size;
@@ -212,6 +218,7 @@ struct _GstWsiSlideSrc
   guint smallest_rank_slides;   /* floor(collection_size / world_size) */
   guint *visit_order;           /* indices into entries for this cycle */
   guint position;               /* next position in visit_order */
+  GstBuffer *first_buffer;      /* made in start(), handed out by create() */
   guint cycle_number;
   guint failed_count;
   guint64 visits;               /* buffers pushed: GST_BUFFER_OFFSET */
@@ -951,11 +958,11 @@ gst_wsi_slide_src_event (GstBaseSrc * bsrc, GstEvent * event)
   return GST_BASE_SRC_CLASS (parent_class)->event (bsrc, event);
 }
 
+/* The next visit's buffer: skips slides that fail (a warning each) and
+ * ends with an error naming them when none is left. */
 static GstFlowReturn
-gst_wsi_slide_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
+next_slide_buffer (GstWsiSlideSrc * self, GstBuffer ** outbuf)
 {
-  GstWsiSlideSrc *self = GST_WSI_SLIDE_SRC (psrc);
-
   for (;;) {
     WsiSlideEntry *entry;
     GstBuffer *buffer;
@@ -1005,6 +1012,18 @@ gst_wsi_slide_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
   }
 }
 
+static GstFlowReturn
+gst_wsi_slide_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
+{
+  GstWsiSlideSrc *self = GST_WSI_SLIDE_SRC (psrc);
+
+  if (self->first_buffer != NULL) {
+    *outbuf = g_steal_pointer (&self->first_buffer);
+    return GST_FLOW_OK;
+  }
+  return next_slide_buffer (self, outbuf);
+}
+
 /* ---- GstBaseSrc --------------------------------------------------------- */
 
 static void
@@ -1016,10 +1035,35 @@ clear_streaming_state (GstWsiSlideSrc * self)
   g_clear_pointer (&self->descriptions, g_hash_table_unref);
   g_clear_pointer (&self->run.location, g_free);
   g_clear_pointer (&self->run.annotations, g_free);
+  gst_clear_buffer (&self->first_buffer);
   g_clear_pointer (&self->run.display, g_free);
   g_mutex_lock (&self->lock);
   g_ptr_array_set_size (self->given_up, 0);
   g_mutex_unlock (&self->lock);
+}
+
+/* The first visit is made here, in the state change, as filesrc opens its
+ * file in start(): a set of which no slide can be read then fails the
+ * change to PAUSED (the error names every slide and why) instead of
+ * failing later in the streaming thread, where an error during preroll can
+ * leave an application such as gst-launch-1.0 (1.22) waiting for ever: its
+ * bus sync handler quits a main loop that may not be running yet. The
+ * buffer is the stream's first; create() hands it out. */
+static gboolean
+open_first_slide (GstWsiSlideSrc * self)
+{
+  GstFlowReturn ret;
+
+  /* no streaming thread yet: an unlock() of a previous run is over */
+  g_atomic_int_set (&self->flushing, 0);
+  ret = next_slide_buffer (self, &self->first_buffer);
+  if (ret == GST_FLOW_OK || ret == GST_FLOW_EOS)
+    return TRUE;
+  clear_streaming_state (self);
+  g_mutex_lock (&self->lock);
+  self->started = FALSE;
+  g_mutex_unlock (&self->lock);
+  return FALSE;
 }
 
 /* Why this rank got no slide, in the user's terms: a folder or list with
@@ -1058,6 +1102,9 @@ gst_wsi_slide_src_start (GstBaseSrc * bsrc)
   WsiCollection *collection;
   gint rank_prop, world_size_prop;
   GError *err = NULL;
+
+  if (!wsi_refusal_check (GST_ELEMENT (self), &self->refused))
+    return FALSE;
 
   g_mutex_lock (&self->lock);
   rank_prop = self->rank;
@@ -1143,7 +1190,7 @@ gst_wsi_slide_src_start (GstBaseSrc * bsrc)
 
   GST_INFO_OBJECT (self, "rank %d of %d: %u of %u slides", self->run.rank,
       self->run.world_size, self->entries->len, self->collection_size);
-  return TRUE;
+  return open_first_slide (self);
 }
 
 static gboolean
@@ -1227,12 +1274,22 @@ gst_wsi_slide_src_set_property (GObject * object, guint prop_id,
       self->rank = g_value_get_int (value);
       break;
     case PROP_WORLD_SIZE:
-      if (g_value_get_int (value) == 0)
-        g_warning ("wsislidesrc: world-size 0 is not valid; use -1 (from "
-            "the environment) or a number of ranks >= 1. Keeping %d.",
-            self->world_size);
-      else
+      if (g_value_get_int (value) == 0) {
+        /* refused: start() refuses to start (wsirefusal.h) */
+        GST_OBJECT_LOCK (self);
+        wsi_refusal_record (&self->refused, "world-size", "0",
+            "-1 (from the environment) or a number of ranks >= 1");
+        GST_OBJECT_UNLOCK (self);
+        if (GST_STATE (self) > GST_STATE_READY)
+          g_warning ("wsislidesrc: world-size 0 is not valid; use -1 (from "
+              "the environment) or a number of ranks >= 1. Keeping %d.",
+              self->world_size);
+      } else {
         self->world_size = g_value_get_int (value);
+        GST_OBJECT_LOCK (self);
+        wsi_refusal_forget (&self->refused, "world-size");
+        GST_OBJECT_UNLOCK (self);
+      }
       break;
     case PROP_CYCLE:
       self->cycle = g_value_get_boolean (value);
@@ -1338,6 +1395,7 @@ gst_wsi_slide_src_finalize (GObject * object)
   g_free (self->location);
   g_ptr_array_unref (self->given_up);
   g_hash_table_unref (self->rejected);
+  wsi_refusal_clear (&self->refused);
   g_mutex_clear (&self->lock);
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }

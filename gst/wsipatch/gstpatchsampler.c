@@ -166,6 +166,7 @@
 
 #include <math.h>
 #include <gst/wsi/wsirecord.h>
+#include <gst/wsi/wsirefusal.h>
 
 #include <gst/wsi/wsiannotation.h>
 
@@ -339,6 +340,7 @@ struct _GstPatchSampler
   guint cycle_slides;
   guint64 cycle_patches;
   gchar *cycle_last_skip;       /* why the last slide of the cycle gave none */
+  GHashTable *refused;          /* wsirefusal.h; object lock */
   GHashTable *warned_slides;    /* slide indices already warned about */
   gboolean warned_unlimited;
   gboolean quota_decided;
@@ -1589,6 +1591,10 @@ gst_patch_sampler_change_state (GstElement * element,
   GstPatchSampler *self = GST_PATCH_SAMPLER (element);
   GstStateChangeReturn ret;
 
+  if ((transition == GST_STATE_CHANGE_NULL_TO_READY
+          || transition == GST_STATE_CHANGE_READY_TO_PAUSED)
+      && !wsi_refusal_check (element, &self->refused))
+    return GST_STATE_CHANGE_FAILURE;
   if (transition == GST_STATE_CHANGE_PAUSED_TO_READY)
     wsi_delivery_set_flushing (self->delivery, TRUE);
   if (transition == GST_STATE_CHANGE_READY_TO_PAUSED) {
@@ -1620,26 +1626,55 @@ gst_patch_sampler_change_state (GstElement * element,
   return ret;
 }
 
-/* Parses a list property ("0.25,0.5,1,2") into @values (at most MAX_MPPS,
- * each > 0); refuses a bad list with a message and keeps the old one. */
+/* Keeps the previous value of @property and records the refusal: the
+ * element will refuse to start (wsirefusal.h). Running already, the run
+ * cannot be refused: a warning says the value was not taken. Object lock
+ * held. */
 static void
-set_mpp_list (const gchar * name, const gchar * text, gdouble * values,
-    guint * n_values, gboolean may_be_empty)
+refuse_value (GstPatchSampler * self, const gchar * property,
+    const gchar * value, const gchar * accepted)
+{
+  wsi_refusal_record (&self->refused, property, value, accepted);
+  if (GST_STATE (self) > GST_STATE_READY)
+    g_warning ("patchsampler: %s=\"%s\" refused (accepted: %s); keeping the "
+        "previous value", property, GST_STR_NULL (value), accepted);
+}
+
+/* refuse_value() for a number. */
+static void
+refuse_number (GstPatchSampler * self, const gchar * property, gdouble value,
+    const gchar * accepted)
+{
+  gchar text[G_ASCII_DTOSTR_BUF_SIZE];
+
+  refuse_value (self, property, g_ascii_dtostr (text, sizeof (text), value),
+      accepted);
+}
+
+/* Parses a list property ("0.25,0.5,1,2") into @values (at most MAX_MPPS,
+ * each > 0); refuses a bad list (refuse_value()) and keeps the old one.
+ * Object lock held. */
+static void
+set_mpp_list (GstPatchSampler * self, const gchar * name, const gchar * text,
+    gdouble * values, guint * n_values, gboolean may_be_empty)
 {
   GArray *parsed = g_array_new (FALSE, FALSE, sizeof (gdouble));
-  gchar *error = NULL;
+  gchar *error = NULL, *accepted;
 
   if (may_be_empty && (text == NULL || *text == '\0')) {
     *n_values = 0;
-  } else if (!wsi_sampling_parse_list (text, parsed, &error)) {
-    g_warning ("patchsampler: %s=\"%s\" refused: %s; keeping the previous "
-        "value", name, GST_STR_NULL (text), error);
-  } else if (parsed->len > MAX_MPPS) {
-    g_warning ("patchsampler: %s has %u entries, at most %d are allowed; "
-        "keeping the previous value", name, parsed->len, MAX_MPPS);
+    wsi_refusal_forget (&self->refused, name);
+  } else if (!wsi_sampling_parse_list (text, parsed, &error)
+      || parsed->len > MAX_MPPS) {
+    accepted = g_strdup_printf ("a comma-separated list of 1 to %d numbers "
+        "> 0%s%s%s", MAX_MPPS, may_be_empty ? ", or empty" : "",
+        error ? "; " : "", error ? error : "");
+    refuse_value (self, name, text, accepted);
+    g_free (accepted);
   } else {
     memcpy (values, parsed->data, parsed->len * sizeof (gdouble));
     *n_values = parsed->len;
+    wsi_refusal_forget (&self->refused, name);
   }
   g_free (error);
   g_array_unref (parsed);
@@ -1662,15 +1697,18 @@ format_mpp_list (const gdouble * values, guint n)
   return g_string_free (text, FALSE);
 }
 
-/* A double property that must be > 0 (the range check lets NaN through). */
+/* A double property that must be > 0 (the range check lets NaN through).
+ * Object lock held. */
 static void
-set_positive (const gchar * name, gdouble value, gdouble * field)
+set_positive (GstPatchSampler * self, const gchar * name, gdouble value,
+    gdouble * field)
 {
-  if (isnan (value) || value <= 0.0)
-    g_warning ("patchsampler: %s must be a number > 0; keeping %g", name,
-        *field);
-  else
+  if (isnan (value) || value <= 0.0) {
+    refuse_number (self, name, value, "a number > 0");
+  } else {
     *field = value;
+    wsi_refusal_forget (&self->refused, name);
+  }
 }
 
 /* A new plan from the annotation properties (object lock held): slides
@@ -1703,11 +1741,12 @@ gst_patch_sampler_set_property (GObject * object, guint prop_id,
       gdouble mpp = g_value_get_double (value);
 
       /* The range check lets NaN through. */
-      if (isnan (mpp))
-        g_warning ("patchsampler: target-mpp must be a number >= 0 (µm/px); "
-            "keeping %g", self->settings.target_mpp);
-      else
+      if (isnan (mpp)) {
+        refuse_number (self, "target-mpp", mpp, "a number >= 0 (µm/px)");
+      } else {
         self->settings.target_mpp = mpp;
+        wsi_refusal_forget (&self->refused, "target-mpp");
+      }
       break;
     }
     case PROP_LEVEL:
@@ -1716,22 +1755,24 @@ gst_patch_sampler_set_property (GObject * object, guint prop_id,
     case PROP_PATCHES_PER_SLIDE:{
       gint n = g_value_get_int (value);
 
-      if (n == 0)
-        g_warning ("patchsampler: patches-per-slide=0 would plan nothing; "
-            "use a positive count or -1 (grid: all positions); keeping %d",
-            self->settings.patches_per_slide);
-      else
+      if (n == 0) {
+        refuse_value (self, "patches-per-slide", "0", "a count > 0, or -1 "
+            "in grid mode for every position; 0 would plan nothing");
+      } else {
         self->settings.patches_per_slide = n;
+        wsi_refusal_forget (&self->refused, "patches-per-slide");
+      }
       break;
     }
     case PROP_MIN_TISSUE:{
       gdouble fraction = g_value_get_double (value);
 
-      if (isnan (fraction))
-        g_warning ("patchsampler: min-tissue must be a number in 0..1; "
-            "keeping %g", self->settings.min_tissue);
-      else
+      if (isnan (fraction)) {
+        refuse_number (self, "min-tissue", fraction, "a number in 0..1");
+      } else {
         self->settings.min_tissue = fraction;
+        wsi_refusal_forget (&self->refused, "min-tissue");
+      }
       break;
     }
     case PROP_REPLACEMENT:
@@ -1753,26 +1794,26 @@ gst_patch_sampler_set_property (GObject * object, guint prop_id,
       self->rank_quota = g_value_get_boolean (value);
       break;
     case PROP_TARGET_MPPS:
-      set_mpp_list ("target-mpps", g_value_get_string (value),
+      set_mpp_list (self, "target-mpps", g_value_get_string (value),
           self->settings.mpps, &self->settings.n_mpps, FALSE);
       break;
     case PROP_MPP_WEIGHTS:
-      set_mpp_list ("mpp-weights", g_value_get_string (value),
+      set_mpp_list (self, "mpp-weights", g_value_get_string (value),
           self->settings.mpp_weights, &self->settings.n_weights, TRUE);
       break;
     case PROP_MPP_MIN:
-      set_positive ("mpp-min", g_value_get_double (value),
+      set_positive (self, "mpp-min", g_value_get_double (value),
           &self->settings.mpp_min);
       break;
     case PROP_MPP_MAX:
-      set_positive ("mpp-max", g_value_get_double (value),
+      set_positive (self, "mpp-max", g_value_get_double (value),
           &self->settings.mpp_max);
       break;
     case PROP_MPP_DISTRIBUTION:
       self->settings.mpp_distribution = g_value_get_enum (value);
       break;
     case PROP_MAXAVG_LAMBDA:
-      set_positive ("maxavg-lambda", g_value_get_double (value),
+      set_positive (self, "maxavg-lambda", g_value_get_double (value),
           &self->settings.maxavg_lambda);
       break;
     case PROP_ANNOTATION_MODE:
@@ -1928,6 +1969,7 @@ gst_patch_sampler_finalize (GObject * object)
   GstPatchSampler *self = GST_PATCH_SAMPLER (object);
 
   g_free (self->cycle_last_skip);
+  wsi_refusal_clear (&self->refused);
   g_free (self->integral);
   g_free (self->annotation.classes);
   g_free (self->annotation.exclude);
@@ -2199,7 +2241,7 @@ gst_patch_sampler_init (GstPatchSampler * self)
   self->max_patches = DEFAULT_MAX_PATCHES;
   self->rank_quota = DEFAULT_RANK_QUOTA;
   self->quota = NO_QUOTA;
-  set_mpp_list ("target-mpps", DEFAULT_TARGET_MPPS, self->settings.mpps,
+  set_mpp_list (self, "target-mpps", DEFAULT_TARGET_MPPS, self->settings.mpps,
       &self->settings.n_mpps, FALSE);
   self->settings.n_weights = 0;
   self->settings.mpp_min = DEFAULT_MPP_MIN;
