@@ -888,6 +888,34 @@ clear_streaming_state (GstWsiSlideSrc * self)
   g_mutex_unlock (&self->lock);
 }
 
+/* Why this rank got no slide, in the user's terms: a folder or list with
+ * none (naming the extensions searched), or more ranks than slides. */
+static void
+post_no_slides_error (GstWsiSlideSrc * self)
+{
+  const gchar *location = self->run.location;
+
+  if (self->collection_size > 0) {
+    GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND,
+        ("Rank %d has no slides: %s holds %u slides for %d ranks.",
+            self->run.rank, location, self->collection_size,
+            self->run.world_size),
+        ("give at most %u ranks, or more slides", self->collection_size));
+  } else if (g_file_test (location, G_FILE_TEST_IS_DIR)) {
+    gchar *known = wsi_slide_known_extensions_text ();
+
+    GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND,
+        ("No slides in %s: no file in it or its subfolders has an extension "
+            "of a format this build reads (%s).", location, known),
+        ("give a folder of slides, a slide, or a list file"));
+    g_free (known);
+  } else {
+    GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND,
+        ("No slides in %s: the list names none.", location),
+        ("one slide path per line; empty lines and # comments are ignored"));
+  }
+}
+
 static gboolean
 gst_wsi_slide_src_start (GstBaseSrc * bsrc)
 {
@@ -946,10 +974,7 @@ gst_wsi_slide_src_start (GstBaseSrc * bsrc)
   wsi_collection_free (collection);
 
   if (self->entries->len == 0) {
-    GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND,
-        ("Rank %d has no slides: %s holds %u slides for %d ranks.",
-            self->run.rank, self->run.location, self->collection_size,
-            self->run.world_size), (NULL));
+    post_no_slides_error (self);
     clear_streaming_state (self);
     return FALSE;
   }

@@ -215,6 +215,17 @@ parse_list_file (const gchar * list_path, WsiCollection * collection,
 
   if (!g_file_get_contents (list_path, &contents, &length, error))
     return FALSE;
+  /* A NUL byte in the first lines: an image, not a list (a .dcm file, say) */
+  if (memchr (contents, '\0', MIN (length, 4096)) != NULL) {
+    gchar *known = wsi_slide_known_extensions_text ();
+
+    g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_INVAL,
+        "it is neither a slide format this build reads (extensions %s) nor "
+        "a text list of slides", known);
+    g_free (known);
+    g_free (contents);
+    return FALSE;
+  }
   list_dir = g_path_get_dirname (list_path);
   format = wsi_manifest_sniff (list_path, contents);
   if (format == WSI_MANIFEST_NONE)
@@ -240,7 +251,7 @@ wsi_collection_load (const gchar * location, gboolean tcga, GError ** error)
     scan_directory (location, 0, collection->entries);
   } else if (!g_file_test (location, G_FILE_TEST_IS_REGULAR)) {
     g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_NOENT,
-        "%s: no such file or directory", location);
+        "no such file or directory");
     goto failed;
   } else if (wsi_slide_has_known_extension (location)) {
     g_ptr_array_add (collection->entries, slide_entry_new (location, NULL,

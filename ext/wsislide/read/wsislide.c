@@ -366,6 +366,12 @@ wsi_slide_has_known_extension (const gchar * path)
   return known;
 }
 
+gchar *
+wsi_slide_known_extensions_text (void)
+{
+  return g_strjoinv (", ", (gchar **) known_extensions);
+}
+
 gdouble
 wsi_mpp_from_tiff_resolution (gdouble pixels_per_unit, gint unit)
 {

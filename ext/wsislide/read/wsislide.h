@@ -193,6 +193,10 @@ gint wsi_slide_best_level (const WsiSlide * slide, gdouble downsample);
  * scans). */
 gboolean wsi_slide_has_known_extension (const gchar * path);
 
+/* The extensions wsi_slide_has_known_extension() accepts, for messages:
+ * ".svs, .tif, ..." (g_free it). */
+gchar *wsi_slide_known_extensions_text (void);
+
 /* Microns per pixel from TIFF resolution tags, or 0 when the unit is not
  * centimetre/inch or the value is implausible for a slide (placeholders such
  * as 72 dpi or 10 px/cm). @unit is the TIFF ResolutionUnit (2 = inch,
