@@ -72,7 +72,8 @@ struct _WsiSlide
 {
   const WsiSlideBackend *backend;
   gpointer handle;              /* the backend's own object */
-  gchar *path;
+  gchar *path;                  /* as opened: a URL may hold credentials */
+  gchar *display;               /* for messages: wsi_location_display () */
   gchar *vendor;                /* "aperio", "generic-tiff", ... */
   gint level_count;
   gint64 *level_width;          /* level_count entries */
