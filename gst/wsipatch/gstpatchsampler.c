@@ -195,6 +195,7 @@
 #endif
 
 #include <math.h>
+#include <gst/wsi/wsilevel.h>
 #include <gst/wsi/wsirecord.h>
 #include <gst/wsi/wsirefusal.h>
 
@@ -884,24 +885,22 @@ patch_sampler_tissue_map (GstPatchSampler * self, const WsiSlideVisit * visit,
 }
 
 
-/* The level patchreader reads for a patch: the coarsest whose downsample
- * does not exceed footprint / out_size (wsi_slide_best_level()'s rule,
- * 1 % tolerance). */
+/* The level patchreader reads for a patch (the read layer's rule,
+ * wsilevel.h), from the slide meta's level downsamples. */
 static gint
 read_level (const GstStructure * meta, const WsiPatchRecord * record)
 {
-  gdouble want = (gdouble) record->footprint / record->out_size;
-  gint level, levels = 1, best = 0;
+  gint level, levels = 1;
+  gdouble *downsamples;
 
   gst_structure_get_int (meta, "level-count", &levels);
-  for (level = 0; level < levels; level++) {
-    gdouble ds = wsi_slide_meta_list_get (meta, "level-downsamples", level,
-        0.0);
-
-    if (ds > 0.0 && ds <= want * 1.01)
-      best = level;
-  }
-  return best;
+  levels = CLAMP (levels, 1, 64);
+  downsamples = g_newa (gdouble, levels);
+  for (level = 0; level < levels; level++)
+    downsamples[level] = wsi_slide_meta_list_get (meta, "level-downsamples",
+        level, 0.0);
+  return wsi_level_for_downsample (downsamples, levels,
+      (gdouble) record->footprint / record->out_size);
 }
 
 /* align=tile: snaps every position down to the tile grid of the level that
