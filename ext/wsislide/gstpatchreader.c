@@ -68,6 +68,7 @@
 #include "wsislidecache.h"
 #include "wsibytesource.h"
 #include "wsiremotestats.h"
+#include "gstwsibackend.h"
 #include "wsivideoformat.h"
 #include "wsitilecache.h"
 #ifdef WSI_HAVE_CURL
@@ -75,6 +76,7 @@
 #endif
 
 #include <gst/video/video.h>
+#include <gst/wsi/wsiannotation.h>
 #include <gst/wsi/wsievent.h>
 #include <gst/wsi/wsirecord.h>
 #include <math.h>
@@ -90,7 +92,7 @@ GST_DEBUG_CATEGORY_STATIC (gst_patch_reader_debug);
 #define DEFAULT_MAX_READ_FAILURES 3
 #define DEFAULT_RESAMPLE_TOLERANCE 0.01
 #define MAX_MAX_READ_FAILURES 1000000
-#define DEFAULT_BACKEND GST_PATCH_READER_BACKEND_AUTO
+#define DEFAULT_BACKEND GST_WSI_BACKEND_AUTO
 #define DEFAULT_DCT_SCALING TRUE
 #define DEFAULT_TILE_CACHE_MB 64
 #define MAX_TILE_CACHE_MB (1024 * 1024)
@@ -116,40 +118,6 @@ enum
   PROP_PREFETCH_BYTES,
   PROP_REMOTE_STATS,
 };
-
-typedef enum
-{
-  GST_PATCH_READER_BACKEND_AUTO,
-  GST_PATCH_READER_BACKEND_OPENSLIDE,
-  GST_PATCH_READER_BACKEND_TIFF,
-} GstPatchReaderBackend;
-
-/* Names of the slide layer, indexed by GstPatchReaderBackend. */
-static const gchar *const backend_names[] = {
-  WSI_BACKEND_AUTO, WSI_BACKEND_OPENSLIDE, WSI_BACKEND_TIFF
-};
-
-#define GST_TYPE_PATCH_READER_BACKEND (gst_patch_reader_backend_get_type ())
-static GType
-gst_patch_reader_backend_get_type (void)
-{
-  static GType type = 0;
-  static const GEnumValue values[] = {
-    {GST_PATCH_READER_BACKEND_AUTO, "The direct TIFF/JPEG reader for every "
-          "slide it supports, OpenSlide for the rest", "auto"},
-    {GST_PATCH_READER_BACKEND_OPENSLIDE, "OpenSlide for every slide",
-        "openslide"},
-    {GST_PATCH_READER_BACKEND_TIFF, "The direct TIFF/JPEG reader only "
-          "(other slides are given up with a warning)", "tiff"},
-    {0, NULL, NULL}
-  };
-
-  if (g_once_init_enter (&type)) {
-    GType t = g_enum_register_static ("GstPatchReaderBackend", values);
-    g_once_init_leave (&type, t);
-  }
-  return type;
-}
 
 #define OUTPUT_FORMATS "{ RGB, RGBA, RGBx, BGRx }"
 
@@ -180,6 +148,8 @@ typedef struct
   gint given_up;                /* atomic flag, set by the source task */
   gchar *give_up_reason;        /* why, once given up (source task) */
   gboolean remote;              /* a URL: prefetch its tiles ahead */
+  gboolean warned_failure;      /* its first failed read was shown */
+  gboolean counted_backend;     /* its backend is in slides_by_backend */
 } SlideContext;
 
 static SlideContext *
@@ -230,26 +200,24 @@ typedef struct
   PatchOutcome outcome;
   GError *error;
   const gchar *backend;         /* static name of the backend that read it */
+  const gchar *class_name;      /* interned region class, NULL = none */
+  gint32 class_id;
 } PatchWork;
 
 struct _GstPatchReader
 {
-  GstElement parent;
-
-  GstPad *sinkpad;
-  GstPad *srcpad;
+  WsiPoolElement parent;
 
   /* properties, under the object lock */
   guint threads;
   guint read_ahead;             /* patches queued ahead of decoding; 0 auto */
   guint max_read_failures;
   gdouble resample_tolerance;
-  GstPatchReaderBackend backend;
+  GstWsiBackend backend;
   /* atomic copies the workers read once per patch */
   gint resample_tolerance_ppm;  /* in 1e-6 */
   gint dct_scaling;
 
-  WsiOrderedPool *pool;         /* decoding threads, order kept */
   WsiSlideCache *slide_cache;
   WsiTileCache *tile_cache;
 
@@ -259,6 +227,8 @@ struct _GstPatchReader
   guint64 patches_failed;
   guint64 patches_skipped;
   GHashTable *read_by_backend;  /* backend name (static) -> guint64 count */
+  GHashTable *slides_by_backend;        /* backend (static) -> guint64 slides */
+  GHashTable *failed_by_slide;  /* slide path (owned) -> guint64 failed reads */
 
   /* output buffers, under stats_lock (the chain and flushes swap it) */
   GstBufferPool *buffer_pool;
@@ -274,7 +244,7 @@ struct _GstPatchReader
 };
 
 #define gst_patch_reader_parent_class parent_class
-G_DEFINE_TYPE (GstPatchReader, gst_patch_reader, GST_TYPE_ELEMENT);
+G_DEFINE_TYPE (GstPatchReader, gst_patch_reader, WSI_TYPE_POOL_ELEMENT);
 
 GST_ELEMENT_REGISTER_DEFINE_WITH_CODE (patchreader, "patchreader",
     GST_RANK_NONE, GST_TYPE_PATCH_READER,
@@ -284,11 +254,27 @@ GST_ELEMENT_REGISTER_DEFINE_WITH_CODE (patchreader, "patchreader",
 
 /* ---- decoding (worker threads, no lock held) ---------------------------- */
 
+/* ++table[key]; stats_lock held. @key is taken when new (else freed
+ * with @free_key). */
+static guint64
+count_in (GHashTable * table, gpointer key, GDestroyNotify free_key)
+{
+  guint64 *count = g_hash_table_lookup (table, key);
+
+  if (count == NULL) {
+    count = g_new0 (guint64, 1);
+    g_hash_table_insert (table, key, count);
+  } else if (free_key != NULL) {
+    free_key (key);
+  }
+  return ++(*count);
+}
+
 /* Tells the source upstream to stop visiting a slide we gave up. */
 static void
 report_given_up (GstPatchReader * self, SlideContext * ctx, guint index)
 {
-  gst_pad_push_event (self->sinkpad,
+  gst_pad_push_event (WSI_POOL_ELEMENT_SINK_PAD (self),
       wsi_event_new_slide_given_up (index, ctx->path, ctx->give_up_reason));
 }
 
@@ -306,14 +292,26 @@ note_read_failure (GstPatchReader * self, SlideContext * ctx,
   max_failures = self->max_read_failures;
   GST_OBJECT_UNLOCK (self);
 
+  g_mutex_lock (&self->stats_lock);
+  count_in (self->failed_by_slide, g_strdup (ctx->path), g_free);
+  g_mutex_unlock (&self->stats_lock);
+
   failures = ++ctx->consecutive_failures;
-  if ((guint) failures <= max_failures) {
+  /* Once per slide, with the decoder's words: on 10^5 slides one line
+   * per dropped patch would hide the message that matters. */
+  if (!ctx->warned_failure) {
+    ctx->warned_failure = TRUE;
     GST_ELEMENT_WARNING (self, RESOURCE, READ,
-        ("Could not read the patch at (%" G_GINT64_FORMAT ", %"
-            G_GINT64_FORMAT ") level %d of slide \"%s\"; the patch is "
-            "dropped.", record->x, record->y, level, ctx->path),
-        ("patch %" G_GUINT64_FORMAT ": %s", record->sequence,
-            error ? error->message : "unknown error"));
+        ("Could not read a patch of slide \"%s\": %s. The patch is dropped; "
+            "further read failures of this slide are counted, not shown "
+            "(patchreader read-stats failed-slides, the wsistats report).",
+            ctx->path, error ? error->message : "unknown error"),
+        ("patch %" G_GUINT64_FORMAT " at (%" G_GINT64_FORMAT ", %"
+            G_GINT64_FORMAT ") level %d", record->sequence, record->x,
+            record->y, level));
+  } else {
+    GST_DEBUG_OBJECT (self, "patch %" G_GUINT64_FORMAT " of %s dropped: %s",
+        record->sequence, ctx->path, error ? error->message : "?");
   }
   if ((guint) failures >= max_failures
       && g_atomic_int_compare_and_exchange (&ctx->given_up, 0, 1)) {
@@ -326,19 +324,18 @@ note_read_failure (GstPatchReader * self, SlideContext * ctx,
   }
 }
 
+/* A patch read; the slide's first read also counts the slide for its
+ * backend (the tracer's per-reader line). */
 static void
-count_read (GstPatchReader * self, const gchar * backend)
+count_read (GstPatchReader * self, SlideContext * ctx, const gchar * backend)
 {
-  guint64 *count;
-
   g_mutex_lock (&self->stats_lock);
   self->patches_read++;
-  count = g_hash_table_lookup (self->read_by_backend, backend);
-  if (count == NULL) {
-    count = g_new0 (guint64, 1);
-    g_hash_table_insert (self->read_by_backend, (gpointer) backend, count);
+  count_in (self->read_by_backend, (gpointer) backend, NULL);
+  if (!ctx->counted_backend) {
+    ctx->counted_backend = TRUE;
+    count_in (self->slides_by_backend, (gpointer) backend, NULL);
   }
-  (*count)++;
   g_mutex_unlock (&self->stats_lock);
 }
 
@@ -439,62 +436,83 @@ decode_patch (GstPatchReader * self, WsiReadContext * rctx, PatchWork * work)
   work->backend = report.backend;
 }
 
-/* Ordered-pool callbacks: one WsiReadContext per decoding thread. */
+/* Pool-element virtual methods: one WsiReadContext per decoding thread. */
 static gpointer
-reader_thread_state_new (gpointer user_data)
+reader_thread_state_new (WsiPoolElement * element)
 {
   return wsi_read_context_new ();
 }
 
 static void
-reader_thread_state_free (gpointer state, gpointer user_data)
+reader_thread_state_free (WsiPoolElement * element, gpointer state)
 {
   wsi_read_context_free (state);
 }
 
 static GstBuffer *
-reader_process (gpointer data, gpointer state, gpointer user_data)
+reader_process (WsiPoolElement * element, gpointer data, gpointer state)
 {
   PatchWork *work = data;
 
-  decode_patch (user_data, state, work);
+  decode_patch (GST_PATCH_READER (element), state, work);
   return g_steal_pointer (&work->buffer);
 }
 
-/* Tells the planner upstream that a patch it planned will not arrive
- * (wsievent.h). */
+/* A patch sampled in an annotation region: its label is the region's
+ * class, and columns "class" and "class-id" follow the slide's columns. */
 static void
-report_dropped (GstPatchReader * self, SlideContext * ctx,
-    const WsiPatchRecord * record, const gchar * reason)
+label_patch_class (GstStructure * meta, SlideContext * ctx,
+    const PatchWork * work)
 {
-  gst_pad_push_event (self->sinkpad,
-      wsi_event_new_patch_dropped (record->slide_index, record->cycle,
-          record->sequence, ctx->path, reason));
+  guint n = ctx->column_names ? g_strv_length (ctx->column_names) : 0, i;
+  const gchar **names = g_new0 (const gchar *, n + 3);
+  const gchar **values = g_new0 (const gchar *, n + 3);
+  gchar id[16];
+
+  for (i = 0; i < n; i++) {
+    names[i] = ctx->column_names[i];
+    values[i] = ctx->column_values && i < g_strv_length (ctx->column_values)
+        ? ctx->column_values[i] : "";
+  }
+  g_snprintf (id, sizeof (id), "%d", work->class_id);
+  names[n] = "class";
+  values[n] = work->class_name;
+  names[n + 1] = "class-id";
+  values[n + 1] = id;
+  wsi_meta_set_columns (meta, names, values);
+  g_free (names);
+  g_free (values);
 }
 
 static void
-label_patch (GstBuffer * buffer, SlideContext * ctx,
-    const WsiPatchRecord * record)
+label_patch (GstBuffer * buffer, SlideContext * ctx, const PatchWork * work)
 {
+  const WsiPatchRecord *record = &work->record;
   const gchar *paths[2] = { ctx->path, NULL };
-  const gchar *labels[2] = { ctx->label, NULL };
+  const gchar *labels[2] = { work->class_name ? work->class_name :
+        ctx->label, NULL
+  };
+  GstStructure *meta;
 
   GST_BUFFER_OFFSET (buffer) = record->sequence;
   GST_BUFFER_OFFSET_END (buffer) = GST_BUFFER_OFFSET_NONE;
   GST_BUFFER_PTS (buffer) = GST_CLOCK_TIME_NONE;
   GST_BUFFER_DTS (buffer) = GST_CLOCK_TIME_NONE;
   GST_BUFFER_DURATION (buffer) = GST_CLOCK_TIME_NONE;
-  wsi_meta_set_columns (wsi_patch_meta_add (buffer, record, 1, paths,
-          labels), (const gchar * const *) ctx->column_names,
-      (const gchar * const *) ctx->column_values);
+  meta = wsi_patch_meta_add (buffer, record, 1, paths, labels);
+  if (work->class_name != NULL)
+    label_patch_class (meta, ctx, work);
+  else
+    wsi_meta_set_columns (meta, (const gchar * const *) ctx->column_names,
+        (const gchar * const *) ctx->column_values);
 }
 
 /* In stream order: counts the patch, applies the give-up rule, and passes
  * the patch on or drops it. */
 static GstBuffer *
-reader_finish (gpointer data, GstBuffer * result, gpointer user_data)
+reader_finish (WsiPoolElement * element, gpointer data, GstBuffer * result)
 {
-  GstPatchReader *self = user_data;
+  GstPatchReader *self = GST_PATCH_READER (element);
   PatchWork *work = data;
   SlideContext *ctx = work->slide;
   PatchOutcome outcome = work->outcome;
@@ -505,8 +523,8 @@ reader_finish (gpointer data, GstBuffer * result, gpointer user_data)
   switch (outcome) {
     case OUTCOME_READ:
       ctx->consecutive_failures = 0;
-      count_read (self, work->backend);
-      label_patch (result, ctx, &work->record);
+      count_read (self, ctx, work->backend);
+      label_patch (result, ctx, work);
       return result;
     case OUTCOME_FAILED:
       note_read_failure (self, ctx, &work->record, work->record.level,
@@ -529,14 +547,16 @@ reader_finish (gpointer data, GstBuffer * result, gpointer user_data)
       count_outcome (self, OUTCOME_SKIPPED);
       break;
   }
-  report_dropped (self, ctx, &work->record, outcome == OUTCOME_FAILED
-      && work->error ? work->error->message : ctx->give_up_reason);
+  /* Tells the planner upstream that a patch it planned will not arrive. */
+  wsi_pool_element_report_dropped (element, &work->record, ctx->path,
+      outcome == OUTCOME_FAILED && work->error ? work->error->message :
+      ctx->give_up_reason);
   gst_clear_buffer (&result);
   return NULL;
 }
 
 static void
-reader_work_clear (gpointer data, gpointer user_data)
+reader_work_clear (WsiPoolElement * element, gpointer data)
 {
   PatchWork *work = data;
 
@@ -544,35 +564,27 @@ reader_work_clear (gpointer data, gpointer user_data)
   g_clear_error (&work->error);
 }
 
-static const WsiOrderedPoolFuncs reader_pool_funcs = {
-  .thread_state_new = reader_thread_state_new,
-  .thread_state_free = reader_thread_state_free,
-  .process = reader_process,
-  .finish = reader_finish,
-  .work_clear = reader_work_clear,
-};
-
-static void
-gst_patch_reader_start_workers (GstPatchReader * self)
+/* READY -> PAUSED: counters start again; the thread count is read now. */
+static gboolean
+gst_patch_reader_start (WsiPoolElement * element, guint * n_threads)
 {
-  guint n;
+  GstPatchReader *self = GST_PATCH_READER (element);
 
   GST_OBJECT_LOCK (self);
-  n = self->threads ? self->threads :
-      wsi_ordered_pool_auto_threads (MAX_THREADS);
+  *n_threads = self->threads;
   GST_OBJECT_UNLOCK (self);
 
   g_mutex_lock (&self->stats_lock);
   self->patches_read = self->patches_failed = self->patches_skipped = 0;
   g_hash_table_remove_all (self->read_by_backend);
+  g_hash_table_remove_all (self->slides_by_backend);
+  g_hash_table_remove_all (self->failed_by_slide);
   g_mutex_unlock (&self->stats_lock);
   wsi_tile_cache_reset_counters (self->tile_cache);
-
-  GST_DEBUG_OBJECT (self, "starting %u decoding threads", n);
   GST_OBJECT_LOCK (self);
-  wsi_ordered_pool_set_min_items (self->pool, self->read_ahead);
+  wsi_pool_element_set_min_queued (element, self->read_ahead);
   GST_OBJECT_UNLOCK (self);
-  wsi_ordered_pool_start_workers (self->pool, n, "patchreader");
+  return TRUE;
 }
 
 /* ---- queueing from the streaming thread --------------------------------- */
@@ -588,7 +600,7 @@ gst_patch_reader_choose_caps (GstPatchReader * self, guint size)
       "pixel-aspect-ratio = (fraction) 1/1");
   gst_caps_set_simple (ours, "width", G_TYPE_INT, (gint) size,
       "height", G_TYPE_INT, (gint) size, NULL);
-  theirs = gst_pad_peer_query_caps (self->srcpad, ours);
+  theirs = gst_pad_peer_query_caps (WSI_POOL_ELEMENT_SRC_PAD (self), ours);
   gst_caps_unref (ours);
   if (gst_caps_is_empty (theirs)) {
     gst_caps_unref (theirs);
@@ -662,7 +674,7 @@ gst_patch_reader_decide_allocation (GstPatchReader * self, GstCaps * caps)
   GstQuery *query = gst_query_new_allocation (caps, TRUE);
   GstBufferPool *pool, *old;
 
-  if (!gst_pad_peer_query (self->srcpad, query))
+  if (!gst_pad_peer_query (WSI_POOL_ELEMENT_SRC_PAD (self), query))
     GST_DEBUG_OBJECT (self, "downstream did not answer the allocation query");
   pool = gst_patch_reader_make_pool (self, query, caps);
   gst_query_unref (query);
@@ -685,7 +697,7 @@ gst_patch_reader_decide_allocation (GstPatchReader * self, GstCaps * caps)
 static GstFlowReturn
 gst_patch_reader_negotiate (GstPatchReader * self, guint size)
 {
-  GstFlowReturn ret = wsi_ordered_pool_drain (self->pool);
+  GstFlowReturn ret = wsi_pool_element_drain (WSI_POOL_ELEMENT (self));
   GstCaps *caps;
   GstVideoInfo vinfo;
   WsiPixelFormat pixel_format;
@@ -708,7 +720,7 @@ gst_patch_reader_negotiate (GstPatchReader * self, guint size)
   self->vinfo = vinfo;
   self->pixel_format = pixel_format;
   self->out_size = size;
-  gst_pad_push_event (self->srcpad, gst_event_new_caps (caps));
+  gst_pad_push_event (WSI_POOL_ELEMENT_SRC_PAD (self), gst_event_new_caps (caps));
   if (!gst_patch_reader_decide_allocation (self, caps)) {
     GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT,
         ("Could not set up output buffers for %ux%u patches.", size, size),
@@ -720,7 +732,8 @@ gst_patch_reader_negotiate (GstPatchReader * self, guint size)
   gst_caps_unref (caps);
 
   if (self->pending_segment) {
-    ret = wsi_ordered_pool_queue_event (self->pool, self->pending_segment);
+    ret = wsi_pool_element_queue_event (WSI_POOL_ELEMENT (self),
+        self->pending_segment);
     self->pending_segment = NULL;
   }
   return ret;
@@ -762,7 +775,8 @@ gst_patch_reader_skip_record (GstPatchReader * self, SlideContext * ctx,
     const WsiPatchRecord * record, const gchar * reason)
 {
   count_outcome (self, OUTCOME_SKIPPED);
-  report_dropped (self, ctx, record, reason);
+  wsi_pool_element_report_dropped (WSI_POOL_ELEMENT (self), record,
+      ctx->path, reason);
 }
 
 /* A remote slide's tiles for @record start coming now, while the patches
@@ -787,7 +801,7 @@ prefetch_patch (GstPatchReader * self, SlideContext * ctx,
 
 static GstFlowReturn
 gst_patch_reader_queue_patch (GstPatchReader * self, SlideContext * ctx,
-    const WsiPatchRecord * record)
+    const WsiPatchRecord * record, const gchar * class_name, gint32 class_id)
 {
   PatchWork work = { 0, };
   GstBufferPool *pool;
@@ -808,7 +822,7 @@ gst_patch_reader_queue_patch (GstPatchReader * self, SlideContext * ctx,
     return GST_FLOW_OK;
   }
   if (record->out_size != self->out_size
-      || gst_pad_check_reconfigure (self->srcpad)) {
+      || gst_pad_check_reconfigure (WSI_POOL_ELEMENT_SRC_PAD (self))) {
     ret = gst_patch_reader_negotiate (self, record->out_size);
     if (ret != GST_FLOW_OK)
       return ret;
@@ -826,20 +840,61 @@ gst_patch_reader_queue_patch (GstPatchReader * self, SlideContext * ctx,
 
   work.record = *record;
   work.slide = ctx;
+  work.class_name = class_name;
+  work.class_id = class_id;
   if (ctx->remote)
     prefetch_patch (self, ctx, record);
-  return wsi_ordered_pool_queue_work (self->pool, &work);
+  return wsi_pool_element_queue_work (WSI_POOL_ELEMENT (self), &work);
+}
+
+/* The per-record classes of an annotated plan (wsiannotation.h), or NULL
+ * with *@n 0. */
+static const gint32 *
+patch_classes (const GstStructure * meta, gsize * n,
+    const gchar * const **names)
+{
+  const GValue *value = meta ? gst_structure_get_value (meta,
+      WSI_PATCH_CLASSES_FIELD) : NULL;
+  GBytes *bytes;
+  gsize size = 0;
+  const gint32 *ids;
+
+  *n = 0;
+  *names = NULL;
+  if (value == NULL || !G_VALUE_HOLDS (value, G_TYPE_BYTES)
+      || (bytes = g_value_get_boxed (value)) == NULL)
+    return NULL;
+  ids = g_bytes_get_data (bytes, &size);
+  *names = wsi_structure_get_strv (meta, WSI_CLASS_NAMES_FIELD);
+  *n = *names ? size / sizeof (gint32) : 0;
+  return ids;
+}
+
+/* The class name of id @id (interned: it outlives the buffer), or NULL. */
+static const gchar *
+class_label (const gchar * const *names, gint32 id, gint32 * class_id)
+{
+  gint32 k;
+
+  for (k = 0; id >= 0 && names[k] != NULL; k++)
+    if (k == id) {
+      *class_id = id;
+      return g_intern_string (names[k]);
+    }
+  return NULL;
 }
 
 static GstFlowReturn
-gst_patch_reader_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
+gst_patch_reader_handle_buffer (WsiPoolElement * element, GstBuffer * buffer)
 {
-  GstPatchReader *self = GST_PATCH_READER (parent);
+  GstPatchReader *self = GST_PATCH_READER (element);
   const GstStructure *slide_meta = wsi_slide_meta_get (buffer);
   SlideContext *ctx = NULL;
   GstFlowReturn ret = GST_FLOW_OK;
   GstMapInfo map;
-  gsize i, n;
+  gsize i, n, n_classes;
+  const gint32 *classes;
+  const gchar *const *class_names;
 
   if (slide_meta)
     ctx = gst_patch_reader_slide_context (self, slide_meta);
@@ -864,12 +919,18 @@ gst_patch_reader_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
     GST_WARNING_OBJECT (self, "ignoring %" G_GSIZE_FORMAT " trailing bytes",
         map.size % sizeof (WsiPatchRecord));
 
+  classes = patch_classes (slide_meta, &n_classes, &class_names);
   for (i = 0; i < n && ret == GST_FLOW_OK; i++) {
     WsiPatchRecord record;
+    const gchar *class_name = NULL;
+    gint32 class_id = WSI_CLASS_NONE;
 
     /* Copy: the buffer memory need not be aligned for the record. */
     memcpy (&record, map.data + i * sizeof (record), sizeof (record));
-    ret = gst_patch_reader_queue_patch (self, ctx, &record);
+    if (i < n_classes)
+      class_name = class_label (class_names, classes[i], &class_id);
+    ret = gst_patch_reader_queue_patch (self, ctx, &record, class_name,
+        class_id);
   }
   gst_buffer_unmap (buffer, &map);
   gst_buffer_unref (buffer);
@@ -891,29 +952,16 @@ gst_patch_reader_ref_buffer_pool (GstPatchReader * self)
   return pool;
 }
 
+/* The chain may wait for a free output buffer: unblocked with the pool
+ * (flush start, deactivation), blocking again after a flush stop. */
 static void
-gst_patch_reader_set_flushing (GstPatchReader * self)
+gst_patch_reader_set_flushing (WsiPoolElement * element, gboolean flushing)
 {
-  GstBufferPool *pool = gst_patch_reader_ref_buffer_pool (self);
+  GstBufferPool *pool =
+      gst_patch_reader_ref_buffer_pool (GST_PATCH_READER (element));
 
-  wsi_ordered_pool_set_flushing (self->pool);
-  /* The chain may wait for a free output buffer. */
   if (pool) {
-    gst_buffer_pool_set_flushing (pool, TRUE);
-    gst_object_unref (pool);
-  }
-}
-
-/* Discards everything in flight, once the workers are out of it. */
-static void
-gst_patch_reader_reset_flushing (GstPatchReader * self)
-{
-  GstBufferPool *pool;
-
-  wsi_ordered_pool_reset (self->pool);
-  pool = gst_patch_reader_ref_buffer_pool (self);
-  if (pool) {
-    gst_buffer_pool_set_flushing (pool, FALSE);
+    gst_buffer_pool_set_flushing (pool, flushing);
     gst_object_unref (pool);
   }
 }
@@ -938,25 +986,15 @@ segment_in_time (GstEvent * event)
   return time_event;
 }
 
+/* Output caps follow the records' out_size, not the input caps; the
+ * segment waits for them; the rest is the base class's. */
 static gboolean
-gst_patch_reader_sink_event (GstPad * pad, GstObject * parent,
-    GstEvent * event)
+gst_patch_reader_sink_event (WsiPoolElement * element, GstEvent * event)
 {
-  GstPatchReader *self = GST_PATCH_READER (parent);
-  GstFlowReturn ret;
+  GstPatchReader *self = GST_PATCH_READER (element);
 
   switch (GST_EVENT_TYPE (event)) {
-    case GST_EVENT_FLUSH_START:
-      gst_patch_reader_set_flushing (self);
-      gst_pad_push_event (self->srcpad, event);
-      wsi_ordered_pool_pause_task (self->pool);
-      return TRUE;
-    case GST_EVENT_FLUSH_STOP:
-      gst_patch_reader_reset_flushing (self);
-      gst_pad_push_event (self->srcpad, event);
-      return wsi_ordered_pool_start_task (self->pool);
     case GST_EVENT_CAPS:
-      /* Output caps follow the records' out_size, not the input caps. */
       gst_event_unref (event);
       return TRUE;
     case GST_EVENT_SEGMENT:
@@ -970,72 +1008,33 @@ gst_patch_reader_sink_event (GstPad * pad, GstObject * parent,
       break;
     case GST_EVENT_EOS:
       if (self->pending_segment) {
-        wsi_ordered_pool_queue_event (self->pool, self->pending_segment);
+        wsi_pool_element_queue_event (element, self->pending_segment);
         self->pending_segment = NULL;
       }
-      ret = wsi_ordered_pool_queue_event (self->pool, event);
-      return ret == GST_FLOW_OK;
+      break;
     default:
       break;
   }
-
-  if (!GST_EVENT_IS_SERIALIZED (event))
-    return gst_pad_event_default (pad, parent, event);
-  ret = wsi_ordered_pool_queue_event (self->pool, event);
-  return ret == GST_FLOW_OK;
+  return WSI_POOL_ELEMENT_CLASS (parent_class)->sink_event (element, event);
 }
 
+/* Coordinates and pixels have nothing in common to allocate. */
 static gboolean
-gst_patch_reader_sink_query (GstPad * pad, GstObject * parent,
-    GstQuery * query)
+gst_patch_reader_sink_query (WsiPoolElement * element, GstQuery * query)
 {
-  switch (GST_QUERY_TYPE (query)) {
-    case GST_QUERY_ALLOCATION:
-      /* Coordinates and pixels have nothing in common to allocate. */
-      return FALSE;
-    default:
-      return gst_pad_query_default (pad, parent, query);
-  }
-}
-
-static gboolean
-gst_patch_reader_sink_activate_mode (GstPad * pad, GstObject * parent,
-    GstPadMode mode, gboolean active)
-{
-  GstPatchReader *self = GST_PATCH_READER (parent);
-
-  if (mode != GST_PAD_MODE_PUSH)
+  if (GST_QUERY_TYPE (query) == GST_QUERY_ALLOCATION)
     return FALSE;
-  if (active) {
-    gst_patch_reader_reset_flushing (self);
-  } else {
-    /* Unblock a chain waiting for room; the pad then waits for it. */
-    gst_patch_reader_set_flushing (self);
-  }
-  return TRUE;
-}
-
-static gboolean
-gst_patch_reader_src_activate_mode (GstPad * pad, GstObject * parent,
-    GstPadMode mode, gboolean active)
-{
-  GstPatchReader *self = GST_PATCH_READER (parent);
-
-  if (mode != GST_PAD_MODE_PUSH)
-    return FALSE;
-  if (active) {
-    gst_patch_reader_reset_flushing (self);
-    return wsi_ordered_pool_start_task (self->pool);
-  }
-  gst_patch_reader_set_flushing (self);
-  return wsi_ordered_pool_stop_task (self->pool);
+  return WSI_POOL_ELEMENT_CLASS (parent_class)->sink_query (element, query);
 }
 
 /* ---- state and properties ----------------------------------------------- */
 
+/* PAUSED -> READY, the workers joined (and finalize): drops the stream's
+ * output buffers, slides and tiles. */
 static void
-gst_patch_reader_reset_stream (GstPatchReader * self)
+gst_patch_reader_stop (WsiPoolElement * element)
 {
+  GstPatchReader *self = GST_PATCH_READER (element);
   GstBufferPool *pool;
 
   g_mutex_lock (&self->stats_lock);
@@ -1053,30 +1052,44 @@ gst_patch_reader_reset_stream (GstPatchReader * self)
   self->out_size = 0;
   self->warned_no_meta = FALSE;
   self->warned_bad_record = FALSE;
-  wsi_ordered_pool_reset_flow (self->pool);
 }
 
-static GstStateChangeReturn
-gst_patch_reader_change_state (GstElement * element, GstStateChange transition)
+/* "slides, tiff=(guint64)3, ..." or "failed-slides, ..." as an array of
+ * "slide, path=(string)..., failed-reads=(guint64)N", sorted by path (the
+ * same text on every run). stats_lock held. */
+static void
+set_slide_counts (GstStructure * stats, GHashTable * slides_by_backend,
+    GHashTable * failed_by_slide)
 {
-  GstPatchReader *self = GST_PATCH_READER (element);
-  GstStateChangeReturn ret;
+  GstStructure *slides = gst_structure_new_empty ("slides");
+  GValue array = G_VALUE_INIT, item = G_VALUE_INIT;
+  GHashTableIter iter;
+  gpointer key, count;
+  GList *paths, *l;
 
-  if (transition == GST_STATE_CHANGE_READY_TO_PAUSED)
-    gst_patch_reader_start_workers (self);
+  g_hash_table_iter_init (&iter, slides_by_backend);
+  while (g_hash_table_iter_next (&iter, &key, &count))
+    gst_structure_set (slides, key, G_TYPE_UINT64, *(guint64 *) count, NULL);
+  gst_structure_set (stats, "slides", GST_TYPE_STRUCTURE, slides, NULL);
+  gst_structure_free (slides);
 
-  ret = GST_ELEMENT_CLASS (parent_class)->change_state (element, transition);
-
-  if (transition == GST_STATE_CHANGE_PAUSED_TO_READY
-      || (transition == GST_STATE_CHANGE_READY_TO_PAUSED
-          && ret == GST_STATE_CHANGE_FAILURE)) {
-    wsi_ordered_pool_stop_workers (self->pool);
-    gst_patch_reader_reset_stream (self);
+  g_value_init (&array, GST_TYPE_ARRAY);
+  paths = g_list_sort (g_hash_table_get_keys (failed_by_slide),
+      (GCompareFunc) g_strcmp0);
+  for (l = paths; l != NULL; l = l->next) {
+    g_value_init (&item, GST_TYPE_STRUCTURE);
+    g_value_take_boxed (&item, gst_structure_new ("slide", "path",
+            G_TYPE_STRING, l->data, "failed-reads", G_TYPE_UINT64,
+            *(guint64 *) g_hash_table_lookup (failed_by_slide, l->data),
+            NULL));
+    gst_value_array_append_and_take_value (&array, &item);
   }
-  return ret;
+  g_list_free (paths);
+  gst_structure_take_value (stats, "failed-slides", &array);
 }
 
-/* Patches read per backend: "read-stats, tiff=(guint64)N, ...". */
+/* Patches read per backend: "read-stats, tiff=(guint64)N, ...", slides per
+ * backend, failed reads per slide, the tile cache's hits and misses. */
 static GstStructure *
 gst_patch_reader_read_stats (GstPatchReader * self)
 {
@@ -1088,6 +1101,7 @@ gst_patch_reader_read_stats (GstPatchReader * self)
   g_hash_table_iter_init (&iter, self->read_by_backend);
   while (g_hash_table_iter_next (&iter, &name, &count))
     gst_structure_set (stats, name, G_TYPE_UINT64, *(guint64 *) count, NULL);
+  set_slide_counts (stats, self->slides_by_backend, self->failed_by_slide);
   g_mutex_unlock (&self->stats_lock);
   gst_structure_set (stats,
       "tile-cache-hits", G_TYPE_UINT64, wsi_tile_cache_hits (self->tile_cache),
@@ -1149,7 +1163,7 @@ gst_patch_reader_set_property (GObject * object, guint prop_id,
       self->backend = g_value_get_enum (value);
       GST_OBJECT_UNLOCK (self);
       wsi_slide_cache_set_backend (self->slide_cache,
-          backend_names[g_value_get_enum (value)]);
+          gst_wsi_backend_name (g_value_get_enum (value)));
       break;
     case PROP_DCT_SCALING:
       g_atomic_int_set (&self->dct_scaling, g_value_get_boolean (value));
@@ -1262,13 +1276,13 @@ gst_patch_reader_finalize (GObject * object)
 {
   GstPatchReader *self = GST_PATCH_READER (object);
 
-  wsi_ordered_pool_stop_workers (self->pool);
-  gst_patch_reader_reset_stream (self);
-  wsi_ordered_pool_free (self->pool);
+  gst_patch_reader_stop (WSI_POOL_ELEMENT (self));
   wsi_slide_cache_free (self->slide_cache);
   wsi_tile_cache_free (self->tile_cache);
   g_hash_table_unref (self->slides);
   g_hash_table_unref (self->read_by_backend);
+  g_hash_table_unref (self->slides_by_backend);
+  g_hash_table_unref (self->failed_by_slide);
   g_mutex_clear (&self->stats_lock);
 
   G_OBJECT_CLASS (parent_class)->finalize (object);
@@ -1279,6 +1293,7 @@ gst_patch_reader_class_init (GstPatchReaderClass * klass)
 {
   GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
   GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
+  WsiPoolElementClass *pool_class = WSI_POOL_ELEMENT_CLASS (klass);
 
   gobject_class->set_property = gst_patch_reader_set_property;
   gobject_class->get_property = gst_patch_reader_get_property;
@@ -1323,7 +1338,7 @@ gst_patch_reader_class_init (GstPatchReaderClass * klass)
           "tiled TIFF), OpenSlide for every other format; openslide or tiff "
           "force one (a slide the forced reader cannot read is given up with "
           "a warning). Takes effect for slides opened from then on",
-          GST_TYPE_PATCH_READER_BACKEND, DEFAULT_BACKEND,
+          GST_TYPE_WSI_BACKEND, DEFAULT_BACKEND,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
   g_object_class_install_property (gobject_class, PROP_DCT_SCALING,
@@ -1394,8 +1409,11 @@ gst_patch_reader_class_init (GstPatchReaderClass * klass)
           GST_TYPE_STRUCTURE, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
   g_object_class_install_property (gobject_class, PROP_READ_STATS,
       g_param_spec_boxed ("read-stats", "Read statistics",
-          "Patches read per backend (a field per backend name, guint64) and "
-          "the tile cache's hits and misses, since the last READY to PAUSED "
+          "Patches read per backend (a field per backend name, guint64), "
+          "slides read per backend (slides, a structure of the same form), "
+          "failed reads per slide (failed-slides, an array of slide, "
+          "path=(string), failed-reads=(guint64), sorted by path) and the "
+          "tile cache's hits and misses, since the last READY to PAUSED "
           "change", GST_TYPE_STRUCTURE,
           G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
   g_object_class_install_property (gobject_class, PROP_PATCHES_READ,
@@ -1421,31 +1439,28 @@ gst_patch_reader_class_init (GstPatchReaderClass * klass)
       "Whole-slide patch reader", "Decoder/Video",
       "Reads the pixels of whole-slide image patches, in parallel and in "
       "order, from their coordinates",
-      "gst-wsi developers <gst-wsi@example.invalid>");
+      "gst-wsi developers");
 
-  element_class->change_state =
-      GST_DEBUG_FUNCPTR (gst_patch_reader_change_state);
+  pool_class->work_size = sizeof (PatchWork);
+  pool_class->worker_name = "patchreader";
+  pool_class->start = GST_DEBUG_FUNCPTR (gst_patch_reader_start);
+  pool_class->stop = GST_DEBUG_FUNCPTR (gst_patch_reader_stop);
+  pool_class->thread_state_new = reader_thread_state_new;
+  pool_class->thread_state_free = reader_thread_state_free;
+  pool_class->handle_buffer =
+      GST_DEBUG_FUNCPTR (gst_patch_reader_handle_buffer);
+  pool_class->process = reader_process;
+  pool_class->finish = reader_finish;
+  pool_class->work_clear = reader_work_clear;
+  pool_class->set_flushing = GST_DEBUG_FUNCPTR (gst_patch_reader_set_flushing);
+  pool_class->sink_event = GST_DEBUG_FUNCPTR (gst_patch_reader_sink_event);
+  pool_class->sink_query = GST_DEBUG_FUNCPTR (gst_patch_reader_sink_query);
 }
 
 static void
 gst_patch_reader_init (GstPatchReader * self)
 {
-  self->sinkpad = gst_pad_new_from_static_template (&sink_template, "sink");
-  gst_pad_set_chain_function (self->sinkpad,
-      GST_DEBUG_FUNCPTR (gst_patch_reader_chain));
-  gst_pad_set_event_function (self->sinkpad,
-      GST_DEBUG_FUNCPTR (gst_patch_reader_sink_event));
-  gst_pad_set_query_function (self->sinkpad,
-      GST_DEBUG_FUNCPTR (gst_patch_reader_sink_query));
-  gst_pad_set_activatemode_function (self->sinkpad,
-      GST_DEBUG_FUNCPTR (gst_patch_reader_sink_activate_mode));
-  gst_element_add_pad (GST_ELEMENT (self), self->sinkpad);
-
-  self->srcpad = gst_pad_new_from_static_template (&src_template, "src");
-  gst_pad_set_activatemode_function (self->srcpad,
-      GST_DEBUG_FUNCPTR (gst_patch_reader_src_activate_mode));
-  gst_pad_use_fixed_caps (self->srcpad);
-  gst_element_add_pad (GST_ELEMENT (self), self->srcpad);
+  gst_pad_use_fixed_caps (WSI_POOL_ELEMENT_SRC_PAD (self));
 
   self->threads = DEFAULT_THREADS;
   self->max_read_failures = DEFAULT_MAX_READ_FAILURES;
@@ -1458,8 +1473,10 @@ gst_patch_reader_init (GstPatchReader * self)
       (GDestroyNotify) slide_context_free);
   self->read_by_backend = g_hash_table_new_full (g_str_hash, g_str_equal,
       NULL, g_free);
-  self->pool = wsi_ordered_pool_new (self->srcpad, sizeof (PatchWork),
-      &reader_pool_funcs, self);
+  self->slides_by_backend = g_hash_table_new_full (g_str_hash, g_str_equal,
+      NULL, g_free);
+  self->failed_by_slide = g_hash_table_new_full (g_str_hash, g_str_equal,
+      g_free, g_free);
   self->slide_cache = wsi_slide_cache_new (DEFAULT_MAX_OPEN_SLIDES);
   self->tile_cache = wsi_tile_cache_new ((gsize) DEFAULT_TILE_CACHE_MB << 20);
 }
