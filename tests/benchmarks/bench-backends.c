@@ -616,17 +616,27 @@ scan_location (const gchar * location, GPtrArray * slides)
 
 /* ---- coordinates --------------------------------------------------------- */
 
+/* The DCT scale as the tiff backend picks it (pick_scale() in
+ * wsislide-tiff.c): a whole multiple of scale x output first, else the
+ * largest scale leaving at least 1.5x to the area average, else the
+ * largest keeping the resolution within WSI_NATIVE_SCALE_MARGIN. */
 static guint
 dct_scale (gint64 read_w, gint64 read_h)
 {
-  /* As the tiff backend picks it: the resolution kept within
-   * WSI_NATIVE_SCALE_MARGIN. */
-  gdouble least = 1.0 - WSI_NATIVE_SCALE_MARGIN;
-  guint s;
+  const gdouble rests[] = { 1.5, 1.0 - WSI_NATIVE_SCALE_MARGIN };
+  guint s, i;
 
   for (s = 8; s > 1; s /= 2) {
-    if (read_w >= s * OUT_SIZE * least && read_h >= s * OUT_SIZE * least)
+    if (read_w % ((gint64) s * OUT_SIZE) == 0
+        && read_h % ((gint64) s * OUT_SIZE) == 0)
       return s;
+  }
+  for (i = 0; i < G_N_ELEMENTS (rests); i++) {
+    for (s = 8; s > 1; s /= 2) {
+      if (read_w >= s * OUT_SIZE * rests[i]
+          && read_h >= s * OUT_SIZE * rests[i])
+        return s;
+    }
   }
   return 1;
 }
