@@ -30,6 +30,10 @@
  *              so it only gains from tiles shared by patches of that run
  *              (neighbours, overlaps) and pays its bookkeeping on the rest
  *              (the tile-aligned case has no reuse at all: pure overhead).
+ *   tiff-full  (not run by default) "tiff" with native scaling off: a full
+ *              decode and the exact area average, the path every non-whole
+ *              factor took before issue 23 (tiff / tiff-full is what DCT
+ *              scaling gains, measured in the same rounds);
  *   libjpeg    the decoding limit: for each patch, pread() and decode with
  *              libjpeg-turbo exactly the whole JPEG tiles that the patch's
  *              level region touches (JPEGTables loaded, out_color_space
@@ -199,11 +203,12 @@ typedef enum
   C_TIFF,
   C_TIFF_CACHE,
   C_LIBJPEG,
+  C_TIFF_FULL,
   N_CONTENDERS
 } Contender;
 
 static const gchar *const contender_names[N_CONTENDERS] = {
-  "bare-os", "layer-os", "tiff", "tiff+cache", "libjpeg"
+  "bare-os", "layer-os", "tiff", "tiff+cache", "libjpeg", "tiff-full"
 };
 
 /* ---- cases -------------------------------------------------------------- */
@@ -1000,6 +1005,7 @@ worker_main (gpointer data)
     case C_LAYER_OS:
     case C_TIFF:
     case C_TIFF_CACHE:
+    case C_TIFF_FULL:
       ctx = wsi_read_context_new ();
       rgb = g_malloc (OUT_SIZE * OUT_SIZE * 3);
       out.data = rgb;
@@ -1025,7 +1031,8 @@ worker_main (gpointer data)
         break;
       case C_LAYER_OS:
       case C_TIFF:
-      case C_TIFF_CACHE:{
+      case C_TIFF_CACHE:
+      case C_TIFF_FULL:{
         WsiReadRequest request = { 0, };
         WsiReadReport report;
         GError *error = NULL;
@@ -1034,7 +1041,8 @@ worker_main (gpointer data)
         request.y = p->y;
         request.width = request.height = p->footprint;
         request.resample_tolerance = RESAMPLE_TOLERANCE;
-        request.native_scaling = run->contender != C_LAYER_OS;
+        request.native_scaling = run->contender != C_LAYER_OS
+            && run->contender != C_TIFF_FULL;
         request.tile_cache = run->cache;
         if (!wsi_slide_read (run->wsi[p->slide], ctx, &request, &out,
                 &report, &error)) {
@@ -1127,6 +1135,7 @@ run_contender (Contender contender, GPtrArray * slides, const Patch * patches,
     case C_LAYER_OS:
     case C_TIFF:
     case C_TIFF_CACHE:
+    case C_TIFF_FULL:
       run.wsi = g_new0 (WsiSlide *, n_slides);
       for (i = 0; i < n_slides; i++) {
         GError *err = NULL;
@@ -1294,15 +1303,15 @@ format_ratio (gchar * buf, gsize size, gdouble a, gdouble b)
 static void
 print_header (void)
 {
-  g_print ("%-8s %3s %-22s %9s %9s %9s %10s %9s %10s %10s\n", "case", "T",
-      "plan", "bare-os", "layer-os", "tiff", "tiff+cache", "libjpeg",
-      "tiff/bare", "tiff/ljpg");
+  g_print ("%-8s %3s %-22s %9s %9s %9s %10s %9s %10s %10s %9s %9s\n", "case",
+      "T", "plan", "bare-os", "layer-os", "tiff", "tiff+cache", "libjpeg",
+      "tiff/bare", "tiff/ljpg", "tiff-full", "tiff/full");
 }
 
 static void
 print_line (const CaseResult * cr, const ThreadResult * tr)
 {
-  gchar v[N_CONTENDERS][32], r1[32], r2[32], plan[64];
+  gchar v[N_CONTENDERS][32], r1[32], r2[32], r3[32], plan[64];
   gdouble m[N_CONTENDERS], share = -1.0;
   const gchar *slash = strrchr (cr->plan_summary, '/');
   guint c;
@@ -1313,6 +1322,7 @@ print_line (const CaseResult * cr, const ThreadResult * tr)
   }
   format_ratio (r1, sizeof (r1), m[C_TIFF], m[C_BARE_OS]);
   format_ratio (r2, sizeof (r2), m[C_TIFF], m[C_LIBJPEG]);
+  format_ratio (r3, sizeof (r3), m[C_TIFF], m[C_TIFF_FULL]);
   /* Where the tiff backend did not always use the limit's DCT scale, the
    * share of patches it did scale natively. */
   if (slash && atoi (slash + 1) > 1 && !strchr (cr->plan_summary, '*'))
@@ -1322,9 +1332,9 @@ print_line (const CaseResult * cr, const ThreadResult * tr)
         share * 100);
   else
     g_strlcpy (plan, cr->plan_summary, sizeof (plan));
-  g_print ("%-8s %3u %-22s %9s %9s %9s %10s %9s %10s %10s\n", cr->def->name,
-      tr->threads, plan, v[C_BARE_OS], v[C_LAYER_OS], v[C_TIFF],
-      v[C_TIFF_CACHE], v[C_LIBJPEG], r1, r2);
+  g_print ("%-8s %3u %-22s %9s %9s %9s %10s %9s %10s %10s %9s %9s\n",
+      cr->def->name, tr->threads, plan, v[C_BARE_OS], v[C_LAYER_OS],
+      v[C_TIFF], v[C_TIFF_CACHE], v[C_LIBJPEG], r1, r2, v[C_TIFF_FULL], r3);
 }
 
 static void
@@ -1509,6 +1519,8 @@ write_json (const gchar * path, const Options * o, GPtrArray * sets[N_SETS],
       json_number (s, m[C_LAYER_OS] / m[C_BARE_OS]);
       g_string_append (s, ", \"libjpeg/bare-os\": ");
       json_number (s, m[C_LIBJPEG] / m[C_BARE_OS]);
+      g_string_append (s, ", \"tiff/tiff-full\": ");
+      json_number (s, m[C_TIFF] / m[C_TIFF_FULL]);
       g_string_append (s, "}}");
     }
     g_string_append (s, "]}");
@@ -1528,7 +1540,7 @@ write_json (const gchar * path, const Options * o, GPtrArray * sets[N_SETS],
 static gboolean
 contender_available (Contender c)
 {
-  return (c != C_TIFF && c != C_TIFF_CACHE) || tiff_built;
+  return (c != C_TIFF && c != C_TIFF_CACHE && c != C_TIFF_FULL) || tiff_built;
 }
 
 static gboolean
@@ -1549,7 +1561,7 @@ parse_contenders (const gchar * list)
     }
     if (c == N_CONTENDERS || k < n_order) {
       g_printerr ("unknown or repeated contender '%s' (bare-os, layer-os, "
-          "tiff, tiff+cache, libjpeg)\n", v[i]);
+          "tiff, tiff+cache, libjpeg, tiff-full)\n", v[i]);
       g_strfreev (v);
       return FALSE;
     }
