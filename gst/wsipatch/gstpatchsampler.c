@@ -1716,7 +1716,7 @@ gst_patch_sampler_class_init (GstPatchSamplerClass * klass)
       "Whole-slide patch sampler", "Filter/Analyzer",
       "Plans patch coordinates (random, grid, multi- or continuous "
       "magnification, on tissue) for each whole-slide image",
-      "gst-wsi developers <https://example.invalid/gst-wsi>");
+      "gst-wsi developers");
 
   element_class->change_state =
       GST_DEBUG_FUNCPTR (gst_patch_sampler_change_state);
