@@ -679,7 +679,7 @@ gst_patch_store_sink_class_init (GstPatchStoreSinkClass * klass)
       "Patch store writer", "Sink/File",
       "Writes whole-slide image patches and their records into an on-disk "
       "patch store (shards, index, manifest)",
-      "gst-wsi developers <gst-wsi@example.invalid>");
+      "gst-wsi developers");
 
   sink_class->start = GST_DEBUG_FUNCPTR (gst_patch_store_sink_start);
   sink_class->stop = GST_DEBUG_FUNCPTR (gst_patch_store_sink_stop);

@@ -777,7 +777,7 @@ gst_patch_store_src_class_init (GstPatchStoreSrcClass * klass)
       "Patch store source", "Source/File",
       "Serves the patches of an on-disk patch store, in order or shuffled "
       "per epoch, split across ranks",
-      "gst-wsi developers <gst-wsi@example.invalid>");
+      "gst-wsi developers");
   element_class->change_state =
       GST_DEBUG_FUNCPTR (gst_patch_store_src_change_state);
 }
