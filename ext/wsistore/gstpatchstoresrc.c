@@ -57,6 +57,7 @@
 #include "gstpatchstoresrc.h"
 #include "wsiorderedpool.h"
 #include "wsistore.h"
+#include "wsistorecodec.h"
 #include "wsistoreorder.h"
 
 #include <gst/video/video.h>
@@ -134,6 +135,7 @@ typedef struct
   guint epoch;
   guint64 index;                /* in the store */
   guint64 position;             /* in the served stream */
+  GError *error;                /* why the patch did not decode */
 } StoreWork;
 
 struct _GstPatchStoreSrc
@@ -167,6 +169,7 @@ struct _GstPatchStoreSrc
   WsiStore *store;
   WsiStoreOrder *store_order;
   guint stream_epochs;
+  WsiStorePixels pixels;
 
   /* feeder task only */
   gboolean sent_start;
@@ -187,21 +190,6 @@ GST_ELEMENT_REGISTER_DEFINE_WITH_CODE (patchstoresrc, "patchstoresrc",
         "patch store source"));
 
 /* ---- decoding (worker threads, no lock held) ---------------------------- */
-
-static void
-decode_raw (const WsiStoreEntry * entry, const guint8 * payload,
-    guint8 * dest, guint stride)
-{
-  gsize row = (gsize) entry->width * entry->channels;
-  guint y;
-
-  if (stride == row) {
-    memcpy (dest, payload, row * entry->height);
-    return;
-  }
-  for (y = 0; y < entry->height; y++)
-    memcpy (dest + (gsize) y * stride, payload + y * row, row);
-}
 
 /* The slide's columns and the two the store adds, as WsiPatchMeta wants. */
 static void
@@ -232,38 +220,67 @@ add_patch_meta (GstBuffer * buffer, const WsiStoreEntry * entry,
           labels), names, values);
 }
 
+/* One libjpeg decompressor per worker, made once. */
+static gpointer
+store_thread_state_new (gpointer user_data)
+{
+  return wsi_store_codec_new ();
+}
+
+static void
+store_thread_state_free (gpointer state, gpointer user_data)
+{
+  wsi_store_codec_free (state);
+}
+
 static GstBuffer *
 store_process (gpointer data, gpointer state, gpointer user_data)
 {
+  GstPatchStoreSrc *self = user_data;
   StoreWork *work = data;
-  const WsiStoreEntry *entry = &work->shard->entries[work->local];
+  const WsiShard *shard = work->shard;
+  const WsiStoreEntry *entry = &shard->entries[work->local];
   GstBuffer *buffer = g_steal_pointer (&work->buffer);
   GstMapInfo map;
+  gboolean ok;
 
   if (!gst_buffer_map (buffer, &map, GST_MAP_WRITE)) {
     gst_buffer_unref (buffer);
     return NULL;
   }
-  decode_raw (entry, wsi_shard_payload (work->shard, work->local), map.data,
-      work->stride);
+  ok = wsi_store_decode (state, shard->encoding, &self->pixels,
+      wsi_shard_payload (shard, work->local), entry->size, entry->width,
+      entry->height, map.data, work->stride, &work->error);
   gst_buffer_unmap (buffer, &map);
-  add_patch_meta (buffer, entry, wsi_shard_slide (work->shard, work->local),
+  if (!ok) {
+    gst_buffer_unref (buffer);
+    return NULL;
+  }
+  add_patch_meta (buffer, entry, wsi_shard_slide (shard, work->local),
       work->epoch, work->index);
   GST_BUFFER_OFFSET (buffer) = work->position;
   GST_BUFFER_OFFSET_END (buffer) = GST_BUFFER_OFFSET_NONE;
   return buffer;
 }
 
+/* In stream order: counts the patch, or warns about one that did not
+ * decode (a damaged payload that passed the checks: verify=false). */
 static GstBuffer *
 store_finish (gpointer data, GstBuffer * result, gpointer user_data)
 {
   GstPatchStoreSrc *self = user_data;
+  StoreWork *work = data;
 
-  if (result != NULL) {
-    GST_OBJECT_LOCK (self);
+  if (result == NULL && work->error != NULL)
+    GST_ELEMENT_WARNING (self, STREAM, DECODE, ("Could not decode patch %u "
+            "of shard \"%s\"; it is skipped.", work->local,
+            work->shard->path), ("%s", work->error->message));
+  GST_OBJECT_LOCK (self);
+  if (result != NULL)
     self->patches_served++;
-    GST_OBJECT_UNLOCK (self);
-  }
+  else
+    self->patches_skipped++;
+  GST_OBJECT_UNLOCK (self);
   return result;
 }
 
@@ -273,9 +290,12 @@ store_work_clear (gpointer data, gpointer user_data)
   StoreWork *work = data;
 
   gst_clear_buffer (&work->buffer);
+  g_clear_error (&work->error);
 }
 
 static const WsiOrderedPoolFuncs store_pool_funcs = {
+  .thread_state_new = store_thread_state_new,
+  .thread_state_free = store_thread_state_free,
   .process = store_process,
   .finish = store_finish,
   .work_clear = store_work_clear,
@@ -468,6 +488,13 @@ gst_patch_store_src_open (GstPatchStoreSrc * self)
     GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS, ("The patch store \"%s\" "
             "holds more than 2^32 patches: too many to shuffle.",
             self->store->dir), (NULL));
+    return FALSE;
+  }
+  if (!wsi_store_pixels_from_format (self->store->video_format,
+          &self->pixels)) {
+    GST_ELEMENT_ERROR (self, RESOURCE, OPEN_READ, ("The patch store \"%s\" "
+            "holds %s pixels, which this version does not serve.",
+            self->store->dir, self->store->video_format), (NULL));
     return FALSE;
   }
   for (i = 0; i < self->store->warnings->len; i++)
@@ -753,8 +780,9 @@ install_properties (GObjectClass * gobject_class)
           G_MAXUINT64, 0, counter));
   g_object_class_install_property (gobject_class, PROP_PATCHES_SKIPPED,
       g_param_spec_uint64 ("patches-skipped", "Patches skipped",
-          "Patches of shards left out because they are missing, truncated or "
-          "damaged (count, per the manifest)", 0, G_MAXUINT64, 0, counter));
+          "Patches not served: those of shards left out because they are "
+          "missing, truncated or damaged (per the manifest), and patches "
+          "that did not decode (count)", 0, G_MAXUINT64, 0, counter));
   g_object_class_install_property (gobject_class, PROP_SHARDS_SKIPPED,
       g_param_spec_uint ("shards-skipped", "Shards skipped",
           "Shards left out because they are missing, truncated or damaged "

@@ -19,6 +19,7 @@
 #include "wsitestutil.h"
 
 #include <glib/gstdio.h>
+#include <math.h>
 #include <signal.h>
 #include <string.h>
 #include <errno.h>
@@ -29,6 +30,7 @@
 /* 62 px RGB rows are 186 bytes, padded to 188 in a buffer: the store
  * packs them and must unpack them to the same buffer. */
 #define PATCH 62
+#define STRIDE GST_ROUND_UP_4 (PATCH * 3)
 #define PATCHES_PER_SLIDE 23
 #define N_SLIDES 2
 #define N_PATCHES (PATCHES_PER_SLIDE * N_SLIDES)
@@ -218,6 +220,7 @@ assert_same_patch (WsiRun * a, guint i, WsiRun * b, guint j,
   GstBuffer *y = g_ptr_array_index (b->batches, j);
   WsiPatchRecord ra = *WSI_RECORD (a, i), rb = *WSI_RECORD (b, j);
   GstMapInfo mx, my;
+  guint k;
 
   if (!with_time)
     ra.created_ns = rb.created_ns = 0;
@@ -230,10 +233,36 @@ assert_same_patch (WsiRun * a, guint i, WsiRun * b, guint j,
   fail_unless (gst_buffer_map (x, &mx, GST_MAP_READ));
   fail_unless (gst_buffer_map (y, &my, GST_MAP_READ));
   fail_unless_equals_uint64 (mx.size, my.size);
-  fail_unless (memcmp (mx.data, my.data, mx.size) == 0,
-      "pixels of patch %u and %u differ", i, j);
+  fail_unless_equals_uint64 (mx.size, PATCH * STRIDE);
+  for (k = 0; k < PATCH; k++)
+    fail_unless (memcmp (mx.data + k * STRIDE, my.data + k * STRIDE,
+            PATCH * 3) == 0, "pixels of patch %u and %u differ", i, j);
   gst_buffer_unmap (x, &mx);
   gst_buffer_unmap (y, &my);
+}
+
+/* PSNR (dB) of patch @j of @b against patch @i of @a, pixels only. */
+static gdouble
+patch_psnr (WsiRun * a, guint i, WsiRun * b, guint j)
+{
+  GstMapInfo mx, my;
+  gdouble se = 0;
+  guint k, x;
+
+  fail_unless (gst_buffer_map (g_ptr_array_index (a->batches, i), &mx,
+          GST_MAP_READ));
+  fail_unless (gst_buffer_map (g_ptr_array_index (b->batches, j), &my,
+          GST_MAP_READ));
+  for (k = 0; k < PATCH; k++)
+    for (x = 0; x < PATCH * 3; x++) {
+      gdouble d = (gdouble) mx.data[k * STRIDE + x] - my.data[k * STRIDE + x];
+
+      se += d * d;
+    }
+  gst_buffer_unmap (g_ptr_array_index (a->batches, i), &mx);
+  gst_buffer_unmap (g_ptr_array_index (b->batches, j), &my);
+  se /= PATCH * PATCH * 3;
+  return se == 0 ? 99.0 : 10 * log10 (255.0 * 255.0 / se);
 }
 
 GST_START_TEST (test_raw_round_trip)
@@ -293,6 +322,102 @@ GST_START_TEST (test_raw_round_trip)
   g_free (desc);
   remove_store (store);
   g_free (store);
+  g_free (slides);
+}
+
+GST_END_TEST;
+
+/* Bytes of the shards of @store. */
+static guint64
+store_bytes (const gchar * store)
+{
+  GDir *d = g_dir_open (store, 0, NULL);
+  const gchar *name;
+  guint64 total = 0;
+
+  while (d && (name = g_dir_read_name (d)) != NULL) {
+    gchar *path = g_build_filename (store, name, NULL);
+    GStatBuf st;
+
+    if (g_str_has_suffix (name, ".wsis") && g_stat (path, &st) == 0)
+      total += st.st_size;
+    g_free (path);
+  }
+  if (d)
+    g_dir_close (d);
+  return total;
+}
+
+/* Writes @encoding through a tee, serves it at 1 and 3 threads: records
+ * exact, the same bytes whatever threads, every patch at least @min_db;
+ * returns the store's shard bytes. */
+static guint64
+check_lossy (const gchar * slides, const gchar * name, const gchar * encoding,
+    gdouble min_db)
+{
+  gchar *store = g_build_filename (WSI_TEST_TMPDIR, name, NULL);
+  gchar *desc;
+  WsiRun *written, *one, *three;
+  gdouble worst = 99;
+  guint64 bytes;
+  guint i;
+
+  gchar *sink_extra = g_strdup_printf ("%s t. ! queue ! appsink name=sink "
+      "sync=false", encoding);
+
+  remove_store (store);
+  desc = extract_pipeline (slides, store, "tee name=t ! queue !", sink_extra);
+  g_free (sink_extra);
+  written = run_collecting (desc);
+  fail_unless (written->error == NULL, "%s", written->error);
+  one = serve (store, "threads=1");
+  three = serve (store, "threads=3");
+  fail_unless (one->error == NULL && three->error == NULL);
+  fail_unless_equals_int (one->records->len, N_PATCHES);
+  fail_unless_equals_int (three->records->len, N_PATCHES);
+  for (i = 0; i < N_PATCHES; i++) {
+    gdouble db = patch_psnr (written, i, one, i);
+    WsiPatchRecord ra = *WSI_RECORD (written, i), rb = *WSI_RECORD (one, i);
+
+    fail_unless (memcmp (&ra, &rb, sizeof (ra)) == 0);
+    assert_same_patch (one, i, three, i, TRUE);
+    fail_unless (db >= min_db, "%s: patch %u at %.1f dB < %.1f", encoding, i,
+        db, min_db);
+    worst = MIN (worst, db);
+  }
+  bytes = store_bytes (store);
+  g_print ("patchstore: %s: worst patch %.1f dB, %" G_GUINT64_FORMAT
+      " shard bytes for %d patches of %d px\n", encoding, worst, bytes,
+      N_PATCHES, PATCH);
+  wsi_run_free (written);
+  wsi_run_free (one);
+  wsi_run_free (three);
+  g_free (desc);
+  remove_store (store);
+  g_free (store);
+  return bytes;
+}
+
+GST_START_TEST (test_jpeg_and_yuv420)
+{
+  gchar *slides = make_slides ("lossy-slides");
+  gchar *raw = g_build_filename (WSI_TEST_TMPDIR, "lossy-raw", NULL);
+  guint64 raw_bytes, jpeg_bytes, yuv_bytes;
+
+  remove_store (raw);
+  extract (slides, raw);
+  raw_bytes = store_bytes (raw);
+  jpeg_bytes = check_lossy (slides, "lossy-jpeg444",
+      "encoding=jpeg quality=95 chroma-subsampling=444", 40.0);
+  fail_unless (jpeg_bytes < raw_bytes);
+  check_lossy (slides, "lossy-jpeg420",
+      "encoding=jpeg quality=95 chroma-subsampling=420", 30.0);
+  yuv_bytes = check_lossy (slides, "lossy-yuv420", "encoding=yuv420", 30.0);
+  /* half of RGB's pixel bytes, plus the same index */
+  fail_unless (yuv_bytes < raw_bytes * 0.6, "%" G_GUINT64_FORMAT " vs %"
+      G_GUINT64_FORMAT, yuv_bytes, raw_bytes);
+  remove_store (raw);
+  g_free (raw);
   g_free (slides);
 }
 
@@ -801,6 +926,7 @@ patchstore_suite (void)
   tcase_set_timeout (tc, 300);
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_raw_round_trip);
+  tcase_add_test (tc, test_jpeg_and_yuv420);
   tcase_add_test (tc, test_shuffle_epochs_threads);
   tcase_add_test (tc, test_ranks_disjoint_equal);
   tcase_add_test (tc, test_damaged_shards_skipped);
