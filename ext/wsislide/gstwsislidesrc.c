@@ -84,6 +84,18 @@
  * answers by setting the boolean field `cached` to %TRUE gets the slide
  * without overview (`has-overview` %FALSE, empty buffer).
  *
+ * ## Annotations
+ *
+ * A slide's annotation file (QuPath GeoJSON or ASAP XML, level-0 pixels) is
+ * read once, when the slide is first opened: the one a manifest column
+ * `annotations` names, else `SLIDE.geojson`, `SLIDE.json` or `SLIDE.xml`
+ * in the folder of the `annotations` property, else next to the slide. Its
+ * polygons travel in the slide meta (`annotation-*` fields) for
+ * patchsampler's `annotation-mode`. Unusable shapes are dropped and a
+ * malformed file leaves the slide without regions, each with a warning
+ * naming the file; a file in the `annotations` folder named after no slide
+ * is warned about too (docs/annotations.md).
+ *
  * ## Example launch line
  * |[
  * gst-launch-1.0 wsislidesrc location=/data/slides thumbnail-size=512 ! fakesink dump=false silent=false -v

@@ -146,6 +146,36 @@
  * ]| 32 non-overlapping patches per visit; a slide repeats a position only
  * after all of its tissue positions have been used.
  *
+ * ## Annotation regions
+ *
+ * With `annotation-mode` (and-tissue or replace-tissue), patches lie only
+ * inside the regions of `annotation-classes` that wsislidesrc read from
+ * each slide's QuPath GeoJSON or ASAP XML file (docs/annotations.md): a
+ * patch is inside when its centre is (holes excluded), or, with
+ * `min-annotation-coverage` c > 0, when one region of its class covers at
+ * least c of its footprint (exact polygon areas). Regions of
+ * `annotation-exclude` veto any patch whose centre (coverage rule: any part)
+ * lies in them. Each patch is labelled with its region's class — where
+ * regions overlap, the one `annotation-overlap` picks (default: the
+ * smallest) — and patchreader makes it the patch's label and the columns
+ * `class` and `class-id` (the position in `annotation-classes`, the same on
+ * every rank). `class-balance=uniform|weights` draws each patch's class
+ * first (`class-weights` gives the shares), then a position in that class's
+ * regions; the shares are corrected by what the stream has planned so far,
+ * so a class missing from a slide is made up on later slides. Random mode
+ * draws positions uniformly inside the regions; grid and
+ * `replacement=false` keep their lattices and test each cell. Slides
+ * without usable regions are skipped with a warning and counted in
+ * `slides-without-regions`.
+ *
+ * |[
+ * gst-launch-1.0 wsislidesrc location=/data/slides ! tissuemask ! queue ! \
+ *     patchsampler annotation-mode=and-tissue annotation-classes=Tumor,Stroma \
+ *     annotation-exclude=Ignore class-balance=uniform max-patches=256 ! \
+ *     patchinterleave ! patchreader ! queue ! patchbatch ! fakesink sync=false
+ * ]| Tumor and Stroma patches in equal shares from the regions outlined in
+ * SLIDE.geojson next to each slide, never touching the Ignore regions.
+ *
  * ## Differences from wsistream (the Python peer)
  *
  * The peer's multi-magnification reads `patch_size` pixels at the pyramid
@@ -165,6 +195,7 @@
 #endif
 
 #include <math.h>
+#include <gst/wsi/wsilevel.h>
 #include <gst/wsi/wsirecord.h>
 #include <gst/wsi/wsirefusal.h>
 
@@ -854,24 +885,22 @@ patch_sampler_tissue_map (GstPatchSampler * self, const WsiSlideVisit * visit,
 }
 
 
-/* The level patchreader reads for a patch: the coarsest whose downsample
- * does not exceed footprint / out_size (wsi_slide_best_level()'s rule,
- * 1 % tolerance). */
+/* The level patchreader reads for a patch (the read layer's rule,
+ * wsilevel.h), from the slide meta's level downsamples. */
 static gint
 read_level (const GstStructure * meta, const WsiPatchRecord * record)
 {
-  gdouble want = (gdouble) record->footprint / record->out_size;
-  gint level, levels = 1, best = 0;
+  gint level, levels = 1;
+  gdouble *downsamples;
 
   gst_structure_get_int (meta, "level-count", &levels);
-  for (level = 0; level < levels; level++) {
-    gdouble ds = wsi_slide_meta_list_get (meta, "level-downsamples", level,
-        0.0);
-
-    if (ds > 0.0 && ds <= want * 1.01)
-      best = level;
-  }
-  return best;
+  levels = CLAMP (levels, 1, 64);
+  downsamples = g_newa (gdouble, levels);
+  for (level = 0; level < levels; level++)
+    downsamples[level] = wsi_slide_meta_list_get (meta, "level-downsamples",
+        level, 0.0);
+  return wsi_level_for_downsample (downsamples, levels,
+      (gdouble) record->footprint / record->out_size);
 }
 
 /* align=tile: snaps every position down to the tile grid of the level that
