@@ -1,15 +1,33 @@
 #!/usr/bin/python3
-"""Prints 'N passed, N failed, N skipped' from meson's testlog.json.
+"""Prints what ran and what did not from meson's testlog.json.
 
-Counts individual test cases where a runner reports them (gst-check's
+Counts individual checks where a runner reports them (gst-check's
 "Checks: N, Failures: F, Errors: E", pytest's summary), else one per test.
+A check that did not run is counted as skipped, never as passed, and listed
+with its reason:
+
+- a meson test that exits 77 (meson's SKIP) is one skipped test, its reason
+  the last "SKIP: ..." line it printed (else its last line of output);
+- inside a gst-check test, each check that printed "SKIP: <check>: <reason>"
+  (tests/check/wsitestutil.h, WSI_TEST_SKIP) moves from passed to skipped;
+- inside pytest, the skipped count comes from pytest's own summary and the
+  reasons from its "SKIPPED [n] file:line: reason" lines (pytest -rs);
+- any other test that printed "SKIP: <part>: <reason>" ran, but that part
+  did not: each such line adds one skipped part.
+
+Ends with "N passed, N failed, N skipped"; exits 1 when anything failed.
 """
 import json
 import re
 import sys
 
 CHECK_RE = re.compile(r"Checks: (\d+), Failures: (\d+), Errors: (\d+)")
-PYTEST_RE = re.compile(r"=+ (.*) in [\d.]+s")
+# pytest's last line: "=== 7 passed, 2 skipped in 1.2s ===", or with -q
+# "150 passed, 1 warning in 68.79s (0:01:08)"
+PYTEST_RE = re.compile(r"^=* ?(\d+ (?:passed|failed|skipped|errors?|deselected|"
+                       r"xfailed|xpassed|warnings?)\b.*) in [\d.]+s", re.M)
+SKIP_LINE_RE = re.compile(r"^SKIP: (.*)$", re.M)
+PYTEST_SKIP_RE = re.compile(r"^SKIPPED \[(\d+)\] (.*)$", re.M)
 
 
 def count_pytest(line):
@@ -20,37 +38,80 @@ def count_pytest(line):
     return counts
 
 
+def skip_lines(out):
+    """The distinct "SKIP: ..." lines, in order."""
+    return list(dict.fromkeys(line.strip() for line in SKIP_LINE_RE.findall(out)))
+
+
+class Summary:
+    def __init__(self):
+        self.passed = self.failed = self.skipped = 0
+        self.reasons = []  # (test name, what did not run and why)
+
+    def add_test(self, result):
+        name = result["name"].split(" / ", 1)[-1]
+        out = (result.get("stdout") or "") + (result.get("stderr") or "")
+        status = result["result"]
+        checks = CHECK_RE.findall(out)
+        pytest = PYTEST_RE.findall(out)
+        if status == "SKIP":
+            lines = skip_lines(out) or [l for l in out.strip().splitlines()[-1:]]
+            self.skipped += 1
+            self.reasons.append((name, lines[-1] if lines else "exited 77 (skip) without a reason"))
+        elif checks:
+            self.add_check(name, status, checks, skip_lines(out))
+        elif pytest:
+            self.add_pytest(name, status, count_pytest(pytest[-1]), out)
+        else:
+            self.passed += status == "OK"
+            self.failed += status != "OK"
+            for line in skip_lines(out):
+                self.skipped += 1
+                self.reasons.append((name, line))
+
+    def add_check(self, name, status, checks, lines):
+        passed = failed = 0
+        for total, failures, errors in checks:
+            bad = int(failures) + int(errors)
+            passed += int(total) - bad
+            failed += bad
+        if status != "OK" and failed == 0:
+            failed += 1  # crashed or timed out after its summary
+        # one check may print several SKIP lines (one per absent slide)
+        skipped_checks = {line.split(":", 1)[0] for line in lines}
+        skipped = min(len(skipped_checks), passed)
+        self.passed += passed - skipped
+        self.failed += failed
+        self.skipped += skipped
+        self.reasons.extend((name, line) for line in lines)
+
+    def add_pytest(self, name, status, counts, out):
+        self.passed += counts["passed"]
+        self.failed += counts["failed"]
+        self.skipped += counts["skipped"]
+        if status != "OK" and counts["failed"] == 0:
+            self.failed += 1
+        reasons = PYTEST_SKIP_RE.findall(out)
+        for number, where in reasons:
+            self.reasons.append((name, f"{where} ({number} test{'s' if number != '1' else ''})"))
+        if counts["skipped"] and not reasons:
+            self.reasons.append((name, f"{counts['skipped']} skipped (run pytest -rs for why)"))
+
+    def print(self):
+        if self.reasons:
+            print(f"Did not run here ({self.skipped} skipped):")
+            for name, reason in self.reasons:
+                print(f"  {name}: {reason}")
+        print(f"{self.passed} passed, {self.failed} failed, {self.skipped} skipped")
+
+
 def main(path):
-    passed = failed = skipped = 0
+    summary = Summary()
     with open(path) as log:
         for line in log:
-            result = json.loads(line)
-            out = result.get("stdout") or ""
-            status = result["result"]
-            checks = CHECK_RE.findall(out)
-            pytest = PYTEST_RE.findall(out)
-            if status == "SKIP":
-                skipped += 1
-            elif checks:
-                for total, failures, errors in checks:
-                    bad = int(failures) + int(errors)
-                    passed += int(total) - bad
-                    failed += bad
-                if status != "OK" and not any(int(f) + int(e) for _, f, e in checks):
-                    failed += 1  # crashed or timed out after its summary
-            elif pytest:
-                counts = count_pytest(pytest[-1])
-                passed += counts["passed"]
-                failed += counts["failed"]
-                skipped += counts["skipped"]
-                if status != "OK" and counts["failed"] == 0:
-                    failed += 1
-            elif status == "OK":
-                passed += 1
-            else:
-                failed += 1
-    print(f"{passed} passed, {failed} failed, {skipped} skipped")
-    return 1 if failed else 0
+            summary.add_test(json.loads(line))
+    summary.print()
+    return 1 if summary.failed else 0
 
 
 if __name__ == "__main__":

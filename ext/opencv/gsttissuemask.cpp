@@ -101,6 +101,7 @@
 
 #include "gsttissuemask.h"
 
+#include <gst/wsi/wsievent.h>
 #include <gst/wsi/wsirecord.h>
 
 #include "wsitissuedetect.h"
@@ -108,15 +109,10 @@
 GST_DEBUG_CATEGORY_STATIC (gst_tissue_mask_debug);
 #define GST_CAT_DEFAULT gst_tissue_mask_debug
 
-#define MASK_CACHED_QUERY_NAME "wsi-mask-cached"
-/* Field a tissuemask that lacks the mask adds to that query on its way
- * upstream, so that an earlier tissuemask holding it does not answer
- * "cached" and starve the later one of the overview. */
-#define OVERVIEW_NEEDED_FIELD "overview-needed"
-/* Custom upstream event a tissuemask sends once it finds a mask already on
- * a slide: the tissuemasks before it then ask it before answering the
- * query above (and only then: the query stays local otherwise). */
-#define MASK_CHAINED_EVENT_NAME "wsi-mask-chained"
+/* The mask-cached query and mask-chained event (wsievent.h): a tissuemask
+ * that finds a mask already on a slide tells the ones before it, which then
+ * ask it before answering the query (and only then: it stays local
+ * otherwise). */
 
 #define DEFAULT_METHOD GST_TISSUE_MASK_METHOD_OTSU
 #define DEFAULT_OTSU_CHANNEL WSI_OTSU_SATURATION
@@ -482,12 +478,8 @@ report_rejected (GstTissueMask * self, const GstStructure * meta,
 
   gst_structure_get_uint (meta, "index", &index);
   gst_pad_push_event (GST_BASE_TRANSFORM_SINK_PAD (self),
-      gst_event_new_custom (GST_EVENT_CUSTOM_UPSTREAM,
-          gst_structure_new (WSI_SLIDE_REJECTED_EVENT,
-              "slide-index", G_TYPE_UINT, index,
-              "path", G_TYPE_STRING, path,
-              "tissue-fraction", G_TYPE_DOUBLE, fraction,
-              "blank", G_TYPE_BOOLEAN, has_mask && fraction <= 0.0, NULL)));
+      wsi_event_new_slide_rejected (index, path, fraction,
+          has_mask && fraction <= 0.0));
 }
 
 static void
@@ -525,8 +517,7 @@ announce_chain (GstTissueMask * self)
     return;
   self->announced_chain = TRUE;
   gst_pad_push_event (GST_BASE_TRANSFORM_SINK_PAD (self),
-      gst_event_new_custom (GST_EVENT_CUSTOM_UPSTREAM,
-          gst_structure_new_empty (MASK_CHAINED_EVENT_NAME)));
+      wsi_event_new_mask_chained ());
 }
 
 /* Neither an overview nor a cached mask: a mask already present is kept
@@ -624,14 +615,12 @@ gst_tissue_mask_query (GstBaseTransform * trans, GstPadDirection direction,
     GstQuery * query)
 {
   GstTissueMask *self = GST_TISSUE_MASK (trans);
-  const GstStructure *s = gst_query_get_structure (query);
-  GstStructure *answer;
   gboolean cached, later_needs = FALSE;
-  const gchar *path;
+  const gchar *path = NULL;
 
-  if (direction != GST_PAD_SINK || GST_QUERY_TYPE (query) != GST_QUERY_CUSTOM
-      || s == NULL || !gst_structure_has_name (s, MASK_CACHED_QUERY_NAME)
-      || (path = gst_structure_get_string (s, "path")) == NULL)
+  if (direction != GST_PAD_SINK
+      || !wsi_query_parse_mask_cached (query, &path, NULL, NULL)
+      || path == NULL)
     return GST_BASE_TRANSFORM_CLASS (parent_class)->query (trans, direction,
         query);
 
@@ -641,22 +630,13 @@ gst_tissue_mask_query (GstBaseTransform * trans, GstPadDirection direction,
 
   if (cached && g_atomic_int_get (&self->later_mask)) {
     gst_pad_peer_query (GST_BASE_TRANSFORM_SRC_PAD (trans), query);
-    gst_structure_get_boolean (gst_query_get_structure (query),
-        OVERVIEW_NEEDED_FIELD, &later_needs);
+    wsi_query_parse_mask_cached (query, &path, NULL, &later_needs);
   }
   GST_LOG_OBJECT (self, "mask of %s cached here: %d, needed later: %d",
-      gst_structure_get_string (gst_query_get_structure (query), "path"),
-      cached, later_needs);
+      path, cached, later_needs);
 
-  answer = gst_query_writable_structure (query);
-  if (cached && !later_needs) {
-    gst_structure_set (answer, "cached", G_TYPE_BOOLEAN, TRUE, NULL);
-    return TRUE;
-  }
-  gst_structure_remove_field (answer, "cached");
-  gst_structure_set (answer, OVERVIEW_NEEDED_FIELD, G_TYPE_BOOLEAN, TRUE,
-      NULL);
-  return FALSE;
+  wsi_query_set_mask_cached (query, cached && !later_needs);
+  return cached && !later_needs;
 }
 
 /* Learns that a later tissuemask combines with ours (and lets the event
@@ -666,8 +646,7 @@ gst_tissue_mask_src_event (GstBaseTransform * trans, GstEvent * event)
 {
   GstTissueMask *self = GST_TISSUE_MASK (trans);
 
-  if (GST_EVENT_TYPE (event) == GST_EVENT_CUSTOM_UPSTREAM
-      && gst_event_has_name (event, MASK_CHAINED_EVENT_NAME)) {
+  if (wsi_event_parse_mask_chained (event)) {
     GST_DEBUG_OBJECT (self, "a later tissuemask combines with our masks");
     g_atomic_int_set (&self->later_mask, 1);
   }

@@ -70,6 +70,7 @@
 #include "wsitilecache.h"
 
 #include <gst/video/video.h>
+#include <gst/wsi/wsievent.h>
 #include <gst/wsi/wsirecord.h>
 #include <math.h>
 #include <string.h>
@@ -276,12 +277,7 @@ static void
 report_given_up (GstPatchReader * self, SlideContext * ctx, guint index)
 {
   gst_pad_push_event (self->sinkpad,
-      gst_event_new_custom (GST_EVENT_CUSTOM_UPSTREAM,
-          gst_structure_new (WSI_SLIDE_GIVEN_UP_EVENT,
-              "slide-index", G_TYPE_UINT, index,
-              "path", G_TYPE_STRING, ctx->path,
-              "reason", G_TYPE_STRING, GST_STR_NULL (ctx->give_up_reason),
-              NULL)));
+      wsi_event_new_slide_given_up (index, ctx->path, ctx->give_up_reason));
 }
 
 /* Counts a failed read and gives the slide up after too many in a row.
@@ -454,20 +450,14 @@ reader_process (gpointer data, gpointer state, gpointer user_data)
 }
 
 /* Tells the planner upstream that a patch it planned will not arrive
- * (see WSI_PATCH_DROPPED_EVENT in wsirecord.h). */
+ * (wsievent.h). */
 static void
 report_dropped (GstPatchReader * self, SlideContext * ctx,
     const WsiPatchRecord * record, const gchar * reason)
 {
-  GstStructure *s = gst_structure_new (WSI_PATCH_DROPPED_EVENT,
-      "slide-index", G_TYPE_UINT, record->slide_index,
-      "cycle", G_TYPE_UINT, record->cycle,
-      "sequence", G_TYPE_UINT64, record->sequence,
-      "path", G_TYPE_STRING, ctx->path,
-      "reason", G_TYPE_STRING, reason ? reason : "unknown", NULL);
-
   gst_pad_push_event (self->sinkpad,
-      gst_event_new_custom (GST_EVENT_CUSTOM_UPSTREAM, s));
+      wsi_event_new_patch_dropped (record->slide_index, record->cycle,
+          record->sequence, ctx->path, reason));
 }
 
 static void

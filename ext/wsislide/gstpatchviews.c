@@ -73,6 +73,7 @@
 #include "wsiwindowresize.h"
 
 #include <gst/video/video.h>
+#include <gst/wsi/wsievent.h>
 #include <gst/wsi/wsirecord.h>
 #include <math.h>
 #include <string.h>
@@ -637,20 +638,14 @@ views_process (gpointer data, gpointer state, gpointer user_data)
 }
 
 /* Tells the planner upstream that a location it planned will not arrive
- * (WSI_PATCH_DROPPED_EVENT in wsirecord.h), as patchreader does. */
+ * (wsievent.h), as patchreader does. */
 static void
 report_dropped (GstPatchViews * self, const WsiPatchRecord * record,
     const gchar * path, const gchar * reason)
 {
-  GstStructure *s = gst_structure_new (WSI_PATCH_DROPPED_EVENT,
-      "slide-index", G_TYPE_UINT, record->slide_index,
-      "cycle", G_TYPE_UINT, record->cycle,
-      "sequence", G_TYPE_UINT64, record->sequence,
-      "path", G_TYPE_STRING, path ? path : "",
-      "reason", G_TYPE_STRING, reason ? reason : "unknown", NULL);
-
   gst_pad_push_event (self->sinkpad,
-      gst_event_new_custom (GST_EVENT_CUSTOM_UPSTREAM, s));
+      wsi_event_new_patch_dropped (record->slide_index, record->cycle,
+          record->sequence, path, reason));
 }
 
 /* In stream order: counts the location; a dropped one is warned about

@@ -95,6 +95,7 @@
 #include <math.h>
 #include <string.h>
 
+#include <gst/wsi/wsievent.h>
 #include <gst/wsi/wsirecord.h>
 #include <gst/wsi/wsirng.h>
 
@@ -123,7 +124,6 @@ GST_DEBUG_CATEGORY_STATIC (gst_wsi_slide_src_debug);
 #define DEFAULT_TCGA FALSE
 #define MAX_DEFAULT_MPP 1000.0
 
-#define MASK_CACHED_QUERY_NAME "wsi-mask-cached"
 #define MPP_SOURCE_DEFAULT "default-mpp"
 
 enum
@@ -586,14 +586,11 @@ read_overview (GstWsiSlideSrc * self, WsiSlide * slide, gint ow, gint oh,
 static gboolean
 downstream_has_mask (GstWsiSlideSrc * self, const gchar * path)
 {
-  GstQuery *query = gst_query_new_custom (GST_QUERY_CUSTOM,
-      gst_structure_new (MASK_CACHED_QUERY_NAME, "path", G_TYPE_STRING, path,
-          NULL));
+  GstQuery *query = wsi_query_new_mask_cached (path);
   gboolean cached = FALSE;
 
   if (gst_pad_peer_query (GST_BASE_SRC_PAD (self), query))
-    gst_structure_get_boolean (gst_query_get_structure (query), "cached",
-        &cached);
+    wsi_query_parse_mask_cached (query, NULL, &cached, NULL);
   gst_query_unref (query);
   return cached;
 }
@@ -747,23 +744,23 @@ skip_given_up (GstWsiSlideSrc * self)
   g_mutex_lock (&self->lock);
   reports = self->given_up;
   self->given_up = g_ptr_array_new_with_free_func ((GDestroyNotify)
-      gst_structure_free);
+      gst_event_unref);
   g_mutex_unlock (&self->lock);
 
   for (i = 0; i < reports->len; i++) {
-    const GstStructure *s = g_ptr_array_index (reports, i);
+    const gchar *reason = NULL;
     guint index = G_MAXUINT;
     GError *error;
 
-    gst_structure_get_uint (s, "slide-index", &index);
+    wsi_event_parse_slide_given_up (g_ptr_array_index (reports, i), &index,
+        NULL, &reason);
     for (j = 0; j < self->entries->len; j++) {
       WsiSlideEntry *entry = g_ptr_array_index (self->entries, j);
 
       if (entry->index != index || entry->failed)
         continue;
       error = g_error_new (WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_READ,
-          "the patch reader gave it up: %s",
-          GST_STR_NULL (gst_structure_get_string (s, "reason")));
+          "the patch reader gave it up: %s", GST_STR_NULL (reason));
       report_unreadable (self, entry, error);
       g_error_free (error);
     }
@@ -786,15 +783,14 @@ warn_tcga_unparsed (GstWsiSlideSrc * self, WsiSlideEntry * entry)
 
 /* Counts a slide tissuemask rejected, once per slide. */
 static void
-count_rejected (GstWsiSlideSrc * self, const GstStructure * s)
+count_rejected (GstWsiSlideSrc * self, GstEvent * event)
 {
   guint index = G_MAXUINT;
   gboolean blank = FALSE;
   gpointer key;
 
-  if (!gst_structure_get_uint (s, "slide-index", &index))
+  if (!wsi_event_parse_slide_rejected (event, &index, NULL, NULL, &blank))
     return;
-  gst_structure_get_boolean (s, "blank", &blank);
   key = GUINT_TO_POINTER (index + 1);
   g_mutex_lock (&self->lock);
   if (!g_hash_table_contains (self->rejected, key)) {
@@ -809,17 +805,14 @@ gst_wsi_slide_src_event (GstBaseSrc * bsrc, GstEvent * event)
 {
   GstWsiSlideSrc *self = GST_WSI_SLIDE_SRC (bsrc);
 
-  if (GST_EVENT_TYPE (event) == GST_EVENT_CUSTOM_UPSTREAM
-      && gst_event_has_name (event, WSI_SLIDE_REJECTED_EVENT)) {
-    count_rejected (self, gst_event_get_structure (event));
+  if (wsi_event_parse_slide_rejected (event, NULL, NULL, NULL, NULL)) {
+    count_rejected (self, event);
     return TRUE;
   }
 
-  if (GST_EVENT_TYPE (event) == GST_EVENT_CUSTOM_UPSTREAM
-      && gst_event_has_name (event, WSI_SLIDE_GIVEN_UP_EVENT)) {
+  if (wsi_event_parse_slide_given_up (event, NULL, NULL, NULL)) {
     g_mutex_lock (&self->lock);
-    g_ptr_array_add (self->given_up,
-        gst_structure_copy (gst_event_get_structure (event)));
+    g_ptr_array_add (self->given_up, gst_event_ref (event));
     g_mutex_unlock (&self->lock);
     return TRUE;
   }
@@ -1303,7 +1296,7 @@ gst_wsi_slide_src_init (GstWsiSlideSrc * self)
 {
   g_mutex_init (&self->lock);
   self->given_up = g_ptr_array_new_with_free_func ((GDestroyNotify)
-      gst_structure_free);
+      gst_event_unref);
   self->rejected = g_hash_table_new (g_direct_hash, g_direct_equal);
   self->tcga = DEFAULT_TCGA;
   self->location = g_strdup (DEFAULT_LOCATION);

@@ -117,6 +117,7 @@
 
 #include <math.h>
 #include <gst/video/video.h>
+#include <gst/wsi/wsievent.h>
 #include <gst/wsi/wsirecord.h>
 
 #include "gstpatchbatch.h"
@@ -1151,13 +1152,11 @@ acknowledge_delivery_check (GstPatchBatch * self, GstEvent * check)
 {
   guint round = 0;
 
-  gst_structure_get_uint (gst_event_get_structure (check), "round", &round);
+  wsi_event_parse_delivery_check (check, &round);
   gst_event_unref (check);
   GST_LOG_OBJECT (self, "delivery check %u: acknowledged", round);
   return gst_pad_push_event (self->sinkpad,
-      gst_event_new_custom (GST_EVENT_CUSTOM_UPSTREAM,
-          gst_structure_new (WSI_DELIVERY_ACK_EVENT, "round", G_TYPE_UINT,
-              round, NULL)));
+      wsi_event_new_delivery_ack (round));
 }
 
 static gboolean
@@ -1174,7 +1173,7 @@ gst_patch_batch_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
       gst_event_unref (event);
       return ok;
     case GST_EVENT_CUSTOM_DOWNSTREAM:
-      if (gst_event_has_name (event, WSI_DELIVERY_CHECK_EVENT))
+      if (wsi_event_parse_delivery_check (event, NULL))
         return acknowledge_delivery_check (self, event);
       break;
     case GST_EVENT_EOS:
@@ -1211,10 +1210,8 @@ gst_patch_batch_sink_query (GstPad * pad, GstObject * parent, GstQuery * query)
       return TRUE;
     case GST_QUERY_CUSTOM:
       /* We answer delivery checks (we are the last to see patches). */
-      if (gst_structure_has_name (gst_query_get_structure (query),
-              WSI_DELIVERY_QUERY)) {
-        gst_structure_set (gst_query_writable_structure (query),
-            "answered", G_TYPE_BOOLEAN, TRUE, NULL);
+      if (wsi_query_parse_delivery_accounting (query, NULL)) {
+        wsi_query_set_delivery_accounting (query, TRUE);
         return TRUE;
       }
       return gst_pad_query_default (pad, parent, query);

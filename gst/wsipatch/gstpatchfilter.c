@@ -65,6 +65,7 @@
 #include <math.h>
 #include <string.h>
 #include <gst/video/video.h>
+#include <gst/wsi/wsievent.h>
 #include <gst/wsi/wsirecord.h>
 
 #include "gstpatchfilter.h"
@@ -243,15 +244,10 @@ gst_patch_filter_report_dropped (GstPatchFilter * self, GstBuffer * buffer,
   records = wsi_patch_meta_records (meta, &n_records);
   for (i = 0; i < n_records; i++) {
     const gchar *path = wsi_patch_meta_string (meta, "paths", i);
-    GstStructure *s = gst_structure_new (WSI_PATCH_DROPPED_EVENT,
-        "slide-index", G_TYPE_UINT, records[i].slide_index,
-        "cycle", G_TYPE_UINT, records[i].cycle,
-        "sequence", G_TYPE_UINT64, records[i].sequence,
-        "path", G_TYPE_STRING, path ? path : "",
-        "reason", G_TYPE_STRING, reason, NULL);
 
     gst_pad_push_event (sinkpad,
-        gst_event_new_custom (GST_EVENT_CUSTOM_UPSTREAM, s));
+        wsi_event_new_patch_dropped (records[i].slide_index,
+            records[i].cycle, records[i].sequence, path, reason));
   }
 }
 

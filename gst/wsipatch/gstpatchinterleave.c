@@ -68,6 +68,7 @@
 #include "config.h"
 #endif
 
+#include <gst/wsi/wsievent.h>
 #include <gst/wsi/wsirecord.h>
 
 #include "gstpatchinterleave.h"
@@ -407,7 +408,7 @@ gst_patch_interleave_sink_event (GstPad * pad, GstObject * parent,
     case GST_EVENT_CUSTOM_DOWNSTREAM:
       /* The planner asks whether everything it planned was delivered:
        * what the pool holds must go first. */
-      if (gst_event_has_name (event, WSI_DELIVERY_CHECK_EVENT))
+      if (wsi_event_parse_delivery_check (event, NULL))
         drain_pool (self);
       break;
     case GST_EVENT_FLUSH_STOP:

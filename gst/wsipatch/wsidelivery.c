@@ -15,6 +15,7 @@
 
 #include "wsidelivery.h"
 
+#include <gst/wsi/wsievent.h>
 #include <gst/wsi/wsirecord.h>
 
 /* Slides named in a loss message, at most. */
@@ -105,13 +106,11 @@ wsi_delivery_reset (WsiDelivery * delivery)
 gboolean
 wsi_delivery_probe (WsiDelivery * delivery, GstPad * srcpad)
 {
-  GstQuery *query = gst_query_new_custom (GST_QUERY_CUSTOM,
-      gst_structure_new_empty (WSI_DELIVERY_QUERY));
+  GstQuery *query = wsi_query_new_delivery_accounting ();
   gboolean answered = FALSE;
 
   if (gst_pad_peer_query (srcpad, query))
-    gst_structure_get_boolean (gst_query_get_structure (query), "answered",
-        &answered);
+    wsi_query_parse_delivery_accounting (query, &answered);
   gst_query_unref (query);
   g_mutex_lock (&delivery->lock);
   delivery->active = answered;
@@ -152,16 +151,11 @@ wsi_delivery_dropped (WsiDelivery * delivery)
 }
 
 static void
-count_dropped (WsiDelivery * delivery, const GstStructure * s,
-    guint * lost_cycle)
+count_dropped (WsiDelivery * delivery, guint slide, guint cycle,
+    const gchar * path, const gchar * reason, guint * lost_cycle)
 {
-  guint cycle = 0, slide = 0;
-  const gchar *path = gst_structure_get_string (s, "path");
-  const gchar *reason = gst_structure_get_string (s, "reason");
   CycleTally *tally;
 
-  gst_structure_get_uint (s, "cycle", &cycle);
-  gst_structure_get_uint (s, "slide-index", &slide);
   g_mutex_lock (&delivery->lock);
   delivery->dropped++;
   tally = cycle_tally_get_locked (delivery, cycle);
@@ -179,18 +173,15 @@ gboolean
 wsi_delivery_handle_event (WsiDelivery * delivery, GstEvent * event,
     guint * lost_cycle)
 {
-  const GstStructure *s;
-  guint round = 0;
+  const gchar *path, *reason;
+  guint slide, cycle, round;
 
-  if (GST_EVENT_TYPE (event) != GST_EVENT_CUSTOM_UPSTREAM)
-    return FALSE;
-  s = gst_event_get_structure (event);
-  if (gst_structure_has_name (s, WSI_PATCH_DROPPED_EVENT)) {
-    count_dropped (delivery, s, lost_cycle);
+  if (wsi_event_parse_patch_dropped (event, &slide, &cycle, NULL, &path,
+          &reason)) {
+    count_dropped (delivery, slide, cycle, path, reason, lost_cycle);
     return TRUE;
   }
-  if (gst_structure_has_name (s, WSI_DELIVERY_ACK_EVENT)) {
-    gst_structure_get_uint (s, "round", &round);
+  if (wsi_event_parse_delivery_ack (event, &round)) {
     g_mutex_lock (&delivery->lock);
     delivery->ack_round = MAX (delivery->ack_round, round);
     g_cond_broadcast (&delivery->acked);
@@ -265,10 +256,7 @@ wsi_delivery_check (WsiDelivery * delivery, GstPad * srcpad)
   g_mutex_unlock (&delivery->lock);
 
   GST_DEBUG_OBJECT (srcpad, "delivery check %u", round);
-  if (!gst_pad_push_event (srcpad, gst_event_new_custom
-          (GST_EVENT_CUSTOM_DOWNSTREAM, gst_structure_new
-              (WSI_DELIVERY_CHECK_EVENT, "round", G_TYPE_UINT, round,
-                  NULL))))
+  if (!gst_pad_push_event (srcpad, wsi_event_new_delivery_check (round)))
     return FALSE;
 
   g_mutex_lock (&delivery->lock);

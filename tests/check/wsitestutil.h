@@ -160,4 +160,73 @@ wsi_test_get_i64 (gpointer object, const gchar * property)
   return value;
 }
 
+/* ---- checks that cannot run here ---------------------------------------- */
+
+/* A check whose precondition is missing (no CUDA device, a real slide
+ * absent) prints one line "SKIP: <check>: <reason>" on stdout and returns.
+ * gst-check counts it as passed; scripts/test-summary.py reads these lines
+ * from meson's log, counts each named check as skipped instead and lists
+ * the reasons. Call it through WSI_TEST_SKIP so that <check> is the test
+ * function's own name. */
+#define WSI_TEST_SKIP(...) wsi_test_skip (__func__, __VA_ARGS__)
+
+static inline void wsi_test_skip (const gchar * check, const gchar * format,
+    ...) G_GNUC_PRINTF (2, 3);
+
+static inline void
+wsi_test_skip (const gchar * check, const gchar * format, ...)
+{
+  va_list args;
+  gchar *reason;
+
+  va_start (args, format);
+  reason = g_strdup_vprintf (format, args);
+  va_end (args);
+  g_print ("SKIP: %s: %s\n", check, reason);
+  /* forked checks leave through exit(): flush before that */
+  fflush (stdout);
+  g_free (reason);
+}
+
+/* The real slides beside the checkout (../shared/slides, or
+ * $WSI_SHARED_SLIDES_DIR). On a developer's machine they may be absent and
+ * the checks using them skip; in CI (CI=true) they must be there, so an
+ * absent one fails the check instead of skipping it. */
+static inline const gchar *
+wsi_test_shared_slides_root (void)
+{
+  const gchar *dir = g_getenv ("WSI_SHARED_SLIDES_DIR");
+
+  return dir ? dir : WSI_SHARED_SLIDES_DIR;
+}
+
+static inline gboolean
+wsi_test_in_ci (void)
+{
+  return g_strcmp0 (g_getenv ("CI"), "true") == 0;
+}
+
+/* Path of the shared folder or of @name in it (g_free it), or NULL after a
+ * SKIP line for @check when absent (a failure under CI). Call it through
+ * WSI_TEST_SHARED_SLIDE / WSI_TEST_SHARED_SLIDES_DIR from the check. */
+static inline gchar *
+wsi_test_shared_slide (const gchar * check, const gchar * name)
+{
+  gchar *path = name ? g_build_filename (wsi_test_shared_slides_root (), name,
+      NULL) : g_strdup (wsi_test_shared_slides_root ());
+
+  if (g_file_test (path, name ? G_FILE_TEST_IS_REGULAR : G_FILE_TEST_IS_DIR))
+    return path;
+  fail_if (wsi_test_in_ci (), "CI=true but %s %s is absent: CI must provide "
+      "../shared/slides", name ? "the real slide" : "the real slides folder",
+      path);
+  wsi_test_skip (check, "%s %s is absent", name ? "real slide" :
+      "real slides folder", path);
+  g_free (path);
+  return NULL;
+}
+
+#define WSI_TEST_SHARED_SLIDE(name) wsi_test_shared_slide (__func__, (name))
+#define WSI_TEST_SHARED_SLIDES_DIR() wsi_test_shared_slide (__func__, NULL)
+
 #endif /* __WSI_TEST_UTIL_H__ */

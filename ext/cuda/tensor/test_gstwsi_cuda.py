@@ -34,7 +34,7 @@ try:
     gstwsi_cuda.share_torch_context(Gst.Pipeline.new())
     print("a CUDA context was current: shared")
 except RuntimeError as e:
-    print("SKIP: share_torch_context:", e)
+    print("SKIP: share_torch_context: no CUDA device:", e)
 
 
 try:

@@ -9,8 +9,8 @@
 
 /*
  * wsislide-tiff.c: the direct TIFF backend ("tiff"): JPEG-tiled TIFF
- * pyramids (Aperio SVS, generic tiled TIFF) read with pread() and
- * libjpeg-turbo, without OpenSlide.
+ * pyramids (Aperio SVS, generic tiled TIFF) read through a WsiByteSource
+ * (a local file, or a URL) and libjpeg-turbo, without OpenSlide.
  *
  * Contract: it opens only what it reproduces exactly. wsitiffdir.c takes
  * the levels, downsamples and mpp OpenSlide 3.4.1 would report and declines
@@ -25,8 +25,8 @@
  * tile and reason); the backend keeps no error state, so `sticky` is never
  * set and the next read may succeed.
  *
- * Cost: open reads the TIFF directories once with libtiff and closes it,
- * keeping a descriptor and per-level tile tables. A read decodes only the
+ * Cost: open reads the TIFF directories once with libtiff (through the
+ * byte source) and closes it, keeping the source and per-level tile tables. A read decodes only the
  * tile rectangles the region covers (rows skipped above, an early stop
  * below, columns cropped where libjpeg-turbo crops exactly); with native
  * scaling (for outputs on the scaled grid, see pick_scale()) the DCT does
@@ -37,7 +37,8 @@
  *
  * Threading: any number of threads may read one slide at once, each with
  * its own WsiReadContext (its JPEG decoder is the context's backend state);
- * the slide itself is immutable after open, pread() needs no lock.
+ * the slide itself is immutable after open, and byte-source reads may run
+ * from any number of threads.
  */
 
 #include "wsislide.h"
@@ -45,12 +46,10 @@
 #include "wsitiffdir.h"
 #include "wsijpegdecode.h"
 
-#include <errno.h>
-#include <fcntl.h>
+#include "wsibytesource.h"
+
 #include <math.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 /* The read context's scratch slots this backend uses. */
 #define SCRATCH_TILE_BYTES 0
@@ -69,7 +68,7 @@ static const gchar *const foreign_extensions[] = {
 typedef struct
 {
   WsiTiffPyramid pyramid;
-  int fd;
+  WsiByteSource *source;
   guint64 file_size;
 } TiffSlide;
 
@@ -90,29 +89,37 @@ has_foreign_extension (const gchar * path)
 
 /* Classic ("II*\0", "MM\0*") or BigTIFF ("II+\0", "MM\0+") magic. */
 static gboolean
+is_tiff_magic (const guint8 magic[4])
+{
+  gboolean little = magic[0] == 'I' && magic[1] == 'I' && magic[3] == 0
+      && (magic[2] == 42 || magic[2] == 43);
+  gboolean big = magic[0] == 'M' && magic[1] == 'M' && magic[2] == 0
+      && (magic[3] == 42 || magic[3] == 43);
+
+  return little || big;
+}
+
+/* A local file is checked by its magic here; a URL only by its extension
+ * (a request per backend tried would double the open's round trips):
+ * tiff_open() checks its magic and declines what is not TIFF. */
+static gboolean
 tiff_detect (const gchar * path)
 {
+  WsiByteSource *source;
   guint8 magic[4];
-  gboolean little, big;
-  ssize_t n;
-  int fd;
+  gboolean ok;
 
   if (has_foreign_extension (path))
     return FALSE;
-  fd = open (path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
+  if (wsi_location_is_remote (path))
+    return TRUE;
+  source = wsi_byte_source_open (path, NULL);
+  if (source == NULL)
     return FALSE;
-  do
-    n = read (fd, magic, sizeof (magic));
-  while (n < 0 && errno == EINTR);
-  close (fd);
-  if (n != sizeof (magic))
-    return FALSE;
-  little = magic[0] == 'I' && magic[1] == 'I' && magic[3] == 0
-      && (magic[2] == 42 || magic[2] == 43);
-  big = magic[0] == 'M' && magic[1] == 'M' && magic[2] == 0
-      && (magic[3] == 42 || magic[3] == 43);
-  return little || big;
+  ok = wsi_byte_source_read (source, 0, sizeof (magic), magic, NULL)
+      && is_tiff_magic (magic);
+  wsi_byte_source_unref (source);
+  return ok;
 }
 
 static void
@@ -121,31 +128,41 @@ tiff_slide_free (TiffSlide * ts)
   if (ts == NULL)
     return;
   wsi_tiff_pyramid_clear (&ts->pyramid);
-  if (ts->fd >= 0)
-    close (ts->fd);
+  if (ts->source != NULL)
+    wsi_byte_source_unref (ts->source);
   g_free (ts);
 }
 
-/* The descriptor reads use for the slide's lifetime; its size bounds every
- * tile offset. */
+/* The byte source reads use for the slide's lifetime; its size bounds
+ * every tile offset. */
 static gboolean
-tiff_slide_open_file (TiffSlide * ts, const gchar * path, GError ** error)
+tiff_slide_open_source (TiffSlide * ts, const gchar * path, GError ** error)
 {
-  struct stat st;
+  GError *local = NULL;
+  guint8 magic[4];
 
-  ts->fd = open (path, O_RDONLY | O_CLOEXEC);
-  if (ts->fd < 0) {
-    int saved = errno;
+  ts->source = wsi_byte_source_open (path, &local);
+  if (ts->source == NULL) {
     g_set_error (error, WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_OPEN,
-        "%s: cannot open: %s", path, g_strerror (saved));
+        "%s", local->message);
+    g_error_free (local);
     return FALSE;
   }
-  if (fstat (ts->fd, &st) != 0 || !S_ISREG (st.st_mode)) {
-    g_set_error (error, WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_OPEN,
-        "%s: not a regular file", path);
+  ts->file_size = wsi_byte_source_get_size (ts->source);
+  if (!wsi_byte_source_read (ts->source, 0, sizeof (magic), magic, &local)) {
+    /* A file shorter than 4 bytes is no TIFF; a failed read is an error. */
+    gboolean short_file = local->code == WSI_BYTE_SOURCE_ERROR_SHORT;
+    g_set_error (error, WSI_SLIDE_ERROR, short_file ?
+        WSI_SLIDE_ERROR_UNSUPPORTED : WSI_SLIDE_ERROR_OPEN, "%s",
+        local->message);
+    g_error_free (local);
     return FALSE;
   }
-  ts->file_size = st.st_size;
+  if (!is_tiff_magic (magic)) {
+    g_set_error (error, WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_UNSUPPORTED,
+        "%s: not a TIFF file", wsi_byte_source_get_display_uri (ts->source));
+    return FALSE;
+  }
   return TRUE;
 }
 
@@ -179,9 +196,8 @@ tiff_open (WsiSlide * slide, GError ** error)
 {
   TiffSlide *ts = g_new0 (TiffSlide, 1);
 
-  ts->fd = -1;
-  if (!tiff_slide_open_file (ts, slide->path, error)
-      || !wsi_tiff_pyramid_read (&ts->pyramid, ts->fd, slide->path, error)) {
+  if (!tiff_slide_open_source (ts, slide->path, error)
+      || !wsi_tiff_pyramid_read (&ts->pyramid, ts->source, error)) {
     tiff_slide_free (ts);
     return FALSE;
   }
@@ -280,26 +296,6 @@ tile_fail (const LevelReader * lr, gint64 col, gint64 row, GError ** error,
   return FALSE;
 }
 
-/* pread() until @count bytes are in; 0 in *saved_errno means end of file. */
-static gboolean
-pread_full (int fd, guint8 * buf, gsize count, guint64 offset,
-    int *saved_errno)
-{
-  while (count > 0) {
-    ssize_t n = pread (fd, buf, count, (off_t) offset);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0) {
-      *saved_errno = n < 0 ? errno : 0;
-      return FALSE;
-    }
-    buf += n;
-    count -= n;
-    offset += n;
-  }
-  return TRUE;
-}
-
 /* The tile's compressed bytes, in the context's scratch, after checking
  * what the file says against the file itself. */
 static const guint8 *
@@ -313,7 +309,7 @@ tile_load_bytes (LevelReader * lr, gint64 col, gint64 row, gsize * size,
   guint64 limit = (guint64) level->tile_width * level->tile_height * 3 * 8
       + TILE_BYTES_SLACK;
   guint8 *bytes;
-  int saved = 0;
+  GError *local = NULL;
 
   if (count == 0) {
     tile_fail (lr, col, row, error, "missing (zero byte count)");
@@ -336,10 +332,11 @@ tile_load_bytes (LevelReader * lr, gint64 col, gint64 row, gsize * size,
         " bytes", count);
     return NULL;
   }
-  if (!pread_full (lr->ts->fd, bytes, count, offset, &saved)) {
+  if (!wsi_byte_source_read (lr->ts->source, offset, count, bytes, &local)) {
+    /* The source's message names it (credential-free) and the reason. */
     tile_fail (lr, col, row, error, "reading %" G_GUINT64_FORMAT " bytes at %"
-        G_GUINT64_FORMAT " failed: %s", count, offset,
-        saved ? g_strerror (saved) : "the file is shorter than at open");
+        G_GUINT64_FORMAT " failed: %s", count, offset, local->message);
+    g_error_free (local);
     return NULL;
   }
   *size = count;

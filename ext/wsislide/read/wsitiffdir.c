@@ -14,12 +14,9 @@
 #include "wsislide.h"
 
 #include <tiffio.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <math.h>
+#include <stdio.h>              /* SEEK_* */
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 /* Largest tile side we accept: 8192^2 ARGB is 256 MB, beyond any scanner. */
 #define MAX_TILE_SIDE 8192
@@ -62,32 +59,105 @@ tiff_warning_handler (TIFF * tif, void *user_data, const char *module,
 }
 #endif
 
-/* libtiff closes the descriptor it is given: hand it a duplicate, so that
- * the backend keeps reading the very file libtiff parsed. */
-static TIFF *
-tiff_open_fd (int fd, const gchar * path, TiffMessages * messages)
+/* libtiff reads through these client procedures from a byte source at a
+ * position of its own: the directory walk is the only libtiff I/O, and it
+ * goes through the source like every tile read (for a remote source the
+ * source's block cache turns libtiff's small reads into few requests). */
+typedef struct
 {
-  int dup_fd = fcntl (fd, F_DUPFD_CLOEXEC, 0);
+  WsiByteSource *source;
+  guint64 position;
+  GError *read_error;           /* the first failed read: fails the walk */
+} TiffClient;
+
+static tmsize_t
+tiff_client_read (thandle_t handle, void *buf, tmsize_t size)
+{
+  TiffClient *client = handle;
+  guint64 file_size = wsi_byte_source_get_size (client->source);
+  guint64 n;
+  GError *error = NULL;
+
+  if (size <= 0 || client->position >= file_size)
+    return 0;
+  /* libtiff asks past the end and accepts a short count there. */
+  n = MIN ((guint64) size, file_size - client->position);
+  if (!wsi_byte_source_read (client->source, client->position, n, buf,
+          &error)) {
+    /* libtiff may take a failed IFD read for the end of the chain: the
+     * caller checks read_error so a flaky read never drops a level. */
+    if (client->read_error == NULL)
+      client->read_error = error;
+    else
+      g_error_free (error);
+    return -1;
+  }
+  client->position += n;
+  return (tmsize_t) n;
+}
+
+static tmsize_t
+tiff_client_write (thandle_t handle, void *buf, tmsize_t size)
+{
+  return -1;                    /* read only */
+}
+
+static toff_t
+tiff_client_seek (thandle_t handle, toff_t offset, int whence)
+{
+  TiffClient *client = handle;
+  guint64 base = whence == SEEK_CUR ? client->position :
+      whence == SEEK_END ? wsi_byte_source_get_size (client->source) : 0;
+
+  client->position = base + offset;
+  return client->position;
+}
+
+static int
+tiff_client_close (thandle_t handle)
+{
+  return 0;                     /* the caller owns the source */
+}
+
+static toff_t
+tiff_client_size (thandle_t handle)
+{
+  TiffClient *client = handle;
+
+  return wsi_byte_source_get_size (client->source);
+}
+
+static int
+tiff_client_map (thandle_t handle, void **base, toff_t * size)
+{
+  return 0;                     /* never mapped: a file cut short must not SIGBUS */
+}
+
+static void
+tiff_client_unmap (thandle_t handle, void *base, toff_t size)
+{
+}
+
+static TIFF *
+tiff_open_source (TiffClient * client, TiffMessages * messages)
+{
+  const gchar *name = wsi_byte_source_get_display_uri (client->source);
   TIFF *tif;
 
-  if (dup_fd < 0)
-    return NULL;
 #ifdef TIFFLIB_AT_LEAST
-  {
-    TIFFOpenOptions *opts = TIFFOpenOptionsAlloc ();
-    TIFFOpenOptionsSetMaxSingleMemAlloc (opts, TIFF_MAX_SINGLE_ALLOC);
-    TIFFOpenOptionsSetErrorHandlerExtR (opts, tiff_error_handler, messages);
-    TIFFOpenOptionsSetWarningHandlerExtR (opts, tiff_warning_handler,
-        messages);
-    /* "m": no memory map, a file truncated under us must not SIGBUS. */
-    tif = TIFFFdOpenExt (dup_fd, path, "rm", opts);
-    TIFFOpenOptionsFree (opts);
-  }
+  TIFFOpenOptions *opts = TIFFOpenOptionsAlloc ();
+  TIFFOpenOptionsSetMaxSingleMemAlloc (opts, TIFF_MAX_SINGLE_ALLOC);
+  TIFFOpenOptionsSetErrorHandlerExtR (opts, tiff_error_handler, messages);
+  TIFFOpenOptionsSetWarningHandlerExtR (opts, tiff_warning_handler, messages);
+  tif = TIFFClientOpenExt (name, "rm", client, tiff_client_read,
+      tiff_client_write, tiff_client_seek, tiff_client_close,
+      tiff_client_size, tiff_client_map, tiff_client_unmap, opts);
+  TIFFOpenOptionsFree (opts);
 #else
-  tif = TIFFFdOpen (dup_fd, path, "rm");
+  tif = TIFFClientOpen (name, "rm", client, tiff_client_read,
+      tiff_client_write, tiff_client_seek, tiff_client_close,
+      tiff_client_size, tiff_client_map, tiff_client_unmap);
 #endif
-  if (tif == NULL)
-    close (dup_fd);             /* a failed open does not close it */
   return tif;
 }
 
@@ -568,27 +638,47 @@ pyramid_read_open_tiff (WsiTiffPyramid * pyramid, TIFF * tif,
   return TRUE;
 }
 
+/* The first failed source read, as the open's error (it wins over what
+ * libtiff made of the short data). */
+static gboolean
+take_read_error (TiffClient * client, const gchar * path, GError ** error)
+{
+  if (client->read_error == NULL)
+    return FALSE;
+  g_clear_error (error);
+  g_set_error (error, WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_OPEN,
+      "%s: reading its TIFF directories failed: %s", path,
+      client->read_error->message);
+  g_clear_error (&client->read_error);
+  return TRUE;
+}
+
 gboolean
-wsi_tiff_pyramid_read (WsiTiffPyramid * pyramid, int fd, const gchar * path,
+wsi_tiff_pyramid_read (WsiTiffPyramid * pyramid, WsiByteSource * source,
     GError ** error)
 {
+  const gchar *path = wsi_byte_source_get_display_uri (source);
   TiffMessages messages = { NULL };
+  TiffClient client = { source, 0, NULL };
   TIFF *tif;
   gboolean ok;
 
   memset (pyramid, 0, sizeof (*pyramid));
-  tif = tiff_open_fd (fd, path, &messages);
+  tif = tiff_open_source (&client, &messages);
   if (tif == NULL) {
     /* TIFF magic but no readable first directory: broken, not foreign. */
-    g_set_error (error, WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_OPEN,
-        "%s: libtiff cannot read it: %s", path,
-        messages.first_error ? messages.first_error : g_strerror (errno));
+    if (!take_read_error (&client, path, error))
+      g_set_error (error, WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_OPEN,
+          "%s: libtiff cannot read it: %s", path,
+          messages.first_error ? messages.first_error : "no first directory");
     g_free (messages.first_error);
     return FALSE;
   }
   ok = pyramid_read_open_tiff (pyramid, tif, path, error);
   TIFFClose (tif);
   g_free (messages.first_error);
+  if (take_read_error (&client, path, error))
+    ok = FALSE;
   if (!ok)
     wsi_tiff_pyramid_clear (pyramid);
   return ok;
@@ -650,25 +740,24 @@ gboolean
 wsi_tiff_check_tiles (const gchar * path, GError ** error)
 {
   TiffMessages messages = { NULL };
-  struct stat st;
+  TiffClient client = { NULL, 0, NULL };
   gboolean ok = TRUE;
   guint index = 0;
   TIFF *tif;
-  int fd = open (path, O_RDONLY | O_CLOEXEC);
 
-  if (fd < 0)
+  client.source = wsi_byte_source_open (path, NULL);
+  if (client.source == NULL)
     return TRUE;                /* not ours to report: the backend will */
-  if (fstat (fd, &st) != 0 || (tif = tiff_open_fd (fd, path, &messages)) ==
-      NULL) {
-    close (fd);
-    g_free (messages.first_error);
-    return TRUE;                /* not a TIFF: nothing to check */
-  }
-  do {
-    ok = directory_tiles_sane (tif, path, index++, st.st_size, error);
-  } while (ok && index < 1024 && TIFFReadDirectory (tif));
-  TIFFClose (tif);
-  close (fd);
+  tif = tiff_open_source (&client, &messages);
+  if (tif != NULL) {
+    do {
+      ok = directory_tiles_sane (tif, path, index++,
+          (goffset) wsi_byte_source_get_size (client.source), error);
+    } while (ok && index < 1024 && TIFFReadDirectory (tif));
+    TIFFClose (tif);
+  }                             /* else not a TIFF: nothing to check */
+  g_clear_error (&client.read_error);
+  wsi_byte_source_unref (client.source);
   g_free (messages.first_error);
   return ok;
 }

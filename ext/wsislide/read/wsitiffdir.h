@@ -11,7 +11,7 @@
  * wsitiffdir.h: what a JPEG-tiled TIFF pyramid holds, read once with
  * libtiff, for the direct TIFF backend (wsislide-tiff.c).
  *
- * Contract: wsi_tiff_pyramid_read() walks every directory of an open file
+ * Contract: wsi_tiff_pyramid_read() walks every directory of a byte source
  * and either describes the pyramid exactly as OpenSlide 3.4.1 would see it
  * (same levels in the same order, same vendor, the Aperio MPP) or declines
  * it with WSI_SLIDE_ERROR_UNSUPPORTED and a short reason: another vendor's
@@ -31,6 +31,7 @@
 #define __WSI_TIFF_DIR_H__
 
 #include <glib.h>
+#include "wsibytesource.h"
 
 G_BEGIN_DECLS
 
@@ -57,11 +58,11 @@ typedef struct
   const gchar *mpp_source;      /* WSI_MPP_SOURCE_* */
 } WsiTiffPyramid;
 
-/* Reads the pyramid of the TIFF file open on @fd (which stays open and
- * keeps its file offset undefined). @path only names the file in errors.
- * On failure @pyramid is left empty. */
-gboolean wsi_tiff_pyramid_read (WsiTiffPyramid * pyramid, int fd,
-    const gchar * path, GError ** error);
+/* Reads the pyramid of the TIFF in @source (libtiff reads through it;
+ * errors name its display URI). A failed source read fails the whole walk
+ * (never a pyramid with levels missing). On failure @pyramid is left empty. */
+gboolean wsi_tiff_pyramid_read (WsiTiffPyramid * pyramid,
+    WsiByteSource * source, GError ** error);
 
 void wsi_tiff_pyramid_clear (WsiTiffPyramid * pyramid);
 

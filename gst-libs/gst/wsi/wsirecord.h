@@ -44,36 +44,9 @@ G_BEGIN_DECLS
 /* Value of WsiPatchRecord.level before patchreader has chosen a level. */
 #define WSI_LEVEL_UNSET G_MAXUINT32
 
-/* ---- delivered-patch accounting ------------------------------------------
- * Planning elements (patchsampler) count what reaches the consumer, not
- * what they planned:
- *   - An element that drops a planned patch (patchreader: unreadable, slide
- *     given up) sends WSI_PATCH_DROPPED_EVENT upstream (custom upstream
- *     event) with fields slide-index (uint), cycle (uint), sequence
- *     (guint64), path (string, UTF-8), reason (string, UTF-8).
- *   - WSI_DELIVERY_CHECK_EVENT (custom downstream, serialized; field round,
- *     uint) asks "has everything planned before me been delivered or
- *     reported dropped?". Elements holding patches back (patchinterleave)
- *     push them first; patchbatch, the last element that sees patches,
- *     answers with WSI_DELIVERY_ACK_EVENT (custom upstream, same round) and
- *     does not forward the check.
- *   - WSI_DELIVERY_QUERY (custom query, downstream) is answered TRUE by
- *     the element that acknowledges checks: without one, planning counts
- *     planned patches.
- */
-#define WSI_PATCH_DROPPED_EVENT "wsi-patch-dropped"
-/* Custom upstream event from a reader that gave a slide up for the rest of
- * the stream (fields slide-index uint, path string, reason string):
- * wsislidesrc then skips it and counts it in slides-failed. */
-#define WSI_SLIDE_GIVEN_UP_EVENT "wsi-slide-given-up"
-/* Custom upstream event from tissuemask on every visit of a slide it marks
- * tissue-rejected (fields slide-index uint, path string, tissue-fraction
- * double, blank boolean: the mask holds no tissue at all): wsislidesrc
- * counts such slides in slides-rejected and slides-blank. */
-#define WSI_SLIDE_REJECTED_EVENT "wsi-slide-rejected"
-#define WSI_DELIVERY_CHECK_EVENT "wsi-delivery-check"
-#define WSI_DELIVERY_ACK_EVENT "wsi-delivery-ack"
-#define WSI_DELIVERY_QUERY "wsi-delivery-accounting"
+/* The custom events and queries between elements (patch dropped, slide
+ * given up or rejected, delivery check and acknowledgement, mask cache) are
+ * in wsievent.h, each with its new/parse pair. */
 
 /**
  * WsiPatchRecord:

@@ -22,6 +22,7 @@
 #include <gst/check/gstharness.h>
 #include <gst/video/video.h>
 #include <gst/app/gstappsink.h>
+#include <gst/wsi/wsievent.h>
 #include <gst/wsi/wsirecord.h>
 
 #include "wsitestutil.h"
@@ -142,8 +143,7 @@ pull_dropped (GstHarness * h)
   GstEvent *ev;
 
   while ((ev = gst_harness_try_pull_upstream_event (h)) != NULL) {
-    if (GST_EVENT_TYPE (ev) == GST_EVENT_CUSTOM_UPSTREAM &&
-        gst_event_has_name (ev, WSI_PATCH_DROPPED_EVENT))
+    if (wsi_event_parse_patch_dropped (ev, NULL, NULL, NULL, NULL, NULL))
       return ev;
     gst_event_unref (ev);
   }
@@ -268,9 +268,8 @@ GST_END_TEST;
 GST_START_TEST (test_drop_event_upstream)
 {
   GstHarness *h = filter_harness ("RGBA", SIZE);
-  const GstStructure *s;
-  const gchar *reason;
-  guint u = 0;
+  const gchar *reason = NULL, *path = NULL;
+  guint u = 0, cycle = 0;
   guint64 seq = 0;
   GstEvent *ev;
 
@@ -283,16 +282,12 @@ GST_START_TEST (test_drop_event_upstream)
   fail_unless (!passes (h, make_patch ("RGBA", PURPLE, WHITE, 8, SIZE)));
   ev = pull_dropped (h);
   fail_unless (ev != NULL, "no wsi-patch-dropped event upstream");
-  s = gst_event_get_structure (ev);
-  fail_unless (gst_structure_get_uint (s, "slide-index", &u));
+  fail_unless (wsi_event_parse_patch_dropped (ev, &u, &cycle, &seq, &path,
+          &reason));
   fail_unless_equals_int (u, 3);
-  fail_unless (gst_structure_get_uint (s, "cycle", &u));
-  fail_unless_equals_int (u, 2);
-  fail_unless (gst_structure_get_uint64 (s, "sequence", &seq));
+  fail_unless_equals_int (cycle, 2);
   fail_unless_equals_uint64 (seq, 41);
-  fail_unless_equals_string (gst_structure_get_string (s, "path"),
-      "/slides/a.tiff");
-  reason = gst_structure_get_string (s, "reason");
+  fail_unless_equals_string (path, "/slides/a.tiff");
   fail_unless_equals_string (reason, "rejected by patchfilter: 25 % of "
       "pixels in the HSV range, 60 % needed");
   gst_event_unref (ev);
@@ -412,7 +407,7 @@ filter_run (guint threads)
   while ((ev = pull_dropped (h)) != NULL) {
     guint64 seq = 0;
 
-    gst_structure_get_uint64 (gst_event_get_structure (ev), "sequence", &seq);
+    wsi_event_parse_patch_dropped (ev, NULL, NULL, &seq, NULL, NULL);
     g_string_append_printf (log, "drop %" G_GUINT64_FORMAT ",", seq);
     gst_event_unref (ev);
   }
@@ -507,7 +502,7 @@ GST_START_TEST (test_pipeline_rejects_everything_errors)
   GError *err = NULL;
 
   if (!have_elements (needed)) {
-    GST_INFO ("slide elements not built: skipping");
+    WSI_TEST_SKIP ("the slide elements are not built");
     return;
   }
   dir = wsi_test_make_dir (WSI_TEST_TMPDIR, "rejected");

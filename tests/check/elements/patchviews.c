@@ -19,6 +19,7 @@
 #include <gst/check/gstharness.h>
 #include <gst/app/gstappsrc.h>
 #include <gst/app/gstappsink.h>
+#include <gst/wsi/wsievent.h>
 #include <gst/wsi/wsirecord.h>
 #include <math.h>
 #include <string.h>
@@ -674,16 +675,14 @@ count_dropped (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
 {
   GstEvent *event = GST_PAD_PROBE_INFO_EVENT (info);
 
-  if (GST_EVENT_TYPE (event) == GST_EVENT_CUSTOM_UPSTREAM
-      && gst_event_has_name (event, WSI_PATCH_DROPPED_EVENT)) {
-    const GstStructure *s = gst_event_get_structure (event);
-    guint64 sequence = 0;
+  guint64 sequence = 0;
+  const gchar *reason = NULL;
 
-    fail_unless (gst_structure_get_uint64 (s, "sequence", &sequence));
+  if (wsi_event_parse_patch_dropped (event, NULL, NULL, &sequence, NULL,
+          &reason)) {
     g_mutex_lock (&check_mutex);
     *(guint64 *) user_data = sequence;
-    fail_unless (strstr (gst_structure_get_string (s, "reason"),
-            "context view \"ctx\"") != NULL);
+    fail_unless (strstr (reason, "context view \"ctx\"") != NULL);
     g_mutex_unlock (&check_mutex);
   }
   return GST_PAD_PROBE_OK;
@@ -981,19 +980,9 @@ GST_END_TEST;
 
 /* ---- real slides (skipped when absent) --------------------------------- */
 
-static gchar *
-shared_slide (const gchar * name)
-{
-  const gchar *dir = g_getenv ("WSI_SHARED_SLIDES_DIR");
-  gchar *path = g_build_filename (dir ? dir : WSI_SHARED_SLIDES_DIR, name,
-      NULL);
-
-  if (!g_file_test (path, G_FILE_TEST_IS_REGULAR)) {
-    GST_INFO ("%s not found: skipped", name);
-    g_clear_pointer (&path, g_free);
-  }
-  return path;
-}
+/* The real slide @name, or NULL after a SKIP line naming the calling
+ * check (a failure under CI=true). */
+#define shared_slide(name) WSI_TEST_SHARED_SLIDE (name)
 
 /* CMU (one level, the TIFF backend): the 2x context's centre is the patch
  * shrunk, unshifted. NDPI (OpenSlide): 4x context views centred, at 4x the

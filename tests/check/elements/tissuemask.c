@@ -18,6 +18,7 @@
 
 #include <gst/check/gstcheck.h>
 #include <gst/check/gstharness.h>
+#include <gst/wsi/wsievent.h>
 #include <gst/wsi/wsirecord.h>
 
 #define OV_W 400
@@ -439,14 +440,11 @@ GST_END_TEST;
 static gboolean
 query_mask_cached (GstHarness * h, const gchar * path)
 {
-  GstQuery *query = gst_query_new_custom (GST_QUERY_CUSTOM,
-      gst_structure_new ("wsi-mask-cached", "path", G_TYPE_STRING, path,
-          NULL));
+  GstQuery *query = wsi_query_new_mask_cached (path);
   gboolean answered = gst_pad_peer_query (h->srcpad, query);
   gboolean cached = FALSE;
 
-  gst_structure_get_boolean (gst_query_get_structure (query), "cached",
-      &cached);
+  fail_unless (wsi_query_parse_mask_cached (query, NULL, &cached, NULL));
   fail_unless_equals_int (answered, cached);
   gst_query_unref (query);
   return answered;
@@ -1235,12 +1233,11 @@ GST_START_TEST (test_rejected_reported_upstream)
   out = push_slide (h, "/slides/tissue.svs", &ov);
   gst_buffer_unref (out);
   while ((event = gst_harness_try_pull_upstream_event (h)) != NULL) {
-    if (gst_event_has_name (event, WSI_SLIDE_REJECTED_EVENT)) {
-      const GstStructure *s = gst_event_get_structure (event);
+    const gchar *path = NULL;
 
-      fail_unless_equals_string (gst_structure_get_string (s, "path"),
-          "/slides/glass.svs");
-      fail_unless (gst_structure_get_boolean (s, "blank", &is_blank));
+    if (wsi_event_parse_slide_rejected (event, NULL, &path, NULL,
+            &is_blank)) {
+      fail_unless_equals_string (path, "/slides/glass.svs");
       n_events++;
     }
     gst_event_unref (event);

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <glib/gstdio.h>
 #include <gst/check/gstcheck.h>
+#include <gst/wsi/wsievent.h>
 #include <gst/wsi/wsirecord.h>
 
 #include "wsitestslide.h"
@@ -1159,17 +1160,13 @@ mask_cache_query (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
 {
   MaskCache *cache = user_data;
   GstQuery *query = GST_PAD_PROBE_INFO_QUERY (info);
-  GstStructure *s;
-  const gchar *path;
+  const gchar *path = NULL;
 
-  if (GST_QUERY_TYPE (query) != GST_QUERY_CUSTOM || !cache->answer)
+  if (!cache->answer || !wsi_query_parse_mask_cached (query, &path, NULL,
+          NULL))
     return GST_PAD_PROBE_OK;
-  s = gst_query_writable_structure (query);
-  if (!gst_structure_has_name (s, "wsi-mask-cached"))
-    return GST_PAD_PROBE_OK;
-  path = gst_structure_get_string (s, "path");
-  gst_structure_set (s, "cached", G_TYPE_BOOLEAN,
-      g_hash_table_contains (cache->seen, path), NULL);
+  wsi_query_set_mask_cached (query, g_hash_table_contains (cache->seen,
+          path));
   return GST_PAD_PROBE_HANDLED;
 }
 
@@ -1419,15 +1416,6 @@ GST_END_TEST;
 
 /* ---- Real slides (skipped when absent) ---------------------------------- */
 
-static const gchar *
-shared_slides_dir (void)
-{
-  const gchar *dir = g_getenv ("WSI_SHARED_SLIDES_DIR");
-
-  if (dir == NULL)
-    dir = WSI_SHARED_SLIDES_DIR;
-  return g_file_test (dir, G_FILE_TEST_IS_DIR) ? dir : NULL;
-}
 
 static gint
 find_slide (RunResult * r, const gchar * basename)
@@ -1442,16 +1430,14 @@ find_slide (RunResult * r, const gchar * basename)
 
 GST_START_TEST (test_real_slides)
 {
-  const gchar *dir = shared_slides_dir ();
+  gchar *dir = WSI_TEST_SHARED_SLIDES_DIR ();
   GstElement *src;
   RunResult *r;
   gint cmu, tcga, ndpi;
   guint i;
 
-  if (dir == NULL) {
-    GST_INFO ("no shared slides directory: skipping");
+  if (dir == NULL)
     return;
-  }
   src = new_source (dir);
   g_object_set (src, "thumbnail-size", 256, "default-mpp", 0.25, NULL);
   r = run_source (src);
@@ -1497,6 +1483,7 @@ GST_START_TEST (test_real_slides)
             (r->buffers, i)), ow * oh * 3);
   }
   run_result_free (r);
+  g_free (dir);
 }
 
 GST_END_TEST;

@@ -404,7 +404,7 @@ GST_START_TEST (test_json_and_timeline_files_parse)
   gint status = -1;
 
   if (!g_file_test (argv[0], G_FILE_TEST_IS_EXECUTABLE)) {
-    GST_INFO ("no /usr/bin/python3: skipping the file check");
+    WSI_TEST_SKIP ("no /usr/bin/python3 to check the files");
     return;
   }
   reset_stats ();
@@ -474,7 +474,7 @@ GST_START_TEST (test_timeline_pool_lanes_and_blocking)
   augment = gst_element_factory_find ("patchaugment");
   if (factory == NULL || augment == NULL
       || !g_file_test (argv[0], G_FILE_TEST_IS_EXECUTABLE)) {
-    GST_INFO ("no patchreader, patchaugment or /usr/bin/python3: skipping");
+    WSI_TEST_SKIP ("patchreader, patchaugment or /usr/bin/python3 missing");
     gst_clear_object (&factory);
     gst_clear_object (&augment);
     return;

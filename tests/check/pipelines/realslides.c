@@ -12,6 +12,7 @@
  * says so) when the slide is absent. */
 
 #include "wsipipeline.h"
+#include "wsitestutil.h"
 
 #include <openslide.h>
 #include <string.h>
@@ -21,20 +22,9 @@
 #define NDPI "Hamamatsu-test3-DAPI-2-387.ndpi"
 #define NDPI_TRITC "Hamamatsu-test3-TRITC-2-560.ndpi"
 
-static gchar *
-real_slide (const gchar * name)
-{
-  const gchar *dir = g_getenv ("WSI_SHARED_SLIDES_DIR");
-  gchar *path = g_build_filename (dir ? dir : WSI_SHARED_SLIDES_DIR, name,
-      NULL);
-
-  if (!g_file_test (path, G_FILE_TEST_IS_REGULAR)) {
-    g_print ("SKIP: %s is absent\n", path);
-    g_free (path);
-    return NULL;
-  }
-  return path;
-}
+/* The real slide @name, or NULL after a SKIP line naming the calling
+ * check (a failure under CI=true). */
+#define real_slide(name) WSI_TEST_SHARED_SLIDE (name)
 
 static WsiRun *
 run_real (const gchar * location, const gchar * src_extra,
@@ -300,9 +290,9 @@ check_ndpi_geometry (WsiRun * r, guint expected)
  * (method=none). The TRITC slide is dim (stain around 20-30 over a black
  * around 5), hence the modest margin over patches drawn anywhere. */
 static void
-check_ndpi_fluorescence (const gchar * name)
+check_ndpi_fluorescence (const gchar * check, const gchar * name)
 {
-  gchar *path = real_slide (name);
+  gchar *path = wsi_test_shared_slide (check, name);
   gdouble otsu, fluorescence, background, bright, anywhere;
   WsiRun *r;
   guint i;
@@ -344,14 +334,14 @@ check_ndpi_fluorescence (const gchar * name)
 
 GST_START_TEST (test_ndpi)
 {
-  check_ndpi_fluorescence (NDPI);
+  check_ndpi_fluorescence (__func__, NDPI);
 }
 
 GST_END_TEST;
 
 GST_START_TEST (test_ndpi_tritc)
 {
-  check_ndpi_fluorescence (NDPI_TRITC);
+  check_ndpi_fluorescence (__func__, NDPI_TRITC);
 }
 
 GST_END_TEST;
