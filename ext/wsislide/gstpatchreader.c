@@ -113,11 +113,12 @@ typedef enum
   GST_PATCH_READER_BACKEND_AUTO,
   GST_PATCH_READER_BACKEND_OPENSLIDE,
   GST_PATCH_READER_BACKEND_TIFF,
+  GST_PATCH_READER_BACKEND_DICOM,
 } GstPatchReaderBackend;
 
 /* Names of the slide layer, indexed by GstPatchReaderBackend. */
 static const gchar *const backend_names[] = {
-  WSI_BACKEND_AUTO, WSI_BACKEND_OPENSLIDE, WSI_BACKEND_TIFF
+  WSI_BACKEND_AUTO, WSI_BACKEND_OPENSLIDE, WSI_BACKEND_TIFF, WSI_BACKEND_DICOM
 };
 
 #define GST_TYPE_PATCH_READER_BACKEND (gst_patch_reader_backend_get_type ())
@@ -126,12 +127,15 @@ gst_patch_reader_backend_get_type (void)
 {
   static GType type = 0;
   static const GEnumValue values[] = {
-    {GST_PATCH_READER_BACKEND_AUTO, "The direct TIFF/JPEG reader for every "
-          "slide it supports, OpenSlide for the rest", "auto"},
+    {GST_PATCH_READER_BACKEND_AUTO, "The DICOM reader for DICOM files, "
+          "the direct TIFF/JPEG reader for every slide it supports, "
+          "OpenSlide for the rest", "auto"},
     {GST_PATCH_READER_BACKEND_OPENSLIDE, "OpenSlide for every slide",
         "openslide"},
     {GST_PATCH_READER_BACKEND_TIFF, "The direct TIFF/JPEG reader only "
           "(other slides are given up with a warning)", "tiff"},
+    {GST_PATCH_READER_BACKEND_DICOM, "The DICOM WSI reader only (other "
+          "slides are given up with a warning)", "dicom"},
     {0, NULL, NULL}
   };
 
@@ -1236,10 +1240,11 @@ gst_patch_reader_class_init (GstPatchReaderClass * klass)
           GST_PARAM_MUTABLE_PLAYING));
   g_object_class_install_property (gobject_class, PROP_BACKEND,
       g_param_spec_enum ("backend", "Backend",
-          "Which slide reader decodes: auto = the direct TIFF/JPEG reader "
+          "Which slide reader decodes: auto = the DICOM reader for DICOM "
+          "VL Whole Slide Microscopy series, the direct TIFF/JPEG reader "
           "(libjpeg-turbo) for JPEG-tiled TIFF pyramids (Aperio SVS, generic "
-          "tiled TIFF), OpenSlide for every other format; openslide or tiff "
-          "force one (a slide the forced reader cannot read is given up with "
+          "tiled TIFF), OpenSlide for every other format; openslide, tiff or "
+          "dicom force one (a slide the forced reader cannot read is given up with "
           "a warning). Takes effect for slides opened from then on",
           GST_TYPE_PATCH_READER_BACKEND, DEFAULT_BACKEND,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |

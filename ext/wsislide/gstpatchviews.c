@@ -180,10 +180,11 @@ typedef enum
   GST_PATCH_VIEWS_BACKEND_AUTO,
   GST_PATCH_VIEWS_BACKEND_OPENSLIDE,
   GST_PATCH_VIEWS_BACKEND_TIFF,
+  GST_PATCH_VIEWS_BACKEND_DICOM,
 } GstPatchViewsBackend;
 
 static const gchar *const backend_names[] = {
-  WSI_BACKEND_AUTO, WSI_BACKEND_OPENSLIDE, WSI_BACKEND_TIFF
+  WSI_BACKEND_AUTO, WSI_BACKEND_OPENSLIDE, WSI_BACKEND_TIFF, WSI_BACKEND_DICOM
 };
 
 #define GST_TYPE_PATCH_VIEWS_BACKEND (gst_patch_views_backend_get_type ())
@@ -192,12 +193,14 @@ gst_patch_views_backend_get_type (void)
 {
   static GType type = 0;
   static const GEnumValue values[] = {
-    {GST_PATCH_VIEWS_BACKEND_AUTO, "The direct TIFF/JPEG reader for every "
-          "slide it supports, OpenSlide for the rest", "auto"},
+    {GST_PATCH_VIEWS_BACKEND_AUTO, "The DICOM reader for DICOM files, the "
+          "direct TIFF/JPEG reader for every slide it supports, OpenSlide "
+          "for the rest", "auto"},
     {GST_PATCH_VIEWS_BACKEND_OPENSLIDE, "OpenSlide for every slide",
         "openslide"},
     {GST_PATCH_VIEWS_BACKEND_TIFF, "The direct TIFF/JPEG reader only",
         "tiff"},
+    {GST_PATCH_VIEWS_BACKEND_DICOM, "The DICOM WSI reader only", "dicom"},
     {0, NULL, NULL}
   };
 
@@ -1126,9 +1129,10 @@ gst_patch_views_class_init (GstPatchViewsClass * klass)
   g_object_class_install_property (gobject_class, PROP_BACKEND,
       g_param_spec_enum ("backend", "Backend",
           "Which slide reader decodes context views (set it as patchreader's "
-          "for the same pixels): auto = the direct TIFF/JPEG reader for "
-          "JPEG-tiled TIFF pyramids, OpenSlide for every other format; "
-          "openslide or tiff force one. Takes effect for slides opened from "
+          "for the same pixels): auto = the DICOM reader for DICOM series, "
+          "the direct TIFF/JPEG reader for JPEG-tiled TIFF pyramids, "
+          "OpenSlide for every other format; openslide, tiff or dicom force "
+          "one. Takes effect for slides opened from "
           "then on", GST_TYPE_PATCH_VIEWS_BACKEND,
           GST_PATCH_VIEWS_BACKEND_AUTO,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |

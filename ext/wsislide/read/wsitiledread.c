@@ -344,10 +344,13 @@ wsi_tiled_read (WsiSlide * slide, WsiReadContext * ctx,
     GError ** error)
 {
   guint scale = pick_scale (level, request, plan, out);
+  WsiReadContext *own_ctx = NULL;
   LevelReader lr;
   Window win = { 0, };
   gboolean ok = TRUE;
 
+  if (ctx == NULL)
+    ctx = own_ctx = wsi_read_context_new ();
   level_reader_init (&lr, slide, ctx, level, plan->level, scale,
       request->tile_cache);
   if (!window_compute (&win, slide, plan, scale)) {
@@ -375,5 +378,7 @@ wsi_tiled_read (WsiSlide * slide, WsiReadContext * ctx,
     report->y = scale > 1 && ok ? llround (win.y0 * scale *
         slide->level_downsample[plan->level]) : plan->y;
   }
+  if (own_ctx != NULL)
+    wsi_read_context_free (own_ctx);
   return ok;
 }

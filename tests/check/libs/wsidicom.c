@@ -29,6 +29,7 @@
 #include "wsitilecache.h"
 #include "wsitestslide.h"
 #include "wsitestdicom.h"
+#include "wsitestutil.h"
 
 /* ---- files -------------------------------------------------------------- */
 
@@ -39,21 +40,6 @@ test_dir (const gchar * name)
 
   g_mkdir_with_parents (dir, 0755);
   return dir;
-}
-
-static gchar *
-shared_dicom (const gchar * name)
-{
-  const gchar *dir = g_getenv ("WSI_SHARED_SLIDES_DIR");
-  gchar *path = g_build_filename (dir ? dir : WSI_SHARED_SLIDES_DIR, "dicom",
-      name, NULL);
-
-  if (!g_file_test (path, G_FILE_TEST_IS_REGULAR)) {
-    g_printerr ("SKIP part: %s not found\n", path);
-    g_free (path);
-    return NULL;
-  }
-  return path;
 }
 
 /* Generic 1100x900, 256-pixel tiles, downsamples 1, 2, 4. */
@@ -429,15 +415,17 @@ GST_START_TEST (test_real_files_open)
   static const gchar *const names[] = { "sm_image.dcm",
     "sm_image_grayscale.dcm"
   };
-  gchar *jpegls = shared_dicom ("sm_image_jpegls.dcm");
+  gchar *jpegls = WSI_TEST_SHARED_SLIDE ("dicom/sm_image_jpegls.dcm");
   GError *error = NULL;
   guint i;
 
   for (i = 0; i < G_N_ELEMENTS (names); i++) {
-    gchar *path = shared_dicom (names[i]);
+    gchar *name = g_build_filename ("dicom", names[i], NULL);
+    gchar *path = WSI_TEST_SHARED_SLIDE (name);
     WsiSlide *slide;
     guint32 argb[50 * 50];
 
+    g_free (name);
     if (path == NULL)
       continue;
     slide = open_slide (path, WSI_BACKEND_AUTO);
