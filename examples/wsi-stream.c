@@ -21,6 +21,7 @@
 #include <gst/video/video.h>
 #include <gst/wsi/wsirecord.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/resource.h>
 
@@ -135,6 +136,8 @@ report_bus (GstElement * pipeline)
     GError *err = NULL;
     gchar *debug = NULL;
 
+    /* stdout is block-buffered in a pipe: keep what came first first */
+    fflush (stdout);
     if (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_ERROR) {
       gst_message_parse_error (msg, &err, &debug);
       /* The first error says why; later ones are consequences. */
@@ -177,6 +180,8 @@ consume (GstElement * pipeline, GstAppSink * sink, const StreamOptions * o)
       continue;
     }
     batch = gst_sample_get_buffer (sample);
+    /* warnings (a slide skipped) when they happen, not at the end */
+    report_bus (pipeline);
     if (got == o->warmup)
       start = g_get_monotonic_time ();
     if (got > o->warmup) {
@@ -207,8 +212,28 @@ consume (GstElement * pipeline, GstAppSink * sink, const StreamOptions * o)
   g_array_unref (intervals_us);
 }
 
+/* Patches read by every backend together. */
+static guint64
+read_stats_total (const GstStructure * stats)
+{
+  guint64 total = 0;
+  gint i;
+
+  for (i = 0; i < gst_structure_n_fields (stats); i++) {
+    const gchar *name = gst_structure_nth_field_name (stats, i);
+    guint64 n = 0;
+
+    if (!g_str_has_prefix (name, "tile-cache-")
+        && gst_structure_get_uint64 (stats, name, &n))
+      total += n;
+  }
+  return total;
+}
+
 /* Which slide reader decoded how many patches (patchreader's read-stats),
- * and how often the decoded-tile cache already had a tile. */
+ * and how often the decoded-tile cache already had a tile. Read once the
+ * pipeline stopped, so the counts are final (the wsistats tracer reports
+ * the same ones). */
 static void
 print_read_stats (GstElement * pipeline)
 {
@@ -224,6 +249,9 @@ print_read_stats (GstElement * pipeline)
 
     if (f && g_strcmp0 (GST_OBJECT_NAME (f), "patchreader") == 0)
       g_object_get (e, "read-stats", &stats, NULL);
+    /* nothing read (the stream failed to start): nothing to say */
+    if (stats != NULL && read_stats_total (stats) == 0)
+      g_clear_pointer (&stats, gst_structure_free);
     if (stats != NULL) {
       gst_structure_get_uint64 (stats, "tile-cache-hits", &hits);
       gst_structure_get_uint64 (stats, "tile-cache-misses", &misses);
@@ -336,6 +364,10 @@ main (int argc, char **argv)
     report_bus (pipeline);
   else
     consume (pipeline, GST_APP_SINK (sink), &o);
+  report_bus (pipeline);
+  fflush (stdout);
+  /* READY stops the reader's workers: its counts stop moving */
+  gst_element_set_state (pipeline, GST_STATE_READY);
   report_bus (pipeline);
   print_read_stats (pipeline);
   ok = !stream_failed;

@@ -66,6 +66,7 @@
 #include "wsiorderedpool.h"
 #include "wsislide.h"
 #include "wsislidecache.h"
+#include "gstwsibackend.h"
 #include "wsivideoformat.h"
 #include "wsitilecache.h"
 
@@ -85,7 +86,7 @@ GST_DEBUG_CATEGORY_STATIC (gst_patch_reader_debug);
 #define DEFAULT_MAX_READ_FAILURES 3
 #define DEFAULT_RESAMPLE_TOLERANCE 0.01
 #define MAX_MAX_READ_FAILURES 1000000
-#define DEFAULT_BACKEND GST_PATCH_READER_BACKEND_AUTO
+#define DEFAULT_BACKEND GST_WSI_BACKEND_AUTO
 #define DEFAULT_DCT_SCALING TRUE
 #define DEFAULT_TILE_CACHE_MB 64
 #define MAX_TILE_CACHE_MB (1024 * 1024)
@@ -107,44 +108,6 @@ enum
   PROP_TILE_CACHE_MISSES,
   PROP_READ_STATS,
 };
-
-typedef enum
-{
-  GST_PATCH_READER_BACKEND_AUTO,
-  GST_PATCH_READER_BACKEND_OPENSLIDE,
-  GST_PATCH_READER_BACKEND_TIFF,
-  GST_PATCH_READER_BACKEND_DICOM,
-} GstPatchReaderBackend;
-
-/* Names of the slide layer, indexed by GstPatchReaderBackend. */
-static const gchar *const backend_names[] = {
-  WSI_BACKEND_AUTO, WSI_BACKEND_OPENSLIDE, WSI_BACKEND_TIFF, WSI_BACKEND_DICOM
-};
-
-#define GST_TYPE_PATCH_READER_BACKEND (gst_patch_reader_backend_get_type ())
-static GType
-gst_patch_reader_backend_get_type (void)
-{
-  static GType type = 0;
-  static const GEnumValue values[] = {
-    {GST_PATCH_READER_BACKEND_AUTO, "The DICOM reader for DICOM files, "
-          "the direct TIFF/JPEG reader for every slide it supports, "
-          "OpenSlide for the rest", "auto"},
-    {GST_PATCH_READER_BACKEND_OPENSLIDE, "OpenSlide for every slide",
-        "openslide"},
-    {GST_PATCH_READER_BACKEND_TIFF, "The direct TIFF/JPEG reader only "
-          "(other slides are given up with a warning)", "tiff"},
-    {GST_PATCH_READER_BACKEND_DICOM, "The DICOM WSI reader only (other "
-          "slides are given up with a warning)", "dicom"},
-    {0, NULL, NULL}
-  };
-
-  if (g_once_init_enter (&type)) {
-    GType t = g_enum_register_static ("GstPatchReaderBackend", values);
-    g_once_init_leave (&type, t);
-  }
-  return type;
-}
 
 #define OUTPUT_FORMATS "{ RGB, RGBA, RGBx, BGRx }"
 
@@ -227,21 +190,17 @@ typedef struct
 
 struct _GstPatchReader
 {
-  GstElement parent;
-
-  GstPad *sinkpad;
-  GstPad *srcpad;
+  WsiPoolElement parent;
 
   /* properties, under the object lock */
   guint threads;
   guint max_read_failures;
   gdouble resample_tolerance;
-  GstPatchReaderBackend backend;
+  GstWsiBackend backend;
   /* atomic copies the workers read once per patch */
   gint resample_tolerance_ppm;  /* in 1e-6 */
   gint dct_scaling;
 
-  WsiOrderedPool *pool;         /* decoding threads, order kept */
   WsiSlideCache *slide_cache;
   WsiTileCache *tile_cache;
 
@@ -266,7 +225,7 @@ struct _GstPatchReader
 };
 
 #define gst_patch_reader_parent_class parent_class
-G_DEFINE_TYPE (GstPatchReader, gst_patch_reader, GST_TYPE_ELEMENT);
+G_DEFINE_TYPE (GstPatchReader, gst_patch_reader, WSI_TYPE_POOL_ELEMENT);
 
 GST_ELEMENT_REGISTER_DEFINE_WITH_CODE (patchreader, "patchreader",
     GST_RANK_NONE, GST_TYPE_PATCH_READER,
@@ -280,7 +239,7 @@ GST_ELEMENT_REGISTER_DEFINE_WITH_CODE (patchreader, "patchreader",
 static void
 report_given_up (GstPatchReader * self, SlideContext * ctx, guint index)
 {
-  gst_pad_push_event (self->sinkpad,
+  gst_pad_push_event (WSI_POOL_ELEMENT_SINK_PAD (self),
       wsi_event_new_slide_given_up (index, ctx->path, ctx->give_up_reason));
 }
 
@@ -431,37 +390,26 @@ decode_patch (GstPatchReader * self, WsiReadContext * rctx, PatchWork * work)
   work->backend = report.backend;
 }
 
-/* Ordered-pool callbacks: one WsiReadContext per decoding thread. */
+/* Pool-element virtual methods: one WsiReadContext per decoding thread. */
 static gpointer
-reader_thread_state_new (gpointer user_data)
+reader_thread_state_new (WsiPoolElement * element)
 {
   return wsi_read_context_new ();
 }
 
 static void
-reader_thread_state_free (gpointer state, gpointer user_data)
+reader_thread_state_free (WsiPoolElement * element, gpointer state)
 {
   wsi_read_context_free (state);
 }
 
 static GstBuffer *
-reader_process (gpointer data, gpointer state, gpointer user_data)
+reader_process (WsiPoolElement * element, gpointer data, gpointer state)
 {
   PatchWork *work = data;
 
-  decode_patch (user_data, state, work);
+  decode_patch (GST_PATCH_READER (element), state, work);
   return g_steal_pointer (&work->buffer);
-}
-
-/* Tells the planner upstream that a patch it planned will not arrive
- * (wsievent.h). */
-static void
-report_dropped (GstPatchReader * self, SlideContext * ctx,
-    const WsiPatchRecord * record, const gchar * reason)
-{
-  gst_pad_push_event (self->sinkpad,
-      wsi_event_new_patch_dropped (record->slide_index, record->cycle,
-          record->sequence, ctx->path, reason));
 }
 
 static void
@@ -484,9 +432,9 @@ label_patch (GstBuffer * buffer, SlideContext * ctx,
 /* In stream order: counts the patch, applies the give-up rule, and passes
  * the patch on or drops it. */
 static GstBuffer *
-reader_finish (gpointer data, GstBuffer * result, gpointer user_data)
+reader_finish (WsiPoolElement * element, gpointer data, GstBuffer * result)
 {
-  GstPatchReader *self = user_data;
+  GstPatchReader *self = GST_PATCH_READER (element);
   PatchWork *work = data;
   SlideContext *ctx = work->slide;
   PatchOutcome outcome = work->outcome;
@@ -521,14 +469,16 @@ reader_finish (gpointer data, GstBuffer * result, gpointer user_data)
       count_outcome (self, OUTCOME_SKIPPED);
       break;
   }
-  report_dropped (self, ctx, &work->record, outcome == OUTCOME_FAILED
-      && work->error ? work->error->message : ctx->give_up_reason);
+  /* Tells the planner upstream that a patch it planned will not arrive. */
+  wsi_pool_element_report_dropped (element, &work->record, ctx->path,
+      outcome == OUTCOME_FAILED && work->error ? work->error->message :
+      ctx->give_up_reason);
   gst_clear_buffer (&result);
   return NULL;
 }
 
 static void
-reader_work_clear (gpointer data, gpointer user_data)
+reader_work_clear (WsiPoolElement * element, gpointer data)
 {
   PatchWork *work = data;
 
@@ -536,22 +486,14 @@ reader_work_clear (gpointer data, gpointer user_data)
   g_clear_error (&work->error);
 }
 
-static const WsiOrderedPoolFuncs reader_pool_funcs = {
-  .thread_state_new = reader_thread_state_new,
-  .thread_state_free = reader_thread_state_free,
-  .process = reader_process,
-  .finish = reader_finish,
-  .work_clear = reader_work_clear,
-};
-
-static void
-gst_patch_reader_start_workers (GstPatchReader * self)
+/* READY -> PAUSED: counters start again; the thread count is read now. */
+static gboolean
+gst_patch_reader_start (WsiPoolElement * element, guint * n_threads)
 {
-  guint n;
+  GstPatchReader *self = GST_PATCH_READER (element);
 
   GST_OBJECT_LOCK (self);
-  n = self->threads ? self->threads :
-      wsi_ordered_pool_auto_threads (MAX_THREADS);
+  *n_threads = self->threads;
   GST_OBJECT_UNLOCK (self);
 
   g_mutex_lock (&self->stats_lock);
@@ -559,9 +501,7 @@ gst_patch_reader_start_workers (GstPatchReader * self)
   g_hash_table_remove_all (self->read_by_backend);
   g_mutex_unlock (&self->stats_lock);
   wsi_tile_cache_reset_counters (self->tile_cache);
-
-  GST_DEBUG_OBJECT (self, "starting %u decoding threads", n);
-  wsi_ordered_pool_start_workers (self->pool, n, "patchreader");
+  return TRUE;
 }
 
 /* ---- queueing from the streaming thread --------------------------------- */
@@ -577,7 +517,7 @@ gst_patch_reader_choose_caps (GstPatchReader * self, guint size)
       "pixel-aspect-ratio = (fraction) 1/1");
   gst_caps_set_simple (ours, "width", G_TYPE_INT, (gint) size,
       "height", G_TYPE_INT, (gint) size, NULL);
-  theirs = gst_pad_peer_query_caps (self->srcpad, ours);
+  theirs = gst_pad_peer_query_caps (WSI_POOL_ELEMENT_SRC_PAD (self), ours);
   gst_caps_unref (ours);
   if (gst_caps_is_empty (theirs)) {
     gst_caps_unref (theirs);
@@ -651,7 +591,7 @@ gst_patch_reader_decide_allocation (GstPatchReader * self, GstCaps * caps)
   GstQuery *query = gst_query_new_allocation (caps, TRUE);
   GstBufferPool *pool, *old;
 
-  if (!gst_pad_peer_query (self->srcpad, query))
+  if (!gst_pad_peer_query (WSI_POOL_ELEMENT_SRC_PAD (self), query))
     GST_DEBUG_OBJECT (self, "downstream did not answer the allocation query");
   pool = gst_patch_reader_make_pool (self, query, caps);
   gst_query_unref (query);
@@ -674,7 +614,7 @@ gst_patch_reader_decide_allocation (GstPatchReader * self, GstCaps * caps)
 static GstFlowReturn
 gst_patch_reader_negotiate (GstPatchReader * self, guint size)
 {
-  GstFlowReturn ret = wsi_ordered_pool_drain (self->pool);
+  GstFlowReturn ret = wsi_pool_element_drain (WSI_POOL_ELEMENT (self));
   GstCaps *caps;
   GstVideoInfo vinfo;
   WsiPixelFormat pixel_format;
@@ -697,7 +637,7 @@ gst_patch_reader_negotiate (GstPatchReader * self, guint size)
   self->vinfo = vinfo;
   self->pixel_format = pixel_format;
   self->out_size = size;
-  gst_pad_push_event (self->srcpad, gst_event_new_caps (caps));
+  gst_pad_push_event (WSI_POOL_ELEMENT_SRC_PAD (self), gst_event_new_caps (caps));
   if (!gst_patch_reader_decide_allocation (self, caps)) {
     GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT,
         ("Could not set up output buffers for %ux%u patches.", size, size),
@@ -709,7 +649,8 @@ gst_patch_reader_negotiate (GstPatchReader * self, guint size)
   gst_caps_unref (caps);
 
   if (self->pending_segment) {
-    ret = wsi_ordered_pool_queue_event (self->pool, self->pending_segment);
+    ret = wsi_pool_element_queue_event (WSI_POOL_ELEMENT (self),
+        self->pending_segment);
     self->pending_segment = NULL;
   }
   return ret;
@@ -751,7 +692,8 @@ gst_patch_reader_skip_record (GstPatchReader * self, SlideContext * ctx,
     const WsiPatchRecord * record, const gchar * reason)
 {
   count_outcome (self, OUTCOME_SKIPPED);
-  report_dropped (self, ctx, record, reason);
+  wsi_pool_element_report_dropped (WSI_POOL_ELEMENT (self), record,
+      ctx->path, reason);
 }
 
 static GstFlowReturn
@@ -777,7 +719,7 @@ gst_patch_reader_queue_patch (GstPatchReader * self, SlideContext * ctx,
     return GST_FLOW_OK;
   }
   if (record->out_size != self->out_size
-      || gst_pad_check_reconfigure (self->srcpad)) {
+      || gst_pad_check_reconfigure (WSI_POOL_ELEMENT_SRC_PAD (self))) {
     ret = gst_patch_reader_negotiate (self, record->out_size);
     if (ret != GST_FLOW_OK)
       return ret;
@@ -795,13 +737,13 @@ gst_patch_reader_queue_patch (GstPatchReader * self, SlideContext * ctx,
 
   work.record = *record;
   work.slide = ctx;
-  return wsi_ordered_pool_queue_work (self->pool, &work);
+  return wsi_pool_element_queue_work (WSI_POOL_ELEMENT (self), &work);
 }
 
 static GstFlowReturn
-gst_patch_reader_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
+gst_patch_reader_handle_buffer (WsiPoolElement * element, GstBuffer * buffer)
 {
-  GstPatchReader *self = GST_PATCH_READER (parent);
+  GstPatchReader *self = GST_PATCH_READER (element);
   const GstStructure *slide_meta = wsi_slide_meta_get (buffer);
   SlideContext *ctx = NULL;
   GstFlowReturn ret = GST_FLOW_OK;
@@ -858,29 +800,16 @@ gst_patch_reader_ref_buffer_pool (GstPatchReader * self)
   return pool;
 }
 
+/* The chain may wait for a free output buffer: unblocked with the pool
+ * (flush start, deactivation), blocking again after a flush stop. */
 static void
-gst_patch_reader_set_flushing (GstPatchReader * self)
+gst_patch_reader_set_flushing (WsiPoolElement * element, gboolean flushing)
 {
-  GstBufferPool *pool = gst_patch_reader_ref_buffer_pool (self);
+  GstBufferPool *pool =
+      gst_patch_reader_ref_buffer_pool (GST_PATCH_READER (element));
 
-  wsi_ordered_pool_set_flushing (self->pool);
-  /* The chain may wait for a free output buffer. */
   if (pool) {
-    gst_buffer_pool_set_flushing (pool, TRUE);
-    gst_object_unref (pool);
-  }
-}
-
-/* Discards everything in flight, once the workers are out of it. */
-static void
-gst_patch_reader_reset_flushing (GstPatchReader * self)
-{
-  GstBufferPool *pool;
-
-  wsi_ordered_pool_reset (self->pool);
-  pool = gst_patch_reader_ref_buffer_pool (self);
-  if (pool) {
-    gst_buffer_pool_set_flushing (pool, FALSE);
+    gst_buffer_pool_set_flushing (pool, flushing);
     gst_object_unref (pool);
   }
 }
@@ -905,25 +834,15 @@ segment_in_time (GstEvent * event)
   return time_event;
 }
 
+/* Output caps follow the records' out_size, not the input caps; the
+ * segment waits for them; the rest is the base class's. */
 static gboolean
-gst_patch_reader_sink_event (GstPad * pad, GstObject * parent,
-    GstEvent * event)
+gst_patch_reader_sink_event (WsiPoolElement * element, GstEvent * event)
 {
-  GstPatchReader *self = GST_PATCH_READER (parent);
-  GstFlowReturn ret;
+  GstPatchReader *self = GST_PATCH_READER (element);
 
   switch (GST_EVENT_TYPE (event)) {
-    case GST_EVENT_FLUSH_START:
-      gst_patch_reader_set_flushing (self);
-      gst_pad_push_event (self->srcpad, event);
-      wsi_ordered_pool_pause_task (self->pool);
-      return TRUE;
-    case GST_EVENT_FLUSH_STOP:
-      gst_patch_reader_reset_flushing (self);
-      gst_pad_push_event (self->srcpad, event);
-      return wsi_ordered_pool_start_task (self->pool);
     case GST_EVENT_CAPS:
-      /* Output caps follow the records' out_size, not the input caps. */
       gst_event_unref (event);
       return TRUE;
     case GST_EVENT_SEGMENT:
@@ -937,72 +856,33 @@ gst_patch_reader_sink_event (GstPad * pad, GstObject * parent,
       break;
     case GST_EVENT_EOS:
       if (self->pending_segment) {
-        wsi_ordered_pool_queue_event (self->pool, self->pending_segment);
+        wsi_pool_element_queue_event (element, self->pending_segment);
         self->pending_segment = NULL;
       }
-      ret = wsi_ordered_pool_queue_event (self->pool, event);
-      return ret == GST_FLOW_OK;
+      break;
     default:
       break;
   }
-
-  if (!GST_EVENT_IS_SERIALIZED (event))
-    return gst_pad_event_default (pad, parent, event);
-  ret = wsi_ordered_pool_queue_event (self->pool, event);
-  return ret == GST_FLOW_OK;
+  return WSI_POOL_ELEMENT_CLASS (parent_class)->sink_event (element, event);
 }
 
+/* Coordinates and pixels have nothing in common to allocate. */
 static gboolean
-gst_patch_reader_sink_query (GstPad * pad, GstObject * parent,
-    GstQuery * query)
+gst_patch_reader_sink_query (WsiPoolElement * element, GstQuery * query)
 {
-  switch (GST_QUERY_TYPE (query)) {
-    case GST_QUERY_ALLOCATION:
-      /* Coordinates and pixels have nothing in common to allocate. */
-      return FALSE;
-    default:
-      return gst_pad_query_default (pad, parent, query);
-  }
-}
-
-static gboolean
-gst_patch_reader_sink_activate_mode (GstPad * pad, GstObject * parent,
-    GstPadMode mode, gboolean active)
-{
-  GstPatchReader *self = GST_PATCH_READER (parent);
-
-  if (mode != GST_PAD_MODE_PUSH)
+  if (GST_QUERY_TYPE (query) == GST_QUERY_ALLOCATION)
     return FALSE;
-  if (active) {
-    gst_patch_reader_reset_flushing (self);
-  } else {
-    /* Unblock a chain waiting for room; the pad then waits for it. */
-    gst_patch_reader_set_flushing (self);
-  }
-  return TRUE;
-}
-
-static gboolean
-gst_patch_reader_src_activate_mode (GstPad * pad, GstObject * parent,
-    GstPadMode mode, gboolean active)
-{
-  GstPatchReader *self = GST_PATCH_READER (parent);
-
-  if (mode != GST_PAD_MODE_PUSH)
-    return FALSE;
-  if (active) {
-    gst_patch_reader_reset_flushing (self);
-    return wsi_ordered_pool_start_task (self->pool);
-  }
-  gst_patch_reader_set_flushing (self);
-  return wsi_ordered_pool_stop_task (self->pool);
+  return WSI_POOL_ELEMENT_CLASS (parent_class)->sink_query (element, query);
 }
 
 /* ---- state and properties ----------------------------------------------- */
 
+/* PAUSED -> READY, the workers joined (and finalize): drops the stream's
+ * output buffers, slides and tiles. */
 static void
-gst_patch_reader_reset_stream (GstPatchReader * self)
+gst_patch_reader_stop (WsiPoolElement * element)
 {
+  GstPatchReader *self = GST_PATCH_READER (element);
   GstBufferPool *pool;
 
   g_mutex_lock (&self->stats_lock);
@@ -1020,27 +900,6 @@ gst_patch_reader_reset_stream (GstPatchReader * self)
   self->out_size = 0;
   self->warned_no_meta = FALSE;
   self->warned_bad_record = FALSE;
-  wsi_ordered_pool_reset_flow (self->pool);
-}
-
-static GstStateChangeReturn
-gst_patch_reader_change_state (GstElement * element, GstStateChange transition)
-{
-  GstPatchReader *self = GST_PATCH_READER (element);
-  GstStateChangeReturn ret;
-
-  if (transition == GST_STATE_CHANGE_READY_TO_PAUSED)
-    gst_patch_reader_start_workers (self);
-
-  ret = GST_ELEMENT_CLASS (parent_class)->change_state (element, transition);
-
-  if (transition == GST_STATE_CHANGE_PAUSED_TO_READY
-      || (transition == GST_STATE_CHANGE_READY_TO_PAUSED
-          && ret == GST_STATE_CHANGE_FAILURE)) {
-    wsi_ordered_pool_stop_workers (self->pool);
-    gst_patch_reader_reset_stream (self);
-  }
-  return ret;
 }
 
 /* Patches read per backend: "read-stats, tiff=(guint64)N, ...". */
@@ -1089,7 +948,7 @@ gst_patch_reader_set_property (GObject * object, guint prop_id,
       self->backend = g_value_get_enum (value);
       GST_OBJECT_UNLOCK (self);
       wsi_slide_cache_set_backend (self->slide_cache,
-          backend_names[g_value_get_enum (value)]);
+          gst_wsi_backend_name (g_value_get_enum (value)));
       break;
     case PROP_DCT_SCALING:
       g_atomic_int_set (&self->dct_scaling, g_value_get_boolean (value));
@@ -1184,9 +1043,7 @@ gst_patch_reader_finalize (GObject * object)
 {
   GstPatchReader *self = GST_PATCH_READER (object);
 
-  wsi_ordered_pool_stop_workers (self->pool);
-  gst_patch_reader_reset_stream (self);
-  wsi_ordered_pool_free (self->pool);
+  gst_patch_reader_stop (WSI_POOL_ELEMENT (self));
   wsi_slide_cache_free (self->slide_cache);
   wsi_tile_cache_free (self->tile_cache);
   g_hash_table_unref (self->slides);
@@ -1201,6 +1058,7 @@ gst_patch_reader_class_init (GstPatchReaderClass * klass)
 {
   GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
   GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
+  WsiPoolElementClass *pool_class = WSI_POOL_ELEMENT_CLASS (klass);
 
   gobject_class->set_property = gst_patch_reader_set_property;
   gobject_class->get_property = gst_patch_reader_get_property;
@@ -1246,7 +1104,7 @@ gst_patch_reader_class_init (GstPatchReaderClass * klass)
           "tiled TIFF), OpenSlide for every other format; openslide, tiff or "
           "dicom force one (a slide the forced reader cannot read is given up with "
           "a warning). Takes effect for slides opened from then on",
-          GST_TYPE_PATCH_READER_BACKEND, DEFAULT_BACKEND,
+          GST_TYPE_WSI_BACKEND, DEFAULT_BACKEND,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
   g_object_class_install_property (gobject_class, PROP_DCT_SCALING,
@@ -1310,29 +1168,26 @@ gst_patch_reader_class_init (GstPatchReaderClass * klass)
       "order, from their coordinates",
       "gst-wsi developers <gst-wsi@example.invalid>");
 
-  element_class->change_state =
-      GST_DEBUG_FUNCPTR (gst_patch_reader_change_state);
+  pool_class->work_size = sizeof (PatchWork);
+  pool_class->worker_name = "patchreader";
+  pool_class->start = GST_DEBUG_FUNCPTR (gst_patch_reader_start);
+  pool_class->stop = GST_DEBUG_FUNCPTR (gst_patch_reader_stop);
+  pool_class->thread_state_new = reader_thread_state_new;
+  pool_class->thread_state_free = reader_thread_state_free;
+  pool_class->handle_buffer =
+      GST_DEBUG_FUNCPTR (gst_patch_reader_handle_buffer);
+  pool_class->process = reader_process;
+  pool_class->finish = reader_finish;
+  pool_class->work_clear = reader_work_clear;
+  pool_class->set_flushing = GST_DEBUG_FUNCPTR (gst_patch_reader_set_flushing);
+  pool_class->sink_event = GST_DEBUG_FUNCPTR (gst_patch_reader_sink_event);
+  pool_class->sink_query = GST_DEBUG_FUNCPTR (gst_patch_reader_sink_query);
 }
 
 static void
 gst_patch_reader_init (GstPatchReader * self)
 {
-  self->sinkpad = gst_pad_new_from_static_template (&sink_template, "sink");
-  gst_pad_set_chain_function (self->sinkpad,
-      GST_DEBUG_FUNCPTR (gst_patch_reader_chain));
-  gst_pad_set_event_function (self->sinkpad,
-      GST_DEBUG_FUNCPTR (gst_patch_reader_sink_event));
-  gst_pad_set_query_function (self->sinkpad,
-      GST_DEBUG_FUNCPTR (gst_patch_reader_sink_query));
-  gst_pad_set_activatemode_function (self->sinkpad,
-      GST_DEBUG_FUNCPTR (gst_patch_reader_sink_activate_mode));
-  gst_element_add_pad (GST_ELEMENT (self), self->sinkpad);
-
-  self->srcpad = gst_pad_new_from_static_template (&src_template, "src");
-  gst_pad_set_activatemode_function (self->srcpad,
-      GST_DEBUG_FUNCPTR (gst_patch_reader_src_activate_mode));
-  gst_pad_use_fixed_caps (self->srcpad);
-  gst_element_add_pad (GST_ELEMENT (self), self->srcpad);
+  gst_pad_use_fixed_caps (WSI_POOL_ELEMENT_SRC_PAD (self));
 
   self->threads = DEFAULT_THREADS;
   self->max_read_failures = DEFAULT_MAX_READ_FAILURES;
@@ -1345,8 +1200,6 @@ gst_patch_reader_init (GstPatchReader * self)
       (GDestroyNotify) slide_context_free);
   self->read_by_backend = g_hash_table_new_full (g_str_hash, g_str_equal,
       NULL, g_free);
-  self->pool = wsi_ordered_pool_new (self->srcpad, sizeof (PatchWork),
-      &reader_pool_funcs, self);
   self->slide_cache = wsi_slide_cache_new (DEFAULT_MAX_OPEN_SLIDES);
   self->tile_cache = wsi_tile_cache_new ((gsize) DEFAULT_TILE_CACHE_MB << 20);
 }

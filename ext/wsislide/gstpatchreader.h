@@ -11,12 +11,13 @@
 #define __GST_PATCH_READER_H__
 
 #include <gst/gst.h>
+#include <gst/wsi/wsipoolelement.h>
 
 G_BEGIN_DECLS
 
 #define GST_TYPE_PATCH_READER (gst_patch_reader_get_type ())
 G_DECLARE_FINAL_TYPE (GstPatchReader, gst_patch_reader, GST, PATCH_READER,
-    GstElement);
+    WsiPoolElement);
 
 GST_ELEMENT_REGISTER_DECLARE (patchreader);
 

@@ -64,6 +64,7 @@
 #endif
 
 #include "gstpatchviews.h"
+#include "gstwsibackend.h"
 #include "wsiorderedpool.h"
 #include "wsislide.h"
 #include "wsislidecache.h"
@@ -174,43 +175,6 @@ gst_patch_views_interpolation_get_type (void)
   return type;
 }
 
-/* Slide readers for context views, as patchreader's `backend`. */
-typedef enum
-{
-  GST_PATCH_VIEWS_BACKEND_AUTO,
-  GST_PATCH_VIEWS_BACKEND_OPENSLIDE,
-  GST_PATCH_VIEWS_BACKEND_TIFF,
-  GST_PATCH_VIEWS_BACKEND_DICOM,
-} GstPatchViewsBackend;
-
-static const gchar *const backend_names[] = {
-  WSI_BACKEND_AUTO, WSI_BACKEND_OPENSLIDE, WSI_BACKEND_TIFF, WSI_BACKEND_DICOM
-};
-
-#define GST_TYPE_PATCH_VIEWS_BACKEND (gst_patch_views_backend_get_type ())
-static GType
-gst_patch_views_backend_get_type (void)
-{
-  static GType type = 0;
-  static const GEnumValue values[] = {
-    {GST_PATCH_VIEWS_BACKEND_AUTO, "The DICOM reader for DICOM files, the "
-          "direct TIFF/JPEG reader for every slide it supports, OpenSlide "
-          "for the rest", "auto"},
-    {GST_PATCH_VIEWS_BACKEND_OPENSLIDE, "OpenSlide for every slide",
-        "openslide"},
-    {GST_PATCH_VIEWS_BACKEND_TIFF, "The direct TIFF/JPEG reader only",
-        "tiff"},
-    {GST_PATCH_VIEWS_BACKEND_DICOM, "The DICOM WSI reader only", "dicom"},
-    {0, NULL, NULL}
-  };
-
-  if (g_once_init_enter (&type)) {
-    GType t = g_enum_register_static ("GstPatchViewsBackend", values);
-    g_once_init_leave (&type, t);
-  }
-  return type;
-}
-
 #define FORMATS "{ RGB, RGBA, RGBx, BGRx }"
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
@@ -255,10 +219,7 @@ typedef struct
 
 struct _GstPatchViews
 {
-  GstElement parent;
-
-  GstPad *sinkpad;
-  GstPad *srcpad;
+  WsiPoolElement parent;
 
   /* properties, under the object lock */
   GstPatchViewsPreset preset;
@@ -267,11 +228,10 @@ struct _GstPatchViews
   guint64 seed;
   guint threads;
   WsiResizeMethod interpolation;
-  GstPatchViewsBackend backend;
+  GstWsiBackend backend;
   gint dct_scaling;             /* atomic: read by the workers */
 
   StreamConfig config;          /* workers' copy while PAUSED/PLAYING */
-  WsiOrderedPool *pool;
   WsiSlideCache *slide_cache;
   WsiTileCache *tile_cache;     /* context tiles, shared by the workers */
 
@@ -290,7 +250,7 @@ struct _GstPatchViews
 };
 
 #define gst_patch_views_parent_class parent_class
-G_DEFINE_TYPE (GstPatchViews, gst_patch_views, GST_TYPE_ELEMENT);
+G_DEFINE_TYPE (GstPatchViews, gst_patch_views, WSI_TYPE_POOL_ELEMENT);
 
 GST_ELEMENT_REGISTER_DEFINE_WITH_CODE (patchviews, "patchviews",
     GST_RANK_NONE, GST_TYPE_PATCH_VIEWS,
@@ -615,7 +575,7 @@ make_views (GstPatchViews * self, ViewsThread * thread, ViewsWork * work)
 /* ---- ordered pool callbacks ---------------------------------------------- */
 
 static gpointer
-views_thread_new (gpointer user_data)
+views_thread_new (WsiPoolElement * element)
 {
   ViewsThread *thread = g_new0 (ViewsThread, 1);
 
@@ -625,7 +585,7 @@ views_thread_new (gpointer user_data)
 }
 
 static void
-views_thread_free (gpointer state, gpointer user_data)
+views_thread_free (WsiPoolElement * element, gpointer state)
 {
   ViewsThread *thread = state;
 
@@ -635,28 +595,17 @@ views_thread_free (gpointer state, gpointer user_data)
 }
 
 static GstBuffer *
-views_process (gpointer data, gpointer state, gpointer user_data)
+views_process (WsiPoolElement * element, gpointer data, gpointer state)
 {
-  return make_views (user_data, state, data);
-}
-
-/* Tells the planner upstream that a location it planned will not arrive
- * (wsievent.h), as patchreader does. */
-static void
-report_dropped (GstPatchViews * self, const WsiPatchRecord * record,
-    const gchar * path, const gchar * reason)
-{
-  gst_pad_push_event (self->sinkpad,
-      wsi_event_new_patch_dropped (record->slide_index, record->cycle,
-          record->sequence, path, reason));
+  return make_views (GST_PATCH_VIEWS (element), state, data);
 }
 
 /* In stream order: counts the location; a dropped one is warned about
- * and reported upstream. */
+ * and reported upstream, as patchreader does. */
 static GstBuffer *
-views_finish (gpointer data, GstBuffer * result, gpointer user_data)
+views_finish (WsiPoolElement * element, gpointer data, GstBuffer * result)
 {
-  GstPatchViews *self = user_data;
+  GstPatchViews *self = GST_PATCH_VIEWS (element);
   ViewsWork *work = data;
   const gchar *path;
 
@@ -679,12 +628,13 @@ views_finish (gpointer data, GstBuffer * result, gpointer user_data)
   else
     GST_WARNING_OBJECT (self, "dropping sequence %" G_GUINT64_FORMAT ": %s",
         work->record.sequence, GST_STR_NULL (work->reason));
-  report_dropped (self, &work->record, path, work->reason);
+  wsi_pool_element_report_dropped (element, &work->record, path,
+      work->reason);
   return NULL;
 }
 
 static void
-views_work_clear (gpointer data, gpointer user_data)
+views_work_clear (WsiPoolElement * element, gpointer data)
 {
   ViewsWork *work = data;
 
@@ -692,20 +642,12 @@ views_work_clear (gpointer data, gpointer user_data)
   g_clear_pointer (&work->reason, g_free);
 }
 
-static const WsiOrderedPoolFuncs views_pool_funcs = {
-  .thread_state_new = views_thread_new,
-  .thread_state_free = views_thread_free,
-  .process = views_process,
-  .finish = views_finish,
-  .work_clear = views_work_clear,
-};
-
 /* ---- streaming thread ---------------------------------------------------- */
 
 static GstFlowReturn
-gst_patch_views_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
+gst_patch_views_handle_buffer (WsiPoolElement * element, GstBuffer * buffer)
 {
-  GstPatchViews *self = GST_PATCH_VIEWS (parent);
+  GstPatchViews *self = GST_PATCH_VIEWS (element);
   const GstStructure *meta = wsi_patch_meta_get (buffer);
   const WsiPatchRecord *records = NULL;
   ViewsWork work;
@@ -741,18 +683,18 @@ gst_patch_views_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
   work.info = self->info;
   work.format = self->format;
   work.record = records[0];
-  return wsi_ordered_pool_queue_work (self->pool, &work);
+  return wsi_pool_element_queue_work (element, &work);
 }
 
 /* Input caps: a square patch in a format the read layer writes; the
- * output caps go out in stream order, after the patches before them. */
-static gboolean
-gst_patch_views_set_caps (GstPatchViews * self, GstCaps * caps)
+ * output caps (views of that format) go out in stream order, after the
+ * patches before them. */
+static GstCaps *
+gst_patch_views_set_caps (WsiPoolElement * element, GstCaps * caps)
 {
+  GstPatchViews *self = GST_PATCH_VIEWS (element);
   GstVideoInfo info;
   WsiPixelFormat format;
-  GstCaps *out;
-  GstEvent *event;
 
   if (!gst_video_info_from_caps (&info, caps)
       || !wsi_pixel_format_for_video (GST_VIDEO_INFO_FORMAT (&info), &format)
@@ -760,91 +702,25 @@ gst_patch_views_set_caps (GstPatchViews * self, GstCaps * caps)
     GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
         ("patchviews takes square RGB, RGBA, RGBx or BGRx patches."),
         ("caps: %" GST_PTR_FORMAT, caps));
-    return FALSE;
+    return NULL;
   }
   self->info = info;
   self->format = format;
   self->have_info = TRUE;
-  out = gst_caps_new_simple (WSI_VIEWS_MEDIA_TYPE,
+  return gst_caps_new_simple (WSI_VIEWS_MEDIA_TYPE,
       "format", G_TYPE_STRING,
       gst_video_format_to_string (GST_VIDEO_INFO_FORMAT (&info)),
       "n-views", G_TYPE_INT, (gint) self->config.set->n_views, NULL);
-  event = gst_event_new_caps (out);
-  gst_caps_unref (out);         /* the event holds its own reference */
-  return wsi_ordered_pool_queue_event (self->pool, event) == GST_FLOW_OK;
 }
 
+/* Patches and views share no memory to allocate; the rest (caps, the
+ * delivery-accounting query) is answered as usual. */
 static gboolean
-gst_patch_views_sink_event (GstPad * pad, GstObject * parent,
-    GstEvent * event)
+gst_patch_views_sink_query (WsiPoolElement * element, GstQuery * query)
 {
-  GstPatchViews *self = GST_PATCH_VIEWS (parent);
-  GstCaps *caps;
-  gboolean ok;
-
-  switch (GST_EVENT_TYPE (event)) {
-    case GST_EVENT_FLUSH_START:
-      wsi_ordered_pool_set_flushing (self->pool);
-      gst_pad_push_event (self->srcpad, event);
-      wsi_ordered_pool_pause_task (self->pool);
-      return TRUE;
-    case GST_EVENT_FLUSH_STOP:
-      wsi_ordered_pool_reset (self->pool);
-      gst_pad_push_event (self->srcpad, event);
-      return wsi_ordered_pool_start_task (self->pool);
-    case GST_EVENT_CAPS:
-      gst_event_parse_caps (event, &caps);
-      ok = gst_patch_views_set_caps (self, caps);
-      gst_event_unref (event);
-      return ok;
-    default:
-      break;
-  }
-  if (!GST_EVENT_IS_SERIALIZED (event))
-    return gst_pad_event_default (pad, parent, event);
-  return wsi_ordered_pool_queue_event (self->pool, event) == GST_FLOW_OK;
-}
-
-static gboolean
-gst_patch_views_sink_query (GstPad * pad, GstObject * parent,
-    GstQuery * query)
-{
-  /* Patches and views share no memory to allocate; the rest (caps, the
-   * delivery-accounting query) is answered as usual. */
   if (GST_QUERY_TYPE (query) == GST_QUERY_ALLOCATION)
     return FALSE;
-  return gst_pad_query_default (pad, parent, query);
-}
-
-static gboolean
-gst_patch_views_sink_activate_mode (GstPad * pad, GstObject * parent,
-    GstPadMode mode, gboolean active)
-{
-  GstPatchViews *self = GST_PATCH_VIEWS (parent);
-
-  if (mode != GST_PAD_MODE_PUSH)
-    return FALSE;
-  if (active)
-    wsi_ordered_pool_reset (self->pool);
-  else
-    wsi_ordered_pool_set_flushing (self->pool);
-  return TRUE;
-}
-
-static gboolean
-gst_patch_views_src_activate_mode (GstPad * pad, GstObject * parent,
-    GstPadMode mode, gboolean active)
-{
-  GstPatchViews *self = GST_PATCH_VIEWS (parent);
-
-  if (mode != GST_PAD_MODE_PUSH)
-    return FALSE;
-  if (active) {
-    wsi_ordered_pool_reset (self->pool);
-    return wsi_ordered_pool_start_task (self->pool);
-  }
-  wsi_ordered_pool_set_flushing (self->pool);
-  return wsi_ordered_pool_stop_task (self->pool);
+  return WSI_POOL_ELEMENT_CLASS (parent_class)->sink_query (element, query);
 }
 
 /* ---- state and properties ------------------------------------------------ */
@@ -856,11 +732,11 @@ stream_config_clear (StreamConfig * config)
   g_clear_pointer (&config->names, g_strfreev);
 }
 
-/* Fixes what the workers read for the stream and starts them. */
-static void
-gst_patch_views_start (GstPatchViews * self)
+/* READY -> PAUSED: fixes what the workers read for the stream. */
+static gboolean
+gst_patch_views_start (WsiPoolElement * element, guint * n_threads)
 {
-  guint n;
+  GstPatchViews *self = GST_PATCH_VIEWS (element);
 
   stream_config_clear (&self->config);
   GST_OBJECT_LOCK (self);
@@ -868,8 +744,7 @@ gst_patch_views_start (GstPatchViews * self)
   self->config.set = wsi_view_set_parse (self->views, NULL);
   self->config.seed = self->seed;
   self->config.method = self->interpolation;
-  n = self->threads ? self->threads :
-      wsi_ordered_pool_auto_threads (MAX_THREADS);
+  *n_threads = self->threads;
   self->locations_out = self->locations_dropped = 0;
   GST_OBJECT_UNLOCK (self);
   g_assert (self->config.set != NULL);  /* set_property keeps valid text */
@@ -877,39 +752,22 @@ gst_patch_views_start (GstPatchViews * self)
   self->config.names = wsi_view_set_names (self->config.set);
 
   self->drop_warnings = 0;
-  GST_DEBUG_OBJECT (self, "starting %u threads for %u views", n,
-      self->config.set->n_views);
-  wsi_ordered_pool_start_workers (self->pool, n, "patchviews");
+  GST_DEBUG_OBJECT (self, "%u views", self->config.set->n_views);
+  return TRUE;
 }
 
+/* PAUSED -> READY, the workers joined (and finalize): drops the stream's
+ * slides, tiles and settings. */
 static void
-gst_patch_views_stop (GstPatchViews * self)
+gst_patch_views_stop (WsiPoolElement * element)
 {
-  wsi_ordered_pool_stop_workers (self->pool);
-  wsi_ordered_pool_reset_flow (self->pool);
+  GstPatchViews *self = GST_PATCH_VIEWS (element);
+
   wsi_slide_cache_clear (self->slide_cache);
   wsi_tile_cache_clear (self->tile_cache);
   stream_config_clear (&self->config);
   self->have_info = FALSE;
   self->warned_no_meta = FALSE;
-}
-
-static GstStateChangeReturn
-gst_patch_views_change_state (GstElement * element, GstStateChange transition)
-{
-  GstPatchViews *self = GST_PATCH_VIEWS (element);
-  GstStateChangeReturn ret;
-
-  if (transition == GST_STATE_CHANGE_READY_TO_PAUSED)
-    gst_patch_views_start (self);
-
-  ret = GST_ELEMENT_CLASS (parent_class)->change_state (element, transition);
-
-  if (transition == GST_STATE_CHANGE_PAUSED_TO_READY
-      || (transition == GST_STATE_CHANGE_READY_TO_PAUSED
-          && ret == GST_STATE_CHANGE_FAILURE))
-    gst_patch_views_stop (self);
-  return ret;
 }
 
 /* Installs @text as the view list, or keeps the current one with a
@@ -973,7 +831,7 @@ gst_patch_views_set_property (GObject * object, guint prop_id,
     case PROP_BACKEND:
       self->backend = g_value_get_enum (value);
       wsi_slide_cache_set_backend (self->slide_cache,
-          backend_names[self->backend]);
+          gst_wsi_backend_name (self->backend));
       break;
     case PROP_TILE_CACHE_SIZE:
       wsi_tile_cache_set_max_bytes (self->tile_cache,
@@ -1047,8 +905,7 @@ gst_patch_views_finalize (GObject * object)
 {
   GstPatchViews *self = GST_PATCH_VIEWS (object);
 
-  gst_patch_views_stop (self);
-  wsi_ordered_pool_free (self->pool);
+  gst_patch_views_stop (WSI_POOL_ELEMENT (self));
   wsi_slide_cache_free (self->slide_cache);
   wsi_tile_cache_free (self->tile_cache);
   wsi_view_set_free (self->view_set);
@@ -1062,6 +919,7 @@ gst_patch_views_class_init (GstPatchViewsClass * klass)
 {
   GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
   GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
+  WsiPoolElementClass *pool_class = WSI_POOL_ELEMENT_CLASS (klass);
 
   gobject_class->set_property = gst_patch_views_set_property;
   gobject_class->get_property = gst_patch_views_get_property;
@@ -1133,8 +991,7 @@ gst_patch_views_class_init (GstPatchViewsClass * klass)
           "the direct TIFF/JPEG reader for JPEG-tiled TIFF pyramids, "
           "OpenSlide for every other format; openslide, tiff or dicom force "
           "one. Takes effect for slides opened from "
-          "then on", GST_TYPE_PATCH_VIEWS_BACKEND,
-          GST_PATCH_VIEWS_BACKEND_AUTO,
+          "then on", GST_TYPE_WSI_BACKEND, GST_WSI_BACKEND_AUTO,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
   g_object_class_install_property (gobject_class, PROP_TILE_CACHE_SIZE,
@@ -1176,33 +1033,29 @@ gst_patch_views_class_init (GstPatchViewsClass * klass)
       "the patch, context views re-read from the slide), in one buffer",
       "gst-wsi developers <gst-wsi@example.invalid>");
 
-  element_class->change_state =
-      GST_DEBUG_FUNCPTR (gst_patch_views_change_state);
+  pool_class->work_size = sizeof (ViewsWork);
+  pool_class->worker_name = "patchviews";
+  pool_class->start = GST_DEBUG_FUNCPTR (gst_patch_views_start);
+  pool_class->stop = GST_DEBUG_FUNCPTR (gst_patch_views_stop);
+  pool_class->thread_state_new = views_thread_new;
+  pool_class->thread_state_free = views_thread_free;
+  pool_class->handle_buffer =
+      GST_DEBUG_FUNCPTR (gst_patch_views_handle_buffer);
+  pool_class->process = views_process;
+  pool_class->finish = views_finish;
+  pool_class->work_clear = views_work_clear;
+  pool_class->set_caps = GST_DEBUG_FUNCPTR (gst_patch_views_set_caps);
+  pool_class->sink_query = GST_DEBUG_FUNCPTR (gst_patch_views_sink_query);
 
   gst_type_mark_as_plugin_api (GST_TYPE_PATCH_VIEWS_PRESET, 0);
   gst_type_mark_as_plugin_api (GST_TYPE_PATCH_VIEWS_INTERPOLATION, 0);
-  gst_type_mark_as_plugin_api (GST_TYPE_PATCH_VIEWS_BACKEND, 0);
+  gst_type_mark_as_plugin_api (GST_TYPE_WSI_BACKEND, 0);
 }
 
 static void
 gst_patch_views_init (GstPatchViews * self)
 {
-  self->sinkpad = gst_pad_new_from_static_template (&sink_template, "sink");
-  gst_pad_set_chain_function (self->sinkpad,
-      GST_DEBUG_FUNCPTR (gst_patch_views_chain));
-  gst_pad_set_event_function (self->sinkpad,
-      GST_DEBUG_FUNCPTR (gst_patch_views_sink_event));
-  gst_pad_set_query_function (self->sinkpad,
-      GST_DEBUG_FUNCPTR (gst_patch_views_sink_query));
-  gst_pad_set_activatemode_function (self->sinkpad,
-      GST_DEBUG_FUNCPTR (gst_patch_views_sink_activate_mode));
-  gst_element_add_pad (GST_ELEMENT (self), self->sinkpad);
-
-  self->srcpad = gst_pad_new_from_static_template (&src_template, "src");
-  gst_pad_set_activatemode_function (self->srcpad,
-      GST_DEBUG_FUNCPTR (gst_patch_views_src_activate_mode));
-  gst_pad_use_fixed_caps (self->srcpad);
-  gst_element_add_pad (GST_ELEMENT (self), self->srcpad);
+  gst_pad_use_fixed_caps (WSI_POOL_ELEMENT_SRC_PAD (self));
 
   self->preset = DEFAULT_PRESET;
   self->views = g_strdup (preset_views[DEFAULT_PRESET]);
@@ -1211,8 +1064,6 @@ gst_patch_views_init (GstPatchViews * self)
   self->threads = DEFAULT_THREADS;
   self->interpolation = DEFAULT_INTERPOLATION;
   self->dct_scaling = DEFAULT_DCT_SCALING;
-  self->pool = wsi_ordered_pool_new (self->srcpad, sizeof (ViewsWork),
-      &views_pool_funcs, self);
   self->slide_cache = wsi_slide_cache_new (DEFAULT_MAX_OPEN_SLIDES);
   self->tile_cache = wsi_tile_cache_new ((gsize) DEFAULT_TILE_CACHE_MB << 20);
 }

@@ -11,12 +11,13 @@
 #define __GST_PATCH_VIEWS_H__
 
 #include <gst/gst.h>
+#include <gst/wsi/wsipoolelement.h>
 
 G_BEGIN_DECLS
 
 #define GST_TYPE_PATCH_VIEWS (gst_patch_views_get_type ())
 G_DECLARE_FINAL_TYPE (GstPatchViews, gst_patch_views, GST, PATCH_VIEWS,
-    GstElement);
+    WsiPoolElement);
 
 GST_ELEMENT_REGISTER_DECLARE (patchviews);
 

@@ -27,6 +27,12 @@
  * paths are relative to the list's or manifest's folder. The collection is
  * sorted by path, so that every run and every process sees the same order.
  *
+ * Slides, lists and manifests may live behind `http://` or `https://`
+ * (ranged GETs, see docs/remote.md): JPEG-tiled TIFF pyramids (Aperio SVS,
+ * generic tiled TIFF) stream from there byte-identical to the same file on
+ * disk; every other format fails with "this format needs a local file".
+ * Messages and metadata show URLs without user, password or query.
+ *
  * A manifest is a CSV (RFC 4180 quoting) or TSV table with a header row:
  * a file ending in `.csv` or `.tsv`, or any file whose first line starts
  * with a `path` field followed by a comma or a TAB. Its `path` column names
@@ -102,6 +108,7 @@
 #include "gstwsislidesrc.h"
 #include "wsicollection.h"
 #include "wsislide.h"
+#include "wsibytesource.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_wsi_slide_src_debug);
 #define GST_CAT_DEFAULT gst_wsi_slide_src_debug
@@ -152,6 +159,7 @@ enum
 typedef struct
 {
   gchar *location;
+  gchar *display;               /* location for messages: no credentials */
   gint rank;
   gint world_size;
   gboolean cycle;
@@ -618,8 +626,11 @@ attach_slide_meta (GstWsiSlideSrc * self, GstBuffer * buffer,
     gboolean has_overview)
 {
   GstStructure *meta = wsi_slide_meta_add (buffer);
-  /* The exact bytes of the file name, losslessly (a file URI is ASCII). */
-  gchar *uri = g_filename_to_uri (entry->path, NULL, NULL);
+  /* The exact bytes of the file name, losslessly (a file URI is ASCII); a
+   * URL as shown (credentials stay in the read layer, see
+   * wsi_location_remember). */
+  gchar *uri = wsi_location_is_remote (entry->path) ?
+      g_strdup (entry->display) : g_filename_to_uri (entry->path, NULL, NULL);
 
   gst_structure_foreach (description, wsi_structure_copy_field, meta);
   gst_structure_set (meta,
@@ -837,7 +848,7 @@ gst_wsi_slide_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
 
       GST_ELEMENT_ERROR (self, RESOURCE, READ,
           ("None of the %u slides of rank %d in %s could be read: %s.",
-              self->entries->len, self->run.rank, self->run.location, why),
+              self->entries->len, self->run.rank, self->run.display, why),
           ("every slide was skipped"));
       g_free (why);
       return GST_FLOW_ERROR;
@@ -883,9 +894,39 @@ clear_streaming_state (GstWsiSlideSrc * self)
   g_clear_pointer (&self->visit_order, g_free);
   g_clear_pointer (&self->descriptions, g_hash_table_unref);
   g_clear_pointer (&self->run.location, g_free);
+  g_clear_pointer (&self->run.display, g_free);
   g_mutex_lock (&self->lock);
   g_ptr_array_set_size (self->given_up, 0);
   g_mutex_unlock (&self->lock);
+}
+
+/* Why this rank got no slide, in the user's terms: a folder or list with
+ * none (naming the extensions searched), or more ranks than slides. */
+static void
+post_no_slides_error (GstWsiSlideSrc * self)
+{
+  /* shown without credentials (and as UTF-8) */
+  const gchar *location = self->run.display;
+
+  if (self->collection_size > 0) {
+    GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND,
+        ("Rank %d has no slides: %s holds %u slides for %d ranks.",
+            self->run.rank, location, self->collection_size,
+            self->run.world_size),
+        ("give at most %u ranks, or more slides", self->collection_size));
+  } else if (g_file_test (self->run.location, G_FILE_TEST_IS_DIR)) {
+    gchar *known = wsi_slide_known_extensions_text ();
+
+    GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND,
+        ("No slides in %s: no file in it or its subfolders has an extension "
+            "of a format this build reads (%s).", location, known),
+        ("give a folder of slides, a slide, or a list file"));
+    g_free (known);
+  } else {
+    GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND,
+        ("No slides in %s: the list names none.", location),
+        ("one slide path per line; empty lines and # comments are ignored"));
+  }
 }
 
 static gboolean
@@ -901,6 +942,9 @@ gst_wsi_slide_src_start (GstBaseSrc * bsrc)
   world_size_prop = self->world_size;
   g_free (self->run.location);
   self->run.location = g_strdup (self->location);
+  g_free (self->run.display);
+  self->run.display = self->location ?
+      wsi_location_display (self->location) : NULL;
   self->run.cycle = self->cycle;
   self->run.order = self->order;
   self->run.seed = self->seed;
@@ -930,7 +974,7 @@ gst_wsi_slide_src_start (GstBaseSrc * bsrc)
   collection = wsi_collection_load (self->run.location, self->run.tcga, &err);
   if (collection == NULL) {
     GST_ELEMENT_ERROR (self, RESOURCE, OPEN_READ,
-        ("Could not read the slide collection %s: %s", self->run.location,
+        ("Could not read the slide collection %s: %s", self->run.display,
             err->message), (NULL));
     g_clear_error (&err);
     return FALSE;
@@ -946,10 +990,7 @@ gst_wsi_slide_src_start (GstBaseSrc * bsrc)
   wsi_collection_free (collection);
 
   if (self->entries->len == 0) {
-    GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND,
-        ("Rank %d has no slides: %s holds %u slides for %d ranks.",
-            self->run.rank, self->run.location, self->collection_size,
-            self->run.world_size), (NULL));
+    post_no_slides_error (self);
     clear_streaming_state (self);
     return FALSE;
   }
@@ -1181,7 +1222,10 @@ gst_wsi_slide_src_install_properties (GObjectClass * gobject_class)
           "a 'path' field: header row, a path column, any other columns "
           "carried with every patch), or a text file listing one slide path "
           "per line (optional TAB and label, '#' comments). Relative paths "
-          "are relative to the list's folder. Default: none",
+          "are relative to the list's folder. A slide, list or manifest may "
+          "also be an http:// or https:// URL, and lists may hold URLs "
+          "(read by the direct TIFF backend only; other formats need a local "
+          "file). Default: none",
           DEFAULT_LOCATION, rw));
   g_object_class_install_property (gobject_class, PROP_TCGA,
       g_param_spec_boolean ("tcga", "TCGA columns",

@@ -74,7 +74,6 @@
 #include "wsiaugment.h"
 
 #include "gstpatchaugment.h"
-#include "wsipatchworkers.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_patch_augment_debug);
 #define GST_CAT_DEFAULT gst_patch_augment_debug
@@ -142,9 +141,7 @@ typedef struct
 
 struct _GstPatchAugment
 {
-  GstElement parent;
-
-  WsiPatchWorkers *workers;
+  WsiPoolElement parent;
 
   /* properties, under the object lock; hed_sigma_bias < 0: hed_sigma */
   guint threads;
@@ -169,7 +166,7 @@ static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
     GST_PAD_SRC, GST_PAD_ALWAYS, GST_STATIC_CAPS (AUGMENT_CAPS));
 
 #define gst_patch_augment_parent_class parent_class
-G_DEFINE_TYPE (GstPatchAugment, gst_patch_augment, GST_TYPE_ELEMENT);
+G_DEFINE_TYPE (GstPatchAugment, gst_patch_augment, WSI_TYPE_POOL_ELEMENT);
 
 static void
 do_element_init (GstPlugin * plugin)
@@ -206,8 +203,9 @@ layout_from_format (GstVideoFormat format, PixelLayout * layout)
   return layout->pixel_bytes == 3 || layout->pixel_bytes == 4;
 }
 
-static gboolean
-gst_patch_augment_set_caps (GstElement * element, GstCaps * caps)
+/* The output caps are the input caps. */
+static GstCaps *
+gst_patch_augment_set_caps (WsiPoolElement * element, GstCaps * caps)
 {
   GstPatchAugment *self = GST_PATCH_AUGMENT (element);
   GstStructure *s = gst_caps_get_structure (caps, 0);
@@ -222,11 +220,11 @@ gst_patch_augment_set_caps (GstElement * element, GstCaps * caps)
       GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
           ("Multi-view caps need an RGB format and n-views >= 1."),
           ("caps: %" GST_PTR_FORMAT, caps));
-      return FALSE;
+      return NULL;
     }
     self->views = TRUE;
     self->n_views = n_views;
-    return TRUE;
+    return gst_caps_ref (caps);
   }
   if (!gst_video_info_from_caps (&self->info, caps)
       || !layout_from_format (GST_VIDEO_INFO_FORMAT (&self->info),
@@ -234,22 +232,22 @@ gst_patch_augment_set_caps (GstElement * element, GstCaps * caps)
     GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
         ("Patches must be packed 8-bit RGB, RGBA, RGBx or BGRx."),
         ("caps: %" GST_PTR_FORMAT, caps));
-    return FALSE;
+    return NULL;
   }
   self->views = FALSE;
-  return TRUE;
+  return gst_caps_ref (caps);
 }
 
 /* ---- the work, on the workers ------------------------------------------- */
 
 static gpointer
-augment_thread_state_new (gpointer user_data)
+augment_thread_state_new (WsiPoolElement * element)
 {
   return wsi_augment_scratch_new ();
 }
 
 static void
-augment_thread_state_free (gpointer state, gpointer user_data)
+augment_thread_state_free (WsiPoolElement * element, gpointer state)
 {
   wsi_augment_scratch_free (state);
 }
@@ -485,9 +483,9 @@ augment_views (GstPatchAugment * self, AugmentWork * work,
 }
 
 static GstBuffer *
-augment_process (gpointer data, gpointer state, gpointer user_data)
+augment_process (WsiPoolElement * element, gpointer data, gpointer state)
 {
-  GstPatchAugment *self = user_data;
+  GstPatchAugment *self = GST_PATCH_AUGMENT (element);
   AugmentWork *work = data;
 
   if (wsi_augment_settings_is_identity (&work->settings))
@@ -498,26 +496,20 @@ augment_process (gpointer data, gpointer state, gpointer user_data)
 }
 
 static void
-augment_work_clear (gpointer data, gpointer user_data)
+augment_work_clear (WsiPoolElement * element, gpointer data)
 {
   AugmentWork *work = data;
 
   gst_clear_buffer (&work->buffer);
 }
 
-static const WsiOrderedPoolFuncs augment_pool_funcs = {
-  .thread_state_new = augment_thread_state_new,
-  .thread_state_free = augment_thread_state_free,
-  .process = augment_process,
-  .work_clear = augment_work_clear,
-};
-
 /* ---- streaming thread ---------------------------------------------------- */
 
 static GstFlowReturn
-gst_patch_augment_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
+gst_patch_augment_handle_buffer (WsiPoolElement * element,
+    GstBuffer * buffer)
 {
-  GstPatchAugment *self = GST_PATCH_AUGMENT (parent);
+  GstPatchAugment *self = GST_PATCH_AUGMENT (element);
   AugmentWork work = { buffer, };
   gdouble min, max;
 
@@ -536,34 +528,21 @@ gst_patch_augment_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
             max), (NULL));
     return GST_FLOW_ERROR;
   }
-  return wsi_patch_workers_queue (self->workers, &work);
+  return wsi_pool_element_queue_work (element, &work);
 }
 
 /* ---- state and properties ------------------------------------------------ */
 
-static GstStateChangeReturn
-gst_patch_augment_change_state (GstElement * element,
-    GstStateChange transition)
+/* READY -> PAUSED: the thread count is read now. */
+static gboolean
+gst_patch_augment_start (WsiPoolElement * element, guint * n_threads)
 {
   GstPatchAugment *self = GST_PATCH_AUGMENT (element);
-  GstStateChangeReturn ret;
-  guint threads;
 
-  if (transition == GST_STATE_CHANGE_READY_TO_PAUSED) {
-    GST_OBJECT_LOCK (self);
-    threads = self->threads;
-    GST_OBJECT_UNLOCK (self);
-    wsi_patch_workers_start (self->workers, threads, "patchaugment");
-  }
-
-  ret = GST_ELEMENT_CLASS (parent_class)->change_state (element, transition);
-
-  if (transition == GST_STATE_CHANGE_PAUSED_TO_READY
-      || (transition == GST_STATE_CHANGE_READY_TO_PAUSED
-          && ret == GST_STATE_CHANGE_FAILURE)) {
-    wsi_patch_workers_stop (self->workers);
-  }
-  return ret;
+  GST_OBJECT_LOCK (self);
+  *n_threads = self->threads;
+  GST_OBJECT_UNLOCK (self);
+  return TRUE;
 }
 
 /* The double property @prop_id's field in the settings. */
@@ -688,7 +667,6 @@ gst_patch_augment_finalize (GObject * object)
 {
   GstPatchAugment *self = GST_PATCH_AUGMENT (object);
 
-  wsi_patch_workers_free (self->workers);
   g_strfreev (self->view_selection);
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
@@ -708,6 +686,7 @@ static void
 gst_patch_augment_class_init (GstPatchAugmentClass * klass)
 {
   GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
+  WsiPoolElementClass *pool_class = WSI_POOL_ELEMENT_CLASS (klass);
   GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
 
   gobject_class->set_property = gst_patch_augment_set_property;
@@ -822,8 +801,17 @@ gst_patch_augment_class_init (GstPatchAugmentClass * klass)
       "Random flips, quarter turns, HED stain augmentation, colour jitter "
       "and Gaussian blur of patches and views, reproducible from a seed",
       "gst-wsi developers");
-  element_class->change_state =
-      GST_DEBUG_FUNCPTR (gst_patch_augment_change_state);
+
+  pool_class->work_size = sizeof (AugmentWork);
+  pool_class->worker_name = "patchaugment";
+  pool_class->start = GST_DEBUG_FUNCPTR (gst_patch_augment_start);
+  pool_class->thread_state_new = augment_thread_state_new;
+  pool_class->thread_state_free = augment_thread_state_free;
+  pool_class->handle_buffer =
+      GST_DEBUG_FUNCPTR (gst_patch_augment_handle_buffer);
+  pool_class->process = augment_process;
+  pool_class->work_clear = augment_work_clear;
+  pool_class->set_caps = GST_DEBUG_FUNCPTR (gst_patch_augment_set_caps);
 }
 
 static void
@@ -831,9 +819,11 @@ gst_patch_augment_init (GstPatchAugment * self)
 {
   WsiAugmentSettings *s = &self->settings;
 
-  self->workers = wsi_patch_workers_new (GST_ELEMENT (self), &sink_template,
-      &src_template, GST_DEBUG_FUNCPTR (gst_patch_augment_chain),
-      sizeof (AugmentWork), &augment_pool_funcs, gst_patch_augment_set_caps);
+  /* Caps and buffers pass unchanged: let the peers negotiate through us. */
+  GST_PAD_SET_PROXY_CAPS (WSI_POOL_ELEMENT_SINK_PAD (self));
+  GST_PAD_SET_PROXY_ALLOCATION (WSI_POOL_ELEMENT_SINK_PAD (self));
+  GST_PAD_SET_PROXY_CAPS (WSI_POOL_ELEMENT_SRC_PAD (self));
+  GST_PAD_SET_PROXY_ALLOCATION (WSI_POOL_ELEMENT_SRC_PAD (self));
   self->threads = DEFAULT_THREADS;
   self->seed = DEFAULT_SEED;
   s->flip_h_probability = s->flip_v_probability = DEFAULT_FLIP;

@@ -11,12 +11,13 @@
 #define __GST_PATCH_AUGMENT_H__
 
 #include <gst/gst.h>
+#include <gst/wsi/wsipoolelement.h>
 
 G_BEGIN_DECLS
 
 #define GST_TYPE_PATCH_AUGMENT (gst_patch_augment_get_type ())
 G_DECLARE_FINAL_TYPE (GstPatchAugment, gst_patch_augment,
-    GST, PATCH_AUGMENT, GstElement);
+    GST, PATCH_AUGMENT, WsiPoolElement);
 
 GST_ELEMENT_REGISTER_DECLARE (patchaugment);
 

@@ -70,7 +70,6 @@
 
 #include "gstpatchfilter.h"
 #include "wsihsvfilter.h"
-#include "wsipatchworkers.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_patch_filter_debug);
 #define GST_CAT_DEFAULT gst_patch_filter_debug
@@ -124,9 +123,7 @@ typedef struct
 
 struct _GstPatchFilter
 {
-  GstElement parent;
-
-  WsiPatchWorkers *workers;
+  WsiPoolElement parent;
 
   /* properties, under the object lock */
   WsiHsvRange range;
@@ -153,7 +150,7 @@ static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
     GST_STATIC_CAPS (GST_VIDEO_CAPS_MAKE (PATCH_FORMATS)));
 
 #define gst_patch_filter_parent_class parent_class
-G_DEFINE_TYPE (GstPatchFilter, gst_patch_filter, GST_TYPE_ELEMENT);
+G_DEFINE_TYPE (GstPatchFilter, gst_patch_filter, WSI_TYPE_POOL_ELEMENT);
 
 static void
 do_element_init (GstPlugin * plugin)
@@ -171,40 +168,41 @@ do_element_init (GstPlugin * plugin)
 GST_ELEMENT_REGISTER_DEFINE_WITH_CODE (patchfilter, "patchfilter",
     GST_RANK_NONE, GST_TYPE_PATCH_FILTER, do_element_init (plugin));
 
-static gboolean
-gst_patch_filter_set_caps (GstElement * element, GstCaps * caps)
+/* The output caps are the input caps. */
+static GstCaps *
+gst_patch_filter_set_caps (WsiPoolElement * element, GstCaps * caps)
 {
   GstPatchFilter *self = GST_PATCH_FILTER (element);
   const GstVideoFormatInfo *finfo;
 
   if (!gst_video_info_from_caps (&self->info, caps))
-    return FALSE;
+    return NULL;
   finfo = self->info.finfo;
   self->layout.pixel_bytes = GST_VIDEO_FORMAT_INFO_PSTRIDE (finfo, 0);
   self->layout.r = GST_VIDEO_FORMAT_INFO_POFFSET (finfo, 0);
   self->layout.g = GST_VIDEO_FORMAT_INFO_POFFSET (finfo, 1);
   self->layout.b = GST_VIDEO_FORMAT_INFO_POFFSET (finfo, 2);
-  return TRUE;
+  return gst_caps_ref (caps);
 }
 
 /* ---- the check, on the workers ------------------------------------------- */
 
 static gpointer
-filter_thread_state_new (gpointer user_data)
+filter_thread_state_new (WsiPoolElement * element)
 {
   return g_new0 (FilterThreadState, 1);
 }
 
 static void
-filter_thread_state_free (gpointer state, gpointer user_data)
+filter_thread_state_free (WsiPoolElement * element, gpointer state)
 {
   g_free (state);
 }
 
 static GstBuffer *
-filter_process (gpointer data, gpointer state, gpointer user_data)
+filter_process (WsiPoolElement * element, gpointer data, gpointer state)
 {
-  GstPatchFilter *self = user_data;
+  GstPatchFilter *self = GST_PATCH_FILTER (element);
   FilterWork *work = data;
   FilterThreadState *ts = state;
   GstVideoFrame frame;
@@ -235,29 +233,24 @@ gst_patch_filter_report_dropped (GstPatchFilter * self, GstBuffer * buffer,
     const gchar * reason)
 {
   GstStructure *meta = wsi_patch_meta_get (buffer);
-  GstPad *sinkpad = wsi_patch_workers_sink_pad (self->workers);
   const WsiPatchRecord *records;
   guint n_records, i;
 
   if (meta == NULL)
     return;
   records = wsi_patch_meta_records (meta, &n_records);
-  for (i = 0; i < n_records; i++) {
-    const gchar *path = wsi_patch_meta_string (meta, "paths", i);
-
-    gst_pad_push_event (sinkpad,
-        wsi_event_new_patch_dropped (records[i].slide_index,
-            records[i].cycle, records[i].sequence, path, reason));
-  }
+  for (i = 0; i < n_records; i++)
+    wsi_pool_element_report_dropped (WSI_POOL_ELEMENT (self), &records[i],
+        wsi_patch_meta_string (meta, "paths", i), reason);
 }
 
 /* In stream order, on the pool's task: passes the patch on and counts it,
  * or reports it upstream, then counts it, and drops it (counting last, so
  * whoever sees the count sees the event). */
 static GstBuffer *
-filter_finish (gpointer data, GstBuffer * result, gpointer user_data)
+filter_finish (WsiPoolElement * element, gpointer data, GstBuffer * result)
 {
-  GstPatchFilter *self = user_data;
+  GstPatchFilter *self = GST_PATCH_FILTER (element);
   FilterWork *work = data;
   gdouble fraction;
   gchar *reason;
@@ -294,69 +287,40 @@ filter_finish (gpointer data, GstBuffer * result, gpointer user_data)
 }
 
 static void
-filter_work_clear (gpointer data, gpointer user_data)
+filter_work_clear (WsiPoolElement * element, gpointer data)
 {
   FilterWork *work = data;
 
   gst_clear_buffer (&work->buffer);
 }
 
-static const WsiOrderedPoolFuncs filter_pool_funcs = {
-  .thread_state_new = filter_thread_state_new,
-  .thread_state_free = filter_thread_state_free,
-  .process = filter_process,
-  .finish = filter_finish,
-  .work_clear = filter_work_clear,
-};
-
 /* ---- streaming thread and state ------------------------------------------ */
 
 static GstFlowReturn
-gst_patch_filter_chain (GstPad * pad, GstObject * parent, GstBuffer * buffer)
+gst_patch_filter_handle_buffer (WsiPoolElement * element, GstBuffer * buffer)
 {
-  GstPatchFilter *self = GST_PATCH_FILTER (parent);
+  GstPatchFilter *self = GST_PATCH_FILTER (element);
   FilterWork work = { buffer, };
 
   GST_OBJECT_LOCK (self);
   work.range = self->range;
   work.min_fraction = self->min_pixel_fraction;
   GST_OBJECT_UNLOCK (self);
-  return wsi_patch_workers_queue (self->workers, &work);
+  return wsi_pool_element_queue_work (element, &work);
 }
 
-static GstStateChangeReturn
-gst_patch_filter_change_state (GstElement * element,
-    GstStateChange transition)
+/* READY -> PAUSED: counts start again; the thread count is read now. */
+static gboolean
+gst_patch_filter_start (WsiPoolElement * element, guint * n_threads)
 {
   GstPatchFilter *self = GST_PATCH_FILTER (element);
-  GstStateChangeReturn ret;
-  guint threads;
 
-  if (transition == GST_STATE_CHANGE_READY_TO_PAUSED) {
-    GST_OBJECT_LOCK (self);
-    self->patches_passed = 0;
-    self->patches_rejected = 0;
-    threads = self->threads;
-    GST_OBJECT_UNLOCK (self);
-    wsi_patch_workers_start (self->workers, threads, "patchfilter");
-  }
-
-  ret = GST_ELEMENT_CLASS (parent_class)->change_state (element, transition);
-
-  if (transition == GST_STATE_CHANGE_PAUSED_TO_READY
-      || (transition == GST_STATE_CHANGE_READY_TO_PAUSED
-          && ret == GST_STATE_CHANGE_FAILURE))
-    wsi_patch_workers_stop (self->workers);
-  return ret;
-}
-
-static void
-gst_patch_filter_finalize (GObject * object)
-{
-  GstPatchFilter *self = GST_PATCH_FILTER (object);
-
-  wsi_patch_workers_free (self->workers);
-  G_OBJECT_CLASS (parent_class)->finalize (object);
+  GST_OBJECT_LOCK (self);
+  self->patches_passed = 0;
+  self->patches_rejected = 0;
+  *n_threads = self->threads;
+  GST_OBJECT_UNLOCK (self);
+  return TRUE;
 }
 
 static void
@@ -459,10 +423,10 @@ gst_patch_filter_class_init (GstPatchFilterClass * klass)
 {
   GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
   GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
+  WsiPoolElementClass *pool_class = WSI_POOL_ELEMENT_CLASS (klass);
 
   gobject_class->set_property = gst_patch_filter_set_property;
   gobject_class->get_property = gst_patch_filter_get_property;
-  gobject_class->finalize = gst_patch_filter_finalize;
 
   install_bound (gobject_class, PROP_HUE_MIN, "hue-min", "Hue min",
       "Lowest hue a pixel may have to count (OpenCV half degrees, 0 to 180, "
@@ -517,8 +481,17 @@ gst_patch_filter_class_init (GstPatchFilterClass * klass)
       "(Midnight's tissue check) and reports them upstream",
       "gst-wsi developers");
 
-  element_class->change_state =
-      GST_DEBUG_FUNCPTR (gst_patch_filter_change_state);
+  pool_class->work_size = sizeof (FilterWork);
+  pool_class->worker_name = "patchfilter";
+  pool_class->start = GST_DEBUG_FUNCPTR (gst_patch_filter_start);
+  pool_class->thread_state_new = filter_thread_state_new;
+  pool_class->thread_state_free = filter_thread_state_free;
+  pool_class->handle_buffer =
+      GST_DEBUG_FUNCPTR (gst_patch_filter_handle_buffer);
+  pool_class->process = filter_process;
+  pool_class->finish = filter_finish;
+  pool_class->work_clear = filter_work_clear;
+  pool_class->set_caps = GST_DEBUG_FUNCPTR (gst_patch_filter_set_caps);
 }
 
 static void
@@ -532,7 +505,9 @@ gst_patch_filter_init (GstPatchFilter * self)
   self->range.val_max = DEFAULT_VALUE_MAX;
   self->min_pixel_fraction = DEFAULT_MIN_PIXEL_FRACTION;
   self->threads = DEFAULT_THREADS;
-  self->workers = wsi_patch_workers_new (GST_ELEMENT (self), &sink_template,
-      &src_template, GST_DEBUG_FUNCPTR (gst_patch_filter_chain),
-      sizeof (FilterWork), &filter_pool_funcs, gst_patch_filter_set_caps);
+  /* Caps and buffers pass unchanged: let the peers negotiate through us. */
+  GST_PAD_SET_PROXY_CAPS (WSI_POOL_ELEMENT_SINK_PAD (self));
+  GST_PAD_SET_PROXY_ALLOCATION (WSI_POOL_ELEMENT_SINK_PAD (self));
+  GST_PAD_SET_PROXY_CAPS (WSI_POOL_ELEMENT_SRC_PAD (self));
+  GST_PAD_SET_PROXY_ALLOCATION (WSI_POOL_ELEMENT_SRC_PAD (self));
 }

@@ -11,12 +11,13 @@
 #define __GST_PATCH_FILTER_H__
 
 #include <gst/gst.h>
+#include <gst/wsi/wsipoolelement.h>
 
 G_BEGIN_DECLS
 
 #define GST_TYPE_PATCH_FILTER (gst_patch_filter_get_type ())
 G_DECLARE_FINAL_TYPE (GstPatchFilter, gst_patch_filter,
-    GST, PATCH_FILTER, GstElement);
+    GST, PATCH_FILTER, WsiPoolElement);
 
 GST_ELEMENT_REGISTER_DECLARE (patchfilter);
 

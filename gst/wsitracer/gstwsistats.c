@@ -13,7 +13,7 @@
  *
  * wsistats measures, per element and pad, buffers/s, patches/s (patches
  * counted from the `WsiPatchMeta` of each buffer, so a batch of 256 counts
- * 256) and bytes/s; processing time per element as percentiles; patch age
+ * 256, and one per record on coordinate pads) and bytes/s; processing time per element as percentiles; patch age
  * (now minus `WsiPatchRecord.created_ns`) at each element; queue occupancy;
  * the interval between batches at the sink; and a verdict: *loader-bound*
  * (the sink waited for data) or *trainer-bound* (the pipeline waited for the
@@ -165,6 +165,7 @@ struct _GstWsiStats
 
   GQuark stats_quark;
   GQuark count_quark, records_quark;
+  GQuark coordinates_quark;     /* pad qdata: its caps' kind, once known */
   GType patch_meta_api;
   GType work_meta_api;          /* 0 until a pool registered it */
   gint origin_samples;          /* hooks that calibrated the origin */
@@ -461,10 +462,43 @@ typedef struct
   guint64 offset;
 } WsiBufferInfo;
 
+/* Pad qdata values of coordinates_quark. */
+enum
+{
+  PAD_CARRIES_OTHER = 1,
+  PAD_CARRIES_COORDINATES = 2
+};
+
+/* TRUE when @pad carries coordinate buffers (packed WsiPatchRecord,
+ * "application/x-wsi-patches": patchsampler, patchinterleave). Their
+ * patches are counted from the size since they have no WsiPatchMeta. The
+ * caps are read once per pad, then kept on it. */
+static gboolean
+pad_carries_coordinates (GstWsiStats * self, GstPad * pad)
+{
+  gint kind = GPOINTER_TO_INT (g_object_get_qdata (G_OBJECT (pad),
+          self->coordinates_quark));
+  GstCaps *caps;
+
+  if (kind != 0)
+    return kind == PAD_CARRIES_COORDINATES;
+  caps = gst_pad_get_current_caps (pad);
+  if (caps == NULL)
+    return FALSE;
+  kind = gst_structure_has_name (gst_caps_get_structure (caps, 0),
+      WSI_PATCHES_MEDIA_TYPE) ? PAD_CARRIES_COORDINATES : PAD_CARRIES_OTHER;
+  gst_caps_unref (caps);
+  g_object_set_qdata (G_OBJECT (pad), self->coordinates_quark,
+      GINT_TO_POINTER (kind));
+  return kind == PAD_CARRIES_COORDINATES;
+}
+
 /* Reads the patch meta by GType and quarks: the string-keyed helpers of
- * wsirecord.h take global locks (meta registry, quark table) per call. */
+ * wsirecord.h take global locks (meta registry, quark table) per call.
+ * @pad: the pad pushing it (its caps tell coordinates apart). */
 static void
-buffer_info (GstWsiStats * self, GstBuffer * buffer, WsiBufferInfo * info)
+buffer_info (GstWsiStats * self, GstPad * pad, GstBuffer * buffer,
+    WsiBufferInfo * info)
 {
   GstMeta *meta = self->patch_meta_api ?
       gst_buffer_get_meta (buffer, self->patch_meta_api) : NULL;
@@ -484,6 +518,8 @@ buffer_info (GstWsiStats * self, GstBuffer * buffer, WsiBufferInfo * info)
       info->records = g_bytes_get_data (g_value_get_boxed (r), &size);
       info->n_records = size / sizeof (WsiPatchRecord);
     }
+  } else if (pad != NULL && pad_carries_coordinates (self, pad)) {
+    info->patches = info->bytes / sizeof (WsiPatchRecord);
   }
 }
 
@@ -718,7 +754,7 @@ push_pre (GstWsiStats * self, GstClockTime ts, GstPad * pad,
   calibrate_origin (self, ts);
   account_loop (self, t, pusher, ts);
   draw_work (self, t, pad, pusher, buffer);
-  buffer_info (self, buffer, &info);
+  buffer_info (self, pad, buffer, &info);
   if (pusher)
     account_out (pusher, pad, ts, &info);
   if (receiver)
@@ -742,7 +778,7 @@ push_list_pre (GstWsiStats * self, GstClockTime ts, GstPad * pad,
     WsiBufferInfo info;
 
     draw_work (self, t, pad, pusher, gst_buffer_list_get (list, i));
-    buffer_info (self, gst_buffer_list_get (list, i), &info);
+    buffer_info (self, pad, gst_buffer_list_get (list, i), &info);
     if (pusher)
       account_out (pusher, pad, ts, &info);
     if (receiver)
@@ -782,7 +818,7 @@ pull_range_post (GstWsiStats * self, GstClockTime ts, GstPad * pad,
     WsiElementStats *downstream = element_stats (self, pad_element (pad));
     WsiBufferInfo info;
 
-    buffer_info (self, buffer, &info);
+    buffer_info (self, peer, buffer, &info);
     if (upstream)
       account_out (upstream, peer, ts, &info);
     if (downstream)
@@ -995,8 +1031,15 @@ print_summary (GstWsiStats * self, const WsiStatsSnapshot * snap,
     const gchar * why)
 {
   gchar *text;
+  guint i;
 
   if (!self->print_summary)
+    return;
+  /* nothing flowed (the pipeline failed to start): the error says it all */
+  for (i = 0; i < snap->n_elements; i++)
+    if (snap->elements[i].buffers_in + snap->elements[i].buffers_out > 0)
+      break;
+  if (i == snap->n_elements)
     return;
   text = wsi_stats_format_summary (snap, why);
   fputs (text, stderr);
@@ -1350,6 +1393,7 @@ gst_wsi_stats_constructed (GObject * object)
   self->stats_quark = g_quark_from_static_string ("wsistats-element");
   self->count_quark = g_quark_from_static_string ("count");
   self->records_quark = g_quark_from_static_string ("records");
+  self->coordinates_quark = g_quark_from_static_string ("wsistats-coords");
   self->patch_meta_api = wsi_custom_meta_info (WSI_PATCH_META_NAME)->api;
   process_usage (&rss, &cpu_s);
   self->start_ts = self->window_start_ts = now_ns ();

@@ -142,9 +142,15 @@ print_element_line (GString * out, const WsiElementSnapshot * e)
 {
   const WsiHistSnapshot *age = &e->hist[WSI_HIST_AGE];
 
-  g_string_append_printf (out, "%-18.18s %-10s %9.1f %9.1f %8.2f |",
-      e->name, e->shape, e->rate.buffers, e->rate.patches,
-      e->rate.bytes / 1e6);
+  const gchar *no_rate = e->buffers_in + e->buffers_out ? "short" : "-";
+
+  if (e->span_s >= WSI_STATS_MIN_RATE_SPAN_S)
+    g_string_append_printf (out, "%-18.18s %-10s %9.1f %9.1f %8.2f |",
+        e->name, e->shape, e->rate.buffers, e->rate.patches,
+        e->rate.bytes / 1e6);
+  else
+    g_string_append_printf (out, "%-18.18s %-10s %9s %9s %8s |", e->name,
+        e->shape, no_rate, no_rate, no_rate);
   print_hist_ms (out, &e->hist[WSI_HIST_SELF]);
   g_string_append (out, " |");
   print_hist_ms (out, &e->hist[WSI_HIST_LOOP]);
@@ -220,6 +226,14 @@ wsi_stats_format_summary (const WsiStatsSnapshot * snap, const gchar * why)
       "self ms p50/p95/p99/max", "loop ms p50/p95/p99/max", "age ms p50/p95");
   for (i = 0; i < snap->n_elements; i++)
     print_element_line (out, &snap->elements[i]);
+  for (i = 0; i < snap->n_elements; i++)
+    if (snap->elements[i].buffers_in + snap->elements[i].buffers_out > 0
+        && snap->elements[i].span_s < WSI_STATS_MIN_RATE_SPAN_S)
+      break;
+  if (i < snap->n_elements)
+    g_string_append_printf (out, "short: under %.0f s between the element's "
+        "first and last buffer, too short for a rate\n",
+        WSI_STATS_MIN_RATE_SPAN_S);
   for (i = 0; i < snap->n_elements; i++)
     print_queue_and_sink_lines (out, &snap->elements[i]);
   for (i = 0; i < snap->n_elements; i++)

@@ -236,6 +236,7 @@ wsi_stats_snapshot_add_element (WsiStatsSnapshot * s, WsiElementStats * es,
   e->patches_out = c->counts[WSI_COUNT_PATCHES_OUT];
   e->bytes_in = c->counts[WSI_COUNT_BYTES_IN];
   e->bytes_out = c->counts[WSI_COUNT_BYTES_OUT];
+  e->span_s = span / 1e9;
   if (outputs) {
     rates (&e->rate, e->buffers_out, e->patches_out, e->bytes_out, span);
     rates (&e->window_rate, win[WSI_COUNT_BUFFERS_OUT],

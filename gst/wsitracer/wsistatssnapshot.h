@@ -47,6 +47,10 @@ typedef struct
   WsiHistogramSummary window;   /* since the last interval report */
 } WsiHistSnapshot;
 
+/* Shortest traffic span (first to last buffer) whose rates the summary
+ * prints as numbers. */
+#define WSI_STATS_MIN_RATE_SPAN_S 1.0
+
 /* Output rates of an element or pad (input rates for a sink). */
 typedef struct
 {
@@ -76,6 +80,10 @@ typedef struct
   guint64 buffers_in, buffers_out, patches_in, patches_out;
   guint64 bytes_in, bytes_out;
   WsiRates rate, window_rate;
+  /* first to last buffer: rates over less than WSI_STATS_MIN_RATE_SPAN_S
+   * are noise (two buffers a millisecond apart make gigabytes per second);
+   * the summary shows them as such */
+  gdouble span_s;
   GstStructure *read_stats;     /* a reader's `read-stats`, or NULL */
   WsiHistSnapshot hist[WSI_N_HISTS];
 

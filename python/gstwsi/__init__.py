@@ -3,7 +3,8 @@
 `BatchStream` turns a gst-wsi pipeline description ending in `appsink` into an
 iterator of `Batch` objects (uint8 N x H x W x C pixels sharing the buffer's
 memory, plus per-patch metadata arrays); `Monitor` turns training steps and the
-wsistats tracer into a flat metrics dict.  See docs/python.md.
+wsistats tracer into a flat metrics dict.  See docs/python.md; its "Modules"
+section says which submodule owns what.
 """
 try:
     import gi  # noqa: F401
@@ -17,15 +18,20 @@ except ImportError as _exc:
         f"/usr/bin/python3 -m venv --system-site-packages VENV"
         f" (see docs/python.md, 'Environments')") from _exc
 
-from .stream import (PATCH_RECORD, VIEW_RECORD, Batch, BatchStream, ForkError, PipelineError,
-                     SettingsError, epoch_seed, find_tracer, init, live_mapped_buffers,
-                     standard_pipeline, validate_description)
+from ._utils.buffers import live_mapped_buffers
+from ._utils.gst import find_tracer, init, timeline_slice
+from .batch import Batch
+from .errors import ForkError, PipelineError, SettingsError
+from .metadata import PATCH_RECORD, VIEW_RECORD
+from .pipeline import keyword_property, standard_pipeline
+from .settings import validate_description
+from .stream import BatchStream, epoch_seed
 from .monitor import Monitor
 
 __all__ = ["PATCH_RECORD", "VIEW_RECORD", "Batch", "BatchStream", "ForkError", "PipelineError",
            "SettingsError", "Monitor", "WsiIterableDataset", "epoch_seed", "find_tracer",
-           "init", "live_mapped_buffers", "shard", "standard_pipeline",
-           "validate_description"]
+           "init", "keyword_property", "live_mapped_buffers", "shard", "standard_pipeline",
+           "timeline_slice", "validate_description"]
 
 
 def __getattr__(name):

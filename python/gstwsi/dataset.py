@@ -16,7 +16,9 @@ import os
 import torch
 import torch.utils.data
 
-from .stream import BatchStream, _elements_of, standard_pipeline
+from ._utils.elements import elements_of
+from .pipeline import standard_pipeline
+from .stream import BatchStream
 
 __all__ = ["WsiIterableDataset", "shard"]
 
@@ -122,7 +124,7 @@ class WsiIterableDataset(torch.utils.data.IterableDataset):
         stream = BatchStream(description, torch=True, copy=self.copy,
                              start_batch=self.start_batch, start_epoch=self.epoch,
                              timeout=self.timeout)
-        sources = _elements_of(stream.pipeline, "wsislidesrc")
+        sources = elements_of(stream.pipeline, "wsislidesrc")
         if len(sources) != 1:
             stream.close()
             raise ValueError("the pipeline must have exactly one wsislidesrc")

@@ -22,7 +22,7 @@ import time
 
 import numpy as np
 
-from .stream import GObject, Gst, find_tracer, init, timeline_slice
+from ._utils.gst import GObject, Gst, find_tracer, init, timeline_slice
 from .streamstats import flat_keys
 
 # Element read-only counters -> pipeline/ keys (summed when two elements, or

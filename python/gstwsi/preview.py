@@ -30,8 +30,11 @@ import tempfile
 
 import numpy as np
 
-from .stream import BatchStream, Gst, PipelineError, SettingsError, _elements_of, \
-    standard_pipeline
+from ._utils.elements import elements_of
+from ._utils.gst import Gst
+from .errors import PipelineError, SettingsError
+from .pipeline import standard_pipeline
+from .stream import BatchStream
 from . import preview_draw
 
 __all__ = ["collect", "main", "preview", "preview_description", "write_preview"]
@@ -145,7 +148,7 @@ def collect(description, sink=SINK, columns=8, thumb=128, timeout=300.0):
     slides, records, sheet = {}, {}, {}
     stream = BatchStream(description, sink=sink, torch=False, timeout=timeout)
     try:
-        samplers = _elements_of(stream.pipeline, "patchsampler")
+        samplers = elements_of(stream.pipeline, "patchsampler")
         if not samplers:
             raise SettingsError("the pipeline has no patchsampler")
 
@@ -337,6 +340,11 @@ def _location(paths, tmpdir):
     return listing
 
 
+def _count(n, singular, plural=None):
+    """'1 slide', '3 slides'."""
+    return f"{n} {singular if n == 1 else plural or singular + 's'}"
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(
         prog="wsi-preview",
@@ -386,9 +394,10 @@ def main(argv=None):
         print(f"wsi-preview: warning: {warning}", file=sys.stderr)
     for entry in summary["slides"]:
         where = entry.get("png", "(no overview)")
-        print(f"{where}: {entry['path']}: {len(entry['patches'])} patches")
-    print(f"contact-sheet.png: {summary['contact_sheet']['rows']} slides x up to "
-          f"{summary['contact_sheet']['columns']} patches; preview.json")
+        print(f"{where}: {entry['path']}: {_count(len(entry['patches']), 'patch', 'patches')}")
+    rows, columns = summary["contact_sheet"]["rows"], summary["contact_sheet"]["columns"]
+    print(f"contact-sheet.png: {_count(rows, 'slide')} x up to "
+          f"{_count(columns, 'patch', 'patches')}; preview.json")
     if not summary["slides"]:
         print("wsi-preview: no slide reached patchsampler", file=sys.stderr)
         return 1

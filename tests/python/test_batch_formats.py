@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 import gstwsi
-from gstwsi.stream import GObject, Gst, _columns
+from gstwsi.metadata import _columns
+from gstwsi.stream import GObject, Gst
 
 BATCH, PATCH, PER_SLIDE = 4, 32, 4
 VIEWS = "g:2:24:0.3:1.0,l:2:12:0.05:0.3,ctx:context:16:2x"

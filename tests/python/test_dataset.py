@@ -7,6 +7,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import gstwsi  # noqa: E402
+from gstwsi._utils.elements import elements_of  # noqa: E402
 
 BATCH, PATCH, PER_SLIDE = 4, 32, 4
 PIPELINE = dict(batch_size=BATCH, patch_size=PATCH, patches_per_slide=PER_SLIDE,
@@ -34,7 +35,7 @@ def test_worker_info_and_env_compose(monkeypatch, slides):
     ds = gstwsi.WsiIterableDataset(location=slides, **PIPELINE)
     assert ds.shard() == (3, 4)
     stream = ds.make_stream()
-    src = gstwsi.stream._elements_of(stream.pipeline, "wsislidesrc")[0]
+    src = elements_of(stream.pipeline, "wsislidesrc")[0]
     assert (src.get_property("rank"), src.get_property("world-size")) == (3, 4)
     stream.close()
 

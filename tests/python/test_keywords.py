@@ -6,7 +6,9 @@ import sys
 import pytest
 
 import gstwsi
-from gstwsi.stream import GObject, Gst, _class_specs, keyword_property
+from gstwsi.pipeline import _KEYWORDS, keyword_property
+from gstwsi.settings import INT_TYPES, class_specs
+from gstwsi.stream import GObject, Gst
 
 
 LOCATION = "/nonexistent/slides"
@@ -43,7 +45,7 @@ def _other_value(spec, baseline):
     if fundamental in (GObject.TYPE_DOUBLE, GObject.TYPE_FLOAT):
         step = min(1.0, (spec.maximum - spec.minimum) / 4)
         return baseline + step if baseline + step <= spec.maximum else baseline - step
-    if fundamental in gstwsi.stream._INTS:
+    if fundamental in INT_TYPES:
         return baseline + 2 if baseline + 2 <= spec.maximum else baseline - 2
     raise AssertionError(f"no test value for {spec.name} ({spec.value_type.name})")
 
@@ -58,10 +60,10 @@ def _floats(text):
     return [float(v) for v in str(text).split(",") if v.strip()]
 
 
-@pytest.mark.parametrize("keyword", sorted(gstwsi.stream._KEYWORDS))
+@pytest.mark.parametrize("keyword", sorted(_KEYWORDS))
 def test_keyword_reaches_its_property(keyword):
     factory, prop = keyword_property(keyword)
-    specs = _class_specs(factory)
+    specs = class_specs(factory)
     assert specs is not None, f"{factory} is not registered"
     spec = specs.get(prop)
     if spec is None:

@@ -6,6 +6,7 @@ import gc
 import pytest
 
 import gstwsi
+from gstwsi._utils.elements import elements_of
 
 BATCH, PATCH, PER_SLIDE = 4, 32, 4
 
@@ -23,15 +24,15 @@ class Alive:
 
     def __init__(self, monkeypatch):
         self.objects = {}
-        parse = gstwsi.stream._parse_strict
+        parse = gstwsi.stream.parse_strict
 
         def tracked_parse(description):
             pipeline = parse(description)
-            for obj in [pipeline] + gstwsi.stream._elements_of(pipeline, "wsislidesrc"):
+            for obj in [pipeline] + elements_of(pipeline, "wsislidesrc"):
                 self._watch(obj)
             return pipeline
 
-        monkeypatch.setattr(gstwsi.stream, "_parse_strict", tracked_parse)
+        monkeypatch.setattr(gstwsi.stream, "parse_strict", tracked_parse)
 
     def _watch(self, obj):
         name = f"{obj.get_name()}@{id(obj):x}"

@@ -4,6 +4,7 @@ import time
 import pytest
 
 import gstwsi
+from gstwsi._utils.elements import elements_of
 
 LOG_EVERY = 5
 
@@ -59,7 +60,7 @@ def test_monitor_dict(slides):
     assert last["data/sink_patches_per_s"] > 0
     fills = sorted(k for k in last if k.startswith("data/queue/") and k.endswith("fill_pct_mean"))
     queues = sorted(f"data/queue/{q.get_name()}/fill_pct_mean"
-                    for q in gstwsi.stream._elements_of(stream.pipeline, "queue"))
+                    for q in elements_of(stream.pipeline, "queue"))
     assert fills == queues and len(fills) == 2    # this pipeline's two queues only
     assert all(0 <= last[k] <= 100 for k in fills)
     stream.close()
@@ -71,7 +72,7 @@ def test_monitor_pipeline_counters(slides):
     last = run_logged(stream, monitor, 2, 0.0)[-1]
     stream.close()
     p = "data/pipeline/"
-    source = gstwsi.stream._elements_of(stream.pipeline, "wsislidesrc")[0]
+    source = elements_of(stream.pipeline, "wsislidesrc")[0]
     for key in ("slides_failed", "patches_planned", "patches_read", "patches_dropped"):
         assert isinstance(last[p + key], int), key
     # wsislidesrc's visit counters, where this wsislidesrc has them
@@ -85,7 +86,7 @@ def test_monitor_pipeline_counters(slides):
     assert last[p + "patches_planned"] >= last[p + "patches_read"]
     assert last[p + "slides_failed"] == last[p + "patches_dropped"] == 0
     # Read now from the elements themselves (no stats message requested).
-    readers = gstwsi.stream._elements_of(stream.pipeline, "patchreader")
+    readers = elements_of(stream.pipeline, "patchreader")
     assert last[p + "patches_read"] <= readers[0].get_property("patches-read")
     assert "patches_rejected" not in {k[len(p):] for k in last if k.startswith(p)}
 

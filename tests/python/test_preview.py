@@ -178,6 +178,9 @@ def test_pipeline_fragment_and_errors(two_mpp_slides, tmp_root, example_env):
     assert proc.returncode == 0, proc.stderr
     one = json.loads((tmp_root / "preview-one" / "preview.json").read_text())
     assert len(one["slides"]) == 1 and len(one["slides"][0]["patches"]) == 3
+    # counted in words that agree with the number
+    assert "contact-sheet.png: 1 slide x up to " in proc.stdout, proc.stdout
+    assert ": 3 patches\n" in proc.stdout, proc.stdout
 
     proc = run_tool(["-o", out, two_mpp_slides, "--set", "min_tisue=0.5"], example_env)
     assert proc.returncode == 1 and "min_tisue" in proc.stderr and "min_tissue" in proc.stderr
@@ -218,7 +221,7 @@ def test_boxes_on_dark_overviews_get_a_white_halo():
 
 def test_multi_magnification_boxes_carry_each_records_colour(two_mpp_slides, tmp_root,
                                                               example_env):
-    specs = gstwsi.stream._class_specs("patchsampler") or {}
+    specs = gstwsi.settings.class_specs("patchsampler") or {}
     if "target-mpps" not in specs:
         pytest.skip("patchsampler has no target-mpps in this build")
     out = tmp_root / "preview-multi"

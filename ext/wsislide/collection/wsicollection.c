@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "wsislide.h"
+#include "wsibytesource.h"
 #include "wsidicomseries.h"
 #include "wsimanifest.h"
 #include "wsitcga.h"
@@ -28,6 +29,9 @@
 
 #define LABEL_COLUMN "label"
 
+/* A list or manifest at a URL is read whole: larger ones are refused. */
+#define MAX_REMOTE_LIST_BYTES (256 << 20)
+
 /* Takes @values. */
 static WsiSlideEntry *
 slide_entry_new (const gchar * path, const gchar * label, gchar ** values)
@@ -35,7 +39,9 @@ slide_entry_new (const gchar * path, const gchar * label, gchar ** values)
   WsiSlideEntry *entry = g_new0 (WsiSlideEntry, 1);
 
   entry->path = g_strdup (path);
-  entry->display = wsi_display_text (path);
+  entry->display = wsi_location_display (path);
+  /* Downstream elements get the display form: let it open the full URL. */
+  wsi_location_remember (path);
   entry->label = g_strdup (label ? label : "");
   entry->values = values ? values : g_new0 (gchar *, 1);
   return entry;
@@ -122,8 +128,12 @@ scan_directory (const gchar * dir_path, guint depth, GPtrArray * entries)
 static gchar *
 resolve_path (const gchar * list_dir, const gchar * path)
 {
-  return g_path_is_absolute (path) ? g_strdup (path)
-      : g_build_filename (list_dir, path, NULL);
+  if (g_path_is_absolute (path) || wsi_location_is_remote (path))
+    return g_strdup (path);
+  /* A list at a URL names its neighbours relative to its own folder. */
+  if (wsi_location_is_remote (list_dir))
+    return g_strconcat (list_dir, "/", path, NULL);
+  return g_build_filename (list_dir, path, NULL);
 }
 
 /* Adds the slide named by one line of a list file, if the line names one. */
@@ -235,6 +245,38 @@ add_tcga_columns (WsiCollection * collection)
   }
 }
 
+/* The whole list file, local or at a URL (through its byte source). */
+static gboolean
+read_list (const gchar * location, gchar ** contents, gsize * length,
+    GError ** error)
+{
+  WsiByteSource *source;
+  guint64 size;
+  gboolean ok;
+
+  if (!wsi_location_is_remote (location))
+    return g_file_get_contents (location, contents, length, error);
+  source = wsi_byte_source_open (location, error);
+  if (source == NULL)
+    return FALSE;
+  size = wsi_byte_source_get_size (source);
+  if (size > MAX_REMOTE_LIST_BYTES) {
+    g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_NOMEM,
+        "%s: a list of %" G_GUINT64_FORMAT " bytes is too large (at most %d)",
+        wsi_byte_source_get_display_uri (source), size, MAX_REMOTE_LIST_BYTES);
+    wsi_byte_source_unref (source);
+    return FALSE;
+  }
+  *contents = g_malloc (size + 1);
+  ok = wsi_byte_source_read (source, 0, size, (guint8 *) * contents, error);
+  (*contents)[size] = '\0';
+  *length = size;
+  if (!ok)
+    g_clear_pointer (contents, g_free);
+  wsi_byte_source_unref (source);
+  return ok;
+}
+
 /* A list or a manifest, told apart by wsi_manifest_sniff(). */
 static gboolean
 parse_list_file (const gchar * list_path, WsiCollection * collection,
@@ -245,8 +287,19 @@ parse_list_file (const gchar * list_path, WsiCollection * collection,
   WsiManifestFormat format;
   gboolean ok = TRUE;
 
-  if (!g_file_get_contents (list_path, &contents, &length, error))
+  if (!read_list (list_path, &contents, &length, error))
     return FALSE;
+  /* A NUL byte in the first lines: an image, not a list (a .dcm file, say) */
+  if (memchr (contents, '\0', MIN (length, 4096)) != NULL) {
+    gchar *known = wsi_slide_known_extensions_text ();
+
+    g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_INVAL,
+        "it is neither a slide format this build reads (extensions %s) nor "
+        "a text list of slides", known);
+    g_free (known);
+    g_free (contents);
+    return FALSE;
+  }
   list_dir = g_path_get_dirname (list_path);
   format = wsi_manifest_sniff (list_path, contents);
   if (format == WSI_MANIFEST_NONE)
@@ -259,6 +312,27 @@ parse_list_file (const gchar * list_path, WsiCollection * collection,
   return ok;
 }
 
+/* A URL: one slide, or a list or manifest (its type from its name, as
+ * for files: a slide extension is a slide). */
+static gboolean
+load_remote (const gchar * location, WsiCollection * collection,
+    GError ** error)
+{
+  if (g_str_has_suffix (location, "/")) {
+    gchar *display = wsi_location_display (location);
+    g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_NOSYS,
+        "%s: listing a prefix needs s3:// or gs://", display);
+    g_free (display);
+    return FALSE;
+  }
+  if (wsi_slide_has_known_extension (location)) {
+    g_ptr_array_add (collection->entries, slide_entry_new (location, NULL,
+            NULL));
+    return TRUE;
+  }
+  return parse_list_file (location, collection, error);
+}
+
 WsiCollection *
 wsi_collection_load (const gchar * location, gboolean tcga, GError ** error)
 {
@@ -268,11 +342,14 @@ wsi_collection_load (const gchar * location, gboolean tcga, GError ** error)
       g_ptr_array_new_with_free_func ((GDestroyNotify) slide_entry_free);
   collection->column_names = g_new0 (gchar *, 1);
 
-  if (g_file_test (location, G_FILE_TEST_IS_DIR)) {
+  if (wsi_location_is_remote (location)) {
+    if (!load_remote (location, collection, error))
+      goto failed;
+  } else if (g_file_test (location, G_FILE_TEST_IS_DIR)) {
     scan_directory (location, 0, collection->entries);
   } else if (!g_file_test (location, G_FILE_TEST_IS_REGULAR)) {
     g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_NOENT,
-        "%s: no such file or directory", location);
+        "no such file or directory");
     goto failed;
   } else if (wsi_slide_has_known_extension (location)) {
     g_ptr_array_add (collection->entries, slide_entry_new (location, NULL,

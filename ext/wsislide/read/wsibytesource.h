@@ -87,6 +87,16 @@ struct _WsiByteSource
 /* Does @location name a remote object (http://, https://, s3://, gs://)? */
 gboolean wsi_location_is_remote (const gchar * location);
 
+/* @location as it may be shown (messages, metadata): a path as valid UTF-8
+ * (wsi_display_text), a URL without user, password, query or fragment. */
+gchar *wsi_location_display (const gchar * location);
+
+/* Remembers @location (a URL holding credentials: user, password, a
+ * signed query) under its display form, for this process: elements pass
+ * the display form downstream (metadata never carries credentials) and
+ * wsi_byte_source_open() of the display form opens the full URL. */
+void wsi_location_remember (const gchar * location);
+
 /* Opens a local path (or file:// URI) or, where the build has remote
  * sources, a URL. NULL with @error set when it cannot be opened. */
 WsiByteSource *wsi_byte_source_open (const gchar * location, GError ** error);

@@ -99,12 +99,23 @@ static gboolean dicom_decode_tile (WsiSlide * slide, WsiReadContext * ctx,
 
 /* ---- detect, parts -------------------------------------------------------- */
 
+static gboolean is_dicom_name (const gchar * name);
+
+/* Local files by their magic; remote objects by a .dcm name (no request
+ * for every TIFF slide `auto` tries: open reads the magic anyway). */
 static gboolean
 dicom_detect (const gchar * path)
 {
-  WsiByteSource *source = wsi_byte_source_open (path, NULL);
+  WsiByteSource *source;
   gboolean dicom;
 
+  if (wsi_location_is_remote (path)) {
+    gchar *name = g_strndup (path, strcspn (path, "?#"));
+    dicom = is_dicom_name (name);
+    g_free (name);
+    return dicom;
+  }
+  source = wsi_byte_source_open (path, NULL);
   if (source == NULL)
     return FALSE;
   dicom = wsi_dicom_source_is_dicom (source);

@@ -267,7 +267,7 @@ level_reader_init (LevelReader * lr, WsiSlide * slide, WsiReadContext * ctx,
   lr->decoder = wsi_read_context_backend_state (ctx, &wsi_slide_backend_tiff);
   if (lr->decoder == NULL) {
     g_set_error (error, WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_READ,
-        "%s: out of memory for a JPEG decoder", slide->path);
+        "%s: out of memory for a JPEG decoder", slide->display);
     return FALSE;
   }
   return TRUE;
@@ -291,7 +291,7 @@ tile_fail (const LevelReader * lr, gint64 col, gint64 row, GError ** error,
   va_end (args);
   g_set_error (error, WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_READ,
       "%s: level %d tile (%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT "): %s",
-      lr->slide->path, lr->level_index, col, row, reason);
+      lr->slide->display, lr->level_index, col, row, reason);
   g_free (reason);
   return FALSE;
 }
@@ -388,7 +388,7 @@ tile_decode (LevelReader * lr, gint64 col, gint64 row, guint x, guint y,
   if (!wsi_jpeg_decoder_decode (lr->decoder, &tile, lr->scale, x, y, w, h,
           dst, t->stride, t->layout, error)) {
     g_prefix_error (error, "%s: level %d tile (%" G_GINT64_FORMAT ", %"
-        G_GINT64_FORMAT "): ", lr->slide->path, lr->level_index, col, row);
+        G_GINT64_FORMAT "): ", lr->slide->display, lr->level_index, col, row);
     return FALSE;
   }
   lr->tiles_decoded++;
@@ -660,7 +660,7 @@ read_resampled (LevelReader * lr, WsiReadContext * ctx, const Window * win,
   if (buf == NULL) {
     g_set_error (error, WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_READ,
         "%s: out of memory for a %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT
-        " region", lr->slide->path, win->w, win->h);
+        " region", lr->slide->display, win->w, win->h);
     return FALSE;
   }
   target = argb_target (buf, (gsize) win->w);
@@ -670,7 +670,7 @@ read_resampled (LevelReader * lr, WsiReadContext * ctx, const Window * win,
           (guint) win->w, (guint) win->h, (gsize) win->w, win->x0 - win->x,
           win->y0 - win->y, win->span_w, win->span_h, out)) {
     g_set_error (error, WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_READ,
-        "%s: out of memory resampling a region", lr->slide->path);
+        "%s: out of memory resampling a region", lr->slide->display);
     return FALSE;
   }
   return TRUE;
@@ -691,7 +691,7 @@ tiff_read (WsiSlide * slide, WsiReadContext * ctx,
   if (ok && !window_compute (&win, slide, plan, scale)) {
     g_set_error (error, WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_READ,
         "%s: a %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT " region at level %d "
-        "is too large", slide->path, plan->read_width, plan->read_height,
+        "is too large", slide->display, plan->read_width, plan->read_height,
         plan->level);
     ok = FALSE;
   }

@@ -16,6 +16,7 @@
 #endif
 
 #include "wsislide.h"
+#include "wsibytesource.h"
 
 
 #include <math.h>
@@ -88,6 +89,7 @@ open_with (const WsiSlideBackend * backend, const gchar * path,
 
   slide->backend = backend;
   slide->path = g_strdup (path);
+  slide->display = wsi_location_display (path);
   slide->mpp_source = WSI_MPP_SOURCE_UNKNOWN;
   slide->uid = __atomic_fetch_add (&next_uid, 1, __ATOMIC_RELAXED);
   if (!backend->open (slide, error)) {
@@ -98,7 +100,7 @@ open_with (const WsiSlideBackend * backend, const gchar * path,
   if (slide->level_count < 1 || slide->level_width[0] < 1
       || slide->level_height[0] < 1) {
     g_set_error (error, WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_EMPTY,
-        "%s: the slide has no pixels", path);
+        "%s: the slide has no pixels", slide->display);
     wsi_slide_close (slide);
     return NULL;
   }
@@ -109,7 +111,13 @@ static void
 set_unsupported_error (const gchar * path, const gchar * backend,
     GError ** error)
 {
-  if (!g_file_test (path, G_FILE_TEST_IS_REGULAR))
+  if (wsi_location_is_remote (path)) {
+    gchar *display = wsi_location_display (path);
+    g_set_error (error, WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_UNSUPPORTED,
+        "%s: this format needs a local file (only JPEG-tiled TIFF pyramids "
+        "are read from URLs)", display);
+    g_free (display);
+  } else if (!g_file_test (path, G_FILE_TEST_IS_REGULAR))
     g_set_error (error, WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_UNSUPPORTED,
         "%s: no such file", path);
   else if (backend != NULL)
@@ -185,8 +193,10 @@ open_checked (const gchar * path, const gchar * backend_name,
   if (backend_name != NULL && strcmp (backend_name, WSI_BACKEND_AUTO) != 0) {
     only = wsi_slide_backend_find (backend_name);
     if (only == NULL) {
+      gchar *display = wsi_location_display (path);
       g_set_error (error, WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_UNSUPPORTED,
-          "%s: the %s backend is not built in", path, backend_name);
+          "%s: the %s backend is not built in", display, backend_name);
+      g_free (display);
       return NULL;
     }
     if (!only->detect (path)) {
@@ -204,13 +214,21 @@ open_checked (const gchar * path, const gchar * backend_name,
     if (slide != NULL)
       return slide;
     /* A backend that cannot trust the file hands it to the next one. */
-    g_debug ("%s backend declined %s: %s", (*backend)->name, path,
+    g_debug ("%s backend declined it: %s", (*backend)->name,
         declined->message);
   }
-  if (declined != NULL)
+  if (declined != NULL && wsi_location_is_remote (path)
+      && declined->code == WSI_SLIDE_ERROR_UNSUPPORTED) {
+    /* OpenSlide reads local files only: say so, with the direct reader's
+     * reason. */
+    g_set_error (error, WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_UNSUPPORTED,
+        "this format needs a local file: %s", declined->message);
+    g_clear_error (&declined);
+  } else if (declined != NULL) {
     g_propagate_error (error, declined);
-  else
+  } else {
     set_unsupported_error (path, NULL, error);
+  }
   return NULL;
 }
 
@@ -222,6 +240,7 @@ wsi_slide_close (WsiSlide * slide)
   if (slide->handle != NULL)
     slide->backend->close (slide);
   g_free (slide->path);
+  g_free (slide->display);
   g_free (slide->vendor);
   g_free (slide->level_width);
   g_free (slide->level_height);
@@ -295,7 +314,7 @@ read_via_argb (WsiSlide * slide, WsiReadContext * ctx,
       || plan->read_height > G_MAXUINT) {
     g_set_error (error, WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_READ,
         "%s: not enough memory to read a %" G_GINT64_FORMAT "x%"
-        G_GINT64_FORMAT " region", slide->path, plan->read_width,
+        G_GINT64_FORMAT " region", slide->display, plan->read_width,
         plan->read_height);
     return FALSE;
   }
@@ -306,7 +325,7 @@ read_via_argb (WsiSlide * slide, WsiReadContext * ctx,
           plan->read_width, plan->read_height, plan->read_width, 0.0, 0.0,
           plan->read_width, plan->read_height, out)) {
     g_set_error (error, WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_READ,
-        "%s: not enough memory to resample a region", slide->path);
+        "%s: not enough memory to resample a region", slide->display);
     return FALSE;
   }
   report->native_scale = 1;
@@ -360,7 +379,10 @@ wsi_slide_best_level (const WsiSlide * slide, gdouble downsample)
 gboolean
 wsi_slide_has_known_extension (const gchar * path)
 {
-  gchar *lower = g_ascii_strdown (path, -1);
+  /* A URL's name ends before its query (a signed URL's signature). */
+  gsize name_length = wsi_location_is_remote (path) ? strcspn (path, "?#")
+      : strlen (path);
+  gchar *lower = g_ascii_strdown (path, name_length);
   gboolean known = FALSE;
   const gchar *const *ext;
 
@@ -368,6 +390,12 @@ wsi_slide_has_known_extension (const gchar * path)
     known = g_str_has_suffix (lower, *ext);
   g_free (lower);
   return known;
+}
+
+gchar *
+wsi_slide_known_extensions_text (void)
+{
+  return g_strjoinv (", ", (gchar **) known_extensions);
 }
 
 gdouble

@@ -75,7 +75,8 @@ struct _WsiSlide
 {
   const WsiSlideBackend *backend;
   gpointer handle;              /* the backend's own object */
-  gchar *path;
+  gchar *path;                  /* as opened: a URL may hold credentials */
+  gchar *display;               /* for messages: wsi_location_display () */
   gchar *vendor;                /* "aperio", "generic-tiff", ... */
   gint level_count;
   gint64 *level_width;          /* level_count entries */
@@ -195,6 +196,10 @@ gint wsi_slide_best_level (const WsiSlide * slide, gdouble downsample);
 /* TRUE when @path has an extension some backend may read (for directory
  * scans). */
 gboolean wsi_slide_has_known_extension (const gchar * path);
+
+/* The extensions wsi_slide_has_known_extension() accepts, for messages:
+ * ".svs, .tif, ..." (g_free it). */
+gchar *wsi_slide_known_extensions_text (void);
 
 /* Microns per pixel from TIFF resolution tags, or 0 when the unit is not
  * centimetre/inch or the value is implausible for a slide (placeholders such

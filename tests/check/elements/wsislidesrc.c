@@ -420,6 +420,57 @@ GST_START_TEST (test_missing_location_error)
 
 GST_END_TEST;
 
+/* A folder without slides (empty, or only files of other formats) and a
+ * binary file of a format this build does not read: the error names the
+ * location and the extensions searched, and speaks of no ranks when there
+ * is one. */
+GST_START_TEST (test_no_slides_errors_name_extensions)
+{
+  gchar *dir = make_temp_dir ();
+  gchar *empty = wsi_test_make_dir (dir, "empty");
+  gchar *other = wsi_test_make_dir (dir, "other");
+  gchar *jpeg = g_build_filename (other, "photo.jpg", NULL);
+  gchar *dcm = g_build_filename (dir, "image.dcm", NULL);
+  /* a DICOM file starts with a 128-byte zero preamble, then "DICM" */
+  gchar dicom[132] = { 0 };
+  const gchar *folders[] = { empty, other };
+  RunResult *r;
+  guint i;
+
+  memcpy (dicom + 128, "DICM", 4);
+  fail_unless (g_file_set_contents (jpeg, "\xff\xd8\xff", 3, NULL));
+  fail_unless (g_file_set_contents (dcm, dicom, sizeof (dicom), NULL));
+  for (i = 0; i < G_N_ELEMENTS (folders); i++) {
+    r = run_source (new_source (folders[i]));
+    fail_unless (r->error != NULL, "%s: a folder without slides must fail",
+        folders[i]);
+    fail_unless (strstr (r->error, folders[i]) != NULL, "%s", r->error);
+    fail_unless (strstr (r->error, ".svs") != NULL, "no extensions named: %s",
+        r->error);
+    fail_unless (strstr (r->error, "rank") == NULL, "one rank: %s", r->error);
+    run_result_free (r);
+  }
+  /* .dcm is named through the list of extensions this build reads, so the
+   * message stays true when a DICOM backend adds it there */
+  r = run_source (new_source (dcm));
+  fail_unless (r->error != NULL);
+  fail_unless (strstr (r->error, dcm) != NULL, "%s", r->error);
+  fail_unless (strstr (r->error, "slide format this build reads") != NULL
+      && strstr (r->error, ".svs") != NULL, "%s", r->error);
+  fail_unless (strstr (r->error, "rank") == NULL, "one rank: %s", r->error);
+  fail_unless_equals_int (r->buffers->len, 0);
+  run_result_free (r);
+
+  remove_tree (dir);
+  g_free (dcm);
+  g_free (jpeg);
+  g_free (other);
+  g_free (empty);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
 /* ---- Ranks -------------------------------------------------------------- */
 
 GST_START_TEST (test_rank_partition)
@@ -1519,6 +1570,7 @@ wsislidesrc_suite (void)
   tcase_add_test (tc, test_list_file);
   tcase_add_test (tc, test_single_file);
   tcase_add_test (tc, test_missing_location_error);
+  tcase_add_test (tc, test_no_slides_errors_name_extensions);
   tcase_add_test (tc, test_rank_partition);
   tcase_add_test (tc, test_rank_fields_in_meta);
   tcase_add_test (tc, test_rank_from_environment);

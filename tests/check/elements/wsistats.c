@@ -257,6 +257,42 @@ GST_START_TEST (test_patches_counted_from_meta_and_aged)
 
 GST_END_TEST;
 
+/* Coordinate buffers (packed WsiPatchRecord, no WsiPatchMeta: what
+ * patchsampler and patchinterleave push) count one patch per record; a
+ * buffer of another media type without the meta counts none. */
+GST_START_TEST (test_coordinates_counted_as_patches)
+{
+  GstHarness *h = gst_harness_new_parse ("identity name=planner");
+  GstHarness *other = gst_harness_new_parse ("identity name=slides");
+  GstStructure *stats;
+  const GstStructure *e;
+  guint i;
+
+  reset_stats ();
+  gst_harness_set_src_caps_str (h, WSI_PATCHES_MEDIA_TYPE);
+  gst_harness_set_src_caps_str (other, WSI_SLIDE_MEDIA_TYPE);
+  for (i = 0; i < 3; i++) {
+    gst_harness_push (h, gst_buffer_new_and_alloc (5 *
+            sizeof (WsiPatchRecord)));
+    gst_buffer_unref (gst_harness_pull (h));
+    gst_harness_push (other, gst_buffer_new_and_alloc (5 *
+            sizeof (WsiPatchRecord)));
+    gst_buffer_unref (gst_harness_pull (other));
+  }
+  stats = get_stats ();
+  e = element_entry (stats, "planner");
+  fail_unless_equals_uint64 (u64 (e, "buffers-out"), 3);
+  fail_unless_equals_uint64 (u64 (e, "patches-in"), 15);
+  fail_unless_equals_uint64 (u64 (e, "patches-out"), 15);
+  e = element_entry (stats, "slides");
+  fail_unless_equals_uint64 (u64 (e, "patches-out"), 0);
+  gst_structure_free (stats);
+  gst_harness_teardown (other);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
 static void
 sleep_in_handoff (GstElement * sink, GstBuffer * buffer, GstPad * pad,
     gpointer user_data)
@@ -537,6 +573,7 @@ wsistats_suite (void)
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_delay_shows_in_the_right_element);
   tcase_add_test (tc, test_patches_counted_from_meta_and_aged);
+  tcase_add_test (tc, test_coordinates_counted_as_patches);
   tcase_add_test (tc, test_verdict_trainer_bound);
   tcase_add_test (tc, test_verdict_loader_bound);
   tcase_add_test (tc, test_transit_by_offset);

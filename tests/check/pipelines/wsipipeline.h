@@ -151,7 +151,7 @@ wsi_run_pipeline (const gchar * description, guint max_batches)
 
 /* TRUE when some warning contains every one of the NULL-terminated
  * substrings. */
-static gboolean
+static G_GNUC_UNUSED gboolean
 wsi_run_has_warning (const WsiRun * run, const gchar * first, ...)
 {
   guint i;

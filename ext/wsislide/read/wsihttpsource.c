@@ -1,0 +1,514 @@
+/* gst-wsi
+ * Copyright (C) 2026 gst-wsi developers
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+
+/* wsihttpsource.c: ranged GETs with libcurl behind the WsiByteSource
+ * interface (see wsihttpsource.h): a shared connection pool, retries with
+ * backoff, the range cache. */
+
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <stdlib.h>
+#include <string.h>
+#include <curl/curl.h>
+
+#include "wsihttpsource.h"
+#include "wsihttpresponse.h"
+#include "wsirangecache.h"
+
+/* Longest backoff between two tries. */
+#define MAX_BACKOFF_MS 10000
+
+typedef struct
+{
+  WsiByteSource parent;
+  gchar *url;                   /* as requested: may hold credentials */
+  gchar *etag;                  /* pinned at open, or NULL */
+  gchar *last_modified;         /* pinned at open, or NULL */
+  gboolean strong_etag;         /* sent as If-Match */
+  gchar *aws_sigv4;
+  gchar *user_password;
+  gchar **headers;
+  WsiFetchStats stats;
+} WsiHttpSource;
+
+/* ---- process-wide state: settings, curl share, handle pool, cache ---- */
+
+static GMutex settings_lock;
+static WsiHttpSettings settings;
+static CURLSH *share;
+static GMutex share_locks[CURL_LOCK_DATA_LAST];
+static GMutex pool_lock;
+static GPtrArray *idle_handles;
+static WsiRangeCache *range_cache;
+
+static guint
+env_uint (const gchar * name, guint fallback)
+{
+  const gchar *value = g_getenv (name);
+  gchar *end = NULL;
+  guint64 v;
+
+  if (value == NULL || *value == '\0')
+    return fallback;
+  v = g_ascii_strtoull (value, &end, 10);
+  if (end == value || *end != '\0' || v > G_MAXUINT) {
+    g_warning ("%s=%s is not a whole number; using %u", name, value,
+        fallback);
+    return fallback;
+  }
+  return (guint) v;
+}
+
+static void
+share_lock (CURL * handle, curl_lock_data data, curl_lock_access access,
+    void *user_data)
+{
+  g_mutex_lock (&share_locks[data]);
+}
+
+static void
+share_unlock (CURL * handle, curl_lock_data data, void *user_data)
+{
+  g_mutex_unlock (&share_locks[data]);
+}
+
+static void
+global_init (void)
+{
+  static gsize done = 0;
+
+  if (!g_once_init_enter (&done))
+    return;
+  curl_global_init (CURL_GLOBAL_DEFAULT);
+  settings.retries = env_uint ("WSI_HTTP_RETRIES", 5);
+  settings.backoff_ms = env_uint ("WSI_HTTP_BACKOFF_MS", 100);
+  settings.timeout_ms = env_uint ("WSI_HTTP_TIMEOUT_MS", 30000);
+  settings.cache_mb = env_uint ("WSI_HTTP_CACHE_MB", 256);
+  share = curl_share_init ();
+  curl_share_setopt (share, CURLSHOPT_LOCKFUNC, share_lock);
+  curl_share_setopt (share, CURLSHOPT_UNLOCKFUNC, share_unlock);
+  curl_share_setopt (share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
+  curl_share_setopt (share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
+  curl_share_setopt (share, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
+  idle_handles = g_ptr_array_new ();
+  range_cache = wsi_range_cache_new ((guint64) settings.cache_mb << 20);
+  g_once_init_leave (&done, 1);
+}
+
+void
+wsi_http_get_settings (WsiHttpSettings * out)
+{
+  global_init ();
+  g_mutex_lock (&settings_lock);
+  *out = settings;
+  g_mutex_unlock (&settings_lock);
+}
+
+void
+wsi_http_set_settings (const WsiHttpSettings * in)
+{
+  global_init ();
+  g_mutex_lock (&settings_lock);
+  settings = *in;
+  g_mutex_unlock (&settings_lock);
+  wsi_range_cache_set_max_bytes (range_cache, (guint64) in->cache_mb << 20);
+}
+
+static CURL *
+handle_take (void)
+{
+  CURL *handle = NULL;
+
+  g_mutex_lock (&pool_lock);
+  if (idle_handles->len > 0)
+    handle = g_ptr_array_steal_index_fast (idle_handles,
+        idle_handles->len - 1);
+  g_mutex_unlock (&pool_lock);
+  return handle != NULL ? handle : curl_easy_init ();
+}
+
+static void
+handle_give (CURL * handle)
+{
+  curl_easy_reset (handle);
+  g_mutex_lock (&pool_lock);
+  g_ptr_array_add (idle_handles, handle);
+  g_mutex_unlock (&pool_lock);
+}
+
+/* ---- display URIs ---------------------------------------------------- */
+
+/* ---- one request ----------------------------------------------------- */
+
+static size_t
+on_header (char *data, size_t size, size_t n, void *user_data)
+{
+  wsi_http_response_header_line (user_data, data, size * n);
+  return size * n;
+}
+
+static size_t
+on_body (char *data, size_t size, size_t n, void *user_data)
+{
+  WsiHttpResponse *response = user_data;
+
+  /* An error page is not data: swallow it, the status decides. */
+  if (response->status < 200 || response->status > 299)
+    return size * n;
+  return wsi_http_response_body (response, (const guint8 *) data, size * n)
+      ? size * n : 0;
+}
+
+/* What one request needs besides the range. */
+typedef struct
+{
+  const gchar *url;
+  const gchar *if_match;
+  const gchar *aws_sigv4;
+  const gchar *user_password;
+  const gchar *const *headers;
+} Request;
+
+static Request
+source_request (const WsiHttpSource * hs)
+{
+  Request r = { hs->url, hs->strong_etag ? hs->etag : NULL, hs->aws_sigv4,
+    hs->user_password, (const gchar * const *) hs->headers
+  };
+  return r;
+}
+
+static struct curl_slist *
+request_headers (const Request * request)
+{
+  struct curl_slist *list = NULL;
+  const gchar *const *h;
+
+  if (request->if_match != NULL) {
+    gchar *line = g_strconcat ("If-Match: ", request->if_match, NULL);
+    list = curl_slist_append (list, line);
+    g_free (line);
+  }
+  for (h = request->headers; h != NULL && *h != NULL; h++)
+    list = curl_slist_append (list, *h);
+  return list;
+}
+
+/* Performs one GET; returns the curl result, fills @response. */
+static CURLcode
+perform (const Request * request, const gchar * range, guint timeout_ms,
+    WsiHttpResponse * response, gchar errbuf[CURL_ERROR_SIZE])
+{
+  CURL *handle = handle_take ();
+  struct curl_slist *headers = request_headers (request);
+  CURLcode code;
+
+  errbuf[0] = '\0';
+  curl_easy_setopt (handle, CURLOPT_SHARE, share);
+  curl_easy_setopt (handle, CURLOPT_URL, request->url);
+  curl_easy_setopt (handle, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl_easy_setopt (handle, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+  curl_easy_setopt (handle, CURLOPT_FOLLOWLOCATION, 1L);
+  curl_easy_setopt (handle, CURLOPT_MAXREDIRS, 5L);
+  curl_easy_setopt (handle, CURLOPT_HTTP_VERSION,
+      (long) CURL_HTTP_VERSION_2TLS);
+  curl_easy_setopt (handle, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt (handle, CURLOPT_TCP_KEEPALIVE, 1L);
+  curl_easy_setopt (handle, CURLOPT_TIMEOUT_MS, (long) timeout_ms);
+  curl_easy_setopt (handle, CURLOPT_CONNECTTIMEOUT_MS,
+      (long) MIN (timeout_ms, 10000));
+  curl_easy_setopt (handle, CURLOPT_USERAGENT, "gst-wsi");
+  curl_easy_setopt (handle, CURLOPT_ERRORBUFFER, errbuf);
+  if (range != NULL)
+    curl_easy_setopt (handle, CURLOPT_RANGE, range);
+  if (headers != NULL)
+    curl_easy_setopt (handle, CURLOPT_HTTPHEADER, headers);
+  if (request->aws_sigv4 != NULL) {
+    curl_easy_setopt (handle, CURLOPT_AWS_SIGV4, request->aws_sigv4);
+    curl_easy_setopt (handle, CURLOPT_USERPWD, request->user_password);
+  }
+  curl_easy_setopt (handle, CURLOPT_HEADERFUNCTION, on_header);
+  curl_easy_setopt (handle, CURLOPT_HEADERDATA, response);
+  curl_easy_setopt (handle, CURLOPT_WRITEFUNCTION, on_body);
+  curl_easy_setopt (handle, CURLOPT_WRITEDATA, response);
+  code = curl_easy_perform (handle);
+  handle_give (handle);
+  curl_slist_free_all (headers);
+  return code;
+}
+
+/* Sleeps before try @attempt + 1: backoff x 2^attempt, x [0.5, 1) jitter. */
+static void
+backoff (guint backoff_ms, guint attempt)
+{
+  gdouble ms = MIN ((gdouble) backoff_ms * (gdouble) (1u << MIN (attempt,
+              20u)), MAX_BACKOFF_MS);
+
+  g_usleep ((gulong) (ms * g_random_double_range (0.5, 1.0) * 1000));
+}
+
+/* Why the last try failed, for the give-up message. */
+static gchar *
+retry_reason (CURLcode code, const gchar * errbuf,
+    const WsiHttpResponse * response)
+{
+  if (code != CURLE_OK)
+    return g_strdup (errbuf[0] ? errbuf : curl_easy_strerror (code));
+  if (response->status >= 200 && response->status <= 299)
+    return g_strdup_printf ("HTTP %ld with a body cut short (%"
+        G_GSIZE_FORMAT " bytes)", response->status, response->received);
+  return g_strdup_printf ("HTTP %ld", response->status);
+}
+
+/* The GET of @expect's range into @response, tried again on transient
+ * failures. */
+static gboolean
+fetch (const Request * request, const WsiHttpExpect * expect,
+    const gchar * display_uri, WsiFetchStats * stats,
+    WsiHttpResponse * response, guint64 * object_size, GError ** error)
+{
+  WsiHttpSettings now;
+  gchar errbuf[CURL_ERROR_SIZE];
+  gchar *range = g_strdup_printf ("%" G_GUINT64_FORMAT "-%" G_GUINT64_FORMAT,
+      expect->offset, expect->offset + expect->length - 1);
+  GError *local = NULL;
+  guint attempt;
+  gboolean ok = FALSE;
+
+  wsi_http_get_settings (&now);
+  for (attempt = 0;; attempt++) {
+    WsiHttpVerdict verdict;
+    gint64 start = g_get_monotonic_time ();
+    CURLcode code;
+    gdouble seconds;
+
+    wsi_http_response_reset (response);
+    wsi_fetch_stats_begin (stats);
+    wsi_fetch_stats_begin (wsi_fetch_stats_total ());
+    code = perform (request, range, now.timeout_ms, response, errbuf);
+    seconds = (g_get_monotonic_time () - start) / 1e6;
+    wsi_fetch_stats_end (stats, seconds, response->received);
+    wsi_fetch_stats_end (wsi_fetch_stats_total (), seconds,
+        response->received);
+
+    g_clear_error (&local);
+    verdict = wsi_http_response_check (response, expect, code != CURLE_OK,
+        display_uri, object_size, &local);
+    if (verdict == WSI_HTTP_OK) {
+      ok = TRUE;
+      break;
+    }
+    if (verdict == WSI_HTTP_RETRY && attempt < now.retries) {
+      wsi_fetch_stats_add (&stats->retries, 1);
+      wsi_fetch_stats_add (&wsi_fetch_stats_total ()->retries, 1);
+      backoff (now.backoff_ms, attempt);
+      continue;
+    }
+    if (verdict == WSI_HTTP_RETRY && local != NULL) {
+      g_set_error (error, WSI_BYTE_SOURCE_ERROR, local->code,
+          "%s (gave up after %u tries)", local->message, attempt + 1);
+    } else if (verdict == WSI_HTTP_RETRY) {
+      gchar *reason = retry_reason (code, errbuf, response);
+      g_set_error (error, WSI_BYTE_SOURCE_ERROR, WSI_BYTE_SOURCE_ERROR_IO,
+          "%s: bytes %s: %s (gave up after %u tries)", display_uri, range,
+          reason, attempt + 1);
+      g_free (reason);
+    } else {
+      g_propagate_error (error, g_steal_pointer (&local));
+    }
+    break;
+  }
+  g_clear_error (&local);
+  if (!ok) {
+    wsi_fetch_stats_add (&stats->failures, 1);
+    wsi_fetch_stats_add (&wsi_fetch_stats_total ()->failures, 1);
+  }
+  g_free (range);
+  return ok;
+}
+
+/* ---- the source -------------------------------------------------------- */
+
+static WsiHttpExpect
+source_expect (const WsiHttpSource * hs, guint64 offset, guint64 length)
+{
+  WsiHttpExpect e = { offset, length, hs->parent.size, hs->etag,
+    hs->last_modified
+  };
+  return e;
+}
+
+static gboolean
+http_source_read (WsiByteSource * source, guint64 offset, gsize length,
+    guint8 * dest, GError ** error)
+{
+  WsiHttpSource *hs = (WsiHttpSource *) source;
+  Request request = source_request (hs);
+  WsiHttpExpect expect;
+  WsiHttpResponse response;
+  guint64 fetch_length = length;
+  guint8 *buffer;
+  gboolean ok;
+
+  if (wsi_range_cache_lookup (range_cache, hs, offset, length, dest)) {
+    wsi_fetch_stats_add (&hs->stats.cache_hits, 1);
+    wsi_fetch_stats_add (&wsi_fetch_stats_total ()->cache_hits, 1);
+    return TRUE;
+  }
+  /* libtiff reads a directory in many small pieces: one request for all. */
+  if (length < WSI_HTTP_SMALL_READ)
+    fetch_length = MAX (length, MIN (WSI_HTTP_SMALL_READ_EXPAND,
+            source->size - offset));
+  buffer = g_malloc (fetch_length);
+  expect = source_expect (hs, offset, fetch_length);
+  wsi_http_response_init (&response, buffer, fetch_length);
+  ok = fetch (&request, &expect, source->display_uri, &hs->stats, &response,
+      NULL, error);
+  wsi_http_response_clear (&response);
+  if (!ok) {
+    g_free (buffer);
+    return FALSE;
+  }
+  memcpy (dest, buffer, length);
+  {
+    GBytes *bytes = g_bytes_new_take (buffer, fetch_length);
+    wsi_range_cache_insert (range_cache, hs, offset, bytes);
+    g_bytes_unref (bytes);
+  }
+  return TRUE;
+}
+
+static void
+http_source_finalize (WsiByteSource * source)
+{
+  WsiHttpSource *hs = (WsiHttpSource *) source;
+
+  wsi_range_cache_drop_owner (range_cache, hs);
+  g_free (hs->url);
+  g_free (hs->etag);
+  g_free (hs->last_modified);
+  g_free (hs->aws_sigv4);
+  g_free (hs->user_password);
+  g_strfreev (hs->headers);
+}
+
+static const WsiByteSourceClass http_source_class = {
+  "http", http_source_read, NULL, http_source_finalize
+};
+
+/* Pins what the open response says the object is. */
+static gchar *
+pin_identity (WsiHttpSource * hs, const WsiHttpResponse * response)
+{
+  if (response->etag != NULL) {
+    hs->etag = g_strdup (response->etag);
+    /* If-Match compares strongly: a weak ETag would always fail it. */
+    hs->strong_etag = !g_str_has_prefix (hs->etag, "W/");
+    return g_strconcat ("etag:", hs->etag, NULL);
+  }
+  if (response->last_modified != NULL) {
+    hs->last_modified = g_strdup (response->last_modified);
+    return g_strconcat ("last-modified:", hs->last_modified, NULL);
+  }
+  return g_strdup ("unpinned");
+}
+
+WsiByteSource *
+wsi_http_source_open (const gchar * url, const gchar * display_uri,
+    const WsiHttpAuth * auth, GError ** error)
+{
+  WsiHttpSource *hs;
+  WsiHttpExpect expect = { 0, WSI_HTTP_OPEN_BYTES, G_MAXUINT64, NULL, NULL };
+  WsiHttpResponse response;
+  guint8 *buffer;
+  gchar *display, *identity;
+  guint64 size = 0;
+  Request request;
+
+  global_init ();
+  display = display_uri ? g_strdup (display_uri) : wsi_location_display (url);
+  hs = g_new0 (WsiHttpSource, 1);
+  hs->url = g_strdup (url);
+  if (auth != NULL) {
+    hs->aws_sigv4 = g_strdup (auth->aws_sigv4);
+    hs->user_password = g_strdup (auth->user_password);
+    hs->headers = g_strdupv ((gchar **) auth->headers);
+  }
+  request = source_request (hs);
+  buffer = g_malloc (WSI_HTTP_OPEN_BYTES);
+  wsi_http_response_init (&response, buffer, WSI_HTTP_OPEN_BYTES);
+  if (!fetch (&request, &expect, display, &hs->stats, &response, &size,
+          error)) {
+    wsi_http_response_clear (&response);
+    g_free (buffer);
+    http_source_finalize (&hs->parent);
+    g_free (hs);
+    g_free (display);
+    return NULL;
+  }
+  identity = pin_identity (hs, &response);
+  wsi_byte_source_init (&hs->parent, &http_source_class, url, display, size,
+      identity, FALSE);
+  if (response.received > 0) {
+    GBytes *bytes = g_bytes_new_take (g_realloc (buffer, response.received),
+        response.received);
+    wsi_range_cache_insert (range_cache, hs, 0, bytes);
+    g_bytes_unref (bytes);
+  } else {
+    g_free (buffer);
+  }
+  wsi_http_response_clear (&response);
+  g_free (identity);
+  g_free (display);
+  return &hs->parent;
+}
+
+gchar *
+wsi_http_get (const gchar * url, const gchar * display_uri,
+    const WsiHttpAuth * auth, gsize max_bytes, gsize * length,
+    GError ** error)
+{
+  Request request = { url, NULL, auth ? auth->aws_sigv4 : NULL,
+    auth ? auth->user_password : NULL, auth ? auth->headers : NULL
+  };
+  WsiHttpExpect expect = { 0, max_bytes, G_MAXUINT64, NULL, NULL };
+  WsiHttpResponse response;
+  guint8 *buffer = g_malloc (max_bytes + 1);
+  guint64 size = 0;
+  WsiFetchStats *own_stats = g_new0 (WsiFetchStats, 1);
+  gboolean ok;
+
+  global_init ();
+  wsi_http_response_init (&response, buffer, max_bytes);
+  ok = fetch (&request, &expect, display_uri, own_stats, &response, &size,
+      error);
+  g_free (own_stats);           /* the totals counted it */
+  if (!ok) {
+    wsi_http_response_clear (&response);
+    g_free (buffer);
+    return NULL;
+  }
+  buffer[response.received] = '\0';
+  if (length != NULL)
+    *length = response.received;
+  wsi_http_response_clear (&response);
+  return (gchar *) buffer;
+}
+
+const WsiFetchStats *
+wsi_http_source_stats (WsiByteSource * source)
+{
+  static const WsiFetchStats none;
+
+  if (source == NULL || source->klass != &http_source_class)
+    return &none;
+  return &((WsiHttpSource *) source)->stats;
+}

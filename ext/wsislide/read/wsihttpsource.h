@@ -1,0 +1,92 @@
+/* gst-wsi
+ * Copyright (C) 2026 gst-wsi developers
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+
+/*
+ * wsihttpsource.h: the WsiByteSource of an object behind http:// or
+ * https:// (libcurl), read by ranged GETs.
+ *
+ * Contract: open is one ranged GET of the object's first
+ * WSI_HTTP_OPEN_BYTES (its size from Content-Range, its identity — ETag,
+ * else Last-Modified — pinned, the bytes kept for the TIFF header walk).
+ * Every later response must be a 206 with exactly the Content-Range asked,
+ * of an object of the same size and identity (requests carry If-Match with
+ * a strong ETag), and exactly that many body bytes (wsihttpresponse.h);
+ * anything else is an error for that read, never data. Timeouts, resets,
+ * truncated bodies, 429 and 5xx are retried with exponential backoff and
+ * jitter, at most `retries` times; other 4xx are not. Errors name the URL
+ * without user, password, query or fragment, and the HTTP status.
+ *
+ * Cost: one request per read that misses the process-wide range cache
+ * (wsirangecache.h, bounded in MiB); a read under WSI_HTTP_SMALL_READ bytes
+ * (libtiff walking directories) fetches WSI_HTTP_SMALL_READ_EXPAND bytes
+ * from its offset, so that a directory costs one round trip, not dozens.
+ * Connections (and TLS sessions, DNS) are shared by every source and
+ * thread through one curl share and a pool of easy handles; HTTP/2 is used
+ * where the server offers it. The latency of a read is one round trip:
+ * callers hide it with threads and wsi_byte_source_prefetch().
+ *
+ * Threading: reads and prefetches from any number of threads; the settings
+ * are process-wide and may change at any time (they apply to the next
+ * request).
+ */
+
+#ifndef __WSI_HTTP_SOURCE_H__
+#define __WSI_HTTP_SOURCE_H__
+
+#include <glib.h>
+#include "wsibytesource.h"
+#include "wsifetchstats.h"
+
+G_BEGIN_DECLS
+
+#define WSI_HTTP_OPEN_BYTES (256 * 1024)
+#define WSI_HTTP_SMALL_READ (4 * 1024)
+#define WSI_HTTP_SMALL_READ_EXPAND (64 * 1024)
+
+/* Process-wide settings of remote reads (environment defaults in
+ * parentheses: WSI_HTTP_RETRIES, WSI_HTTP_BACKOFF_MS, WSI_HTTP_TIMEOUT_MS,
+ * WSI_HTTP_CACHE_MB). */
+typedef struct
+{
+  guint retries;                /* tries after the first (5) */
+  guint backoff_ms;             /* first backoff, doubled each time (100) */
+  guint timeout_ms;             /* one request, connect included (30000) */
+  guint cache_mb;               /* range cache bound, MiB (256) */
+} WsiHttpSettings;
+
+void wsi_http_get_settings (WsiHttpSettings * settings);
+void wsi_http_set_settings (const WsiHttpSettings * settings);
+
+/* Extra request options for sources that sign (s3://): a curl AWS SigV4
+ * provider string ("aws:amz:REGION:s3") and "KEY:SECRET", or NULLs for
+ * anonymous requests; @headers ("Name: value", e.g. a session token). */
+typedef struct
+{
+  const gchar *aws_sigv4;
+  const gchar *user_password;
+  const gchar *const *headers;
+} WsiHttpAuth;
+
+/* Opens @url (http:// or https://) as @display_uri (NULL:
+ * wsi_location_display()). @auth may be NULL. */
+WsiByteSource *wsi_http_source_open (const gchar * url,
+    const gchar * display_uri, const WsiHttpAuth * auth, GError ** error);
+
+/* A GET of a whole small object (listings, manifests): at most @max_bytes,
+ * with the same retries and error rules; NUL-terminated. */
+gchar *wsi_http_get (const gchar * url, const gchar * display_uri,
+    const WsiHttpAuth * auth, gsize max_bytes, gsize * length,
+    GError ** error);
+
+/* This source's counters (zeros for a source that is not HTTP). */
+const WsiFetchStats *wsi_http_source_stats (WsiByteSource * source);
+
+G_END_DECLS
+
+#endif /* __WSI_HTTP_SOURCE_H__ */

@@ -1,0 +1,238 @@
+"""`standard_pipeline`: the documented training pipeline as a description
+string, from Python keywords.
+
+The keyword table `_KEYWORDS` maps each keyword to one (element, property);
+any other property of a stage is reached as ELEMENT_PROPERTY.  Values are
+written as GStreamer's parser reads them and checked against the element's
+own ParamSpec (gstwsi.settings), so a bad keyword or value raises
+`SettingsError` naming it.  To add a keyword, add a line to `_KEYWORDS`
+(and to the docstring of standard_pipeline and docs/python.md).
+"""
+import difflib
+import re
+
+from ._utils.gst import Gst
+from .errors import SettingsError
+from .settings import check_setting, class_specs, validate_description
+
+__all__ = ["keyword_property", "standard_pipeline"]
+
+# The elements of the standard pipeline, in order: the generic keyword rule
+# ELEMENT_PROPERTY (e.g. patchreader_tile_cache_size=128) accepts these.
+_STAGES = ("wsislidesrc", "tissuemask", "patchsampler", "patchinterleave",
+           "patchreader", "patchbatch")
+
+# standard_pipeline keyword -> (element, property).  Keywords whose property
+# this build may lack (added with newer elements) are listed all the same:
+# they are looked up in the element's ParamSpecs, so they work as soon as
+# the property exists and raise SettingsError naming it until then.
+_KEYWORDS = {
+    # slides
+    "cycle": ("wsislidesrc", "cycle"),
+    "seed": ("wsislidesrc", "seed"),
+    "slide_order": ("wsislidesrc", "slide-order"),
+    "rank": ("wsislidesrc", "rank"),
+    "world_size": ("wsislidesrc", "world-size"),
+    "default_mpp": ("wsislidesrc", "default-mpp"),
+    "tcga": ("wsislidesrc", "tcga"),
+    "thumbnail_size": ("wsislidesrc", "thumbnail-size"),
+    # tissue
+    "tissue_method": ("tissuemask", "method"),
+    "saturation_threshold": ("tissuemask", "saturation-threshold"),
+    "value_threshold": ("tissuemask", "value-threshold"),
+    "value_floor": ("tissuemask", "value-floor"),
+    "hue_min": ("tissuemask", "hue-min"),
+    "hue_max": ("tissuemask", "hue-max"),
+    "close_kernel": ("tissuemask", "close-kernel"),
+    "median_kernel": ("tissuemask", "median-kernel"),
+    "min_component_area": ("tissuemask", "min-component-area"),
+    "min_hole_area": ("tissuemask", "min-hole-area"),
+    "min_tissue_fraction": ("tissuemask", "min-tissue-fraction"),
+    "mask_cache_size": ("tissuemask", "mask-cache-size"),
+    # sampling
+    "patch_size": ("patchsampler", "patch-size"),
+    "target_mpp": ("patchsampler", "target-mpp"),
+    "patches_per_slide": ("patchsampler", "patches-per-slide"),
+    "mode": ("patchsampler", "mode"),
+    "target_mpps": ("patchsampler", "target-mpps"),
+    "mpp_weights": ("patchsampler", "mpp-weights"),
+    "mpp_min": ("patchsampler", "mpp-min"),
+    "mpp_max": ("patchsampler", "mpp-max"),
+    "mpp_distribution": ("patchsampler", "mpp-distribution"),
+    "maxavg_lambda": ("patchsampler", "maxavg-lambda"),
+    "min_tissue": ("patchsampler", "min-tissue"),
+    "replacement": ("patchsampler", "replacement"),
+    "stride": ("patchsampler", "stride"),
+    "level": ("patchsampler", "level"),
+    "align": ("patchsampler", "align"),
+    "max_attempts": ("patchsampler", "max-attempts"),
+    "max_patches": ("patchsampler", "max-patches"),
+    "rank_quota": ("patchsampler", "rank-quota"),
+    # pool of slides
+    "pool_size": ("patchinterleave", "pool-size"),
+    "patches_per_visit": ("patchinterleave", "patches-per-visit"),
+    # reading
+    "threads": ("patchreader", "threads"),
+    "backend": ("patchreader", "backend"),
+    "tile_cache_size": ("patchreader", "tile-cache-size"),
+    "dct_scaling": ("patchreader", "dct-scaling"),
+    "resample_tolerance": ("patchreader", "resample-tolerance"),
+    "max_open_slides": ("patchreader", "max-open-slides"),
+    "max_read_failures": ("patchreader", "max-read-failures"),
+    # batching
+    "batch_size": ("patchbatch", "batch-size"),
+    "max_batches": ("patchbatch", "max-batches"),
+    "drop_remainder": ("patchbatch", "drop-remainder"),
+}
+
+# Keywords that are not element properties.
+_OWN_KEYWORDS = ("tissue", "prefetch", "sink")
+
+
+def keyword_property(keyword):
+    """(element, property) that a standard_pipeline keyword sets, from the
+    table or the generic rule ELEMENT_PROPERTY; None when it names neither."""
+    if keyword in _KEYWORDS:
+        return _KEYWORDS[keyword]
+    for element in _STAGES:
+        if keyword.startswith(element + "_") and len(keyword) > len(element) + 1:
+            return element, keyword[len(element) + 1:].replace("_", "-")
+    return None
+
+
+def _value_text(value):
+    """A Python value as GStreamer's parser reads it: booleans true/false,
+    lists comma-separated ("0.25,0.5,1"), strings quoted when they must be."""
+    if hasattr(value, "item") and not isinstance(value, (list, tuple)):
+        value = value.item()            # numpy scalars
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, tuple)) or hasattr(value, "tolist"):
+        items = value.tolist() if hasattr(value, "tolist") else value
+        return '"' + ",".join(_value_text(v).strip('"') for v in items) + '"'
+    if isinstance(value, float):
+        return repr(value)
+    text = str(value)
+    if re.fullmatch(r"[A-Za-z0-9_.+:,/-]+", text):
+        return text
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _unknown_keyword(keyword, value):
+    names = list(_KEYWORDS) + list(_OWN_KEYWORDS) + ["location"]
+    close = difflib.get_close_matches(keyword, names, n=3)
+    hint = f" (did you mean {' or '.join(close)}?)" if close else ""
+    return SettingsError(
+        f"standard_pipeline: unknown keyword '{keyword}={value!r}'{hint}; use one of "
+        f"{', '.join(sorted(names))}, or ELEMENT_PROPERTY for any property of "
+        f"{', '.join(_STAGES)} (e.g. patchreader_tile_cache_size=128)",
+        None, keyword, value, None)
+
+
+def _check_keyword(keyword, factory, prop, text):
+    """SettingsError when this build's `factory` lacks `prop` or `text` is
+    outside its ParamSpec (needs GStreamer initialised)."""
+    specs = class_specs(factory)
+    if specs is None:
+        raise SettingsError(f"{factory}: element not found (keyword {keyword}): "
+                            f"is the gst-wsi plugin on GST_PLUGIN_PATH?",
+                            factory, prop, text, None)
+    if prop not in specs:
+        close = difflib.get_close_matches(prop, list(specs), n=3)
+        hint = f" (did you mean {' or '.join(close)}?)" if close else ""
+        why = ("it needs a newer gst-wsi" if keyword in _KEYWORDS
+               else f"keyword {factory}_PROPERTY sets {factory}'s PROPERTY")
+        raise SettingsError(
+            f"{factory}: no property '{prop}' in this build{hint}, so keyword "
+            f"{keyword}={text} cannot be set ({why})",
+            factory, prop, text.strip('"'), None)
+    try:
+        check_setting(factory, prop, text.strip('"'))
+    except SettingsError as exc:
+        raise SettingsError(f"{exc} (keyword {keyword})", exc.element, exc.property,
+                            exc.value, exc.allowed) from None
+
+
+def standard_pipeline(location, *, batch_size=64, patch_size=224, target_mpp=None,
+                      patches_per_slide=64, threads=2, pool_size=8,
+                      patches_per_visit=4, cycle=True, seed=0, tissue=True,
+                      prefetch=256, sink="sink", **settings):
+    """The documented gst-wsi training pipeline as a description string.
+
+    Every keyword sets one element property (table `_KEYWORDS`; `keyword_property(k)`
+    tells which): slides `cycle seed slide_order rank world_size default_mpp
+    tcga thumbnail_size`; tissue `tissue_method saturation_threshold
+    value_threshold value_floor hue_min hue_max close_kernel median_kernel
+    min_component_area min_hole_area min_tissue_fraction mask_cache_size`;
+    sampling `patch_size target_mpp patches_per_slide mode target_mpps
+    mpp_weights mpp_min mpp_max mpp_distribution maxavg_lambda min_tissue
+    replacement stride level align max_attempts max_patches rank_quota`; pool
+    `pool_size patches_per_visit`; reading `threads backend tile_cache_size
+    dct_scaling resample_tolerance max_open_slides max_read_failures`;
+    batching `batch_size max_batches drop_remainder`.  Any other property is
+    reached as ELEMENT_PROPERTY (`patchreader_tile_cache_size=128`).  Lists
+    (`target_mpps=[0.25, 0.5]`) become comma-separated strings.
+
+    `tissue`: True (tissuemask with its default method), False (no
+    tissuemask) or a method name (`"clam"`, same as `tissue_method`).
+    `target_mpp` defaults to 0.5, or 0 when `level` is given.  `target_mpps`
+    alone implies `mode="multi-magnification"`, `mpp_min`/`mpp_max`
+    `mode="continuous-magnification"`.  `rank`/`world_size` unset:
+    wsislidesrc reads RANK/WORLD_SIZE itself.
+
+    Unknown keywords raise `SettingsError` at once.  A property this build's
+    element lacks, or a value outside its ParamSpec, raises `SettingsError`
+    naming the property, its range and the value: here when GStreamer is
+    initialised, else when `BatchStream` parses the string (initialising it
+    here would be too early for monitor=True).
+    """
+    if isinstance(tissue, str):
+        settings.setdefault("tissue_method", tissue)
+        tissue = True
+    if target_mpp is None:
+        target_mpp = 0 if settings.get("level") is not None else 0.5
+    if "mode" not in settings:
+        if "target_mpps" in settings:
+            settings["mode"] = "multi-magnification"
+        elif "mpp_min" in settings or "mpp_max" in settings:
+            settings["mode"] = "continuous-magnification"
+    given = dict(cycle=cycle, seed=int(seed), patch_size=patch_size, target_mpp=float(target_mpp),
+                 patches_per_slide=patches_per_slide, pool_size=pool_size,
+                 patches_per_visit=patches_per_visit, threads=threads,
+                 batch_size=batch_size)
+    for keyword, value in settings.items():
+        if value is None:
+            continue                  # None = leave the element's default
+        if keyword_property(keyword) is None:
+            raise _unknown_keyword(keyword, value)
+        given[keyword] = value
+    props = {element: [] for element in _STAGES}
+    for keyword, value in given.items():
+        element, prop = keyword_property(keyword)
+        if element == "tissuemask" and not tissue:
+            raise SettingsError(f"standard_pipeline: {keyword}={value!r} needs tissuemask, "
+                                f"but tissue=False leaves it out", element, prop, value, None)
+        props[element].append((keyword, prop, _value_text(value)))
+    if Gst.is_initialized():
+        for element, items in props.items():
+            for keyword, prop, text in items:
+                _check_keyword(keyword, element, prop, text)
+
+    def stage(element, first=""):
+        words = [element] + ([first] if first else [])
+        words += [f"{prop}={text}" for _, prop, text in props[element]]
+        return " ".join(words)
+
+    loc = str(location).replace("\\", "\\\\").replace('"', '\\"')
+    parts = [stage("wsislidesrc", f'location="{loc}"')]
+    if tissue:
+        parts.append(stage("tissuemask"))
+    parts += ["queue max-size-buffers=4", stage("patchsampler"), stage("patchinterleave"),
+              stage("patchreader"),
+              f"queue max-size-buffers={int(prefetch)} max-size-bytes=0 max-size-time=0",
+              stage("patchbatch"),
+              f"appsink name={sink} sync=false max-buffers=2"]
+    description = " ! ".join(parts)
+    if Gst.is_initialized():
+        validate_description(description)
+    return description

@@ -1,0 +1,150 @@
+#!/usr/bin/python3
+# gst-wsi
+# Copyright (C) 2026 gst-wsi developers
+# SPDX-License-Identifier: LGPL-2.0-or-later
+"""A delaying, faulting HTTP proxy for the remote-slide tests (loopback only).
+
+Forwards each GET to an upstream server on 127.0.0.1 (passing Range and
+If-Match), waits --delay-ms before answering, and spoils chosen responses by
+their 1-based GET number:
+
+  reset:K        every Kth response: headers and half the body, then a TCP reset
+  truncate:K     every Kth response: headers and half the body, then a clean close
+  503:A-B        responses A to B are "503 Service Unavailable"
+  wrong-range:K  every Kth response claims a Content-Range one byte later
+  wrong-range    every response claims a wrong Content-Range
+
+Prints its port on stdout, then serves until stdin closes (the test ended or
+died) or --max-seconds passed. On exit it writes "FAULT COUNT" lines (how
+often each fault was injected) to --report.
+"""
+
+import argparse
+import http.client
+import http.server
+import socket
+import socketserver
+import struct
+import sys
+import threading
+import time
+
+
+class Faults:
+    def __init__(self, specs):
+        self.lock = threading.Lock()
+        self.count = 0
+        self.injected = {}
+        self.rules = []
+        for spec in specs:
+            name, _, arg = spec.partition(":")
+            self.rules.append((name, arg))
+
+    def next(self):
+        """The fault (or None) for the next GET."""
+        with self.lock:
+            self.count += 1
+            n = self.count
+            for name, arg in self.rules:
+                hit = False
+                if name in ("reset", "truncate") or (name == "wrong-range" and arg):
+                    hit = n % int(arg) == 0
+                elif name == "wrong-range":
+                    hit = True
+                elif name == "503":
+                    first, _, last = arg.partition("-")
+                    hit = int(first) <= n <= int(last)
+                if hit:
+                    self.injected[name] = self.injected.get(name, 0) + 1
+                    return name
+            return None
+
+
+def make_handler(upstream_port, delay_s, faults):
+    class Handler(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args):
+            pass
+
+        def do_GET(self):
+            fault = faults.next()
+            time.sleep(delay_s)
+            if fault == "503":
+                body = b"busy"
+                self.send_response(503)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+                return
+            headers = {k: v for k, v in self.headers.items()
+                       if k.lower() in ("range", "if-match")}
+            conn = http.client.HTTPConnection("127.0.0.1", upstream_port,
+                                              timeout=30)
+            conn.request("GET", self.path, headers=headers)
+            resp = conn.getresponse()
+            body = resp.read()
+            conn.close()
+            self.send_response(resp.status)
+            for k, v in resp.getheaders():
+                kl = k.lower()
+                if kl in ("connection", "keep-alive", "transfer-encoding",
+                          "date", "server"):
+                    continue
+                if kl == "content-range" and fault == "wrong-range":
+                    unit, _, rest = v.partition(" ")
+                    span, _, total = rest.partition("/")
+                    a, _, b = span.partition("-")
+                    v = "%s %d-%d/%s" % (unit, int(a) + 1, int(b) + 1, total)
+                self.send_header(k, v)
+            self.end_headers()
+            if fault in ("reset", "truncate"):
+                self.wfile.write(body[: len(body) // 2])
+                self.wfile.flush()
+                if fault == "reset":
+                    self.connection.setsockopt(
+                        socket.SOL_SOCKET, socket.SO_LINGER,
+                        struct.pack("ii", 1, 0))
+                self.close_connection = True
+                return
+            self.wfile.write(body)
+
+    return Handler
+
+
+class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("upstream_port", type=int)
+    ap.add_argument("--delay-ms", type=float, default=0)
+    ap.add_argument("--fault", action="append", default=[])
+    ap.add_argument("--report")
+    ap.add_argument("--max-seconds", type=float, default=600)
+    args = ap.parse_args()
+
+    faults = Faults(args.fault)
+    server = Server(("127.0.0.1", 0),
+                    make_handler(args.upstream_port, args.delay_ms / 1000,
+                                 faults))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    print(server.server_address[1], flush=True)
+
+    deadline = time.time() + args.max_seconds
+    waiter = threading.Thread(target=sys.stdin.read, daemon=True)
+    waiter.start()
+    while waiter.is_alive() and time.time() < deadline:
+        waiter.join(0.2)
+    server.shutdown()
+    if args.report:
+        with open(args.report, "w") as f:
+            f.write("requests %d\n" % faults.count)
+            for name, n in sorted(faults.injected.items()):
+                f.write("%s %d\n" % (name, n))
+
+
+if __name__ == "__main__":
+    main()
