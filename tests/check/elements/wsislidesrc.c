@@ -450,14 +450,17 @@ GST_START_TEST (test_no_slides_errors_name_extensions)
     fail_unless (strstr (r->error, "rank") == NULL, "one rank: %s", r->error);
     run_result_free (r);
   }
-  /* .dcm is named through the list of extensions this build reads, so the
-   * message stays true when a DICOM backend adds it there */
+  /* Without the DICOM backend .dcm is not among the extensions this build
+   * reads; with it, the DICOM parser says what the file lacks. */
   r = run_source (new_source (dcm));
   fail_unless (r->error != NULL);
   fail_unless (strstr (r->error, dcm) != NULL, "%s", r->error);
-  fail_unless (strstr (r->error, "slide format this build reads") != NULL
-      && strstr (r->error, ".svs") != NULL, "%s", r->error);
-  fail_unless (strstr (r->error, "rank") == NULL, "one rank: %s", r->error);
+  if (strstr (r->error, "no Pixel Data") == NULL) {
+    fail_unless (strstr (r->error, "slide format this build reads") != NULL
+        && strstr (r->error, ".svs") != NULL, "%s", r->error);
+    fail_unless (strstr (r->error, "rank") == NULL, "one rank: %s",
+        r->error);
+  }
   fail_unless_equals_int (r->buffers->len, 0);
   run_result_free (r);
 
