@@ -138,6 +138,8 @@ typedef struct
   gint consecutive_failures;    /* source task only (stream order) */
   gint given_up;                /* atomic flag, set by the source task */
   gchar *give_up_reason;        /* why, once given up (source task) */
+  gboolean warned_failure;      /* its first failed read was shown */
+  gboolean counted_backend;     /* its backend is in slides_by_backend */
 } SlideContext;
 
 static SlideContext *
@@ -213,6 +215,8 @@ struct _GstPatchReader
   guint64 patches_failed;
   guint64 patches_skipped;
   GHashTable *read_by_backend;  /* backend name (static) -> guint64 count */
+  GHashTable *slides_by_backend;        /* backend (static) -> guint64 slides */
+  GHashTable *failed_by_slide;  /* slide path (owned) -> guint64 failed reads */
 
   /* output buffers, under stats_lock (the chain and flushes swap it) */
   GstBufferPool *buffer_pool;
@@ -238,6 +242,22 @@ GST_ELEMENT_REGISTER_DEFINE_WITH_CODE (patchreader, "patchreader",
 
 /* ---- decoding (worker threads, no lock held) ---------------------------- */
 
+/* ++table[key]; stats_lock held. @key is taken when new (else freed
+ * with @free_key). */
+static guint64
+count_in (GHashTable * table, gpointer key, GDestroyNotify free_key)
+{
+  guint64 *count = g_hash_table_lookup (table, key);
+
+  if (count == NULL) {
+    count = g_new0 (guint64, 1);
+    g_hash_table_insert (table, key, count);
+  } else if (free_key != NULL) {
+    free_key (key);
+  }
+  return ++(*count);
+}
+
 /* Tells the source upstream to stop visiting a slide we gave up. */
 static void
 report_given_up (GstPatchReader * self, SlideContext * ctx, guint index)
@@ -260,14 +280,26 @@ note_read_failure (GstPatchReader * self, SlideContext * ctx,
   max_failures = self->max_read_failures;
   GST_OBJECT_UNLOCK (self);
 
+  g_mutex_lock (&self->stats_lock);
+  count_in (self->failed_by_slide, g_strdup (ctx->path), g_free);
+  g_mutex_unlock (&self->stats_lock);
+
   failures = ++ctx->consecutive_failures;
-  if ((guint) failures <= max_failures) {
+  /* Once per slide, with the decoder's words: on 10^5 slides one line
+   * per dropped patch would hide the message that matters. */
+  if (!ctx->warned_failure) {
+    ctx->warned_failure = TRUE;
     GST_ELEMENT_WARNING (self, RESOURCE, READ,
-        ("Could not read the patch at (%" G_GINT64_FORMAT ", %"
-            G_GINT64_FORMAT ") level %d of slide \"%s\"; the patch is "
-            "dropped.", record->x, record->y, level, ctx->path),
-        ("patch %" G_GUINT64_FORMAT ": %s", record->sequence,
-            error ? error->message : "unknown error"));
+        ("Could not read a patch of slide \"%s\": %s. The patch is dropped; "
+            "further read failures of this slide are counted, not shown "
+            "(patchreader read-stats failed-slides, the wsistats report).",
+            ctx->path, error ? error->message : "unknown error"),
+        ("patch %" G_GUINT64_FORMAT " at (%" G_GINT64_FORMAT ", %"
+            G_GINT64_FORMAT ") level %d", record->sequence, record->x,
+            record->y, level));
+  } else {
+    GST_DEBUG_OBJECT (self, "patch %" G_GUINT64_FORMAT " of %s dropped: %s",
+        record->sequence, ctx->path, error ? error->message : "?");
   }
   if ((guint) failures >= max_failures
       && g_atomic_int_compare_and_exchange (&ctx->given_up, 0, 1)) {
@@ -280,19 +312,18 @@ note_read_failure (GstPatchReader * self, SlideContext * ctx,
   }
 }
 
+/* A patch read; the slide's first read also counts the slide for its
+ * backend (the tracer's per-reader line). */
 static void
-count_read (GstPatchReader * self, const gchar * backend)
+count_read (GstPatchReader * self, SlideContext * ctx, const gchar * backend)
 {
-  guint64 *count;
-
   g_mutex_lock (&self->stats_lock);
   self->patches_read++;
-  count = g_hash_table_lookup (self->read_by_backend, backend);
-  if (count == NULL) {
-    count = g_new0 (guint64, 1);
-    g_hash_table_insert (self->read_by_backend, (gpointer) backend, count);
+  count_in (self->read_by_backend, (gpointer) backend, NULL);
+  if (!ctx->counted_backend) {
+    ctx->counted_backend = TRUE;
+    count_in (self->slides_by_backend, (gpointer) backend, NULL);
   }
-  (*count)++;
   g_mutex_unlock (&self->stats_lock);
 }
 
@@ -480,7 +511,7 @@ reader_finish (WsiPoolElement * element, gpointer data, GstBuffer * result)
   switch (outcome) {
     case OUTCOME_READ:
       ctx->consecutive_failures = 0;
-      count_read (self, work->backend);
+      count_read (self, ctx, work->backend);
       label_patch (result, ctx, work);
       return result;
     case OUTCOME_FAILED:
@@ -534,6 +565,8 @@ gst_patch_reader_start (WsiPoolElement * element, guint * n_threads)
   g_mutex_lock (&self->stats_lock);
   self->patches_read = self->patches_failed = self->patches_skipped = 0;
   g_hash_table_remove_all (self->read_by_backend);
+  g_hash_table_remove_all (self->slides_by_backend);
+  g_hash_table_remove_all (self->failed_by_slide);
   g_mutex_unlock (&self->stats_lock);
   wsi_tile_cache_reset_counters (self->tile_cache);
   return TRUE;
@@ -984,7 +1017,42 @@ gst_patch_reader_stop (WsiPoolElement * element)
   self->warned_bad_record = FALSE;
 }
 
-/* Patches read per backend: "read-stats, tiff=(guint64)N, ...". */
+/* "slides, tiff=(guint64)3, ..." or "failed-slides, ..." as an array of
+ * "slide, path=(string)..., failed-reads=(guint64)N", sorted by path (the
+ * same text on every run). stats_lock held. */
+static void
+set_slide_counts (GstStructure * stats, GHashTable * slides_by_backend,
+    GHashTable * failed_by_slide)
+{
+  GstStructure *slides = gst_structure_new_empty ("slides");
+  GValue array = G_VALUE_INIT, item = G_VALUE_INIT;
+  GHashTableIter iter;
+  gpointer key, count;
+  GList *paths, *l;
+
+  g_hash_table_iter_init (&iter, slides_by_backend);
+  while (g_hash_table_iter_next (&iter, &key, &count))
+    gst_structure_set (slides, key, G_TYPE_UINT64, *(guint64 *) count, NULL);
+  gst_structure_set (stats, "slides", GST_TYPE_STRUCTURE, slides, NULL);
+  gst_structure_free (slides);
+
+  g_value_init (&array, GST_TYPE_ARRAY);
+  paths = g_list_sort (g_hash_table_get_keys (failed_by_slide),
+      (GCompareFunc) g_strcmp0);
+  for (l = paths; l != NULL; l = l->next) {
+    g_value_init (&item, GST_TYPE_STRUCTURE);
+    g_value_take_boxed (&item, gst_structure_new ("slide", "path",
+            G_TYPE_STRING, l->data, "failed-reads", G_TYPE_UINT64,
+            *(guint64 *) g_hash_table_lookup (failed_by_slide, l->data),
+            NULL));
+    gst_value_array_append_and_take_value (&array, &item);
+  }
+  g_list_free (paths);
+  gst_structure_take_value (stats, "failed-slides", &array);
+}
+
+/* Patches read per backend: "read-stats, tiff=(guint64)N, ...", slides per
+ * backend, failed reads per slide, the tile cache's hits and misses. */
 static GstStructure *
 gst_patch_reader_read_stats (GstPatchReader * self)
 {
@@ -996,6 +1064,7 @@ gst_patch_reader_read_stats (GstPatchReader * self)
   g_hash_table_iter_init (&iter, self->read_by_backend);
   while (g_hash_table_iter_next (&iter, &name, &count))
     gst_structure_set (stats, name, G_TYPE_UINT64, *(guint64 *) count, NULL);
+  set_slide_counts (stats, self->slides_by_backend, self->failed_by_slide);
   g_mutex_unlock (&self->stats_lock);
   gst_structure_set (stats,
       "tile-cache-hits", G_TYPE_UINT64, wsi_tile_cache_hits (self->tile_cache),
@@ -1130,6 +1199,8 @@ gst_patch_reader_finalize (GObject * object)
   wsi_tile_cache_free (self->tile_cache);
   g_hash_table_unref (self->slides);
   g_hash_table_unref (self->read_by_backend);
+  g_hash_table_unref (self->slides_by_backend);
+  g_hash_table_unref (self->failed_by_slide);
   g_mutex_clear (&self->stats_lock);
 
   G_OBJECT_CLASS (parent_class)->finalize (object);
@@ -1221,8 +1292,11 @@ gst_patch_reader_class_init (GstPatchReaderClass * klass)
           G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
   g_object_class_install_property (gobject_class, PROP_READ_STATS,
       g_param_spec_boxed ("read-stats", "Read statistics",
-          "Patches read per backend (a field per backend name, guint64) and "
-          "the tile cache's hits and misses, since the last READY to PAUSED "
+          "Patches read per backend (a field per backend name, guint64), "
+          "slides read per backend (slides, a structure of the same form), "
+          "failed reads per slide (failed-slides, an array of slide, "
+          "path=(string), failed-reads=(guint64), sorted by path) and the "
+          "tile cache's hits and misses, since the last READY to PAUSED "
           "change", GST_TYPE_STRUCTURE,
           G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
   g_object_class_install_property (gobject_class, PROP_PATCHES_READ,
@@ -1282,6 +1356,10 @@ gst_patch_reader_init (GstPatchReader * self)
       (GDestroyNotify) slide_context_free);
   self->read_by_backend = g_hash_table_new_full (g_str_hash, g_str_equal,
       NULL, g_free);
+  self->slides_by_backend = g_hash_table_new_full (g_str_hash, g_str_equal,
+      NULL, g_free);
+  self->failed_by_slide = g_hash_table_new_full (g_str_hash, g_str_equal,
+      g_free, g_free);
   self->slide_cache = wsi_slide_cache_new (DEFAULT_MAX_OPEN_SLIDES);
   self->tile_cache = wsi_tile_cache_new ((gsize) DEFAULT_TILE_CACHE_MB << 20);
 }

@@ -195,6 +195,10 @@ wsi_class_plan_slide (const WsiClassPlan * plan,
   if (req->mode == WSI_SAMPLING_RANDOM && req->replacement) {
     if (req->n_wanted <= 0)
       return NULL;
+    /* Before the shares: a class whose regions are all too small for the
+     * coverage asked is absent from this slide. */
+    wsi_regions_set_min_draw_area ((WsiRegions *) regions,
+        plan->min_coverage * (gdouble) req->footprint * req->footprint);
     if (plan->balance != WSI_CLASS_BALANCE_NONE &&
         !wsi_class_plan_shares (plan, counts, regions, (guint) req->n_wanted,
             shares))

@@ -232,8 +232,11 @@ index_build (WsiRegions * r)
   g_free (fill);
 }
 
+/* Regions smaller than @min_area (level-0 px²) are left out of the draws:
+ * under the coverage rule they can never cover enough of a footprint. */
 static void
-pool_build (Pool * pool, const WsiRegions * r, gint32 role, gboolean any)
+pool_build (Pool * pool, const WsiRegions * r, gint32 role, gboolean any,
+    gdouble min_area)
 {
   gdouble total = 0.0;
   guint k;
@@ -244,12 +247,45 @@ pool_build (Pool * pool, const WsiRegions * r, gint32 role, gboolean any)
   for (k = 0; k < r->n_regions; k++) {
     const Region *g = &r->regions[k];
 
-    if (g->area <= 0.0 || (any ? g->role < 0 : g->role != role))
+    if (g->area <= 0.0 || g->area < min_area
+        || (any ? g->role < 0 : g->role != role))
       continue;
     total += g->area;
     pool->members[pool->n] = k;
     pool->cumulative[pool->n++] = total;
   }
+}
+
+static void
+pools_clear (WsiRegions * r)
+{
+  guint k;
+
+  for (k = 0; k < r->n_pools; k++) {
+    g_free (r->pools[k].members);
+    g_free (r->pools[k].cumulative);
+  }
+  g_free (r->any.members);
+  g_free (r->any.cumulative);
+}
+
+static void
+pools_build (WsiRegions * r, gdouble min_area)
+{
+  guint k;
+
+  for (k = 0; k < r->n_pools; k++)
+    pool_build (&r->pools[k], r, (gint32) k, FALSE, min_area);
+  pool_build (&r->any, r, 0, TRUE, min_area);
+}
+
+/* Draws (wsi_regions_draw_point) skip regions whose area is below
+ * @min_area; their class areas count only the others. */
+void
+wsi_regions_set_min_draw_area (WsiRegions * r, gdouble min_area)
+{
+  pools_clear (r);
+  pools_build (r, min_area);
 }
 
 WsiRegions *
@@ -292,26 +328,17 @@ wsi_regions_new (const guint8 * data, gsize size, const gint32 * roles,
   }
   r->n_pools = (guint) (max_class + 1);
   r->pools = g_new0 (Pool, MAX (r->n_pools, 1));
-  for (k = 0; k < r->n_pools; k++)
-    pool_build (&r->pools[k], r, (gint32) k, FALSE);
-  pool_build (&r->any, r, 0, TRUE);
+  pools_build (r, 0.0);
   return r;
 }
 
 void
 wsi_regions_free (WsiRegions * r)
 {
-  guint k;
-
   if (r == NULL)
     return;
-  for (k = 0; k < r->n_pools; k++) {
-    g_free (r->pools[k].members);
-    g_free (r->pools[k].cumulative);
-  }
+  pools_clear (r);
   g_free (r->pools);
-  g_free (r->any.members);
-  g_free (r->any.cumulative);
   g_free (r->cell_start);
   g_free (r->items);
   g_free (r->regions);
@@ -696,6 +723,11 @@ wsi_regions_plan_random (const WsiRegionTest * test,
   if (req->footprint > test->regions->width
       || req->footprint > test->regions->height)
     return 0;
+  /* Coverage rule: a region smaller than the share asked of a footprint
+   * can never label one; drawing in it would only waste attempts. */
+  if (test->min_coverage > 0.0)
+    wsi_regions_set_min_draw_area ((WsiRegions *) test->regions,
+        test->min_coverage * (gdouble) req->footprint * req->footprint);
   wsi_rng_seed_keys (&rng, req->seed, req->slide_index, req->visit,
       KEY_REGIONS);
   for (k = 0; k < (guint) req->n_wanted && spent < budget; k++) {

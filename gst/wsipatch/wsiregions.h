@@ -83,6 +83,11 @@ gint32 wsi_regions_classify (const WsiRegions * regions, gint64 x, gint64 y,
 gdouble wsi_regions_coverage (const WsiRegions * regions, guint region,
     gdouble x, gdouble y, gdouble side);
 
+/* Leaves regions smaller than @min_area (level-0 px²) out of the draws
+ * and of wsi_regions_class_area (the coverage rule's exact bound: such a
+ * region never covers enough of a footprint). Not thread-safe. */
+void wsi_regions_set_min_draw_area (WsiRegions * regions, gdouble min_area);
+
 /* A point uniform in a region of class @class_id (-1: any sampled class),
  * the region drawn ∝ area. FALSE when the class has no region. */
 gboolean wsi_regions_draw_point (const WsiRegions * regions,

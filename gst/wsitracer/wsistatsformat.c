@@ -183,12 +183,52 @@ print_queue_and_sink_lines (GString * out, const WsiElementSnapshot * e)
         100 * e->verdict.trainer_bound);
 }
 
-/* "reader patchreader0: tiff 2624 patches, openslide 0; tile cache hit
- * rate 36.8 % (6259 of 17016)" */
+/* " tiff 3, openslide 1" from "slides, tiff=(guint64)3, ...". */
+static void
+print_backend_counts (GString * out, const GstStructure * counts)
+{
+  gint i;
+
+  for (i = 0; i < gst_structure_n_fields (counts); i++) {
+    const gchar *name = gst_structure_nth_field_name (counts, i);
+    guint64 n = 0;
+
+    gst_structure_get_uint64 (counts, name, &n);
+    g_string_append_printf (out, "%s %s %" G_GUINT64_FORMAT,
+        i ? "," : "", name, n);
+  }
+}
+
+/* "failed reads: a.svs 12, b.svs 3" (a few; the rest counted). */
+static void
+print_failed_slides (GString * out, const GValue * failed)
+{
+  guint i, n = failed ? gst_value_array_get_size (failed) : 0;
+
+  if (n == 0)
+    return;
+  g_string_append (out, "; failed reads:");
+  for (i = 0; i < n && i < 5; i++) {
+    const GstStructure *slide =
+        gst_value_get_structure (gst_value_array_get_value (failed, i));
+    guint64 count = 0;
+
+    gst_structure_get_uint64 (slide, "failed-reads", &count);
+    g_string_append_printf (out, "%s %s %" G_GUINT64_FORMAT, i ? "," : "",
+        gst_structure_get_string (slide, "path"), count);
+  }
+  if (n > 5)
+    g_string_append_printf (out, " and %u more slides", n - 5);
+}
+
+/* "reader patchreader0: tiff 2624 patches, openslide 0; slides: tiff 3,
+ * openslide 1; tile cache hit rate 36.8 % (6259 of 17016); failed reads:
+ * a.svs 12" */
 static void
 print_read_stats (GString * out, const WsiElementSnapshot * e)
 {
   const GstStructure *stats = e->read_stats;
+  const GstStructure *slides = NULL;
   guint64 hits = 0, misses = 0;
   gint i;
 
@@ -199,17 +239,28 @@ print_read_stats (GString * out, const WsiElementSnapshot * e)
     const gchar *name = gst_structure_nth_field_name (stats, i);
     guint64 n = 0;
 
-    if (g_str_has_prefix (name, "tile-cache-"))
+    if (g_str_has_prefix (name, "tile-cache-")
+        || gst_structure_get_field_type (stats, name) != G_TYPE_UINT64)
       continue;
     gst_structure_get_uint64 (stats, name, &n);
     g_string_append_printf (out, " %s %" G_GUINT64_FORMAT " patches,", name,
         n);
   }
+  if (gst_structure_has_field_typed (stats, "slides", GST_TYPE_STRUCTURE))
+    slides = gst_value_get_structure (gst_structure_get_value (stats,
+            "slides"));
+  if (slides != NULL && gst_structure_n_fields (slides) > 0) {
+    g_string_append (out, " slides:");
+    print_backend_counts (out, slides);
+    g_string_append_c (out, ';');
+  }
   gst_structure_get_uint64 (stats, "tile-cache-hits", &hits);
   gst_structure_get_uint64 (stats, "tile-cache-misses", &misses);
   g_string_append_printf (out, " tile cache hit rate %.1f %% (%"
-      G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT ")\n", hits + misses ?
+      G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT ")", hits + misses ?
       100.0 * hits / (hits + misses) : 0.0, hits, hits + misses);
+  print_failed_slides (out, gst_structure_get_value (stats, "failed-slides"));
+  g_string_append_c (out, '\n');
 }
 
 gchar *

@@ -18,6 +18,8 @@
 
 #include "wsiannotations.h"
 
+#define MAX_COORDINATE 2147483648.0
+
 /* Rings are cleaned and checked here, then appended to the packed bytes;
  * the class table maps names to indices in order of first appearance. */
 typedef struct
@@ -145,6 +147,10 @@ ring_clean (GArray * ring)
   for (i = 0; i < ring->len; i++) {
     if (!isfinite (p[i].x) || !isfinite (p[i].y))
       return "a coordinate is not a finite number";
+    /* No slide is 2^31 pixels wide: such a number is a broken file (and
+     * would overflow the areas and boxes computed from it). */
+    if (fabs (p[i].x) > MAX_COORDINATE || fabs (p[i].y) > MAX_COORDINATE)
+      return "a coordinate is beyond 2^31 pixels";
     if (n > 0 && p[i].x == p[n - 1].x && p[i].y == p[n - 1].y)
       continue;
     p[n++] = p[i];

@@ -25,7 +25,7 @@
  *
  * A shape that cannot be an area is dropped and counted (n_skipped, the
  * first reason in first_problem): fewer than three distinct points, a
- * non-finite coordinate, an area below half a pixel, edges that cross
+ * non-finite coordinate or one beyond 2^31 pixels, an area below half a pixel, edges that cross
  * (checked on rings up to WSI_ANNOTATIONS_MAX_CHECKED_POINTS points), a
  * hole outside its outline's box, or a polygon wholly outside the slide
  * (when the slide size is given). A file that is not well-formed JSON or

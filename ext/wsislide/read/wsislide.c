@@ -183,6 +183,19 @@ wsi_slide_open (const gchar * path, const gchar * backend_name,
   return slide;
 }
 
+/* Records on @slide why an earlier backend declined a file of its own
+ * format (@declined_by_previous: the last decline, or NULL); a foreign
+ * format (WSI_SLIDE_ERROR_UNSUPPORTED) is not worth a word. */
+static void
+note_declined (WsiSlide * slide, const GError * declined_by_previous)
+{
+  if (declined_by_previous == NULL
+      || !g_error_matches (declined_by_previous, WSI_SLIDE_ERROR,
+          WSI_SLIDE_ERROR_DECLINED))
+    return;
+  slide->declined = g_strdup (declined_by_previous->message);
+}
+
 static WsiSlide *
 open_checked (const gchar * path, const gchar * backend_name,
     GError ** error)
@@ -211,10 +224,16 @@ open_checked (const gchar * path, const gchar * backend_name,
   for (backend = wsi_slide_backends (); *backend != NULL; backend++) {
     if (!(*backend)->detect (path))
       continue;
-    g_clear_error (&declined);
-    slide = open_with (*backend, path, &declined);
-    if (slide != NULL)
+    GError *this_one = NULL;
+
+    slide = open_with (*backend, path, &this_one);
+    if (slide != NULL) {
+      note_declined (slide, declined);
+      g_clear_error (&declined);
       return slide;
+    }
+    g_clear_error (&declined);
+    declined = this_one;
     /* A backend that cannot trust the file hands it to the next one. */
     g_debug ("%s backend declined it: %s", (*backend)->name,
         declined->message);
@@ -244,6 +263,7 @@ wsi_slide_close (WsiSlide * slide)
   g_free (slide->path);
   g_free (slide->display);
   g_free (slide->vendor);
+  g_free (slide->declined);
   g_free (slide->level_width);
   g_free (slide->level_height);
   g_free (slide->level_downsample);

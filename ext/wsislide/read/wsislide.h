@@ -55,7 +55,11 @@ typedef enum
   WSI_SLIDE_ERROR_UNSUPPORTED,  /* no backend recognises the file */
   WSI_SLIDE_ERROR_OPEN,         /* recognised, but opening failed */
   WSI_SLIDE_ERROR_READ,         /* a region could not be decoded */
-  WSI_SLIDE_ERROR_EMPTY         /* the slide has no pixels */
+  WSI_SLIDE_ERROR_EMPTY,        /* the slide has no pixels */
+  /* The backend reads this format but cannot trust this file (damaged
+   * geometry, tile table or level order): `auto` hands it to the next
+   * backend and says so once (WsiSlide.declined). */
+  WSI_SLIDE_ERROR_DECLINED
 } WsiSlideError;
 
 /* Where WsiSlide.mpp_x/mpp_y came from. */
@@ -78,6 +82,10 @@ struct _WsiSlide
   gchar *path;                  /* as opened: a URL may hold credentials */
   gchar *display;               /* for messages: wsi_location_display () */
   gchar *vendor;                /* "aperio", "generic-tiff", ... */
+  /* NULL, or why an earlier backend declined a file of its own format
+   * (WSI_SLIDE_ERROR_DECLINED) before this one opened it with `auto`:
+   * "the tiff backend declined it: ..." */
+  gchar *declined;
   gint level_count;
   gint64 *level_width;          /* level_count entries */
   gint64 *level_height;

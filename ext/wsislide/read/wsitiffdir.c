@@ -183,6 +183,29 @@ decline (GError ** error, const gchar * path, const gchar * format, ...)
   g_free (reason);
 }
 
+static void
+decline_damaged (GError ** error, const gchar * path, const gchar * format,
+    ...)
+G_GNUC_PRINTF (3, 4);
+
+/* WSI_SLIDE_ERROR_DECLINED: a JPEG-tiled pyramid of a layout we read, but
+ * damaged (geometry, tile table, level order): `auto` hands it to
+ * OpenSlide, and the user hears once why (WsiSlide.declined). */
+static void
+decline_damaged (GError ** error, const gchar * path, const gchar * format,
+    ...)
+{
+  va_list args;
+  gchar *reason;
+
+  va_start (args, format);
+  reason = g_strdup_vprintf (format, args);
+  va_end (args);
+  g_set_error (error, WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_DECLINED,
+      "%s: the direct reader does not trust this pyramid: %s", path, reason);
+  g_free (reason);
+}
+
 /* ---- directory 0: whose layout is it? ----------------------------------- */
 
 static const gchar *
@@ -385,7 +408,7 @@ level_check_format (TIFF * tif, guint dir, const gchar * path,
       || !TIFFGetField (tif, TIFFTAG_PHOTOMETRIC, &photometric)
       || !TIFFGetField (tif, TIFFTAG_BITSPERSAMPLE, &bits)
       || !TIFFGetField (tif, TIFFTAG_SAMPLESPERPIXEL, &samples)) {
-    decline (error, path, "directory %u lacks a required tag", dir);
+    decline_damaged (error, path, "directory %u lacks a required tag", dir);
     return FALSE;
   }
   if (compression != COMPRESSION_JPEG) {
@@ -423,16 +446,18 @@ level_check_geometry (TIFF * tif, guint dir, const gchar * path,
       || !TIFFGetField (tif, TIFFTAG_IMAGELENGTH, &h)
       || !TIFFGetField (tif, TIFFTAG_TILEWIDTH, &tw)
       || !TIFFGetField (tif, TIFFTAG_TILELENGTH, &th)) {
-    decline (error, path, "directory %u lacks its size or tile size", dir);
+    decline_damaged (error, path, "directory %u lacks its size or tile size",
+        dir);
     return FALSE;
   }
   if (w == 0 || h == 0 || w > MAX_IMAGE_SIDE || h > MAX_IMAGE_SIDE) {
-    decline (error, path, "directory %u is %ux%u pixels", dir, w, h);
+    decline_damaged (error, path, "directory %u is %ux%u pixels", dir, w, h);
     return FALSE;
   }
   if (tw == 0 || th == 0 || tw % 8 != 0 || th % 8 != 0
       || tw > MAX_TILE_SIDE || th > MAX_TILE_SIDE) {
-    decline (error, path, "directory %u has %ux%u tiles", dir, tw, th);
+    decline_damaged (error, path, "directory %u has %ux%u tiles", dir, tw,
+        th);
     return FALSE;
   }
   level->width = w;
@@ -458,7 +483,8 @@ level_copy_tables (TIFF * tif, guint dir, const gchar * path,
       || !TIFFGetField (tif, TIFFTAG_TILEOFFSETS, &offsets)
       || !TIFFGetField (tif, TIFFTAG_TILEBYTECOUNTS, &counts)
       || offsets == NULL || counts == NULL) {
-    decline (error, path, "directory %u has no complete tile table", dir);
+    decline_damaged (error, path, "directory %u has no complete tile table",
+        dir);
     return FALSE;
   }
   level->tile_offsets = g_memdup2 (offsets, n * sizeof (guint64));
@@ -557,7 +583,7 @@ collect_levels (TIFF * tif, const gchar * path, gboolean aperio,
         return FALSE;
       g_array_append_val (levels, level);
       if (aperio && level_has_missing_tiles (&level)) {
-        decline (error, path, "directory %u has missing tiles, which "
+        decline_damaged (error, path, "directory %u has missing tiles, which "
             "OpenSlide paints from another level", dir);
         return FALSE;
       }
@@ -594,7 +620,8 @@ check_level_order (GArray * levels, const gchar * path, gboolean aperio,
     const WsiTiffLevel *prev = &g_array_index (levels, WsiTiffLevel, i - 1);
     const WsiTiffLevel *cur = &g_array_index (levels, WsiTiffLevel, i);
     if (cur->width >= prev->width || cur->height > prev->height) {
-      decline (error, path, "level %u (%ux%u) is not smaller than level %u "
+      decline_damaged (error, path, "level %u (%ux%u) is not smaller than "
+          "level %u "
           "(%ux%u)", i, cur->width, cur->height, i - 1, prev->width,
           prev->height);
       return FALSE;

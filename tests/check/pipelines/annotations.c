@@ -571,6 +571,64 @@ GST_START_TEST (test_bad_input_warned)
 
 GST_END_TEST;
 
+/* A manifest column names each slide's file (any name, either format);
+ * the magnification modes sample inside the regions too; a requested class
+ * no file has is warned about after the first pass of an endless stream;
+ * the manifest's columns come before class and class-id. */
+GST_START_TEST (test_manifest_column_and_magnification)
+{
+  gchar *dir = test_dir ("manifest"), *json = geojson_of (shapes,
+      G_N_ELEMENTS (shapes));
+  gchar *xml = asap_of (shapes + 1, G_N_ELEMENTS (shapes) - 1);
+  gchar *csv = g_build_filename (dir, "train.csv", NULL);
+  gchar *desc;
+  WsiRun *r;
+  guint i;
+
+  write_slides (dir, 2);
+  write_text (dir, "notes-a.geojson", json);
+  write_text (dir, "notes-b.xml", xml);
+  write_text (dir, "train.csv", "path,label,annotations\n"
+      "slide-0.tiff,case,notes-a.geojson\nslide-1.tiff,case,notes-b.xml\n");
+  desc = g_strdup_printf ("wsislidesrc location=\"%s\" cycle=true seed=2 ! "
+      "tissuemask ! queue ! patchsampler mode=multi-magnification "
+      "target-mpps=0.25,0.5 patch-size=32 patches-per-slide=10 max-patches=60 "
+      "annotation-mode=replace-tissue "
+      "annotation-classes=Tumor,Stroma,Necrosis,Missing "
+      "annotation-exclude=Ignore ! patchinterleave ! patchreader ! queue ! "
+      "patchbatch batch-size=10 ! appsink name=sink sync=false", csv);
+  r = wsi_run_pipeline (desc, 0);
+  fail_unless (r->error == NULL, "%s", r->error);
+  fail_unless_equals_int (r->records->len, 60);
+  check_centres (r);
+  for (i = 0; i < r->records->len; i++)
+    fail_unless (WSI_RECORD (r, i)->footprint == 32
+        || WSI_RECORD (r, i)->footprint == 64);
+  for (i = 0; i < r->batches->len; i++) {
+    GstStructure *meta = wsi_patch_meta_get (g_ptr_array_index (r->batches,
+            i));
+    const gchar *const *names = wsi_structure_get_strv (meta,
+        "column-names");
+
+    guint n = names ? g_strv_length ((gchar **) names) : 0;
+
+    fail_unless (n >= 3, "%u columns", n);
+    fail_unless (g_strv_contains (names, "annotations"));
+    fail_unless_equals_string (names[n - 2], "class");
+    fail_unless_equals_string (names[n - 1], "class-id");
+  }
+  fail_unless (wsi_run_has_warning (r, "\"Missing\"",
+          "no slide's annotation", NULL));
+  wsi_run_free (r);
+  g_free (desc);
+  g_free (csv);
+  g_free (xml);
+  g_free (json);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
 static Suite *
 annotations_suite (void)
 {
@@ -585,6 +643,7 @@ annotations_suite (void)
   tcase_add_test (tc, test_determinism_threads_pools);
   tcase_add_test (tc, test_qupath_and_asap_agree);
   tcase_add_test (tc, test_bad_input_warned);
+  tcase_add_test (tc, test_manifest_column_and_magnification);
   return s;
 }
 
