@@ -1342,10 +1342,11 @@ gst_patch_reader_class_init (GstPatchReaderClass * klass)
           GST_PARAM_MUTABLE_PLAYING));
   g_object_class_install_property (gobject_class, PROP_BACKEND,
       g_param_spec_enum ("backend", "Backend",
-          "Which slide reader decodes: auto = the direct TIFF/JPEG reader "
+          "Which slide reader decodes: auto = the DICOM reader for DICOM "
+          "VL Whole Slide Microscopy series, the direct TIFF/JPEG reader "
           "(libjpeg-turbo) for JPEG-tiled TIFF pyramids (Aperio SVS, generic "
-          "tiled TIFF), OpenSlide for every other format; openslide or tiff "
-          "force one (a slide the forced reader cannot read is given up with "
+          "tiled TIFF), OpenSlide for every other format; openslide, tiff or "
+          "dicom force one (a slide the forced reader cannot read is given up with "
           "a warning). Takes effect for slides opened from then on",
           GST_TYPE_WSI_BACKEND, DEFAULT_BACKEND,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |

@@ -1010,9 +1010,10 @@ gst_patch_views_class_init (GstPatchViewsClass * klass)
   g_object_class_install_property (gobject_class, PROP_BACKEND,
       g_param_spec_enum ("backend", "Backend",
           "Which slide reader decodes context views (set it as patchreader's "
-          "for the same pixels): auto = the direct TIFF/JPEG reader for "
-          "JPEG-tiled TIFF pyramids, OpenSlide for every other format; "
-          "openslide or tiff force one. Takes effect for slides opened from "
+          "for the same pixels): auto = the DICOM reader for DICOM series, "
+          "the direct TIFF/JPEG reader for JPEG-tiled TIFF pyramids, "
+          "OpenSlide for every other format; openslide, tiff or dicom force "
+          "one. Takes effect for slides opened from "
           "then on", GST_TYPE_WSI_BACKEND, GST_WSI_BACKEND_AUTO,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
