@@ -29,7 +29,7 @@
  *
  *   bench-store --location DIR [--patches 2048] [--patch-size 256]
  *               [--batch-size 64] [--threads 1,2] [--repeats 3]
- *               [--quality 90] [--out DIR]
+ *               [--quality 90] [--out DIR] [--reader-extra P=V]
  */
 
 #include <gst/gst.h>
@@ -47,6 +47,7 @@ typedef struct
   gchar *out;
   gint patches, patch_size, batch_size, repeats, quality;
   gchar *threads;
+  gchar *reader_extra;
 } BenchOptions;
 
 static gchar *
@@ -54,8 +55,9 @@ source_description (const BenchOptions * o, guint threads)
 {
   return g_strdup_printf ("wsislidesrc location=\"%s\" seed=7 cycle=true ! "
       "tissuemask ! queue ! patchsampler patch-size=%d max-patches=%d ! "
-      "patchinterleave ! patchreader threads=%u", o->location, o->patch_size,
-      o->patches, threads);
+      "patchinterleave ! patchreader threads=%u %s", o->location,
+      o->patch_size, o->patches, threads, o->reader_extra ? o->reader_extra :
+      "");
 }
 
 /* Runs @description from PLAYING to EOS; returns the seconds, or -1. */
@@ -292,7 +294,7 @@ compare_doubles (gconstpointer a, gconstpointer b)
 int
 main (int argc, char **argv)
 {
-  BenchOptions o = { NULL, NULL, 2048, 256, 64, 3, 90, NULL };
+  BenchOptions o = { NULL, NULL, 2048, 256, 64, 3, 90, NULL, NULL };
   GOptionEntry entries[] = {
     {"location", 0, 0, G_OPTION_ARG_FILENAME, &o.location, "Slides", "DIR"},
     {"out", 0, 0, G_OPTION_ARG_FILENAME, &o.out, "Where the stores go "
@@ -303,6 +305,9 @@ main (int argc, char **argv)
     {"threads", 0, 0, G_OPTION_ARG_STRING, &o.threads, "List (1,2)", "T,.."},
     {"repeats", 0, 0, G_OPTION_ARG_INT, &o.repeats, "Rounds (3)", "R"},
     {"quality", 0, 0, G_OPTION_ARG_INT, &o.quality, "JPEG quality (90)", "Q"},
+    {"reader-extra", 0, 0, G_OPTION_ARG_STRING, &o.reader_extra, "More "
+          "patchreader properties for the slides rows, e.g. "
+          "tile-cache-size=0 (a slide set larger than the tile cache)", "P=V"},
     {NULL}
   };
   GOptionContext *ctx = g_option_context_new ("- slides vs patch store");
