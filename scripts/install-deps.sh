@@ -16,6 +16,7 @@ packages=(
   python3-numpy python3-pytest python3-torch
   python3-pil fonts-dejavu-core
   python3-matplotlib python3-pil
+  python3-pydicom
   libcurl4-openssl-dev nginx-light
 )
 

@@ -12,7 +12,8 @@
  * byte-identical to the stream from the same file on disk, whatever the
  * latency, the faults retried and `threads`; faults that persist, a
  * replaced object and formats that need a local file end in errors naming
- * the URL (never its credentials), never in wrong pixels.
+ * the URL (never its credentials), never in wrong pixels. A DICOM instance
+ * at a URL streams as on disk.
  *
  * Needs nginx (Debian nginx-light; CI installs it): without it the test
  * prints why and exits 77 (skipped), or fails when CI=true. */
@@ -24,6 +25,7 @@
 #include "wsipipeline.h"
 #include "wsiservers.h"
 #include "wsitestslide.h"
+#include "wsitestdicom.h"
 #include "wsislide.h"
 #include "wsibytesource.h"
 
@@ -441,6 +443,63 @@ GST_START_TEST (test_list_at_url)
 
 GST_END_TEST;
 
+/* A DICOM instance at a URL (a one-instance series: a URL prefix cannot be
+ * listed) streams as the same file on disk does, directly and with 10 ms
+ * added to every request. */
+GST_START_TEST (test_dicom_at_url)
+{
+  gchar *dir = g_build_filename (www, "dicom", NULL);
+  gchar *tiff = g_build_filename (tmpdir, "one-level.tiff", NULL);
+  gchar *url = url_of (nginx.port, "dicom/one-level0.dcm");
+  const gchar *args[] = { "--delay-ms", "10", NULL };
+  WsiTestSlideSpec spec;
+  WsiTestDicomSpec dspec;
+  gchar **paths = NULL;
+  GError *err = NULL;
+  WsiRun *local, *remote, *delayed;
+  WsiProxy proxy;
+  gchar *why = NULL, *proxied;
+  gchar *report = g_build_filename (tmpdir, "proxy-report.txt", NULL);
+
+  wsi_test_slide_spec_init (&spec);
+  spec.width = 1536;
+  spec.height = 1024;
+  spec.levels = 1;
+  spec.mpp = 0.25;
+  spec.seed = 5;
+  fail_unless (wsi_test_slide_write (tiff, &spec, &err), "%s",
+      err ? err->message : "");
+  wsi_test_dicom_spec_init (&dspec);
+  dspec.mpp = 0.25;
+  dspec.table = WSI_TEST_DICOM_TABLE_NONE;
+  fail_unless (wsi_test_dicom_from_tiff (tiff, dir, "one", &dspec, &paths,
+          &err), "%s", err ? err->message : "");
+  local = run_stream (paths[0], 1);
+  remote = run_stream (url, 2);
+  assert_same_stream (local, remote, "DICOM at a URL");
+
+  g_unlink (report);
+  fail_unless (wsi_proxy_start (&proxy, nginx.port, report, args, &why),
+      "%s", why);
+  proxied = g_strdup_printf ("http://127.0.0.1:%u/dicom/one-level0.dcm",
+      proxy.port);
+  delayed = run_stream (proxied, 2);
+  fail_unless (wsi_proxy_stop (&proxy, "requests") > 0);
+  assert_same_stream (local, delayed, "DICOM at a URL, 10 ms added");
+
+  wsi_run_free (local);
+  wsi_run_free (remote);
+  wsi_run_free (delayed);
+  g_strfreev (paths);
+  g_free (proxied);
+  g_free (report);
+  g_free (url);
+  g_free (tiff);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
 static Suite *
 remote_suite (void)
 {
@@ -458,6 +517,7 @@ remote_suite (void)
   tcase_add_test (tc, test_openslide_format_needs_local_file);
   tcase_add_test (tc, test_replaced_object_is_given_up);
   tcase_add_test (tc, test_list_at_url);
+  tcase_add_test (tc, test_dicom_at_url);
   tcase_add_test (tc, test_remote_stats);
   return s;
 }
