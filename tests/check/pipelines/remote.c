@@ -443,6 +443,55 @@ GST_START_TEST (test_list_at_url)
 
 GST_END_TEST;
 
+/* s3:// (signed: nginx ignores the signature; the request must still be
+ * one curl signs and sends) and gs:// against an endpoint override. */
+GST_START_TEST (test_s3_and_gs_locations)
+{
+  gchar *bucket = g_build_filename (www, "bucket", NULL);
+  gchar *copy = g_build_filename (bucket, "slide.tiff", NULL);
+  gchar *endpoint = url_of (nginx.port, "");
+  gchar *contents;
+  gsize length;
+  static const gchar *const locations[] = {
+    "s3://bucket/slide.tiff", "gs://bucket/slide.tiff"
+  };
+  guint i;
+
+  local_reference ();
+  g_mkdir_with_parents (bucket, 0755);
+  fail_unless (g_file_get_contents (local_slide, &contents, &length, NULL));
+  fail_unless (g_file_set_contents (copy, contents, length, NULL));
+  g_free (contents);
+  g_setenv ("AWS_ENDPOINT_URL", endpoint, TRUE);
+  g_setenv ("WSI_GCS_ENDPOINT", endpoint, TRUE);
+  g_setenv ("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE", TRUE);
+  g_setenv ("AWS_SECRET_ACCESS_KEY", "wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY",
+      TRUE);
+  for (i = 0; i < G_N_ELEMENTS (locations); i++) {
+    WsiRun *run = run_stream (locations[i], 2);
+    assert_same_stream (local_reference (), run, locations[i]);
+    wsi_run_free (run);
+  }
+  {
+    /* a missing object: the s3:// URL and the status, not the secret */
+    WsiRun *run = run_stream ("s3://bucket/missing.tiff", 1);
+    fail_unless (run->error != NULL);
+    fail_unless (strstr (run->error, "s3://bucket/missing.tiff") != NULL
+        && strstr (run->error, "404") != NULL, "%s", run->error);
+    fail_unless (strstr (run->error, "EXAMPLEKEY") == NULL, "%s", run->error);
+    wsi_run_free (run);
+  }
+  g_unsetenv ("AWS_ACCESS_KEY_ID");
+  g_unsetenv ("AWS_SECRET_ACCESS_KEY");
+  g_unsetenv ("AWS_ENDPOINT_URL");
+  g_unsetenv ("WSI_GCS_ENDPOINT");
+  g_free (endpoint);
+  g_free (copy);
+  g_free (bucket);
+}
+
+GST_END_TEST;
+
 /* A DICOM instance at a URL (a one-instance series: a URL prefix cannot be
  * listed) streams as the same file on disk does, directly and with 10 ms
  * added to every request. */
@@ -519,6 +568,7 @@ remote_suite (void)
   tcase_add_test (tc, test_list_at_url);
   tcase_add_test (tc, test_dicom_at_url);
   tcase_add_test (tc, test_remote_stats);
+  tcase_add_test (tc, test_s3_and_gs_locations);
   return s;
 }
 
