@@ -152,7 +152,9 @@ wsi_object_store_open (const gchar * location, GError ** error)
 {
   gchar *url = wsi_object_store_url (location, error);
   gchar *display, *sigv4 = NULL, *userpwd = NULL, *token_header = NULL;
-  const gchar *headers[2] = { NULL, NULL };
+  /* S3 wants the payload hash of every SigV4 request (a GET's is that of
+   * nothing); curl 7.88 does not add it itself. */
+  const gchar *headers[3] = { NULL, NULL, NULL };
   WsiHttpAuth auth = { NULL, NULL, headers };
   Credentials c;
   WsiByteSource *source;
@@ -164,9 +166,11 @@ wsi_object_store_open (const gchar * location, GError ** error)
     gchar *r = region ();
     sigv4 = g_strdup_printf ("aws:amz:%s:s3", r);
     userpwd = g_strdup_printf ("%s:%s", c.key_id, c.secret);
+    headers[0] = "x-amz-content-sha256: "
+        "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
     if (c.token != NULL) {
       token_header = g_strconcat ("x-amz-security-token: ", c.token, NULL);
-      headers[0] = token_header;
+      headers[1] = token_header;
     }
     auth.aws_sigv4 = sigv4;
     auth.user_password = userpwd;
