@@ -1453,7 +1453,7 @@ gst_wsi_slide_src_install_properties (GObjectClass * gobject_class)
           "are relative to the list's folder. A slide, list or manifest may "
           "also be an http://, https://, s3:// or gs:// URL, lists may hold "
           "URLs, and s3://BUCKET/PREFIX/ is listed like a folder "
-          "(read by the direct TIFF backend only; other formats need a local "
+          "(read by the direct TIFF and DICOM backends; other formats need a local "
           "file). Default: none",
           DEFAULT_LOCATION, rw));
   g_object_class_install_property (gobject_class, PROP_TCGA,
