@@ -120,7 +120,10 @@ global_init (void)
   curl_share_setopt (share, CURLSHOPT_UNLOCKFUNC, share_unlock);
   curl_share_setopt (share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
   curl_share_setopt (share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
-  curl_share_setopt (share, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
+  /* Not CURL_LOCK_DATA_CONNECT: curl does not support one connection cache
+   * used by concurrent threads. Connections are reused per pooled easy
+   * handle (a handle keeps its connections between requests) and by the
+   * prefetch thread's multi handle. */
   idle_handles = g_ptr_array_new ();
   range_cache = wsi_range_cache_new ((guint64) settings.cache_mb << 20);
   g_once_init_leave (&done, 1);
@@ -648,7 +651,9 @@ prefetch_start_queued (guint max_active, guint timeout_ms)
     p->handle = handle_setup (&request, range, timeout_ms, &p->response,
         p->errbuf, &p->headers);
     curl_easy_setopt (p->handle, CURLOPT_PRIVATE, p);
-    g_debug ("prefetch GET %s bytes %s", p->source->parent.display_uri, range);
+    g_debug ("prefetch GET %s bytes %s (%u active, %u queued)",
+        p->source->parent.display_uri, range, prefetch_active,
+        prefetch_queue.length);
     p->start = g_get_monotonic_time ();
     wsi_fetch_stats_begin (&p->source->stats);
     wsi_fetch_stats_begin (wsi_fetch_stats_total ());

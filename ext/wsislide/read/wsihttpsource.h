@@ -25,8 +25,10 @@
  * Cost: one request per read that misses the process-wide range cache
  * (wsirangecache.h, bounded in MiB, keyed by URL and identity, so a slide
  * opened again — by wsislidesrc, then patchreader — finds its bytes).
- * Connections (and TLS sessions, DNS) are shared by every source and
- * thread through one curl share and a pool of easy handles; HTTP/2 is used
+ * Connections are reused: each pooled easy handle keeps its connections
+ * between requests (any source, any thread), the prefetch thread's multi
+ * handle keeps its own; TLS sessions and DNS are shared through one curl
+ * share. HTTP/2 is used
  * where the server offers it. The latency of a read is one round trip:
  * callers hide it with wsi_byte_source_prefetch(): hinted ranges (adjacent
  * ones coalesced into one request) are fetched by one I/O thread with curl
