@@ -321,7 +321,8 @@ load_remote (const gchar * location, WsiCollection * collection,
   if (g_str_has_suffix (location, "/")) {
     gchar *display = wsi_location_display (location);
     g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_NOSYS,
-        "%s: listing a prefix needs s3:// or gs://", display);
+        "%s: a URL ending in '/' would be a prefix to list; listing is not "
+        "supported yet: give a list file or manifest of URLs", display);
     g_free (display);
     return FALSE;
   }
