@@ -66,9 +66,14 @@
 #include "wsiorderedpool.h"
 #include "wsislide.h"
 #include "wsislidecache.h"
+#include "wsibytesource.h"
+#include "wsiremotestats.h"
 #include "gstwsibackend.h"
 #include "wsivideoformat.h"
 #include "wsitilecache.h"
+#ifdef WSI_HAVE_CURL
+#include "wsihttpsource.h"
+#endif
 
 #include <gst/video/video.h>
 #include <gst/wsi/wsiannotation.h>
@@ -108,6 +113,10 @@ enum
   PROP_TILE_CACHE_HITS,
   PROP_TILE_CACHE_MISSES,
   PROP_READ_STATS,
+  PROP_READ_AHEAD,
+  PROP_PREFETCH_REQUESTS,
+  PROP_PREFETCH_BYTES,
+  PROP_REMOTE_STATS,
 };
 
 #define OUTPUT_FORMATS "{ RGB, RGBA, RGBx, BGRx }"
@@ -138,6 +147,7 @@ typedef struct
   gint consecutive_failures;    /* source task only (stream order) */
   gint given_up;                /* atomic flag, set by the source task */
   gchar *give_up_reason;        /* why, once given up (source task) */
+  gboolean remote;              /* a URL: prefetch its tiles ahead */
   gboolean warned_failure;      /* its first failed read was shown */
   gboolean counted_backend;     /* its backend is in slides_by_backend */
 } SlideContext;
@@ -151,6 +161,7 @@ slide_context_new (const gchar * file, const gchar * path,
   ctx->file = g_strdup (file);
   ctx->path = g_strdup (path);
   ctx->label = g_strdup (label ? label : "");
+  ctx->remote = wsi_location_is_remote (file);
   return ctx;
 }
 
@@ -199,6 +210,7 @@ struct _GstPatchReader
 
   /* properties, under the object lock */
   guint threads;
+  guint read_ahead;             /* patches queued ahead of decoding; 0 auto */
   guint max_read_failures;
   gdouble resample_tolerance;
   GstWsiBackend backend;
@@ -569,6 +581,9 @@ gst_patch_reader_start (WsiPoolElement * element, guint * n_threads)
   g_hash_table_remove_all (self->failed_by_slide);
   g_mutex_unlock (&self->stats_lock);
   wsi_tile_cache_reset_counters (self->tile_cache);
+  GST_OBJECT_LOCK (self);
+  wsi_pool_element_set_min_queued (element, self->read_ahead);
+  GST_OBJECT_UNLOCK (self);
   return TRUE;
 }
 
@@ -764,6 +779,26 @@ gst_patch_reader_skip_record (GstPatchReader * self, SlideContext * ctx,
       ctx->path, reason);
 }
 
+/* A remote slide's tiles for @record start coming now, while the patches
+ * queued before it decode: the ring (read-ahead) is how far ahead this
+ * looks. Opening the slide here is what the worker would do anyway; a
+ * failure is left for the worker to report. */
+static void
+prefetch_patch (GstPatchReader * self, SlideContext * ctx,
+    const WsiPatchRecord * record)
+{
+  WsiSlideHandle *handle;
+  WsiReadRequest request;
+
+  handle = wsi_slide_cache_acquire (self->slide_cache, ctx->file, NULL);
+  if (handle == NULL)
+    return;
+  make_request (self, record, &request);
+  wsi_slide_prefetch (handle->slide, &request, record->out_size,
+      record->out_size);
+  wsi_slide_cache_release (self->slide_cache, handle);
+}
+
 static GstFlowReturn
 gst_patch_reader_queue_patch (GstPatchReader * self, SlideContext * ctx,
     const WsiPatchRecord * record, const gchar * class_name, gint32 class_id)
@@ -807,6 +842,8 @@ gst_patch_reader_queue_patch (GstPatchReader * self, SlideContext * ctx,
   work.slide = ctx;
   work.class_name = class_name;
   work.class_id = class_id;
+  if (ctx->remote)
+    prefetch_patch (self, ctx, record);
   return wsi_pool_element_queue_work (WSI_POOL_ELEMENT (self), &work);
 }
 
@@ -1070,6 +1107,15 @@ gst_patch_reader_read_stats (GstPatchReader * self)
       "tile-cache-hits", G_TYPE_UINT64, wsi_tile_cache_hits (self->tile_cache),
       "tile-cache-misses", G_TYPE_UINT64,
       wsi_tile_cache_misses (self->tile_cache), NULL);
+  {
+    /* Storage, when slides came from URLs (the tracer prints it). */
+    GstStructure *remote = wsi_remote_stats_new ();
+    guint64 requests = 0;
+    if (gst_structure_get_uint64 (remote, "requests", &requests)
+        && requests > 0)
+      gst_structure_set (stats, "remote", GST_TYPE_STRUCTURE, remote, NULL);
+    gst_structure_free (remote);
+  }
   return stats;
 }
 
@@ -1089,6 +1135,24 @@ gst_patch_reader_set_property (GObject * object, guint prop_id,
       wsi_slide_cache_set_max_open (self->slide_cache,
           g_value_get_uint (value));
       break;
+    case PROP_READ_AHEAD:
+      GST_OBJECT_LOCK (self);
+      self->read_ahead = g_value_get_uint (value);
+      GST_OBJECT_UNLOCK (self);
+      break;
+#ifdef WSI_HAVE_CURL
+    case PROP_PREFETCH_REQUESTS:
+    case PROP_PREFETCH_BYTES:{
+      WsiHttpSettings settings;
+      wsi_http_get_settings (&settings);
+      if (prop_id == PROP_PREFETCH_REQUESTS)
+        settings.prefetch_requests = g_value_get_uint (value);
+      else
+        settings.prefetch_mb = g_value_get_uint (value);
+      wsi_http_set_settings (&settings);
+      break;
+    }
+#endif
     case PROP_MAX_READ_FAILURES:
       GST_OBJECT_LOCK (self);
       self->max_read_failures = g_value_get_uint (value);
@@ -1167,6 +1231,24 @@ gst_patch_reader_get_property (GObject * object, guint prop_id,
       break;
     case PROP_READ_STATS:
       g_value_take_boxed (value, gst_patch_reader_read_stats (self));
+      break;
+    case PROP_READ_AHEAD:
+      GST_OBJECT_LOCK (self);
+      g_value_set_uint (value, self->read_ahead);
+      GST_OBJECT_UNLOCK (self);
+      break;
+#ifdef WSI_HAVE_CURL
+    case PROP_PREFETCH_REQUESTS:
+    case PROP_PREFETCH_BYTES:{
+      WsiHttpSettings settings;
+      wsi_http_get_settings (&settings);
+      g_value_set_uint (value, prop_id == PROP_PREFETCH_REQUESTS ?
+          settings.prefetch_requests : settings.prefetch_mb);
+      break;
+    }
+#endif
+    case PROP_REMOTE_STATS:
+      g_value_take_boxed (value, wsi_remote_stats_new ());
       break;
     case PROP_PATCHES_READ:
       g_mutex_lock (&self->stats_lock);
@@ -1289,6 +1371,42 @@ gst_patch_reader_class_init (GstPatchReaderClass * klass)
           "Tiles looked up in the tile cache and decoded since the last READY "
           "to PAUSED change (count)", 0, G_MAXUINT64, 0,
           G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+  g_object_class_install_property (gobject_class, PROP_READ_AHEAD,
+      g_param_spec_uint ("read-ahead", "Read-ahead",
+          "Patches queued ahead of the one decoding (0..4096; 0 = automatic: "
+          "4 per thread, at least 8). For slides at URLs the tiles of every "
+          "queued patch are fetched while earlier ones decode, so this (with "
+          "prefetch-requests) is how much storage latency is hidden: about "
+          "patches/s x round trip, e.g. 64 for 50 ms. Each costs one output "
+          "buffer. Takes effect at the next READY to PAUSED change",
+          0, 4096, 0, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+#ifdef WSI_HAVE_CURL
+  g_object_class_install_property (gobject_class, PROP_PREFETCH_REQUESTS,
+      g_param_spec_uint ("prefetch-requests", "Prefetch requests",
+          "Slides at URLs: ranged requests fetching queued patches' tiles "
+          "ahead, in flight at once (requests, 0..1024, 0 = no prefetch; "
+          "default 32 or WSI_HTTP_PREFETCH_REQUESTS). Process-wide, "
+          "independent of threads", 0, 1024, 32,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_PLAYING));
+  g_object_class_install_property (gobject_class, PROP_PREFETCH_BYTES,
+      g_param_spec_uint ("prefetch-bytes", "Prefetch bytes",
+          "Slides at URLs: bytes queued or in flight for prefetch at most, "
+          "in MiB (0..65536, 0 = no prefetch; default 64 or "
+          "WSI_HTTP_PREFETCH_MB). Process-wide", 0, 65536, 64,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_PLAYING));
+#endif
+  g_object_class_install_property (gobject_class, PROP_REMOTE_STATS,
+      g_param_spec_boxed ("remote-stats", "Remote storage statistics",
+          "Slides at URLs, for this process: \"remote-stats, "
+          "requests=(guint64), bytes=(guint64), retries=(guint64), "
+          "failures=(guint64), cache-hits=(guint64), in-flight=(uint), "
+          "latency-p50-ms=(double), latency-p95-ms=(double), "
+          "slides=(GstValueArray)\" with the same fields per open slide "
+          "(and its url, without credentials). Read-only",
+          GST_TYPE_STRUCTURE, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
   g_object_class_install_property (gobject_class, PROP_READ_STATS,
       g_param_spec_boxed ("read-stats", "Read statistics",
           "Patches read per backend (a field per backend name, guint64), "

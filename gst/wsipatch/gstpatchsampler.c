@@ -1184,6 +1184,17 @@ patch_sampler_check_settings (GstPatchSampler * self,
             settings->n_weights, settings->n_mpps), (NULL));
     return FALSE;
   }
+  if (settings->class_plan->mode != WSI_ANNOTATION_OFF
+      && settings->class_plan->balance != WSI_CLASS_BALANCE_NONE
+      && (settings->mode != GST_PATCH_SAMPLER_MODE_RANDOM
+          || !settings->replacement)) {
+    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
+        ("class-balance draws each patch's class first, which only "
+            "mode=random with replacement=true does; grid and "
+            "replacement=false walk fixed positions (use class-balance=none "
+            "there)."), (NULL));
+    return FALSE;
+  }
   if (mode_draws_mpp (settings->mode) && !settings->replacement) {
     GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
         ("replacement=false is available with mode=random and mode=grid; "

@@ -36,9 +36,8 @@ def test_labels_ids_and_stream_statistics(annotated):
     description = gstwsi.standard_pipeline(
         annotated, batch_size=8, patch_size=64, target_mpp=0, patches_per_slide=40,
         cycle=False, seed=3, tissue=False,
-        patchsampler_annotation_mode="replace-tissue",
-        patchsampler_annotation_classes="Stroma,Tumor",
-        patchsampler_class_balance="uniform",
+        annotation_mode="replace-tissue", annotation_classes=["Stroma", "Tumor"],
+        class_balance="uniform",
         patchbatch_stats_interval=1)
     seen = {"Stroma": 0, "Tumor": 0}
     with gstwsi.BatchStream(description, torch=False) as stream:

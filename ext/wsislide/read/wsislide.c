@@ -389,6 +389,18 @@ wsi_slide_best_level (const WsiSlide * slide, gdouble downsample)
       slide->level_count, downsample);
 }
 
+void
+wsi_slide_prefetch (WsiSlide * slide, const WsiReadRequest * request,
+    guint out_width, guint out_height)
+{
+  WsiReadPlan plan;
+
+  if (slide->backend->prefetch == NULL || out_width == 0 || out_height == 0)
+    return;
+  wsi_slide_plan_read (slide, request, out_width, out_height, &plan);
+  slide->backend->prefetch (slide, &plan);
+}
+
 gboolean
 wsi_slide_has_known_extension (const gchar * path)
 {

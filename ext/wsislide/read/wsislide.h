@@ -165,6 +165,9 @@ struct _WsiSlideBackend
   void (*thread_state_free) (gpointer state);
   /* Releases slide->handle. */
   void (*close) (WsiSlide * slide);
+  /* Optional: @plan will be read soon; a backend reading a remote source
+   * starts fetching its bytes (wsi_byte_source_prefetch). Never blocks. */
+  void (*prefetch) (WsiSlide * slide, const WsiReadPlan * plan);
 };
 
 /* Opens @path with the backend named @backend (WSI_BACKEND_*; NULL or
@@ -193,6 +196,12 @@ void wsi_slide_plan_read (const WsiSlide * slide,
 gboolean wsi_slide_read (WsiSlide * slide, WsiReadContext * ctx,
     const WsiReadRequest * request, const WsiImage * out,
     WsiReadReport * report, GError ** error);
+
+/* A hint that @request (for an @out_width x @out_height output) will be
+ * read soon: backends with remote bytes start fetching the tiles it covers.
+ * Never blocks on the network; a no-op for local files. Any thread. */
+void wsi_slide_prefetch (WsiSlide * slide, const WsiReadRequest * request,
+    guint out_width, guint out_height);
 
 /* The coarsest level whose downsample does not exceed @downsample (with a
  * small tolerance so that 2.0005 counts as 2). */

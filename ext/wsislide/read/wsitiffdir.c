@@ -68,7 +68,39 @@ typedef struct
   WsiByteSource *source;
   guint64 position;
   GError *read_error;           /* the first failed read: fails the walk */
+  /* libtiff reads a directory in pieces of a few bytes: they are served
+   * from one window read at once (one round trip for a remote source). */
+  guint8 *window;
+  guint64 window_offset, window_length;
 } TiffClient;
+
+/* Reads below this size go through the window... */
+#define WINDOW_SMALL_READ (4 * 1024)
+/* ...which is this long (clipped to the file). */
+#define WINDOW_BYTES (64 * 1024)
+
+/* Copies [offset, offset + n) from the window, refilling it when it does
+ * not hold the range. */
+static gboolean
+window_read (TiffClient * client, guint64 offset, guint64 n, guint8 * dest,
+    GError ** error)
+{
+  guint64 size = wsi_byte_source_get_size (client->source);
+
+  if (client->window == NULL || offset < client->window_offset
+      || offset + n > client->window_offset + client->window_length) {
+    guint64 length = MAX (n, MIN ((guint64) WINDOW_BYTES, size - offset));
+    client->window = g_realloc (client->window, length);
+    client->window_offset = offset;
+    client->window_length = 0;
+    if (!wsi_byte_source_read (client->source, offset, length,
+            client->window, error))
+      return FALSE;
+    client->window_length = length;
+  }
+  memcpy (dest, client->window + (offset - client->window_offset), n);
+  return TRUE;
+}
 
 static tmsize_t
 tiff_client_read (thandle_t handle, void *buf, tmsize_t size)
@@ -82,8 +114,9 @@ tiff_client_read (thandle_t handle, void *buf, tmsize_t size)
     return 0;
   /* libtiff asks past the end and accepts a short count there. */
   n = MIN ((guint64) size, file_size - client->position);
-  if (!wsi_byte_source_read (client->source, client->position, n, buf,
-          &error)) {
+  if (!(n < WINDOW_SMALL_READ ? window_read (client, client->position, n, buf,
+              &error) : wsi_byte_source_read (client->source,
+              client->position, n, buf, &error))) {
     /* libtiff may take a failed IFD read for the end of the chain: the
      * caller checks read_error so a flaky read never drops a level. */
     if (client->read_error == NULL)
@@ -686,7 +719,7 @@ wsi_tiff_pyramid_read (WsiTiffPyramid * pyramid, WsiByteSource * source,
 {
   const gchar *path = wsi_byte_source_get_display_uri (source);
   TiffMessages messages = { NULL };
-  TiffClient client = { source, 0, NULL };
+  TiffClient client = { source, 0, NULL, NULL, 0, 0 };
   TIFF *tif;
   gboolean ok;
 
@@ -698,11 +731,13 @@ wsi_tiff_pyramid_read (WsiTiffPyramid * pyramid, WsiByteSource * source,
       g_set_error (error, WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_OPEN,
           "%s: libtiff cannot read it: %s", path,
           messages.first_error ? messages.first_error : "no first directory");
+    g_free (client.window);
     g_free (messages.first_error);
     return FALSE;
   }
   ok = pyramid_read_open_tiff (pyramid, tif, path, error);
   TIFFClose (tif);
+  g_free (client.window);
   g_free (messages.first_error);
   if (take_read_error (&client, path, error))
     ok = FALSE;
@@ -767,7 +802,7 @@ gboolean
 wsi_tiff_check_tiles (const gchar * path, GError ** error)
 {
   TiffMessages messages = { NULL };
-  TiffClient client = { NULL, 0, NULL };
+  TiffClient client = { NULL, 0, NULL, NULL, 0, 0 };
   gboolean ok = TRUE;
   guint index = 0;
   TIFF *tif;
@@ -784,6 +819,7 @@ wsi_tiff_check_tiles (const gchar * path, GError ** error)
     TIFFClose (tif);
   }                             /* else not a TIFF: nothing to check */
   g_clear_error (&client.read_error);
+  g_free (client.window);
   wsi_byte_source_unref (client.source);
   g_free (messages.first_error);
   return ok;

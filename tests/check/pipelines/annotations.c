@@ -500,6 +500,36 @@ GST_START_TEST (test_qupath_and_asap_agree)
 
 GST_END_TEST;
 
+/* Runs patchsampler with annotation-mode and @settings; expects an error
+ * message holding @expect before any slide is planned. */
+static void
+expect_settings_error (const gchar * dir, const gchar * settings,
+    const gchar * expect)
+{
+  gchar *desc = g_strdup_printf ("wsislidesrc location=\"%s\" ! tissuemask ! "
+      "queue ! patchsampler annotation-mode=replace-tissue %s ! fakesink",
+      dir, settings);
+  GstElement *pipeline = gst_parse_launch (desc, NULL);
+  GstBus *bus = gst_element_get_bus (pipeline);
+  GstMessage *msg;
+  GError *err = NULL;
+
+  gst_element_set_state (pipeline, GST_STATE_PLAYING);
+  msg = gst_bus_timed_pop_filtered (bus, 30 * GST_SECOND,
+      GST_MESSAGE_ERROR | GST_MESSAGE_EOS);
+  fail_unless (msg != NULL && GST_MESSAGE_TYPE (msg) == GST_MESSAGE_ERROR,
+      "%s: no error", settings);
+  gst_message_parse_error (msg, &err, NULL);
+  fail_unless (strstr (err->message, expect) != NULL, "%s: %s", settings,
+      err->message);
+  g_error_free (err);
+  gst_message_unref (msg);
+  gst_element_set_state (pipeline, GST_STATE_NULL);
+  gst_object_unref (bus);
+  gst_object_unref (pipeline);
+  g_free (desc);
+}
+
 /* A malformed file, a slide without one, a file matching no slide and a
  * class no file has: warnings naming them; the good slide still streams. */
 GST_START_TEST (test_bad_input_warned)
@@ -539,30 +569,12 @@ GST_START_TEST (test_bad_input_warned)
   g_free (desc);
 
   /* Settings that contradict each other are an error, not a guess. */
-  desc = g_strdup_printf ("wsislidesrc location=\"%s\" %s ! tissuemask ! "
-      "queue ! patchsampler annotation-mode=replace-tissue "
-      "annotation-classes=Tumor,Stroma class-balance=weights "
-      "class-weights=1 ! fakesink name=sink", dir, src);
-  {
-    GstElement *pipeline = gst_parse_launch (desc, NULL);
-    GstBus *bus = gst_element_get_bus (pipeline);
-    GstMessage *msg;
-    GError *err = NULL;
-
-    gst_element_set_state (pipeline, GST_STATE_PLAYING);
-    msg = gst_bus_timed_pop_filtered (bus, 30 * GST_SECOND,
-        GST_MESSAGE_ERROR | GST_MESSAGE_EOS);
-    fail_unless (msg != NULL && GST_MESSAGE_TYPE (msg) == GST_MESSAGE_ERROR);
-    gst_message_parse_error (msg, &err, NULL);
-    fail_unless (strstr (err->message, "class-weights has 1 entries") != NULL,
-        "%s", err->message);
-    g_error_free (err);
-    gst_message_unref (msg);
-    gst_element_set_state (pipeline, GST_STATE_NULL);
-    gst_object_unref (bus);
-    gst_object_unref (pipeline);
-  }
-  g_free (desc);
+  expect_settings_error (dir, "annotation-classes=Tumor,Stroma "
+      "class-balance=weights class-weights=1", "class-weights has 1 entries");
+  expect_settings_error (dir, "annotation-classes=Tumor,Stroma mode=grid "
+      "class-balance=uniform", "only mode=random with replacement=true");
+  expect_settings_error (dir, "annotation-classes=Tumor "
+      "annotation-exclude=Tumor", "in both annotation-classes and");
   g_free (src);
   g_free (json);
   g_free (notes);
