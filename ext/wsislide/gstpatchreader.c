@@ -1354,11 +1354,15 @@ gst_patch_reader_class_init (GstPatchReaderClass * klass)
   g_object_class_install_property (gobject_class, PROP_DCT_SCALING,
       g_param_spec_boolean ("dct-scaling", "DCT scaling",
           "Let the direct reader decode JPEG tiles at 1/2, 1/4 or 1/8 scale "
-          "in the DCT domain when a region is downsampled by a whole multiple "
-          "of that (2x, 4x, 8x targets): a patch then starts on that scale's "
-          "pixel grid, moved by less than one output pixel (its record gives "
-          "the position read), and matches the exact area average to > 40 "
-          "dB. false = decode at full size and average exactly",
+          "in the DCT domain when a region is downsampled by 2x or more. By a "
+          "whole multiple of that (2x, 4x, 8x targets) a patch starts on that "
+          "scale's pixel grid, moved by less than one output pixel (its "
+          "record gives the position read), > 40 dB against the exact area "
+          "average; near-whole factors (1.979 = 0.5 um/px from a 0.2527 um/px "
+          "scan, 3.957, 3) decode at the scale that keeps the output's "
+          "resolution within 2 % and resample the rest at the requested "
+          "position (35-45 dB). false = decode at full size and average "
+          "exactly",
           DEFAULT_DCT_SCALING,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_PLAYING));

@@ -993,10 +993,12 @@ gst_patch_views_class_init (GstPatchViewsClass * klass)
   g_object_class_install_property (gobject_class, PROP_DCT_SCALING,
       g_param_spec_boolean ("dct-scaling", "DCT scaling",
           "Context views: let the direct reader decode JPEG tiles at 1/2, "
-          "1/4 or 1/8 scale when the region is downsampled by a whole "
-          "multiple of that; the view then starts on that scale's grid, "
-          "moved by less than one output pixel (its view record gives the "
-          "position read). false = decode at full size and average exactly",
+          "1/4 or 1/8 scale, as patchreader dct-scaling does: by a whole "
+          "multiple the view starts on that scale's grid, moved by less than "
+          "one output pixel (its view record gives the position read); by a "
+          "near-whole factor (2 % margin) the rest is resampled at the "
+          "requested position. false = decode at full size and average "
+          "exactly",
           DEFAULT_DCT_SCALING,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_PLAYING));

@@ -27,8 +27,9 @@
  * paths are relative to the list's or manifest's folder. The collection is
  * sorted by path, so that every run and every process sees the same order.
  *
- * Slides, lists and manifests may live behind `http://` or `https://`
- * (ranged GETs, see docs/remote.md): JPEG-tiled TIFF pyramids (Aperio SVS,
+ * Slides, lists and manifests may live behind `http://`, `https://`,
+ * `s3://` or `gs://` (ranged GETs, see docs/remote.md; `s3://BUCKET/PREFIX/`
+ * is listed like a folder): JPEG-tiled TIFF pyramids (Aperio SVS,
  * generic tiled TIFF) stream from there byte-identical to the same file on
  * disk; every other format fails with "this format needs a local file".
  * Messages and metadata show URLs without user, password or query.
@@ -1450,8 +1451,9 @@ gst_wsi_slide_src_install_properties (GObjectClass * gobject_class)
           "carried with every patch), or a text file listing one slide path "
           "per line (optional TAB and label, '#' comments). Relative paths "
           "are relative to the list's folder. A slide, list or manifest may "
-          "also be an http:// or https:// URL, and lists may hold URLs "
-          "(read by the direct TIFF backend only; other formats need a local "
+          "also be an http://, https://, s3:// or gs:// URL, lists may hold "
+          "URLs, and s3://BUCKET/PREFIX/ is listed like a folder "
+          "(read by the direct TIFF and DICOM backends; other formats need a local "
           "file). Default: none",
           DEFAULT_LOCATION, rw));
   g_object_class_install_property (gobject_class, PROP_TCGA,
