@@ -151,6 +151,8 @@ typedef struct
   gboolean remote;              /* a URL: prefetch its tiles ahead */
   gboolean warned_failure;      /* its first failed read was shown */
   gboolean counted_backend;     /* its backend is in slides_by_backend */
+  gchar *uri;                   /* the slide meta's, for the patch meta */
+  gdouble mpp;                  /* level-0 mpp-x, 0 = unknown */
 } SlideContext;
 
 static SlideContext *
@@ -170,6 +172,7 @@ static void
 slide_context_free (SlideContext * ctx)
 {
   g_free (ctx->file);
+  g_free (ctx->uri);
   g_free (ctx->give_up_reason);
   g_free (ctx->path);
   g_free (ctx->label);
@@ -504,6 +507,11 @@ label_patch (GstBuffer * buffer, SlideContext * ctx, const PatchWork * work)
   GST_BUFFER_DTS (buffer) = GST_CLOCK_TIME_NONE;
   GST_BUFFER_DURATION (buffer) = GST_CLOCK_TIME_NONE;
   meta = wsi_patch_meta_add (buffer, record, 1, paths, labels);
+  if (ctx->uri != NULL) {
+    const gchar *uris[2] = { ctx->uri, NULL };
+
+    wsi_patch_meta_set_slides (meta, uris, &ctx->mpp, 1);
+  }
   if (work->class_name != NULL)
     label_patch_class (meta, ctx, work);
   else
@@ -753,21 +761,20 @@ gst_patch_reader_slide_context (GstPatchReader * self, const GstStructure * s)
 {
   const gchar *path = gst_structure_get_string (s, "path");
   const gchar *uri = gst_structure_get_string (s, "uri");
-  gchar *file = uri ? g_filename_from_uri (uri, NULL, NULL) : NULL;
+  gchar *file;
   SlideContext *ctx;
 
-  if (path == NULL) {
-    g_free (file);
+  if (path == NULL)
     return NULL;
-  }
   /* Keyed and opened by the file name's exact bytes (the uri); shown by the
    * UTF-8 path. */
-  if (file == NULL)
-    file = g_strdup (path);
+  file = wsi_slide_cache_file_name (uri, path);
   ctx = g_hash_table_lookup (self->slides, file);
   if (ctx == NULL) {
     ctx = slide_context_new (file, path, gst_structure_get_string (s,
             "label"));
+    ctx->uri = g_strdup (uri);
+    gst_structure_get_double (s, "mpp-x", &ctx->mpp);
     ctx->column_names = g_strdupv ((gchar **) wsi_structure_get_strv (s,
             "column-names"));
     ctx->column_values = g_strdupv ((gchar **) wsi_structure_get_strv (s,
