@@ -63,6 +63,7 @@
 #endif
 
 #include "gstpatchreader.h"
+#include "gstwsislideelements.h"
 #include "wsiorderedpool.h"
 #include "wsislide.h"
 #include "wsislidecache.h"
@@ -255,7 +256,7 @@ G_DEFINE_TYPE (GstPatchReader, gst_patch_reader, WSI_TYPE_POOL_ELEMENT);
 
 GST_ELEMENT_REGISTER_DEFINE_WITH_CODE (patchreader, "patchreader",
     GST_RANK_NONE, GST_TYPE_PATCH_READER,
-    wsi_record_register_metas ();
+    wsislide_element_init (plugin);
     GST_DEBUG_CATEGORY_INIT (gst_patch_reader_debug, "patchreader", 0,
         "whole-slide patch reader"));
 

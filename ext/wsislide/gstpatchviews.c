@@ -64,6 +64,7 @@
 #endif
 
 #include "gstpatchviews.h"
+#include "gstwsislideelements.h"
 #include "gstwsibackend.h"
 #include "wsiorderedpool.h"
 #include "wsislide.h"
@@ -261,7 +262,7 @@ G_DEFINE_TYPE (GstPatchViews, gst_patch_views, WSI_TYPE_POOL_ELEMENT);
 
 GST_ELEMENT_REGISTER_DEFINE_WITH_CODE (patchviews, "patchviews",
     GST_RANK_NONE, GST_TYPE_PATCH_VIEWS,
-    wsi_record_register_metas ();
+    wsislide_element_init (plugin);
     GST_DEBUG_CATEGORY_INIT (gst_patch_views_debug, "patchviews", 0,
         "multi-view crops and context views of patches"));
 

@@ -46,6 +46,7 @@
 #endif
 
 #include "gstpatchstoresink.h"
+#include "gstwsistoreelements.h"
 #include "wsipipelinesettings.h"
 #include "wsishardreader.h"
 #include "wsishardwriter.h"
@@ -200,7 +201,7 @@ G_DEFINE_TYPE (GstPatchStoreSink, gst_patch_store_sink, GST_TYPE_BASE_SINK);
 
 GST_ELEMENT_REGISTER_DEFINE_WITH_CODE (patchstoresink, "patchstoresink",
     GST_RANK_NONE, GST_TYPE_PATCH_STORE_SINK,
-    wsi_record_register_metas ();
+    wsistore_element_init (plugin);
     GST_DEBUG_CATEGORY_INIT (gst_patch_store_sink_debug, "patchstoresink", 0,
         "patch store writer"));
 

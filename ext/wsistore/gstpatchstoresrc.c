@@ -55,6 +55,7 @@
 #endif
 
 #include "gstpatchstoresrc.h"
+#include "gstwsistoreelements.h"
 #include "wsiorderedpool.h"
 #include "wsistore.h"
 #include "wsistorecodec.h"
@@ -185,7 +186,7 @@ G_DEFINE_TYPE (GstPatchStoreSrc, gst_patch_store_src, GST_TYPE_ELEMENT);
 
 GST_ELEMENT_REGISTER_DEFINE_WITH_CODE (patchstoresrc, "patchstoresrc",
     GST_RANK_NONE, GST_TYPE_PATCH_STORE_SRC,
-    wsi_record_register_metas ();
+    wsistore_element_init (plugin);
     GST_DEBUG_CATEGORY_INIT (gst_patch_store_src_debug, "patchstoresrc", 0,
         "patch store source"));
 
