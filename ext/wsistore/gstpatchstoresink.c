@@ -542,6 +542,7 @@ write_sample (GstPatchStoreSink * self, GstBuffer * buffer,
     return GST_FLOW_ERROR;
   }
   slide.path = wsi_patch_meta_string (meta, "paths", 0);
+  slide.uri = wsi_patch_meta_string (meta, "uris", 0);
   slide.label = wsi_patch_meta_string (meta, "labels", 0);
   slide.column_names = wsi_structure_get_strv (meta, "column-names");
   slide.column_values = wsi_structure_get_strv (meta, "column-values");
@@ -595,6 +596,7 @@ write_patch (GstPatchStoreSink * self, GstBuffer * buffer,
     return GST_FLOW_ERROR;
   }
   slide.path = wsi_patch_meta_string (meta, "paths", 0);
+  slide.uri = wsi_patch_meta_string (meta, "uris", 0);
   slide.label = wsi_patch_meta_string (meta, "labels", 0);
   slide.column_names = wsi_structure_get_strv (meta, "column-names");
   slide.column_values = wsi_structure_get_strv (meta, "column-values");

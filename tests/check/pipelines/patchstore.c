@@ -303,6 +303,14 @@ GST_START_TEST (test_raw_round_trip)
       fail_unless_equals_int (store_epoch (served, i), 0);
       fail_unless_equals_uint64 (GST_BUFFER_OFFSET (g_ptr_array_index
               (served->batches, i)), i);
+      /* the slide's file URI, for patchviews' context views */
+      fail_unless (g_str_has_prefix (wsi_patch_meta_string (wsi_patch_meta_get
+                  (g_ptr_array_index (served->batches, i)), "uris", 0),
+              "file://"));
+      fail_unless_equals_string (wsi_patch_meta_string (wsi_patch_meta_get
+              (g_ptr_array_index (served->batches, i)), "uris", 0),
+          wsi_patch_meta_string (wsi_patch_meta_get (g_ptr_array_index
+                  (written->batches, i)), "uris", 0));
     }
     wsi_run_free (served);
     g_free (threads);
