@@ -206,9 +206,10 @@
 #include "wsiclassplan.h"
 #include "wsidelivery.h"
 #include "wsisampling.h"
+#include "wsisamplerquota.h"
 #include "wsitilealign.h"
 
-GST_DEBUG_CATEGORY_STATIC (gst_patch_sampler_debug);
+GST_DEBUG_CATEGORY (gst_patch_sampler_debug);
 #define GST_CAT_DEFAULT gst_patch_sampler_debug
 
 #define DEFAULT_MODE GST_PATCH_SAMPLER_MODE_RANDOM
@@ -238,8 +239,6 @@ GST_DEBUG_CATEGORY_STATIC (gst_patch_sampler_debug);
 #define DEFAULT_MIN_ANNOTATION_COVERAGE 0.0
 #define DEFAULT_ANNOTATION_OVERLAP WSI_OVERLAP_SMALLEST
 #define DEFAULT_CLASS_BALANCE WSI_CLASS_BALANCE_NONE
-#define NO_QUOTA -1
-#define QUOTA_INTERRUPTED (-2)
 
 enum
 {
@@ -358,10 +357,9 @@ struct _GstPatchSampler
   guint64 slides_sampled;
   guint64 slides_skipped;
   guint64 patches_planned;
-  guint64 stream_planned;       /* since the last flush: what the quota counts */
   gint64 max_patches;
   gboolean rank_quota;
-  gint64 quota;                 /* NO_QUOTA, or decided at the first slide */
+  WsiSamplerQuota stream_quota; /* quota and planned under the object lock */
   GstPatchSamplerAnnotationProps annotation;
   WsiClassPlan *class_plan;     /* built from annotation, replaced on change */
   guint64 slides_without_regions;
@@ -377,10 +375,6 @@ struct _GstPatchSampler
   GHashTable *warned_slides;    /* slide indices already warned about */
   gboolean warned_unlimited;
   gboolean warned_unseen;       /* requested classes no file had: told */
-  gboolean quota_decided;
-  gboolean quota_from_rank;     /* rank-quota took part: shortfall = error */
-  guint quota_rank;             /* from the first slide's meta, for errors */
-  gboolean quota_reached;       /* EOS sent downstream */
   WsiClassCounts class_counts;  /* patches planned per class (balance) */
   gboolean class_seen[WSI_MAX_CLASSES]; /* in some slide's annotations */
 
@@ -618,19 +612,12 @@ patch_sampler_reset_stream (GstPatchSampler * self)
   g_clear_pointer (&self->cycle_last_skip, g_free);
   g_hash_table_remove_all (self->warned_slides);
   self->warned_unlimited = FALSE;
-  self->quota_decided = FALSE;
-  self->quota_from_rank = FALSE;
-  self->quota_rank = 0;
-  self->quota_reached = FALSE;
   memset (&self->class_counts, 0, sizeof (self->class_counts));
   memset (self->class_seen, 0, sizeof (self->class_seen));
   self->warned_unseen = FALSE;
   wsi_delivery_reset (self->delivery);
   g_atomic_int_set (&self->delivery_failed, 0);
-  GST_OBJECT_LOCK (self);
-  self->quota = NO_QUOTA;
-  self->stream_planned = 0;
-  GST_OBJECT_UNLOCK (self);
+  wsi_sampler_quota_reset (&self->stream_quota, GST_ELEMENT (self));
 }
 
 /* TRUE the first time a problem with slide @index is reported in this
@@ -1183,153 +1170,41 @@ patch_sampler_settings_snapshot (GstPatchSampler * self,
   return TRUE;
 }
 
-/* ---- finite runs: the quota ------------------------------------------- */
+/* ---- finite runs: the quota (wsisamplerquota.h) ---------------------- */
 
-/* Decides the stream's quota from the properties and the first slide's
- * meta: max-patches, and with rank-quota rank-slides-min ×
- * patches-per-slide, the smaller winning. Every rank sees the same
- * rank-slides-min, so every rank gets the same quota without talking to
- * the others. Returns FALSE after posting an error. */
 static gboolean
 patch_sampler_decide_quota (GstPatchSampler * self,
     const GstPatchSamplerSettings * settings, const GstStructure * meta)
 {
-  gint64 max_patches, quota;
+  gint64 max_patches;
   gboolean rank_quota;
-  guint min_slides = 0;
 
   GST_OBJECT_LOCK (self);
   max_patches = self->max_patches;
   rank_quota = self->rank_quota;
   GST_OBJECT_UNLOCK (self);
 
-  quota = max_patches;
-  if (rank_quota) {
-    gint64 rank_share;
-
-    gst_structure_get_uint (meta, "rank", &self->quota_rank);
-    if (!gst_structure_get_uint (meta, "rank-slides-min", &min_slides)) {
-      GST_ELEMENT_ERROR (self, STREAM, FORMAT,
-          ("rank-quota=true needs the rank-slides-min field of the slide "
-              "meta, which slide \"%s\" lacks; is patchsampler fed by "
-              "wsislidesrc?", GST_STR_NULL (gst_structure_get_string (meta,
-                      "path"))), (NULL));
-      return FALSE;
-    }
-    if (settings->patches_per_slide < 0) {
-      GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
-          ("rank-quota=true needs a fixed patches-per-slide; -1 (all grid "
-              "positions) differs from slide to slide, so ranks would not "
-              "agree on a quota."), (NULL));
-      return FALSE;
-    }
-    rank_share = wsi_quota_decide (-1, TRUE, min_slides,
-        settings->patches_per_slide);
-    if (rank_share == 0)
-      GST_ELEMENT_WARNING (self, RESOURCE, SETTINGS,
-          ("rank-quota=true gives a quota of 0 patches: the smallest rank "
-              "holds no slide (fewer slides than ranks), so every rank ends "
-              "at once."), (NULL));
-    quota = wsi_quota_decide (max_patches, TRUE, min_slides,
-        settings->patches_per_slide);
-    self->quota_from_rank = TRUE;
-  }
-
-  self->quota_decided = TRUE;
-  GST_OBJECT_LOCK (self);
-  self->quota = quota;
-  GST_OBJECT_UNLOCK (self);
+  if (!wsi_sampler_quota_decide (&self->stream_quota, GST_ELEMENT (self),
+          max_patches, rank_quota, settings->patches_per_slide, meta))
+    return FALSE;
   /* A finite quota counts delivered patches when downstream can tell. */
-  if (quota >= 0)
+  if (self->stream_quota.quota >= 0)
     wsi_delivery_probe (self->delivery, self->srcpad);
-  if (quota >= 0)
-    GST_INFO_OBJECT (self, "quota: %" G_GINT64_FORMAT " patches (max-patches "
-        "%" G_GINT64_FORMAT ", rank-quota %d, rank-slides-min %u)", quota,
-        max_patches, rank_quota, min_slides);
   return TRUE;
 }
 
-/* Patches still allowed before the quota, or -1 when there is none. */
-static gint64
-patch_sampler_quota_left (GstPatchSampler * self)
-{
-  gint64 quota, left;
-
-  guint64 dropped = wsi_delivery_dropped (self->delivery);
-
-  /* Patches that will reach the consumer: planned minus reported drops. */
-  GST_OBJECT_LOCK (self);
-  quota = self->quota;
-  left = wsi_quota_left (quota, self->stream_planned, dropped);
-  GST_OBJECT_UNLOCK (self);
-  return left;
-}
-
-/* The quota left, in delivered patches. When planning has apparently met
- * it, waits until every planned patch was delivered or reported dropped
- * (a drained pipeline): dropped ones are then planned again from the
- * rank's next slides. QUOTA_INTERRUPTED when flushing. */
 static gint64
 patch_sampler_quota_left_checked (GstPatchSampler * self)
 {
-  gint64 left = patch_sampler_quota_left (self);
-
-  if (left != 0 || !wsi_delivery_active (self->delivery))
-    return left;
-  if (!wsi_delivery_check (self->delivery, self->srcpad))
-    return QUOTA_INTERRUPTED;
-  left = patch_sampler_quota_left (self);
-  if (left > 0)
-    GST_DEBUG_OBJECT (self, "%" G_GINT64_FORMAT " planned patches were "
-        "dropped downstream: planning them again", left);
-  return left;
+  return wsi_sampler_quota_left_checked (&self->stream_quota,
+      GST_ELEMENT (self), self->delivery, self->srcpad);
 }
 
-/* The quota is met: ends the stream downstream and tells upstream to stop
- * (GST_FLOW_EOS stops the source's task). */
 static GstFlowReturn
 patch_sampler_finish_quota (GstPatchSampler * self)
 {
-  GST_DEBUG_OBJECT (self, "quota of %" G_GINT64_FORMAT " patches reached: "
-      "EOS", self->quota);
-  self->quota_reached = TRUE;
-  gst_pad_push_event (self->srcpad, gst_event_new_eos ());
-  return GST_FLOW_EOS;
-}
-
-/* Keeps the first @n records of @out. */
-static void
-truncate_plan (GstBuffer * out, gint64 n)
-{
-  if ((gint64) (gst_buffer_get_size (out) / sizeof (WsiPatchRecord)) > n)
-    gst_buffer_set_size (out, n * sizeof (WsiPatchRecord));
-}
-
-/* At EOS from upstream: with rank-quota the rank must have met its quota,
- * or the ranks of a DDP job would emit different numbers of patches. */
-static void
-patch_sampler_check_quota_met (GstPatchSampler * self)
-{
-  gint64 quota;
-  guint64 planned;
-
-  if (!self->quota_from_rank)
-    return;
-  /* Count what was delivered: wait for the last drops to be reported. */
-  wsi_delivery_check (self->delivery, self->srcpad);
-  GST_OBJECT_LOCK (self);
-  quota = self->quota;
-  planned = self->stream_planned - wsi_delivery_dropped (self->delivery);
-  GST_OBJECT_UNLOCK (self);
-
-  if (quota < 0 || planned >= (guint64) quota)
-    return;
-  GST_ELEMENT_ERROR (self, STREAM, FAILED,
-      ("rank %u delivered only %" G_GUINT64_FORMAT " of its quota of %"
-          G_GINT64_FORMAT " patches: set cycle=true on wsislidesrc so "
-          "shortfalls are refilled", self->quota_rank, planned, quota),
-      ("the slides of this rank ended (EOS) before the quota; the ranks "
-          "would emit different numbers of patches"));
+  return wsi_sampler_quota_finish (&self->stream_quota, GST_ELEMENT (self),
+      self->srcpad);
 }
 
 /* Reads the mask of @slide and plans its patches into *@out (NULL, with
@@ -1380,7 +1255,7 @@ gst_patch_sampler_chain (GstPad * pad, GstObject * parent, GstBuffer * slide)
   WsiSlideVisit visit;
   GstFlowReturn ret;
 
-  if (self->quota_reached) {
+  if (self->stream_quota.reached) {
     /* Slides already on their way when the quota was met. */
     gst_buffer_unref (slide);
     return GST_FLOW_EOS;
@@ -1422,13 +1297,13 @@ patch_sampler_chain_planned (GstPatchSampler * self,
   gint64 quota_left;
   GstFlowReturn ret;
 
-  if (!self->quota_decided
+  if (!self->stream_quota.decided
       && !patch_sampler_decide_quota (self, &settings, meta)) {
     gst_buffer_unref (slide);
     return GST_FLOW_ERROR;
   }
   quota_left = patch_sampler_quota_left_checked (self);
-  if (quota_left == QUOTA_INTERRUPTED) {
+  if (quota_left == WSI_SAMPLER_QUOTA_INTERRUPTED) {
     gst_buffer_unref (slide);
     return GST_FLOW_FLUSHING;
   }
@@ -1465,7 +1340,7 @@ patch_sampler_chain_planned (GstPatchSampler * self,
   }
 
   if (quota_left > 0)
-    truncate_plan (out, quota_left);
+    wsi_sampler_quota_truncate_plan (out, quota_left);
   GST_BUFFER_OFFSET (out) = GST_BUFFER_OFFSET (slide);
   wsi_slide_meta_copy (out, slide);
   gst_buffer_unref (slide);
@@ -1480,7 +1355,8 @@ patch_sampler_chain_planned (GstPatchSampler * self,
   GST_OBJECT_LOCK (self);
   self->slides_sampled++;
   self->patches_planned += gst_buffer_get_size (out) / sizeof (WsiPatchRecord);
-  self->stream_planned += gst_buffer_get_size (out) / sizeof (WsiPatchRecord);
+  self->stream_quota.planned +=
+      gst_buffer_get_size (out) / sizeof (WsiPatchRecord);
   GST_OBJECT_UNLOCK (self);
   GST_LOG_OBJECT (self, "slide %u (%s) cycle %u: %" G_GSIZE_FORMAT
       " patches, footprint %u", visit.index, visit.path, visit.cycle,
@@ -1489,7 +1365,7 @@ patch_sampler_chain_planned (GstPatchSampler * self,
   ret = gst_pad_push (self->srcpad, out);
   if (ret == GST_FLOW_OK) {
     quota_left = patch_sampler_quota_left_checked (self);
-    if (quota_left == QUOTA_INTERRUPTED)
+    if (quota_left == WSI_SAMPLER_QUOTA_INTERRUPTED)
       ret = GST_FLOW_FLUSHING;
     else if (quota_left == 0)
       ret = patch_sampler_finish_quota (self);
@@ -1541,12 +1417,13 @@ gst_patch_sampler_sink_event (GstPad * pad, GstObject * parent,
       guint64 planned, sampled, skipped;
       WsiClassPlan *plan;
 
-      if (self->quota_reached) {
+      if (self->stream_quota.reached) {
         /* EOS already went downstream when the quota was met. */
         gst_event_unref (event);
         return TRUE;
       }
-      patch_sampler_check_quota_met (self);
+      wsi_sampler_quota_check_met (&self->stream_quota, GST_ELEMENT (self),
+          self->delivery, self->srcpad);
       GST_OBJECT_LOCK (self);
       plan = wsi_class_plan_ref (self->class_plan);
       GST_OBJECT_UNLOCK (self);
@@ -1557,7 +1434,7 @@ gst_patch_sampler_sink_event (GstPad * pad, GstObject * parent,
       sampled = self->slides_sampled;
       skipped = self->slides_skipped;
       GST_OBJECT_UNLOCK (self);
-      if (self->quota_from_rank)
+      if (self->stream_quota.from_rank)
         ;                       /* a shortfall was reported just above */
       else if (planned == 0 && sampled + skipped == 0)
         GST_ELEMENT_ERROR (self, STREAM, FAILED,
@@ -1902,7 +1779,7 @@ gst_patch_sampler_get_property (GObject * object, guint prop_id,
       g_value_set_boolean (value, self->rank_quota);
       break;
     case PROP_QUOTA:
-      g_value_set_int64 (value, self->quota);
+      g_value_set_int64 (value, self->stream_quota.quota);
       break;
     case PROP_TARGET_MPPS:
       g_value_take_string (value, format_mpp_list (self->settings.mpps,
@@ -2089,7 +1966,7 @@ gst_patch_sampler_class_init (GstPatchSamplerClass * klass)
       g_param_spec_int64 ("quota", "Quota",
           "Patches this stream ends after, decided at the first slide from "
           "max-patches and rank-quota (read-only; patches, -1 = none or not "
-          "yet known)", -1, G_MAXINT64, NO_QUOTA, ro));
+          "yet known)", -1, G_MAXINT64, WSI_SAMPLER_NO_QUOTA, ro));
 
   g_object_class_install_property (gobject_class, PROP_TARGET_MPPS,
       g_param_spec_string ("target-mpps", "Target resolutions",
@@ -2232,7 +2109,7 @@ gst_patch_sampler_init (GstPatchSampler * self)
   self->settings.max_attempts = DEFAULT_MAX_ATTEMPTS;
   self->max_patches = DEFAULT_MAX_PATCHES;
   self->rank_quota = DEFAULT_RANK_QUOTA;
-  self->quota = NO_QUOTA;
+  self->stream_quota.quota = WSI_SAMPLER_NO_QUOTA;
   set_mpp_list (self, "target-mpps", DEFAULT_TARGET_MPPS, self->settings.mpps,
       &self->settings.n_mpps, FALSE);
   self->settings.n_weights = 0;
