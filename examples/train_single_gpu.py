@@ -58,7 +58,7 @@ def parse_args(argv=None):
 
 def main(argv=None):
     args = parse_args(argv)
-    gstwsi.init(monitor=True)          # before anything starts GStreamer
+    gstwsi.init(monitor=True)          # before the first stream plays
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     torch.manual_seed(args.seed)
     model = make_model().to(device)

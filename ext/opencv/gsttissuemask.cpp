@@ -103,6 +103,7 @@
 
 #include <gst/wsi/wsievent.h>
 #include <gst/wsi/wsirecord.h>
+#include <gst/wsi/wsirefusal.h>
 
 #include "wsitissuedetect.h"
 
@@ -204,6 +205,8 @@ struct _GstTissueMask
   gint later_mask;
   /* We told upstream that we follow a tissuemask (streaming thread). */
   gboolean announced_chain;
+  /* Values our validation refused (wsirefusal.h); object lock. */
+  GHashTable *refused;
 };
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
@@ -658,6 +661,8 @@ gst_tissue_mask_start (GstBaseTransform * trans)
 {
   GstTissueMask *self = GST_TISSUE_MASK (trans);
 
+  if (!wsi_refusal_check (GST_ELEMENT (self), &self->refused))
+    return FALSE;
   g_mutex_lock (&self->lock);
   self->masks_computed = 0;
   self->cache_hits = 0;
@@ -696,6 +701,34 @@ settings_changed (GstTissueMask * self)
     }                                                 \
   } G_STMT_END
 
+/* Kernels are odd (OpenCV's median and Gaussian blurs need a centre):
+ * an even one is refused, and the element then refuses to start
+ * (wsirefusal.h); running already, a warning says it was not taken. */
+static gboolean
+kernel_accepted (GstTissueMask * self, GParamSpec * pspec, guint kernel)
+{
+  GParamSpecUInt *range = G_PARAM_SPEC_UINT (pspec);
+  gchar *value, *accepted;
+
+  GST_OBJECT_LOCK (self);
+  if (kernel % 2 == 1) {
+    wsi_refusal_forget (&self->refused, pspec->name);
+    GST_OBJECT_UNLOCK (self);
+    return TRUE;
+  }
+  value = g_strdup_printf ("%u", kernel);
+  accepted = g_strdup_printf ("an odd number from %u to %u",
+      range->minimum | 1, range->maximum);
+  wsi_refusal_record (&self->refused, pspec->name, value, accepted);
+  if (GST_STATE (self) > GST_STATE_READY)
+    g_warning ("tissuemask: %s=%s refused (accepted: %s); keeping the "
+        "previous value", pspec->name, value, accepted);
+  GST_OBJECT_UNLOCK (self);
+  g_free (value);
+  g_free (accepted);
+  return FALSE;
+}
+
 static void
 gst_tissue_mask_set_property (GObject * object, guint prop_id,
     const GValue * value, GParamSpec * pspec)
@@ -719,11 +752,8 @@ gst_tissue_mask_set_property (GObject * object, guint prop_id,
     case PROP_MEDIAN_KERNEL:{
       guint kernel = g_value_get_uint (value);
 
-      if (kernel % 2 == 0) {
-        g_warning ("tissuemask: median-kernel must be odd, got %u; "
-            "keeping %u", kernel, self->settings.median_kernel);
+      if (!kernel_accepted (self, pspec, kernel))
         break;
-      }
       SET_SETTING (median_kernel, kernel);
       break;
     }
@@ -742,11 +772,8 @@ gst_tissue_mask_set_property (GObject * object, guint prop_id,
     case PROP_OTSU_BLUR_KERNEL:{
       guint kernel = g_value_get_uint (value);
 
-      if (kernel % 2 == 0) {
-        g_warning ("tissuemask: otsu-blur-kernel must be odd, got %u; "
-            "keeping %u", kernel, self->settings.otsu_blur_kernel);
+      if (!kernel_accepted (self, pspec, kernel))
         break;
-      }
       SET_SETTING (otsu_blur_kernel, kernel);
       break;
     }
@@ -867,6 +894,7 @@ gst_tissue_mask_finalize (GObject * object)
   GstTissueMask *self = GST_TISSUE_MASK (object);
 
   mask_cache_clear (self);
+  wsi_refusal_clear (&self->refused);
   g_mutex_clear (&self->lock);
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }

@@ -71,6 +71,7 @@
 #include "wsitilecache.h"
 
 #include <gst/video/video.h>
+#include <gst/wsi/wsiannotation.h>
 #include <gst/wsi/wsievent.h>
 #include <gst/wsi/wsirecord.h>
 #include <math.h>
@@ -186,6 +187,8 @@ typedef struct
   PatchOutcome outcome;
   GError *error;
   const gchar *backend;         /* static name of the backend that read it */
+  const gchar *class_name;      /* interned region class, NULL = none */
+  gint32 class_id;
 } PatchWork;
 
 struct _GstPatchReader
@@ -412,21 +415,53 @@ reader_process (WsiPoolElement * element, gpointer data, gpointer state)
   return g_steal_pointer (&work->buffer);
 }
 
+/* A patch sampled in an annotation region: its label is the region's
+ * class, and columns "class" and "class-id" follow the slide's columns. */
 static void
-label_patch (GstBuffer * buffer, SlideContext * ctx,
-    const WsiPatchRecord * record)
+label_patch_class (GstStructure * meta, SlideContext * ctx,
+    const PatchWork * work)
 {
+  guint n = ctx->column_names ? g_strv_length (ctx->column_names) : 0, i;
+  const gchar **names = g_new0 (const gchar *, n + 3);
+  const gchar **values = g_new0 (const gchar *, n + 3);
+  gchar id[16];
+
+  for (i = 0; i < n; i++) {
+    names[i] = ctx->column_names[i];
+    values[i] = ctx->column_values && i < g_strv_length (ctx->column_values)
+        ? ctx->column_values[i] : "";
+  }
+  g_snprintf (id, sizeof (id), "%d", work->class_id);
+  names[n] = "class";
+  values[n] = work->class_name;
+  names[n + 1] = "class-id";
+  values[n + 1] = id;
+  wsi_meta_set_columns (meta, names, values);
+  g_free (names);
+  g_free (values);
+}
+
+static void
+label_patch (GstBuffer * buffer, SlideContext * ctx, const PatchWork * work)
+{
+  const WsiPatchRecord *record = &work->record;
   const gchar *paths[2] = { ctx->path, NULL };
-  const gchar *labels[2] = { ctx->label, NULL };
+  const gchar *labels[2] = { work->class_name ? work->class_name :
+        ctx->label, NULL
+  };
+  GstStructure *meta;
 
   GST_BUFFER_OFFSET (buffer) = record->sequence;
   GST_BUFFER_OFFSET_END (buffer) = GST_BUFFER_OFFSET_NONE;
   GST_BUFFER_PTS (buffer) = GST_CLOCK_TIME_NONE;
   GST_BUFFER_DTS (buffer) = GST_CLOCK_TIME_NONE;
   GST_BUFFER_DURATION (buffer) = GST_CLOCK_TIME_NONE;
-  wsi_meta_set_columns (wsi_patch_meta_add (buffer, record, 1, paths,
-          labels), (const gchar * const *) ctx->column_names,
-      (const gchar * const *) ctx->column_values);
+  meta = wsi_patch_meta_add (buffer, record, 1, paths, labels);
+  if (work->class_name != NULL)
+    label_patch_class (meta, ctx, work);
+  else
+    wsi_meta_set_columns (meta, (const gchar * const *) ctx->column_names,
+        (const gchar * const *) ctx->column_values);
 }
 
 /* In stream order: counts the patch, applies the give-up rule, and passes
@@ -446,7 +481,7 @@ reader_finish (WsiPoolElement * element, gpointer data, GstBuffer * result)
     case OUTCOME_READ:
       ctx->consecutive_failures = 0;
       count_read (self, work->backend);
-      label_patch (result, ctx, &work->record);
+      label_patch (result, ctx, work);
       return result;
     case OUTCOME_FAILED:
       note_read_failure (self, ctx, &work->record, work->record.level,
@@ -698,7 +733,7 @@ gst_patch_reader_skip_record (GstPatchReader * self, SlideContext * ctx,
 
 static GstFlowReturn
 gst_patch_reader_queue_patch (GstPatchReader * self, SlideContext * ctx,
-    const WsiPatchRecord * record)
+    const WsiPatchRecord * record, const gchar * class_name, gint32 class_id)
 {
   PatchWork work = { 0, };
   GstBufferPool *pool;
@@ -737,7 +772,46 @@ gst_patch_reader_queue_patch (GstPatchReader * self, SlideContext * ctx,
 
   work.record = *record;
   work.slide = ctx;
+  work.class_name = class_name;
+  work.class_id = class_id;
   return wsi_pool_element_queue_work (WSI_POOL_ELEMENT (self), &work);
+}
+
+/* The per-record classes of an annotated plan (wsiannotation.h), or NULL
+ * with *@n 0. */
+static const gint32 *
+patch_classes (const GstStructure * meta, gsize * n,
+    const gchar * const **names)
+{
+  const GValue *value = meta ? gst_structure_get_value (meta,
+      WSI_PATCH_CLASSES_FIELD) : NULL;
+  GBytes *bytes;
+  gsize size = 0;
+  const gint32 *ids;
+
+  *n = 0;
+  *names = NULL;
+  if (value == NULL || !G_VALUE_HOLDS (value, G_TYPE_BYTES)
+      || (bytes = g_value_get_boxed (value)) == NULL)
+    return NULL;
+  ids = g_bytes_get_data (bytes, &size);
+  *names = wsi_structure_get_strv (meta, WSI_CLASS_NAMES_FIELD);
+  *n = *names ? size / sizeof (gint32) : 0;
+  return ids;
+}
+
+/* The class name of id @id (interned: it outlives the buffer), or NULL. */
+static const gchar *
+class_label (const gchar * const *names, gint32 id, gint32 * class_id)
+{
+  gint32 k;
+
+  for (k = 0; id >= 0 && names[k] != NULL; k++)
+    if (k == id) {
+      *class_id = id;
+      return g_intern_string (names[k]);
+    }
+  return NULL;
 }
 
 static GstFlowReturn
@@ -748,7 +822,9 @@ gst_patch_reader_handle_buffer (WsiPoolElement * element, GstBuffer * buffer)
   SlideContext *ctx = NULL;
   GstFlowReturn ret = GST_FLOW_OK;
   GstMapInfo map;
-  gsize i, n;
+  gsize i, n, n_classes;
+  const gint32 *classes;
+  const gchar *const *class_names;
 
   if (slide_meta)
     ctx = gst_patch_reader_slide_context (self, slide_meta);
@@ -773,12 +849,18 @@ gst_patch_reader_handle_buffer (WsiPoolElement * element, GstBuffer * buffer)
     GST_WARNING_OBJECT (self, "ignoring %" G_GSIZE_FORMAT " trailing bytes",
         map.size % sizeof (WsiPatchRecord));
 
+  classes = patch_classes (slide_meta, &n_classes, &class_names);
   for (i = 0; i < n && ret == GST_FLOW_OK; i++) {
     WsiPatchRecord record;
+    const gchar *class_name = NULL;
+    gint32 class_id = WSI_CLASS_NONE;
 
     /* Copy: the buffer memory need not be aligned for the record. */
     memcpy (&record, map.data + i * sizeof (record), sizeof (record));
-    ret = gst_patch_reader_queue_patch (self, ctx, &record);
+    if (i < n_classes)
+      class_name = class_label (class_names, classes[i], &class_id);
+    ret = gst_patch_reader_queue_patch (self, ctx, &record, class_name,
+        class_id);
   }
   gst_buffer_unmap (buffer, &map);
   gst_buffer_unref (buffer);

@@ -73,6 +73,8 @@
 #include "wsiviewspec.h"
 #include "wsiwindowresize.h"
 
+#include <gst/wsi/wsirefusal.h>
+
 #include <gst/video/video.h>
 #include <gst/wsi/wsievent.h>
 #include <gst/wsi/wsirecord.h>
@@ -247,6 +249,7 @@ struct _GstPatchViews
   /* counters, under the object lock */
   guint64 locations_out;
   guint64 locations_dropped;
+  GHashTable *refused;          /* wsirefusal.h; object lock */
 };
 
 #define gst_patch_views_parent_class parent_class
@@ -738,6 +741,9 @@ gst_patch_views_start (WsiPoolElement * element, guint * n_threads)
 {
   GstPatchViews *self = GST_PATCH_VIEWS (element);
 
+  /* a views value was refused: not what was asked for (wsirefusal.h) */
+  if (!wsi_refusal_check (GST_ELEMENT (self), &self->refused))
+    return FALSE;
   stream_config_clear (&self->config);
   GST_OBJECT_LOCK (self);
   /* A private parse: the property may change while the stream runs. */
@@ -779,11 +785,19 @@ set_views_locked (GstPatchViews * self, const gchar * text)
   WsiViewSet *set = wsi_view_set_parse (text, &error);
 
   if (set == NULL) {
-    g_warning ("patchviews: views \"%s\" refused: %s; keeping \"%s\"",
-        GST_STR_NULL (text), error->message, self->views);
+    gchar *accepted = g_strdup_printf ("a view list as docs/design.md "
+        "describes; %s", error->message);
+
+    /* the element refuses to start; running, the run goes on unchanged */
+    wsi_refusal_record (&self->refused, "views", text, accepted);
+    if (GST_STATE (self) > GST_STATE_READY)
+      g_warning ("patchviews: views \"%s\" refused: %s; keeping \"%s\"",
+          GST_STR_NULL (text), error->message, self->views);
+    g_free (accepted);
     g_error_free (error);
     return FALSE;
   }
+  wsi_refusal_forget (&self->refused, "views");
   wsi_view_set_free (self->view_set);
   self->view_set = set;
   g_free (self->views);
@@ -909,6 +923,7 @@ gst_patch_views_finalize (GObject * object)
   wsi_slide_cache_free (self->slide_cache);
   wsi_tile_cache_free (self->tile_cache);
   wsi_view_set_free (self->view_set);
+  wsi_refusal_clear (&self->refused);
   g_free (self->views);
 
   G_OBJECT_CLASS (parent_class)->finalize (object);

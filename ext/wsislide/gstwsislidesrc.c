@@ -71,7 +71,11 @@
  * A slide that cannot be read is reported with a warning message naming the
  * file and the reason, counted in #wsislidesrc:slides-failed and skipped
  * (never retried on later cycles); the stream goes on. Only when every slide
- * of the rank fails does the source post an error.
+ * of the rank fails does the source post an error. The first visit is made
+ * while the source starts (going to PAUSED), as filesrc opens its file: a
+ * set of which no slide can be read fails that state change, with an error
+ * naming every slide and why, so that the application learns it from
+ * gst_element_set_state() and not from a streaming thread.
  *
  * On revisits the source reopens nothing it does not need: it remembers
  * each slide's description, and before reading an overview it asks
@@ -79,6 +83,18 @@
  * whether the tissue mask of that slide is already known; an element that
  * answers by setting the boolean field `cached` to %TRUE gets the slide
  * without overview (`has-overview` %FALSE, empty buffer).
+ *
+ * ## Annotations
+ *
+ * A slide's annotation file (QuPath GeoJSON or ASAP XML, level-0 pixels) is
+ * read once, when the slide is first opened: the one a manifest column
+ * `annotations` names, else `SLIDE.geojson`, `SLIDE.json` or `SLIDE.xml`
+ * in the folder of the `annotations` property, else next to the slide. Its
+ * polygons travel in the slide meta (`annotation-*` fields) for
+ * patchsampler's `annotation-mode`. Unusable shapes are dropped and a
+ * malformed file leaves the slide without regions, each with a warning
+ * naming the file; a file in the `annotations` folder named after no slide
+ * is warned about too (docs/annotations.md).
  *
  * ## Example launch line
  * |[
@@ -101,11 +117,14 @@
 #include <math.h>
 #include <string.h>
 
+#include <gst/wsi/wsiannotation.h>
 #include <gst/wsi/wsievent.h>
 #include <gst/wsi/wsirecord.h>
+#include <gst/wsi/wsirefusal.h>
 #include <gst/wsi/wsirng.h>
 
 #include "gstwsislidesrc.h"
+#include "wsiannotations.h"
 #include "wsicollection.h"
 #include "wsislide.h"
 #include "wsibytesource.h"
@@ -151,7 +170,8 @@ enum
   PROP_TCGA,
   PROP_SLIDES_OPENED,
   PROP_SLIDES_REJECTED,
-  PROP_SLIDES_BLANK
+  PROP_SLIDES_BLANK,
+  PROP_ANNOTATIONS
 };
 
 /* Settings copied from the properties when the source starts, so that the
@@ -168,6 +188,7 @@ typedef struct
   gint thumbnail_size;
   gdouble default_mpp;
   gboolean tcga;
+  gchar *annotations;
 } WsiSlideSrcSettings;
 
 struct _GstWsiSlideSrc
@@ -176,6 +197,7 @@ struct _GstWsiSlideSrc
 
   /* Protects the property fields and the counters. */
   GMutex lock;
+  GHashTable *refused;          /* wsirefusal.h; object lock */
   gchar *location;
   gint rank;
   gint world_size;
@@ -185,6 +207,7 @@ struct _GstWsiSlideSrc
   gint thumbnail_size;
   gdouble default_mpp;
   gboolean tcga;
+  gchar *annotations;           /* folder of annotation files, or NULL */
   guint slides_total;
   guint slides_failed;
   guint slides_opened;
@@ -207,6 +230,7 @@ struct _GstWsiSlideSrc
   guint smallest_rank_slides;   /* floor(collection_size / world_size) */
   guint *visit_order;           /* indices into entries for this cycle */
   guint position;               /* next position in visit_order */
+  GstBuffer *first_buffer;      /* made in start(), handed out by create() */
   guint cycle_number;
   guint failed_count;
   guint64 visits;               /* buffers pushed: GST_BUFFER_OFFSET */
@@ -620,6 +644,121 @@ fill_overview (GstWsiSlideSrc * self, GstBuffer * buffer, WsiSlide * slide,
   return ok;
 }
 
+/* ---- annotations -------------------------------------------------------- */
+
+/* The manifest's "annotations" value for @entry, or NULL. */
+static const gchar *
+entry_annotation_column (GstWsiSlideSrc * self, const WsiSlideEntry * entry)
+{
+  guint i;
+
+  for (i = 0; self->column_names && self->column_names[i]; i++)
+    if (g_ascii_strcasecmp (self->column_names[i], "annotations") == 0)
+      return entry->values ? entry->values[i] : NULL;
+  return NULL;
+}
+
+/* Reads the slide's annotation file, once per slide, into the fields of
+ * wsiannotation.h on its cached description. A file that cannot be used is
+ * warned about (file and reason) and leaves the slide without regions, for
+ * patchsampler to skip and count. */
+static void
+describe_annotations (GstWsiSlideSrc * self, const WsiSlideEntry * entry,
+    GstStructure * description)
+{
+  gchar *file = wsi_annotations_find (entry->path, self->run.annotations,
+      entry_annotation_column (self, entry));
+  static const gchar *const none[] = { NULL };
+  WsiAnnotations *annotations = NULL;
+  gint64 width = 0, height = 0;
+  GError *error = NULL;
+  GBytes *bytes;
+
+  gst_structure_set (description, WSI_ANNOTATION_FILE_FIELD, G_TYPE_STRING,
+      file ? file : "", WSI_ANNOTATION_CLASSES_FIELD, G_TYPE_STRV, none,
+      WSI_ANNOTATION_POLYGONS_FIELD, G_TYPE_UINT, 0,
+      WSI_ANNOTATION_SKIPPED_FIELD, G_TYPE_UINT, 0, NULL);
+  if (file == NULL)
+    return;
+  gst_structure_get_int64 (description, "width", &width);
+  gst_structure_get_int64 (description, "height", &height);
+  annotations = wsi_annotations_load (file, (gdouble) width,
+      (gdouble) height, &error);
+  if (annotations == NULL) {
+    GST_ELEMENT_WARNING (self, STREAM, FORMAT,
+        ("The annotation file of slide \"%s\" cannot be used, so the slide "
+            "has no regions: %s", entry->display, error->message), (NULL));
+    g_clear_error (&error);
+    g_free (file);
+    return;
+  }
+  if (annotations->n_skipped > 0)
+    GST_ELEMENT_WARNING (self, STREAM, FORMAT,
+        ("%s: %u of %u shapes are not usable regions and were dropped "
+            "(first: %s).", file, annotations->n_skipped,
+            annotations->n_skipped + annotations->n_polygons,
+            annotations->first_problem), (NULL));
+  g_ptr_array_add (annotations->classes, NULL);
+  bytes = g_bytes_new (annotations->regions->data, annotations->regions->len);
+  gst_structure_set (description, WSI_ANNOTATION_CLASSES_FIELD, G_TYPE_STRV,
+      annotations->classes->pdata, WSI_ANNOTATION_REGIONS_FIELD, G_TYPE_BYTES,
+      bytes, WSI_ANNOTATION_POLYGONS_FIELD, G_TYPE_UINT,
+      annotations->n_polygons, WSI_ANNOTATION_SKIPPED_FIELD, G_TYPE_UINT,
+      annotations->n_skipped, NULL);
+  g_ptr_array_remove_index (annotations->classes,
+      annotations->classes->len - 1);
+  g_bytes_unref (bytes);
+  wsi_annotations_free (annotations);
+  g_free (file);
+}
+
+/* With an annotations folder: a file there named after no slide of the
+ * collection is most likely a misspelt slide name. */
+static void
+warn_unmatched_annotations (GstWsiSlideSrc * self,
+    const WsiCollection * collection)
+{
+  GHashTable *stems;
+  GDir *dir;
+  const gchar *name;
+  guint i;
+
+  if (self->run.annotations == NULL || *self->run.annotations == '\0')
+    return;
+  dir = g_dir_open (self->run.annotations, 0, NULL);
+  if (dir == NULL) {
+    GST_ELEMENT_WARNING (self, RESOURCE, NOT_FOUND,
+        ("The annotation folder \"%s\" cannot be read.",
+            self->run.annotations), (NULL));
+    return;
+  }
+  stems = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  for (i = 0; i < collection->entries->len; i++) {
+    const WsiSlideEntry *entry = g_ptr_array_index (collection->entries, i);
+    gchar *base = g_path_get_basename (entry->path);
+    gchar *dot = strrchr (base, '.');
+
+    if (dot != NULL && dot != base)
+      *dot = '\0';
+    g_hash_table_add (stems, base);
+  }
+  while ((name = g_dir_read_name (dir)) != NULL) {
+    gchar *stem;
+
+    if (!wsi_annotations_is_file_name (name))
+      continue;
+    stem = g_strndup (name, strrchr (name, '.') - name);
+    if (!g_hash_table_contains (stems, stem))
+      GST_ELEMENT_WARNING (self, RESOURCE, NOT_FOUND,
+          ("The annotation file \"%s\" in \"%s\" matches no slide of the "
+              "collection (a slide named %s.* was expected); it is not "
+              "used.", name, self->run.annotations, stem), (NULL));
+    g_free (stem);
+  }
+  g_dir_close (dir);
+  g_hash_table_unref (stems);
+}
+
 static void
 attach_slide_meta (GstWsiSlideSrc * self, GstBuffer * buffer,
     const WsiSlideEntry * entry, const GstStructure * description,
@@ -674,6 +813,7 @@ make_slide_buffer (GstWsiSlideSrc * self, const WsiSlideEntry * entry,
   }
   if (description == NULL) {
     description = describe_slide (self, slide);
+    describe_annotations (self, entry, description);
     g_hash_table_insert (self->descriptions, g_strdup (entry->path),
         description);
     g_mutex_lock (&self->lock);
@@ -830,11 +970,11 @@ gst_wsi_slide_src_event (GstBaseSrc * bsrc, GstEvent * event)
   return GST_BASE_SRC_CLASS (parent_class)->event (bsrc, event);
 }
 
+/* The next visit's buffer: skips slides that fail (a warning each) and
+ * ends with an error naming them when none is left. */
 static GstFlowReturn
-gst_wsi_slide_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
+next_slide_buffer (GstWsiSlideSrc * self, GstBuffer ** outbuf)
 {
-  GstWsiSlideSrc *self = GST_WSI_SLIDE_SRC (psrc);
-
   for (;;) {
     WsiSlideEntry *entry;
     GstBuffer *buffer;
@@ -884,6 +1024,18 @@ gst_wsi_slide_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
   }
 }
 
+static GstFlowReturn
+gst_wsi_slide_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
+{
+  GstWsiSlideSrc *self = GST_WSI_SLIDE_SRC (psrc);
+
+  if (self->first_buffer != NULL) {
+    *outbuf = g_steal_pointer (&self->first_buffer);
+    return GST_FLOW_OK;
+  }
+  return next_slide_buffer (self, outbuf);
+}
+
 /* ---- GstBaseSrc --------------------------------------------------------- */
 
 static void
@@ -894,10 +1046,36 @@ clear_streaming_state (GstWsiSlideSrc * self)
   g_clear_pointer (&self->visit_order, g_free);
   g_clear_pointer (&self->descriptions, g_hash_table_unref);
   g_clear_pointer (&self->run.location, g_free);
+  g_clear_pointer (&self->run.annotations, g_free);
+  gst_clear_buffer (&self->first_buffer);
   g_clear_pointer (&self->run.display, g_free);
   g_mutex_lock (&self->lock);
   g_ptr_array_set_size (self->given_up, 0);
   g_mutex_unlock (&self->lock);
+}
+
+/* The first visit is made here, in the state change, as filesrc opens its
+ * file in start(): a set of which no slide can be read then fails the
+ * change to PAUSED (the error names every slide and why) instead of
+ * failing later in the streaming thread, where an error during preroll can
+ * leave an application such as gst-launch-1.0 (1.22) waiting for ever: its
+ * bus sync handler quits a main loop that may not be running yet. The
+ * buffer is the stream's first; create() hands it out. */
+static gboolean
+open_first_slide (GstWsiSlideSrc * self)
+{
+  GstFlowReturn ret;
+
+  /* no streaming thread yet: an unlock() of a previous run is over */
+  g_atomic_int_set (&self->flushing, 0);
+  ret = next_slide_buffer (self, &self->first_buffer);
+  if (ret == GST_FLOW_OK || ret == GST_FLOW_EOS)
+    return TRUE;
+  clear_streaming_state (self);
+  g_mutex_lock (&self->lock);
+  self->started = FALSE;
+  g_mutex_unlock (&self->lock);
+  return FALSE;
 }
 
 /* Why this rank got no slide, in the user's terms: a folder or list with
@@ -937,11 +1115,16 @@ gst_wsi_slide_src_start (GstBaseSrc * bsrc)
   gint rank_prop, world_size_prop;
   GError *err = NULL;
 
+  if (!wsi_refusal_check (GST_ELEMENT (self), &self->refused))
+    return FALSE;
+
   g_mutex_lock (&self->lock);
   rank_prop = self->rank;
   world_size_prop = self->world_size;
   g_free (self->run.location);
   self->run.location = g_strdup (self->location);
+  g_free (self->run.annotations);
+  self->run.annotations = g_strdup (self->annotations);
   g_free (self->run.display);
   self->run.display = self->location ?
       wsi_location_display (self->location) : NULL;
@@ -984,6 +1167,8 @@ gst_wsi_slide_src_start (GstBaseSrc * bsrc)
    * slide: the smallest share follows from N and W alone, so every rank
    * computes the same quota without talking to the others. */
   self->smallest_rank_slides = self->collection_size / self->run.world_size;
+  /* Before the rank split takes the entries: the whole collection. */
+  warn_unmatched_annotations (self, collection);
   self->entries = wsi_collection_take_rank (collection, self->run.rank,
       self->run.world_size);
   self->column_names = g_strdupv (collection->column_names);
@@ -1017,7 +1202,7 @@ gst_wsi_slide_src_start (GstBaseSrc * bsrc)
 
   GST_INFO_OBJECT (self, "rank %d of %d: %u of %u slides", self->run.rank,
       self->run.world_size, self->entries->len, self->collection_size);
-  return TRUE;
+  return open_first_slide (self);
 }
 
 static gboolean
@@ -1094,18 +1279,29 @@ gst_wsi_slide_src_set_property (GObject * object, guint prop_id,
   switch (prop_id) {
     case PROP_LOCATION:
       g_free (self->location);
+  g_free (self->annotations);
       self->location = g_value_dup_string (value);
       break;
     case PROP_RANK:
       self->rank = g_value_get_int (value);
       break;
     case PROP_WORLD_SIZE:
-      if (g_value_get_int (value) == 0)
-        g_warning ("wsislidesrc: world-size 0 is not valid; use -1 (from "
-            "the environment) or a number of ranks >= 1. Keeping %d.",
-            self->world_size);
-      else
+      if (g_value_get_int (value) == 0) {
+        /* refused: start() refuses to start (wsirefusal.h) */
+        GST_OBJECT_LOCK (self);
+        wsi_refusal_record (&self->refused, "world-size", "0",
+            "-1 (from the environment) or a number of ranks >= 1");
+        GST_OBJECT_UNLOCK (self);
+        if (GST_STATE (self) > GST_STATE_READY)
+          g_warning ("wsislidesrc: world-size 0 is not valid; use -1 (from "
+              "the environment) or a number of ranks >= 1. Keeping %d.",
+              self->world_size);
+      } else {
         self->world_size = g_value_get_int (value);
+        GST_OBJECT_LOCK (self);
+        wsi_refusal_forget (&self->refused, "world-size");
+        GST_OBJECT_UNLOCK (self);
+      }
       break;
     case PROP_CYCLE:
       self->cycle = g_value_get_boolean (value);
@@ -1124,6 +1320,10 @@ gst_wsi_slide_src_set_property (GObject * object, guint prop_id,
       break;
     case PROP_TCGA:
       self->tcga = g_value_get_boolean (value);
+      break;
+    case PROP_ANNOTATIONS:
+      g_free (self->annotations);
+      self->annotations = g_value_dup_string (value);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -1185,6 +1385,9 @@ gst_wsi_slide_src_get_property (GObject * object, guint prop_id,
     case PROP_SLIDES_REJECTED:
       g_value_set_uint (value, g_hash_table_size (self->rejected));
       break;
+    case PROP_ANNOTATIONS:
+      g_value_set_string (value, self->annotations);
+      break;
     case PROP_SLIDES_BLANK:
       g_value_set_uint (value, self->slides_blank);
       break;
@@ -1204,6 +1407,7 @@ gst_wsi_slide_src_finalize (GObject * object)
   g_free (self->location);
   g_ptr_array_unref (self->given_up);
   g_hash_table_unref (self->rejected);
+  wsi_refusal_clear (&self->refused);
   g_mutex_clear (&self->lock);
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
@@ -1270,6 +1474,14 @@ gst_wsi_slide_src_install_properties (GObjectClass * gobject_class)
           "scanner metadata nor TIFF resolution); 0 = leave unknown. "
           "Range: 0 to 1000. Default: 0", 0.0, MAX_DEFAULT_MPP,
           DEFAULT_DEFAULT_MPP, rw));
+  g_object_class_install_property (gobject_class, PROP_ANNOTATIONS,
+      g_param_spec_string ("annotations", "Annotation folder",
+          "Folder of annotation files (QuPath GeoJSON or ASAP XML, level-0 "
+          "pixel coordinates) named after the slides: SLIDE.geojson, "
+          "SLIDE.json or SLIDE.xml for SLIDE.svs. Default NULL = look next "
+          "to each slide. A manifest column \"annotations\" names a slide's "
+          "file instead. The regions travel in the slide meta for "
+          "patchsampler's annotation-mode", NULL, rw));
   g_object_class_install_property (gobject_class, PROP_SLIDES_TOTAL,
       g_param_spec_uint ("slides-total", "Slides total",
           "Slides assigned to this rank (read-only, known once started)",

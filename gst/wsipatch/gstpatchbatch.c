@@ -119,6 +119,7 @@
 #include <gst/video/video.h>
 #include <gst/wsi/wsievent.h>
 #include <gst/wsi/wsirecord.h>
+#include <gst/wsi/wsirefusal.h>
 
 #include "gstpatchbatch.h"
 #include "wsistreamstats.h"
@@ -214,6 +215,7 @@ struct _GstPatchBatch
 
   gint batches_pushed;          /* atomic */
   WsiStreamStats *stats;        /* stats-interval messages */
+  GHashTable *refused;          /* wsirefusal.h; object lock */
 };
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
@@ -1242,6 +1244,10 @@ gst_patch_batch_change_state (GstElement * element, GstStateChange transition)
   GstPatchBatch *self = GST_PATCH_BATCH (element);
   GstStateChangeReturn ret;
 
+  if ((transition == GST_STATE_CHANGE_NULL_TO_READY
+          || transition == GST_STATE_CHANGE_READY_TO_PAUSED)
+      && !wsi_refusal_check (element, &self->refused))
+    return GST_STATE_CHANGE_FAILURE;
   switch (transition) {
     case GST_STATE_CHANGE_READY_TO_PAUSED:
       g_atomic_int_set (&self->batches_pushed, 0);
@@ -1307,14 +1313,16 @@ channel_values_to_array (const ChannelValues * in, GValue * array)
   g_value_unset (&item);
 }
 
-/* Sets mean or std; a bad value is refused with a warning, as GObject
- * refuses a number out of its range. */
+/* Sets mean or std; a bad value is refused: the previous one is kept and
+ * the element refuses to start (wsirefusal.h); running already, a warning
+ * says it was not taken. */
 static void
 set_channel_values (GstPatchBatch * self, guint prop_id, const GValue * value)
 {
   gboolean positive = prop_id == PROP_STD;
+  const gchar *name = positive ? "std" : "mean";
   ChannelValues parsed;
-  gchar *text;
+  gchar *text, *accepted;
 
   if (channel_values_from_array (value, positive, &parsed)) {
     GST_OBJECT_LOCK (self);
@@ -1322,14 +1330,21 @@ set_channel_values (GstPatchBatch * self, guint prop_id, const GValue * value)
       self->std = parsed;
     else
       self->mean = parsed;
+    wsi_refusal_forget (&self->refused, name);
     GST_OBJECT_UNLOCK (self);
     return;
   }
   text = gst_value_serialize (value);
-  g_warning ("patchbatch: %s=%s refused: give 1 to %d finite numbers%s, "
-      "e.g. \"<0.485,0.456,0.406>\"; keeping the previous value",
-      positive ? "std" : "mean", text ? text : "(null)",
-      WSI_NORMALIZE_MAX_CHANNELS, positive ? " greater than 0" : "");
+  accepted = g_strdup_printf ("1 to %d finite numbers%s, one per channel or "
+      "one for all, e.g. \"<0.485,0.456,0.406>\"", WSI_NORMALIZE_MAX_CHANNELS,
+      positive ? " greater than 0" : "");
+  GST_OBJECT_LOCK (self);
+  wsi_refusal_record (&self->refused, name, text, accepted);
+  if (GST_STATE (self) > GST_STATE_READY)
+    g_warning ("patchbatch: %s=%s refused (accepted: %s); keeping the "
+        "previous value", name, text ? text : "(null)", accepted);
+  GST_OBJECT_UNLOCK (self);
+  g_free (accepted);
   g_free (text);
 }
 
@@ -1415,6 +1430,7 @@ gst_patch_batch_finalize (GObject * object)
   reset_stream (self);
   wsi_stream_stats_free (self->stats);
   wsi_batch_meta_clear (&self->meta);
+  wsi_refusal_clear (&self->refused);
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 

@@ -68,6 +68,7 @@
 #include "config.h"
 #endif
 
+#include <gst/wsi/wsiannotation.h>
 #include <gst/wsi/wsievent.h>
 #include <gst/wsi/wsirecord.h>
 
@@ -273,6 +274,27 @@ pool_next_occupied (GstPatchInterleave * self)
 
 /* ---- visits ------------------------------------------------------------ */
 
+/* Annotated plans carry one class per record (wsiannotation.h): keeps
+ * those of the records [@first, @first + @n) that @out holds. */
+static void
+slice_patch_classes (GstBuffer * out, guint first, guint n)
+{
+  GstStructure *meta = wsi_slide_meta_get (out);
+  const GValue *value = meta ? gst_structure_get_value (meta,
+      WSI_PATCH_CLASSES_FIELD) : NULL;
+  GBytes *all, *part;
+
+  if (value == NULL || !G_VALUE_HOLDS (value, G_TYPE_BYTES))
+    return;
+  all = g_value_get_boxed (value);
+  if (all == NULL || g_bytes_get_size (all) < (first + n) * sizeof (gint32))
+    return;
+  part = g_bytes_new_from_bytes (all, first * sizeof (gint32),
+      n * sizeof (gint32));
+  gst_structure_set (meta, WSI_PATCH_CLASSES_FIELD, G_TYPE_BYTES, part, NULL);
+  g_bytes_unref (part);
+}
+
 /* Takes the next up-to-@per_visit records of @slide and numbers them in
  * output order. Returns a new buffer with those whose sequence is at least
  * @skip, or NULL when all of them are skipped (a resumed run replays the
@@ -300,6 +322,7 @@ make_visit_buffer (GstPatchInterleave * self, WsiPooledSlide * slide,
     GST_BUFFER_OFFSET (out) = first + n_skipped;
     GST_BUFFER_OFFSET_END (out) = first + n;
     wsi_slide_meta_copy (out, slide->plan);
+    slice_patch_classes (out, slide->next + n_skipped, n_kept);
   }
 
   slide->next += n;

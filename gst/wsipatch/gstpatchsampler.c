@@ -146,6 +146,36 @@
  * ]| 32 non-overlapping patches per visit; a slide repeats a position only
  * after all of its tissue positions have been used.
  *
+ * ## Annotation regions
+ *
+ * With `annotation-mode` (and-tissue or replace-tissue), patches lie only
+ * inside the regions of `annotation-classes` that wsislidesrc read from
+ * each slide's QuPath GeoJSON or ASAP XML file (docs/annotations.md): a
+ * patch is inside when its centre is (holes excluded), or, with
+ * `min-annotation-coverage` c > 0, when one region of its class covers at
+ * least c of its footprint (exact polygon areas). Regions of
+ * `annotation-exclude` veto any patch whose centre (coverage rule: any part)
+ * lies in them. Each patch is labelled with its region's class — where
+ * regions overlap, the one `annotation-overlap` picks (default: the
+ * smallest) — and patchreader makes it the patch's label and the columns
+ * `class` and `class-id` (the position in `annotation-classes`, the same on
+ * every rank). `class-balance=uniform|weights` draws each patch's class
+ * first (`class-weights` gives the shares), then a position in that class's
+ * regions; the shares are corrected by what the stream has planned so far,
+ * so a class missing from a slide is made up on later slides. Random mode
+ * draws positions uniformly inside the regions; grid and
+ * `replacement=false` keep their lattices and test each cell. Slides
+ * without usable regions are skipped with a warning and counted in
+ * `slides-without-regions`.
+ *
+ * |[
+ * gst-launch-1.0 wsislidesrc location=/data/slides ! tissuemask ! queue ! \
+ *     patchsampler annotation-mode=and-tissue annotation-classes=Tumor,Stroma \
+ *     annotation-exclude=Ignore class-balance=uniform max-patches=256 ! \
+ *     patchinterleave ! patchreader ! queue ! patchbatch ! fakesink sync=false
+ * ]| Tumor and Stroma patches in equal shares from the regions outlined in
+ * SLIDE.geojson next to each slide, never touching the Ignore regions.
+ *
  * ## Differences from wsistream (the Python peer)
  *
  * The peer's multi-magnification reads `patch_size` pixels at the pyramid
@@ -165,9 +195,14 @@
 #endif
 
 #include <math.h>
+#include <gst/wsi/wsilevel.h>
 #include <gst/wsi/wsirecord.h>
+#include <gst/wsi/wsirefusal.h>
+
+#include <gst/wsi/wsiannotation.h>
 
 #include "gstpatchsampler.h"
+#include "wsiclassplan.h"
 #include "wsidelivery.h"
 #include "wsisampling.h"
 
@@ -197,6 +232,10 @@ GST_DEBUG_CATEGORY_STATIC (gst_patch_sampler_debug);
 #define DEFAULT_MPP_MAX 2.0
 #define DEFAULT_MPP_DISTRIBUTION GST_PATCH_SAMPLER_MPP_UNIFORM
 #define DEFAULT_MAXAVG_LAMBDA 1.0
+#define DEFAULT_ANNOTATION_MODE WSI_ANNOTATION_OFF
+#define DEFAULT_MIN_ANNOTATION_COVERAGE 0.0
+#define DEFAULT_ANNOTATION_OVERLAP WSI_OVERLAP_SMALLEST
+#define DEFAULT_CLASS_BALANCE WSI_CLASS_BALANCE_NONE
 #define NO_QUOTA -1
 #define QUOTA_INTERRUPTED (-2)
 
@@ -225,7 +264,27 @@ enum
   PROP_MPP_MAX,
   PROP_MPP_DISTRIBUTION,
   PROP_MAXAVG_LAMBDA,
+  PROP_ANNOTATION_MODE,
+  PROP_ANNOTATION_CLASSES,
+  PROP_ANNOTATION_EXCLUDE,
+  PROP_MIN_ANNOTATION_COVERAGE,
+  PROP_ANNOTATION_OVERLAP,
+  PROP_CLASS_BALANCE,
+  PROP_CLASS_WEIGHTS,
+  PROP_SLIDES_WITHOUT_REGIONS,
 };
+
+/* The annotation properties as set; a WsiClassPlan is built from them. */
+typedef struct
+{
+  WsiAnnotationMode mode;
+  gchar *classes;
+  gchar *exclude;
+  gdouble min_coverage;
+  WsiOverlapRule overlap;
+  WsiClassBalance balance;
+  gchar *weights;
+} GstPatchSamplerAnnotationProps;
 
 /* The property values one slide is planned with (a snapshot taken under
  * the object lock, so a property change never splits a slide). */
@@ -252,6 +311,8 @@ typedef struct
   gdouble mpp_max;
   GstPatchSamplerMppDistribution mpp_distribution;
   gdouble maxavg_lambda;
+  /* annotations: a reference taken with the snapshot */
+  WsiClassPlan *class_plan;
 } GstPatchSamplerSettings;
 
 
@@ -299,6 +360,9 @@ struct _GstPatchSampler
   gint64 max_patches;
   gboolean rank_quota;
   gint64 quota;                 /* NO_QUOTA, or decided at the first slide */
+  GstPatchSamplerAnnotationProps annotation;
+  WsiClassPlan *class_plan;     /* built from annotation, replaced on change */
+  guint64 slides_without_regions;
 
   /* streaming thread only */
   guint64 next_sequence;
@@ -307,12 +371,15 @@ struct _GstPatchSampler
   guint cycle_slides;
   guint64 cycle_patches;
   gchar *cycle_last_skip;       /* why the last slide of the cycle gave none */
+  GHashTable *refused;          /* wsirefusal.h; object lock */
   GHashTable *warned_slides;    /* slide indices already warned about */
   gboolean warned_unlimited;
   gboolean quota_decided;
   gboolean quota_from_rank;     /* rank-quota took part: shortfall = error */
   guint quota_rank;             /* from the first slide's meta, for errors */
   gboolean quota_reached;       /* EOS sent downstream */
+  WsiClassCounts class_counts;  /* patches planned per class (balance) */
+  gboolean class_seen[WSI_MAX_CLASSES]; /* in some slide's annotations */
 
   /* planned vs delivered: drops reported from downstream threads */
   WsiDelivery *delivery;
@@ -406,6 +473,71 @@ gst_patch_sampler_mpp_distribution_get_type (void)
   return (GType) type;
 }
 
+static GType
+gst_patch_sampler_annotation_mode_get_type (void)
+{
+  static gsize type = 0;
+  static const GEnumValue values[] = {
+    {WSI_ANNOTATION_OFF, "Annotations are not used", "off"},
+    {WSI_ANNOTATION_AND_TISSUE, "Inside the selected classes' regions and "
+          "on tissue (min-tissue)", "and-tissue"},
+    {WSI_ANNOTATION_REPLACE_TISSUE, "Inside the selected classes' regions, "
+          "whatever the tissue mask says", "replace-tissue"},
+    {0, NULL, NULL}
+  };
+
+  if (g_once_init_enter (&type)) {
+    GType t = g_enum_register_static ("GstPatchSamplerAnnotationMode",
+        values);
+    g_once_init_leave (&type, t);
+  }
+  return (GType) type;
+}
+
+static GType
+gst_patch_sampler_annotation_overlap_get_type (void)
+{
+  static gsize type = 0;
+  static const GEnumValue values[] = {
+    {WSI_OVERLAP_SMALLEST, "The smallest region (by area) labels the patch",
+        "smallest"},
+    {WSI_OVERLAP_LARGEST, "The largest region labels the patch", "largest"},
+    {WSI_OVERLAP_FIRST, "The region first in the file labels the patch",
+        "first"},
+    {WSI_OVERLAP_LAST, "The region last in the file labels the patch",
+        "last"},
+    {0, NULL, NULL}
+  };
+
+  if (g_once_init_enter (&type)) {
+    GType t = g_enum_register_static ("GstPatchSamplerAnnotationOverlap",
+        values);
+    g_once_init_leave (&type, t);
+  }
+  return (GType) type;
+}
+
+static GType
+gst_patch_sampler_class_balance_get_type (void)
+{
+  static gsize type = 0;
+  static const GEnumValue values[] = {
+    {WSI_CLASS_BALANCE_NONE, "Positions uniform over the selected regions "
+          "(classes in proportion to their area)", "none"},
+    {WSI_CLASS_BALANCE_UNIFORM, "Each patch draws its class first, all "
+          "classes equally likely", "uniform"},
+    {WSI_CLASS_BALANCE_WEIGHTS, "Each patch draws its class first, with "
+          "the shares of class-weights", "weights"},
+    {0, NULL, NULL}
+  };
+
+  if (g_once_init_enter (&type)) {
+    GType t = g_enum_register_static ("GstPatchSamplerClassBalance", values);
+    g_once_init_leave (&type, t);
+  }
+  return (GType) type;
+}
+
 /* ---- records ----------------------------------------------------------- */
 
 /* Writes @samples as the records of one slide visit into a new buffer.
@@ -487,6 +619,8 @@ patch_sampler_reset_stream (GstPatchSampler * self)
   self->quota_from_rank = FALSE;
   self->quota_rank = 0;
   self->quota_reached = FALSE;
+  memset (&self->class_counts, 0, sizeof (self->class_counts));
+  memset (self->class_seen, 0, sizeof (self->class_seen));
   wsi_delivery_reset (self->delivery);
   g_atomic_int_set (&self->delivery_failed, 0);
   GST_OBJECT_LOCK (self);
@@ -751,24 +885,22 @@ patch_sampler_tissue_map (GstPatchSampler * self, const WsiSlideVisit * visit,
 }
 
 
-/* The level patchreader reads for a patch: the coarsest whose downsample
- * does not exceed footprint / out_size (wsi_slide_best_level()'s rule,
- * 1 % tolerance). */
+/* The level patchreader reads for a patch (the read layer's rule,
+ * wsilevel.h), from the slide meta's level downsamples. */
 static gint
 read_level (const GstStructure * meta, const WsiPatchRecord * record)
 {
-  gdouble want = (gdouble) record->footprint / record->out_size;
-  gint level, levels = 1, best = 0;
+  gint level, levels = 1;
+  gdouble *downsamples;
 
   gst_structure_get_int (meta, "level-count", &levels);
-  for (level = 0; level < levels; level++) {
-    gdouble ds = wsi_slide_meta_list_get (meta, "level-downsamples", level,
-        0.0);
-
-    if (ds > 0.0 && ds <= want * 1.01)
-      best = level;
-  }
-  return best;
+  levels = CLAMP (levels, 1, 64);
+  downsamples = g_newa (gdouble, levels);
+  for (level = 0; level < levels; level++)
+    downsamples[level] = wsi_slide_meta_list_get (meta, "level-downsamples",
+        level, 0.0);
+  return wsi_level_for_downsample (downsamples, levels,
+      (gdouble) record->footprint / record->out_size);
 }
 
 /* align=tile: snaps every position down to the tile grid of the level that
@@ -825,18 +957,12 @@ settings_mpp_distribution (const GstPatchSamplerSettings * settings)
   return NULL;
 }
 
-/* Plans one slide visit with wsisampling and writes the records into a new
- * buffer; returns NULL (and sets @reason) when none was found. */
-static GstBuffer *
-patch_sampler_plan (const GstPatchSamplerSettings * settings,
-    const WsiSlideVisit * visit, const GstStructure * meta,
-    const WsiTissueMap * map, const WsiRecordTemplate * tmpl,
-    const WsiMppDistribution * mpps, gchar ** reason)
+static void
+sampling_request_init (WsiSamplingRequest * req_out,
+    const GstPatchSamplerSettings * settings, const WsiSlideVisit * visit,
+    const WsiRecordTemplate * tmpl, const WsiMppDistribution * mpps)
 {
   WsiSamplingRequest req = { 0, };
-  WsiSample *samples;
-  GstBuffer *out;
-  guint n;
 
   req.mode = (WsiSamplingMode) settings->mode;
   req.out_size = tmpl->out_size;
@@ -852,18 +978,185 @@ patch_sampler_plan (const GstPatchSamplerSettings * settings,
   req.seed = visit->seed;
   req.slide_index = visit->index;
   req.visit = visit->cycle;
+  *req_out = req;
+}
 
+/* The records of @samples in a new buffer (aligned to tiles when asked);
+ * *@labels gets each record's class (NULL when @labelled is FALSE). */
+static GstBuffer *
+patch_sampler_records (const GstPatchSamplerSettings * settings,
+    const GstStructure * meta, WsiSample * samples, guint n,
+    const WsiRecordTemplate * tmpl, gboolean labelled, gint32 ** labels)
+{
+  GstBuffer *out = records_from_samples (samples, n, tmpl);
+  guint i;
+
+  *labels = NULL;
+  if (labelled) {
+    *labels = g_new (gint32, n);
+    for (i = 0; i < n; i++)
+      (*labels)[i] = samples[i].label;
+  }
+  g_free (samples);
+  if (settings->align == GST_PATCH_SAMPLER_ALIGN_TILE)
+    align_to_tiles (out, meta);
+  return out;
+}
+
+/* Plans one slide visit with wsisampling and writes the records into a new
+ * buffer; returns NULL (and sets @reason) when none was found. */
+static GstBuffer *
+patch_sampler_plan (const GstPatchSamplerSettings * settings,
+    const WsiSlideVisit * visit, const GstStructure * meta,
+    const WsiTissueMap * map, const WsiRecordTemplate * tmpl,
+    const WsiMppDistribution * mpps, gchar ** reason)
+{
+  WsiSamplingRequest req;
+  WsiSample *samples;
+  gint32 *labels;
+  guint n;
+
+  sampling_request_init (&req, settings, visit, tmpl, mpps);
   samples = wsi_sampling_plan (&req, map, &n);
   if (samples == NULL) {
     *reason = g_strdup_printf ("%s: no position with tissue share >= %g",
         visit->path, settings->min_tissue);
     return NULL;
   }
-  out = records_from_samples (samples, n, tmpl);
-  g_free (samples);
-  if (settings->align == GST_PATCH_SAMPLER_ALIGN_TILE)
-    align_to_tiles (out, meta);
-  return out;
+  return patch_sampler_records (settings, meta, samples, n, tmpl, FALSE,
+      &labels);
+}
+
+/* ---- annotation regions ------------------------------------------------ */
+
+/* The slide's regions with this stream's roles, or NULL (and @reason)
+ * when it has none to sample: counted, and warned about once per slide. */
+static WsiRegions *
+patch_sampler_slide_regions (GstPatchSampler * self,
+    const WsiClassPlan * plan, const WsiSlideVisit * visit,
+    const GstStructure * meta, gchar ** reason)
+{
+  const gchar *file = gst_structure_get_string (meta,
+      WSI_ANNOTATION_FILE_FIELD);
+  const gchar *const *classes = wsi_structure_get_strv (meta,
+      WSI_ANNOTATION_CLASSES_FIELD);
+  const GValue *value = gst_structure_get_value (meta,
+      WSI_ANNOTATION_REGIONS_FIELD);
+  GBytes *bytes = value && G_VALUE_HOLDS (value, G_TYPE_BYTES) ?
+      g_value_get_boxed (value) : NULL;
+  WsiRegions *regions = NULL;
+  gint32 *roles;
+  guint n_roles, i;
+
+  roles = wsi_class_plan_roles (plan, classes, &n_roles);
+  for (i = 0; i < n_roles; i++)
+    if (roles[i] >= 0)
+      self->class_seen[roles[i]] = TRUE;
+  if (bytes != NULL && g_bytes_get_size (bytes) > 0)
+    regions = wsi_regions_new (g_bytes_get_data (bytes, NULL),
+        g_bytes_get_size (bytes), roles, n_roles, visit->width,
+        visit->height, plan->overlap);
+  g_free (roles);
+  if (regions != NULL && wsi_regions_n_sampled (regions) > 0)
+    return regions;
+  wsi_regions_free (regions);
+
+  if (file == NULL || *file == '\0')
+    *reason = g_strdup_printf ("%s: no annotation file", visit->path);
+  else
+    *reason = g_strdup_printf ("%s: no usable region of the selected "
+        "classes in %s", visit->path, file);
+  GST_OBJECT_LOCK (self);
+  self->slides_without_regions++;
+  GST_OBJECT_UNLOCK (self);
+  if (patch_sampler_first_warning (self, visit->index))
+    GST_ELEMENT_WARNING (self, STREAM, FORMAT,
+        ("Slide \"%s\" has no annotation region of the classes in "
+            "annotation-classes (%s); skipping it.", visit->path,
+            file && *file ? file : "no annotation file was found for it"),
+        (NULL));
+  return NULL;
+}
+
+/* Plans one slide visit inside its annotation regions: *@labels gets the
+ * class of each record. NULL (with @reason) when none was found. */
+static GstBuffer *
+patch_sampler_plan_regions (GstPatchSampler * self,
+    const GstPatchSamplerSettings * settings, const WsiSlideVisit * visit,
+    const GstStructure * meta, WsiTissueMap * map,
+    const WsiRecordTemplate * tmpl, const WsiMppDistribution * mpps,
+    gint32 ** labels, gchar ** reason)
+{
+  const WsiClassPlan *plan = settings->class_plan;
+  WsiRegions *regions;
+  WsiSamplingRequest req;
+  WsiSample *samples;
+  guint n;
+
+  regions = patch_sampler_slide_regions (self, plan, visit, meta, reason);
+  if (regions == NULL)
+    return NULL;
+  sampling_request_init (&req, settings, visit, tmpl, mpps);
+  if (plan->mode == WSI_ANNOTATION_REPLACE_TISSUE) {
+    wsi_tissue_map_init (map, visit->width, visit->height);
+    req.min_tissue = 0.0;
+  }
+  samples = wsi_class_plan_slide (plan, &self->class_counts, regions, &req,
+      map, &n);
+  wsi_regions_free (regions);
+  if (samples == NULL) {
+    *reason = g_strdup_printf ("%s: no position inside the annotation "
+        "regions (min-annotation-coverage %g%s)", visit->path,
+        plan->min_coverage, plan->mode == WSI_ANNOTATION_AND_TISSUE ?
+        ", on tissue" : "");
+    return NULL;
+  }
+  return patch_sampler_records (settings, meta, samples, n, tmpl, TRUE,
+      labels);
+}
+
+/* Writes the classes of the records kept (@n of them) onto @out's slide
+ * meta, with the stream's class names, and counts them for balance. */
+static void
+patch_sampler_attach_classes (GstPatchSampler * self,
+    const WsiClassPlan * plan, GstBuffer * out, const gint32 * labels,
+    guint n)
+{
+  GstStructure *meta = wsi_slide_meta_get (out);
+  GBytes *bytes = g_bytes_new (labels, n * sizeof (gint32));
+  guint i;
+
+  gst_structure_set (meta, WSI_PATCH_CLASSES_FIELD, G_TYPE_BYTES, bytes,
+      WSI_CLASS_NAMES_FIELD, G_TYPE_STRV, plan->classes, NULL);
+  g_bytes_unref (bytes);
+  for (i = 0; i < n; i++) {
+    if (labels[i] >= 0 && labels[i] < WSI_MAX_CLASSES)
+      self->class_counts.per_class[labels[i]]++;
+    self->class_counts.total++;
+  }
+}
+
+/* At the end of the stream: requested classes no annotation file had. */
+static void
+patch_sampler_warn_unseen_classes (GstPatchSampler * self,
+    const WsiClassPlan * plan)
+{
+  GString *unseen = g_string_new (NULL);
+  guint c;
+
+  if (plan == NULL || plan->mode == WSI_ANNOTATION_OFF)
+    goto done;
+  for (c = 0; c < plan->n_classes; c++)
+    if (!self->class_seen[c])
+      g_string_append_printf (unseen, "%s\"%s\"", unseen->len ? ", " : "",
+          plan->classes[c]);
+  if (unseen->len > 0 && self->slides_sampled + self->slides_skipped > 0)
+    GST_ELEMENT_WARNING (self, RESOURCE, SETTINGS,
+        ("annotation-classes names %s, which no slide's annotation file of "
+            "this stream has (check the spelling and case).", unseen->str),
+        (NULL));
+done:
+  g_string_free (unseen, TRUE);
 }
 
 /* Settings that are valid one by one but not together; posts an error. */
@@ -905,8 +1198,15 @@ patch_sampler_settings_snapshot (GstPatchSampler * self,
 {
   GST_OBJECT_LOCK (self);
   *settings = self->settings;
+  settings->class_plan = wsi_class_plan_ref (self->class_plan);
   GST_OBJECT_UNLOCK (self);
 
+  if (settings->class_plan->problem != NULL) {
+    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
+        ("The annotation settings cannot be used: %s.",
+            settings->class_plan->problem), (NULL));
+    return FALSE;
+  }
   if (!patch_sampler_check_settings (self, settings))
     return FALSE;
   if (settings->mode != GST_PATCH_SAMPLER_MODE_GRID &&
@@ -1078,7 +1378,8 @@ static gboolean
 patch_sampler_plan_slide (GstPatchSampler * self,
     const GstPatchSamplerSettings * settings, const WsiSlideVisit * visit,
     const GstStructure * meta, GstBuffer * slide,
-    const WsiRecordTemplate * tmpl, GstBuffer ** out, gchar ** reason)
+    const WsiRecordTemplate * tmpl, GstBuffer ** out, gint32 ** labels,
+    gchar ** reason)
 {
   WsiMppDistribution *mpps;
   WsiTissueMap map;
@@ -1095,11 +1396,20 @@ patch_sampler_plan_slide (GstPatchSampler * self,
     return FALSE;
   }
   mpps = settings_mpp_distribution (settings);
-  *out = patch_sampler_plan (settings, visit, meta, &map, tmpl, mpps, reason);
+  if (settings->class_plan->mode != WSI_ANNOTATION_OFF)
+    *out = patch_sampler_plan_regions (self, settings, visit, meta, &map,
+        tmpl, mpps, labels, reason);
+  else
+    *out = patch_sampler_plan (settings, visit, meta, &map, tmpl, mpps,
+        reason);
   wsi_mpp_distribution_free (mpps);
   gst_buffer_unmap (slide, &info);
   return TRUE;
 }
+
+static GstFlowReturn patch_sampler_chain_planned (GstPatchSampler * self,
+    const GstPatchSamplerSettings * settings_in, GstBuffer * slide,
+    GstStructure * meta, const WsiSlideVisit * visit_in);
 
 static GstFlowReturn
 gst_patch_sampler_chain (GstPad * pad, GstObject * parent, GstBuffer * slide)
@@ -1108,10 +1418,6 @@ gst_patch_sampler_chain (GstPad * pad, GstObject * parent, GstBuffer * slide)
   GstPatchSamplerSettings settings;
   GstStructure *meta = wsi_slide_meta_get (slide);
   WsiSlideVisit visit;
-  WsiRecordTemplate tmpl = { 0, };
-  GstBuffer *out = NULL;
-  gchar *reason = NULL;
-  gint64 quota_left;
   GstFlowReturn ret;
 
   if (self->quota_reached) {
@@ -1132,9 +1438,30 @@ gst_patch_sampler_chain (GstPad * pad, GstObject * parent, GstBuffer * slide)
     return GST_FLOW_ERROR;
   }
   if (!patch_sampler_settings_snapshot (self, &settings)) {
+    wsi_class_plan_unref (settings.class_plan);
     gst_buffer_unref (slide);
     return GST_FLOW_ERROR;
   }
+  ret = patch_sampler_chain_planned (self, &settings, slide, meta, &visit);
+  wsi_class_plan_unref (settings.class_plan);
+  return ret;
+}
+
+/* The rest of the chain, with the settings snapshot taken. */
+static GstFlowReturn
+patch_sampler_chain_planned (GstPatchSampler * self,
+    const GstPatchSamplerSettings * settings_in, GstBuffer * slide,
+    GstStructure * meta, const WsiSlideVisit * visit_in)
+{
+  GstPatchSamplerSettings settings = *settings_in;
+  WsiSlideVisit visit = *visit_in;
+  WsiRecordTemplate tmpl = { 0, };
+  GstBuffer *out = NULL;
+  gint32 *labels = NULL;
+  gchar *reason = NULL;
+  gint64 quota_left;
+  GstFlowReturn ret;
+
   if (!self->quota_decided
       && !patch_sampler_decide_quota (self, &settings, meta)) {
     gst_buffer_unref (slide);
@@ -1164,7 +1491,7 @@ gst_patch_sampler_chain (GstPad * pad, GstObject * parent, GstBuffer * slide)
   }
 
   if (!patch_sampler_plan_slide (self, &settings, &visit, meta, slide, &tmpl,
-          &out, &reason)) {
+          &out, &labels, &reason)) {
     gst_buffer_unref (slide);
     return GST_FLOW_ERROR;
   }
@@ -1179,6 +1506,10 @@ gst_patch_sampler_chain (GstPad * pad, GstObject * parent, GstBuffer * slide)
   GST_BUFFER_OFFSET (out) = GST_BUFFER_OFFSET (slide);
   wsi_slide_meta_copy (out, slide);
   gst_buffer_unref (slide);
+  if (labels != NULL)
+    patch_sampler_attach_classes (self, settings.class_plan, out, labels,
+        gst_buffer_get_size (out) / sizeof (WsiPatchRecord));
+  g_free (labels);
 
   self->cycle_patches += gst_buffer_get_size (out) / sizeof (WsiPatchRecord);
   wsi_delivery_planned (self->delivery, visit.cycle,
@@ -1245,6 +1576,7 @@ gst_patch_sampler_sink_event (GstPad * pad, GstObject * parent,
       break;
     case GST_EVENT_EOS:{
       guint64 planned, sampled, skipped;
+      WsiClassPlan *plan;
 
       if (self->quota_reached) {
         /* EOS already went downstream when the quota was met. */
@@ -1252,6 +1584,11 @@ gst_patch_sampler_sink_event (GstPad * pad, GstObject * parent,
         return TRUE;
       }
       patch_sampler_check_quota_met (self);
+      GST_OBJECT_LOCK (self);
+      plan = wsi_class_plan_ref (self->class_plan);
+      GST_OBJECT_UNLOCK (self);
+      patch_sampler_warn_unseen_classes (self, plan);
+      wsi_class_plan_unref (plan);
       GST_OBJECT_LOCK (self);
       planned = self->patches_planned;
       sampled = self->slides_sampled;
@@ -1283,6 +1620,10 @@ gst_patch_sampler_change_state (GstElement * element,
   GstPatchSampler *self = GST_PATCH_SAMPLER (element);
   GstStateChangeReturn ret;
 
+  if ((transition == GST_STATE_CHANGE_NULL_TO_READY
+          || transition == GST_STATE_CHANGE_READY_TO_PAUSED)
+      && !wsi_refusal_check (element, &self->refused))
+    return GST_STATE_CHANGE_FAILURE;
   if (transition == GST_STATE_CHANGE_PAUSED_TO_READY)
     wsi_delivery_set_flushing (self->delivery, TRUE);
   if (transition == GST_STATE_CHANGE_READY_TO_PAUSED) {
@@ -1292,6 +1633,7 @@ gst_patch_sampler_change_state (GstElement * element,
     self->slides_sampled = 0;
     self->slides_skipped = 0;
     self->patches_planned = 0;
+    self->slides_without_regions = 0;
     GST_OBJECT_UNLOCK (self);
   }
 
@@ -1313,26 +1655,55 @@ gst_patch_sampler_change_state (GstElement * element,
   return ret;
 }
 
-/* Parses a list property ("0.25,0.5,1,2") into @values (at most MAX_MPPS,
- * each > 0); refuses a bad list with a message and keeps the old one. */
+/* Keeps the previous value of @property and records the refusal: the
+ * element will refuse to start (wsirefusal.h). Running already, the run
+ * cannot be refused: a warning says the value was not taken. Object lock
+ * held. */
 static void
-set_mpp_list (const gchar * name, const gchar * text, gdouble * values,
-    guint * n_values, gboolean may_be_empty)
+refuse_value (GstPatchSampler * self, const gchar * property,
+    const gchar * value, const gchar * accepted)
+{
+  wsi_refusal_record (&self->refused, property, value, accepted);
+  if (GST_STATE (self) > GST_STATE_READY)
+    g_warning ("patchsampler: %s=\"%s\" refused (accepted: %s); keeping the "
+        "previous value", property, GST_STR_NULL (value), accepted);
+}
+
+/* refuse_value() for a number. */
+static void
+refuse_number (GstPatchSampler * self, const gchar * property, gdouble value,
+    const gchar * accepted)
+{
+  gchar text[G_ASCII_DTOSTR_BUF_SIZE];
+
+  refuse_value (self, property, g_ascii_dtostr (text, sizeof (text), value),
+      accepted);
+}
+
+/* Parses a list property ("0.25,0.5,1,2") into @values (at most MAX_MPPS,
+ * each > 0); refuses a bad list (refuse_value()) and keeps the old one.
+ * Object lock held. */
+static void
+set_mpp_list (GstPatchSampler * self, const gchar * name, const gchar * text,
+    gdouble * values, guint * n_values, gboolean may_be_empty)
 {
   GArray *parsed = g_array_new (FALSE, FALSE, sizeof (gdouble));
-  gchar *error = NULL;
+  gchar *error = NULL, *accepted;
 
   if (may_be_empty && (text == NULL || *text == '\0')) {
     *n_values = 0;
-  } else if (!wsi_sampling_parse_list (text, parsed, &error)) {
-    g_warning ("patchsampler: %s=\"%s\" refused: %s; keeping the previous "
-        "value", name, GST_STR_NULL (text), error);
-  } else if (parsed->len > MAX_MPPS) {
-    g_warning ("patchsampler: %s has %u entries, at most %d are allowed; "
-        "keeping the previous value", name, parsed->len, MAX_MPPS);
+    wsi_refusal_forget (&self->refused, name);
+  } else if (!wsi_sampling_parse_list (text, parsed, &error)
+      || parsed->len > MAX_MPPS) {
+    accepted = g_strdup_printf ("a comma-separated list of 1 to %d numbers "
+        "> 0%s%s%s", MAX_MPPS, may_be_empty ? ", or empty" : "",
+        error ? "; " : "", error ? error : "");
+    refuse_value (self, name, text, accepted);
+    g_free (accepted);
   } else {
     memcpy (values, parsed->data, parsed->len * sizeof (gdouble));
     *n_values = parsed->len;
+    wsi_refusal_forget (&self->refused, name);
   }
   g_free (error);
   g_array_unref (parsed);
@@ -1355,15 +1726,30 @@ format_mpp_list (const gdouble * values, guint n)
   return g_string_free (text, FALSE);
 }
 
-/* A double property that must be > 0 (the range check lets NaN through). */
+/* A double property that must be > 0 (the range check lets NaN through).
+ * Object lock held. */
 static void
-set_positive (const gchar * name, gdouble value, gdouble * field)
+set_positive (GstPatchSampler * self, const gchar * name, gdouble value,
+    gdouble * field)
 {
-  if (isnan (value) || value <= 0.0)
-    g_warning ("patchsampler: %s must be a number > 0; keeping %g", name,
-        *field);
-  else
+  if (isnan (value) || value <= 0.0) {
+    refuse_number (self, name, value, "a number > 0");
+  } else {
     *field = value;
+    wsi_refusal_forget (&self->refused, name);
+  }
+}
+
+/* A new plan from the annotation properties (object lock held): slides
+ * already being planned keep the reference they took. */
+static void
+patch_sampler_rebuild_class_plan (GstPatchSampler * self)
+{
+  GstPatchSamplerAnnotationProps *a = &self->annotation;
+
+  wsi_class_plan_unref (self->class_plan);
+  self->class_plan = wsi_class_plan_new (a->mode, a->classes, a->exclude,
+      a->min_coverage, a->overlap, a->balance, a->weights);
 }
 
 static void
@@ -1384,11 +1770,12 @@ gst_patch_sampler_set_property (GObject * object, guint prop_id,
       gdouble mpp = g_value_get_double (value);
 
       /* The range check lets NaN through. */
-      if (isnan (mpp))
-        g_warning ("patchsampler: target-mpp must be a number >= 0 (µm/px); "
-            "keeping %g", self->settings.target_mpp);
-      else
+      if (isnan (mpp)) {
+        refuse_number (self, "target-mpp", mpp, "a number >= 0 (µm/px)");
+      } else {
         self->settings.target_mpp = mpp;
+        wsi_refusal_forget (&self->refused, "target-mpp");
+      }
       break;
     }
     case PROP_LEVEL:
@@ -1397,22 +1784,24 @@ gst_patch_sampler_set_property (GObject * object, guint prop_id,
     case PROP_PATCHES_PER_SLIDE:{
       gint n = g_value_get_int (value);
 
-      if (n == 0)
-        g_warning ("patchsampler: patches-per-slide=0 would plan nothing; "
-            "use a positive count or -1 (grid: all positions); keeping %d",
-            self->settings.patches_per_slide);
-      else
+      if (n == 0) {
+        refuse_value (self, "patches-per-slide", "0", "a count > 0, or -1 "
+            "in grid mode for every position; 0 would plan nothing");
+      } else {
         self->settings.patches_per_slide = n;
+        wsi_refusal_forget (&self->refused, "patches-per-slide");
+      }
       break;
     }
     case PROP_MIN_TISSUE:{
       gdouble fraction = g_value_get_double (value);
 
-      if (isnan (fraction))
-        g_warning ("patchsampler: min-tissue must be a number in 0..1; "
-            "keeping %g", self->settings.min_tissue);
-      else
+      if (isnan (fraction)) {
+        refuse_number (self, "min-tissue", fraction, "a number in 0..1");
+      } else {
         self->settings.min_tissue = fraction;
+        wsi_refusal_forget (&self->refused, "min-tissue");
+      }
       break;
     }
     case PROP_REPLACEMENT:
@@ -1434,32 +1823,65 @@ gst_patch_sampler_set_property (GObject * object, guint prop_id,
       self->rank_quota = g_value_get_boolean (value);
       break;
     case PROP_TARGET_MPPS:
-      set_mpp_list ("target-mpps", g_value_get_string (value),
+      set_mpp_list (self, "target-mpps", g_value_get_string (value),
           self->settings.mpps, &self->settings.n_mpps, FALSE);
       break;
     case PROP_MPP_WEIGHTS:
-      set_mpp_list ("mpp-weights", g_value_get_string (value),
+      set_mpp_list (self, "mpp-weights", g_value_get_string (value),
           self->settings.mpp_weights, &self->settings.n_weights, TRUE);
       break;
     case PROP_MPP_MIN:
-      set_positive ("mpp-min", g_value_get_double (value),
+      set_positive (self, "mpp-min", g_value_get_double (value),
           &self->settings.mpp_min);
       break;
     case PROP_MPP_MAX:
-      set_positive ("mpp-max", g_value_get_double (value),
+      set_positive (self, "mpp-max", g_value_get_double (value),
           &self->settings.mpp_max);
       break;
     case PROP_MPP_DISTRIBUTION:
       self->settings.mpp_distribution = g_value_get_enum (value);
       break;
     case PROP_MAXAVG_LAMBDA:
-      set_positive ("maxavg-lambda", g_value_get_double (value),
+      set_positive (self, "maxavg-lambda", g_value_get_double (value),
           &self->settings.maxavg_lambda);
+      break;
+    case PROP_ANNOTATION_MODE:
+      self->annotation.mode = g_value_get_enum (value);
+      break;
+    case PROP_ANNOTATION_CLASSES:
+      g_free (self->annotation.classes);
+      self->annotation.classes = g_value_dup_string (value);
+      break;
+    case PROP_ANNOTATION_EXCLUDE:
+      g_free (self->annotation.exclude);
+      self->annotation.exclude = g_value_dup_string (value);
+      break;
+    case PROP_MIN_ANNOTATION_COVERAGE:{
+      gdouble coverage = g_value_get_double (value);
+
+      if (isnan (coverage))
+        g_warning ("patchsampler: min-annotation-coverage must be a number "
+            "in 0..1; keeping %g", self->annotation.min_coverage);
+      else
+        self->annotation.min_coverage = coverage;
+      break;
+    }
+    case PROP_ANNOTATION_OVERLAP:
+      self->annotation.overlap = g_value_get_enum (value);
+      break;
+    case PROP_CLASS_BALANCE:
+      self->annotation.balance = g_value_get_enum (value);
+      break;
+    case PROP_CLASS_WEIGHTS:
+      g_free (self->annotation.weights);
+      self->annotation.weights = g_value_dup_string (value);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
   }
+  if (prop_id >= PROP_ANNOTATION_MODE)
+    patch_sampler_rebuild_class_plan (self);
   GST_OBJECT_UNLOCK (self);
 }
 
@@ -1539,6 +1961,30 @@ gst_patch_sampler_get_property (GObject * object, guint prop_id,
     case PROP_MAXAVG_LAMBDA:
       g_value_set_double (value, self->settings.maxavg_lambda);
       break;
+    case PROP_ANNOTATION_MODE:
+      g_value_set_enum (value, self->annotation.mode);
+      break;
+    case PROP_ANNOTATION_CLASSES:
+      g_value_set_string (value, self->annotation.classes);
+      break;
+    case PROP_ANNOTATION_EXCLUDE:
+      g_value_set_string (value, self->annotation.exclude);
+      break;
+    case PROP_MIN_ANNOTATION_COVERAGE:
+      g_value_set_double (value, self->annotation.min_coverage);
+      break;
+    case PROP_ANNOTATION_OVERLAP:
+      g_value_set_enum (value, self->annotation.overlap);
+      break;
+    case PROP_CLASS_BALANCE:
+      g_value_set_enum (value, self->annotation.balance);
+      break;
+    case PROP_CLASS_WEIGHTS:
+      g_value_set_string (value, self->annotation.weights);
+      break;
+    case PROP_SLIDES_WITHOUT_REGIONS:
+      g_value_set_uint64 (value, self->slides_without_regions);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -1552,7 +1998,12 @@ gst_patch_sampler_finalize (GObject * object)
   GstPatchSampler *self = GST_PATCH_SAMPLER (object);
 
   g_free (self->cycle_last_skip);
+  wsi_refusal_clear (&self->refused);
   g_free (self->integral);
+  g_free (self->annotation.classes);
+  g_free (self->annotation.exclude);
+  g_free (self->annotation.weights);
+  wsi_class_plan_unref (self->class_plan);
   g_hash_table_unref (self->warned_slides);
   wsi_delivery_free (self->delivery);
   G_OBJECT_CLASS (parent_class)->finalize (object);
@@ -1710,6 +2161,64 @@ gst_patch_sampler_class_init (GstPatchSamplerClass * klass)
           "density exp (K(x) / lambda); larger is closer to uniform (0.001 "
           ".. 1000, default 1)", 0.001, 1000.0, DEFAULT_MAXAVG_LAMBDA, rw));
 
+  g_object_class_install_property (gobject_class, PROP_ANNOTATION_MODE,
+      g_param_spec_enum ("annotation-mode", "Annotation mode",
+          "Whether patches must lie inside the annotation regions that "
+          "wsislidesrc read for each slide: off (default, annotations "
+          "unused); and-tissue = inside a region of annotation-classes and "
+          "on tissue (min-tissue); replace-tissue = inside a region, the "
+          "tissue mask ignored. Each patch is labelled with its region's "
+          "class; slides without such regions are skipped",
+          gst_patch_sampler_annotation_mode_get_type (),
+          DEFAULT_ANNOTATION_MODE, rw));
+  g_object_class_install_property (gobject_class, PROP_ANNOTATION_CLASSES,
+      g_param_spec_string ("annotation-classes", "Annotation classes",
+          "The region classes to sample, comma-separated, as the annotation "
+          "files name them (case-sensitive, at most 256); their order gives "
+          "the class ids 0, 1, 2... of the whole stream (every rank). "
+          "Needed when annotation-mode is not off (default \"\")", "", rw));
+  g_object_class_install_property (gobject_class, PROP_ANNOTATION_EXCLUDE,
+      g_param_spec_string ("annotation-exclude", "Excluded classes",
+          "Region classes no patch may touch, comma-separated (e.g. "
+          "\"Ignore,Pen\"): with the centre rule the centre must lie outside "
+          "them, with min-annotation-coverage > 0 the whole footprint "
+          "(default \"\")", "", rw));
+  g_object_class_install_property (gobject_class,
+      PROP_MIN_ANNOTATION_COVERAGE, g_param_spec_double
+      ("min-annotation-coverage", "Minimum region coverage",
+          "Share of the patch footprint that one region of its class must "
+          "cover, computed exactly on the polygons (0..1; default 0 = the "
+          "centre rule: the patch centre lies in the region)", 0.0, 1.0,
+          DEFAULT_MIN_ANNOTATION_COVERAGE, rw));
+  g_object_class_install_property (gobject_class, PROP_ANNOTATION_OVERLAP,
+      g_param_spec_enum ("annotation-overlap", "Overlap rule",
+          "Which region labels a patch that lies in several: smallest "
+          "(default: by area, e.g. a tumour outline inside a tissue "
+          "outline), largest, first or last in the file",
+          gst_patch_sampler_annotation_overlap_get_type (),
+          DEFAULT_ANNOTATION_OVERLAP, rw));
+  g_object_class_install_property (gobject_class, PROP_CLASS_BALANCE,
+      g_param_spec_enum ("class-balance", "Class balance",
+          "mode=random with replacement: none (default) = positions uniform "
+          "over the selected regions; uniform = each patch draws its class "
+          "first, all equally likely; weights = with the shares of "
+          "class-weights. The shares hold across the stream: a slide "
+          "lacking a class is made up for by later slides",
+          gst_patch_sampler_class_balance_get_type (),
+          DEFAULT_CLASS_BALANCE, rw));
+  g_object_class_install_property (gobject_class, PROP_CLASS_WEIGHTS,
+      g_param_spec_string ("class-weights", "Class weights",
+          "class-balance=weights: relative share of each of "
+          "annotation-classes, comma-separated numbers > 0, one per class "
+          "(default \"\")", "", rw));
+  g_object_class_install_property (gobject_class,
+      PROP_SLIDES_WITHOUT_REGIONS, g_param_spec_uint64
+      ("slides-without-regions", "Slides without regions",
+          "Slide visits skipped because annotation-mode is on and the slide "
+          "has no usable region of annotation-classes (no file, a malformed "
+          "one, or none of those classes) since the element last started "
+          "(read-only)", 0, G_MAXUINT64, 0, ro));
+
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_add_static_pad_template (element_class, &src_template);
   gst_element_class_set_static_metadata (element_class,
@@ -1724,6 +2233,12 @@ gst_patch_sampler_class_init (GstPatchSamplerClass * klass)
   gst_type_mark_as_plugin_api (GST_TYPE_PATCH_SAMPLER_MODE, 0);
   gst_type_mark_as_plugin_api (GST_TYPE_PATCH_SAMPLER_ALIGN, 0);
   gst_type_mark_as_plugin_api (GST_TYPE_PATCH_SAMPLER_MPP_DISTRIBUTION, 0);
+  gst_type_mark_as_plugin_api (gst_patch_sampler_annotation_mode_get_type (),
+      0);
+  gst_type_mark_as_plugin_api (gst_patch_sampler_annotation_overlap_get_type
+      (), 0);
+  gst_type_mark_as_plugin_api (gst_patch_sampler_class_balance_get_type (),
+      0);
 }
 
 static void
@@ -1755,13 +2270,21 @@ gst_patch_sampler_init (GstPatchSampler * self)
   self->max_patches = DEFAULT_MAX_PATCHES;
   self->rank_quota = DEFAULT_RANK_QUOTA;
   self->quota = NO_QUOTA;
-  set_mpp_list ("target-mpps", DEFAULT_TARGET_MPPS, self->settings.mpps,
+  set_mpp_list (self, "target-mpps", DEFAULT_TARGET_MPPS, self->settings.mpps,
       &self->settings.n_mpps, FALSE);
   self->settings.n_weights = 0;
   self->settings.mpp_min = DEFAULT_MPP_MIN;
   self->settings.mpp_max = DEFAULT_MPP_MAX;
   self->settings.mpp_distribution = DEFAULT_MPP_DISTRIBUTION;
   self->settings.maxavg_lambda = DEFAULT_MAXAVG_LAMBDA;
+  self->annotation.mode = DEFAULT_ANNOTATION_MODE;
+  self->annotation.classes = g_strdup ("");
+  self->annotation.exclude = g_strdup ("");
+  self->annotation.min_coverage = DEFAULT_MIN_ANNOTATION_COVERAGE;
+  self->annotation.overlap = DEFAULT_ANNOTATION_OVERLAP;
+  self->annotation.balance = DEFAULT_CLASS_BALANCE;
+  self->annotation.weights = g_strdup ("");
+  patch_sampler_rebuild_class_plan (self);
   self->warned_slides = g_hash_table_new (g_direct_hash, g_direct_equal);
   self->delivery = wsi_delivery_new ();
 }

@@ -114,6 +114,23 @@ wsi_tissue_map_fraction (const WsiTissueMap * map, gint64 x, gint64 y,
   return (gdouble) count / (gdouble) ((mx1 - mx0) * (my1 - my0));
 }
 
+/* Whether the footprint (x, y, side) may be a patch: tissue share at
+ * least @min_tissue and, with a region filter, accepted by it (@label
+ * gets its label, -1 without a filter). */
+gboolean
+wsi_tissue_map_accepts (const WsiTissueMap * map, gint64 x, gint64 y,
+    gint64 side, gdouble min_tissue, gdouble * fraction, gint32 * label)
+{
+  *fraction = wsi_tissue_map_fraction (map, x, y, side);
+  *label = -1;
+  if (*fraction < min_tissue)
+    return FALSE;
+  if (map->region_filter == NULL)
+    return TRUE;
+  *label = map->region_filter (map->region_data, x, y, side);
+  return *label != WSI_SAMPLE_REJECT;
+}
+
 /* Range [*lo, *hi] of left (or top) edges whose footprint can touch the
  * tissue box [t0, t1) (mask pixels) along an axis of @length level-0
  * pixels mapped onto @mask_length mask pixels. */
@@ -184,13 +201,18 @@ lattice_count_tissue (const WsiLattice * lattice, const WsiTissueMap * map,
   guint64 count = 0;
   gint64 i, j;
 
-  if (map->integral == NULL || min_tissue <= 0.0)
+  if ((map->integral == NULL || min_tissue <= 0.0)
+      && map->region_filter == NULL)
     return (guint64) lattice->nx * lattice->ny;
   for (j = 0; j < lattice->ny; j++) {
     gint64 y = lattice->y0 + j * lattice->step;
-    for (i = 0; i < lattice->nx; i++)
-      count += wsi_tissue_map_fraction (map, lattice->x0 + i * lattice->step,
-          y, side) >= min_tissue;
+    for (i = 0; i < lattice->nx; i++) {
+      gdouble fraction;
+      gint32 label;
+
+      count += wsi_tissue_map_accepts (map, lattice->x0 + i * lattice->step,
+          y, side, min_tissue, &fraction, &label);
+    }
   }
   return count;
 }
@@ -228,9 +250,11 @@ lattice_place (const WsiLattice * lattice, const WsiTissueMap * map,
     gint64 y = lattice->y0 + j * lattice->step;
     for (i = 0; i < lattice->nx && next < n; i++) {
       gint64 x = lattice->x0 + i * lattice->step;
-      gdouble fraction = wsi_tissue_map_fraction (map, x, y, side);
+      gdouble fraction;
+      gint32 label;
 
-      if (fraction < min_tissue)
+      if (!wsi_tissue_map_accepts (map, x, y, side, min_tissue, &fraction,
+              &label))
         continue;
       while (next < n && wanted[next].rank == rank) {
         WsiSample *s = &samples[wanted[next++].slot];
@@ -240,6 +264,7 @@ lattice_place (const WsiLattice * lattice, const WsiTissueMap * map,
         s->footprint = (guint32) side;
         s->out_mpp = out_mpp;
         s->tissue_fraction = (gfloat) fraction;
+        s->label = label;
       }
       rank++;
     }
@@ -275,14 +300,17 @@ draw_rejection (const WsiTissueMap * map, gint64 side, gfloat out_mpp,
   for (attempt = 0; attempt < attempts && n < n_wanted; attempt++) {
     gint64 x = x_lo + (gint64) wsi_rng_below (rng, x_hi - x_lo + 1);
     gint64 y = y_lo + (gint64) wsi_rng_below (rng, y_hi - y_lo + 1);
-    gdouble fraction = wsi_tissue_map_fraction (map, x, y, side);
+    gdouble fraction;
+    gint32 label;
 
-    if (fraction >= min_tissue) {
+    if (wsi_tissue_map_accepts (map, x, y, side, min_tissue, &fraction,
+            &label)) {
       samples[n].x = x;
       samples[n].y = y;
       samples[n].footprint = (guint32) side;
       samples[n].out_mpp = out_mpp;
       samples[n].tissue_fraction = (gfloat) fraction;
+      samples[n].label = label;
       n++;
     }
   }

@@ -42,6 +42,13 @@ G_BEGIN_DECLS
 /* Mask bytes at or above this are tissue (tissuemask writes 0 or 255). */
 #define WSI_TISSUE_THRESHOLD 128
 
+/* Optional extra test on a position (annotation regions): returns the
+ * position's label (>= 0, or -1 = no label) to keep it, or
+ * WSI_SAMPLE_REJECT to refuse it. */
+#define WSI_SAMPLE_REJECT (-2)
+typedef gint32 (*WsiRegionFilter) (gpointer data, gint64 x, gint64 y,
+    gint64 side);
+
 /* Tissue lookup for one slide: an integral image over the mask, so the
  * tissue share of any footprint costs four reads. */
 typedef struct
@@ -54,6 +61,9 @@ typedef struct
   /* bounding box of the tissue, mask pixels, end exclusive (empty when
    * the mask has no tissue) */
   gint64 tissue_x0, tissue_y0, tissue_x1, tissue_y1;
+  /* NULL, or a test every kept position must also pass (and its label) */
+  WsiRegionFilter region_filter;
+  gpointer region_data;
 } WsiTissueMap;
 
 void wsi_tissue_map_init (WsiTissueMap * map, gint64 slide_width,
@@ -63,6 +73,9 @@ void wsi_tissue_map_build (WsiTissueMap * map, guint32 * integral,
 gboolean wsi_tissue_map_is_blank (const WsiTissueMap * map);
 gdouble wsi_tissue_map_fraction (const WsiTissueMap * map, gint64 x,
     gint64 y, gint64 side);
+gboolean wsi_tissue_map_accepts (const WsiTissueMap * map, gint64 x,
+    gint64 y, gint64 side, gdouble min_tissue, gdouble * fraction,
+    gint32 * label);
 
 /* ---- resolution distributions ------------------------------------------ */
 
@@ -108,6 +121,7 @@ typedef struct
   guint32 footprint;            /* side, level-0 pixels */
   gfloat out_mpp;               /* what the rounding of footprint gives */
   gfloat tissue_fraction;
+  gint32 label;                 /* region_filter's label, -1 = none */
 } WsiSample;
 
 typedef struct

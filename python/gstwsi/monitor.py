@@ -90,8 +90,8 @@ class Monitor:
     `stream`: the `BatchStream` the loop consumes (its wait time and patch
     count are read at every step).  `prefix` is put in front of every key.
     The tracer part needs the wsistats tracer active (`gstwsi.init(monitor=
-    True)` or `BatchStream(..., monitor=True)` before GStreamer starts); without
-    it the dict has the Python-side keys only.
+    True)` or `BatchStream(..., monitor=True)` before the first stream
+    plays); without it the dict has the Python-side keys only.
     """
 
     def __init__(self, stream, log_every=100, prefix="data/"):

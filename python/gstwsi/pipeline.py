@@ -9,9 +9,10 @@ own ParamSpec (gstwsi.settings), so a bad keyword or value raises
 (and to the docstring of standard_pipeline and docs/python.md).
 """
 import difflib
+import numbers
 import re
 
-from ._utils.gst import Gst
+from ._utils.gst import init
 from .errors import SettingsError
 from .settings import check_setting, class_specs, validate_description
 
@@ -180,12 +181,38 @@ def standard_pipeline(location, *, batch_size=64, patch_size=224, target_mpp=Non
     `mode="continuous-magnification"`.  `rank`/`world_size` unset:
     wsislidesrc reads RANK/WORLD_SIZE itself.
 
-    Unknown keywords raise `SettingsError` at once.  A property this build's
-    element lacks, or a value outside its ParamSpec, raises `SettingsError`
-    naming the property, its range and the value: here when GStreamer is
-    initialised, else when `BatchStream` parses the string (initialising it
-    here would be too early for monitor=True).
+    Every value is checked here, at the call: an unknown keyword, a property
+    this build's element lacks, a value outside the property's ParamSpec or
+    of the wrong type raises `SettingsError` naming the keyword, the value
+    and what the element allows (its own ParamSpec: the range cannot drift
+    from the C code).  Initialises GStreamer (`init()`; `init(monitor=True)`
+    may still come later).
     """
+    tissue, target_mpp, settings = _implied_settings(tissue, target_mpp, settings)
+    given = dict(cycle=cycle, seed=_number(seed, int), patch_size=patch_size,
+                 target_mpp=_number(target_mpp, float),
+                 patches_per_slide=patches_per_slide, pool_size=pool_size,
+                 patches_per_visit=patches_per_visit, threads=threads,
+                 batch_size=batch_size)
+    for keyword, value in settings.items():
+        if value is None:
+            continue                  # None = leave the element's default
+        if keyword_property(keyword) is None:
+            raise _unknown_keyword(keyword, value)
+        given[keyword] = value
+    init()                            # the checks read the elements' ParamSpecs
+    props = _stage_settings(given, tissue)
+    description = _describe_pipeline(location, props, tissue, _prefetch_text(prefetch),
+                                     sink)
+    validate_description(description)
+    return description
+
+
+def _implied_settings(tissue, target_mpp, settings):
+    """(tissuemask wanted, target_mpp, settings) with what the shortcut keywords imply:
+    a method name as `tissue`, target_mpp's default (0.5, or 0 with
+    `level`), the sampling mode that target_mpps or mpp_min/mpp_max need."""
+    settings = dict(settings)
     if isinstance(tissue, str):
         settings.setdefault("tissue_method", tissue)
         tissue = True
@@ -196,28 +223,43 @@ def standard_pipeline(location, *, batch_size=64, patch_size=224, target_mpp=Non
             settings["mode"] = "multi-magnification"
         elif "mpp_min" in settings or "mpp_max" in settings:
             settings["mode"] = "continuous-magnification"
-    given = dict(cycle=cycle, seed=int(seed), patch_size=patch_size, target_mpp=float(target_mpp),
-                 patches_per_slide=patches_per_slide, pool_size=pool_size,
-                 patches_per_visit=patches_per_visit, threads=threads,
-                 batch_size=batch_size)
-    for keyword, value in settings.items():
-        if value is None:
-            continue                  # None = leave the element's default
-        if keyword_property(keyword) is None:
-            raise _unknown_keyword(keyword, value)
-        given[keyword] = value
+    return bool(tissue), target_mpp, settings
+
+
+def _number(value, kind):
+    """A number as `kind` (the seed as int, target_mpp as float, as the
+    description always had them); anything else as given, for the
+    ParamSpec check to refuse."""
+    accepted = numbers.Integral if kind is int else numbers.Real
+    if isinstance(value, accepted) and not isinstance(value, bool):
+        return kind(value)
+    return value
+
+
+def _stage_settings(given, tissue):
+    """{element: [(keyword, property, value text)]} of the keywords given,
+    each checked against its element's ParamSpec."""
     props = {element: [] for element in _STAGES}
     for keyword, value in given.items():
         element, prop = keyword_property(keyword)
         if element == "tissuemask" and not tissue:
             raise SettingsError(f"standard_pipeline: {keyword}={value!r} needs tissuemask, "
                                 f"but tissue=False leaves it out", element, prop, value, None)
-        props[element].append((keyword, prop, _value_text(value)))
-    if Gst.is_initialized():
-        for element, items in props.items():
-            for keyword, prop, text in items:
-                _check_keyword(keyword, element, prop, text)
+        text = _value_text(value)
+        _check_keyword(keyword, element, prop, text)
+        props[element].append((keyword, prop, text))
+    return props
 
+
+def _prefetch_text(prefetch):
+    """`prefetch` (patches the queue before patchbatch holds) as checked text."""
+    text = _value_text(prefetch)
+    _check_keyword("prefetch", "queue", "max-size-buffers", text)
+    return text
+
+
+def _describe_pipeline(location, props, tissue, prefetch, sink):
+    """The description: each stage with its settings, in order."""
     def stage(element, first=""):
         words = [element] + ([first] if first else [])
         words += [f"{prop}={text}" for _, prop, text in props[element]]
@@ -229,10 +271,7 @@ def standard_pipeline(location, *, batch_size=64, patch_size=224, target_mpp=Non
         parts.append(stage("tissuemask"))
     parts += ["queue max-size-buffers=4", stage("patchsampler"), stage("patchinterleave"),
               stage("patchreader"),
-              f"queue max-size-buffers={int(prefetch)} max-size-bytes=0 max-size-time=0",
+              f"queue max-size-buffers={prefetch} max-size-bytes=0 max-size-time=0",
               stage("patchbatch"),
               f"appsink name={sink} sync=false max-buffers=2"]
-    description = " ! ".join(parts)
-    if Gst.is_initialized():
-        validate_description(description)
-    return description
+    return " ! ".join(parts)

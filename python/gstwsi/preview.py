@@ -5,7 +5,9 @@ patchinterleave ! patchreader ! patchbatch ! appsink) once over the slides,
 with `cycle=false`, and writes under the output folder:
 
 - `<slide>.png` per slide: its overview, the tissue mask outline and a box
-  per sampled patch, coloured by the patch's output mpp, with a legend;
+  per sampled patch, coloured by the patch's output mpp, with a legend; with
+  annotation regions (patchsampler annotation-mode), the region outlines by
+  class and the boxes coloured by their patch's class instead;
 - `contact-sheet.png`: the first decoded patches of every slide, one row per
   slide, each framed in its mpp colour and labelled with its mpp;
 - `preview.json`: the description run, and per slide the file names, the
@@ -126,6 +128,7 @@ def _slide_from_buffer(buffer):
              "tissue_fraction": float(get("tissue-fraction", -1.0)),
              "tissue_rejected": bool(get("tissue-rejected", False)),
              "overview": None, "mask": None}
+    slide["regions"] = _regions(get)
     ok, info = buffer.map(Gst.MapFlags.READ)
     if not ok:
         return slide
@@ -142,10 +145,43 @@ def _slide_from_buffer(buffer):
     return slide
 
 
+def _regions(get):
+    """The annotation polygons of a slide meta (docs/data-formats.md):
+    [(class name, [ring as an (n, 2) float64 array, ...]), ...]."""
+    regions = get("annotation-regions")
+    classes = list(get("annotation-classes") or [])
+    if regions is None:
+        return []
+    data = regions.get_data() if hasattr(regions, "get_data") else bytes(regions)
+    out, at = [], 0
+    while at + 8 <= len(data):
+        class_index, n_rings = np.frombuffer(data, np.uint32, 2, at)
+        at += 8
+        rings = []
+        for _ in range(int(n_rings)):
+            n_points = int(np.frombuffer(data, np.uint32, 1, at)[0])
+            at += 8
+            rings.append(np.frombuffer(data, np.float64, 2 * n_points, at).reshape(-1, 2))
+            at += 16 * n_points
+        name = classes[class_index] if class_index < len(classes) else ""
+        out.append((name, rings))
+    return out
+
+
+def _sampled_classes(description):
+    """annotation-classes of the description's patchsampler, or []."""
+    found = re.search(r"annotation-classes=(\"[^\"]*\"|\S+)", description)
+    if not found:
+        return []
+    return [c.strip() for c in found.group(1).strip('"').split(",") if c.strip()]
+
+
 def collect(description, sink=SINK, columns=8, thumb=128, timeout=300.0):
     """Runs the description to EOS; returns (slides by index, records by
-    slide index, sheet patches by slide index, warnings)."""
+    slide index, sheet patches by slide index, warnings).  Each slide's
+    `labels` lists its records' labels."""
     slides, records, sheet = {}, {}, {}
+    labels = {}
     stream = BatchStream(description, sink=sink, torch=False, timeout=timeout)
     try:
         samplers = elements_of(stream.pipeline, "patchsampler")
@@ -165,12 +201,16 @@ def collect(description, sink=SINK, columns=8, thumb=128, timeout=300.0):
             for i, record in enumerate(batch.records):
                 index = int(record["slide_index"])
                 records.setdefault(index, []).append(record.copy())
+                labels.setdefault(index, []).append(batch.labels[i])
                 kept = sheet.setdefault(index, [])
                 if len(kept) < columns:
                     kept.append((_small(batch.images[i], thumb), record.copy()))
                 if index not in slides:
                     slides[index] = {"path": batch.paths[i], "index": index}
         warnings = list(stream.warnings)
+        for index, slide in slides.items():
+            slide["labels"] = labels.get(index, [])
+            slide["sampled_classes"] = _sampled_classes(description)
     except PipelineError as exc:
         exc.warnings = list(stream.warnings)    # the reasons behind the error
         raise
@@ -249,6 +289,9 @@ def write_preview(outdir, description, slides, records, sheet, warnings, columns
     outdir.mkdir(parents=True, exist_ok=True)
     every = [r["out_mpp"] for rs in records.values() for r in rs]
     colours = preview_draw.MppColours(every)
+    sampled = next((s.get("sampled_classes") for s in slides.values()
+                    if s.get("sampled_classes")), [])
+    classes = preview_draw.ClassColours(sampled)
     used, summary = set(), {"description": description, "warnings": warnings, "slides": []}
     names = _display_names(slides)
     for index in sorted(slides):
@@ -257,12 +300,17 @@ def write_preview(outdir, description, slides, records, sheet, warnings, columns
         entry = {"index": index, "path": slide.get("path", ""),
                  "patches": [[int(r["x"]), int(r["y"]), int(r["footprint"]),
                               float(r["out_mpp"])] for r in recs]}
+        if slide.get("regions"):
+            entry["labels"] = list(slide.get("labels", []))
+            entry["class_colours"] = {name: list(classes.colour(name, name in sampled))
+                                      for name, _ in slide["regions"]}
         if "width" in slide and slide.get("overview_width", 0) > 0 and slide["width"] > 0:
             stem = _stem(names[index], index, used)
             slide["name"] = names[index]
             slide["caption"] = _caption(slide, len(recs))
             image, layout = preview_draw.draw_slide(slide, recs, colours,
-                                                    _note(slide, len(recs), warnings))
+                                                    _note(slide, len(recs), warnings),
+                                                    slide.get("labels"), classes)
             image.save(outdir / f"{stem}.png", optimize=True)
             entry.update(png=f"{stem}.png", origin=layout["origin"], scale=layout["scale"],
                          overview_size=layout["overview_size"], width=slide["width"],

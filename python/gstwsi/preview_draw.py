@@ -14,7 +14,10 @@ Resolutions within 2.5 % of each other are one group (patchreader reads
 Up to 8 groups get categorical colours (multi-magnification); more get a
 continuous log-scale colour map with a colour bar (continuous-magnification).
 The mask is shown as a cyan outline and a light cyan tint over the
-background, a colour that neither scheme uses.
+background, a colour that neither scheme uses.  With annotation regions
+(patchsampler annotation-mode), the region outlines are drawn in one colour
+per class (`ClassColours`) and each box in the colour of its patch's label,
+so a box of the wrong colour inside an outline shows a labelling error.
 
 Cost: O(overview pixels + patches); a 1024 px overview with a few thousand
 boxes draws in well under a second.  Not thread-safe per image (PIL).
@@ -26,7 +29,8 @@ import re
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
-__all__ = ["MppColours", "OUTLINE", "draw_slide", "draw_contact_sheet", "mask_outline"]
+__all__ = ["ClassColours", "MppColours", "OUTLINE", "draw_slide", "draw_contact_sheet",
+           "mask_outline"]
 
 # ColorBrewer Set1 without its yellow (invisible on glass): categorical mpps.
 PALETTE = [(228, 26, 28), (55, 126, 184), (77, 175, 74), (152, 78, 163),
@@ -121,6 +125,38 @@ class MppColours:
         return tuple(int(round(v)) for v in c)
 
 
+class ClassColours:
+    """One colour per annotation class, in the order classes are first met
+    (the stream's class list first, so ids keep their colours); excluded and
+    other classes a patch never gets are grey."""
+
+    def __init__(self, sampled=()):
+        self.names = []
+        for name in sampled:
+            self.index(name)
+
+    def index(self, name):
+        if name not in self.names:
+            self.names.append(name)
+        return self.names.index(name)
+
+    def colour(self, name, sampled=True):
+        if not sampled:
+            return (150, 150, 150)
+        return PALETTE[self.index(name) % len(PALETTE)]
+
+
+def draw_regions(draw, regions, scale_x, scale_y, classes, sampled):
+    """Outlines every region ring (level-0 points) at overview scale, holes
+    dashed by a thinner line; `sampled`: the class names patches may get."""
+    for name, rings in regions:
+        classes.index(name)           # listed in the legend, even if grey
+        colour = classes.colour(name, name in sampled)
+        for k, ring in enumerate(rings):
+            points = [(float(x) * scale_x, float(y) * scale_y) for x, y in ring]
+            draw.line(points + points[:1], fill=colour, width=3 if k == 0 else 2)
+
+
 def mask_outline(mask):
     """Boolean image of the tissue pixels that touch background (4-neighbours)."""
     tissue = mask > 127
@@ -199,13 +235,31 @@ def _wrap(draw, text, fnt, width):
     return lines
 
 
-def draw_slide(slide, records, colours, note=""):
+def _class_legend(draw, x, y, classes, counts, sampled):
+    """Legend of the annotation classes: outline colour, patches per class."""
+    small = font(12)
+    draw.text((x, y), "regions and boxes, by class:", fill=TEXT, font=small)
+    y += 18
+    for name in classes.names:
+        colour = classes.colour(name, name in sampled)
+        draw.rectangle([x, y + 2, x + 14, y + 14], outline=colour, width=3)
+        shown = name or "(no class)"
+        suffix = f"  ({counts.get(name, 0)})" if name in sampled else "  (not sampled)"
+        draw.text((x + 22, y), shown + suffix, fill=TEXT, font=small)
+        y += 18
+    return y
+
+
+def draw_slide(slide, records, colours, note="", labels=None, classes=None):
     """One slide's picture: title, overview, mask outline, boxes, legend.
 
     `slide`: dict with name, width, height (level 0), overview (H x W x 3 or
     None), mask (H x W or None), overview_width, overview_height and a
-    `caption` line.  Returns (PIL image, layout) where layout gives the
-    overview's origin in the image and the level-0 -> overview scale.
+    `caption` line, and optionally `regions` (list of (class name, rings of
+    level-0 points)) and `sampled_classes`.  `labels`: each record's label,
+    used with `classes` (a ClassColours) to colour boxes by class.  Returns
+    (PIL image, layout) where layout gives the overview's origin in the
+    image and the level-0 -> overview scale.
     """
     ow, oh = slide["overview_width"], slide["overview_height"]
     if slide.get("overview") is not None:
@@ -231,11 +285,21 @@ def draw_slide(slide, records, colours, note=""):
         for x0, y0, x1, y1 in boxes:
             draw.rectangle([x0 - 1, y0 - 1, x1 + 1, y1 + 1], outline=BACKGROUND,
                            width=(2 if x1 - x0 >= 8 else 1) + 2)
+    regions = slide.get("regions") or []
+    sampled = set(slide.get("sampled_classes") or [])
+    by_class = classes is not None and labels is not None and bool(regions)
+    if by_class:
+        draw_regions(draw, regions, scale_x, scale_y, classes, sampled)
     counts = {}
-    for record, box in zip(records, boxes):
+    for i, (record, box) in enumerate(zip(records, boxes)):
         width = 2 if box[2] - box[0] >= 8 else 1
-        draw.rectangle(box, outline=colours.colour(record["out_mpp"]), width=width)
-        key = colours.group(record["out_mpp"])
+        if by_class:
+            colour = classes.colour(labels[i])
+            key = labels[i]
+        else:
+            colour = colours.colour(record["out_mpp"])
+            key = colours.group(record["out_mpp"])
+        draw.rectangle(box, outline=colour, width=width)
         counts[key] = counts.get(key, 0) + 1
 
     title_font, small = font(15), font(12)
@@ -249,7 +313,11 @@ def draw_slide(slide, records, colours, note=""):
     origin = (MARGIN, MARGIN + title_h)
     image.paste(overview, origin)
     legend_x = MARGIN * 2 + ow
-    bottom = _legend(draw, legend_x, origin[1], colours, counts, slide.get("mask") is not None)
+    if by_class:
+        bottom = _class_legend(draw, legend_x, origin[1], classes, counts, sampled)
+    else:
+        bottom = _legend(draw, legend_x, origin[1], colours, counts,
+                         slide.get("mask") is not None)
     if note:
         for i, line in enumerate(_wrap(draw, note, small, legend_w - 4)[:12]):
             draw.text((legend_x, bottom + 8 + 16 * i), line, fill=(160, 0, 0), font=small)

@@ -24,6 +24,7 @@
 #include <errno.h>
 #include <glib/gstdio.h>
 #include <gst/check/gstcheck.h>
+#include <string.h>
 
 #include "wsitestslide.h"
 
@@ -94,6 +95,30 @@ wsi_test_pop_message_text (GstBus * bus, GstMessageType type)
   g_error_free (err);
   gst_message_unref (msg);
   return text;
+}
+
+/* @element (not in a bin) refuses to start because its own validation
+ * refused a value (gst-libs/gst/wsi/wsirefusal.h): the change to @state
+ * fails with one error whose text holds @expected (the property, the value
+ * and "accepted:"). The element is left in NULL. */
+static inline void
+wsi_test_assert_refuses_start (GstElement * element, GstState state,
+    const gchar * expected)
+{
+  GstBus *bus = gst_bus_new ();
+  gchar *text;
+
+  gst_element_set_bus (element, bus);
+  fail_unless_equals_int (gst_element_set_state (element, state),
+      GST_STATE_CHANGE_FAILURE);
+  text = wsi_test_pop_message_text (bus, GST_MESSAGE_ERROR);
+  fail_unless (text != NULL, "no error message");
+  fail_unless (strstr (text, expected) != NULL, "%s", text);
+  fail_unless (strstr (text, "accepted:") != NULL, "%s", text);
+  g_free (text);
+  gst_element_set_state (element, GST_STATE_NULL);
+  gst_element_set_bus (element, NULL);
+  gst_object_unref (bus);
 }
 
 /* Waits up to @timeout (GST_CLOCK_TIME_NONE: for ever) for EOS on

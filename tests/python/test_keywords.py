@@ -7,7 +7,7 @@ import pytest
 
 import gstwsi
 from gstwsi.pipeline import _KEYWORDS, keyword_property
-from gstwsi.settings import INT_TYPES, class_specs
+from gstwsi.settings import FLOAT_TYPES, INT_TYPES, class_specs
 from gstwsi.stream import GObject, Gst
 
 
@@ -142,21 +142,136 @@ def test_bad_enum_value_lists_the_values():
     assert "mode=spiral" in str(info.value) and "random" in str(info.value)
 
 
-def test_checks_wait_for_gstreamer_when_it_is_not_initialised(example_env):
-    # monitor=True needs GStreamer uninitialised until BatchStream: the string
-    # is built unchecked, and BatchStream refuses it with the same error.
-    code = ("import gstwsi\n"
-            "from gstwsi.stream import Gst\n"
-            "d = gstwsi.standard_pipeline('/nonexistent', min_tissue=2)\n"
-            "assert not Gst.is_initialized() and 'min-tissue=2' in d\n"
-            "try:\n"
-            "    gstwsi.BatchStream(d, torch=False)\n"
-            "except gstwsi.SettingsError as e:\n"
-            "    print('refused:', e)\n")
-    proc = subprocess.run([sys.executable, "-c", code], env=example_env,
+def _child(code, env):
+    """Runs `code` in a fresh interpreter (GStreamer not initialised)."""
+    proc = subprocess.run([sys.executable, "-c", code], env=env,
                           capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    assert "refused: patchsampler: min-tissue=2 is out of range 0.0..1.0" in proc.stdout
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc.stdout
+
+
+def test_values_are_checked_at_the_call_before_gstreamer_runs(example_env):
+    # standard_pipeline checks its values itself, even in a process where
+    # nothing initialised GStreamer yet: it raises at once, naming the
+    # keyword, the value and the element's range.
+    out = _child("import gstwsi\n"
+                 "from gstwsi.stream import Gst\n"
+                 "assert not Gst.is_initialized()\n"
+                 "try:\n"
+                 "    gstwsi.standard_pipeline('/nonexistent', patch_size=100000)\n"
+                 "except gstwsi.SettingsError as e:\n"
+                 "    print('refused:', e)\n"
+                 "    print('fields:', e.property, e.value, e.allowed)\n", example_env)
+    spec = class_specs("patchsampler")["patch-size"]
+    allowed = f"{spec.minimum}..{spec.maximum}"
+    assert "refused: patchsampler: patch-size=100000 is out of range " + allowed in out
+    assert "(keyword patch_size)" in out
+    assert f"fields: patch-size 100000 {allowed}" in out
+
+
+def test_monitor_after_standard_pipeline_still_traces(example_env, slides):
+    # standard_pipeline initialises GStreamer to check its values; a
+    # BatchStream(monitor=True) made afterwards still gets the wsistats
+    # tracer, and the tracer sees the stream's batches.
+    out = _child("import gstwsi\n"
+                 f"d = gstwsi.standard_pipeline({str(slides)!r}, batch_size=4, patch_size=32,\n"
+                 "    patches_per_slide=4, cycle=False)\n"
+                 "assert gstwsi.find_tracer() is None\n"
+                 "with gstwsi.BatchStream(d, torch=False, monitor=True) as stream:\n"
+                 "    n = sum(1 for _ in stream)\n"
+                 "stats = gstwsi.find_tracer().emit('get-stats')\n"
+                 "print('batches', n)\n"
+                 "print('interval count', stats.get_value('batch-interval')"
+                 ".get_value('count'))\n", example_env)
+    batches = int(out.split("batches ")[1].split()[0])
+    intervals = int(out.split("interval count ")[1].split()[0])
+    assert batches >= 2 and intervals >= batches - 1, out
+
+
+def test_monitor_is_refused_while_a_stream_plays(example_env, slides):
+    # Making the tracer registers hooks that running pipelines call: not
+    # while a stream plays (a warning, no tracer), fine once it stopped.
+    out = _child("import warnings\n"
+                 "import gstwsi\n"
+                 f"d = gstwsi.standard_pipeline({str(slides)!r}, batch_size=4, patch_size=32,\n"
+                 "    patches_per_slide=4, cycle=False)\n"
+                 "stream = gstwsi.BatchStream(d, torch=False)\n"
+                 "stream.next_batch()\n"
+                 "with warnings.catch_warnings(record=True) as caught:\n"
+                 "    warnings.simplefilter('always')\n"
+                 "    print('while playing', gstwsi.init(monitor=True))\n"
+                 "print('warned', any('stream is playing' in str(w.message) for w in caught))\n"
+                 "stream.close()\n"
+                 "print('after close', gstwsi.init(monitor=True))\n", example_env)
+    assert "while playing False" in out and "warned True" in out, out
+    assert "after close True" in out, out
+
+
+def _numeric_keywords():
+    """(keyword, element, property) of every table keyword whose property
+    is an integer or floating-point number in this build."""
+    found = []
+    for keyword in sorted(_KEYWORDS):
+        factory, prop = keyword_property(keyword)
+        spec = (class_specs(factory) or {}).get(prop)
+        if spec is not None and (spec.value_type.fundamental in INT_TYPES
+                                 or spec.value_type.fundamental in FLOAT_TYPES):
+            found.append((keyword, factory, prop))
+    return found
+
+
+def _element_spec(factory, prop):
+    """The ParamSpec as an element instance reports it (not the module's cache)."""
+    return Gst.ElementFactory.make(factory, None).find_property(prop)
+
+
+@pytest.mark.parametrize("keyword,factory,prop", _numeric_keywords())
+def test_range_is_the_elements_own(keyword, factory, prop):
+    # The limits of the element's ParamSpec are accepted; one step past them
+    # is refused with that same range (so the check cannot drift from the C
+    # code: nothing in Python holds a copy of the range).
+    spec = _element_spec(factory, prop)
+    is_int = spec.value_type.fundamental in INT_TYPES
+    allowed = f"{spec.minimum}..{spec.maximum}"
+    for edge in (spec.minimum, spec.maximum):
+        description = gstwsi.standard_pipeline(LOCATION, **{keyword: edge})
+        assert f"{prop}=" in description
+    above = spec.maximum + 1 if is_int else (spec.maximum * 2 or 1.0)
+    below = spec.minimum - 1 if is_int else spec.minimum - max(1.0, abs(spec.minimum))
+    for bad in (above, below):
+        with pytest.raises(gstwsi.SettingsError) as info:
+            gstwsi.standard_pipeline(LOCATION, **{keyword: bad})
+        assert info.value.allowed == allowed and info.value.property == prop
+        assert keyword in str(info.value) and allowed in str(info.value)
+
+
+@pytest.mark.parametrize("keyword,value,why", [
+    ("patch_size", "big", "is not an integer"),
+    ("patch_size", 1.5, "is not an integer"),
+    ("patch_size", [224, 256], "is not an integer"),
+    ("seed", 2.5, "is not an integer"),
+    ("batch_size", True, "is not an integer"),
+    ("target_mpp", "fine", "is not a number"),
+    ("min_tissue", "half", "is not a number"),
+    ("cycle", "maybe", "is not a boolean"),
+    ("drop_remainder", 2, "is not a boolean"),
+    ("mode", 7, "is not one of"),
+    ("prefetch", "lots", "is not an integer"),
+])
+def test_wrong_type_is_refused_at_the_call(keyword, value, why):
+    with pytest.raises(gstwsi.SettingsError) as info:
+        gstwsi.standard_pipeline(LOCATION, **{keyword: value})
+    text = str(info.value)
+    assert why in text and f"(keyword {keyword})" in text, text
+
+
+@pytest.mark.parametrize("keyword,value", [
+    ("patch_size", 8192), ("patch_size", "256"), ("seed", 2**64 - 1), ("min_tissue", 0),
+    ("target_mpp", 2), ("cycle", False), ("mode", "grid"), ("prefetch", 0),
+])
+def test_values_in_range_pass(keyword, value):
+    description = gstwsi.standard_pipeline(LOCATION, **{keyword: value})
+    assert description.endswith("appsink name=sink sync=false max-buffers=2")
 
 
 def test_keywords_stream(slides):

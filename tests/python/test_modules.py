@@ -1,6 +1,7 @@
 """gstwsi split by job (issue 18): each piece in its own module, and the
 names that older code imports from gstwsi and gstwsi.stream still there."""
 import importlib
+import pathlib
 
 import pytest
 
@@ -50,3 +51,14 @@ def test_old_imports_keep_working():
     assert stream.Gst is importlib.import_module("gstwsi._utils.gst").Gst
     for name in gstwsi.__all__:
         assert getattr(gstwsi, name) is not None, name
+
+
+def test_meson_installs_every_module():
+    # python/meson.build lists the files it installs: a module added by the
+    # split but missing there would import from the source tree and fail
+    # once installed.
+    package = pathlib.Path(gstwsi.__file__).parent
+    listed = (package.parent / "meson.build").read_text()
+    for path in sorted(package.rglob("*.py")):
+        name = path.relative_to(package.parent).as_posix()
+        assert f"'{name}'" in listed, f"{name} is not installed by python/meson.build"

@@ -252,3 +252,45 @@ def test_multi_magnification_boxes_carry_each_records_colour(two_mpp_slides, tmp
                 assert edge.any(), (entry["png"], colour, (bx0, by0, bx1, by1))
             # ... and that colour appears on no outline but its own boxes'
             assert not (painted & ~_box_outline(painted.shape, boxes)).any()
+
+
+def test_annotation_regions_and_boxes_by_class(tmp_root, example_env):
+    """With annotation-mode, the outlines are drawn in their class's colour
+    and every box in the colour of its patch's label; preview.json keeps
+    the labels, and the excluded class is grey."""
+    out_slides = tmp_root / "preview-annotated"
+    subprocess.run([_generator(), "--count", "1", "--width", str(W), "--height", str(H),
+                    str(out_slides)], check=True, stdout=subprocess.DEVNULL)
+    slide = sorted(out_slides.glob("slide-*.*"))[0]
+    rects = {"Tumor": (100, 100, 900, 700), "Stroma": (1000, 100, 1900, 1400),
+             "Ignore": (100, 900, 900, 1400)}
+    features = []
+    for name, (x0, y0, x1, y1) in rects.items():
+        ring = [[x0, y0], [x1, y0], [x1, y1], [x0, y1], [x0, y0]]
+        features.append({"type": "Feature", "properties": {"classification": {"name": name}},
+                         "geometry": {"type": "Polygon", "coordinates": [ring]}})
+    (out_slides / (slide.stem + ".geojson")).write_text(
+        json.dumps({"type": "FeatureCollection", "features": features}))
+    out = tmp_root / "preview-annotated-out"
+    fragment = ("patchsampler patch-size=64 patches-per-slide=40 annotation-mode=replace-tissue "
+                "annotation-classes=Tumor,Stroma annotation-exclude=Ignore")
+    proc = run_tool(["-o", out, slide, "--pipeline", fragment], example_env)
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads((out / "preview.json").read_text())
+    entry = summary["slides"][0]
+    assert len(entry["labels"]) == len(entry["patches"]) == 40
+    assert set(entry["labels"]) == {"Tumor", "Stroma"}
+    colours = {k: tuple(v) for k, v in entry["class_colours"].items()}
+    assert colours["Ignore"] == (150, 150, 150) and colours["Tumor"] != colours["Stroma"]
+    pixels = np.asarray(Image.open(out / entry["png"]))
+    x0, y0 = entry["origin"]
+    overview = pixels[y0:y0 + 768, x0:x0 + 1024]
+    for (x, y, side, _), label in zip(entry["patches"], entry["labels"]):
+        rx0, ry0, rx1, ry1 = rects[label]
+        cx, cy = x + side / 2, y + side / 2
+        assert rx0 <= cx <= rx1 and ry0 <= cy <= ry1, (label, x, y)
+        # the box's corner (scale 1/2) is in the label's colour
+        assert tuple(overview[y // 2, x // 2]) == colours[label], (label, x, y)
+    # each outline's top edge (scale 1/2, 3 px wide) in its class colour
+    for name, (rx0, ry0, rx1, _) in rects.items():
+        assert tuple(overview[ry0 // 2, (rx0 + rx1) // 4]) == colours[name], name

@@ -32,6 +32,7 @@ EXPECT = {
                             **{f"local_{k}": 98 for k in range(8)}}),
     "supervised": dict(size=224),
     "mil": dict(size=224, float=True),
+    "annotations": dict(size=224),
 }
 
 
@@ -55,7 +56,24 @@ def big_slides(tmp_root):
     for k, name in enumerate(sorted(p.name for p in out.iterdir() if p.suffix != ".csv")):
         rows.append(f"{name},{'tumour' if k % 2 else 'normal'},P{k:03d},{k + 1}")
     manifest.write_text("\n".join(rows) + "\n")
+    # QuPath-style annotations next to each slide: Tumor the left half,
+    # Stroma the right half, an excluded corner.
+    for slide in out.iterdir():
+        if slide.suffix in (".svs", ".tiff"):
+            (out / (slide.stem + ".geojson")).write_text(_halves_geojson())
     return out
+
+
+def _halves_geojson(width=4608, height=4608):
+    def feature(name, x0, y0, x1, y1):
+        ring = [[x0, y0], [x1, y0], [x1, y1], [x0, y1], [x0, y0]]
+        return ('{"type":"Feature","geometry":{"type":"Polygon","coordinates":[%s]},'
+                '"properties":{"classification":{"name":"%s"}}}'
+                % (str(ring).replace(" ", ""), name))
+    half = width // 2
+    features = [feature("Tumor", 0, 0, half, height), feature("Stroma", half, 0, width, height),
+                feature("Ignore", 0, 0, 256, 256)]
+    return '{"type":"FeatureCollection","features":[%s]}' % ",".join(features)
 
 
 def location(page, slides):
@@ -132,6 +150,22 @@ def test_supervised_recipe(big_slides):
         assert batch.columns["patient"].shape == (BATCH,)
         for path, label, grade in zip(batch.paths, batch.labels, batch.columns["grade"]):
             assert label == ("tumour" if (grade - 1) % 2 else "normal")
+
+
+def test_annotations_recipe(big_slides):
+    batches, _ = run_python("annotations", big_slides)
+    assert len(batches) == 3
+    for batch in batches:
+        a = _array(batch.images)
+        assert a.shape == (BATCH, 224, 224, 3) and a.dtype == np.uint8
+        ids = batch.columns["class-id"]
+        assert ids.dtype == np.int64 and ids.shape == (BATCH,)
+        for label, cid, cls, rec in zip(batch.labels, ids, batch.columns["class"],
+                                        batch.records):
+            assert label == cls == ["Tumor", "Stroma"][cid]
+            centre_x = rec["x"] + rec["footprint"] / 2
+            assert (centre_x <= 2304) if label == "Tumor" else (centre_x >= 2304)
+            assert not (rec["x"] < 256 and rec["y"] < 256)     # Ignore excluded
 
 
 def test_mil_recipe(big_slides):

@@ -16,6 +16,8 @@
 #endif
 
 #include "wsislide.h"
+
+#include <gst/wsi/wsilevel.h>
 #include "wsibytesource.h"
 
 
@@ -363,13 +365,8 @@ wsi_slide_read (WsiSlide * slide, WsiReadContext * ctx,
 gint
 wsi_slide_best_level (const WsiSlide * slide, gdouble downsample)
 {
-  gint level, best = 0;
-
-  for (level = 0; level < slide->level_count; level++) {
-    if (slide->level_downsample[level] <= downsample * 1.01)
-      best = level;
-  }
-  return best;
+  return wsi_level_for_downsample (slide->level_downsample,
+      slide->level_count, downsample);
 }
 
 gboolean

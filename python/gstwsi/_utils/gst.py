@@ -17,6 +17,7 @@ is still usable.
 import atexit
 import os
 import threading
+import warnings
 import weakref
 
 import gi
@@ -89,19 +90,48 @@ def init(monitor=False, tracer_params="interval=1000,summary=false"):
     """Initialises GStreamer once per process.
 
     With `monitor=True` and no `GST_TRACERS` in the environment, enables the
-    `wsistats` tracer first: tracers are only read at `Gst.init` time, so this
-    has to happen before anything else initialises GStreamer.  Returns True
-    when the wsistats tracer is active.
+    `wsistats` tracer: before `Gst.init` through `GST_TRACERS` (as
+    GStreamer reads tracers), or, when GStreamer is already initialised
+    (`standard_pipeline` initialises it to check its keywords), by making
+    the tracer now, which is safe while no pipeline plays.  Either way
+    `GST_TRACERS` is set, so processes started from this one (spawned
+    DataLoader workers) trace too.  Returns True when the wsistats tracer
+    is active.
     """
     global _init_pid
     check_fork()
     with _init_lock:
-        if monitor and not Gst.is_initialized() and "GST_TRACERS" not in os.environ:
+        wanted = monitor and "GST_TRACERS" not in os.environ
+        if wanted:
             os.environ["GST_TRACERS"] = f"wsistats({tracer_params})"
         if not Gst.is_initialized():
             Gst.init(None)
             _init_pid = os.getpid()
+        elif wanted and find_tracer() is None:
+            _attach_tracer(tracer_params)
     return find_tracer() is not None
+
+
+# Tracers made after Gst.init: GStreamer's hooks reference them, this keeps
+# them for the life of the process as GST_TRACERS' tracers are.
+_late_tracers = []
+
+
+def _attach_tracer(params):
+    """Makes the wsistats tracer in an initialised GStreamer.  Its hooks are
+    registered as it is made; a pipeline that is running meanwhile could
+    call a hook half-registered, so this is refused while a stream plays."""
+    if len(open_streams):
+        del os.environ["GST_TRACERS"]
+        warnings.warn("init(monitor=True): a stream is playing, so the wsistats tracer "
+                      "cannot be added now; call gstwsi.init(monitor=True) before the "
+                      "first stream starts", RuntimeWarning, stacklevel=3)
+        return
+    feature = Gst.Registry.get().lookup_feature("wsistats")
+    factory = feature.load() if feature is not None else None
+    if factory is None:
+        return              # plugin not installed: find_tracer() says None
+    _late_tracers.append(GObject.new(factory.get_tracer_type(), params=params))
 
 
 def find_tracer():

@@ -17,6 +17,7 @@
 #include <gst/video/video.h>
 #include <gst/app/gstappsink.h>
 #include <gst/wsi/wsirecord.h>
+#include "wsitestutil.h"
 
 /* Byte @byte of row @row of patch @index: distinct for every patch. */
 static guint8
@@ -1187,8 +1188,12 @@ GST_START_TEST (test_bad_mean_std_refused)
   GstBus *bus;
   GstMessage *msg;
 
-  ASSERT_WARNING (set_channel_array (e, "mean", five, 5));
-  ASSERT_WARNING (set_channel_array (e, "mean", five, 0));
+  /* ours to refuse (count): no warning, no start */
+  set_channel_array (e, "mean", five, 5);
+  wsi_test_assert_refuses_start (e, GST_STATE_READY, "mean=\"<");
+  set_channel_array (e, "mean", five, 0);
+  wsi_test_assert_refuses_start (e, GST_STATE_READY, "mean=\"<");
+  /* GLib's (an item out of the element spec's range) */
   ASSERT_WARNING (set_channel_array (e, "std", &zero, 1));
   ASSERT_WARNING (gst_util_set_object_arg (G_OBJECT (e), "std", "<-1.0>"));
   g_value_init (&array, GST_TYPE_ARRAY);

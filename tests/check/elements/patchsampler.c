@@ -956,9 +956,12 @@ GST_START_TEST (test_bad_properties)
   fail_unless_equals_float (tissue, 0.5);
 
   ASSERT_WARNING (g_object_set (e, "patches-per-slide", -2, NULL));
-  ASSERT_WARNING (g_object_set (e, "patches-per-slide", 0, NULL));
+  /* ours to refuse: no warning, the previous value kept, no start */
+  g_object_set (e, "patches-per-slide", 0, NULL);
   g_object_get (e, "patches-per-slide", &per_slide, NULL);
   fail_unless_equals_int (per_slide, 100);
+  wsi_test_assert_refuses_start (e, GST_STATE_READY,
+      "patches-per-slide=\"0\"");
 
   ASSERT_WARNING (g_object_set (e, "target-mpp", -0.5, NULL));
   ASSERT_WARNING (g_object_set (e, "level", -3, NULL));
@@ -971,6 +974,10 @@ GST_START_TEST (test_bad_properties)
   fail_unless_equals_int (size, 224);
   fail_unless_equals_int (per_slide, -1);
   fail_unless_equals_float (tissue, 0.25);
+  /* a good value after a refused one: the refusal is forgotten */
+  fail_unless_equals_int (gst_element_set_state (e, GST_STATE_READY),
+      GST_STATE_CHANGE_SUCCESS);
+  gst_element_set_state (e, GST_STATE_NULL);
   gst_object_unref (e);
 }
 
@@ -1432,16 +1439,29 @@ GST_START_TEST (test_magnification_bad_settings)
   gchar *text;
   gdouble v;
 
-  /* refused one by one, old value kept */
-  ASSERT_WARNING (g_object_set (e, "target-mpps", "0.5,abc", NULL));
-  ASSERT_WARNING (g_object_set (e, "target-mpps", "", NULL));
-  ASSERT_WARNING (g_object_set (e, "mpp-weights", "1,-2", NULL));
-  ASSERT_WARNING (g_object_set (e, "mpp-min", 0.0, NULL));
-  ASSERT_WARNING (g_object_set (e, "maxavg-lambda", 0.0, NULL));
+  /* refused one by one, old value kept, and the element will not start:
+   * one error names every refused value */
+  g_object_set (e, "target-mpps", "0.5,abc", NULL);
+  g_object_get (e, "target-mpps", &text, NULL);
+  fail_unless_equals_string (text, "0.25,0.5,1,2");
+  g_free (text);
+  g_object_set (e, "target-mpps", "", NULL);
+  g_object_set (e, "mpp-weights", "1,-2", NULL);
+  g_object_set (e, "mpp-min", 0.0, NULL);
+  ASSERT_WARNING (g_object_set (e, "maxavg-lambda", 0.0, NULL));     /* GLib's */
   g_object_get (e, "target-mpps", &text, "mpp-min", &v, NULL);
   fail_unless_equals_string (text, "0.25,0.5,1,2");
   fail_unless_equals_float (v, 0.25);
   g_free (text);
+  wsi_test_assert_refuses_start (e, GST_STATE_READY, "target-mpps=\"\"");
+  wsi_test_assert_refuses_start (e, GST_STATE_READY, "mpp-weights=\"1,-2\"");
+  wsi_test_assert_refuses_start (e, GST_STATE_READY, "mpp-min=\"0\"");
+  /* good values replace the refused ones: it starts */
+  g_object_set (e, "target-mpps", "0.5,1", "mpp-weights", "", "mpp-min", 0.5,
+      NULL);
+  fail_unless_equals_int (gst_element_set_state (e, GST_STATE_READY),
+      GST_STATE_CHANGE_SUCCESS);
+  gst_element_set_state (e, GST_STATE_NULL);
   gst_object_unref (e);
 
   /* refused together, at the first slide */

@@ -908,7 +908,11 @@ GST_START_TEST (test_properties_validated)
       "global:2:224:0.32:1.0,local:8:96:0.05:0.32");
   g_free (text);
   for (i = 0; i < G_N_ELEMENTS (bad); i++) {
-    ASSERT_WARNING (g_object_set (e, "views", bad[i], NULL));
+    gchar *expected = g_strdup_printf ("views=\"%s\"", bad[i]);
+
+    g_object_set (e, "views", bad[i], NULL);
+    wsi_test_assert_refuses_start (e, GST_STATE_PAUSED, expected);
+    g_free (expected);
     text = get_views (e, &preset);
     fail_unless_equals_string (text,
         "global:2:224:0.32:1.0,local:8:96:0.05:0.32");

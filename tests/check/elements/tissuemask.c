@@ -20,6 +20,7 @@
 #include <gst/check/gstharness.h>
 #include <gst/wsi/wsievent.h>
 #include <gst/wsi/wsirecord.h>
+#include "wsitestutil.h"
 
 #define OV_W 400
 #define OV_H 300
@@ -600,14 +601,15 @@ GST_START_TEST (test_bad_values_refused)
   gint method = -1;
 
   fail_unless (mask != NULL);
-  ASSERT_WARNING (g_object_set (mask, "median-kernel", 4, NULL));
+  /* ours to refuse (even kernels): no warning, no start */
+  g_object_set (mask, "median-kernel", 4, NULL);
   ASSERT_WARNING (g_object_set (mask, "min-tissue-fraction", 1.5, NULL));
   ASSERT_WARNING (g_object_set (mask, "method", 42, NULL));
   ASSERT_WARNING (g_object_set (mask, "saturation-threshold", 300, NULL));
   ASSERT_WARNING (g_object_set (mask, "value-floor", 256, NULL));
   ASSERT_WARNING (g_object_set (mask, "hue-max", 181, NULL));
   ASSERT_WARNING (g_object_set (mask, "hsv-saturation-min", -2, NULL));
-  ASSERT_WARNING (g_object_set (mask, "otsu-blur-kernel", 4, NULL));
+  g_object_set (mask, "otsu-blur-kernel", 4, NULL);
   ASSERT_WARNING (g_object_set (mask, "otsu-min-area", 1.5, NULL));
   gst_util_set_object_arg (G_OBJECT (mask), "otsu-channel", "grey-ish");
   gst_util_set_object_arg (G_OBJECT (mask), "method", "bogus");
@@ -626,8 +628,13 @@ GST_START_TEST (test_bad_values_refused)
   g_object_get (mask, "otsu-channel", &method, NULL);
   fail_unless_equals_int (method, 0);
 
-  /* Good values are taken. */
-  g_object_set (mask, "median-kernel", 5, NULL);
+  wsi_test_assert_refuses_start (mask, GST_STATE_PAUSED,
+      "median-kernel=\"4\"");
+  wsi_test_assert_refuses_start (mask, GST_STATE_PAUSED,
+      "otsu-blur-kernel=\"4\"");
+
+  /* Good values are taken (and the refusals forgotten). */
+  g_object_set (mask, "median-kernel", 5, "otsu-blur-kernel", 3, NULL);
   gst_util_set_object_arg (G_OBJECT (mask), "method", "hsv");
   g_object_get (mask, "median-kernel", &kernel, "method", &method, NULL);
   fail_unless_equals_int (kernel, 5);

@@ -1373,9 +1373,11 @@ GST_START_TEST (test_bad_property_values)
 
   fail_unless (src != NULL);
   g_object_set (src, "world-size", 4, NULL);
-  ASSERT_WARNING (g_object_set (src, "world-size", 0, NULL));
+  /* ours to refuse: no warning, the value kept, no start */
+  g_object_set (src, "world-size", 0, NULL);
   g_object_get (src, "world-size", &world, NULL);
   fail_unless_equals_int (world, 4);
+  wsi_test_assert_refuses_start (src, GST_STATE_PAUSED, "world-size=\"0\"");
   /* Out of the documented range: GObject refuses and keeps the value. */
   ASSERT_WARNING (g_object_set (src, "thumbnail-size", 16, NULL));
   g_object_get (src, "thumbnail-size", &thumbnail, NULL);
