@@ -66,9 +66,14 @@
 #include "wsiorderedpool.h"
 #include "wsislide.h"
 #include "wsislidecache.h"
+#include "wsibytesource.h"
+#include "wsiremotestats.h"
 #include "gstwsibackend.h"
 #include "wsivideoformat.h"
 #include "wsitilecache.h"
+#ifdef WSI_HAVE_CURL
+#include "wsihttpsource.h"
+#endif
 
 #include <gst/video/video.h>
 #include <gst/wsi/wsiannotation.h>
@@ -108,6 +113,10 @@ enum
   PROP_TILE_CACHE_HITS,
   PROP_TILE_CACHE_MISSES,
   PROP_READ_STATS,
+  PROP_READ_AHEAD,
+  PROP_PREFETCH_REQUESTS,
+  PROP_PREFETCH_BYTES,
+  PROP_REMOTE_STATS,
 };
 
 #define OUTPUT_FORMATS "{ RGB, RGBA, RGBx, BGRx }"
@@ -138,6 +147,9 @@ typedef struct
   gint consecutive_failures;    /* source task only (stream order) */
   gint given_up;                /* atomic flag, set by the source task */
   gchar *give_up_reason;        /* why, once given up (source task) */
+  gboolean remote;              /* a URL: prefetch its tiles ahead */
+  gboolean warned_failure;      /* its first failed read was shown */
+  gboolean counted_backend;     /* its backend is in slides_by_backend */
 } SlideContext;
 
 static SlideContext *
@@ -149,6 +161,7 @@ slide_context_new (const gchar * file, const gchar * path,
   ctx->file = g_strdup (file);
   ctx->path = g_strdup (path);
   ctx->label = g_strdup (label ? label : "");
+  ctx->remote = wsi_location_is_remote (file);
   return ctx;
 }
 
@@ -197,6 +210,7 @@ struct _GstPatchReader
 
   /* properties, under the object lock */
   guint threads;
+  guint read_ahead;             /* patches queued ahead of decoding; 0 auto */
   guint max_read_failures;
   gdouble resample_tolerance;
   GstWsiBackend backend;
@@ -213,6 +227,8 @@ struct _GstPatchReader
   guint64 patches_failed;
   guint64 patches_skipped;
   GHashTable *read_by_backend;  /* backend name (static) -> guint64 count */
+  GHashTable *slides_by_backend;        /* backend (static) -> guint64 slides */
+  GHashTable *failed_by_slide;  /* slide path (owned) -> guint64 failed reads */
 
   /* output buffers, under stats_lock (the chain and flushes swap it) */
   GstBufferPool *buffer_pool;
@@ -238,6 +254,22 @@ GST_ELEMENT_REGISTER_DEFINE_WITH_CODE (patchreader, "patchreader",
 
 /* ---- decoding (worker threads, no lock held) ---------------------------- */
 
+/* ++table[key]; stats_lock held. @key is taken when new (else freed
+ * with @free_key). */
+static guint64
+count_in (GHashTable * table, gpointer key, GDestroyNotify free_key)
+{
+  guint64 *count = g_hash_table_lookup (table, key);
+
+  if (count == NULL) {
+    count = g_new0 (guint64, 1);
+    g_hash_table_insert (table, key, count);
+  } else if (free_key != NULL) {
+    free_key (key);
+  }
+  return ++(*count);
+}
+
 /* Tells the source upstream to stop visiting a slide we gave up. */
 static void
 report_given_up (GstPatchReader * self, SlideContext * ctx, guint index)
@@ -260,14 +292,26 @@ note_read_failure (GstPatchReader * self, SlideContext * ctx,
   max_failures = self->max_read_failures;
   GST_OBJECT_UNLOCK (self);
 
+  g_mutex_lock (&self->stats_lock);
+  count_in (self->failed_by_slide, g_strdup (ctx->path), g_free);
+  g_mutex_unlock (&self->stats_lock);
+
   failures = ++ctx->consecutive_failures;
-  if ((guint) failures <= max_failures) {
+  /* Once per slide, with the decoder's words: on 10^5 slides one line
+   * per dropped patch would hide the message that matters. */
+  if (!ctx->warned_failure) {
+    ctx->warned_failure = TRUE;
     GST_ELEMENT_WARNING (self, RESOURCE, READ,
-        ("Could not read the patch at (%" G_GINT64_FORMAT ", %"
-            G_GINT64_FORMAT ") level %d of slide \"%s\"; the patch is "
-            "dropped.", record->x, record->y, level, ctx->path),
-        ("patch %" G_GUINT64_FORMAT ": %s", record->sequence,
-            error ? error->message : "unknown error"));
+        ("Could not read a patch of slide \"%s\": %s. The patch is dropped; "
+            "further read failures of this slide are counted, not shown "
+            "(patchreader read-stats failed-slides, the wsistats report).",
+            ctx->path, error ? error->message : "unknown error"),
+        ("patch %" G_GUINT64_FORMAT " at (%" G_GINT64_FORMAT ", %"
+            G_GINT64_FORMAT ") level %d", record->sequence, record->x,
+            record->y, level));
+  } else {
+    GST_DEBUG_OBJECT (self, "patch %" G_GUINT64_FORMAT " of %s dropped: %s",
+        record->sequence, ctx->path, error ? error->message : "?");
   }
   if ((guint) failures >= max_failures
       && g_atomic_int_compare_and_exchange (&ctx->given_up, 0, 1)) {
@@ -280,19 +324,18 @@ note_read_failure (GstPatchReader * self, SlideContext * ctx,
   }
 }
 
+/* A patch read; the slide's first read also counts the slide for its
+ * backend (the tracer's per-reader line). */
 static void
-count_read (GstPatchReader * self, const gchar * backend)
+count_read (GstPatchReader * self, SlideContext * ctx, const gchar * backend)
 {
-  guint64 *count;
-
   g_mutex_lock (&self->stats_lock);
   self->patches_read++;
-  count = g_hash_table_lookup (self->read_by_backend, backend);
-  if (count == NULL) {
-    count = g_new0 (guint64, 1);
-    g_hash_table_insert (self->read_by_backend, (gpointer) backend, count);
+  count_in (self->read_by_backend, (gpointer) backend, NULL);
+  if (!ctx->counted_backend) {
+    ctx->counted_backend = TRUE;
+    count_in (self->slides_by_backend, (gpointer) backend, NULL);
   }
-  (*count)++;
   g_mutex_unlock (&self->stats_lock);
 }
 
@@ -480,7 +523,7 @@ reader_finish (WsiPoolElement * element, gpointer data, GstBuffer * result)
   switch (outcome) {
     case OUTCOME_READ:
       ctx->consecutive_failures = 0;
-      count_read (self, work->backend);
+      count_read (self, ctx, work->backend);
       label_patch (result, ctx, work);
       return result;
     case OUTCOME_FAILED:
@@ -534,8 +577,13 @@ gst_patch_reader_start (WsiPoolElement * element, guint * n_threads)
   g_mutex_lock (&self->stats_lock);
   self->patches_read = self->patches_failed = self->patches_skipped = 0;
   g_hash_table_remove_all (self->read_by_backend);
+  g_hash_table_remove_all (self->slides_by_backend);
+  g_hash_table_remove_all (self->failed_by_slide);
   g_mutex_unlock (&self->stats_lock);
   wsi_tile_cache_reset_counters (self->tile_cache);
+  GST_OBJECT_LOCK (self);
+  wsi_pool_element_set_min_queued (element, self->read_ahead);
+  GST_OBJECT_UNLOCK (self);
   return TRUE;
 }
 
@@ -731,6 +779,26 @@ gst_patch_reader_skip_record (GstPatchReader * self, SlideContext * ctx,
       ctx->path, reason);
 }
 
+/* A remote slide's tiles for @record start coming now, while the patches
+ * queued before it decode: the ring (read-ahead) is how far ahead this
+ * looks. Opening the slide here is what the worker would do anyway; a
+ * failure is left for the worker to report. */
+static void
+prefetch_patch (GstPatchReader * self, SlideContext * ctx,
+    const WsiPatchRecord * record)
+{
+  WsiSlideHandle *handle;
+  WsiReadRequest request;
+
+  handle = wsi_slide_cache_acquire (self->slide_cache, ctx->file, NULL);
+  if (handle == NULL)
+    return;
+  make_request (self, record, &request);
+  wsi_slide_prefetch (handle->slide, &request, record->out_size,
+      record->out_size);
+  wsi_slide_cache_release (self->slide_cache, handle);
+}
+
 static GstFlowReturn
 gst_patch_reader_queue_patch (GstPatchReader * self, SlideContext * ctx,
     const WsiPatchRecord * record, const gchar * class_name, gint32 class_id)
@@ -774,6 +842,8 @@ gst_patch_reader_queue_patch (GstPatchReader * self, SlideContext * ctx,
   work.slide = ctx;
   work.class_name = class_name;
   work.class_id = class_id;
+  if (ctx->remote)
+    prefetch_patch (self, ctx, record);
   return wsi_pool_element_queue_work (WSI_POOL_ELEMENT (self), &work);
 }
 
@@ -984,7 +1054,42 @@ gst_patch_reader_stop (WsiPoolElement * element)
   self->warned_bad_record = FALSE;
 }
 
-/* Patches read per backend: "read-stats, tiff=(guint64)N, ...". */
+/* "slides, tiff=(guint64)3, ..." or "failed-slides, ..." as an array of
+ * "slide, path=(string)..., failed-reads=(guint64)N", sorted by path (the
+ * same text on every run). stats_lock held. */
+static void
+set_slide_counts (GstStructure * stats, GHashTable * slides_by_backend,
+    GHashTable * failed_by_slide)
+{
+  GstStructure *slides = gst_structure_new_empty ("slides");
+  GValue array = G_VALUE_INIT, item = G_VALUE_INIT;
+  GHashTableIter iter;
+  gpointer key, count;
+  GList *paths, *l;
+
+  g_hash_table_iter_init (&iter, slides_by_backend);
+  while (g_hash_table_iter_next (&iter, &key, &count))
+    gst_structure_set (slides, key, G_TYPE_UINT64, *(guint64 *) count, NULL);
+  gst_structure_set (stats, "slides", GST_TYPE_STRUCTURE, slides, NULL);
+  gst_structure_free (slides);
+
+  g_value_init (&array, GST_TYPE_ARRAY);
+  paths = g_list_sort (g_hash_table_get_keys (failed_by_slide),
+      (GCompareFunc) g_strcmp0);
+  for (l = paths; l != NULL; l = l->next) {
+    g_value_init (&item, GST_TYPE_STRUCTURE);
+    g_value_take_boxed (&item, gst_structure_new ("slide", "path",
+            G_TYPE_STRING, l->data, "failed-reads", G_TYPE_UINT64,
+            *(guint64 *) g_hash_table_lookup (failed_by_slide, l->data),
+            NULL));
+    gst_value_array_append_and_take_value (&array, &item);
+  }
+  g_list_free (paths);
+  gst_structure_take_value (stats, "failed-slides", &array);
+}
+
+/* Patches read per backend: "read-stats, tiff=(guint64)N, ...", slides per
+ * backend, failed reads per slide, the tile cache's hits and misses. */
 static GstStructure *
 gst_patch_reader_read_stats (GstPatchReader * self)
 {
@@ -996,11 +1101,21 @@ gst_patch_reader_read_stats (GstPatchReader * self)
   g_hash_table_iter_init (&iter, self->read_by_backend);
   while (g_hash_table_iter_next (&iter, &name, &count))
     gst_structure_set (stats, name, G_TYPE_UINT64, *(guint64 *) count, NULL);
+  set_slide_counts (stats, self->slides_by_backend, self->failed_by_slide);
   g_mutex_unlock (&self->stats_lock);
   gst_structure_set (stats,
       "tile-cache-hits", G_TYPE_UINT64, wsi_tile_cache_hits (self->tile_cache),
       "tile-cache-misses", G_TYPE_UINT64,
       wsi_tile_cache_misses (self->tile_cache), NULL);
+  {
+    /* Storage, when slides came from URLs (the tracer prints it). */
+    GstStructure *remote = wsi_remote_stats_new ();
+    guint64 requests = 0;
+    if (gst_structure_get_uint64 (remote, "requests", &requests)
+        && requests > 0)
+      gst_structure_set (stats, "remote", GST_TYPE_STRUCTURE, remote, NULL);
+    gst_structure_free (remote);
+  }
   return stats;
 }
 
@@ -1020,6 +1135,24 @@ gst_patch_reader_set_property (GObject * object, guint prop_id,
       wsi_slide_cache_set_max_open (self->slide_cache,
           g_value_get_uint (value));
       break;
+    case PROP_READ_AHEAD:
+      GST_OBJECT_LOCK (self);
+      self->read_ahead = g_value_get_uint (value);
+      GST_OBJECT_UNLOCK (self);
+      break;
+#ifdef WSI_HAVE_CURL
+    case PROP_PREFETCH_REQUESTS:
+    case PROP_PREFETCH_BYTES:{
+      WsiHttpSettings settings;
+      wsi_http_get_settings (&settings);
+      if (prop_id == PROP_PREFETCH_REQUESTS)
+        settings.prefetch_requests = g_value_get_uint (value);
+      else
+        settings.prefetch_mb = g_value_get_uint (value);
+      wsi_http_set_settings (&settings);
+      break;
+    }
+#endif
     case PROP_MAX_READ_FAILURES:
       GST_OBJECT_LOCK (self);
       self->max_read_failures = g_value_get_uint (value);
@@ -1099,6 +1232,24 @@ gst_patch_reader_get_property (GObject * object, guint prop_id,
     case PROP_READ_STATS:
       g_value_take_boxed (value, gst_patch_reader_read_stats (self));
       break;
+    case PROP_READ_AHEAD:
+      GST_OBJECT_LOCK (self);
+      g_value_set_uint (value, self->read_ahead);
+      GST_OBJECT_UNLOCK (self);
+      break;
+#ifdef WSI_HAVE_CURL
+    case PROP_PREFETCH_REQUESTS:
+    case PROP_PREFETCH_BYTES:{
+      WsiHttpSettings settings;
+      wsi_http_get_settings (&settings);
+      g_value_set_uint (value, prop_id == PROP_PREFETCH_REQUESTS ?
+          settings.prefetch_requests : settings.prefetch_mb);
+      break;
+    }
+#endif
+    case PROP_REMOTE_STATS:
+      g_value_take_boxed (value, wsi_remote_stats_new ());
+      break;
     case PROP_PATCHES_READ:
       g_mutex_lock (&self->stats_lock);
       g_value_set_uint64 (value, self->patches_read);
@@ -1130,6 +1281,8 @@ gst_patch_reader_finalize (GObject * object)
   wsi_tile_cache_free (self->tile_cache);
   g_hash_table_unref (self->slides);
   g_hash_table_unref (self->read_by_backend);
+  g_hash_table_unref (self->slides_by_backend);
+  g_hash_table_unref (self->failed_by_slide);
   g_mutex_clear (&self->stats_lock);
 
   G_OBJECT_CLASS (parent_class)->finalize (object);
@@ -1218,10 +1371,49 @@ gst_patch_reader_class_init (GstPatchReaderClass * klass)
           "Tiles looked up in the tile cache and decoded since the last READY "
           "to PAUSED change (count)", 0, G_MAXUINT64, 0,
           G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+  g_object_class_install_property (gobject_class, PROP_READ_AHEAD,
+      g_param_spec_uint ("read-ahead", "Read-ahead",
+          "Patches queued ahead of the one decoding (0..4096; 0 = automatic: "
+          "4 per thread, at least 8). For slides at URLs the tiles of every "
+          "queued patch are fetched while earlier ones decode, so this (with "
+          "prefetch-requests) is how much storage latency is hidden: about "
+          "patches/s x round trip, e.g. 64 for 50 ms. Each costs one output "
+          "buffer. Takes effect at the next READY to PAUSED change",
+          0, 4096, 0, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+#ifdef WSI_HAVE_CURL
+  g_object_class_install_property (gobject_class, PROP_PREFETCH_REQUESTS,
+      g_param_spec_uint ("prefetch-requests", "Prefetch requests",
+          "Slides at URLs: ranged requests fetching queued patches' tiles "
+          "ahead, in flight at once (requests, 0..1024, 0 = no prefetch; "
+          "default 32 or WSI_HTTP_PREFETCH_REQUESTS). Process-wide, "
+          "independent of threads", 0, 1024, 32,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_PLAYING));
+  g_object_class_install_property (gobject_class, PROP_PREFETCH_BYTES,
+      g_param_spec_uint ("prefetch-bytes", "Prefetch bytes",
+          "Slides at URLs: bytes queued or in flight for prefetch at most, "
+          "in MiB (0..65536, 0 = no prefetch; default 64 or "
+          "WSI_HTTP_PREFETCH_MB). Process-wide", 0, 65536, 64,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_PLAYING));
+#endif
+  g_object_class_install_property (gobject_class, PROP_REMOTE_STATS,
+      g_param_spec_boxed ("remote-stats", "Remote storage statistics",
+          "Slides at URLs, for this process: \"remote-stats, "
+          "requests=(guint64), bytes=(guint64), retries=(guint64), "
+          "failures=(guint64), cache-hits=(guint64), in-flight=(uint), "
+          "latency-p50-ms=(double), latency-p95-ms=(double), "
+          "slides=(GstValueArray)\" with the same fields per open slide "
+          "(and its url, without credentials). Read-only",
+          GST_TYPE_STRUCTURE, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
   g_object_class_install_property (gobject_class, PROP_READ_STATS,
       g_param_spec_boxed ("read-stats", "Read statistics",
-          "Patches read per backend (a field per backend name, guint64) and "
-          "the tile cache's hits and misses, since the last READY to PAUSED "
+          "Patches read per backend (a field per backend name, guint64), "
+          "slides read per backend (slides, a structure of the same form), "
+          "failed reads per slide (failed-slides, an array of slide, "
+          "path=(string), failed-reads=(guint64), sorted by path) and the "
+          "tile cache's hits and misses, since the last READY to PAUSED "
           "change", GST_TYPE_STRUCTURE,
           G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
   g_object_class_install_property (gobject_class, PROP_PATCHES_READ,
@@ -1281,6 +1473,10 @@ gst_patch_reader_init (GstPatchReader * self)
       (GDestroyNotify) slide_context_free);
   self->read_by_backend = g_hash_table_new_full (g_str_hash, g_str_equal,
       NULL, g_free);
+  self->slides_by_backend = g_hash_table_new_full (g_str_hash, g_str_equal,
+      NULL, g_free);
+  self->failed_by_slide = g_hash_table_new_full (g_str_hash, g_str_equal,
+      g_free, g_free);
   self->slide_cache = wsi_slide_cache_new (DEFAULT_MAX_OPEN_SLIDES);
   self->tile_cache = wsi_tile_cache_new ((gsize) DEFAULT_TILE_CACHE_MB << 20);
 }

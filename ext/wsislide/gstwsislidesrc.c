@@ -792,6 +792,28 @@ attach_slide_meta (GstWsiSlideSrc * self, GstBuffer * buffer,
   g_free (uri);
 }
 
+/* Once per slide (its first open): the direct reader declined a file of a
+ * format it reads, and another backend reads it now, slower and painting
+ * whatever it paints where the file is damaged. */
+static void
+warn_declined (GstWsiSlideSrc * self, const WsiSlideEntry * entry,
+    const WsiSlide * slide)
+{
+  const gchar *why;
+
+  if (slide->declined == NULL)
+    return;
+  /* the reason without the file name it starts with */
+  why = slide->declined;
+  if (g_str_has_prefix (why, slide->path)
+      && g_str_has_prefix (why + strlen (slide->path), ": "))
+    why += strlen (slide->path) + 2;
+  GST_ELEMENT_WARNING (self, RESOURCE, READ,
+      ("Slide %s is read through %s: %s.", entry->display,
+          slide->backend->name, why),
+      ("backend=auto fell back; patchreader does the same for its patches"));
+}
+
 /* The buffer of one visit of @entry, or NULL with @error set. The file is
  * opened only when its description or its overview is needed, and closed
  * before returning (patchreader keeps its own handles). */
@@ -812,6 +834,7 @@ make_slide_buffer (GstWsiSlideSrc * self, const WsiSlideEntry * entry,
       return NULL;
   }
   if (description == NULL) {
+    warn_declined (self, entry, slide);
     description = describe_slide (self, slide);
     describe_annotations (self, entry, description);
     g_hash_table_insert (self->descriptions, g_strdup (entry->path),

@@ -374,6 +374,7 @@ struct _GstPatchSampler
   GHashTable *refused;          /* wsirefusal.h; object lock */
   GHashTable *warned_slides;    /* slide indices already warned about */
   gboolean warned_unlimited;
+  gboolean warned_unseen;       /* requested classes no file had: told */
   gboolean quota_decided;
   gboolean quota_from_rank;     /* rank-quota took part: shortfall = error */
   guint quota_rank;             /* from the first slide's meta, for errors */
@@ -621,6 +622,7 @@ patch_sampler_reset_stream (GstPatchSampler * self)
   self->quota_reached = FALSE;
   memset (&self->class_counts, 0, sizeof (self->class_counts));
   memset (self->class_seen, 0, sizeof (self->class_seen));
+  self->warned_unseen = FALSE;
   wsi_delivery_reset (self->delivery);
   g_atomic_int_set (&self->delivery_failed, 0);
   GST_OBJECT_LOCK (self);
@@ -1136,7 +1138,8 @@ patch_sampler_attach_classes (GstPatchSampler * self,
   }
 }
 
-/* At the end of the stream: requested classes no annotation file had. */
+/* After a whole pass over the slides (or at the end of the stream):
+ * requested classes no annotation file had, once per stream. */
 static void
 patch_sampler_warn_unseen_classes (GstPatchSampler * self,
     const WsiClassPlan * plan)
@@ -1144,8 +1147,9 @@ patch_sampler_warn_unseen_classes (GstPatchSampler * self,
   GString *unseen = g_string_new (NULL);
   guint c;
 
-  if (plan == NULL || plan->mode == WSI_ANNOTATION_OFF)
+  if (plan == NULL || plan->mode == WSI_ANNOTATION_OFF || self->warned_unseen)
     goto done;
+  self->warned_unseen = TRUE;
   for (c = 0; c < plan->n_classes; c++)
     if (!self->class_seen[c])
       g_string_append_printf (unseen, "%s\"%s\"", unseen->len ? ", " : "",
@@ -1178,6 +1182,17 @@ patch_sampler_check_settings (GstPatchSampler * self,
         ("mpp-weights has %u entries but target-mpps has %u: give one "
             "weight per resolution, or none for equal weights.",
             settings->n_weights, settings->n_mpps), (NULL));
+    return FALSE;
+  }
+  if (settings->class_plan->mode != WSI_ANNOTATION_OFF
+      && settings->class_plan->balance != WSI_CLASS_BALANCE_NONE
+      && (settings->mode != GST_PATCH_SAMPLER_MODE_RANDOM
+          || !settings->replacement)) {
+    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
+        ("class-balance draws each patch's class first, which only "
+            "mode=random with replacement=true does; grid and "
+            "replacement=false walk fixed positions (use class-balance=none "
+            "there)."), (NULL));
     return FALSE;
   }
   if (mode_draws_mpp (settings->mode) && !settings->replacement) {
@@ -1477,6 +1492,9 @@ patch_sampler_chain_planned (GstPatchSampler * self,
     return patch_sampler_finish_quota (self);
   }
 
+  /* A new cycle: every slide of the rank has been seen once. */
+  if (visit.cycle > 0)
+    patch_sampler_warn_unseen_classes (self, settings.class_plan);
   if (visit.tissue_rejected) {
     patch_sampler_skip (self, &visit,
         g_strdup_printf ("%s: rejected by tissuemask", visit.path));

@@ -183,12 +183,80 @@ print_queue_and_sink_lines (GString * out, const WsiElementSnapshot * e)
         100 * e->verdict.trainer_bound);
 }
 
-/* "reader patchreader0: tiff 2624 patches, openslide 0; tile cache hit
- * rate 36.8 % (6259 of 17016)" */
+/* " tiff 3, openslide 1" from "slides, tiff=(guint64)3, ...". */
+static void
+print_backend_counts (GString * out, const GstStructure * counts)
+{
+  gint i;
+
+  for (i = 0; i < gst_structure_n_fields (counts); i++) {
+    const gchar *name = gst_structure_nth_field_name (counts, i);
+    guint64 n = 0;
+
+    gst_structure_get_uint64 (counts, name, &n);
+    g_string_append_printf (out, "%s %s %" G_GUINT64_FORMAT,
+        i ? "," : "", name, n);
+  }
+}
+
+/* "failed reads: a.svs 12, b.svs 3" (a few; the rest counted). */
+static void
+print_failed_slides (GString * out, const GValue * failed)
+{
+  guint i, n = failed ? gst_value_array_get_size (failed) : 0;
+
+  if (n == 0)
+    return;
+  g_string_append (out, "; failed reads:");
+  for (i = 0; i < n && i < 5; i++) {
+    const GstStructure *slide =
+        gst_value_get_structure (gst_value_array_get_value (failed, i));
+    guint64 count = 0;
+
+    gst_structure_get_uint64 (slide, "failed-reads", &count);
+    g_string_append_printf (out, "%s %s %" G_GUINT64_FORMAT, i ? "," : "",
+        gst_structure_get_string (slide, "path"), count);
+  }
+  if (n > 5)
+    g_string_append_printf (out, " and %u more slides", n - 5);
+}
+
+/* "reader patchreader0: tiff 2624 patches, openslide 0; slides: tiff 3,
+ * openslide 1; tile cache hit rate 36.8 % (6259 of 17016); failed reads:
+ * a.svs 12" */
+/* "storage patchreader0: 812 requests, 41.3 MB, latency p50/p95 51.2/60.4
+ * ms, 3 retries, 0 failed, 12 in flight, 240 cache hits" for slides at
+ * URLs (read-stats' `remote`): storage or decode, which one waits. */
+static void
+print_remote_stats (GString * out, const gchar * name,
+    const GstStructure * stats)
+{
+  const GstStructure *remote;
+  guint64 requests = 0, bytes = 0, retries = 0, failures = 0, hits = 0;
+  gdouble p50 = 0, p95 = 0;
+  guint in_flight = 0;
+
+  if (!gst_structure_has_field_typed (stats, "remote", GST_TYPE_STRUCTURE))
+    return;
+  remote = gst_value_get_structure (gst_structure_get_value (stats,
+          "remote"));
+  gst_structure_get (remote, "requests", G_TYPE_UINT64, &requests,
+      "bytes", G_TYPE_UINT64, &bytes, "retries", G_TYPE_UINT64, &retries,
+      "failures", G_TYPE_UINT64, &failures, "cache-hits", G_TYPE_UINT64,
+      &hits, "in-flight", G_TYPE_UINT, &in_flight, "latency-p50-ms",
+      G_TYPE_DOUBLE, &p50, "latency-p95-ms", G_TYPE_DOUBLE, &p95, NULL);
+  g_string_append_printf (out, "storage %s: %" G_GUINT64_FORMAT " requests, "
+      "%.1f MB, latency p50/p95 %.1f/%.1f ms, %" G_GUINT64_FORMAT
+      " retries, %" G_GUINT64_FORMAT " failed, %u in flight, %"
+      G_GUINT64_FORMAT " cache hits\n", name, requests, bytes / 1e6, p50, p95,
+      retries, failures, in_flight, hits);
+}
+
 static void
 print_read_stats (GString * out, const WsiElementSnapshot * e)
 {
   const GstStructure *stats = e->read_stats;
+  const GstStructure *slides = NULL;
   guint64 hits = 0, misses = 0;
   gint i;
 
@@ -199,17 +267,29 @@ print_read_stats (GString * out, const WsiElementSnapshot * e)
     const gchar *name = gst_structure_nth_field_name (stats, i);
     guint64 n = 0;
 
-    if (g_str_has_prefix (name, "tile-cache-"))
+    if (g_str_has_prefix (name, "tile-cache-")
+        || gst_structure_get_field_type (stats, name) != G_TYPE_UINT64)
       continue;
     gst_structure_get_uint64 (stats, name, &n);
     g_string_append_printf (out, " %s %" G_GUINT64_FORMAT " patches,", name,
         n);
   }
+  if (gst_structure_has_field_typed (stats, "slides", GST_TYPE_STRUCTURE))
+    slides = gst_value_get_structure (gst_structure_get_value (stats,
+            "slides"));
+  if (slides != NULL && gst_structure_n_fields (slides) > 0) {
+    g_string_append (out, " slides:");
+    print_backend_counts (out, slides);
+    g_string_append_c (out, ';');
+  }
   gst_structure_get_uint64 (stats, "tile-cache-hits", &hits);
   gst_structure_get_uint64 (stats, "tile-cache-misses", &misses);
   g_string_append_printf (out, " tile cache hit rate %.1f %% (%"
-      G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT ")\n", hits + misses ?
+      G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT ")", hits + misses ?
       100.0 * hits / (hits + misses) : 0.0, hits, hits + misses);
+  print_failed_slides (out, gst_structure_get_value (stats, "failed-slides"));
+  g_string_append_c (out, '\n');
+  print_remote_stats (out, e->name, stats);
 }
 
 gchar *

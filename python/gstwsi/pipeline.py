@@ -37,6 +37,7 @@ _KEYWORDS = {
     "default_mpp": ("wsislidesrc", "default-mpp"),
     "tcga": ("wsislidesrc", "tcga"),
     "thumbnail_size": ("wsislidesrc", "thumbnail-size"),
+    "annotations": ("wsislidesrc", "annotations"),
     # tissue
     "tissue_method": ("tissuemask", "method"),
     "saturation_threshold": ("tissuemask", "saturation-threshold"),
@@ -69,6 +70,14 @@ _KEYWORDS = {
     "max_attempts": ("patchsampler", "max-attempts"),
     "max_patches": ("patchsampler", "max-patches"),
     "rank_quota": ("patchsampler", "rank-quota"),
+    # sampling inside annotation regions (docs/annotations.md)
+    "annotation_mode": ("patchsampler", "annotation-mode"),
+    "annotation_classes": ("patchsampler", "annotation-classes"),
+    "annotation_exclude": ("patchsampler", "annotation-exclude"),
+    "min_annotation_coverage": ("patchsampler", "min-annotation-coverage"),
+    "annotation_overlap": ("patchsampler", "annotation-overlap"),
+    "class_balance": ("patchsampler", "class-balance"),
+    "class_weights": ("patchsampler", "class-weights"),
     # pool of slides
     "pool_size": ("patchinterleave", "pool-size"),
     "patches_per_visit": ("patchinterleave", "patches-per-visit"),
@@ -162,12 +171,15 @@ def standard_pipeline(location, *, batch_size=64, patch_size=224, target_mpp=Non
 
     Every keyword sets one element property (table `_KEYWORDS`; `keyword_property(k)`
     tells which): slides `cycle seed slide_order rank world_size default_mpp
-    tcga thumbnail_size`; tissue `tissue_method saturation_threshold
+    tcga thumbnail_size annotations`; tissue `tissue_method saturation_threshold
     value_threshold value_floor hue_min hue_max close_kernel median_kernel
     min_component_area min_hole_area min_tissue_fraction mask_cache_size`;
     sampling `patch_size target_mpp patches_per_slide mode target_mpps
     mpp_weights mpp_min mpp_max mpp_distribution maxavg_lambda min_tissue
-    replacement stride level align max_attempts max_patches rank_quota`; pool
+    replacement stride level align max_attempts max_patches rank_quota`;
+    annotations `annotation_mode annotation_classes annotation_exclude
+    min_annotation_coverage annotation_overlap class_balance class_weights`
+    (lists such as `annotation_classes=["Tumor", "Stroma"]` allowed); pool
     `pool_size patches_per_visit`; reading `threads backend tile_cache_size
     dct_scaling resample_tolerance max_open_slides max_read_failures`;
     batching `batch_size max_batches drop_remainder`.  Any other property is

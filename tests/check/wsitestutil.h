@@ -97,6 +97,44 @@ wsi_test_pop_message_text (GstBus * bus, GstMessageType type)
   return text;
 }
 
+/* Sets ImageWidth (tag 256) of directory @dir of the classic little-endian
+ * TIFF at @path to @width, in place, as `tiffset -d DIR -s 256 WIDTH`
+ * would (the test slide generator writes classic LE TIFF, ImageWidth as a
+ * SHORT or LONG in the entry itself). */
+static inline void
+wsi_test_set_tiff_width (const gchar * path, guint dir, guint32 width)
+{
+  gchar *data = NULL;
+  gsize size = 0, offset;
+  guint i, d;
+
+  fail_unless (g_file_get_contents (path, &data, &size, NULL));
+  fail_unless (size > 8 && memcmp (data, "II*\0", 4) == 0, "%s", path);
+  offset = GUINT32_FROM_LE (*(guint32 *) (data + 4));
+  for (d = 0; d < dir; d++) {
+    guint16 n = GUINT16_FROM_LE (*(guint16 *) (data + offset));
+    offset = GUINT32_FROM_LE (*(guint32 *) (data + offset + 2 + 12 * n));
+    fail_unless (offset != 0 && offset + 2 < size, "%s has no directory %u",
+        path, dir);
+  }
+  for (i = 0; i < GUINT16_FROM_LE (*(guint16 *) (data + offset)); i++) {
+    guint8 *entry = (guint8 *) data + offset + 2 + 12 * i;
+    guint16 tag = GUINT16_FROM_LE (*(guint16 *) entry);
+    guint16 type = GUINT16_FROM_LE (*(guint16 *) (entry + 2));
+
+    if (tag != 256)
+      continue;
+    if (type == 3)
+      *(guint16 *) (entry + 8) = GUINT16_TO_LE ((guint16) width);
+    else
+      *(guint32 *) (entry + 8) = GUINT32_TO_LE (width);
+    fail_unless (g_file_set_contents (path, data, size, NULL));
+    g_free (data);
+    return;
+  }
+  fail ("%s: directory %u has no ImageWidth", path, dir);
+}
+
 /* @element (not in a bin) refuses to start because its own validation
  * refused a value (gst-libs/gst/wsi/wsirefusal.h): the change to @state
  * fails with one error whose text holds @expected (the property, the value

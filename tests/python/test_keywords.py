@@ -18,6 +18,14 @@ LIST_VALUES = {
     "target_mpps": [0.25, 0.5, 2.0],
     "mpp_weights": [1.0, 2.0, 3.0],
 }
+# Text properties: a value to set (a list where the property takes one) and
+# the text read back.
+TEXT_VALUES = {
+    "annotations": ("/data/annotations", "/data/annotations"),
+    "annotation_classes": (["Tumor", "Stroma"], "Tumor,Stroma"),
+    "annotation_exclude": (["Ignore", "Pen"], "Ignore,Pen"),
+    "class_weights": ([1.0, 3.0], "1.0,3.0"),
+}
 
 
 def _element(description, factory):
@@ -73,6 +81,11 @@ def test_keyword_reaches_its_property(keyword):
             gstwsi.standard_pipeline(LOCATION, **{keyword: value})
         assert f"no property '{prop}'" in str(info.value) and keyword in str(info.value)
         assert (info.value.element, info.value.property) == (factory, prop)
+        return
+    if keyword in TEXT_VALUES:
+        value, text = TEXT_VALUES[keyword]
+        elem = _element(gstwsi.standard_pipeline(LOCATION, **{keyword: value}), factory)
+        assert elem.get_property(prop) == text
         return
     if keyword in LIST_VALUES:
         value = LIST_VALUES[keyword]

@@ -37,7 +37,26 @@ typedef struct
   gchar *user_password;
   gchar **headers;
   WsiFetchStats stats;
+  GPtrArray *inflight;          /* Prefetch being fetched (prefetch_lock) */
+  /* The range cache's owner key: "display identity" (interned) when the
+   * identity is pinned, so every open of the same object shares bytes. */
+  const gchar *cache_key;
+  gboolean pinned;
 } WsiHttpSource;
+
+/* A prefetch request: one range of one source, queued or in flight. */
+typedef struct
+{
+  WsiHttpSource *source;        /* a reference */
+  guint64 offset, length;
+  gboolean done;
+  guint8 *buffer;
+  WsiHttpResponse response;
+  CURL *handle;
+  struct curl_slist *headers;
+  gchar errbuf[CURL_ERROR_SIZE];
+  gint64 start;
+} Prefetch;
 
 /* ---- process-wide state: settings, curl share, handle pool, cache ---- */
 
@@ -48,6 +67,8 @@ static GMutex share_locks[CURL_LOCK_DATA_LAST];
 static GMutex pool_lock;
 static GPtrArray *idle_handles;
 static WsiRangeCache *range_cache;
+static GMutex open_lock;
+static GList *open_sources;     /* WsiHttpSource, for statistics */
 
 static guint
 env_uint (const gchar * name, guint fallback)
@@ -92,12 +113,17 @@ global_init (void)
   settings.backoff_ms = env_uint ("WSI_HTTP_BACKOFF_MS", 100);
   settings.timeout_ms = env_uint ("WSI_HTTP_TIMEOUT_MS", 30000);
   settings.cache_mb = env_uint ("WSI_HTTP_CACHE_MB", 256);
+  settings.prefetch_requests = env_uint ("WSI_HTTP_PREFETCH_REQUESTS", 32);
+  settings.prefetch_mb = env_uint ("WSI_HTTP_PREFETCH_MB", 64);
   share = curl_share_init ();
   curl_share_setopt (share, CURLSHOPT_LOCKFUNC, share_lock);
   curl_share_setopt (share, CURLSHOPT_UNLOCKFUNC, share_unlock);
   curl_share_setopt (share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
   curl_share_setopt (share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
-  curl_share_setopt (share, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
+  /* Not CURL_LOCK_DATA_CONNECT: curl does not support one connection cache
+   * used by concurrent threads. Connections are reused per pooled easy
+   * handle (a handle keeps its connections between requests) and by the
+   * prefetch thread's multi handle. */
   idle_handles = g_ptr_array_new ();
   range_cache = wsi_range_cache_new ((guint64) settings.cache_mb << 20);
   g_once_init_leave (&done, 1);
@@ -202,15 +228,15 @@ request_headers (const Request * request)
   return list;
 }
 
-/* Performs one GET; returns the curl result, fills @response. */
-static CURLcode
-perform (const Request * request, const gchar * range, guint timeout_ms,
-    WsiHttpResponse * response, gchar errbuf[CURL_ERROR_SIZE])
+/* A pooled handle set up for one GET of @range into @response; *headers
+ * must be freed after the transfer. */
+static CURL *
+handle_setup (const Request * request, const gchar * range, guint timeout_ms,
+    WsiHttpResponse * response, gchar * errbuf, struct curl_slist **headers)
 {
   CURL *handle = handle_take ();
-  struct curl_slist *headers = request_headers (request);
-  CURLcode code;
 
+  *headers = request_headers (request);
   errbuf[0] = '\0';
   curl_easy_setopt (handle, CURLOPT_SHARE, share);
   curl_easy_setopt (handle, CURLOPT_URL, request->url);
@@ -229,8 +255,8 @@ perform (const Request * request, const gchar * range, guint timeout_ms,
   curl_easy_setopt (handle, CURLOPT_ERRORBUFFER, errbuf);
   if (range != NULL)
     curl_easy_setopt (handle, CURLOPT_RANGE, range);
-  if (headers != NULL)
-    curl_easy_setopt (handle, CURLOPT_HTTPHEADER, headers);
+  if (*headers != NULL)
+    curl_easy_setopt (handle, CURLOPT_HTTPHEADER, *headers);
   if (request->aws_sigv4 != NULL) {
     curl_easy_setopt (handle, CURLOPT_AWS_SIGV4, request->aws_sigv4);
     curl_easy_setopt (handle, CURLOPT_USERPWD, request->user_password);
@@ -239,7 +265,19 @@ perform (const Request * request, const gchar * range, guint timeout_ms,
   curl_easy_setopt (handle, CURLOPT_HEADERDATA, response);
   curl_easy_setopt (handle, CURLOPT_WRITEFUNCTION, on_body);
   curl_easy_setopt (handle, CURLOPT_WRITEDATA, response);
-  code = curl_easy_perform (handle);
+  return handle;
+}
+
+/* Performs one GET; returns the curl result, fills @response. */
+static CURLcode
+perform (const Request * request, const gchar * range, guint timeout_ms,
+    WsiHttpResponse * response, gchar errbuf[CURL_ERROR_SIZE])
+{
+  struct curl_slist *headers;
+  CURL *handle = handle_setup (request, range, timeout_ms, response, errbuf,
+      &headers);
+  CURLcode code = curl_easy_perform (handle);
+
   handle_give (handle);
   curl_slist_free_all (headers);
   return code;
@@ -291,6 +329,7 @@ fetch (const Request * request, const WsiHttpExpect * expect,
     gdouble seconds;
 
     wsi_http_response_reset (response);
+    g_debug ("GET %s bytes %s (try %u)", display_uri, range, attempt + 1);
     wsi_fetch_stats_begin (stats);
     wsi_fetch_stats_begin (wsi_fetch_stats_total ());
     code = perform (request, range, now.timeout_ms, response, errbuf);
@@ -346,6 +385,11 @@ source_expect (const WsiHttpSource * hs, guint64 offset, guint64 length)
   return e;
 }
 
+static void wait_for_prefetch (WsiHttpSource * hs, guint64 offset,
+    guint64 length);
+static void http_source_prefetch (WsiByteSource * source,
+    const WsiByteRange * ranges, guint n_ranges);
+
 static gboolean
 http_source_read (WsiByteSource * source, guint64 offset, gsize length,
     guint8 * dest, GError ** error)
@@ -358,15 +402,12 @@ http_source_read (WsiByteSource * source, guint64 offset, gsize length,
   guint8 *buffer;
   gboolean ok;
 
-  if (wsi_range_cache_lookup (range_cache, hs, offset, length, dest)) {
+  wait_for_prefetch (hs, offset, length);
+  if (wsi_range_cache_lookup (range_cache, hs->cache_key, offset, length, dest)) {
     wsi_fetch_stats_add (&hs->stats.cache_hits, 1);
     wsi_fetch_stats_add (&wsi_fetch_stats_total ()->cache_hits, 1);
     return TRUE;
   }
-  /* libtiff reads a directory in many small pieces: one request for all. */
-  if (length < WSI_HTTP_SMALL_READ)
-    fetch_length = MAX (length, MIN (WSI_HTTP_SMALL_READ_EXPAND,
-            source->size - offset));
   buffer = g_malloc (fetch_length);
   expect = source_expect (hs, offset, fetch_length);
   wsi_http_response_init (&response, buffer, fetch_length);
@@ -380,7 +421,7 @@ http_source_read (WsiByteSource * source, guint64 offset, gsize length,
   memcpy (dest, buffer, length);
   {
     GBytes *bytes = g_bytes_new_take (buffer, fetch_length);
-    wsi_range_cache_insert (range_cache, hs, offset, bytes);
+    wsi_range_cache_insert (range_cache, hs->cache_key, offset, bytes);
     g_bytes_unref (bytes);
   }
   return TRUE;
@@ -391,17 +432,25 @@ http_source_finalize (WsiByteSource * source)
 {
   WsiHttpSource *hs = (WsiHttpSource *) source;
 
-  wsi_range_cache_drop_owner (range_cache, hs);
+  /* A pinned object's bytes stay for the next open of it (the LRU bounds
+   * them); an unpinned one's cannot be trusted by another open. */
+  if (hs->cache_key != NULL && !hs->pinned)
+    wsi_range_cache_drop_owner (range_cache, hs->cache_key);
+  g_mutex_lock (&open_lock);
+  open_sources = g_list_remove (open_sources, hs);
+  g_mutex_unlock (&open_lock);
   g_free (hs->url);
   g_free (hs->etag);
   g_free (hs->last_modified);
   g_free (hs->aws_sigv4);
   g_free (hs->user_password);
   g_strfreev (hs->headers);
+  if (hs->inflight != NULL)
+    g_ptr_array_unref (hs->inflight);
 }
 
 static const WsiByteSourceClass http_source_class = {
-  "http", http_source_read, NULL, http_source_finalize
+  "http", http_source_read, http_source_prefetch, http_source_finalize
 };
 
 /* Pins what the open response says the object is. */
@@ -437,6 +486,7 @@ wsi_http_source_open (const gchar * url, const gchar * display_uri,
   display = display_uri ? g_strdup (display_uri) : wsi_location_display (url);
   hs = g_new0 (WsiHttpSource, 1);
   hs->url = g_strdup (url);
+  hs->inflight = g_ptr_array_new ();
   if (auth != NULL) {
     hs->aws_sigv4 = g_strdup (auth->aws_sigv4);
     hs->user_password = g_strdup (auth->user_password);
@@ -457,10 +507,20 @@ wsi_http_source_open (const gchar * url, const gchar * display_uri,
   identity = pin_identity (hs, &response);
   wsi_byte_source_init (&hs->parent, &http_source_class, url, display, size,
       identity, FALSE);
+  hs->pinned = hs->etag != NULL || hs->last_modified != NULL;
+  {
+    gchar *key = hs->pinned ? g_strdup_printf ("%s %" G_GUINT64_FORMAT " %s",
+        display, size, identity) : g_strdup_printf ("%p", (gpointer) hs);
+    hs->cache_key = g_intern_string (key);
+    g_free (key);
+  }
+  g_mutex_lock (&open_lock);
+  open_sources = g_list_prepend (open_sources, hs);
+  g_mutex_unlock (&open_lock);
   if (response.received > 0) {
     GBytes *bytes = g_bytes_new_take (g_realloc (buffer, response.received),
         response.received);
-    wsi_range_cache_insert (range_cache, hs, 0, bytes);
+    wsi_range_cache_insert (range_cache, hs->cache_key, 0, bytes);
     g_bytes_unref (bytes);
   } else {
     g_free (buffer);
@@ -503,6 +563,20 @@ wsi_http_get (const gchar * url, const gchar * display_uri,
   return (gchar *) buffer;
 }
 
+void
+wsi_http_foreach_source (void (*func) (const gchar * display_uri,
+        const WsiFetchStats * stats, gpointer user_data), gpointer user_data)
+{
+  GList *l;
+
+  g_mutex_lock (&open_lock);
+  for (l = open_sources; l != NULL; l = l->next) {
+    WsiHttpSource *hs = l->data;
+    func (hs->parent.display_uri, &hs->stats, user_data);
+  }
+  g_mutex_unlock (&open_lock);
+}
+
 const WsiFetchStats *
 wsi_http_source_stats (WsiByteSource * source)
 {
@@ -511,4 +585,230 @@ wsi_http_source_stats (WsiByteSource * source)
   if (source == NULL || source->klass != &http_source_class)
     return &none;
   return &((WsiHttpSource *) source)->stats;
+}
+
+/* ---- prefetch: one I/O thread, curl multi ------------------------------ */
+
+/* Ranges closer than this are fetched as one request (the gap's bytes are
+ * cheaper than a round trip). */
+#define COALESCE_GAP (16 * 1024)
+/* One coalesced request at most. */
+#define COALESCE_MAX (4 * 1024 * 1024)
+
+static GMutex prefetch_lock;
+static GCond prefetch_done;
+static GQueue prefetch_queue;   /* Prefetch, not started yet */
+static guint64 prefetch_pending_bytes;  /* queued + in flight */
+static guint prefetch_active;
+static CURLM *multi;
+
+/* The source's queued or in-flight prefetch covering the range, or NULL.
+ * Called with prefetch_lock held. */
+static Prefetch *
+find_inflight (WsiHttpSource * hs, guint64 offset, guint64 length)
+{
+  guint i;
+
+  for (i = 0; i < hs->inflight->len; i++) {
+    Prefetch *p = g_ptr_array_index (hs->inflight, i);
+    if (!p->done && offset >= p->offset
+        && offset + length <= p->offset + p->length)
+      return p;
+  }
+  return NULL;
+}
+
+static void
+wait_for_prefetch (WsiHttpSource * hs, guint64 offset, guint64 length)
+{
+  g_mutex_lock (&prefetch_lock);
+  while (find_inflight (hs, offset, length) != NULL)
+    g_cond_wait (&prefetch_done, &prefetch_lock);
+  g_mutex_unlock (&prefetch_lock);
+}
+
+static void
+prefetch_free (Prefetch * p)
+{
+  wsi_http_response_clear (&p->response);
+  g_free (p->buffer);
+  wsi_byte_source_unref (&p->source->parent);
+  g_free (p);
+}
+
+/* Starts queued requests up to the bound. Called with prefetch_lock. */
+static void
+prefetch_start_queued (guint max_active, guint timeout_ms)
+{
+  while (prefetch_active < max_active && prefetch_queue.length > 0) {
+    Prefetch *p = g_queue_pop_head (&prefetch_queue);
+    Request request = source_request (p->source);
+    gchar *range = g_strdup_printf ("%" G_GUINT64_FORMAT "-%"
+        G_GUINT64_FORMAT, p->offset, p->offset + p->length - 1);
+
+    p->buffer = g_malloc (p->length);
+    wsi_http_response_init (&p->response, p->buffer, p->length);
+    p->handle = handle_setup (&request, range, timeout_ms, &p->response,
+        p->errbuf, &p->headers);
+    curl_easy_setopt (p->handle, CURLOPT_PRIVATE, p);
+    g_debug ("prefetch GET %s bytes %s (%u active, %u queued)",
+        p->source->parent.display_uri, range, prefetch_active,
+        prefetch_queue.length);
+    p->start = g_get_monotonic_time ();
+    wsi_fetch_stats_begin (&p->source->stats);
+    wsi_fetch_stats_begin (wsi_fetch_stats_total ());
+    curl_multi_add_handle (multi, p->handle);
+    prefetch_active++;
+    g_free (range);
+  }
+}
+
+/* A finished transfer: its bytes into the range cache when the response
+ * is exactly what was asked, else forgotten (the read will fetch). */
+static void
+prefetch_finish (Prefetch * p, CURLcode code)
+{
+  WsiHttpExpect expect = source_expect (p->source, p->offset, p->length);
+  gdouble seconds = (g_get_monotonic_time () - p->start) / 1e6;
+  GError *error = NULL;
+
+  curl_multi_remove_handle (multi, p->handle);
+  handle_give (p->handle);
+  curl_slist_free_all (p->headers);
+  wsi_fetch_stats_end (&p->source->stats, seconds, p->response.received);
+  wsi_fetch_stats_end (wsi_fetch_stats_total (), seconds,
+      p->response.received);
+  if (wsi_http_response_check (&p->response, &expect, code != CURLE_OK,
+          p->source->parent.display_uri, NULL, &error) == WSI_HTTP_OK) {
+    GBytes *bytes = g_bytes_new_take (g_steal_pointer (&p->buffer),
+        p->length);
+    wsi_range_cache_insert (range_cache, p->source->cache_key, p->offset,
+        bytes);
+    g_bytes_unref (bytes);
+  }
+  g_clear_error (&error);
+
+  g_mutex_lock (&prefetch_lock);
+  p->done = TRUE;
+  g_ptr_array_remove_fast (p->source->inflight, p);
+  prefetch_active--;
+  prefetch_pending_bytes -= p->length;
+  g_cond_broadcast (&prefetch_done);
+  g_mutex_unlock (&prefetch_lock);
+  prefetch_free (p);
+}
+
+static gpointer
+prefetch_thread (gpointer data)
+{
+  for (;;) {
+    WsiHttpSettings now;
+    CURLMsg *msg;
+    int running, left;
+
+    wsi_http_get_settings (&now);
+    g_mutex_lock (&prefetch_lock);
+    prefetch_start_queued (MAX (now.prefetch_requests, 1), now.timeout_ms);
+    g_mutex_unlock (&prefetch_lock);
+    curl_multi_perform (multi, &running);
+    while ((msg = curl_multi_info_read (multi, &left)) != NULL) {
+      Prefetch *p = NULL;
+      if (msg->msg != CURLMSG_DONE)
+        continue;
+      curl_easy_getinfo (msg->easy_handle, CURLINFO_PRIVATE, (char **) &p);
+      prefetch_finish (p, msg->data.result);
+    }
+    curl_multi_poll (multi, NULL, 0, 1000, NULL);
+  }
+  return NULL;
+}
+
+static void
+prefetch_init (void)
+{
+  static gsize done = 0;
+
+  if (!g_once_init_enter (&done))
+    return;
+  multi = curl_multi_init ();
+  curl_multi_setopt (multi, CURLMOPT_PIPELINING, (long) CURLPIPE_MULTIPLEX);
+  /* Lives as long as the process: sources come and go, the thread idles
+   * in curl_multi_poll. */
+  g_thread_unref (g_thread_new ("wsi-http-prefetch", prefetch_thread, NULL));
+  g_once_init_leave (&done, 1);
+}
+
+static gint
+range_compare (gconstpointer a, gconstpointer b)
+{
+  const WsiByteRange *x = a, *y = b;
+
+  return x->offset < y->offset ? -1 : x->offset > y->offset ? 1 : 0;
+}
+
+/* Queues [offset, offset + length) unless it is cached, already coming or
+ * over the byte bound. Called with prefetch_lock held. */
+static gboolean
+prefetch_queue_range (WsiHttpSource * hs, guint64 offset, guint64 length,
+    guint64 max_bytes)
+{
+  Prefetch *p;
+
+  if (length == 0 || find_inflight (hs, offset, length) != NULL
+      || wsi_range_cache_contains (range_cache, hs->cache_key, offset, length))
+    return FALSE;
+  if (prefetch_pending_bytes + length > max_bytes)
+    return FALSE;
+  p = g_new0 (Prefetch, 1);
+  p->source = (WsiHttpSource *) wsi_byte_source_ref (&hs->parent);
+  p->offset = offset;
+  p->length = length;
+  g_ptr_array_add (hs->inflight, p);
+  g_queue_push_tail (&prefetch_queue, p);
+  prefetch_pending_bytes += length;
+  return TRUE;
+}
+
+static void
+http_source_prefetch (WsiByteSource * source, const WsiByteRange * ranges,
+    guint n_ranges)
+{
+  WsiHttpSource *hs = (WsiHttpSource *) source;
+  WsiByteRange *sorted;
+  WsiHttpSettings now;
+  guint64 start = 0, end = 0, max_bytes;
+  gboolean queued = FALSE, open = FALSE;
+  guint i;
+
+  wsi_http_get_settings (&now);
+  if (now.prefetch_requests == 0 || now.prefetch_mb == 0)
+    return;
+  max_bytes = (guint64) now.prefetch_mb << 20;
+  prefetch_init ();
+  sorted = g_memdup2 (ranges, n_ranges * sizeof (WsiByteRange));
+  qsort (sorted, n_ranges, sizeof (WsiByteRange), range_compare);
+
+  g_mutex_lock (&prefetch_lock);
+  for (i = 0; i < n_ranges; i++) {
+    guint64 o = sorted[i].offset;
+    guint64 e = MIN (o + sorted[i].length, source->size);
+    if (o >= e)
+      continue;
+    /* Adjacent tiles (and small gaps) become one request. */
+    if (open && o <= end + COALESCE_GAP && MAX (e, end) - start <= COALESCE_MAX) {
+      end = MAX (end, e);
+      continue;
+    }
+    if (open)
+      queued |= prefetch_queue_range (hs, start, end - start, max_bytes);
+    start = o;
+    end = e;
+    open = TRUE;
+  }
+  if (open)
+    queued |= prefetch_queue_range (hs, start, end - start, max_bytes);
+  g_mutex_unlock (&prefetch_lock);
+  g_free (sorted);
+  if (queued)
+    curl_multi_wakeup (multi);
 }

@@ -23,13 +23,19 @@
  * without user, password, query or fragment, and the HTTP status.
  *
  * Cost: one request per read that misses the process-wide range cache
- * (wsirangecache.h, bounded in MiB); a read under WSI_HTTP_SMALL_READ bytes
- * (libtiff walking directories) fetches WSI_HTTP_SMALL_READ_EXPAND bytes
- * from its offset, so that a directory costs one round trip, not dozens.
- * Connections (and TLS sessions, DNS) are shared by every source and
- * thread through one curl share and a pool of easy handles; HTTP/2 is used
+ * (wsirangecache.h, bounded in MiB, keyed by URL and identity, so a slide
+ * opened again — by wsislidesrc, then patchreader — finds its bytes).
+ * Connections are reused: each pooled easy handle keeps its connections
+ * between requests (any source, any thread), the prefetch thread's multi
+ * handle keeps its own; TLS sessions and DNS are shared through one curl
+ * share. HTTP/2 is used
  * where the server offers it. The latency of a read is one round trip:
- * callers hide it with threads and wsi_byte_source_prefetch().
+ * callers hide it with wsi_byte_source_prefetch(): hinted ranges (adjacent
+ * ones coalesced into one request) are fetched by one I/O thread with curl
+ * multi, up to `prefetch_requests` at once and `prefetch_mb` queued or in
+ * flight (hints beyond are dropped, they are only hints); a read of a range
+ * being prefetched waits for it instead of asking again. A prefetch that
+ * fails is forgotten: the read then fetches (with retries) itself.
  *
  * Threading: reads and prefetches from any number of threads; the settings
  * are process-wide and may change at any time (they apply to the next
@@ -46,18 +52,18 @@
 G_BEGIN_DECLS
 
 #define WSI_HTTP_OPEN_BYTES (256 * 1024)
-#define WSI_HTTP_SMALL_READ (4 * 1024)
-#define WSI_HTTP_SMALL_READ_EXPAND (64 * 1024)
 
 /* Process-wide settings of remote reads (environment defaults in
  * parentheses: WSI_HTTP_RETRIES, WSI_HTTP_BACKOFF_MS, WSI_HTTP_TIMEOUT_MS,
- * WSI_HTTP_CACHE_MB). */
+ * WSI_HTTP_CACHE_MB, WSI_HTTP_PREFETCH_REQUESTS, WSI_HTTP_PREFETCH_MB). */
 typedef struct
 {
   guint retries;                /* tries after the first (5) */
   guint backoff_ms;             /* first backoff, doubled each time (100) */
   guint timeout_ms;             /* one request, connect included (30000) */
   guint cache_mb;               /* range cache bound, MiB (256) */
+  guint prefetch_requests;      /* prefetch requests in flight at most (32) */
+  guint prefetch_mb;            /* prefetch bytes queued or in flight, MiB (64) */
 } WsiHttpSettings;
 
 void wsi_http_get_settings (WsiHttpSettings * settings);
@@ -86,6 +92,11 @@ gchar *wsi_http_get (const gchar * url, const gchar * display_uri,
 
 /* This source's counters (zeros for a source that is not HTTP). */
 const WsiFetchStats *wsi_http_source_stats (WsiByteSource * source);
+
+/* Calls @func with the display URI and counters of every open HTTP source
+ * (under a lock: @func must not open or close sources). */
+void wsi_http_foreach_source (void (*func) (const gchar * display_uri,
+        const WsiFetchStats * stats, gpointer user_data), gpointer user_data);
 
 G_END_DECLS
 

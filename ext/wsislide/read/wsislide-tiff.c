@@ -541,6 +541,62 @@ report_fill (WsiReadReport * report, const LevelReader * lr, gint level,
   report->sticky = FALSE;
 }
 
+/* ---- prefetch: the tiles a read covers --------------------------------- */
+
+/* Tiles hinted for one patch at most (wider reads are fetched as read). */
+#define MAX_PREFETCH_TILES 64
+/* Tiles hinted for one level-region read (an overview) at most. */
+#define MAX_PREFETCH_REGION_TILES 16384
+
+/* Hints the tiles of level @li under level pixels [x0, x1] x [y0, y1]
+ * (clipped), at most @max_tiles of them. No-op for local files. */
+static void
+prefetch_level_region (const TiffSlide * ts, gint li, gint64 x0, gint64 y0,
+    gint64 x1, gint64 y1, guint max_tiles)
+{
+  const WsiTiffLevel *level;
+  WsiByteRange *ranges;
+  gint64 col, row;
+  guint n = 0;
+
+  if (ts == NULL || wsi_byte_source_is_local (ts->source) || li < 0
+      || (guint) li >= ts->pyramid.n_levels)
+    return;
+  level = &ts->pyramid.levels[li];
+  x0 = MAX (x0, 0);
+  y0 = MAX (y0, 0);
+  x1 = MIN (x1, (gint64) level->width - 1);
+  y1 = MIN (y1, (gint64) level->height - 1);
+  if (x1 < x0 || y1 < y0)
+    return;
+  ranges = g_new (WsiByteRange, max_tiles);
+  for (row = y0 / level->tile_height; row <= y1 / level->tile_height; row++) {
+    for (col = x0 / level->tile_width; col <= x1 / level->tile_width
+        && n < max_tiles; col++) {
+      gsize index = (gsize) row * level->tiles_across + (gsize) col;
+      if (level->tile_byte_counts[index] == 0)
+        continue;
+      ranges[n].offset = level->tile_offsets[index];
+      ranges[n].length = level->tile_byte_counts[index];
+      n++;
+    }
+  }
+  wsi_byte_source_prefetch (ts->source, ranges, n);
+  g_free (ranges);
+}
+
+static void
+tiff_prefetch (WsiSlide * slide, const WsiReadPlan * plan)
+{
+  gdouble ds = slide->level_downsample[plan->level];
+
+  /* One level pixel of margin: a window moved onto a DCT grid stays in. */
+  prefetch_level_region (slide->handle, plan->level,
+      (gint64) floor (plan->x / ds) - 1, (gint64) floor (plan->y / ds) - 1,
+      (gint64) ceil (plan->x / ds) + plan->read_width,
+      (gint64) ceil (plan->y / ds) + plan->read_height, MAX_PREFETCH_TILES);
+}
+
 /* ---- read_argb: a level region at 1:1 ----------------------------------- */
 
 static gboolean
@@ -556,6 +612,11 @@ tiff_read_argb (WsiSlide * slide, WsiReadContext * ctx, guint32 * argb,
 
   if (ctx == NULL)
     ctx = own_ctx = wsi_read_context_new ();
+  /* A remote slide's tiles for the whole region come at once (coalesced),
+   * not one round trip per tile as the fill reaches them. */
+  prefetch_level_region (slide->handle, level, (gint64) floor (x / ds),
+      (gint64) floor (y / ds), (gint64) floor (x / ds) + w,
+      (gint64) floor (y / ds) + h, MAX_PREFETCH_REGION_TILES);
   /* Whole level pixels: the top-left level pixel under (x, y). */
   ok = level_reader_init (&lr, slide, ctx, level, 1, NULL, error)
       && level_reader_fill (&lr, &target, (gint64) floor (x / ds),
@@ -686,6 +747,9 @@ tiff_read (WsiSlide * slide, WsiReadContext * ctx,
   Window win = { 0, };
   gboolean ok;
 
+  /* A patch's tiles are fetched together (a no-op when patchreader hinted
+   * them already, or for local files). */
+  tiff_prefetch (slide, plan);
   ok = level_reader_init (&lr, slide, ctx, plan->level, scale,
       request->tile_cache, error);
   if (ok && !window_compute (&win, slide, plan, scale)) {
@@ -726,4 +790,5 @@ const WsiSlideBackend wsi_slide_backend_tiff = {
   .thread_state_new = tiff_thread_state_new,
   .thread_state_free = tiff_thread_state_free,
   .close = tiff_close,
+  .prefetch = tiff_prefetch,
 };

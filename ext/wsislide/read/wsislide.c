@@ -179,6 +179,19 @@ wsi_slide_open (const gchar * path, const gchar * backend_name,
   return slide;
 }
 
+/* Records on @slide why an earlier backend declined a file of its own
+ * format (@declined_by_previous: the last decline, or NULL); a foreign
+ * format (WSI_SLIDE_ERROR_UNSUPPORTED) is not worth a word. */
+static void
+note_declined (WsiSlide * slide, const GError * declined_by_previous)
+{
+  if (declined_by_previous == NULL
+      || !g_error_matches (declined_by_previous, WSI_SLIDE_ERROR,
+          WSI_SLIDE_ERROR_DECLINED))
+    return;
+  slide->declined = g_strdup (declined_by_previous->message);
+}
+
 static WsiSlide *
 open_checked (const gchar * path, const gchar * backend_name,
     GError ** error)
@@ -207,10 +220,16 @@ open_checked (const gchar * path, const gchar * backend_name,
   for (backend = wsi_slide_backends (); *backend != NULL; backend++) {
     if (!(*backend)->detect (path))
       continue;
-    g_clear_error (&declined);
-    slide = open_with (*backend, path, &declined);
-    if (slide != NULL)
+    GError *this_one = NULL;
+
+    slide = open_with (*backend, path, &this_one);
+    if (slide != NULL) {
+      note_declined (slide, declined);
+      g_clear_error (&declined);
       return slide;
+    }
+    g_clear_error (&declined);
+    declined = this_one;
     /* A backend that cannot trust the file hands it to the next one. */
     g_debug ("%s backend declined it: %s", (*backend)->name,
         declined->message);
@@ -240,6 +259,7 @@ wsi_slide_close (WsiSlide * slide)
   g_free (slide->path);
   g_free (slide->display);
   g_free (slide->vendor);
+  g_free (slide->declined);
   g_free (slide->level_width);
   g_free (slide->level_height);
   g_free (slide->level_downsample);
@@ -367,6 +387,18 @@ wsi_slide_best_level (const WsiSlide * slide, gdouble downsample)
 {
   return wsi_level_for_downsample (slide->level_downsample,
       slide->level_count, downsample);
+}
+
+void
+wsi_slide_prefetch (WsiSlide * slide, const WsiReadRequest * request,
+    guint out_width, guint out_height)
+{
+  WsiReadPlan plan;
+
+  if (slide->backend->prefetch == NULL || out_width == 0 || out_height == 0)
+    return;
+  wsi_slide_plan_read (slide, request, out_width, out_height, &plan);
+  slide->backend->prefetch (slide, &plan);
 }
 
 gboolean

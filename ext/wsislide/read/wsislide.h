@@ -54,7 +54,11 @@ typedef enum
   WSI_SLIDE_ERROR_UNSUPPORTED,  /* no backend recognises the file */
   WSI_SLIDE_ERROR_OPEN,         /* recognised, but opening failed */
   WSI_SLIDE_ERROR_READ,         /* a region could not be decoded */
-  WSI_SLIDE_ERROR_EMPTY         /* the slide has no pixels */
+  WSI_SLIDE_ERROR_EMPTY,        /* the slide has no pixels */
+  /* The backend reads this format but cannot trust this file (damaged
+   * geometry, tile table or level order): `auto` hands it to the next
+   * backend and says so once (WsiSlide.declined). */
+  WSI_SLIDE_ERROR_DECLINED
 } WsiSlideError;
 
 /* Where WsiSlide.mpp_x/mpp_y came from. */
@@ -75,6 +79,10 @@ struct _WsiSlide
   gchar *path;                  /* as opened: a URL may hold credentials */
   gchar *display;               /* for messages: wsi_location_display () */
   gchar *vendor;                /* "aperio", "generic-tiff", ... */
+  /* NULL, or why an earlier backend declined a file of its own format
+   * (WSI_SLIDE_ERROR_DECLINED) before this one opened it with `auto`:
+   * "the tiff backend declined it: ..." */
+  gchar *declined;
   gint level_count;
   gint64 *level_width;          /* level_count entries */
   gint64 *level_height;
@@ -157,6 +165,9 @@ struct _WsiSlideBackend
   void (*thread_state_free) (gpointer state);
   /* Releases slide->handle. */
   void (*close) (WsiSlide * slide);
+  /* Optional: @plan will be read soon; a backend reading a remote source
+   * starts fetching its bytes (wsi_byte_source_prefetch). Never blocks. */
+  void (*prefetch) (WsiSlide * slide, const WsiReadPlan * plan);
 };
 
 /* Opens @path with the backend named @backend (WSI_BACKEND_*; NULL or
@@ -185,6 +196,12 @@ void wsi_slide_plan_read (const WsiSlide * slide,
 gboolean wsi_slide_read (WsiSlide * slide, WsiReadContext * ctx,
     const WsiReadRequest * request, const WsiImage * out,
     WsiReadReport * report, GError ** error);
+
+/* A hint that @request (for an @out_width x @out_height output) will be
+ * read soon: backends with remote bytes start fetching the tiles it covers.
+ * Never blocks on the network; a no-op for local files. Any thread. */
+void wsi_slide_prefetch (WsiSlide * slide, const WsiReadRequest * request,
+    guint out_width, guint out_height);
 
 /* The coarsest level whose downsample does not exceed @downsample (with a
  * small tolerance so that 2.0005 counts as 2). */

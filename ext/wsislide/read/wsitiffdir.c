@@ -68,7 +68,39 @@ typedef struct
   WsiByteSource *source;
   guint64 position;
   GError *read_error;           /* the first failed read: fails the walk */
+  /* libtiff reads a directory in pieces of a few bytes: they are served
+   * from one window read at once (one round trip for a remote source). */
+  guint8 *window;
+  guint64 window_offset, window_length;
 } TiffClient;
+
+/* Reads below this size go through the window... */
+#define WINDOW_SMALL_READ (4 * 1024)
+/* ...which is this long (clipped to the file). */
+#define WINDOW_BYTES (64 * 1024)
+
+/* Copies [offset, offset + n) from the window, refilling it when it does
+ * not hold the range. */
+static gboolean
+window_read (TiffClient * client, guint64 offset, guint64 n, guint8 * dest,
+    GError ** error)
+{
+  guint64 size = wsi_byte_source_get_size (client->source);
+
+  if (client->window == NULL || offset < client->window_offset
+      || offset + n > client->window_offset + client->window_length) {
+    guint64 length = MAX (n, MIN ((guint64) WINDOW_BYTES, size - offset));
+    client->window = g_realloc (client->window, length);
+    client->window_offset = offset;
+    client->window_length = 0;
+    if (!wsi_byte_source_read (client->source, offset, length,
+            client->window, error))
+      return FALSE;
+    client->window_length = length;
+  }
+  memcpy (dest, client->window + (offset - client->window_offset), n);
+  return TRUE;
+}
 
 static tmsize_t
 tiff_client_read (thandle_t handle, void *buf, tmsize_t size)
@@ -82,8 +114,9 @@ tiff_client_read (thandle_t handle, void *buf, tmsize_t size)
     return 0;
   /* libtiff asks past the end and accepts a short count there. */
   n = MIN ((guint64) size, file_size - client->position);
-  if (!wsi_byte_source_read (client->source, client->position, n, buf,
-          &error)) {
+  if (!(n < WINDOW_SMALL_READ ? window_read (client, client->position, n, buf,
+              &error) : wsi_byte_source_read (client->source,
+              client->position, n, buf, &error))) {
     /* libtiff may take a failed IFD read for the end of the chain: the
      * caller checks read_error so a flaky read never drops a level. */
     if (client->read_error == NULL)
@@ -180,6 +213,29 @@ decline (GError ** error, const gchar * path, const gchar * format, ...)
   g_set_error (error, WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_UNSUPPORTED,
       "%s: not a JPEG-tiled TIFF pyramid the direct reader takes: %s", path,
       reason);
+  g_free (reason);
+}
+
+static void
+decline_damaged (GError ** error, const gchar * path, const gchar * format,
+    ...)
+G_GNUC_PRINTF (3, 4);
+
+/* WSI_SLIDE_ERROR_DECLINED: a JPEG-tiled pyramid of a layout we read, but
+ * damaged (geometry, tile table, level order): `auto` hands it to
+ * OpenSlide, and the user hears once why (WsiSlide.declined). */
+static void
+decline_damaged (GError ** error, const gchar * path, const gchar * format,
+    ...)
+{
+  va_list args;
+  gchar *reason;
+
+  va_start (args, format);
+  reason = g_strdup_vprintf (format, args);
+  va_end (args);
+  g_set_error (error, WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_DECLINED,
+      "%s: the direct reader does not trust this pyramid: %s", path, reason);
   g_free (reason);
 }
 
@@ -385,7 +441,7 @@ level_check_format (TIFF * tif, guint dir, const gchar * path,
       || !TIFFGetField (tif, TIFFTAG_PHOTOMETRIC, &photometric)
       || !TIFFGetField (tif, TIFFTAG_BITSPERSAMPLE, &bits)
       || !TIFFGetField (tif, TIFFTAG_SAMPLESPERPIXEL, &samples)) {
-    decline (error, path, "directory %u lacks a required tag", dir);
+    decline_damaged (error, path, "directory %u lacks a required tag", dir);
     return FALSE;
   }
   if (compression != COMPRESSION_JPEG) {
@@ -423,16 +479,18 @@ level_check_geometry (TIFF * tif, guint dir, const gchar * path,
       || !TIFFGetField (tif, TIFFTAG_IMAGELENGTH, &h)
       || !TIFFGetField (tif, TIFFTAG_TILEWIDTH, &tw)
       || !TIFFGetField (tif, TIFFTAG_TILELENGTH, &th)) {
-    decline (error, path, "directory %u lacks its size or tile size", dir);
+    decline_damaged (error, path, "directory %u lacks its size or tile size",
+        dir);
     return FALSE;
   }
   if (w == 0 || h == 0 || w > MAX_IMAGE_SIDE || h > MAX_IMAGE_SIDE) {
-    decline (error, path, "directory %u is %ux%u pixels", dir, w, h);
+    decline_damaged (error, path, "directory %u is %ux%u pixels", dir, w, h);
     return FALSE;
   }
   if (tw == 0 || th == 0 || tw % 8 != 0 || th % 8 != 0
       || tw > MAX_TILE_SIDE || th > MAX_TILE_SIDE) {
-    decline (error, path, "directory %u has %ux%u tiles", dir, tw, th);
+    decline_damaged (error, path, "directory %u has %ux%u tiles", dir, tw,
+        th);
     return FALSE;
   }
   level->width = w;
@@ -458,7 +516,8 @@ level_copy_tables (TIFF * tif, guint dir, const gchar * path,
       || !TIFFGetField (tif, TIFFTAG_TILEOFFSETS, &offsets)
       || !TIFFGetField (tif, TIFFTAG_TILEBYTECOUNTS, &counts)
       || offsets == NULL || counts == NULL) {
-    decline (error, path, "directory %u has no complete tile table", dir);
+    decline_damaged (error, path, "directory %u has no complete tile table",
+        dir);
     return FALSE;
   }
   level->tile_offsets = g_memdup2 (offsets, n * sizeof (guint64));
@@ -557,7 +616,7 @@ collect_levels (TIFF * tif, const gchar * path, gboolean aperio,
         return FALSE;
       g_array_append_val (levels, level);
       if (aperio && level_has_missing_tiles (&level)) {
-        decline (error, path, "directory %u has missing tiles, which "
+        decline_damaged (error, path, "directory %u has missing tiles, which "
             "OpenSlide paints from another level", dir);
         return FALSE;
       }
@@ -594,7 +653,8 @@ check_level_order (GArray * levels, const gchar * path, gboolean aperio,
     const WsiTiffLevel *prev = &g_array_index (levels, WsiTiffLevel, i - 1);
     const WsiTiffLevel *cur = &g_array_index (levels, WsiTiffLevel, i);
     if (cur->width >= prev->width || cur->height > prev->height) {
-      decline (error, path, "level %u (%ux%u) is not smaller than level %u "
+      decline_damaged (error, path, "level %u (%ux%u) is not smaller than "
+          "level %u "
           "(%ux%u)", i, cur->width, cur->height, i - 1, prev->width,
           prev->height);
       return FALSE;
@@ -659,7 +719,7 @@ wsi_tiff_pyramid_read (WsiTiffPyramid * pyramid, WsiByteSource * source,
 {
   const gchar *path = wsi_byte_source_get_display_uri (source);
   TiffMessages messages = { NULL };
-  TiffClient client = { source, 0, NULL };
+  TiffClient client = { source, 0, NULL, NULL, 0, 0 };
   TIFF *tif;
   gboolean ok;
 
@@ -671,11 +731,13 @@ wsi_tiff_pyramid_read (WsiTiffPyramid * pyramid, WsiByteSource * source,
       g_set_error (error, WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_OPEN,
           "%s: libtiff cannot read it: %s", path,
           messages.first_error ? messages.first_error : "no first directory");
+    g_free (client.window);
     g_free (messages.first_error);
     return FALSE;
   }
   ok = pyramid_read_open_tiff (pyramid, tif, path, error);
   TIFFClose (tif);
+  g_free (client.window);
   g_free (messages.first_error);
   if (take_read_error (&client, path, error))
     ok = FALSE;
@@ -740,7 +802,7 @@ gboolean
 wsi_tiff_check_tiles (const gchar * path, GError ** error)
 {
   TiffMessages messages = { NULL };
-  TiffClient client = { NULL, 0, NULL };
+  TiffClient client = { NULL, 0, NULL, NULL, 0, 0 };
   gboolean ok = TRUE;
   guint index = 0;
   TIFF *tif;
@@ -757,6 +819,7 @@ wsi_tiff_check_tiles (const gchar * path, GError ** error)
     TIFFClose (tif);
   }                             /* else not a TIFF: nothing to check */
   g_clear_error (&client.read_error);
+  g_free (client.window);
   wsi_byte_source_unref (client.source);
   g_free (messages.first_error);
   return ok;

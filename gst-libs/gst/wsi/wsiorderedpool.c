@@ -76,6 +76,7 @@ struct _WsiOrderedPool
   GCond item_done;              /* the task and resets wait here */
   GCond space_freed;            /* queueing and drain wait here */
   PoolItem *ring;
+  guint min_items;              /* ring size asked by the element, or 0 */
   guint8 *work_memory;          /* capacity * work_size */
   guint capacity;
   guint64 n_queued;             /* items ever queued */
@@ -239,6 +240,14 @@ worker_full_name (WsiOrderedPool * pool, const gchar * prefix, guint i,
 }
 
 void
+wsi_ordered_pool_set_min_items (WsiOrderedPool * pool, guint min_items)
+{
+  g_mutex_lock (&pool->lock);
+  pool->min_items = min_items;
+  g_mutex_unlock (&pool->lock);
+}
+
+void
 wsi_ordered_pool_start_workers (WsiOrderedPool * pool, guint n_threads,
     const gchar * thread_name_prefix)
 {
@@ -246,7 +255,8 @@ wsi_ordered_pool_start_workers (WsiOrderedPool * pool, guint n_threads,
 
   g_mutex_lock (&pool->lock);
   pool->n_workers = n;
-  pool->capacity = MAX (RING_ITEMS_PER_WORKER * n, RING_MIN_ITEMS);
+  pool->capacity = MAX (MAX (RING_ITEMS_PER_WORKER * n, RING_MIN_ITEMS),
+      pool->min_items);
   pool->ring = g_new0 (PoolItem, pool->capacity);
   pool->work_memory = g_malloc0 (pool->capacity * pool->work_size);
   for (i = 0; i < pool->capacity; i++)

@@ -70,6 +70,13 @@ WsiOrderedPool *wsi_ordered_pool_new (GstPad * srcpad, gsize work_size,
     const WsiOrderedPoolFuncs * funcs, gpointer user_data);
 void wsi_ordered_pool_free (WsiOrderedPool * pool);
 
+/* The ring holds at least @min_items work items from the next
+ * wsi_ordered_pool_start_workers() on (0: the default, 4 per thread and at
+ * least 8): elements that look ahead at queued work (patchreader's
+ * read-ahead for remote slides) see that many items before a worker takes
+ * them. */
+void wsi_ordered_pool_set_min_items (WsiOrderedPool * pool, guint min_items);
+
 /* The thread count that a `threads=0` property means: one per core,
  * shared among the LOCAL_WORLD_SIZE processes torchrun starts on a node,
  * between 1 and @max_threads. */

@@ -212,6 +212,12 @@ src_activate_mode (GstPad * pad, GstObject * parent, GstPadMode mode,
   return wsi_ordered_pool_stop_task (self->pool);
 }
 
+void
+wsi_pool_element_set_min_queued (WsiPoolElement * self, guint n_items)
+{
+  wsi_ordered_pool_set_min_items (self->pool, n_items);
+}
+
 /* ---- state ---------------------------------------------------------------- */
 
 static gboolean

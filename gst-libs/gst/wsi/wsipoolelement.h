@@ -141,6 +141,12 @@ GstFlowReturn wsi_pool_element_queue_event (WsiPoolElement * self,
 /* Streaming thread: waits until everything queued has been pushed. */
 GstFlowReturn wsi_pool_element_drain (WsiPoolElement * self);
 
+/* Work items the ring holds at least from the next start on (0 = the
+ * default, 4 per thread): call from @start. Elements that act on queued
+ * work ahead of the workers (patchreader's prefetch for remote slides)
+ * look that far ahead. */
+void wsi_pool_element_set_min_queued (WsiPoolElement * self, guint n_items);
+
 /* Tells the planner upstream (patchsampler) that the patch of @record,
  * from slide @path, will not be delivered, and why (wsievent.h). */
 void wsi_pool_element_report_dropped (WsiPoolElement * self,

@@ -616,6 +616,64 @@ GST_START_TEST (test_transparent_is_white)
 
 GST_END_TEST;
 
+/* read-stats' failed-slides holds @path with @expected failed reads, and
+ * only it. */
+static void
+assert_failed_reads (GstElement * reader, const gchar * path,
+    guint64 expected)
+{
+  GstStructure *stats = NULL;
+  const GValue *failed;
+  const GstStructure *slide;
+  guint64 n = 0;
+
+  g_object_get (reader, "read-stats", &stats, NULL);
+  failed = gst_structure_get_value (stats, "failed-slides");
+  fail_unless (failed != NULL && gst_value_array_get_size (failed) == 1,
+      "%" GST_PTR_FORMAT, stats);
+  slide = gst_value_get_structure (gst_value_array_get_value (failed, 0));
+  fail_unless_equals_string (gst_structure_get_string (slide, "path"), path);
+  fail_unless (gst_structure_get_uint64 (slide, "failed-reads", &n));
+  fail_unless_equals_uint64 (n, expected);
+  gst_structure_free (stats);
+}
+
+/* A slide whose every tile is damaged, never given up: one warning for its
+ * first failed read, the other failures only counted. */
+GST_START_TEST (test_damaged_slide_warned_once)
+{
+  gchar *damaged = make_damaged_slide ("damaged-once.tiff");
+  GstHarness *h = reader_harness (2, NULL);
+  GstBus *bus = gst_bus_new ();
+  WsiPatchRecord bad[8];
+  GList *out;
+  gchar *warnings;
+  guint i, n_warnings;
+
+  g_object_set (h->element, "max-read-failures", 100, NULL);
+  gst_element_set_bus (h->element, bus);
+  for (i = 0; i < 8; i++)
+    bad[i] = make_record (i, 64 * i, 64, PATCH, PATCH);
+  fail_unless_equals_int (gst_harness_push (h, make_coords (damaged, "",
+              bad, 8)), GST_FLOW_OK);
+  out = finish_and_collect (h);
+  fail_unless_equals_int (g_list_length (out), 0);
+  fail_unless_equals_uint64 (wsi_test_get_u64 (h->element, "patches-failed"),
+      8);
+  warnings = pop_warnings (bus, &n_warnings);
+  fail_unless_equals_int (n_warnings, 1);
+  fail_unless (strstr (warnings, damaged) != NULL, "%s", warnings);
+  g_free (warnings);
+  assert_failed_reads (h->element, damaged, 8);
+
+  gst_element_set_bus (h->element, NULL);
+  gst_object_unref (bus);
+  gst_harness_teardown (h);
+  g_free (damaged);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_damaged_slide_dropped_with_warning)
 {
   gchar *damaged = make_damaged_slide ("damaged.tiff");
@@ -650,12 +708,18 @@ GST_START_TEST (test_damaged_slide_dropped_with_warning)
       3);
   fail_unless_equals_uint64 (wsi_test_get_u64 (h->element, "patches-read"), 4);
 
+  /* one warning for the first failed read, with the decoder's words, and
+   * one for giving up: not one per dropped patch */
   warnings = pop_warnings (bus, &n_warnings);
-  fail_unless_equals_int (n_warnings, 4);
+  fail_unless_equals_int (n_warnings, 2);
   fail_unless (strstr (warnings, damaged) != NULL, "%s", warnings);
   fail_unless (strstr (warnings, "(0, 64) level 0") != NULL, "%s", warnings);
+  fail_unless (strstr (warnings, "tile (") != NULL, "%s", warnings);
+  fail_unless (strstr (warnings, "further read failures of this slide are "
+          "counted") != NULL, "%s", warnings);
   fail_unless (strstr (warnings, "Giving up") != NULL, "%s", warnings);
   g_free (warnings);
+  assert_failed_reads (h->element, damaged, 3);
 
   g_list_free_full (out, (GDestroyNotify) gst_buffer_unref);
   gst_element_set_bus (h->element, NULL);
@@ -897,6 +961,7 @@ patchreader_suite (void)
   tcase_add_test (tc, test_caps_rgbx_bgrx);
   tcase_add_test (tc, test_transparent_is_white);
   tcase_add_test (tc, test_damaged_slide_dropped_with_warning);
+  tcase_add_test (tc, test_damaged_slide_warned_once);
   tcase_add_test (tc, test_missing_slide_skipped);
   tcase_add_test (tc, test_flush_then_continue);
   tcase_add_test (tc, test_eos_after_every_patch);

@@ -1366,6 +1366,70 @@ GST_START_TEST (test_uri_handler)
 
 GST_END_TEST;
 
+/* A copy of an Aperio slide with one pyramid level's width set to 65535
+ * (issue 26): the direct reader declines it, OpenSlide reads it, and the
+ * source says so once, naming the slide, the reason and the backend. */
+GST_START_TEST (test_declined_slide_named_once)
+{
+  gchar *dir = make_temp_dir ();
+  WsiTestSlideSpec spec;
+  gchar *path = g_build_filename (dir, "bad-pyramid.svs", NULL);
+  GstElement *pipeline;
+  GstBus *bus;
+  GstMessage *msg;
+  guint n_declined = 0;
+  gchar *launch;
+
+  wsi_test_slide_spec_init (&spec);
+  spec.layout = WSI_TEST_LAYOUT_APERIO;
+  spec.width = 1024;
+  spec.height = 768;
+  spec.levels = 3;
+  fail_unless (wsi_test_slide_write (path, &spec, NULL));
+  /* Aperio: directory 0 level 0, 1 the thumbnail, 2 level 1 */
+  wsi_test_set_tiff_width (path, 2, 65535);
+
+  launch = g_strdup_printf ("wsislidesrc location=\"%s\" cycle=true ! "
+      "fakesink num-buffers=3", path);
+  pipeline = gst_parse_launch (launch, NULL);
+  fail_unless (pipeline != NULL);
+  gst_element_set_state (pipeline, GST_STATE_PLAYING);
+  bus = gst_element_get_bus (pipeline);
+  while ((msg = gst_bus_timed_pop_filtered (bus, 30 * GST_SECOND,
+              GST_MESSAGE_EOS | GST_MESSAGE_ERROR | GST_MESSAGE_WARNING))) {
+    GError *err = NULL;
+
+    if (GST_MESSAGE_TYPE (msg) != GST_MESSAGE_WARNING) {
+      fail_unless (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_EOS);
+      gst_message_unref (msg);
+      break;
+    }
+    gst_message_parse_warning (msg, &err, NULL);
+    if (strstr (err->message, "is read through") != NULL) {
+      n_declined++;
+      fail_unless (strstr (err->message, path) != NULL, "%s", err->message);
+      fail_unless (strstr (err->message, "openslide") != NULL, "%s",
+          err->message);
+      fail_unless (strstr (err->message, "missing tiles") != NULL
+          || strstr (err->message, "not smaller") != NULL, "%s",
+          err->message);
+    }
+    g_error_free (err);
+    gst_message_unref (msg);
+  }
+  /* three visits of the slide, one word */
+  fail_unless_equals_int (n_declined, 1);
+  gst_element_set_state (pipeline, GST_STATE_NULL);
+  gst_object_unref (bus);
+  gst_object_unref (pipeline);
+  g_free (launch);
+  g_free (path);
+  remove_tree (dir);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_bad_property_values)
 {
   GstElement *src = gst_element_factory_make ("wsislidesrc", NULL);
@@ -1572,6 +1636,7 @@ wsislidesrc_suite (void)
   tcase_add_test (tc, test_duration_query);
   tcase_add_test (tc, test_uri_handler);
   tcase_add_test (tc, test_bad_property_values);
+  tcase_add_test (tc, test_declined_slide_named_once);
   tcase_add_test (tc, test_state_changes_repeatable);
   tcase_add_test (tc, test_flush_while_cycling);
   tcase_add_test (tc, test_real_slides);

@@ -500,6 +500,36 @@ GST_START_TEST (test_qupath_and_asap_agree)
 
 GST_END_TEST;
 
+/* Runs patchsampler with annotation-mode and @settings; expects an error
+ * message holding @expect before any slide is planned. */
+static void
+expect_settings_error (const gchar * dir, const gchar * settings,
+    const gchar * expect)
+{
+  gchar *desc = g_strdup_printf ("wsislidesrc location=\"%s\" ! tissuemask ! "
+      "queue ! patchsampler annotation-mode=replace-tissue %s ! fakesink",
+      dir, settings);
+  GstElement *pipeline = gst_parse_launch (desc, NULL);
+  GstBus *bus = gst_element_get_bus (pipeline);
+  GstMessage *msg;
+  GError *err = NULL;
+
+  gst_element_set_state (pipeline, GST_STATE_PLAYING);
+  msg = gst_bus_timed_pop_filtered (bus, 30 * GST_SECOND,
+      GST_MESSAGE_ERROR | GST_MESSAGE_EOS);
+  fail_unless (msg != NULL && GST_MESSAGE_TYPE (msg) == GST_MESSAGE_ERROR,
+      "%s: no error", settings);
+  gst_message_parse_error (msg, &err, NULL);
+  fail_unless (strstr (err->message, expect) != NULL, "%s: %s", settings,
+      err->message);
+  g_error_free (err);
+  gst_message_unref (msg);
+  gst_element_set_state (pipeline, GST_STATE_NULL);
+  gst_object_unref (bus);
+  gst_object_unref (pipeline);
+  g_free (desc);
+}
+
 /* A malformed file, a slide without one, a file matching no slide and a
  * class no file has: warnings naming them; the good slide still streams. */
 GST_START_TEST (test_bad_input_warned)
@@ -539,33 +569,73 @@ GST_START_TEST (test_bad_input_warned)
   g_free (desc);
 
   /* Settings that contradict each other are an error, not a guess. */
-  desc = g_strdup_printf ("wsislidesrc location=\"%s\" %s ! tissuemask ! "
-      "queue ! patchsampler annotation-mode=replace-tissue "
-      "annotation-classes=Tumor,Stroma class-balance=weights "
-      "class-weights=1 ! fakesink name=sink", dir, src);
-  {
-    GstElement *pipeline = gst_parse_launch (desc, NULL);
-    GstBus *bus = gst_element_get_bus (pipeline);
-    GstMessage *msg;
-    GError *err = NULL;
-
-    gst_element_set_state (pipeline, GST_STATE_PLAYING);
-    msg = gst_bus_timed_pop_filtered (bus, 30 * GST_SECOND,
-        GST_MESSAGE_ERROR | GST_MESSAGE_EOS);
-    fail_unless (msg != NULL && GST_MESSAGE_TYPE (msg) == GST_MESSAGE_ERROR);
-    gst_message_parse_error (msg, &err, NULL);
-    fail_unless (strstr (err->message, "class-weights has 1 entries") != NULL,
-        "%s", err->message);
-    g_error_free (err);
-    gst_message_unref (msg);
-    gst_element_set_state (pipeline, GST_STATE_NULL);
-    gst_object_unref (bus);
-    gst_object_unref (pipeline);
-  }
-  g_free (desc);
+  expect_settings_error (dir, "annotation-classes=Tumor,Stroma "
+      "class-balance=weights class-weights=1", "class-weights has 1 entries");
+  expect_settings_error (dir, "annotation-classes=Tumor,Stroma mode=grid "
+      "class-balance=uniform", "only mode=random with replacement=true");
+  expect_settings_error (dir, "annotation-classes=Tumor "
+      "annotation-exclude=Tumor", "in both annotation-classes and");
   g_free (src);
   g_free (json);
   g_free (notes);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
+/* A manifest column names each slide's file (any name, either format);
+ * the magnification modes sample inside the regions too; a requested class
+ * no file has is warned about after the first pass of an endless stream;
+ * the manifest's columns come before class and class-id. */
+GST_START_TEST (test_manifest_column_and_magnification)
+{
+  gchar *dir = test_dir ("manifest"), *json = geojson_of (shapes,
+      G_N_ELEMENTS (shapes));
+  gchar *xml = asap_of (shapes + 1, G_N_ELEMENTS (shapes) - 1);
+  gchar *csv = g_build_filename (dir, "train.csv", NULL);
+  gchar *desc;
+  WsiRun *r;
+  guint i;
+
+  write_slides (dir, 2);
+  write_text (dir, "notes-a.geojson", json);
+  write_text (dir, "notes-b.xml", xml);
+  write_text (dir, "train.csv", "path,label,annotations\n"
+      "slide-0.tiff,case,notes-a.geojson\nslide-1.tiff,case,notes-b.xml\n");
+  desc = g_strdup_printf ("wsislidesrc location=\"%s\" cycle=true seed=2 ! "
+      "tissuemask ! queue ! patchsampler mode=multi-magnification "
+      "target-mpps=0.25,0.5 patch-size=32 patches-per-slide=10 max-patches=60 "
+      "annotation-mode=replace-tissue "
+      "annotation-classes=Tumor,Stroma,Necrosis,Missing "
+      "annotation-exclude=Ignore ! patchinterleave ! patchreader ! queue ! "
+      "patchbatch batch-size=10 ! appsink name=sink sync=false", csv);
+  r = wsi_run_pipeline (desc, 0);
+  fail_unless (r->error == NULL, "%s", r->error);
+  fail_unless_equals_int (r->records->len, 60);
+  check_centres (r);
+  for (i = 0; i < r->records->len; i++)
+    fail_unless (WSI_RECORD (r, i)->footprint == 32
+        || WSI_RECORD (r, i)->footprint == 64);
+  for (i = 0; i < r->batches->len; i++) {
+    GstStructure *meta = wsi_patch_meta_get (g_ptr_array_index (r->batches,
+            i));
+    const gchar *const *names = wsi_structure_get_strv (meta,
+        "column-names");
+
+    guint n = names ? g_strv_length ((gchar **) names) : 0;
+
+    fail_unless (n >= 3, "%u columns", n);
+    fail_unless (g_strv_contains (names, "annotations"));
+    fail_unless_equals_string (names[n - 2], "class");
+    fail_unless_equals_string (names[n - 1], "class-id");
+  }
+  fail_unless (wsi_run_has_warning (r, "\"Missing\"",
+          "no slide's annotation", NULL));
+  wsi_run_free (r);
+  g_free (desc);
+  g_free (csv);
+  g_free (xml);
+  g_free (json);
   g_free (dir);
 }
 
@@ -585,6 +655,7 @@ annotations_suite (void)
   tcase_add_test (tc, test_determinism_threads_pools);
   tcase_add_test (tc, test_qupath_and_asap_agree);
   tcase_add_test (tc, test_bad_input_warned);
+  tcase_add_test (tc, test_manifest_column_and_magnification);
   return s;
 }
 

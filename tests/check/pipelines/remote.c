@@ -63,14 +63,26 @@ url_of (guint port, const gchar * name)
   return g_strdup_printf ("http://127.0.0.1:%u/%s", port, name);
 }
 
+/* The stream of @location; URLs read with read-ahead, so that the
+ * prefetch path (and its failures, forgotten and read again) is in every
+ * comparison. */
+static gchar *
+stream_description (const gchar * location, guint threads,
+    const gchar * sink)
+{
+  return g_strdup_printf ("wsislidesrc location=\"%s\" seed=11 ! "
+      "tissuemask method=none ! queue ! patchsampler patch-size=64 "
+      "patches-per-slide=%u min-tissue=0 ! patchinterleave ! "
+      "patchreader name=reader threads=%u read-ahead=%u ! queue ! "
+      "patchbatch batch-size=4 ! %s", location, PATCHES, threads,
+      wsi_location_is_remote (location) ? 32 : 0, sink);
+}
+
 static WsiRun *
 run_stream (const gchar * location, guint threads)
 {
-  gchar *desc = g_strdup_printf ("wsislidesrc location=\"%s\" seed=11 ! "
-      "tissuemask method=none ! queue ! patchsampler patch-size=64 "
-      "patches-per-slide=%u min-tissue=0 ! patchinterleave ! "
-      "patchreader threads=%u ! queue ! patchbatch batch-size=4 ! "
-      "appsink name=sink sync=false", location, PATCHES, threads);
+  gchar *desc = stream_description (location, threads,
+      "appsink name=sink sync=false");
   WsiRun *run = wsi_run_pipeline (desc, 0);
 
   g_free (desc);
@@ -344,6 +356,78 @@ GST_START_TEST (test_replaced_object_is_given_up)
 
 GST_END_TEST;
 
+static guint64
+stats_u64 (const GstStructure * s, const gchar * field)
+{
+  guint64 v = 0;
+
+  fail_unless (gst_structure_get_uint64 (s, field, &v), "no %s", field);
+  return v;
+}
+
+/* patchreader's remote-stats count what the proxy saw: requests, bytes,
+ * retries of the faults it injected, latencies above the delay it added;
+ * read-stats carries the same for the tracer. */
+GST_START_TEST (test_remote_stats)
+{
+  const gchar *args[] = { "--delay-ms", "10", "--fault", "503:3-4", NULL };
+  gchar *report = g_build_filename (tmpdir, "proxy-report.txt", NULL);
+  GstStructure *before, *after, *read_stats;
+  const GstStructure *remote;
+  GstElement *pipeline, *reader;
+  WsiProxy proxy;
+  gchar *why = NULL, *url, *desc;
+  gdouble p50 = 0;
+  guint injected;
+
+  local_reference ();
+  fail_unless (wsi_proxy_start (&proxy, nginx.port, report, args, &why),
+      "%s", why);
+  url = url_of (proxy.port, "slide.tiff");
+  desc = stream_description (url, 2, "fakesink sync=false");
+  pipeline = gst_parse_launch (desc, NULL);
+  reader = gst_bin_get_by_name (GST_BIN (pipeline), "reader");
+  g_object_get (reader, "remote-stats", &before, NULL);
+  gst_element_set_state (pipeline, GST_STATE_PLAYING);
+  {
+    GstBus *bus = gst_element_get_bus (pipeline);
+    GstMessage *msg = gst_bus_timed_pop_filtered (bus, 120 * GST_SECOND,
+        GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+    fail_unless (msg != NULL && GST_MESSAGE_TYPE (msg) == GST_MESSAGE_EOS);
+    gst_message_unref (msg);
+    gst_object_unref (bus);
+  }
+  g_object_get (reader, "remote-stats", &after, "read-stats", &read_stats,
+      NULL);
+  gst_element_set_state (pipeline, GST_STATE_NULL);
+  injected = wsi_proxy_stop (&proxy, "503");
+
+  fail_unless_equals_int (injected, 2);
+  fail_unless (stats_u64 (after, "requests") > stats_u64 (before,
+          "requests"));
+  fail_unless (stats_u64 (after, "bytes") > stats_u64 (before, "bytes"));
+  fail_unless (stats_u64 (after, "retries") >= stats_u64 (before,
+          "retries") + 2, "the 503s were not counted as retries");
+  fail_unless (gst_structure_get_double (after, "latency-p50-ms", &p50));
+  fail_unless (p50 >= 9.0, "p50 %.2f ms under the 10 ms added", p50);
+  fail_unless (gst_structure_has_field_typed (after, "slides",
+          GST_TYPE_ARRAY));
+  fail_unless (gst_structure_get (read_stats, "remote", GST_TYPE_STRUCTURE,
+          &remote, NULL), "read-stats has no remote field");
+  fail_unless (stats_u64 (remote, "requests") > 0);
+  gst_structure_free ((GstStructure *) remote);
+  gst_structure_free (before);
+  gst_structure_free (after);
+  gst_structure_free (read_stats);
+  gst_object_unref (reader);
+  gst_object_unref (pipeline);
+  g_free (desc);
+  g_free (url);
+  g_free (report);
+}
+
+GST_END_TEST;
+
 /* A list file at a URL naming slides relative to it. */
 GST_START_TEST (test_list_at_url)
 {
@@ -380,6 +464,7 @@ remote_suite (void)
   tcase_add_test (tc, test_openslide_format_needs_local_file);
   tcase_add_test (tc, test_replaced_object_is_given_up);
   tcase_add_test (tc, test_list_at_url);
+  tcase_add_test (tc, test_remote_stats);
   return s;
 }
 
@@ -405,8 +490,6 @@ main (int argc, char **argv)
   }
   /* Faults are retried quickly here; the default backoff is for servers. */
   g_setenv ("WSI_HTTP_BACKOFF_MS", "1", TRUE);
-  /* in-process, no fork: the servers belong to this process */
-  g_setenv ("CK_FORK", "no", TRUE);
   gst_check_init (&argc, &argv);
   local_slide = g_build_filename (www, "slide.tiff", NULL);
 

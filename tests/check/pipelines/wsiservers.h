@@ -23,6 +23,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -41,6 +42,13 @@ typedef struct
   gint stdin_fd;
   gchar *report;                /* what it injected, written at exit */
 } WsiProxy;
+
+/* Servers die with the test, even when it crashes. */
+static void
+wsi_die_with_parent (gpointer user_data)
+{
+  prctl (PR_SET_PDEATHSIG, SIGKILL);
+}
 
 /* A port free now on 127.0.0.1 (the kernel's pick). */
 static guint
@@ -127,8 +135,8 @@ wsi_nginx_start (WsiNginx * n, const gchar * root, const gchar * workdir,
   argv[6] = n->dir;
   argv[7] = NULL;
   if (!g_spawn_async (NULL, (gchar **) argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD
-          | G_SPAWN_STDOUT_TO_DEV_NULL | G_SPAWN_STDERR_TO_DEV_NULL, NULL,
-          NULL, &n->pid, &err)) {
+          | G_SPAWN_STDOUT_TO_DEV_NULL | G_SPAWN_STDERR_TO_DEV_NULL,
+          wsi_die_with_parent, NULL, &n->pid, &err)) {
     *why = g_strdup_printf ("nginx did not start: %s", err->message);
     g_clear_error (&err);
   } else {
@@ -187,7 +195,8 @@ wsi_proxy_start (WsiProxy * p, guint upstream_port, const gchar * report,
   g_ptr_array_add (argv, NULL);
   p->report = g_strdup (report);
   if (!g_spawn_async_with_pipes (NULL, (gchar **) argv->pdata, NULL,
-          G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL, &p->pid, &p->stdin_fd,
+          G_SPAWN_DO_NOT_REAP_CHILD, wsi_die_with_parent, NULL, &p->pid,
+          &p->stdin_fd,
           &out_fd, NULL, &err)) {
     *why = g_strdup_printf ("the fault proxy did not start: %s",
         err->message);

@@ -1,0 +1,762 @@
+/* gst-wsi
+ * Copyright (C) 2026 gst-wsi developers
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+
+/**
+ * SECTION:element-patchstoresink
+ * @title: patchstoresink
+ *
+ * patchstoresink writes a patch stream — the patches patchreader,
+ * patchfilter or patchaugment push, each with its `WsiPatchMeta` — into a
+ * patch store: a directory of fixed-size shards (#GstPatchStoreSink:patches-per-shard
+ * patches each) holding the pixels, the full patch record, the slide path,
+ * label and manifest columns of every patch, and a `manifest.json` (counts,
+ * encoding, the settings of every element of the pipeline that made it,
+ * wsislidesrc's seed, a crc32 per shard). patchstoresrc serves a store as
+ * the same patches and metadata, for as many epochs as training needs,
+ * without decoding a slide again. The layout is in docs/data-formats.md
+ * ("Patch store").
+ *
+ * Every shard is written under a temporary name and renamed when complete;
+ * the manifest is written last. A store is therefore either complete (it
+ * has a manifest) or visibly incomplete, and a write that fails (disk
+ * full: the error names the file) loses nothing already complete. An
+ * interrupted extraction continues with #GstPatchStoreSink:resume: the
+ * complete shards are kept, the stream's patches they already hold are
+ * skipped (the stream is a pure function of its settings, so the first
+ * patches are the same ones), and writing goes on from the next shard.
+ * Patches written with `encoding=raw` come back byte for byte.
+ *
+ * ## Example launch line
+ * |[
+ * gst-launch-1.0 wsislidesrc location=slides/ ! tissuemask ! queue ! \
+ *     patchsampler patch-size=256 patches-per-slide=100 ! patchinterleave ! \
+ *     patchreader ! patchstoresink location=store/
+ * ]| Extracts 100 patches of 256x256 from every slide of `slides/` into
+ * the store `store/` and ends when every slide was visited once.
+ */
+
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "gstpatchstoresink.h"
+#include "wsipipelinesettings.h"
+#include "wsishardreader.h"
+#include "wsishardwriter.h"
+#include "wsistorecodec.h"
+#include "wsistoremanifest.h"
+
+#include <errno.h>
+#include <gio/gio.h>
+#include <glib/gstdio.h>
+#include <gst/video/video.h>
+#include <string.h>
+
+GST_DEBUG_CATEGORY_STATIC (gst_patch_store_sink_debug);
+#define GST_CAT_DEFAULT gst_patch_store_sink_debug
+
+#define DEFAULT_PATCHES_PER_SHARD 1024
+#define MAX_PATCHES_PER_SHARD (1 << 20)
+#define DEFAULT_ENCODING WSI_STORE_ENCODING_RAW
+#define DEFAULT_QUALITY 90
+#define DEFAULT_CHROMA GST_PATCH_STORE_CHROMA_420
+
+enum
+{
+  PROP_0,
+  PROP_LOCATION,
+  PROP_ENCODING,
+  PROP_QUALITY,
+  PROP_CHROMA,
+  PROP_PATCHES_PER_SHARD,
+  PROP_RESUME,
+  PROP_PATCHES_WRITTEN,
+  PROP_PATCHES_RESUMED,
+  PROP_SHARDS_WRITTEN,
+};
+
+#define GST_TYPE_PATCH_STORE_ENCODING (gst_patch_store_encoding_get_type ())
+static GType
+gst_patch_store_encoding_get_type (void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+    {WSI_STORE_ENCODING_RAW, "uint8 pixels as they came, exact (width x "
+          "height x channels bytes per patch)", "raw"},
+    {WSI_STORE_ENCODING_YUV420, "Planar YUV 4:2:0 (BT.601 full range): half "
+          "the bytes of RGB, decoded without entropy decoding", "yuv420"},
+    {WSI_STORE_ENCODING_JPEG, "Baseline JPEG (libjpeg-turbo) at quality, "
+          "chroma 4:4:4 or 4:2:0", "jpeg"},
+    {0, NULL, NULL}
+  };
+
+  if (g_once_init_enter (&type)) {
+    GType t = g_enum_register_static ("GstPatchStoreEncoding", values);
+    g_once_init_leave (&type, t);
+  }
+  return type;
+}
+
+typedef enum
+{
+  GST_PATCH_STORE_CHROMA_444,
+  GST_PATCH_STORE_CHROMA_420,
+} GstPatchStoreChroma;
+
+#define GST_TYPE_PATCH_STORE_CHROMA (gst_patch_store_chroma_get_type ())
+static GType
+gst_patch_store_chroma_get_type (void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+    {GST_PATCH_STORE_CHROMA_444, "Full-resolution colour (4:4:4)", "444"},
+    {GST_PATCH_STORE_CHROMA_420, "Colour at half resolution in both "
+          "directions (4:2:0): smaller, softer colour edges", "420"},
+    {0, NULL, NULL}
+  };
+
+  if (g_once_init_enter (&type)) {
+    GType t = g_enum_register_static ("GstPatchStoreChroma", values);
+    g_once_init_leave (&type, t);
+  }
+  return type;
+}
+
+struct _GstPatchStoreSink
+{
+  GstBaseSink parent;
+
+  /* properties, under the object lock */
+  gchar *location;
+  WsiStoreEncoding encoding;
+  guint quality;
+  GstPatchStoreChroma chroma;
+  guint patches_per_shard;
+  gboolean resume;
+
+  /* counters, under the object lock */
+  guint64 patches_written;
+  guint64 patches_resumed;
+  guint shards_written;
+
+  /* streaming state (start to stop) */
+  gchar *dir;                   /* location as the stream started */
+  guint stream_patches_per_shard;
+  WsiStoreManifest *manifest;   /* shards finished so far */
+  WsiShardWriter *writer;       /* the shard being written, or NULL */
+  guint64 skip_remaining;       /* patches the resumed shards already hold */
+  GstVideoInfo vinfo;
+  gboolean have_vinfo;
+  WsiStoreEncoding stream_encoding;     /* the settings as the stream started */
+  guint stream_quality;
+  gboolean stream_420;
+  WsiStoreCodec *codec;
+  WsiStorePixels pixels;
+  GByteArray *scratch;          /* one patch's payload */
+  gboolean failed;              /* a write failed: never write the manifest */
+};
+
+#define gst_patch_store_sink_parent_class parent_class
+G_DEFINE_TYPE (GstPatchStoreSink, gst_patch_store_sink, GST_TYPE_BASE_SINK);
+
+GST_ELEMENT_REGISTER_DEFINE_WITH_CODE (patchstoresink, "patchstoresink",
+    GST_RANK_NONE, GST_TYPE_PATCH_STORE_SINK,
+    wsi_record_register_metas ();
+    GST_DEBUG_CATEGORY_INIT (gst_patch_store_sink_debug, "patchstoresink", 0,
+        "patch store writer"));
+
+#define SINK_FORMATS "{ RGB, RGBA, RGBx, BGRx, GRAY8 }"
+
+static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
+    GST_PAD_SINK,
+    GST_PAD_ALWAYS,
+    GST_STATIC_CAPS ("video/x-raw, format = (string) " SINK_FORMATS
+        ", width = (int) [ 1, 65536 ], height = (int) [ 1, 65536 ]"));
+
+/* ---- opening the store directory ---------------------------------------- */
+
+static gchar *
+store_file (GstPatchStoreSink * self, const gchar * name)
+{
+  return g_build_filename (self->dir, name, NULL);
+}
+
+/* Removes "*.tmp" leftovers of an interrupted writer. */
+static void
+remove_temporary_files (GstPatchStoreSink * self)
+{
+  GDir *dir = g_dir_open (self->dir, 0, NULL);
+  const gchar *name;
+
+  while (dir && (name = g_dir_read_name (dir)) != NULL) {
+    if (g_str_has_suffix (name, WSI_STORE_TMP_SUFFIX)) {
+      gchar *path = store_file (self, name);
+
+      GST_INFO_OBJECT (self, "removing the leftover %s", path);
+      g_unlink (path);
+      g_free (path);
+    }
+  }
+  if (dir)
+    g_dir_close (dir);
+}
+
+/* Removes shard @index and every later one (a damaged shard of an
+ * interrupted store and what follows it are written again). */
+static void
+remove_shards_from (GstPatchStoreSink * self, guint index)
+{
+  for (;; index++) {
+    gchar *name = wsi_shard_file_name (index);
+    gchar *path = store_file (self, name);
+    gboolean exists = g_file_test (path, G_FILE_TEST_EXISTS);
+
+    if (exists)
+      g_unlink (path);
+    g_free (path);
+    g_free (name);
+    if (!exists)
+      break;
+  }
+}
+
+/* Keeps the complete shards of an interrupted store; returns FALSE (with
+ * an element error) when they were written with other settings. */
+static gboolean
+adopt_complete_shards (GstPatchStoreSink * self)
+{
+  guint index;
+
+  for (index = 0;; index++) {
+    gchar *name = wsi_shard_file_name (index);
+    gchar *path = store_file (self, name);
+    GError *error = NULL;
+    WsiShard *shard = NULL;
+    WsiShardSummary summary = { 0, };
+
+    if (g_file_test (path, G_FILE_TEST_EXISTS))
+      shard = wsi_shard_open (path, TRUE, &error);
+    g_free (name);
+    if (shard == NULL) {
+      if (error != NULL) {
+        GST_ELEMENT_WARNING (self, RESOURCE, READ, ("%s; it is written "
+                "again.", error->message), (NULL));
+        g_error_free (error);
+        remove_shards_from (self, index);
+      }
+      g_free (path);
+      break;
+    }
+    g_free (path);
+    if (shard->encoding == self->stream_encoding
+        && shard->n_patches < self->stream_patches_per_shard) {
+      /* the short last shard of a finished store: written again, longer */
+      remove_shards_from (self, index);
+      wsi_shard_free (shard);
+      break;
+    }
+    if (shard->encoding != self->stream_encoding
+        || shard->n_patches != self->stream_patches_per_shard) {
+      GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
+          ("Cannot resume the patch store \"%s\": its shard \"%s\" holds %u "
+              "%s patches, this writer makes shards of %u %s patches.",
+              self->dir, shard->name, shard->n_patches,
+              wsi_store_encoding_name (shard->encoding),
+              self->stream_patches_per_shard,
+              wsi_store_encoding_name (self->stream_encoding)), (NULL));
+      wsi_shard_free (shard);
+      return FALSE;
+    }
+    if (self->manifest->video_format == NULL)
+      self->manifest->video_format = g_strdup (shard->video_format);
+    summary.name = g_strdup (shard->name);
+    summary.n_patches = shard->n_patches;
+    summary.bytes = shard->size;
+    summary.crc32 = shard->crc32;
+    g_array_append_val (self->manifest->shards, summary);
+    self->skip_remaining += shard->n_patches;
+    wsi_shard_free (shard);
+  }
+  GST_INFO_OBJECT (self, "resuming %s after %u complete shards (%"
+      G_GUINT64_FORMAT " patches)", self->dir, self->manifest->shards->len,
+      self->skip_remaining);
+  return TRUE;
+}
+
+static gboolean
+holds_a_store (GstPatchStoreSink * self, gboolean * complete)
+{
+  gchar *manifest = store_file (self, WSI_STORE_MANIFEST);
+  gchar *name = wsi_shard_file_name (0);
+  gchar *first = store_file (self, name);
+  gchar *first_tmp = g_strconcat (first, WSI_STORE_TMP_SUFFIX, NULL);
+  gboolean found;
+
+  *complete = g_file_test (manifest, G_FILE_TEST_EXISTS);
+  found = *complete || g_file_test (first, G_FILE_TEST_EXISTS)
+      || g_file_test (first_tmp, G_FILE_TEST_EXISTS);
+  g_free (first_tmp);
+  g_free (first);
+  g_free (name);
+  g_free (manifest);
+  return found;
+}
+
+/* Makes the directory, refuses to mix with another store unless resuming. */
+static gboolean
+prepare_directory (GstPatchStoreSink * self, gboolean resume)
+{
+  gboolean complete;
+
+  if (g_mkdir_with_parents (self->dir, 0755) != 0) {
+    GST_ELEMENT_ERROR (self, RESOURCE, OPEN_WRITE,
+        ("Could not create the patch store directory \"%s\": %s", self->dir,
+            g_strerror (errno)), (NULL));
+    return FALSE;
+  }
+  if (!holds_a_store (self, &complete))
+    return TRUE;
+  if (!resume) {
+    GST_ELEMENT_ERROR (self, RESOURCE, OPEN_WRITE,
+        ("\"%s\" already holds a%s patch store; remove it, choose another "
+            "location, or set resume=true to continue it.", self->dir,
+            complete ? "" : "n incomplete"), (NULL));
+    return FALSE;
+  }
+  if (complete) {
+    /* appending: the store is incomplete again until the new manifest */
+    gchar *manifest = store_file (self, WSI_STORE_MANIFEST);
+
+    g_unlink (manifest);
+    g_free (manifest);
+  }
+  remove_temporary_files (self);
+  return adopt_complete_shards (self);
+}
+
+static gboolean
+gst_patch_store_sink_start (GstBaseSink * sink)
+{
+  GstPatchStoreSink *self = GST_PATCH_STORE_SINK (sink);
+  gboolean resume;
+
+  GST_OBJECT_LOCK (self);
+  self->dir = g_strdup (self->location);
+  self->stream_patches_per_shard = self->patches_per_shard;
+  self->stream_encoding = self->encoding;
+  self->stream_quality = self->quality;
+  self->stream_420 = self->chroma == GST_PATCH_STORE_CHROMA_420;
+  resume = self->resume;
+  self->patches_written = self->patches_resumed = 0;
+  self->shards_written = 0;
+  GST_OBJECT_UNLOCK (self);
+
+  if (self->dir == NULL || *self->dir == '\0') {
+    GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND,
+        ("No patch store directory given (set location)."), (NULL));
+    return FALSE;
+  }
+  self->manifest = wsi_store_manifest_new ();
+  self->manifest->encoding = self->stream_encoding;
+  self->manifest->quality = self->stream_quality;
+  self->manifest->subsampling = g_strdup (self->stream_420 ? "420" : "444");
+  self->manifest->patches_per_shard = self->stream_patches_per_shard;
+  self->skip_remaining = 0;
+  self->have_vinfo = FALSE;
+  self->failed = FALSE;
+  return prepare_directory (self, resume);
+}
+
+static gboolean
+gst_patch_store_sink_stop (GstBaseSink * sink)
+{
+  GstPatchStoreSink *self = GST_PATCH_STORE_SINK (sink);
+
+  /* A shard cut short is not kept: resume writes it again. */
+  if (self->writer)
+    wsi_shard_writer_abandon (g_steal_pointer (&self->writer));
+  g_clear_pointer (&self->manifest, wsi_store_manifest_free);
+  g_clear_pointer (&self->dir, g_free);
+  return TRUE;
+}
+
+/* ---- writing ----------------------------------------------------------- */
+
+static gboolean
+gst_patch_store_sink_set_caps (GstBaseSink * sink, GstCaps * caps)
+{
+  GstPatchStoreSink *self = GST_PATCH_STORE_SINK (sink);
+  GstVideoInfo vinfo;
+
+  if (!gst_video_info_from_caps (&vinfo, caps))
+    return FALSE;
+  if (self->manifest->video_format != NULL
+      && strcmp (self->manifest->video_format,
+          GST_VIDEO_INFO_NAME (&vinfo)) != 0) {
+    GST_ELEMENT_ERROR (self, STREAM, FORMAT,
+        ("The patch store \"%s\" holds %s patches; the stream changed to %s "
+            "(one store holds one pixel format).", self->dir,
+            self->manifest->video_format, GST_VIDEO_INFO_NAME (&vinfo)),
+        (NULL));
+    return FALSE;
+  }
+  if (!wsi_store_pixels_from_format (GST_VIDEO_INFO_NAME (&vinfo),
+          &self->pixels))
+    return FALSE;
+  g_free (self->manifest->video_format);
+  self->manifest->video_format = g_strdup (GST_VIDEO_INFO_NAME (&vinfo));
+  self->vinfo = vinfo;
+  self->have_vinfo = TRUE;
+  return TRUE;
+}
+
+static GstFlowReturn
+write_error (GstPatchStoreSink * self, GError * error)
+{
+  self->failed = TRUE;
+  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_NO_SPACE))
+    GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT, ("%s. The complete "
+            "shards are kept; set resume=true to continue.", error->message),
+        (NULL));
+  else
+    GST_ELEMENT_ERROR (self, RESOURCE, WRITE, ("%s", error->message),
+        (NULL));
+  g_error_free (error);
+  return GST_FLOW_ERROR;
+}
+
+/* Finishes the shard being written and lists it in the manifest. */
+static gboolean
+finish_shard (GstPatchStoreSink * self, GError ** error)
+{
+  WsiShardSummary summary = { 0, };
+
+  if (!wsi_shard_writer_finish (g_steal_pointer (&self->writer), &summary,
+          error))
+    return FALSE;
+  GST_DEBUG_OBJECT (self, "finished %s: %u patches, %" G_GUINT64_FORMAT
+      " bytes", summary.name, summary.n_patches, summary.bytes);
+  g_array_append_val (self->manifest->shards, summary);
+  GST_OBJECT_LOCK (self);
+  self->shards_written++;
+  GST_OBJECT_UNLOCK (self);
+  return TRUE;
+}
+
+static GstFlowReturn
+write_patch (GstPatchStoreSink * self, GstBuffer * buffer,
+    const GstStructure * meta, const WsiPatchRecord * record)
+{
+  WsiStoreSlideRef slide = { 0, };
+  GstVideoFrame frame;
+  GError *error = NULL;
+  gboolean ok;
+
+  if (self->writer == NULL) {
+    self->writer = wsi_shard_writer_new (self->dir,
+        self->manifest->shards->len, self->stream_encoding,
+        self->manifest->video_format, &error);
+    if (self->writer == NULL)
+      return write_error (self, error);
+  }
+  if (!gst_video_frame_map (&frame, &self->vinfo, buffer, GST_MAP_READ)) {
+    GST_ELEMENT_ERROR (self, STREAM, FAILED, ("Could not read a patch "
+            "buffer."), (NULL));
+    return GST_FLOW_ERROR;
+  }
+  slide.path = wsi_patch_meta_string (meta, "paths", 0);
+  slide.label = wsi_patch_meta_string (meta, "labels", 0);
+  slide.column_names = wsi_structure_get_strv (meta, "column-names");
+  slide.column_values = wsi_structure_get_strv (meta, "column-values");
+  g_byte_array_set_size (self->scratch, 0);
+  ok = wsi_store_encode (self->codec, self->stream_encoding,
+      self->stream_quality, self->stream_420, &self->pixels,
+      GST_VIDEO_FRAME_PLANE_DATA (&frame, 0),
+      GST_VIDEO_FRAME_PLANE_STRIDE (&frame, 0),
+      GST_VIDEO_FRAME_WIDTH (&frame), GST_VIDEO_FRAME_HEIGHT (&frame),
+      self->scratch, &error);
+  ok = ok && wsi_shard_writer_add (self->writer, record,
+      GST_VIDEO_FRAME_WIDTH (&frame), GST_VIDEO_FRAME_HEIGHT (&frame),
+      self->pixels.channels, self->scratch->data, self->scratch->len, &slide,
+      &error);
+  gst_video_frame_unmap (&frame);
+  if (ok && wsi_shard_writer_count (self->writer) >=
+      self->stream_patches_per_shard)
+    ok = finish_shard (self, &error);
+  if (!ok)
+    return write_error (self, error);
+  GST_OBJECT_LOCK (self);
+  self->patches_written++;
+  GST_OBJECT_UNLOCK (self);
+  return GST_FLOW_OK;
+}
+
+static GstFlowReturn
+gst_patch_store_sink_render (GstBaseSink * sink, GstBuffer * buffer)
+{
+  GstPatchStoreSink *self = GST_PATCH_STORE_SINK (sink);
+  const GstStructure *meta = wsi_patch_meta_get (buffer);
+  const WsiPatchRecord *records;
+  guint n = 0;
+
+  if (self->failed)
+    return GST_FLOW_ERROR;
+  if (self->skip_remaining > 0) {
+    /* already in a complete shard of the store we resume */
+    self->skip_remaining--;
+    GST_OBJECT_LOCK (self);
+    self->patches_resumed++;
+    GST_OBJECT_UNLOCK (self);
+    return GST_FLOW_OK;
+  }
+  records = meta ? wsi_patch_meta_records (meta, &n) : NULL;
+  if (records == NULL || n != 1 || !self->have_vinfo) {
+    GST_ELEMENT_ERROR (self, STREAM, FORMAT,
+        ("patchstoresink stores single patches with their WsiPatchMeta (from "
+            "patchreader, patchfilter or patchaugment); this buffer has %s.",
+            meta == NULL ? "no WsiPatchMeta" : n > 1 ? "a batch (put "
+            "patchstoresink before patchbatch)" : "no patch record"), (NULL));
+    return GST_FLOW_ERROR;
+  }
+  return write_patch (self, buffer, meta, records);
+}
+
+/* End of stream: the last (short) shard, then the manifest. */
+static gboolean
+finish_store (GstPatchStoreSink * self)
+{
+  GError *error = NULL;
+  guint i;
+
+  /* An EOS after a failed write (upstream ends its stream on our error)
+   * must not make the store look complete. */
+  if (self->failed)
+    return FALSE;
+  if (self->writer != NULL && wsi_shard_writer_count (self->writer) > 0) {
+    if (!finish_shard (self, &error)) {
+      write_error (self, error);
+      return FALSE;
+    }
+  } else if (self->writer != NULL) {
+    wsi_shard_writer_abandon (g_steal_pointer (&self->writer));
+  }
+  self->manifest->n_patches = 0;
+  for (i = 0; i < self->manifest->shards->len; i++)
+    self->manifest->n_patches += g_array_index (self->manifest->shards,
+        WsiShardSummary, i).n_patches;
+  if (self->manifest->video_format == NULL)
+    self->manifest->video_format = g_strdup ("RGB");
+  if (self->manifest->pipeline)
+    json_node_unref (self->manifest->pipeline);
+  self->manifest->pipeline = wsi_pipeline_settings_describe (GST_ELEMENT
+      (self), &self->manifest->has_seed, &self->manifest->seed);
+  if (!wsi_store_manifest_write (self->manifest, self->dir, &error)) {
+    write_error (self, error);
+    return FALSE;
+  }
+  GST_INFO_OBJECT (self, "store %s complete: %" G_GUINT64_FORMAT
+      " patches in %u shards", self->dir, self->manifest->n_patches,
+      self->manifest->shards->len);
+  return TRUE;
+}
+
+static gboolean
+gst_patch_store_sink_event (GstBaseSink * sink, GstEvent * event)
+{
+  GstPatchStoreSink *self = GST_PATCH_STORE_SINK (sink);
+
+  if (GST_EVENT_TYPE (event) == GST_EVENT_EOS && !finish_store (self)) {
+    gst_event_unref (event);
+    return FALSE;
+  }
+  return GST_BASE_SINK_CLASS (parent_class)->event (sink, event);
+}
+
+/* ---- properties --------------------------------------------------------- */
+
+static void
+gst_patch_store_sink_set_property (GObject * object, guint prop_id,
+    const GValue * value, GParamSpec * pspec)
+{
+  GstPatchStoreSink *self = GST_PATCH_STORE_SINK (object);
+
+  GST_OBJECT_LOCK (self);
+  switch (prop_id) {
+    case PROP_LOCATION:
+      g_free (self->location);
+      self->location = g_value_dup_string (value);
+      break;
+    case PROP_ENCODING:
+      self->encoding = g_value_get_enum (value);
+      break;
+    case PROP_QUALITY:
+      self->quality = g_value_get_uint (value);
+      break;
+    case PROP_CHROMA:
+      self->chroma = g_value_get_enum (value);
+      break;
+    case PROP_PATCHES_PER_SHARD:
+      self->patches_per_shard = g_value_get_uint (value);
+      break;
+    case PROP_RESUME:
+      self->resume = g_value_get_boolean (value);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+  GST_OBJECT_UNLOCK (self);
+}
+
+static void
+gst_patch_store_sink_get_property (GObject * object, guint prop_id,
+    GValue * value, GParamSpec * pspec)
+{
+  GstPatchStoreSink *self = GST_PATCH_STORE_SINK (object);
+
+  GST_OBJECT_LOCK (self);
+  switch (prop_id) {
+    case PROP_LOCATION:
+      g_value_set_string (value, self->location);
+      break;
+    case PROP_ENCODING:
+      g_value_set_enum (value, self->encoding);
+      break;
+    case PROP_QUALITY:
+      g_value_set_uint (value, self->quality);
+      break;
+    case PROP_CHROMA:
+      g_value_set_enum (value, self->chroma);
+      break;
+    case PROP_PATCHES_PER_SHARD:
+      g_value_set_uint (value, self->patches_per_shard);
+      break;
+    case PROP_RESUME:
+      g_value_set_boolean (value, self->resume);
+      break;
+    case PROP_PATCHES_WRITTEN:
+      g_value_set_uint64 (value, self->patches_written);
+      break;
+    case PROP_PATCHES_RESUMED:
+      g_value_set_uint64 (value, self->patches_resumed);
+      break;
+    case PROP_SHARDS_WRITTEN:
+      g_value_set_uint (value, self->shards_written);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+  GST_OBJECT_UNLOCK (self);
+}
+
+static void
+gst_patch_store_sink_finalize (GObject * object)
+{
+  GstPatchStoreSink *self = GST_PATCH_STORE_SINK (object);
+
+  g_free (self->location);
+  g_byte_array_unref (self->scratch);
+  wsi_store_codec_free (self->codec);
+  G_OBJECT_CLASS (parent_class)->finalize (object);
+}
+
+static void
+gst_patch_store_sink_class_init (GstPatchStoreSinkClass * klass)
+{
+  GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
+  GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
+  GstBaseSinkClass *sink_class = GST_BASE_SINK_CLASS (klass);
+
+  gobject_class->set_property = gst_patch_store_sink_set_property;
+  gobject_class->get_property = gst_patch_store_sink_get_property;
+  gobject_class->finalize = gst_patch_store_sink_finalize;
+
+  g_object_class_install_property (gobject_class, PROP_LOCATION,
+      g_param_spec_string ("location", "Location",
+          "The patch store directory (created when missing)", NULL,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  g_object_class_install_property (gobject_class, PROP_ENCODING,
+      g_param_spec_enum ("encoding", "Encoding",
+          "How pixels are stored: raw = exact uint8 pixels (width x height x "
+          "channels bytes a patch); yuv420 = planar YUV 4:2:0, half the "
+          "bytes of RGB, fast to decode, not exact; jpeg = JPEG at quality "
+          "and chroma-subsampling (about a tenth of raw at quality 90)",
+          GST_TYPE_PATCH_STORE_ENCODING, DEFAULT_ENCODING,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  g_object_class_install_property (gobject_class, PROP_QUALITY,
+      g_param_spec_uint ("quality", "Quality",
+          "JPEG quality for encoding=jpeg, 1..100 (95 keeps every patch "
+          "above 40 dB PSNR on H&E)", 1, 100, DEFAULT_QUALITY,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  g_object_class_install_property (gobject_class, PROP_CHROMA,
+      g_param_spec_enum ("chroma-subsampling", "Chroma subsampling",
+          "JPEG chroma for encoding=jpeg: 444 = full resolution, 420 = half "
+          "in both directions (smaller)", GST_TYPE_PATCH_STORE_CHROMA,
+          DEFAULT_CHROMA, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  g_object_class_install_property (gobject_class, PROP_PATCHES_PER_SHARD,
+      g_param_spec_uint ("patches-per-shard", "Patches per shard",
+          "Patches in each shard file (the last may hold fewer), "
+          "1..1048576. 1024 raw RGB patches of 256 px make a 192 MiB shard; "
+          "a resumed store must use the value it was started with",
+          1, MAX_PATCHES_PER_SHARD, DEFAULT_PATCHES_PER_SHARD,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  g_object_class_install_property (gobject_class, PROP_RESUME,
+      g_param_spec_boolean ("resume", "Resume",
+          "Continue the store already in location: keep its complete "
+          "shards, skip the stream's first patches that they hold and write "
+          "the rest (the same pipeline settings give the same store). false "
+          "= refuse a location that already holds a store", FALSE,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
+  g_object_class_install_property (gobject_class, PROP_PATCHES_WRITTEN,
+      g_param_spec_uint64 ("patches-written", "Patches written",
+          "Patches written since the last start (count)", 0, G_MAXUINT64, 0,
+          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+  g_object_class_install_property (gobject_class, PROP_PATCHES_RESUMED,
+      g_param_spec_uint64 ("patches-resumed", "Patches resumed",
+          "Patches of the stream skipped because the resumed store's "
+          "complete shards already held them (count)", 0, G_MAXUINT64, 0,
+          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+  g_object_class_install_property (gobject_class, PROP_SHARDS_WRITTEN,
+      g_param_spec_uint ("shards-written", "Shards written",
+          "Shards completed since the last start (count)", 0, G_MAXUINT, 0,
+          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+
+  gst_element_class_add_static_pad_template (element_class, &sink_template);
+  gst_element_class_set_static_metadata (element_class,
+      "Patch store writer", "Sink/File",
+      "Writes whole-slide image patches and their records into an on-disk "
+      "patch store (shards, index, manifest)",
+      "gst-wsi developers");
+
+  sink_class->start = GST_DEBUG_FUNCPTR (gst_patch_store_sink_start);
+  sink_class->stop = GST_DEBUG_FUNCPTR (gst_patch_store_sink_stop);
+  sink_class->set_caps = GST_DEBUG_FUNCPTR (gst_patch_store_sink_set_caps);
+  sink_class->render = GST_DEBUG_FUNCPTR (gst_patch_store_sink_render);
+  sink_class->event = GST_DEBUG_FUNCPTR (gst_patch_store_sink_event);
+}
+
+static void
+gst_patch_store_sink_init (GstPatchStoreSink * self)
+{
+  self->encoding = DEFAULT_ENCODING;
+  self->patches_per_shard = DEFAULT_PATCHES_PER_SHARD;
+  self->quality = DEFAULT_QUALITY;
+  self->chroma = DEFAULT_CHROMA;
+  self->scratch = g_byte_array_new ();
+  self->codec = wsi_store_codec_new ();
+  /* patches are not media with a clock */
+  gst_base_sink_set_sync (GST_BASE_SINK (self), FALSE);
+}

@@ -1,0 +1,26 @@
+/* gst-wsi
+ * Copyright (C) 2026 gst-wsi developers
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+
+#ifndef __GST_PATCH_STORE_SINK_H__
+#define __GST_PATCH_STORE_SINK_H__
+
+#include <gst/gst.h>
+#include <gst/base/gstbasesink.h>
+
+G_BEGIN_DECLS
+
+#define GST_TYPE_PATCH_STORE_SINK (gst_patch_store_sink_get_type ())
+G_DECLARE_FINAL_TYPE (GstPatchStoreSink, gst_patch_store_sink,
+    GST, PATCH_STORE_SINK, GstBaseSink);
+
+GST_ELEMENT_REGISTER_DECLARE (patchstoresink);
+
+G_END_DECLS
+
+#endif /* __GST_PATCH_STORE_SINK_H__ */

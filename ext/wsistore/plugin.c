@@ -1,0 +1,35 @@
+/* gst-wsi
+ * Copyright (C) 2026 gst-wsi developers
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+
+/* plugin.c: registers the patch store elements, nothing else. */
+
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <gst/gst.h>
+#include <gst/wsi/wsirecord.h>
+
+#include "gstpatchstoresink.h"
+#include "gstpatchstoresrc.h"
+
+static gboolean
+plugin_init (GstPlugin * plugin)
+{
+  gboolean ret = FALSE;
+
+  wsi_record_register_metas ();
+  ret |= GST_ELEMENT_REGISTER (patchstoresink, plugin);
+  ret |= GST_ELEMENT_REGISTER (patchstoresrc, plugin);
+  return ret;
+}
+
+GST_PLUGIN_DEFINE (GST_VERSION_MAJOR, GST_VERSION_MINOR, wsistore,
+    "On-disk patch store: write a patch stream once, serve it for many epochs",
+    plugin_init, VERSION, GST_LICENSE, GST_PACKAGE_NAME, GST_PACKAGE_ORIGIN)

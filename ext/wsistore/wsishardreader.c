@@ -1,0 +1,187 @@
+/* gst-wsi
+ * Copyright (C) 2026 gst-wsi developers
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "wsishardreader.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <glib/gstdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+static void
+slide_free (WsiStoreSlide * slide)
+{
+  g_free (slide->path);
+  g_free (slide->uri);
+  g_free (slide->label);
+  g_strfreev (slide->column_names);
+  g_strfreev (slide->column_values);
+  g_free (slide);
+}
+
+void
+wsi_shard_free (WsiShard * shard)
+{
+  if (shard == NULL)
+    return;
+  if (shard->map)
+    g_mapped_file_unref (shard->map);
+  if (shard->slides)
+    g_ptr_array_unref (shard->slides);
+  g_free (shard->name);
+  g_free (shard->path);
+  g_free (shard);
+}
+
+static gboolean
+invalid (GError ** error, const gchar * path, const gchar * reason)
+{
+  g_set_error (error, WSI_SHARD_ERROR, WSI_SHARD_ERROR_DAMAGED,
+      "Shard \"%s\" is damaged or not a patch store shard: %s", path, reason);
+  return FALSE;
+}
+
+/* Header and footer: magic, version, offsets inside the file. */
+static gboolean
+check_frame (WsiShard * shard, const WsiShardFooter ** footer_out,
+    GError ** error)
+{
+  const WsiShardHeader *header = (const WsiShardHeader *) shard->data;
+  const WsiShardFooter *footer;
+
+  if (shard->size < sizeof (WsiShardHeader) + sizeof (WsiShardFooter))
+    return invalid (error, shard->path, "too short (truncated?)");
+  footer = (const WsiShardFooter *) (shard->data + shard->size -
+      sizeof (WsiShardFooter));
+  if (memcmp (header->magic, WSI_SHARD_MAGIC, 8) != 0)
+    return invalid (error, shard->path, "no shard header");
+  if (memcmp (footer->magic, WSI_SHARD_FOOTER_MAGIC, 8) != 0)
+    return invalid (error, shard->path, "no footer (truncated?)");
+  if (header->version != WSI_STORE_VERSION
+      || footer->version != WSI_STORE_VERSION) {
+    g_set_error (error, WSI_SHARD_ERROR, WSI_SHARD_ERROR_VERSION, "Shard \"%s\" is store "
+        "format version %u; this gst-wsi reads version %u only", shard->path,
+        header->version, WSI_STORE_VERSION);
+    return FALSE;
+  }
+  if (header->encoding > WSI_STORE_ENCODING_JPEG)
+    return invalid (error, shard->path, "unknown encoding");
+  if (footer->entries_offset % WSI_SHARD_ALIGN != 0
+      || footer->entries_offset > shard->size
+      || (shard->size - footer->entries_offset) / sizeof (WsiStoreEntry)
+      < footer->n_patches
+      || footer->slides_offset != footer->entries_offset +
+      (guint64) footer->n_patches * sizeof (WsiStoreEntry)
+      || footer->slides_offset + footer->slides_size + sizeof (*footer)
+      != shard->size)
+    return invalid (error, shard->path, "inconsistent footer");
+  shard->encoding = header->encoding;
+  memcpy (shard->video_format, header->video_format,
+      sizeof (shard->video_format));
+  shard->video_format[sizeof (shard->video_format) - 1] = '\0';
+  *footer_out = footer;
+  return TRUE;
+}
+
+static gboolean
+parse_slides (WsiShard * shard, const WsiShardFooter * footer,
+    GError ** error)
+{
+  GBytes *bytes = g_bytes_new_static (shard->data + footer->slides_offset,
+      footer->slides_size);
+  GVariant *table = g_variant_new_from_bytes (G_VARIANT_TYPE
+      (WSI_STORE_SLIDES_TYPE), bytes, FALSE);
+  GVariantIter iter;
+  WsiStoreSlide slide;
+
+  g_bytes_unref (bytes);
+  g_variant_ref_sink (table);
+  /* Untrusted bytes: GVariant substitutes defaults for malformed parts. */
+  shard->slides = g_ptr_array_new_with_free_func ((GDestroyNotify) slide_free);
+  g_variant_iter_init (&iter, table);
+  while (g_variant_iter_next (&iter, "(sss^as^as)", &slide.path, &slide.uri,
+          &slide.label, &slide.column_names, &slide.column_values))
+    g_ptr_array_add (shard->slides, g_memdup2 (&slide, sizeof (slide)));
+  g_variant_unref (table);
+  if (shard->slides->len == 0 && footer->n_patches > 0)
+    return invalid (error, shard->path, "empty slide table");
+  return TRUE;
+}
+
+static gboolean
+check_entries (WsiShard * shard, const WsiShardFooter * footer,
+    GError ** error)
+{
+  guint i;
+
+  for (i = 0; i < shard->n_patches; i++) {
+    const WsiStoreEntry *e = &shard->entries[i];
+
+    if (e->offset < sizeof (WsiShardHeader)
+        || e->offset > footer->entries_offset
+        || e->size > footer->entries_offset - e->offset)
+      return invalid (error, shard->path, "a patch lies outside the shard");
+    if (e->slide >= shard->slides->len)
+      return invalid (error, shard->path, "a patch names no slide");
+    if (e->width == 0 || e->height == 0 || e->width > 65536
+        || e->height > 65536 || (e->channels != 1 && e->channels != 3
+            && e->channels != 4))
+      return invalid (error, shard->path, "a patch has a bad size");
+    if (shard->encoding == WSI_STORE_ENCODING_RAW
+        && e->size != (guint64) e->width * e->height * e->channels)
+      return invalid (error, shard->path, "a raw patch has the wrong size");
+  }
+  return TRUE;
+}
+
+WsiShard *
+wsi_shard_open (const gchar * path, gboolean verify, GError ** error)
+{
+  WsiShard *shard = g_new0 (WsiShard, 1);
+  const WsiShardFooter *footer = NULL;
+  GError *map_error = NULL;
+
+  shard->path = g_strdup (path);
+  shard->name = g_path_get_basename (path);
+  shard->map = g_mapped_file_new (path, FALSE, &map_error);
+  if (shard->map == NULL) {
+    g_set_error (error, WSI_SHARD_ERROR, WSI_SHARD_ERROR_OPEN, "Could not open shard "
+        "\"%s\": %s", path, map_error->message);
+    g_error_free (map_error);
+    wsi_shard_free (shard);
+    return NULL;
+  }
+  shard->data = (const guint8 *) g_mapped_file_get_contents (shard->map);
+  shard->size = g_mapped_file_get_length (shard->map);
+  if (!check_frame (shard, &footer, error))
+    goto fail;
+  shard->crc32 = footer->crc32;
+  if (verify && crc32 (crc32 (0, NULL, 0), shard->data,
+          shard->size - sizeof (*footer)) != footer->crc32) {
+    invalid (error, path, "checksum mismatch");
+    goto fail;
+  }
+  shard->entries = (const WsiStoreEntry *) (shard->data +
+      footer->entries_offset);
+  shard->n_patches = footer->n_patches;
+  if (!parse_slides (shard, footer, error) || !check_entries (shard, footer,
+          error))
+    goto fail;
+  return shard;
+
+fail:
+  wsi_shard_free (shard);
+  return NULL;
+}

@@ -1,0 +1,150 @@
+/* gst-wsi
+ * Copyright (C) 2026 gst-wsi developers
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+
+/*
+ * wsistoreformat.h: the on-disk layout of a patch store, version 1 (header
+ * only; docs/data-formats.md "Patch store" says the same in prose).
+ *
+ * Contract: a store is a directory holding shards named
+ * "shard-NNNNN.wsis" (5+ digits, from 0, no gaps) and, once the writer
+ * finished, "manifest.json" (wsistoremanifest.h). A shard is
+ * self-describing, so a store without a manifest (still being written, or
+ * interrupted) can be resumed or, on request, served:
+ *
+ *   WsiShardHeader (64 bytes)
+ *   payloads, each starting on a 64-byte boundary (zero padding between)
+ *   WsiStoreEntry × n_patches (64-byte aligned)
+ *   the slide table: a serialized GVariant "a(sssasas)" (path, uri, label,
+ *     column-names, column-values), entries refer to it by index
+ *   WsiShardFooter (64 bytes, the last bytes of the file)
+ *
+ * The footer's crc32 (zlib) covers every byte before the footer; the
+ * manifest repeats it. Integers are native byte order (little-endian on
+ * every machine we build for); a reader refuses other versions.
+ *
+ * Cost: nothing (types and constants). Threading: plain data.
+ */
+
+#ifndef __WSI_STORE_FORMAT_H__
+#define __WSI_STORE_FORMAT_H__
+
+#include <gst/wsi/wsirecord.h>
+
+G_BEGIN_DECLS
+
+#define WSI_STORE_VERSION 1
+#define WSI_SHARD_MAGIC "WSISHARD"
+#define WSI_SHARD_FOOTER_MAGIC "WSISHEND"
+#define WSI_SHARD_ALIGN 64
+#define WSI_SHARD_SUFFIX ".wsis"
+#define WSI_STORE_MANIFEST "manifest.json"
+#define WSI_STORE_TMP_SUFFIX ".tmp"
+#define WSI_STORE_SLIDES_TYPE "a(sssasas)"
+
+/* How a patch's pixels are stored. */
+typedef enum
+{
+  WSI_STORE_ENCODING_RAW = 0,   /* uint8 rows, tightly packed, exact */
+  WSI_STORE_ENCODING_YUV420 = 1,        /* planar I420 (BT.601 full range) */
+  WSI_STORE_ENCODING_JPEG = 2,  /* one baseline JPEG (libjpeg-turbo) */
+} WsiStoreEncoding;
+
+/**
+ * WsiShardHeader:
+ * @magic: "WSISHARD"
+ * @version: WSI_STORE_VERSION
+ * @encoding: a #WsiStoreEncoding
+ * @video_format: the pixels' video/x-raw format name ("RGB", "RGBA",
+ *   "RGBx", "BGRx" or "GRAY8"), NUL-padded
+ */
+typedef struct
+{
+  gchar magic[8];
+  guint32 version;
+  guint32 encoding;
+  gchar video_format[16];
+  guint32 reserved[8];
+} WsiShardHeader;
+
+G_STATIC_ASSERT (sizeof (WsiShardHeader) == 64);
+
+/**
+ * WsiStoreEntry:
+ * @offset: first byte of the payload in the shard
+ * @size: payload bytes
+ * @record: the patch record as it reached the writer (unchanged)
+ * @slide: index of the patch's slide in the shard's slide table
+ * @width: patch width, pixels
+ * @height: patch height, pixels
+ * @channels: bytes per pixel once decoded (3 for RGB, 4, 1 for GRAY8)
+ *
+ * One patch of a shard, 128 bytes.
+ */
+typedef struct
+{
+  guint64 offset;
+  guint64 size;
+  WsiPatchRecord record;
+  guint32 slide;
+  guint32 width;
+  guint32 height;
+  guint32 channels;
+  guint32 reserved[8];
+} WsiStoreEntry;
+
+G_STATIC_ASSERT (sizeof (WsiStoreEntry) == 128);
+
+/**
+ * WsiShardFooter:
+ * @magic: "WSISHEND"
+ * @version: WSI_STORE_VERSION
+ * @n_patches: entries in the shard
+ * @entries_offset: first byte of the entries
+ * @slides_offset: first byte of the slide table
+ * @slides_size: bytes of the slide table
+ * @crc32: zlib crc32 of every byte before the footer
+ */
+typedef struct
+{
+  gchar magic[8];
+  guint32 version;
+  guint32 n_patches;
+  guint64 entries_offset;
+  guint64 slides_offset;
+  guint64 slides_size;
+  guint32 crc32;
+  guint32 reserved[5];
+} WsiShardFooter;
+
+G_STATIC_ASSERT (sizeof (WsiShardFooter) == 64);
+
+/* "shard-00042.wsis" (g_free it). */
+static inline gchar *
+wsi_shard_file_name (guint index)
+{
+  return g_strdup_printf ("shard-%05u" WSI_SHARD_SUFFIX, index);
+}
+
+static inline const gchar *
+wsi_store_encoding_name (WsiStoreEncoding encoding)
+{
+  switch (encoding) {
+    case WSI_STORE_ENCODING_RAW:
+      return "raw";
+    case WSI_STORE_ENCODING_YUV420:
+      return "yuv420";
+    case WSI_STORE_ENCODING_JPEG:
+      return "jpeg";
+  }
+  return "unknown";
+}
+
+G_END_DECLS
+
+#endif /* __WSI_STORE_FORMAT_H__ */
