@@ -16,7 +16,8 @@ packages=(
   python3-numpy python3-pytest python3-torch
   python3-pil fonts-dejavu-core
   python3-matplotlib python3-pil
-  libcurl4-openssl-dev nginx-light
+  python3-pydicom
+  libcurl4-openssl-dev nginx-light npm
 )
 
 missing=()
@@ -24,11 +25,19 @@ for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \
     || missing+=("$p")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "Installing: ${missing[*]}"
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
 
-echo "Installing: ${missing[*]}"
-SUDO=""
-[ "$(id -u)" -eq 0 ] || SUDO="sudo"
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# s3rver (npm), the S3-protocol server tests/check/pipelines/remote.c signs
+# requests against, into the project folder tests/s3 (git-ignored).
+repo="$(cd "$(dirname "$0")/.." && pwd)"
+if [ ! -x "$repo/tests/s3/node_modules/.bin/s3rver" ] && command -v npm >/dev/null; then
+  echo "Installing s3rver into tests/s3"
+  npm install --prefix "$repo/tests/s3" --no-audit --no-fund --silent s3rver@3.7.1
+fi

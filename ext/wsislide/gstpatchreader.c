@@ -66,6 +66,7 @@
 #include "wsiorderedpool.h"
 #include "wsislide.h"
 #include "wsislidecache.h"
+#include "wsireadcaches.h"
 #include "wsibytesource.h"
 #include "wsiremotestats.h"
 #include "gstwsibackend.h"
@@ -218,6 +219,9 @@ struct _GstPatchReader
   gint resample_tolerance_ppm;  /* in 1e-6 */
   gint dct_scaling;
 
+  /* slides and decoded tiles, shared with patchviews in the pipeline
+   * (wsireadcaches.h); the two pointers are valid from start to stop */
+  WsiReadCachesClient caches;
   WsiSlideCache *slide_cache;
   WsiTileCache *tile_cache;
 
@@ -569,9 +573,11 @@ static gboolean
 gst_patch_reader_start (WsiPoolElement * element, guint * n_threads)
 {
   GstPatchReader *self = GST_PATCH_READER (element);
+  GstWsiBackend backend;
 
   GST_OBJECT_LOCK (self);
   *n_threads = self->threads;
+  backend = self->backend;
   GST_OBJECT_UNLOCK (self);
 
   g_mutex_lock (&self->stats_lock);
@@ -580,7 +586,10 @@ gst_patch_reader_start (WsiPoolElement * element, guint * n_threads)
   g_hash_table_remove_all (self->slides_by_backend);
   g_hash_table_remove_all (self->failed_by_slide);
   g_mutex_unlock (&self->stats_lock);
-  wsi_tile_cache_reset_counters (self->tile_cache);
+  wsi_read_caches_client_start (&self->caches, GST_ELEMENT (self),
+      gst_wsi_backend_name (backend));
+  self->slide_cache = wsi_read_caches_client_slides (&self->caches);
+  self->tile_cache = wsi_read_caches_client_tiles (&self->caches);
   GST_OBJECT_LOCK (self);
   wsi_pool_element_set_min_queued (element, self->read_ahead);
   GST_OBJECT_UNLOCK (self);
@@ -1045,8 +1054,9 @@ gst_patch_reader_stop (WsiPoolElement * element)
     gst_buffer_pool_set_active (pool, FALSE);
     gst_object_unref (pool);
   }
-  wsi_slide_cache_clear (self->slide_cache);
-  wsi_tile_cache_clear (self->tile_cache);
+  self->slide_cache = NULL;
+  self->tile_cache = NULL;
+  wsi_read_caches_client_stop (&self->caches);
   g_hash_table_remove_all (self->slides);
   gst_clear_event (&self->pending_segment);
   self->out_size = 0;
@@ -1104,9 +1114,10 @@ gst_patch_reader_read_stats (GstPatchReader * self)
   set_slide_counts (stats, self->slides_by_backend, self->failed_by_slide);
   g_mutex_unlock (&self->stats_lock);
   gst_structure_set (stats,
-      "tile-cache-hits", G_TYPE_UINT64, wsi_tile_cache_hits (self->tile_cache),
+      "tile-cache-hits", G_TYPE_UINT64,
+      wsi_read_caches_client_hits (&self->caches),
       "tile-cache-misses", G_TYPE_UINT64,
-      wsi_tile_cache_misses (self->tile_cache), NULL);
+      wsi_read_caches_client_misses (&self->caches), NULL);
   {
     /* Storage, when slides came from URLs (the tracer prints it). */
     GstStructure *remote = wsi_remote_stats_new ();
@@ -1132,7 +1143,7 @@ gst_patch_reader_set_property (GObject * object, guint prop_id,
       GST_OBJECT_UNLOCK (self);
       break;
     case PROP_MAX_OPEN_SLIDES:
-      wsi_slide_cache_set_max_open (self->slide_cache,
+      wsi_read_caches_client_set_max_open (&self->caches,
           g_value_get_uint (value));
       break;
     case PROP_READ_AHEAD:
@@ -1162,15 +1173,13 @@ gst_patch_reader_set_property (GObject * object, guint prop_id,
       GST_OBJECT_LOCK (self);
       self->backend = g_value_get_enum (value);
       GST_OBJECT_UNLOCK (self);
-      wsi_slide_cache_set_backend (self->slide_cache,
-          gst_wsi_backend_name (g_value_get_enum (value)));
       break;
     case PROP_DCT_SCALING:
       g_atomic_int_set (&self->dct_scaling, g_value_get_boolean (value));
       break;
     case PROP_TILE_CACHE_SIZE:
-      wsi_tile_cache_set_max_bytes (self->tile_cache,
-          (gsize) g_value_get_uint (value) << 20);
+      wsi_read_caches_client_set_tile_cache_mb (&self->caches,
+          g_value_get_uint (value));
       break;
     case PROP_RESAMPLE_TOLERANCE:
       GST_OBJECT_LOCK (self);
@@ -1199,7 +1208,7 @@ gst_patch_reader_get_property (GObject * object, guint prop_id,
       break;
     case PROP_MAX_OPEN_SLIDES:
       g_value_set_uint (value,
-          wsi_slide_cache_get_max_open (self->slide_cache));
+          wsi_read_caches_client_get_max_open (&self->caches));
       break;
     case PROP_MAX_READ_FAILURES:
       GST_OBJECT_LOCK (self);
@@ -1221,13 +1230,14 @@ gst_patch_reader_get_property (GObject * object, guint prop_id,
       break;
     case PROP_TILE_CACHE_SIZE:
       g_value_set_uint (value,
-          (guint) (wsi_tile_cache_get_max_bytes (self->tile_cache) >> 20));
+          wsi_read_caches_client_get_tile_cache_mb (&self->caches));
       break;
     case PROP_TILE_CACHE_HITS:
-      g_value_set_uint64 (value, wsi_tile_cache_hits (self->tile_cache));
+      g_value_set_uint64 (value, wsi_read_caches_client_hits (&self->caches));
       break;
     case PROP_TILE_CACHE_MISSES:
-      g_value_set_uint64 (value, wsi_tile_cache_misses (self->tile_cache));
+      g_value_set_uint64 (value,
+          wsi_read_caches_client_misses (&self->caches));
       break;
     case PROP_READ_STATS:
       g_value_take_boxed (value, gst_patch_reader_read_stats (self));
@@ -1277,8 +1287,7 @@ gst_patch_reader_finalize (GObject * object)
   GstPatchReader *self = GST_PATCH_READER (object);
 
   gst_patch_reader_stop (WSI_POOL_ELEMENT (self));
-  wsi_slide_cache_free (self->slide_cache);
-  wsi_tile_cache_free (self->tile_cache);
+  wsi_read_caches_client_clear (&self->caches);
   g_hash_table_unref (self->slides);
   g_hash_table_unref (self->read_by_backend);
   g_hash_table_unref (self->slides_by_backend);
@@ -1333,10 +1342,11 @@ gst_patch_reader_class_init (GstPatchReaderClass * klass)
           GST_PARAM_MUTABLE_PLAYING));
   g_object_class_install_property (gobject_class, PROP_BACKEND,
       g_param_spec_enum ("backend", "Backend",
-          "Which slide reader decodes: auto = the direct TIFF/JPEG reader "
+          "Which slide reader decodes: auto = the DICOM reader for DICOM "
+          "VL Whole Slide Microscopy series, the direct TIFF/JPEG reader "
           "(libjpeg-turbo) for JPEG-tiled TIFF pyramids (Aperio SVS, generic "
-          "tiled TIFF), OpenSlide for every other format; openslide or tiff "
-          "force one (a slide the forced reader cannot read is given up with "
+          "tiled TIFF), OpenSlide for every other format; openslide, tiff or "
+          "dicom force one (a slide the forced reader cannot read is given up with "
           "a warning). Takes effect for slides opened from then on",
           GST_TYPE_WSI_BACKEND, DEFAULT_BACKEND,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
@@ -1357,7 +1367,9 @@ gst_patch_reader_class_init (GstPatchReaderClass * klass)
           "Memory for decoded tiles shared by all threads and slides of the "
           "direct reader, in MiB (0..1048576; 0 = no cache: each patch "
           "decodes only the tile parts it needs). Overlapping patches, grid "
-          "strides below a tile and tile-aligned patches reuse decodes",
+          "strides below a tile and tile-aligned patches reuse decodes. "
+          "patchviews of the same pipeline and backend shares the cache "
+          "(its size: the larger request when the stream starts)",
           0, MAX_TILE_CACHE_MB, DEFAULT_TILE_CACHE_MB,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_PLAYING));
@@ -1477,6 +1489,6 @@ gst_patch_reader_init (GstPatchReader * self)
       NULL, g_free);
   self->failed_by_slide = g_hash_table_new_full (g_str_hash, g_str_equal,
       g_free, g_free);
-  self->slide_cache = wsi_slide_cache_new (DEFAULT_MAX_OPEN_SLIDES);
-  self->tile_cache = wsi_tile_cache_new ((gsize) DEFAULT_TILE_CACHE_MB << 20);
+  wsi_read_caches_client_init (&self->caches, DEFAULT_MAX_OPEN_SLIDES,
+      DEFAULT_TILE_CACHE_MB);
 }

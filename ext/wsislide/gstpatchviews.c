@@ -68,6 +68,7 @@
 #include "wsiorderedpool.h"
 #include "wsislide.h"
 #include "wsislidecache.h"
+#include "wsireadcaches.h"
 #include "wsivideoformat.h"
 #include "wsitilecache.h"
 #include "wsiviewspec.h"
@@ -234,8 +235,11 @@ struct _GstPatchViews
   gint dct_scaling;             /* atomic: read by the workers */
 
   StreamConfig config;          /* workers' copy while PAUSED/PLAYING */
+  /* slides and decoded tiles of context views, shared with patchreader in
+   * the pipeline (wsireadcaches.h); the pointers valid from start to stop */
+  WsiReadCachesClient caches;
   WsiSlideCache *slide_cache;
-  WsiTileCache *tile_cache;     /* context tiles, shared by the workers */
+  WsiTileCache *tile_cache;
 
   /* streaming thread */
   gboolean have_info;
@@ -740,6 +744,7 @@ static gboolean
 gst_patch_views_start (WsiPoolElement * element, guint * n_threads)
 {
   GstPatchViews *self = GST_PATCH_VIEWS (element);
+  GstWsiBackend backend;
 
   /* a views value was refused: not what was asked for (wsirefusal.h) */
   if (!wsi_refusal_check (GST_ELEMENT (self), &self->refused))
@@ -751,10 +756,14 @@ gst_patch_views_start (WsiPoolElement * element, guint * n_threads)
   self->config.seed = self->seed;
   self->config.method = self->interpolation;
   *n_threads = self->threads;
+  backend = self->backend;
   self->locations_out = self->locations_dropped = 0;
   GST_OBJECT_UNLOCK (self);
   g_assert (self->config.set != NULL);  /* set_property keeps valid text */
-  wsi_tile_cache_reset_counters (self->tile_cache);
+  wsi_read_caches_client_start (&self->caches, GST_ELEMENT (self),
+      gst_wsi_backend_name (backend));
+  self->slide_cache = wsi_read_caches_client_slides (&self->caches);
+  self->tile_cache = wsi_read_caches_client_tiles (&self->caches);
   self->config.names = wsi_view_set_names (self->config.set);
 
   self->drop_warnings = 0;
@@ -769,8 +778,9 @@ gst_patch_views_stop (WsiPoolElement * element)
 {
   GstPatchViews *self = GST_PATCH_VIEWS (element);
 
-  wsi_slide_cache_clear (self->slide_cache);
-  wsi_tile_cache_clear (self->tile_cache);
+  self->slide_cache = NULL;
+  self->tile_cache = NULL;
+  wsi_read_caches_client_stop (&self->caches);
   stream_config_clear (&self->config);
   self->have_info = FALSE;
   self->warned_no_meta = FALSE;
@@ -839,17 +849,15 @@ gst_patch_views_set_property (GObject * object, guint prop_id,
       g_atomic_int_set (&self->dct_scaling, g_value_get_boolean (value));
       break;
     case PROP_MAX_OPEN_SLIDES:
-      wsi_slide_cache_set_max_open (self->slide_cache,
+      wsi_read_caches_client_set_max_open (&self->caches,
           g_value_get_uint (value));
       break;
     case PROP_BACKEND:
       self->backend = g_value_get_enum (value);
-      wsi_slide_cache_set_backend (self->slide_cache,
-          gst_wsi_backend_name (self->backend));
       break;
     case PROP_TILE_CACHE_SIZE:
-      wsi_tile_cache_set_max_bytes (self->tile_cache,
-          (gsize) g_value_get_uint (value) << 20);
+      wsi_read_caches_client_set_tile_cache_mb (&self->caches,
+          g_value_get_uint (value));
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -886,20 +894,21 @@ gst_patch_views_get_property (GObject * object, guint prop_id,
       break;
     case PROP_MAX_OPEN_SLIDES:
       g_value_set_uint (value,
-          wsi_slide_cache_get_max_open (self->slide_cache));
+          wsi_read_caches_client_get_max_open (&self->caches));
       break;
     case PROP_BACKEND:
       g_value_set_enum (value, self->backend);
       break;
     case PROP_TILE_CACHE_SIZE:
       g_value_set_uint (value,
-          (guint) (wsi_tile_cache_get_max_bytes (self->tile_cache) >> 20));
+          wsi_read_caches_client_get_tile_cache_mb (&self->caches));
       break;
     case PROP_TILE_CACHE_HITS:
-      g_value_set_uint64 (value, wsi_tile_cache_hits (self->tile_cache));
+      g_value_set_uint64 (value, wsi_read_caches_client_hits (&self->caches));
       break;
     case PROP_TILE_CACHE_MISSES:
-      g_value_set_uint64 (value, wsi_tile_cache_misses (self->tile_cache));
+      g_value_set_uint64 (value,
+          wsi_read_caches_client_misses (&self->caches));
       break;
     case PROP_LOCATIONS_OUT:
       g_value_set_uint64 (value, self->locations_out);
@@ -920,8 +929,7 @@ gst_patch_views_finalize (GObject * object)
   GstPatchViews *self = GST_PATCH_VIEWS (object);
 
   gst_patch_views_stop (WSI_POOL_ELEMENT (self));
-  wsi_slide_cache_free (self->slide_cache);
-  wsi_tile_cache_free (self->tile_cache);
+  wsi_read_caches_client_clear (&self->caches);
   wsi_view_set_free (self->view_set);
   wsi_refusal_clear (&self->refused);
   g_free (self->views);
@@ -1002,9 +1010,10 @@ gst_patch_views_class_init (GstPatchViewsClass * klass)
   g_object_class_install_property (gobject_class, PROP_BACKEND,
       g_param_spec_enum ("backend", "Backend",
           "Which slide reader decodes context views (set it as patchreader's "
-          "for the same pixels): auto = the direct TIFF/JPEG reader for "
-          "JPEG-tiled TIFF pyramids, OpenSlide for every other format; "
-          "openslide or tiff force one. Takes effect for slides opened from "
+          "for the same pixels): auto = the DICOM reader for DICOM series, "
+          "the direct TIFF/JPEG reader for JPEG-tiled TIFF pyramids, "
+          "OpenSlide for every other format; openslide, tiff or dicom force "
+          "one. Takes effect for slides opened from "
           "then on", GST_TYPE_WSI_BACKEND, GST_WSI_BACKEND_AUTO,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
@@ -1013,7 +1022,9 @@ gst_patch_views_class_init (GstPatchViewsClass * klass)
           "Context views: memory for decoded tiles shared by the threads, "
           "in MiB (0..1048576; 0 = no cache). Context regions of nearby "
           "locations overlap (a 4x context covers 16 patch footprints), so "
-          "their tiles are decoded once (admitted on their second miss)",
+          "their tiles are decoded once (admitted on their second miss). "
+          "Shared with patchreader of the same pipeline and backend (its "
+          "size: the larger request when the stream starts)",
           0, MAX_TILE_CACHE_MB, DEFAULT_TILE_CACHE_MB,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_PLAYING));
@@ -1078,6 +1089,6 @@ gst_patch_views_init (GstPatchViews * self)
   self->threads = DEFAULT_THREADS;
   self->interpolation = DEFAULT_INTERPOLATION;
   self->dct_scaling = DEFAULT_DCT_SCALING;
-  self->slide_cache = wsi_slide_cache_new (DEFAULT_MAX_OPEN_SLIDES);
-  self->tile_cache = wsi_tile_cache_new ((gsize) DEFAULT_TILE_CACHE_MB << 20);
+  wsi_read_caches_client_init (&self->caches, DEFAULT_MAX_OPEN_SLIDES,
+      DEFAULT_TILE_CACHE_MB);
 }

@@ -18,7 +18,7 @@
 
 /* Indexed by GstWsiBackend. */
 static const gchar *const backend_names[] = {
-  WSI_BACKEND_AUTO, WSI_BACKEND_OPENSLIDE, WSI_BACKEND_TIFF
+  WSI_BACKEND_AUTO, WSI_BACKEND_OPENSLIDE, WSI_BACKEND_TIFF, WSI_BACKEND_DICOM
 };
 
 GType
@@ -26,11 +26,14 @@ gst_wsi_backend_get_type (void)
 {
   static gsize type = 0;
   static const GEnumValue values[] = {
-    {GST_WSI_BACKEND_AUTO, "The direct TIFF/JPEG reader for every "
-          "slide it supports, OpenSlide for the rest", "auto"},
+    {GST_WSI_BACKEND_AUTO, "The DICOM reader for DICOM files, the direct "
+          "TIFF/JPEG reader for every slide it supports, OpenSlide for the "
+          "rest", "auto"},
     {GST_WSI_BACKEND_OPENSLIDE, "OpenSlide for every slide", "openslide"},
     {GST_WSI_BACKEND_TIFF, "The direct TIFF/JPEG reader only (other slides "
           "fail to read, with a warning)", "tiff"},
+    {GST_WSI_BACKEND_DICOM, "The DICOM WSI reader only (other slides fail "
+          "to read, with a warning)", "dicom"},
     {0, NULL, NULL}
   };
 

@@ -11,7 +11,8 @@
  * gstwsibackend.h: the `backend` property's enum, once, for the elements
  * that read slides (patchreader, and patchviews for its context views).
  *
- * Contract: GST_TYPE_WSI_BACKEND is a GEnum ("auto", "openslide", "tiff");
+ * Contract: GST_TYPE_WSI_BACKEND is a GEnum ("auto", "openslide", "tiff",
+ * "dicom");
  * gst_wsi_backend_name() gives the read layer's name of a value
  * (WSI_BACKEND_* in read/wsislide.h). Cost: none after the first call.
  * Threading: any thread.
@@ -29,6 +30,7 @@ typedef enum
   GST_WSI_BACKEND_AUTO,
   GST_WSI_BACKEND_OPENSLIDE,
   GST_WSI_BACKEND_TIFF,
+  GST_WSI_BACKEND_DICOM,
 } GstWsiBackend;
 
 #define GST_TYPE_WSI_BACKEND (gst_wsi_backend_get_type ())

@@ -58,9 +58,9 @@ def test_unknown_enum_value_lists_the_values(slides):
     err = settings_error(finite(slides).replace("patchreader ", "patchreader backend=fast "))
     text = str(err)
     assert "patchreader" in text and "backend=fast" in text
-    for nick in ("auto", "openslide", "tiff"):
+    for nick in ("auto", "openslide", "tiff", "dicom"):
         assert nick in text
-    assert err.allowed == "auto (0), openslide (1), tiff (2)"
+    assert err.allowed == "auto (0), openslide (1), tiff (2), dicom (3)"
 
 
 def test_bad_boolean_and_read_only_property(slides):

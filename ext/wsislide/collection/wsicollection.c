@@ -20,6 +20,7 @@
 
 #include "wsislide.h"
 #include "wsibytesource.h"
+#include "wsidicomseries.h"
 #include "wsimanifest.h"
 #include "wsitcga.h"
 
@@ -69,9 +70,32 @@ slide_entry_compare (gconstpointer a, gconstpointer b)
   return order != 0 ? order : strcmp (ea->label, eb->label);
 }
 
+static gint
+path_compare (gconstpointer a, gconstpointer b)
+{
+  return strcmp (*(const gchar * const *) a, *(const gchar * const *) b);
+}
+
+/* A folder's DICOM files become one slide per series (wsidicomseries.h). */
+static void
+add_dicom_series (GPtrArray * dicom_paths, GPtrArray * entries)
+{
+  GPtrArray *picked;
+  guint i;
+
+  if (dicom_paths->len == 0)
+    return;
+  g_ptr_array_sort (dicom_paths, path_compare);
+  picked = wsi_dicom_series_pick (dicom_paths);
+  for (i = 0; i < picked->len; i++)
+    g_ptr_array_add (entries, slide_entry_new (picked->pdata[i], NULL, NULL));
+  g_ptr_array_unref (picked);
+}
+
 static void
 scan_directory (const gchar * dir_path, guint depth, GPtrArray * entries)
 {
+  GPtrArray *dicom_paths;
   GDir *dir;
   const gchar *name;
 
@@ -80,17 +104,25 @@ scan_directory (const gchar * dir_path, guint depth, GPtrArray * entries)
   dir = g_dir_open (dir_path, 0, NULL);
   if (dir == NULL)
     return;
+  dicom_paths = g_ptr_array_new_with_free_func (g_free);
   while ((name = g_dir_read_name (dir)) != NULL) {
     gchar *child = g_build_filename (dir_path, name, NULL);
 
     if (g_file_test (child, G_FILE_TEST_IS_DIR))
       scan_directory (child, depth + 1, entries);
-    else if (g_file_test (child, G_FILE_TEST_IS_REGULAR)
-        && wsi_slide_has_known_extension (child))
+    else if (!g_file_test (child, G_FILE_TEST_IS_REGULAR)
+        || !wsi_slide_has_known_extension (child))
+      ;
+    else if (wsi_dicom_series_is_dicom_name (child)) {
+      g_ptr_array_add (dicom_paths, child);
+      continue;
+    } else
       g_ptr_array_add (entries, slide_entry_new (child, NULL, NULL));
     g_free (child);
   }
   g_dir_close (dir);
+  add_dicom_series (dicom_paths, entries);
+  g_ptr_array_unref (dicom_paths);
 }
 
 static gchar *
@@ -289,7 +321,8 @@ load_remote (const gchar * location, WsiCollection * collection,
   if (g_str_has_suffix (location, "/")) {
     gchar *display = wsi_location_display (location);
     g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_NOSYS,
-        "%s: listing a prefix needs s3:// or gs://", display);
+        "%s: a URL ending in '/' would be a prefix to list; listing is not "
+        "supported yet: give a list file or manifest of URLs", display);
     g_free (display);
     return FALSE;
   }

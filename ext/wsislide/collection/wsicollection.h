@@ -12,8 +12,11 @@
  *
  * Contract: wsi_collection_load() turns a location into slides sorted by
  * path (then label), each with its index in that order:
- *  - a slide file (known extension): that slide;
- *  - a directory: every slide file below it (links followed 32 deep);
+ *  - a slide file (known extension): that slide (a .dcm file: its series,
+ *    with the other instances of that series in its folder);
+ *  - a directory: every slide file below it (links followed 32 deep); the
+ *    .dcm files of a folder count once per DICOM series, named by the path
+ *    of the series' level-0 instance (wsidicomseries.h);
  *  - a manifest (wsimanifest.h: .csv, .tsv, or a first line starting with
  *    a "path" field): one slide per row, paths relative to the manifest's
  *    folder, every other column kept (a "label" column also fills label);

@@ -26,6 +26,7 @@
 #include "wsislide.h"           /* wsi_display_text */
 #ifdef WSI_HAVE_CURL
 #include "wsihttpsource.h"
+#include "wsiobjectstore.h"
 #endif
 
 G_DEFINE_QUARK (wsi-byte-source-error-quark, wsi_byte_source_error);
@@ -299,6 +300,9 @@ wsi_byte_source_open (const gchar * location, GError ** error)
     g_free (full);
     return source;
   }
+  if (g_ascii_strncasecmp (location, "s3://", 5) == 0
+      || g_ascii_strncasecmp (location, "gs://", 5) == 0)
+    return wsi_object_store_open (location, error);
 #endif
   if (wsi_location_is_remote (location)) {
     /* Remote sources are added by their own file pair (libcurl); until a

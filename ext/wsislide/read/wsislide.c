@@ -24,10 +24,10 @@
 #include <math.h>
 #include <string.h>
 
-/* Extensions of the formats OpenSlide 3.4.1 reads. */
+/* Extensions of the formats OpenSlide 3.4.1 reads, and DICOM. */
 static const gchar *const known_extensions[] = {
   ".svs", ".tif", ".tiff", ".ndpi", ".vms", ".vmu", ".scn", ".mrxs",
-  ".svslide", ".bif", NULL
+  ".svslide", ".bif", ".dcm", NULL
 };
 
 /* Plausible microns per pixel for a slide scan (from 100x oil down to an
@@ -42,6 +42,10 @@ wsi_slide_backends (void)
 {
   /* The direct reader first: it declines whatever it cannot read exactly. */
   static const WsiSlideBackend *const backends[] = {
+#ifdef WSI_HAVE_DICOM
+    /* DICM after the preamble; dual-personality files are TIFF too. */
+    &wsi_slide_backend_dicom,
+#endif
 #ifdef WSI_HAVE_TIFF
     &wsi_slide_backend_tiff,
 #endif

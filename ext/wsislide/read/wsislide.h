@@ -12,10 +12,11 @@
  *
  * wsislidesrc and patchreader only talk to this interface. A backend fills
  * in a WsiSlideBackend; each is built only when its library is found
- * (meson options `openslide` and `tiff`), and wsi_slide_backends() lists
- * the ones built, in the order `auto` tries them: the direct TIFF/JPEG
- * backend first (it declines every file it cannot read exactly), then
- * OpenSlide.
+ * (meson options `openslide` and `tiff`; `dicom` comes with `tiff`, whose
+ * JPEG decoder it shares), and wsi_slide_backends() lists the ones built,
+ * in the order `auto` tries them: DICOM first (it takes only files with the
+ * DICM magic, some of which are also TIFF files), the direct TIFF/JPEG
+ * backend (it declines every file it cannot read exactly), then OpenSlide.
  *
  * Contract of a read (wsi_slide_read()): the caller asks for a level-0
  * region, an output size and a pixel format; the layer picks the pyramid
@@ -65,12 +66,14 @@ typedef enum
 #define WSI_MPP_SOURCE_BACKEND "openslide"
 #define WSI_MPP_SOURCE_APERIO "aperio-description"
 #define WSI_MPP_SOURCE_TIFF "tiff-resolution"
+#define WSI_MPP_SOURCE_DICOM "dicom-pixel-spacing"
 #define WSI_MPP_SOURCE_UNKNOWN "unknown"
 
 /* Backend names, as the `backend` properties and the slide meta spell them. */
 #define WSI_BACKEND_AUTO "auto"
 #define WSI_BACKEND_OPENSLIDE "openslide"
 #define WSI_BACKEND_TIFF "tiff"
+#define WSI_BACKEND_DICOM "dicom"
 
 struct _WsiSlide
 {
@@ -259,6 +262,9 @@ extern const WsiSlideBackend wsi_slide_backend_openslide;
 #endif
 #ifdef WSI_HAVE_TIFF
 extern const WsiSlideBackend wsi_slide_backend_tiff;
+#endif
+#ifdef WSI_HAVE_DICOM
+extern const WsiSlideBackend wsi_slide_backend_dicom;
 #endif
 
 G_END_DECLS

@@ -99,13 +99,15 @@ make_coords (const gchar * path, const WsiPatchRecord * records, guint n)
  * patchviews with those properties; returns every output buffer in order.
  * @bus_out (optional) gets the pipeline's bus with its messages. */
 static GList *
-run_views_caps (const gchar * path, const WsiPatchRecord * records, guint n,
-    const gchar * reader_caps, const gchar * views_props, GstBus ** bus_out,
-    GstElement ** views_out)
+run_views_full (const gchar * path, const WsiPatchRecord * records, guint n,
+    const gchar * reader_props, const gchar * reader_caps,
+    const gchar * views_props, GstBus ** bus_out, GstElement ** views_out,
+    GstElement ** reader_out)
 {
   gchar *desc = g_strdup_printf ("appsrc name=src format=bytes "
-      "caps=application/x-wsi-patches ! patchreader threads=2 %s%s%s%s ! "
-      "appsink name=sink sync=false max-buffers=0", reader_caps ? "! " : "",
+      "caps=application/x-wsi-patches ! patchreader name=reader threads=2 "
+      "%s %s%s%s%s ! appsink name=sink sync=false max-buffers=0",
+      reader_props ? reader_props : "", reader_caps ? "! " : "",
       reader_caps ? reader_caps : "", views_props ?
       "! patchviews name=views " : "", views_props ? views_props : "");
   GError *error = NULL;
@@ -130,6 +132,8 @@ run_views_caps (const gchar * path, const WsiPatchRecord * records, guint n,
   fail_unless (gst_app_sink_is_eos (GST_APP_SINK (sink)), "no EOS: %s", desc);
   if (views_out)
     *views_out = gst_bin_get_by_name (GST_BIN (pipeline), "views");
+  if (reader_out)
+    *reader_out = gst_bin_get_by_name (GST_BIN (pipeline), "reader");
   if (bus_out)
     *bus_out = gst_element_get_bus (pipeline);
   fail_unless_equals_int (gst_element_set_state (pipeline, GST_STATE_NULL),
@@ -145,8 +149,8 @@ static GList *
 run_views (const gchar * path, const WsiPatchRecord * records, guint n,
     const gchar * views_props, GstBus ** bus_out, GstElement ** views_out)
 {
-  return run_views_caps (path, records, n, NULL, views_props, bus_out,
-      views_out);
+  return run_views_full (path, records, n, NULL, NULL, views_props, bus_out,
+      views_out, NULL);
 }
 
 static void
@@ -614,6 +618,48 @@ stream_digest (GList * buffers)
   return digest;
 }
 
+/* patchreader and patchviews of one pipeline read through one slide cache
+ * and one tile cache (wsireadcaches.h), so they report the same counters;
+ * with different backends each keeps its own. */
+GST_START_TEST (test_reader_and_views_share_caches)
+{
+  gchar *path = make_slide ("shared.tiff", 9, NULL);
+  const gchar *views = "views=t:patch,ctx:context:32:2x seed=5 threads=2";
+  gchar *other_backend = g_strdup_printf ("%s backend=openslide", views);
+  GstElement *reader, *element;
+  WsiPatchRecord r[24];
+  GList *out;
+
+  make_records (r, 24);
+  out = run_views_full (path, r, 24, NULL, NULL, views, NULL, &element,
+      &reader);
+  fail_unless_equals_int (g_list_length (out), 24);
+  fail_unless (wsi_test_get_u64 (reader, "tile-cache-hits") > 0);
+  fail_unless_equals_uint64 (wsi_test_get_u64 (element, "tile-cache-hits"),
+      wsi_test_get_u64 (reader, "tile-cache-hits"));
+  fail_unless_equals_uint64 (wsi_test_get_u64 (element,
+          "tile-cache-misses"), wsi_test_get_u64 (reader,
+          "tile-cache-misses"));
+  gst_object_unref (element);
+  gst_object_unref (reader);
+  free_buffers (out);
+
+  /* OpenSlide decodes no tile of ours: views' cache stays empty */
+  out = run_views_full (path, r, 24, NULL, NULL, other_backend, NULL,
+      &element, &reader);
+  fail_unless_equals_int (g_list_length (out), 24);
+  fail_unless (wsi_test_get_u64 (reader, "tile-cache-hits") > 0);
+  fail_unless_equals_uint64 (wsi_test_get_u64 (element,
+          "tile-cache-misses"), 0);
+  gst_object_unref (element);
+  gst_object_unref (reader);
+  free_buffers (out);
+  g_free (other_backend);
+  g_free (path);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_same_bytes_for_any_thread_count)
 {
   gchar *path = make_slide ("threads.tiff", 9, NULL);
@@ -637,9 +683,11 @@ GST_START_TEST (test_same_bytes_for_any_thread_count)
   fail_unless_equals_string (digest[0], digest[1]);
   fail_unless_equals_string (digest[0], digest[2]);
 
-  /* the context tile cache is used and changes no byte */
+  /* the context tile cache is used and changes no byte (it is shared with
+   * patchreader's, so both are off for the run without) */
   props = g_strdup_printf ("%s seed=5 threads=2 tile-cache-size=0", views);
-  out = run_views (path, r, 40, props, NULL, &element);
+  out = run_views_full (path, r, 40, "tile-cache-size=0", NULL, props, NULL,
+      &element, NULL);
   other_seed = stream_digest (out);
   fail_unless_equals_string (other_seed, digest[0]);
   fail_unless_equals_uint64 (wsi_test_get_u64 (element, "tile-cache-hits"),
@@ -1208,8 +1256,8 @@ GST_START_TEST (test_bgrx_matches_rgb)
 
   make_records (r, 6);
   rgb = run_views (path, r, 6, views, NULL, NULL);
-  bgrx = run_views_caps (path, r, 6, "video/x-raw,format=BGRx", views, NULL,
-      NULL);
+  bgrx = run_views_full (path, r, 6, NULL, "video/x-raw,format=BGRx", views,
+      NULL, NULL, NULL);
   fail_unless_equals_int (g_list_length (rgb), 6);
   fail_unless_equals_int (g_list_length (bgrx), 6);
   for (a = rgb, b = bgrx; a; a = a->next, b = b->next) {
@@ -1253,6 +1301,7 @@ patchviews_suite (void)
   tcase_add_test (tc, test_crop_pixels_area);
   tcase_add_test (tc, test_context_centred);
   tcase_add_test (tc, test_same_bytes_for_any_thread_count);
+  tcase_add_test (tc, test_reader_and_views_share_caches);
   tcase_add_test (tc, test_unreadable_context_dropped);
   tcase_add_test (tc, test_latin1_file_name);
   tcase_add_test (tc, test_state_cycles);

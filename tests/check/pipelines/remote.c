@@ -12,7 +12,8 @@
  * byte-identical to the stream from the same file on disk, whatever the
  * latency, the faults retried and `threads`; faults that persist, a
  * replaced object and formats that need a local file end in errors naming
- * the URL (never its credentials), never in wrong pixels.
+ * the URL (never its credentials), never in wrong pixels. A DICOM instance
+ * at a URL streams as on disk.
  *
  * Needs nginx (Debian nginx-light; CI installs it): without it the test
  * prints why and exits 77 (skipped), or fails when CI=true. */
@@ -23,12 +24,15 @@
 
 #include "wsipipeline.h"
 #include "wsiservers.h"
+#include "wsitestutil.h"
 #include "wsitestslide.h"
+#include "wsitestdicom.h"
 #include "wsislide.h"
 #include "wsibytesource.h"
 #include "wsihttpsource.h"
 
 #include <string.h>
+#include <curl/curl.h>
 
 #define TILE 256
 #define PATCHES 48
@@ -445,6 +449,229 @@ GST_START_TEST (test_list_at_url)
 
 GST_END_TEST;
 
+/* s3:// (signed: nginx ignores the signature; the request must still be
+ * one curl signs and sends) and gs:// against an endpoint override. */
+GST_START_TEST (test_s3_and_gs_locations)
+{
+  gchar *bucket = g_build_filename (www, "bucket", NULL);
+  gchar *copy = g_build_filename (bucket, "slide.tiff", NULL);
+  gchar *endpoint = url_of (nginx.port, "");
+  gchar *contents;
+  gsize length;
+  static const gchar *const locations[] = {
+    "s3://bucket/slide.tiff", "gs://bucket/slide.tiff"
+  };
+  guint i;
+
+  local_reference ();
+  g_mkdir_with_parents (bucket, 0755);
+  fail_unless (g_file_get_contents (local_slide, &contents, &length, NULL));
+  fail_unless (g_file_set_contents (copy, contents, length, NULL));
+  g_free (contents);
+  g_setenv ("AWS_ENDPOINT_URL", endpoint, TRUE);
+  g_setenv ("WSI_GCS_ENDPOINT", endpoint, TRUE);
+  g_setenv ("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE", TRUE);
+  g_setenv ("AWS_SECRET_ACCESS_KEY", "wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY",
+      TRUE);
+  for (i = 0; i < G_N_ELEMENTS (locations); i++) {
+    WsiRun *run = run_stream (locations[i], 2);
+    assert_same_stream (local_reference (), run, locations[i]);
+    wsi_run_free (run);
+  }
+  {
+    /* a missing object: the s3:// URL and the status, not the secret */
+    WsiRun *run = run_stream ("s3://bucket/missing.tiff", 1);
+    fail_unless (run->error != NULL);
+    fail_unless (strstr (run->error, "s3://bucket/missing.tiff") != NULL
+        && strstr (run->error, "404") != NULL, "%s", run->error);
+    fail_unless (strstr (run->error, "EXAMPLEKEY") == NULL, "%s", run->error);
+    wsi_run_free (run);
+  }
+  g_unsetenv ("AWS_ACCESS_KEY_ID");
+  g_unsetenv ("AWS_SECRET_ACCESS_KEY");
+  g_unsetenv ("AWS_ENDPOINT_URL");
+  g_unsetenv ("WSI_GCS_ENDPOINT");
+  g_free (endpoint);
+  g_free (copy);
+  g_free (bucket);
+}
+
+GST_END_TEST;
+
+/* A DICOM instance at a URL (a one-instance series: a URL prefix cannot be
+ * listed) streams as the same file on disk does, directly and with 10 ms
+ * added to every request. */
+GST_START_TEST (test_dicom_at_url)
+{
+  gchar *dir = g_build_filename (www, "dicom", NULL);
+  gchar *tiff = g_build_filename (tmpdir, "one-level.tiff", NULL);
+  gchar *url = url_of (nginx.port, "dicom/one-level0.dcm");
+  const gchar *args[] = { "--delay-ms", "10", NULL };
+  WsiTestSlideSpec spec;
+  WsiTestDicomSpec dspec;
+  gchar **paths = NULL;
+  GError *err = NULL;
+  WsiRun *local, *remote, *delayed;
+  WsiProxy proxy;
+  gchar *why = NULL, *proxied;
+  gchar *report = g_build_filename (tmpdir, "proxy-report.txt", NULL);
+
+  wsi_test_slide_spec_init (&spec);
+  spec.width = 1536;
+  spec.height = 1024;
+  spec.levels = 1;
+  spec.mpp = 0.25;
+  spec.seed = 5;
+  fail_unless (wsi_test_slide_write (tiff, &spec, &err), "%s",
+      err ? err->message : "");
+  wsi_test_dicom_spec_init (&dspec);
+  dspec.mpp = 0.25;
+  dspec.table = WSI_TEST_DICOM_TABLE_NONE;
+  fail_unless (wsi_test_dicom_from_tiff (tiff, dir, "one", &dspec, &paths,
+          &err), "%s", err ? err->message : "");
+  local = run_stream (paths[0], 1);
+  remote = run_stream (url, 2);
+  assert_same_stream (local, remote, "DICOM at a URL");
+
+  g_unlink (report);
+  fail_unless (wsi_proxy_start (&proxy, nginx.port, report, args, &why),
+      "%s", why);
+  proxied = g_strdup_printf ("http://127.0.0.1:%u/dicom/one-level0.dcm",
+      proxy.port);
+  delayed = run_stream (proxied, 2);
+  fail_unless (wsi_proxy_stop (&proxy, "requests") > 0);
+  assert_same_stream (local, delayed, "DICOM at a URL, 10 ms added");
+
+  wsi_run_free (local);
+  wsi_run_free (remote);
+  wsi_run_free (delayed);
+  g_strfreev (paths);
+  g_free (proxied);
+  g_free (report);
+  g_free (url);
+  g_free (tiff);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
+/* The s3rver command (npm; scripts/install-deps.sh puts it under
+ * tests/s3/node_modules), or NULL. */
+static gchar *
+s3rver_find (void)
+{
+  const gchar *env = g_getenv ("WSI_S3RVER");
+  gchar *path = env ? g_strdup (env) : g_build_filename (WSI_TEST_SRCDIR,
+      "..", "s3", "node_modules", ".bin", "s3rver", NULL);
+
+  if (g_file_test (path, G_FILE_TEST_IS_EXECUTABLE)
+      && g_find_program_in_path ("node") != NULL)
+    return path;
+  g_free (path);
+  return NULL;
+}
+
+/* PUTs @path as s3://bucket/@key, signed as S3RVER (s3rver's account). */
+static gboolean
+s3_put (guint port, const gchar * key, const gchar * path)
+{
+  gchar *url = g_strdup_printf ("http://127.0.0.1:%u/bucket/%s", port, key);
+  struct curl_slist *headers = curl_slist_append (NULL,
+      "x-amz-content-sha256: UNSIGNED-PAYLOAD");
+  FILE *f = fopen (path, "rb");
+  CURL *curl = curl_easy_init ();
+  long status = 0;
+  CURLcode code;
+
+  curl_easy_setopt (curl, CURLOPT_URL, url);
+  curl_easy_setopt (curl, CURLOPT_UPLOAD, 1L);
+  curl_easy_setopt (curl, CURLOPT_READDATA, f);
+  curl_easy_setopt (curl, CURLOPT_AWS_SIGV4, "aws:amz:us-east-1:s3");
+  curl_easy_setopt (curl, CURLOPT_USERPWD, "S3RVER:S3RVER");
+  curl_easy_setopt (curl, CURLOPT_HTTPHEADER, headers);
+  code = curl_easy_perform (curl);
+  curl_easy_getinfo (curl, CURLINFO_RESPONSE_CODE, &status);
+  curl_easy_cleanup (curl);
+  curl_slist_free_all (headers);
+  fclose (f);
+  g_free (url);
+  return code == CURLE_OK && status == 200;
+}
+
+/* A real S3-protocol server (s3rver): signed requests stream the slide as
+ * on disk; an unknown key is a 403 naming the s3:// URL, never the key. */
+GST_START_TEST (test_s3rver_signed)
+{
+  gchar *s3rver = s3rver_find ();
+  gchar *data, *endpoint, *port_text;
+  const gchar *argv[9];
+  GError *err = NULL;
+  WsiRun *run;
+  GPid pid;
+  guint port, i;
+
+  if (s3rver == NULL) {
+    if (g_strcmp0 (g_getenv ("CI"), "true") == 0)
+      fail ("s3rver is not installed (scripts/install-deps.sh installs it)");
+    WSI_TEST_SKIP ("s3rver (npm) is not installed: run "
+        "scripts/install-deps.sh or set WSI_S3RVER");
+    return;
+  }
+  local_reference ();
+  data = g_build_filename (tmpdir, "s3rver", NULL);
+  g_mkdir_with_parents (data, 0755);
+  port = wsi_free_port ();
+  port_text = g_strdup_printf ("%u", port);
+  argv[0] = s3rver;
+  argv[1] = "-d";
+  argv[2] = data;
+  argv[3] = "-p";
+  argv[4] = port_text;
+  argv[5] = "--configure-bucket";
+  argv[6] = "bucket";
+  argv[7] = "--silent";
+  argv[8] = NULL;
+  fail_unless (g_spawn_async (NULL, (gchar **) argv, NULL,
+          G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_STDOUT_TO_DEV_NULL,
+          wsi_die_with_parent, NULL, &pid, &err), "%s",
+      err ? err->message : "");
+  for (i = 0; i < 200 && !wsi_port_accepts (port); i++)
+    g_usleep (50000);
+  fail_unless (i < 200, "s3rver did not listen on %u", port);
+  fail_unless (s3_put (port, "slide.tiff", local_slide), "upload failed");
+
+  endpoint = g_strdup_printf ("http://127.0.0.1:%u", port);
+  g_setenv ("AWS_ENDPOINT_URL", endpoint, TRUE);
+  g_setenv ("AWS_ACCESS_KEY_ID", "S3RVER", TRUE);
+  g_setenv ("AWS_SECRET_ACCESS_KEY", "S3RVER", TRUE);
+  run = run_stream ("s3://bucket/slide.tiff", 2);
+  assert_same_stream (local_reference (), run, "s3rver, signed");
+  wsi_run_free (run);
+
+  g_setenv ("AWS_ACCESS_KEY_ID", "AKIANOSUCHKEY", TRUE);
+  g_setenv ("AWS_SECRET_ACCESS_KEY", "NoSuchSecretEXAMPLE", TRUE);
+  run = run_stream ("s3://bucket/slide.tiff", 1);
+  fail_unless (run->error != NULL, "an unknown key was let in");
+  fail_unless (strstr (run->error, "s3://bucket/slide.tiff") != NULL
+      && strstr (run->error, "403") != NULL, "%s", run->error);
+  fail_unless (strstr (run->error, "AKIANOSUCHKEY") == NULL
+      && strstr (run->error, "NoSuchSecret") == NULL, "%s", run->error);
+  wsi_run_free (run);
+
+  g_unsetenv ("AWS_ENDPOINT_URL");
+  g_unsetenv ("AWS_ACCESS_KEY_ID");
+  g_unsetenv ("AWS_SECRET_ACCESS_KEY");
+  kill (pid, SIGTERM);
+  waitpid (pid, NULL, 0);
+  g_spawn_close_pid (pid);
+  g_free (endpoint);
+  g_free (port_text);
+  g_free (data);
+  g_free (s3rver);
+}
+
+GST_END_TEST;
+
 static Suite *
 remote_suite (void)
 {
@@ -462,7 +689,10 @@ remote_suite (void)
   tcase_add_test (tc, test_openslide_format_needs_local_file);
   tcase_add_test (tc, test_replaced_object_is_given_up);
   tcase_add_test (tc, test_list_at_url);
+  tcase_add_test (tc, test_dicom_at_url);
   tcase_add_test (tc, test_remote_stats);
+  tcase_add_test (tc, test_s3_and_gs_locations);
+  tcase_add_test (tc, test_s3rver_signed);
   return s;
 }
 

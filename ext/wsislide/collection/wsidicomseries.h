@@ -1,0 +1,43 @@
+/* gst-wsi
+ * Copyright (C) 2026 gst-wsi developers
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+
+/*
+ * wsidicomseries.h: the DICOM files of one folder grouped into slides, one
+ * per series, for the collection's folder scans (wsicollection.c).
+ *
+ * Contract: wsi_dicom_series_pick() reads the header of each file
+ * (wsidicom.h, up to Pixel Data) and returns one path per
+ * SeriesInstanceUID of VL Whole Slide Microscopy instances: the series'
+ * widest VOLUME instance (its level 0; ties by name). That path names the
+ * slide, and opening it opens the whole series (the DICOM backend gathers
+ * the other instances of the folder). Series with no VOLUME instance (only
+ * a label, an overview, a thumbnail) and other SOP classes give no slide; a
+ * file that cannot be parsed is returned as it is, so that opening it
+ * reports why.
+ *
+ * Cost: one header parse per file. Threading: no shared state.
+ */
+
+#ifndef __WSI_DICOM_SERIES_H__
+#define __WSI_DICOM_SERIES_H__
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+/* @paths: DICOM files of one folder. Returns new paths (free with
+ * g_ptr_array_unref), in the order of @paths. */
+GPtrArray *wsi_dicom_series_pick (GPtrArray * paths);
+
+/* TRUE when @path's name ends in .dcm (any case). */
+gboolean wsi_dicom_series_is_dicom_name (const gchar * path);
+
+G_END_DECLS
+
+#endif /* __WSI_DICOM_SERIES_H__ */

@@ -1,0 +1,826 @@
+/* gst-wsi
+ * Copyright (C) 2026 gst-wsi developers
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+
+/*
+ * wsislide-dicom.c: the DICOM backend ("dicom"): VL Whole Slide Microscopy
+ * series, parsed by wsidicom.c and read through WsiByteSource, tiles
+ * decoded by libjpeg-turbo (wsijpegdecode.c) or copied raw.
+ *
+ * Contract: a slide is a series. Opening one instance file opens its
+ * series: every `.dcm` file in the same folder with the same
+ * SeriesInstanceUID joins it (a remote location, which has no folder to
+ * list, is a one-instance series). Levels are the VOLUME instances (an
+ * instance's concatenation counts as one), widest first; two instances of
+ * one size (other optical paths or focal planes stored apart) keep the
+ * first by file name. THUMBNAIL, OVERVIEW and LABEL instances are never
+ * levels: wsislidesrc's overview comes from the smallest level, and a label
+ * never enters training data. Downsamples are OpenSlide's
+ * (h0 / h + w0 / w) / 2, so a series made from a TIFF slide plans every
+ * read as the TIFF backend does. Within a level only the first optical path
+ * and focal plane are read (the frames of TILED_FULL's first plane; in
+ * TILED_SPARSE, the frames sharing frame 1's Z offset and optical path).
+ * Missing tiles of a TILED_SPARSE level read as glass (white). Frames are
+ * JPEG baseline (YCbCr, or RGB when the photometric says so or an APP14
+ * Adobe segment marks it) or explicit VR little endian uncompressed: 8-bit
+ * RGB, 8- or 16-bit MONOCHROME1/2 (16 bits scaled over BitsStored to 8); any other transfer syntax is refused at open with a
+ * message naming it. mpp comes from the shared (else the first per-frame)
+ * PixelSpacing, mm to µm.
+ * A damaged frame (no item where the index says, truncated, a bad JPEG
+ * stream, a frame the file does not hold) fails the read that needs it
+ * with WSI_SLIDE_ERROR_READ naming file, level, tile and frame; never
+ * sticky.
+ *
+ * Cost: open parses every instance of the series once (see wsidicom.h);
+ * reads are those of wsitiledread.h, one ranged byte-source read per frame
+ * (only the rows needed for uncompressed frames). Threading: the slide is
+ * immutable after open; byte sources read from any thread.
+ */
+
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <math.h>
+#include <string.h>
+
+#include "wsislide.h"
+#include "wsibytesource.h"
+#include "wsidicom.h"
+#include "wsijpegdecode.h"
+#include "wsitiledread.h"
+
+/* Scratch slots (wsitiledread.h uses WSI_TILED_SCRATCH_REGION). */
+#define SCRATCH_FRAME_BYTES 0
+#define SCRATCH_RAW_ROW 2
+
+/* A frame larger than 8 x its raw size plus this is not a JPEG frame. */
+#define FRAME_BYTES_SLACK (1 << 20)
+
+/* A level's tile grid beyond this many tiles is not a slide we allocate. */
+#define MAX_TILES (1 << 26)
+
+/* tile_frame entries that are not frames: a TILED_SPARSE tile never
+ * scanned (glass), a TILED_FULL tile whose frame the instance lacks (its
+ * NumberOfFrames is short: damage). */
+#define NO_FRAME (-1)
+#define LOST_FRAME (-2)
+
+typedef struct
+{
+  WsiDicomInstance inst;
+  WsiByteSource *source;
+  gchar *file_name;             /* for the stable order of duplicates */
+} DicomPart;
+
+typedef struct
+{
+  WsiTiledLevel tiled;
+  guint64 tiles_across, tiles_down;
+  gint64 *tile_frame;           /* part << 32 | frame, or NO_FRAME */
+  DicomPart *first;             /* geometry, photometric, codec */
+} DicomLevel;
+
+typedef struct
+{
+  GPtrArray *parts;             /* DicomPart, every VOLUME instance kept */
+  DicomLevel *levels;
+  guint n_levels;
+} DicomSlide;
+
+static gboolean dicom_decode_tile (WsiSlide * slide, WsiReadContext * ctx,
+    gint level, gint64 column, gint64 row, guint scale, guint x, guint y,
+    guint w, guint h, const WsiTiledTarget * target, GError ** error);
+
+/* ---- detect, parts -------------------------------------------------------- */
+
+static gboolean is_dicom_name (const gchar * name);
+
+/* Local files by their magic; remote objects by a .dcm name (no request
+ * for every TIFF slide `auto` tries: open reads the magic anyway). */
+static gboolean
+dicom_detect (const gchar * path)
+{
+  WsiByteSource *source;
+  gboolean dicom;
+
+  if (wsi_location_is_remote (path)) {
+    gchar *name = g_strndup (path, strcspn (path, "?#"));
+    dicom = is_dicom_name (name);
+    g_free (name);
+    return dicom;
+  }
+  source = wsi_byte_source_open (path, NULL);
+  if (source == NULL)
+    return FALSE;
+  dicom = wsi_dicom_source_is_dicom (source);
+  wsi_byte_source_unref (source);
+  return dicom;
+}
+
+static void
+dicom_part_free (DicomPart * part)
+{
+  wsi_dicom_instance_clear (&part->inst);
+  if (part->source != NULL)
+    wsi_byte_source_unref (part->source);
+  g_free (part->file_name);
+  g_free (part);
+}
+
+static DicomPart *
+dicom_part_open (const gchar * location, gboolean header_only,
+    GError ** error)
+{
+  DicomPart *part = g_new0 (DicomPart, 1);
+
+  part->source = wsi_byte_source_open (location, error);
+  if (part->source == NULL
+      || !wsi_dicom_instance_read (&part->inst, part->source, header_only,
+          error)) {
+    if (error != NULL && *error != NULL && (*error)->domain != WSI_SLIDE_ERROR) {
+      /* A byte-source error: an open error of the slide. */
+      (*error)->domain = WSI_SLIDE_ERROR;
+      (*error)->code = WSI_SLIDE_ERROR_OPEN;
+    }
+    dicom_part_free (part);
+    return NULL;
+  }
+  part->file_name = g_path_get_basename (location);
+  return part;
+}
+
+static gboolean
+is_dicom_name (const gchar * name)
+{
+  gchar *lower = g_ascii_strdown (name, -1);
+  gboolean dcm = g_str_has_suffix (lower, ".dcm");
+
+  g_free (lower);
+  return dcm;
+}
+
+static gint
+name_compare (gconstpointer a, gconstpointer b)
+{
+  return strcmp (*(const gchar * const *) a, *(const gchar * const *) b);
+}
+
+/* The other VOLUME instances of @first's series in its folder, parsed. */
+static void
+add_siblings (GPtrArray * parts, const gchar * path, const DicomPart * first)
+{
+  gchar *dir_path, *self;
+  GPtrArray *names;
+  GDir *dir;
+  const gchar *name;
+  guint i;
+
+  if (wsi_location_is_remote (path) || first->inst.series_uid == NULL)
+    return;
+  dir_path = g_path_get_dirname (path);
+  self = g_path_get_basename (path);
+  dir = g_dir_open (dir_path, 0, NULL);
+  names = g_ptr_array_new_with_free_func (g_free);
+  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
+    if (is_dicom_name (name) && strcmp (name, self) != 0)
+      g_ptr_array_add (names, g_strdup (name));
+  if (dir != NULL)
+    g_dir_close (dir);
+  g_ptr_array_sort (names, name_compare);
+
+  for (i = 0; i < names->len; i++) {
+    gchar *child = g_build_filename (dir_path, names->pdata[i], NULL);
+    DicomPart *head = dicom_part_open (child, TRUE, NULL), *part = NULL;
+
+    if (head != NULL && head->inst.flavor == WSI_DICOM_FLAVOR_VOLUME
+        && g_strcmp0 (head->inst.series_uid, first->inst.series_uid) == 0
+        && g_strcmp0 (head->inst.sop_instance_uid,
+            first->inst.sop_instance_uid) != 0)
+      part = dicom_part_open (child, FALSE, NULL);
+    if (part != NULL)
+      g_ptr_array_add (parts, part);
+    else if (head != NULL && head->inst.flavor == WSI_DICOM_FLAVOR_VOLUME
+        && g_strcmp0 (head->inst.series_uid, first->inst.series_uid) == 0)
+      g_debug ("%s: an instance of the series that cannot be read is left "
+          "out", child);
+    if (head != NULL)
+      dicom_part_free (head);
+    g_free (child);
+  }
+  g_ptr_array_unref (names);
+  g_free (self);
+  g_free (dir_path);
+}
+
+/* ---- levels ------------------------------------------------------------- */
+
+static guint64
+part_area (const DicomPart * part)
+{
+  return part->inst.total_columns * part->inst.total_rows;
+}
+
+/* Widest first; ties by file name. */
+static gint
+part_compare (gconstpointer a, gconstpointer b)
+{
+  const DicomPart *pa = *(DicomPart * const *) a;
+  const DicomPart *pb = *(DicomPart * const *) b;
+  guint64 aa = part_area (pa), ab = part_area (pb);
+
+  if (aa != ab)
+    return aa > ab ? -1 : 1;
+  return g_strcmp0 (pa->file_name, pb->file_name);
+}
+
+static gboolean
+open_fail (GError ** error, const gchar * uri, const gchar * format, ...)
+G_GNUC_PRINTF (3, 4);
+
+static gboolean
+open_fail (GError ** error, const gchar * uri, const gchar * format, ...)
+{
+  va_list args;
+  gchar *reason;
+
+  va_start (args, format);
+  reason = g_strdup_vprintf (format, args);
+  va_end (args);
+  g_set_error (error, WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_OPEN, "%s: %s", uri,
+      reason);
+  g_free (reason);
+  return FALSE;
+}
+
+static const gchar *
+part_uri (const DicomPart * part)
+{
+  return wsi_byte_source_get_display_uri (part->source);
+}
+
+/* What a part must be for this backend to read its frames. */
+static gboolean
+part_check (const DicomPart * part, GError ** error)
+{
+  const WsiDicomInstance *inst = &part->inst;
+  const gchar *pi = inst->photometric != NULL ? inst->photometric : "";
+
+  if (inst->pixels == WSI_DICOM_PIXELS_UNSUPPORTED)
+    return open_fail (error, part_uri (part), "transfer syntax %s (%s) is not "
+        "supported (JPEG baseline and explicit VR little endian are)",
+        wsi_dicom_transfer_syntax_name (inst->transfer_syntax),
+        inst->transfer_syntax != NULL ? inst->transfer_syntax : "none");
+  if (inst->rows == 0 || inst->columns == 0 || inst->total_columns == 0
+      || inst->total_rows == 0)
+    return open_fail (error, part_uri (part), "no frame size or total pixel "
+        "matrix size");
+  if (inst->bits_allocated != 8 && !(inst->bits_allocated == 16
+          && inst->pixels == WSI_DICOM_PIXELS_NATIVE
+          && inst->samples_per_pixel == 1))
+    return open_fail (error, part_uri (part), "%u bits a sample (8, or 16 "
+        "for uncompressed grey, are read)", inst->bits_allocated);
+  if (inst->pixel_representation != 0)
+    return open_fail (error, part_uri (part), "signed samples are not read");
+  if (inst->pixels == WSI_DICOM_PIXELS_JPEG && inst->samples_per_pixel != 3)
+    return open_fail (error, part_uri (part), "JPEG frames of %u samples (3 "
+        "are read)", inst->samples_per_pixel);
+  if (inst->pixels == WSI_DICOM_PIXELS_NATIVE
+      && !((inst->samples_per_pixel == 3 && strcmp (pi, "RGB") == 0)
+          || (inst->samples_per_pixel == 1 && g_str_has_prefix (pi,
+                  "MONOCHROME"))))
+    return open_fail (error, part_uri (part), "uncompressed %s with %u "
+        "samples is not read (RGB and MONOCHROME1/2 are)", pi,
+        inst->samples_per_pixel);
+  if (inst->tiled_sparse && inst->frame_column_position == NULL)
+    return open_fail (error, part_uri (part), "TILED_SPARSE without "
+        "per-frame plane positions");
+  return TRUE;
+}
+
+/* Puts the frames of @part (number @index in the slide) on @level's grid. */
+static void
+level_map_part (DicomLevel * level, const DicomPart * part, guint index)
+{
+  const WsiDicomInstance *inst = &part->inst;
+  guint64 n_tiles = level->tiles_across * level->tiles_down;
+  guint32 k;
+
+  for (k = 0; k < inst->n_frames; k++) {
+    guint64 tile;
+
+    if (inst->tiled_sparse) {
+      gint64 c = (gint64) inst->frame_column_position[k] - 1;
+      gint64 r = (gint64) inst->frame_row_position[k] - 1;
+      if (!inst->frame_in_first_plane[k] || c < 0 || r < 0
+          || c % inst->columns != 0 || r % inst->rows != 0)
+        continue;
+      if ((guint64) c / inst->columns >= level->tiles_across)
+        continue;
+      tile = (guint64) (r / inst->rows) * level->tiles_across
+          + (guint64) c / inst->columns;
+    } else {
+      /* TILED_FULL: the first plane's frames come first. */
+      tile = (guint64) inst->concatenation_frame_offset + k;
+    }
+    if (tile < n_tiles && level->tile_frame[tile] < 0)
+      level->tile_frame[tile] = ((gint64) index << 32) | k;
+  }
+}
+
+static gboolean
+level_build (DicomLevel * level, DicomSlide * ds, guint first_index,
+    GError ** error)
+{
+  DicomPart *first = ds->parts->pdata[first_index];
+  const WsiDicomInstance *inst = &first->inst;
+  guint64 n_tiles;
+  guint i;
+
+  level->first = first;
+  level->tiled.width = inst->total_columns;
+  level->tiled.height = inst->total_rows;
+  level->tiled.tile_width = inst->columns;
+  level->tiled.tile_height = inst->rows;
+  level->tiled.max_scale = inst->pixels == WSI_DICOM_PIXELS_JPEG ? 8 : 1;
+  level->tiled.decode = dicom_decode_tile;
+  level->tiles_across = (inst->total_columns + inst->columns - 1)
+      / inst->columns;
+  level->tiles_down = (inst->total_rows + inst->rows - 1) / inst->rows;
+  n_tiles = level->tiles_across * level->tiles_down;
+  if (n_tiles > MAX_TILES)
+    return open_fail (error, part_uri (first), "%" G_GUINT64_FORMAT " tiles "
+        "in one level is implausible", n_tiles);
+  level->tile_frame = g_try_new (gint64, n_tiles);
+  if (level->tile_frame == NULL)
+    return open_fail (error, part_uri (first), "out of memory for %"
+        G_GUINT64_FORMAT " tiles", n_tiles);
+  for (i = 0; i < n_tiles; i++)
+    level->tile_frame[i] = inst->tiled_sparse ? NO_FRAME : LOST_FRAME;
+
+  /* The instance and the rest of its concatenation. */
+  for (i = first_index; i < ds->parts->len; i++) {
+    const DicomPart *part = ds->parts->pdata[i];
+    gboolean same = i == first_index || (inst->concatenation_uid != NULL
+        && g_strcmp0 (part->inst.concatenation_uid,
+            inst->concatenation_uid) == 0);
+    if (!same)
+      continue;
+    if (part->inst.rows != inst->rows || part->inst.columns != inst->columns
+        || part->inst.pixels != inst->pixels
+        || part->inst.tiled_sparse != inst->tiled_sparse)
+      return open_fail (error, part_uri (part), "its frames differ from "
+          "those of %s in the same concatenation", part_uri (first));
+    level_map_part (level, part, i);
+  }
+  return TRUE;
+}
+
+static void
+dicom_slide_free (DicomSlide * ds)
+{
+  guint i;
+
+  if (ds == NULL)
+    return;
+  for (i = 0; i < ds->n_levels; i++)
+    g_free (ds->levels[i].tile_frame);
+  g_free (ds->levels);
+  if (ds->parts != NULL)
+    g_ptr_array_unref (ds->parts);
+  g_free (ds);
+}
+
+/* Levels from the sorted parts: the first instance of each size that is
+ * not a later part of a concatenation already used. */
+static gboolean
+levels_build (DicomSlide * ds, GError ** error)
+{
+  guint i, j;
+  guint64 last_area = 0;
+
+  ds->levels = g_new0 (DicomLevel, ds->parts->len);
+  for (i = 0; i < ds->parts->len; i++) {
+    DicomPart *part = ds->parts->pdata[i];
+    gboolean used = FALSE;
+
+    for (j = 0; j < ds->n_levels && !used; j++)
+      used = part->inst.concatenation_uid != NULL
+          && g_strcmp0 (part->inst.concatenation_uid,
+          ds->levels[j].first->inst.concatenation_uid) == 0;
+    if (used || (ds->n_levels > 0 && part_area (part) == last_area))
+      continue;
+    if (!part_check (part, error)
+        || !level_build (&ds->levels[ds->n_levels], ds, i, error)) {
+      g_free (ds->levels[ds->n_levels].tile_frame);
+      ds->levels[ds->n_levels].tile_frame = NULL;
+      return FALSE;
+    }
+    last_area = part_area (part);
+    ds->n_levels++;
+  }
+  return TRUE;
+}
+
+/* ---- open, close -------------------------------------------------------- */
+
+static void
+dicom_slide_describe (WsiSlide * slide, const DicomSlide * ds)
+{
+  const WsiDicomInstance *base = &ds->levels[0].first->inst;
+  gdouble w0 = ds->levels[0].tiled.width, h0 = ds->levels[0].tiled.height;
+  guint i;
+
+  wsi_slide_alloc_levels (slide, ds->n_levels);
+  for (i = 0; i < ds->n_levels; i++) {
+    const WsiTiledLevel *level = &ds->levels[i].tiled;
+    slide->level_width[i] = level->width;
+    slide->level_height[i] = level->height;
+    slide->level_downsample[i] = i == 0 ? 1.0 :
+        (h0 / (gdouble) level->height + w0 / (gdouble) level->width) / 2.0;
+    slide->level_tile_width[i] = level->tile_width;
+    slide->level_tile_height[i] = level->tile_height;
+  }
+  slide->vendor = g_strdup ("dicom");
+  if (base->spacing_column_mm > 0 && base->spacing_row_mm > 0) {
+    slide->mpp_x = base->spacing_column_mm * 1000.0;
+    slide->mpp_y = base->spacing_row_mm * 1000.0;
+    slide->mpp_source = WSI_MPP_SOURCE_DICOM;
+  }
+}
+
+static gboolean
+dicom_open (WsiSlide * slide, GError ** error)
+{
+  DicomSlide *ds = g_new0 (DicomSlide, 1);
+  DicomPart *given = dicom_part_open (slide->path, FALSE, error);
+
+  if (given == NULL) {
+    g_free (ds);
+    return FALSE;
+  }
+  if (g_strcmp0 (given->inst.sop_class_uid, WSI_DICOM_SOP_CLASS_WSI) != 0) {
+    open_fail (error, part_uri (given), "not a VL Whole Slide Microscopy "
+        "image (SOP class %s)", given->inst.sop_class_uid != NULL
+        ? given->inst.sop_class_uid : "absent");
+    dicom_part_free (given);
+    g_free (ds);
+    return FALSE;
+  }
+  if (given->inst.flavor == WSI_DICOM_FLAVOR_LABEL) {
+    /* A label is never training data, not even on its own. */
+    open_fail (error, part_uri (given), "a LABEL image is not a slide");
+    dicom_part_free (given);
+    g_free (ds);
+    return FALSE;
+  }
+  ds->parts = g_ptr_array_new_with_free_func ((GDestroyNotify)
+      dicom_part_free);
+  add_siblings (ds->parts, slide->path, given);
+  /* The given instance is a level when it is a VOLUME, or when nothing
+   * else is (an OVERVIEW or THUMBNAIL opened on purpose). */
+  if (given->inst.flavor == WSI_DICOM_FLAVOR_VOLUME || ds->parts->len == 0)
+    g_ptr_array_add (ds->parts, given);
+  else
+    dicom_part_free (given);
+  g_ptr_array_sort (ds->parts, part_compare);
+
+  if (!levels_build (ds, error)) {
+    dicom_slide_free (ds);
+    return FALSE;
+  }
+  dicom_slide_describe (slide, ds);
+  slide->handle = ds;
+  return TRUE;
+}
+
+static void
+dicom_close (WsiSlide * slide)
+{
+  dicom_slide_free (slide->handle);
+  slide->handle = NULL;
+}
+
+static gpointer
+dicom_thread_state_new (void)
+{
+  return wsi_jpeg_decoder_new ();
+}
+
+static void
+dicom_thread_state_free (gpointer state)
+{
+  wsi_jpeg_decoder_free (state);
+}
+
+/* ---- one tile --------------------------------------------------------------- */
+
+static gboolean
+tile_fail (WsiSlide * slide, gint level, gint64 col, gint64 row,
+    gint64 frame, GError ** error, const gchar * format, ...)
+G_GNUC_PRINTF (7, 8);
+
+/* WSI_SLIDE_ERROR_READ: "<path>: level L tile (c, r) frame F: <reason>". */
+static gboolean
+tile_fail (WsiSlide * slide, gint level, gint64 col, gint64 row,
+    gint64 frame, GError ** error, const gchar * format, ...)
+{
+  va_list args;
+  gchar *reason;
+
+  va_start (args, format);
+  reason = g_strdup_vprintf (format, args);
+  va_end (args);
+  g_set_error (error, WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_READ,
+      "%s: level %d tile (%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ") frame %"
+      G_GINT64_FORMAT ": %s", slide->path, level, col, row, frame + 1,
+      reason);
+  g_free (reason);
+  return FALSE;
+}
+
+/* The frame's fragments, joined in place: the JPEG stream. */
+static gboolean
+fragments_join (guint8 * bytes, gsize length, gsize * joined)
+{
+  gsize in = 0, out = 0;
+
+  while (in < length) {
+    guint32 item_length;
+    if (length - in < 8 || bytes[in] != 0xFE || bytes[in + 1] != 0xFF
+        || bytes[in + 2] != 0x00 || bytes[in + 3] != 0xE0)
+      return FALSE;
+    item_length = bytes[in + 4] | (bytes[in + 5] << 8)
+        | (bytes[in + 6] << 16) | ((guint32) bytes[in + 7] << 24);
+    if (item_length > length - in - 8)
+      return FALSE;
+    memmove (bytes + out, bytes + in + 8, item_length);
+    out += item_length;
+    in += 8 + (gsize) item_length;
+  }
+  *joined = out;
+  return out > 0;
+}
+
+/* An APP14 "Adobe" segment before the frame header: its transform (0 = RGB,
+ * 1 = YCbCr), or -1 when there is none. */
+static gint
+adobe_transform (const guint8 * data, gsize size)
+{
+  gsize i = 2;
+
+  if (size < 4 || data[0] != 0xFF || data[1] != 0xD8)
+    return -1;
+  while (i + 4 <= size && data[i] == 0xFF) {
+    guint marker = data[i + 1];
+    gsize length = ((gsize) data[i + 2] << 8) | data[i + 3];
+    if (marker == 0xEE && length >= 12 && i + 2 + length <= size
+        && memcmp (data + i + 4, "Adobe", 5) == 0)
+      return data[i + 2 + 11];
+    if (marker == 0xC0 || marker == 0xC1 || marker == 0xC2 || marker == 0xDA)
+      break;
+    i += 2 + length;
+  }
+  return -1;
+}
+
+static gboolean
+decode_jpeg (WsiSlide * slide, WsiReadContext * ctx, const DicomPart * part,
+    const WsiDicomFrame * frame, gint level, gint64 col, gint64 row,
+    gint64 index, guint scale, guint x, guint y, guint w, guint h,
+    const WsiTiledTarget * target, GError ** error)
+{
+  const WsiDicomInstance *inst = &part->inst;
+  guint64 limit = (guint64) inst->rows * inst->columns * 3 * 8
+      + FRAME_BYTES_SLACK;
+  WsiJpegDecoder *decoder;
+  WsiJpegTile tile = { 0, };
+  GError *local = NULL;
+  guint8 *bytes;
+  gsize size;
+  gint transform;
+
+  if (frame->length > limit)
+    return tile_fail (slide, level, col, row, index, error, "%"
+        G_GUINT64_FORMAT " bytes is implausible for a frame", frame->length);
+  bytes = wsi_read_context_scratch (ctx, SCRATCH_FRAME_BYTES, frame->length);
+  decoder = wsi_read_context_backend_state (ctx, &wsi_slide_backend_dicom);
+  if (bytes == NULL || decoder == NULL)
+    return tile_fail (slide, level, col, row, index, error, "out of memory");
+  if (!wsi_byte_source_read (part->source, frame->offset, frame->length,
+          bytes, &local)) {
+    tile_fail (slide, level, col, row, index, error, "%s", local->message);
+    g_error_free (local);
+    return FALSE;
+  }
+  if (!fragments_join (bytes, frame->length, &size))
+    return tile_fail (slide, level, col, row, index, error, "no fragment "
+        "item at offset %" G_GUINT64_FORMAT " (%s)", frame->offset,
+        inst->frame_index_source);
+  transform = adobe_transform (bytes, size);
+  tile.data = bytes;
+  tile.size = size;
+  tile.rgb = transform == 0 || (transform < 0
+      && g_strcmp0 (inst->photometric, "RGB") == 0);
+  tile.width = inst->columns;
+  tile.height = inst->rows;
+  if (!wsi_jpeg_decoder_decode (decoder, &tile, scale, x, y, w, h,
+          target->data, target->stride, target->layout, error)) {
+    g_prefix_error (error, "%s: level %d tile (%" G_GINT64_FORMAT ", %"
+        G_GINT64_FORMAT ") frame %" G_GINT64_FORMAT ": ", slide->path, level,
+        col, row, index + 1);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+/* One row of 8-bit samples (RGB or grey) into the target's layout. */
+static void
+raw_row_convert (const guint8 * src, guint samples, gboolean invert, guint w,
+    guint8 * dst, gint layout)
+{
+  guint i;
+
+  for (i = 0; i < w; i++) {
+    guint8 r, g, b;
+    if (samples == 3) {
+      r = src[3 * i];
+      g = src[3 * i + 1];
+      b = src[3 * i + 2];
+    } else {
+      r = g = b = invert ? 255 - src[i] : src[i];
+    }
+    switch (layout) {
+      case WSI_TILED_LAYOUT_ARGB:
+        ((guint32 *) dst)[i] = 0xFF000000u | ((guint32) r << 16)
+            | ((guint32) g << 8) | b;
+        break;
+      case WSI_PIXEL_RGB:
+        dst[3 * i] = r;
+        dst[3 * i + 1] = g;
+        dst[3 * i + 2] = b;
+        break;
+      case WSI_PIXEL_BGRX:
+        dst[4 * i] = b;
+        dst[4 * i + 1] = g;
+        dst[4 * i + 2] = r;
+        dst[4 * i + 3] = 0xFF;
+        break;
+      default:                 /* RGBA, RGBX */
+        dst[4 * i] = r;
+        dst[4 * i + 1] = g;
+        dst[4 * i + 2] = b;
+        dst[4 * i + 3] = 0xFF;
+        break;
+    }
+  }
+}
+
+/* 16-bit grey to 8 bits over the stored range: round (v * 255 / max). */
+static const guint8 *
+grey16_to_8 (const guint8 * src, guint w, guint bits_stored, guint8 * dst)
+{
+  guint32 max = bits_stored >= 1 && bits_stored <= 16
+      ? (1u << bits_stored) - 1 : 0xFFFF;
+  guint i;
+
+  if (dst == NULL)
+    return NULL;
+  for (i = 0; i < w; i++) {
+    guint32 v = (src[2 * i] | (src[2 * i + 1] << 8)) & max;
+    dst[i] = (v * 255 + max / 2) / max;
+  }
+  return dst;
+}
+
+/* Uncompressed: the rows needed, one read, converted. Planar (sample by
+ * sample) frames are read whole and interleaved first. */
+static gboolean
+decode_raw (WsiSlide * slide, WsiReadContext * ctx, const DicomPart * part,
+    const WsiDicomFrame * frame, gint level, gint64 col, gint64 row,
+    gint64 index, guint x, guint y, guint w, guint h,
+    const WsiTiledTarget * target, GError ** error)
+{
+  const WsiDicomInstance *inst = &part->inst;
+  guint samples = inst->samples_per_pixel;
+  guint sample_bytes = inst->bits_allocated / 8;
+  gboolean planar = samples == 3 && inst->planar_configuration == 1;
+  gsize row_bytes = (gsize) inst->columns * samples * sample_bytes;
+  gsize first = planar ? 0 : (gsize) y * row_bytes;
+  gsize length = planar ? frame->length : (gsize) h * row_bytes;
+  gboolean invert = g_strcmp0 (inst->photometric, "MONOCHROME1") == 0;
+  GError *local = NULL;
+  guint8 *bytes, *rgb_row = NULL;
+  guint i, j;
+
+  bytes = wsi_read_context_scratch (ctx, SCRATCH_FRAME_BYTES, length);
+  if (planar)
+    rgb_row = wsi_read_context_scratch (ctx, SCRATCH_RAW_ROW, row_bytes);
+  if (bytes == NULL || (planar && rgb_row == NULL))
+    return tile_fail (slide, level, col, row, index, error, "out of memory");
+  if (!wsi_byte_source_read (part->source, frame->offset + first, length,
+          bytes, &local)) {
+    tile_fail (slide, level, col, row, index, error, "%s", local->message);
+    g_error_free (local);
+    return FALSE;
+  }
+  for (i = 0; i < h; i++) {
+    const guint8 *src;
+    if (planar) {
+      gsize plane = (gsize) inst->rows * inst->columns;
+      for (j = 0; j < w; j++) {
+        gsize at = (gsize) (y + i) * inst->columns + x + j;
+        rgb_row[3 * j] = bytes[at];
+        rgb_row[3 * j + 1] = bytes[plane + at];
+        rgb_row[3 * j + 2] = bytes[2 * plane + at];
+      }
+      src = rgb_row;
+    } else if (sample_bytes == 2) {
+      src = grey16_to_8 (bytes + (gsize) i * row_bytes + (gsize) x * 2, w,
+          inst->bits_stored, wsi_read_context_scratch (ctx, SCRATCH_RAW_ROW,
+              w));
+      if (src == NULL)
+        return tile_fail (slide, level, col, row, index, error,
+            "out of memory");
+    } else {
+      src = bytes + (gsize) i * row_bytes + (gsize) x * samples;
+    }
+    raw_row_convert (src, samples, invert, w,
+        target->data + (gsize) i * target->stride, target->layout);
+  }
+  return TRUE;
+}
+
+static gboolean
+dicom_decode_tile (WsiSlide * slide, WsiReadContext * ctx, gint level,
+    gint64 column, gint64 row, guint scale, guint x, guint y, guint w,
+    guint h, const WsiTiledTarget * target, GError ** error)
+{
+  const DicomSlide *ds = slide->handle;
+  const DicomLevel *lv = &ds->levels[level];
+  gint64 entry = lv->tile_frame[row * lv->tiles_across + column];
+  const DicomPart *part;
+  const WsiDicomFrame *frame;
+  gint64 index;
+
+  if (entry == NO_FRAME) {
+    /* Not scanned (TILED_SPARSE): glass. */
+    wsi_tiled_target_fill_white (target, w, h);
+    return TRUE;
+  }
+  if (entry == LOST_FRAME)
+    return tile_fail (slide, level, column, row,
+        row * lv->tiles_across + column, error, "the instance has fewer "
+        "frames (%u) than its TILED_FULL grid", lv->first->inst.n_frames);
+  part = ds->parts->pdata[entry >> 32];
+  index = entry & G_MAXUINT32;
+  frame = &part->inst.frames[index];
+  if (frame->length == 0)
+    return tile_fail (slide, level, column, row, index, error, "the file "
+        "holds no such frame (%s)", part->inst.frame_index_source);
+  if (part->inst.pixels == WSI_DICOM_PIXELS_JPEG)
+    return decode_jpeg (slide, ctx, part, frame, level, column, row, index,
+        scale, x, y, w, h, target, error);
+  return decode_raw (slide, ctx, part, frame, level, column, row, index, x,
+      y, w, h, target, error);
+}
+
+/* ---- reads -------------------------------------------------------------- */
+
+static gboolean
+dicom_read_argb (WsiSlide * slide, WsiReadContext * ctx, guint32 * argb,
+    gint64 x, gint64 y, gint level, gint64 w, gint64 h,
+    WsiReadReport * report, GError ** error)
+{
+  const DicomSlide *ds = slide->handle;
+
+  return wsi_tiled_read_argb (slide, ctx, &ds->levels[level].tiled, argb, x,
+      y, level, w, h, report, error);
+}
+
+static gboolean
+dicom_read (WsiSlide * slide, WsiReadContext * ctx,
+    const WsiReadRequest * request, const WsiReadPlan * plan,
+    const WsiImage * out, WsiReadReport * report, GError ** error)
+{
+  const DicomSlide *ds = slide->handle;
+
+  return wsi_tiled_read (slide, ctx, &ds->levels[plan->level].tiled,
+      request, plan, out, report, error);
+}
+
+const WsiSlideBackend wsi_slide_backend_dicom = {
+  .name = WSI_BACKEND_DICOM,
+  .detect = dicom_detect,
+  .open = dicom_open,
+  .read_argb = dicom_read_argb,
+  .read = dicom_read,
+  .thread_state_new = dicom_thread_state_new,
+  .thread_state_free = dicom_thread_state_free,
+  .close = dicom_close,
+};

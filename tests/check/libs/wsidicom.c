@@ -1,0 +1,548 @@
+/* gst-wsi
+ * Copyright (C) 2026 gst-wsi developers
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+
+/* Unit tests of the DICOM backend: series generated from synthetic TIFF
+ * slides (tools/wsitestdicom.c) give the TIFF backend's pyramid and pixels
+ * (byte-identical for JPEG frames copied unchanged, at 1:1, through DCT
+ * scaling and the tile cache; PSNR >= 40 dB for uncompressed frames decoded
+ * by libtiff), for TILED_FULL and TILED_SPARSE, every offset-table kind,
+ * with a thumbnail instance beside; missing sparse tiles read white;
+ * damaged frames fail only the reads that need them; the real files of
+ * ../shared/slides/dicom open (the JPEG-LS one is refused by name); and
+ * the parser survives truncated and mutated files. The pixels of the real
+ * files against pydicom: libs/wsidicomoracle.c. */
+
+#include <gst/check/gstcheck.h>
+#include <glib/gstdio.h>
+#include <math.h>
+#include <string.h>
+
+#include "wsislide.h"
+#include "wsidicom.h"
+#include "wsibytesource.h"
+#include "wsitilecache.h"
+#include "wsitestslide.h"
+#include "wsitestdicom.h"
+#include "wsitestutil.h"
+
+/* ---- files -------------------------------------------------------------- */
+
+static gchar *
+test_dir (const gchar * name)
+{
+  gchar *dir = g_build_filename (WSI_TEST_TMPDIR, name, NULL);
+
+  g_mkdir_with_parents (dir, 0755);
+  return dir;
+}
+
+/* Generic 1100x900, 256-pixel tiles, downsamples 1, 2, 4. */
+static gchar *
+tiff_slide (const gchar * dir, WsiTestLayout layout, guint tile)
+{
+  WsiTestSlideSpec spec;
+  gchar *path = g_build_filename (dir, layout == WSI_TEST_LAYOUT_APERIO ?
+      "source.svs" : "source.tiff", NULL);
+  GError *error = NULL;
+
+  wsi_test_slide_spec_init (&spec);
+  spec.layout = layout;
+  spec.width = 1100;
+  spec.height = 900;
+  spec.tile_size = tile;
+  spec.levels = 3;
+  spec.level_step = 2;
+  spec.mpp = 0.25;
+  spec.tissue_blobs = 4;
+  spec.seed = 11;
+  fail_unless (wsi_test_slide_write (path, &spec, &error), "%s",
+      error ? error->message : "?");
+  return path;
+}
+
+/* The series of @tiff as @spec says, in @dir; returns level 0's path. */
+static gchar *
+dicom_series (const gchar * tiff, const gchar * dir,
+    const WsiTestDicomSpec * spec)
+{
+  gchar **paths = NULL, *level0;
+  GError *error = NULL;
+
+  fail_unless (wsi_test_dicom_from_tiff (tiff, dir, "slide", spec, &paths,
+          &error), "%s", error ? error->message : "?");
+  level0 = g_strdup (paths[0]);
+  g_strfreev (paths);
+  return level0;
+}
+
+static WsiSlide *
+open_slide (const gchar * path, const gchar * backend)
+{
+  GError *error = NULL;
+  WsiSlide *slide = wsi_slide_open (path, backend, &error);
+
+  fail_unless (slide != NULL, "%s with %s: %s", path, backend,
+      error ? error->message : "?");
+  return slide;
+}
+
+/* ---- reads -------------------------------------------------------------- */
+
+typedef struct
+{
+  gint64 x, y, w, h;
+  guint out_w, out_h;
+  gboolean native_scaling;
+  WsiTileCache *cache;
+} Patch;
+
+static guint8 *
+read_patch (WsiSlide * slide, WsiReadContext * ctx, const Patch * p,
+    GError ** error)
+{
+  WsiReadRequest request = { 0, };
+  WsiReadReport report;
+  WsiImage out = { NULL, (gsize) p->out_w * 3, p->out_w, p->out_h,
+    WSI_PIXEL_RGB
+  };
+
+  out.data = g_malloc0 (out.stride * p->out_h);
+  request.x = p->x;
+  request.y = p->y;
+  request.width = p->w;
+  request.height = p->h;
+  request.native_scaling = p->native_scaling;
+  request.tile_cache = p->cache;
+  if (!wsi_slide_read (slide, ctx, &request, &out, &report, error)) {
+    fail_if (report.sticky);
+    g_free (out.data);
+    return NULL;
+  }
+  return out.data;
+}
+
+static guint8 *
+read_ok (WsiSlide * slide, WsiReadContext * ctx, const Patch * p)
+{
+  GError *error = NULL;
+  guint8 *pixels = read_patch (slide, ctx, p, &error);
+
+  fail_unless (pixels != NULL, "%s: read at (%" G_GINT64_FORMAT ", %"
+      G_GINT64_FORMAT ") failed: %s", slide->path, p->x, p->y,
+      error ? error->message : "?");
+  return pixels;
+}
+
+static gdouble
+psnr (const guint8 * a, const guint8 * b, gsize n)
+{
+  gdouble sum = 0.0;
+  gsize i;
+
+  for (i = 0; i < n; i++)
+    sum += ((gdouble) a[i] - b[i]) * ((gdouble) a[i] - b[i]);
+  return sum == 0.0 ? INFINITY : 10.0 * log10 (255.0 * 255.0 / (sum / n));
+}
+
+static void
+assert_same_pyramid (WsiSlide * dicom, WsiSlide * tiff)
+{
+  gint i;
+
+  fail_unless_equals_string (dicom->backend->name, WSI_BACKEND_DICOM);
+  fail_unless_equals_int (dicom->level_count, tiff->level_count);
+  for (i = 0; i < tiff->level_count; i++) {
+    fail_unless_equals_int64 (dicom->level_width[i], tiff->level_width[i]);
+    fail_unless_equals_int64 (dicom->level_height[i], tiff->level_height[i]);
+    fail_unless (fabs (dicom->level_downsample[i] -
+            tiff->level_downsample[i]) < 1e-12);
+    fail_unless_equals_int64 (dicom->level_tile_width[i],
+        tiff->level_tile_width[i]);
+  }
+  fail_unless (fabs (dicom->mpp_x - 0.25) < 1e-9, "mpp %g", dicom->mpp_x);
+  fail_unless_equals_string (dicom->mpp_source, WSI_MPP_SOURCE_DICOM);
+}
+
+/* Fixed-seed patches at 1:1, at 2x and 4x (DCT scaling on and off), with
+ * and without a tile cache: DICOM against TIFF. */
+static void
+assert_same_patches (WsiSlide * dicom, WsiSlide * tiff, gdouble min_psnr)
+{
+  WsiReadContext *cd = wsi_read_context_new (), *ct = wsi_read_context_new ();
+  WsiTileCache *cache = wsi_tile_cache_new (64 << 20);
+  GRand *rand = g_rand_new_with_seed (5);
+  guint i;
+
+  for (i = 0; i < 60; i++) {
+    guint scale = 1 << (i % 3);
+    Patch p = { 0, };
+    guint8 *a, *b;
+    gdouble q;
+
+    p.out_w = p.out_h = 64 + 32 * (i % 4);
+    p.w = p.out_w * scale;
+    p.h = p.out_h * scale;
+    p.x = g_rand_int_range (rand, -40, 1100 - p.w / 2);
+    p.y = g_rand_int_range (rand, -40, 900 - p.h / 2);
+    p.native_scaling = (i / 3) % 2 == 1;
+    p.cache = (i / 6) % 2 == 1 ? cache : NULL;
+    a = read_ok (dicom, cd, &p);
+    b = read_ok (tiff, ct, &p);
+    q = psnr (a, b, (gsize) p.out_w * p.out_h * 3);
+    fail_unless (q >= min_psnr, "%s: patch %u (%" G_GINT64_FORMAT ", %"
+        G_GINT64_FORMAT ") %" G_GINT64_FORMAT " px to %u, native %d: PSNR "
+        "%.2f dB against the TIFF (need %.1f)", dicom->path, i, p.x, p.y,
+        p.w, p.out_w, p.native_scaling, q, min_psnr);
+    g_free (a);
+    g_free (b);
+  }
+  g_rand_free (rand);
+  wsi_tile_cache_free (cache);
+  wsi_read_context_free (cd);
+  wsi_read_context_free (ct);
+}
+
+static void
+check_variant (const gchar * name, WsiTestLayout layout, guint tile,
+    const WsiTestDicomSpec * spec, gdouble min_psnr)
+{
+  gchar *dir = test_dir (name);
+  gchar *tiff_path = tiff_slide (dir, layout, tile);
+  gchar *level0 = dicom_series (tiff_path, dir, spec);
+  WsiSlide *tiff = open_slide (tiff_path, WSI_BACKEND_TIFF);
+  WsiSlide *dicom = open_slide (level0, WSI_BACKEND_AUTO);
+
+  assert_same_pyramid (dicom, tiff);
+  assert_same_patches (dicom, tiff, min_psnr);
+  wsi_slide_close (dicom);
+  wsi_slide_close (tiff);
+  g_free (level0);
+  g_free (tiff_path);
+  g_free (dir);
+}
+
+/* ---- generated series against their TIFF -------------------------------- */
+
+GST_START_TEST (test_full_jpeg_same_as_tiff)
+{
+  WsiTestDicomSpec spec;
+  static const WsiTestDicomTable tables[] = { WSI_TEST_DICOM_TABLE_BASIC,
+    WSI_TEST_DICOM_TABLE_EXTENDED, WSI_TEST_DICOM_TABLE_NONE
+  };
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (tables); i++) {
+    gchar *name = g_strdup_printf ("full-jpeg-%u", i);
+    wsi_test_dicom_spec_init (&spec);
+    spec.table = tables[i];
+    spec.mpp = 0.25;
+    spec.thumbnail = i == 0;
+    check_variant (name, WSI_TEST_LAYOUT_GENERIC, 256, &spec, INFINITY);
+    g_free (name);
+  }
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_aperio_tiles_same_as_tiff)
+{
+  WsiTestDicomSpec spec;
+
+  /* 240-pixel tiles and downsamples that are not powers of two. */
+  wsi_test_dicom_spec_init (&spec);
+  spec.mpp = 0.25;
+  check_variant ("aperio-jpeg", WSI_TEST_LAYOUT_APERIO, 240, &spec, INFINITY);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_sparse_jpeg_same_as_tiff)
+{
+  WsiTestDicomSpec spec;
+
+  wsi_test_dicom_spec_init (&spec);
+  spec.sparse = TRUE;
+  spec.mpp = 0.25;
+  spec.table = WSI_TEST_DICOM_TABLE_NONE;
+  check_variant ("sparse-jpeg", WSI_TEST_LAYOUT_GENERIC, 256, &spec,
+      INFINITY);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_uncompressed_close_to_tiff)
+{
+  WsiTestDicomSpec spec;
+
+  wsi_test_dicom_spec_init (&spec);
+  spec.uncompressed = TRUE;
+  spec.mpp = 0.25;
+  check_variant ("full-raw", WSI_TEST_LAYOUT_GENERIC, 256, &spec, 40.0);
+  spec.sparse = TRUE;
+  check_variant ("sparse-raw", WSI_TEST_LAYOUT_GENERIC, 256, &spec, 40.0);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_sparse_missing_tiles_are_white)
+{
+  gchar *dir = test_dir ("sparse-omit");
+  gchar *tiff_path = tiff_slide (dir, WSI_TEST_LAYOUT_GENERIC, 256);
+  WsiTestDicomSpec spec;
+  WsiSlide *dicom, *tiff;
+  WsiReadContext *ctx = wsi_read_context_new ();
+  gchar *level0;
+  guint tile;
+
+  wsi_test_dicom_spec_init (&spec);
+  spec.sparse = TRUE;
+  spec.omit_every = 3;
+  level0 = dicom_series (tiff_path, dir, &spec);
+  dicom = open_slide (level0, WSI_BACKEND_DICOM);
+  tiff = open_slide (tiff_path, WSI_BACKEND_TIFF);
+  /* Level 0 is 5 x 4 tiles; tiles 2, 5, 8, ... were left out. */
+  for (tile = 0; tile < 20; tile++) {
+    Patch p = { (tile % 5) * 256, (tile / 5) * 256, 64, 64, 64, 64 };
+    guint8 *a = read_ok (dicom, ctx, &p), *b = read_ok (tiff, ctx, &p);
+    gsize i, n = 64 * 64 * 3;
+    gboolean white = TRUE;
+
+    for (i = 0; i < n; i++)
+      white = white && a[i] == 0xFF;
+    if (tile % 3 == 2)
+      fail_unless (white, "left-out tile %u is not white", tile);
+    else
+      fail_unless (memcmp (a, b, n) == 0, "tile %u differs from the TIFF",
+          tile);
+    g_free (a);
+    g_free (b);
+  }
+  wsi_read_context_free (ctx);
+  wsi_slide_close (dicom);
+  wsi_slide_close (tiff);
+  g_free (level0);
+  g_free (tiff_path);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
+/* ---- damage ------------------------------------------------------------- */
+
+/* Opens the damaged series; level-0 tile @bad (row-major) fails to read,
+ * tile 0 and the other levels read. */
+static void
+check_damage (WsiTestDicomDamage damage, WsiTestDicomTable table,
+    guint bad_tile, const gchar * reason)
+{
+  gchar *name = g_strdup_printf ("damage-%d-%d", damage, table);
+  gchar *dir = test_dir (name);
+  gchar *tiff_path = tiff_slide (dir, WSI_TEST_LAYOUT_GENERIC, 256);
+  WsiTestDicomSpec spec;
+  WsiReadContext *ctx = wsi_read_context_new ();
+  WsiTileCache *cache = wsi_tile_cache_new (16 << 20);
+  Patch good = { 0, 0, 128, 128, 128, 128 };
+  Patch bad = { (bad_tile % 5) * 256 + 8, (bad_tile / 5) * 256 + 8, 64, 64,
+    64, 64
+  };
+  Patch low = { 0, 0, 1100, 900, 275, 225 };
+  GError *error = NULL;
+  WsiSlide *slide;
+  gchar *level0;
+  guint8 *pixels;
+  guint round;
+
+  wsi_test_dicom_spec_init (&spec);
+  spec.damage = damage;
+  spec.table = table;
+  level0 = dicom_series (tiff_path, dir, &spec);
+  slide = open_slide (level0, WSI_BACKEND_DICOM);
+  for (round = 0; round < 2; round++) {
+    bad.cache = good.cache = round == 1 ? cache : NULL;
+    pixels = read_patch (slide, ctx, &bad, &error);
+    fail_unless (pixels == NULL, "%s: the damaged frame read", name);
+    fail_unless (g_error_matches (error, WSI_SLIDE_ERROR,
+            WSI_SLIDE_ERROR_READ), "%s", error->message);
+    fail_unless (g_str_has_prefix (error->message, level0), "%s",
+        error->message);
+    fail_unless (strstr (error->message, reason) != NULL, "'%s' does not say "
+        "'%s'", error->message, reason);
+    g_clear_error (&error);
+    g_free (read_ok (slide, ctx, &good));
+    g_free (read_ok (slide, ctx, &low));
+  }
+  wsi_slide_close (slide);
+  wsi_tile_cache_free (cache);
+  wsi_read_context_free (ctx);
+  g_free (level0);
+  g_free (tiff_path);
+  g_free (dir);
+  g_free (name);
+}
+
+GST_START_TEST (test_damaged_frames_fail_their_reads)
+{
+  /* 5 x 4 tiles at level 0; frame 2 is tile 1, the last is tile 19. A
+   * frame 6 bytes late leaves the frame before it 6 bytes too long. */
+  check_damage (WSI_TEST_DICOM_DAMAGE_TRUNCATED_ITEM,
+      WSI_TEST_DICOM_TABLE_BASIC, 19, "holds no such frame");
+  check_damage (WSI_TEST_DICOM_DAMAGE_TRUNCATED_ITEM,
+      WSI_TEST_DICOM_TABLE_NONE, 19, "holds no such frame");
+  check_damage (WSI_TEST_DICOM_DAMAGE_BAD_OFFSET,
+      WSI_TEST_DICOM_TABLE_BASIC, 2, "no fragment item");
+  check_damage (WSI_TEST_DICOM_DAMAGE_BAD_OFFSET,
+      WSI_TEST_DICOM_TABLE_EXTENDED, 2, "no fragment item");
+  check_damage (WSI_TEST_DICOM_DAMAGE_BAD_OFFSET,
+      WSI_TEST_DICOM_TABLE_BASIC, 1, "no fragment item");
+  check_damage (WSI_TEST_DICOM_DAMAGE_FRAME_COUNT,
+      WSI_TEST_DICOM_TABLE_NONE, 19, "fewer frames");
+  check_damage (WSI_TEST_DICOM_DAMAGE_JPEG_DATA,
+      WSI_TEST_DICOM_TABLE_BASIC, 1, "frame 2");
+}
+
+GST_END_TEST;
+
+/* ---- real files --------------------------------------------------------- */
+
+GST_START_TEST (test_real_files_open)
+{
+  static const gchar *const names[] = { "sm_image.dcm",
+    "sm_image_grayscale.dcm"
+  };
+  gchar *jpegls = WSI_TEST_SHARED_SLIDE ("dicom/sm_image_jpegls.dcm");
+  GError *error = NULL;
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (names); i++) {
+    gchar *name = g_build_filename ("dicom", names[i], NULL);
+    gchar *path = WSI_TEST_SHARED_SLIDE (name);
+    WsiSlide *slide;
+    guint32 argb[50 * 50];
+
+    g_free (name);
+    if (path == NULL)
+      continue;
+    slide = open_slide (path, WSI_BACKEND_AUTO);
+    fail_unless_equals_string (slide->backend->name, WSI_BACKEND_DICOM);
+    fail_unless_equals_int (slide->level_count, 1);
+    fail_unless_equals_int64 (slide->level_width[0], 50);
+    fail_unless_equals_int64 (slide->level_height[0], 50);
+    fail_unless_equals_int64 (slide->level_tile_width[0], 10);
+    fail_unless (fabs (slide->mpp_x - 0.499) < 1e-9, "mpp %g", slide->mpp_x);
+    fail_unless (wsi_slide_read_region (slide, NULL, argb, 0, 0, 0, 50, 50,
+            &error), "%s", error ? error->message : "?");
+    wsi_slide_close (slide);
+    g_free (path);
+  }
+  if (jpegls != NULL) {
+    fail_if (wsi_slide_open (jpegls, WSI_BACKEND_AUTO, &error) != NULL);
+    fail_unless (strstr (error->message, "JPEG-LS Lossless") != NULL
+        && strstr (error->message, "1.2.840.10008.1.2.4.80") != NULL, "%s",
+        error->message);
+    fail_unless (strstr (error->message, "sm_image_jpegls.dcm") != NULL);
+    g_clear_error (&error);
+  }
+  g_free (jpegls);
+}
+
+GST_END_TEST;
+
+/* ---- hostile input ------------------------------------------------------ */
+
+/* Every parse of a damaged copy ends with a result or an error naming the
+ * file; reads of what opens fail or succeed, never crash. */
+static void
+parse_bytes (const gchar * path, const guint8 * bytes, gsize size)
+{
+  WsiDicomInstance inst;
+  WsiByteSource *source;
+  GError *error = NULL;
+  WsiSlide *slide;
+
+  fail_unless (g_file_set_contents (path, (const gchar *) bytes, size, NULL));
+  source = wsi_byte_source_open (path, &error);
+  fail_unless (source != NULL);
+  if (wsi_dicom_instance_read (&inst, source, FALSE, &error))
+    wsi_dicom_instance_clear (&inst);
+  else {
+    fail_unless (error != NULL && strstr (error->message, path) != NULL,
+        "%s", error ? error->message : "no error");
+    g_clear_error (&error);
+  }
+  wsi_byte_source_unref (source);
+  slide = wsi_slide_open (path, WSI_BACKEND_DICOM, &error);
+  if (slide != NULL) {
+    guint32 argb[32 * 32];
+    wsi_slide_read_region (slide, NULL, argb, 0, 0, 0, 32, 32, NULL);
+    wsi_slide_close (slide);
+  }
+  g_clear_error (&error);
+}
+
+GST_START_TEST (test_hostile_files)
+{
+  gchar *dir = test_dir ("hostile");
+  gchar *tiff_path = tiff_slide (dir, WSI_TEST_LAYOUT_GENERIC, 256);
+  gchar *src_dir = g_build_filename (dir, "src", NULL);
+  gchar *damaged = g_build_filename (dir, "damaged.dcm", NULL);
+  WsiTestDicomSpec spec;
+  GRand *rand = g_rand_new_with_seed (3);
+  gchar *level0, *contents;
+  gsize size, cut;
+  guint i;
+
+  wsi_test_dicom_spec_init (&spec);
+  spec.sparse = TRUE;
+  level0 = dicom_series (tiff_path, src_dir, &spec);
+  fail_unless (g_file_get_contents (level0, &contents, &size, NULL));
+  /* Every cut in the data set, then cuts through the pixel data. */
+  for (cut = 0; cut < MIN (size, 4096); cut += 3)
+    parse_bytes (damaged, (guint8 *) contents, cut);
+  for (cut = 4096; cut < size; cut += size / 64)
+    parse_bytes (damaged, (guint8 *) contents, cut);
+  /* Bytes overwritten with random values, in the data set. */
+  for (i = 0; i < 400; i++) {
+    guint8 *copy = g_memdup2 (contents, size);
+    guint k, n = 1 + g_rand_int_range (rand, 0, 4);
+    for (k = 0; k < n; k++)
+      copy[g_rand_int_range (rand, 132, MIN (size, 6000))] =
+          g_rand_int_range (rand, 0, 256);
+    parse_bytes (damaged, copy, size);
+    g_free (copy);
+  }
+  g_rand_free (rand);
+  g_free (contents);
+  g_free (level0);
+  g_free (damaged);
+  g_free (src_dir);
+  g_free (tiff_path);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
+static Suite *
+wsidicom_suite (void)
+{
+  Suite *s = suite_create ("wsidicom");
+  TCase *tc = tcase_create ("general");
+
+  suite_add_tcase (s, tc);
+  tcase_add_test (tc, test_full_jpeg_same_as_tiff);
+  tcase_add_test (tc, test_aperio_tiles_same_as_tiff);
+  tcase_add_test (tc, test_sparse_jpeg_same_as_tiff);
+  tcase_add_test (tc, test_uncompressed_close_to_tiff);
+  tcase_add_test (tc, test_sparse_missing_tiles_are_white);
+  tcase_add_test (tc, test_damaged_frames_fail_their_reads);
+  tcase_add_test (tc, test_real_files_open);
+  tcase_add_test (tc, test_hostile_files);
+  return s;
+}
+
+GST_CHECK_MAIN (wsidicom);

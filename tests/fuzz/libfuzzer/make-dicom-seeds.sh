@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# make-dicom-seeds.sh BUILD_DIR: writes the seeds of the dicom libFuzzer
+# target into corpus/dicom/ (run once; the seeds are committed): a 96x64
+# two-level synthetic slide as DICOM series of every kind the generator
+# writes (tools/wsi-make-test-dicom), each instance a seed, and the three
+# real files of ../shared/slides/dicom (highdicom's test data, MIT licence;
+# see docs/fuzzing.md).
+set -euo pipefail
+build=$(realpath "$1")
+here=$(dirname "$(realpath "$0")")
+out="$here/corpus/dicom"
+shared="$here/../../../../shared/slides/dicom"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+mkdir -p "$out"
+"$build/tools/wsi-make-test-slides" -n 1 -b 2 -q 50 --seed 7 --layout generic \
+  -W 96 -H 64 -l 2 -t 32 -s 2 "$tmp/tiff" >/dev/null
+tiff=$(ls "$tmp"/tiff/*.tiff)
+variant() {
+  local name=$1
+  shift
+  "$build/tools/wsi-make-test-dicom" "$tiff" "$tmp/$name" --prefix "$name" \
+    --mpp 0.5 "$@" >/dev/null
+  for f in "$tmp/$name"/*.dcm; do
+    cp "$f" "$out/$(basename "$f")"
+  done
+}
+variant full-basic --table basic --thumbnail
+variant full-extended --table extended
+variant sparse-none --sparse --table none
+variant raw --uncompressed
+for f in sm_image.dcm sm_image_grayscale.dcm sm_image_jpegls.dcm; do
+  [ -f "$shared/$f" ] && cp "$shared/$f" "$out/real-$f"
+done
+ls -l "$out"

@@ -1,0 +1,85 @@
+/* gst-wsi
+ * Copyright (C) 2026 gst-wsi developers
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+
+/* wsi-make-test-dicom: writes a DICOM VL Whole Slide Microscopy series from
+ * a JPEG-tiled TIFF pyramid (wsitestdicom.h), e.g. one made by
+ * wsi-make-test-slides:
+ *
+ *   wsi-make-test-dicom slide.tiff out/ --sparse --table=none --thumbnail
+ */
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "wsitestdicom.h"
+
+int
+main (int argc, char **argv)
+{
+  gboolean sparse = FALSE, uncompressed = FALSE, thumbnail = FALSE;
+  gchar *table = NULL, *prefix = NULL;
+  gdouble mpp = 0.0;
+  gint seed = 1;
+  GOptionEntry entries[] = {
+    {"sparse", 0, 0, G_OPTION_ARG_NONE, &sparse,
+        "TILED_SPARSE with per-frame positions (default TILED_FULL)", NULL},
+    {"uncompressed", 0, 0, G_OPTION_ARG_NONE, &uncompressed,
+        "Explicit VR little endian RGB frames (default: the JPEG tiles)", NULL},
+    {"table", 0, 0, G_OPTION_ARG_STRING, &table,
+        "Frame index: basic (default), extended or none", "KIND"},
+    {"thumbnail", 0, 0, G_OPTION_ARG_NONE, &thumbnail,
+        "Also a THUMBNAIL instance (the smallest level)", NULL},
+    {"mpp", 0, 0, G_OPTION_ARG_DOUBLE, &mpp,
+        "Level-0 microns per pixel for PixelSpacing (default: none)", "UM"},
+    {"prefix", 0, 0, G_OPTION_ARG_STRING, &prefix,
+        "File names PREFIX-levelN.dcm (default: slide)", "PREFIX"},
+    {"seed", 0, 0, G_OPTION_ARG_INT, &seed, "UID seed (default 1)", "N"},
+    {NULL}
+  };
+  GOptionContext *context = g_option_context_new ("TIFF OUT_DIR");
+  WsiTestDicomSpec spec;
+  GError *error = NULL;
+  gchar **paths = NULL;
+  guint i;
+
+  g_option_context_set_summary (context, "Writes a DICOM WSI series, one "
+      "instance per level, from a JPEG-tiled TIFF pyramid.");
+  g_option_context_add_main_entries (context, entries, NULL);
+  if (!g_option_context_parse (context, &argc, &argv, &error) || argc != 3) {
+    g_printerr ("%s\n", error ? error->message :
+        "usage: wsi-make-test-dicom TIFF OUT_DIR [options]");
+    return 2;
+  }
+  wsi_test_dicom_spec_init (&spec);
+  spec.sparse = sparse;
+  spec.uncompressed = uncompressed;
+  spec.thumbnail = thumbnail;
+  spec.mpp = mpp;
+  spec.seed = seed;
+  if (g_strcmp0 (table, "extended") == 0)
+    spec.table = WSI_TEST_DICOM_TABLE_EXTENDED;
+  else if (g_strcmp0 (table, "none") == 0)
+    spec.table = WSI_TEST_DICOM_TABLE_NONE;
+  else if (table != NULL && strcmp (table, "basic") != 0) {
+    g_printerr ("--table: basic, extended or none, not %s\n", table);
+    return 2;
+  }
+  if (!wsi_test_dicom_from_tiff (argv[1], argv[2], prefix ? prefix : "slide",
+          &spec, &paths, &error)) {
+    g_printerr ("%s\n", error->message);
+    return 1;
+  }
+  for (i = 0; paths[i] != NULL; i++)
+    g_print ("%s\n", paths[i]);
+  g_strfreev (paths);
+  g_free (table);
+  g_free (prefix);
+  g_option_context_free (context);
+  return 0;
+}

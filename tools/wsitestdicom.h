@@ -1,0 +1,81 @@
+/* gst-wsi
+ * Copyright (C) 2026 gst-wsi developers
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+
+/*
+ * wsitestdicom.h: DICOM VL Whole Slide Microscopy series written from a
+ * JPEG-tiled TIFF pyramid (the synthetic slides of wsitestslide.h), for the
+ * tests and benchmarks of the DICOM backend.
+ *
+ * Contract: wsi_test_dicom_from_tiff() writes one instance per tiled TIFF
+ * directory (a level), all of one new series, into a folder as
+ * <prefix>-level<N>.dcm, plus <prefix>-thumbnail.dcm when asked. JPEG frames
+ * are the TIFF tiles unchanged, with the directory's JPEGTables spliced in
+ * after SOI (a DICOM frame is a whole JPEG stream), so a decoder gives the
+ * same pixels as from the TIFF; uncompressed frames hold libtiff's RGB
+ * decode of the tile. TILED_FULL writes frames in grid order; TILED_SPARSE
+ * writes them last tile first with per-frame plane positions, leaving out
+ * the tiles @omit_tile says to. Pixel spacing is the TIFF's mpp when the
+ * caller gives it. Damage options write broken files on purpose for the
+ * failure tests. The files are valid for pydicom (tests/check checks).
+ *
+ * Cost: one pass over the TIFF's tiles; the frames of one level are held in
+ * memory while it is written. Threading: no shared state.
+ */
+
+#ifndef __WSI_TEST_DICOM_H__
+#define __WSI_TEST_DICOM_H__
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+typedef enum
+{
+  WSI_TEST_DICOM_TABLE_NONE,    /* empty Basic Offset Table */
+  WSI_TEST_DICOM_TABLE_BASIC,
+  WSI_TEST_DICOM_TABLE_EXTENDED,
+} WsiTestDicomTable;
+
+typedef enum
+{
+  WSI_TEST_DICOM_DAMAGE_NONE,
+  /* The last level-0 frame's item cut short by the file's end. */
+  WSI_TEST_DICOM_DAMAGE_TRUNCATED_ITEM,
+  /* Level 0's offset table points frame 3 (1-based) 6 bytes late: frames
+   * 2 and 3 fail. */
+  WSI_TEST_DICOM_DAMAGE_BAD_OFFSET,
+  /* Level 0's NumberOfFrames is one short of the frames written. */
+  WSI_TEST_DICOM_DAMAGE_FRAME_COUNT,
+  /* The JPEG stream of level 0's frame 2 has its entropy data zeroed. */
+  WSI_TEST_DICOM_DAMAGE_JPEG_DATA,
+} WsiTestDicomDamage;
+
+typedef struct
+{
+  gboolean sparse;              /* TILED_SPARSE (else TILED_FULL) */
+  gboolean uncompressed;        /* explicit VR LE raw RGB (else JPEG) */
+  WsiTestDicomTable table;      /* encapsulated only */
+  gboolean thumbnail;           /* also a THUMBNAIL instance */
+  gdouble mpp;                  /* PixelSpacing in µm; 0: none */
+  guint omit_every;             /* sparse: leave out every Nth tile (0: none) */
+  WsiTestDicomDamage damage;
+  guint32 seed;                 /* UIDs */
+} WsiTestDicomSpec;
+
+void wsi_test_dicom_spec_init (WsiTestDicomSpec * spec);
+
+/* Writes the series; the paths written (level 0 first) go to @paths when
+ * not NULL (free with g_strfreev). */
+gboolean wsi_test_dicom_from_tiff (const gchar * tiff_path,
+    const gchar * out_dir, const gchar * prefix,
+    const WsiTestDicomSpec * spec, gchar *** paths, GError ** error);
+
+G_END_DECLS
+
+#endif /* __WSI_TEST_DICOM_H__ */
