@@ -27,8 +27,9 @@
  * paths are relative to the list's or manifest's folder. The collection is
  * sorted by path, so that every run and every process sees the same order.
  *
- * Slides, lists and manifests may live behind `http://` or `https://`
- * (ranged GETs, see docs/remote.md): JPEG-tiled TIFF pyramids (Aperio SVS,
+ * Slides, lists and manifests may live behind `http://`, `https://`,
+ * `s3://` or `gs://` (ranged GETs, see docs/remote.md; `s3://BUCKET/PREFIX/`
+ * is listed like a folder): JPEG-tiled TIFF pyramids (Aperio SVS,
  * generic tiled TIFF) stream from there byte-identical to the same file on
  * disk; every other format fails with "this format needs a local file".
  * Messages and metadata show URLs without user, password or query.
@@ -124,6 +125,7 @@
 #include <gst/wsi/wsirng.h>
 
 #include "gstwsislidesrc.h"
+#include "gstwsislideelements.h"
 #include "wsiannotations.h"
 #include "wsicollection.h"
 #include "wsislide.h"
@@ -252,8 +254,8 @@ G_DEFINE_TYPE_WITH_CODE (GstWsiSlideSrc, gst_wsi_slide_src, GST_TYPE_PUSH_SRC,
         gst_wsi_slide_src_uri_handler_init);
     GST_DEBUG_CATEGORY_INIT (gst_wsi_slide_src_debug, "wsislidesrc", 0,
         "whole-slide image collection source"));
-GST_ELEMENT_REGISTER_DEFINE (wsislidesrc, "wsislidesrc", GST_RANK_NONE,
-    GST_TYPE_WSI_SLIDE_SRC);
+GST_ELEMENT_REGISTER_DEFINE_WITH_CODE (wsislidesrc, "wsislidesrc",
+    GST_RANK_NONE, GST_TYPE_WSI_SLIDE_SRC, wsislide_element_init (plugin));
 
 GType
 gst_wsi_slide_order_get_type (void)
@@ -1450,8 +1452,9 @@ gst_wsi_slide_src_install_properties (GObjectClass * gobject_class)
           "carried with every patch), or a text file listing one slide path "
           "per line (optional TAB and label, '#' comments). Relative paths "
           "are relative to the list's folder. A slide, list or manifest may "
-          "also be an http:// or https:// URL, and lists may hold URLs "
-          "(read by the direct TIFF backend only; other formats need a local "
+          "also be an http://, https://, s3:// or gs:// URL, lists may hold "
+          "URLs, and s3://BUCKET/PREFIX/ is listed like a folder "
+          "(read by the direct TIFF and DICOM backends; other formats need a local "
           "file). Default: none",
           DEFAULT_LOCATION, rw));
   g_object_class_install_property (gobject_class, PROP_TCGA,

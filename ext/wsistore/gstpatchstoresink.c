@@ -46,11 +46,13 @@
 #endif
 
 #include "gstpatchstoresink.h"
+#include "gstwsistoreelements.h"
 #include "wsipipelinesettings.h"
 #include "wsishardreader.h"
 #include "wsishardwriter.h"
 #include "wsistorecodec.h"
 #include "wsistoremanifest.h"
+#include "wsiwebdataset.h"
 
 #include <errno.h>
 #include <gio/gio.h>
@@ -66,6 +68,7 @@ GST_DEBUG_CATEGORY_STATIC (gst_patch_store_sink_debug);
 #define DEFAULT_ENCODING WSI_STORE_ENCODING_RAW
 #define DEFAULT_QUALITY 90
 #define DEFAULT_CHROMA GST_PATCH_STORE_CHROMA_420
+#define DEFAULT_FORMAT GST_PATCH_STORE_FORMAT_NATIVE
 
 enum
 {
@@ -75,6 +78,7 @@ enum
   PROP_QUALITY,
   PROP_CHROMA,
   PROP_PATCHES_PER_SHARD,
+  PROP_FORMAT,
   PROP_RESUME,
   PROP_PATCHES_WRITTEN,
   PROP_PATCHES_RESUMED,
@@ -128,6 +132,33 @@ gst_patch_store_chroma_get_type (void)
   return type;
 }
 
+typedef enum
+{
+  GST_PATCH_STORE_FORMAT_NATIVE,
+  GST_PATCH_STORE_FORMAT_WEBDATASET,
+} GstPatchStoreFormat;
+
+#define GST_TYPE_PATCH_STORE_FORMAT (gst_patch_store_format_get_type ())
+static GType
+gst_patch_store_format_get_type (void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+    {GST_PATCH_STORE_FORMAT_NATIVE, "The patch store patchstoresrc serves "
+          "(shards, index, manifest)", "native"},
+    {GST_PATCH_STORE_FORMAT_WEBDATASET, "webdataset tar shards: KEY.jpg "
+          "(encoding=jpeg) or KEY.png, KEY.json (record, path, label, "
+          "columns), KEY.cls (label)", "webdataset"},
+    {0, NULL, NULL}
+  };
+
+  if (g_once_init_enter (&type)) {
+    GType t = g_enum_register_static ("GstPatchStoreFormat", values);
+    g_once_init_leave (&type, t);
+  }
+  return type;
+}
+
 struct _GstPatchStoreSink
 {
   GstBaseSink parent;
@@ -138,6 +169,7 @@ struct _GstPatchStoreSink
   guint quality;
   GstPatchStoreChroma chroma;
   guint patches_per_shard;
+  GstPatchStoreFormat format;
   gboolean resume;
 
   /* counters, under the object lock */
@@ -150,10 +182,12 @@ struct _GstPatchStoreSink
   guint stream_patches_per_shard;
   WsiStoreManifest *manifest;   /* shards finished so far */
   WsiShardWriter *writer;       /* the shard being written, or NULL */
+  WsiWebDatasetWriter *webdataset;      /* format=webdataset instead */
   guint64 skip_remaining;       /* patches the resumed shards already hold */
   GstVideoInfo vinfo;
   gboolean have_vinfo;
   WsiStoreEncoding stream_encoding;     /* the settings as the stream started */
+  GstPatchStoreFormat stream_format;
   guint stream_quality;
   gboolean stream_420;
   WsiStoreCodec *codec;
@@ -167,7 +201,7 @@ G_DEFINE_TYPE (GstPatchStoreSink, gst_patch_store_sink, GST_TYPE_BASE_SINK);
 
 GST_ELEMENT_REGISTER_DEFINE_WITH_CODE (patchstoresink, "patchstoresink",
     GST_RANK_NONE, GST_TYPE_PATCH_STORE_SINK,
-    wsi_record_register_metas ();
+    wsistore_element_init (plugin);
     GST_DEBUG_CATEGORY_INIT (gst_patch_store_sink_debug, "patchstoresink", 0,
         "patch store writer"));
 
@@ -340,6 +374,37 @@ prepare_directory (GstPatchStoreSink * self, gboolean resume)
   return adopt_complete_shards (self);
 }
 
+/* format=webdataset: a fresh directory of tar shards, nothing resumed. */
+static gboolean
+start_webdataset (GstPatchStoreSink * self, gboolean resume)
+{
+  gchar *first = store_file (self, "shard-000000.tar");
+  gboolean exists = g_file_test (first, G_FILE_TEST_EXISTS);
+
+  g_free (first);
+  if (resume) {
+    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS, ("resume=true is for the "
+            "native store format; a webdataset export is written whole."),
+        (NULL));
+    return FALSE;
+  }
+  if (g_mkdir_with_parents (self->dir, 0755) != 0) {
+    GST_ELEMENT_ERROR (self, RESOURCE, OPEN_WRITE,
+        ("Could not create the export directory \"%s\": %s", self->dir,
+            g_strerror (errno)), (NULL));
+    return FALSE;
+  }
+  if (exists) {
+    GST_ELEMENT_ERROR (self, RESOURCE, OPEN_WRITE,
+        ("\"%s\" already holds webdataset shards; remove them or choose "
+            "another location.", self->dir), (NULL));
+    return FALSE;
+  }
+  self->webdataset = wsi_web_dataset_writer_new (self->dir,
+      self->stream_patches_per_shard);
+  return TRUE;
+}
+
 static gboolean
 gst_patch_store_sink_start (GstBaseSink * sink)
 {
@@ -352,6 +417,7 @@ gst_patch_store_sink_start (GstBaseSink * sink)
   self->stream_encoding = self->encoding;
   self->stream_quality = self->quality;
   self->stream_420 = self->chroma == GST_PATCH_STORE_CHROMA_420;
+  self->stream_format = self->format;
   resume = self->resume;
   self->patches_written = self->patches_resumed = 0;
   self->shards_written = 0;
@@ -362,14 +428,16 @@ gst_patch_store_sink_start (GstBaseSink * sink)
         ("No patch store directory given (set location)."), (NULL));
     return FALSE;
   }
+  self->have_vinfo = FALSE;
+  self->failed = FALSE;
+  if (self->stream_format == GST_PATCH_STORE_FORMAT_WEBDATASET)
+    return start_webdataset (self, resume);
   self->manifest = wsi_store_manifest_new ();
   self->manifest->encoding = self->stream_encoding;
   self->manifest->quality = self->stream_quality;
   self->manifest->subsampling = g_strdup (self->stream_420 ? "420" : "444");
   self->manifest->patches_per_shard = self->stream_patches_per_shard;
   self->skip_remaining = 0;
-  self->have_vinfo = FALSE;
-  self->failed = FALSE;
   return prepare_directory (self, resume);
 }
 
@@ -381,6 +449,8 @@ gst_patch_store_sink_stop (GstBaseSink * sink)
   /* A shard cut short is not kept: resume writes it again. */
   if (self->writer)
     wsi_shard_writer_abandon (g_steal_pointer (&self->writer));
+  if (self->webdataset)
+    wsi_web_dataset_writer_abandon (g_steal_pointer (&self->webdataset));
   g_clear_pointer (&self->manifest, wsi_store_manifest_free);
   g_clear_pointer (&self->dir, g_free);
   return TRUE;
@@ -396,6 +466,12 @@ gst_patch_store_sink_set_caps (GstBaseSink * sink, GstCaps * caps)
 
   if (!gst_video_info_from_caps (&vinfo, caps))
     return FALSE;
+  if (self->manifest == NULL) {
+    self->vinfo = vinfo;
+    self->have_vinfo = wsi_store_pixels_from_format (GST_VIDEO_INFO_NAME
+        (&vinfo), &self->pixels);
+    return self->have_vinfo;
+  }
   if (self->manifest->video_format != NULL
       && strcmp (self->manifest->video_format,
           GST_VIDEO_INFO_NAME (&vinfo)) != 0) {
@@ -449,6 +525,53 @@ finish_shard (GstPatchStoreSink * self, GError ** error)
   return TRUE;
 }
 
+/* format=webdataset: the patch as KEY.jpg or KEY.png, KEY.json, KEY.cls. */
+static GstFlowReturn
+write_sample (GstPatchStoreSink * self, GstBuffer * buffer,
+    const GstStructure * meta, const WsiPatchRecord * record)
+{
+  WsiStoreSlideRef slide = { 0, };
+  gboolean jpeg = self->stream_encoding == WSI_STORE_ENCODING_JPEG;
+  GstVideoFrame frame;
+  GError *error = NULL;
+  gboolean ok;
+
+  if (!gst_video_frame_map (&frame, &self->vinfo, buffer, GST_MAP_READ)) {
+    GST_ELEMENT_ERROR (self, STREAM, FAILED, ("Could not read a patch "
+            "buffer."), (NULL));
+    return GST_FLOW_ERROR;
+  }
+  slide.path = wsi_patch_meta_string (meta, "paths", 0);
+  slide.uri = wsi_patch_meta_string (meta, "uris", 0);
+  slide.label = wsi_patch_meta_string (meta, "labels", 0);
+  slide.column_names = wsi_structure_get_strv (meta, "column-names");
+  slide.column_values = wsi_structure_get_strv (meta, "column-values");
+  g_byte_array_set_size (self->scratch, 0);
+  if (jpeg)
+    ok = wsi_store_encode (self->codec, WSI_STORE_ENCODING_JPEG,
+        self->stream_quality, self->stream_420, &self->pixels,
+        GST_VIDEO_FRAME_PLANE_DATA (&frame, 0),
+        GST_VIDEO_FRAME_PLANE_STRIDE (&frame, 0),
+        GST_VIDEO_FRAME_WIDTH (&frame), GST_VIDEO_FRAME_HEIGHT (&frame),
+        self->scratch, &error);
+  else
+    ok = wsi_store_encode_png (&self->pixels,
+        GST_VIDEO_FRAME_PLANE_DATA (&frame, 0),
+        GST_VIDEO_FRAME_PLANE_STRIDE (&frame, 0),
+        GST_VIDEO_FRAME_WIDTH (&frame), GST_VIDEO_FRAME_HEIGHT (&frame),
+        self->scratch, &error);
+  gst_video_frame_unmap (&frame);
+  ok = ok && wsi_web_dataset_writer_add (self->webdataset, jpeg ? "jpg" :
+      "png", self->scratch->data, self->scratch->len, record, &slide, &error);
+  if (!ok)
+    return write_error (self, error);
+  GST_OBJECT_LOCK (self);
+  self->patches_written++;
+  self->shards_written = wsi_web_dataset_writer_shards (self->webdataset);
+  GST_OBJECT_UNLOCK (self);
+  return GST_FLOW_OK;
+}
+
 static GstFlowReturn
 write_patch (GstPatchStoreSink * self, GstBuffer * buffer,
     const GstStructure * meta, const WsiPatchRecord * record)
@@ -458,6 +581,8 @@ write_patch (GstPatchStoreSink * self, GstBuffer * buffer,
   GError *error = NULL;
   gboolean ok;
 
+  if (self->webdataset != NULL)
+    return write_sample (self, buffer, meta, record);
   if (self->writer == NULL) {
     self->writer = wsi_shard_writer_new (self->dir,
         self->manifest->shards->len, self->stream_encoding,
@@ -471,6 +596,7 @@ write_patch (GstPatchStoreSink * self, GstBuffer * buffer,
     return GST_FLOW_ERROR;
   }
   slide.path = wsi_patch_meta_string (meta, "paths", 0);
+  slide.uri = wsi_patch_meta_string (meta, "uris", 0);
   slide.label = wsi_patch_meta_string (meta, "labels", 0);
   slide.column_names = wsi_structure_get_strv (meta, "column-names");
   slide.column_values = wsi_structure_get_strv (meta, "column-values");
@@ -538,6 +664,14 @@ finish_store (GstPatchStoreSink * self)
    * must not make the store look complete. */
   if (self->failed)
     return FALSE;
+  if (self->webdataset != NULL) {
+    if (!wsi_web_dataset_writer_finish (g_steal_pointer (&self->webdataset),
+            &error)) {
+      write_error (self, error);
+      return FALSE;
+    }
+    return TRUE;
+  }
   if (self->writer != NULL && wsi_shard_writer_count (self->writer) > 0) {
     if (!finish_shard (self, &error)) {
       write_error (self, error);
@@ -604,6 +738,9 @@ gst_patch_store_sink_set_property (GObject * object, guint prop_id,
     case PROP_PATCHES_PER_SHARD:
       self->patches_per_shard = g_value_get_uint (value);
       break;
+    case PROP_FORMAT:
+      self->format = g_value_get_enum (value);
+      break;
     case PROP_RESUME:
       self->resume = g_value_get_boolean (value);
       break;
@@ -636,6 +773,9 @@ gst_patch_store_sink_get_property (GObject * object, guint prop_id,
       break;
     case PROP_PATCHES_PER_SHARD:
       g_value_set_uint (value, self->patches_per_shard);
+      break;
+    case PROP_FORMAT:
+      g_value_set_enum (value, self->format);
       break;
     case PROP_RESUME:
       g_value_set_boolean (value, self->resume);
@@ -712,6 +852,15 @@ gst_patch_store_sink_class_init (GstPatchStoreSinkClass * klass)
           1, MAX_PATCHES_PER_SHARD, DEFAULT_PATCHES_PER_SHARD,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
+  g_object_class_install_property (gobject_class, PROP_FORMAT,
+      g_param_spec_enum ("format", "Format",
+          "What to write: native = the patch store patchstoresrc serves; "
+          "webdataset = tar shards (\"shard-NNNNNN.tar\", patches-per-shard "
+          "samples each) of KEY.jpg (encoding=jpeg) or KEY.png (lossless), "
+          "KEY.json and KEY.cls, for webdataset / litdata readers",
+          GST_TYPE_PATCH_STORE_FORMAT, DEFAULT_FORMAT,
+          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_READY));
   g_object_class_install_property (gobject_class, PROP_RESUME,
       g_param_spec_boolean ("resume", "Resume",
           "Continue the store already in location: keep its complete "
@@ -755,6 +904,7 @@ gst_patch_store_sink_init (GstPatchStoreSink * self)
   self->patches_per_shard = DEFAULT_PATCHES_PER_SHARD;
   self->quality = DEFAULT_QUALITY;
   self->chroma = DEFAULT_CHROMA;
+  self->format = DEFAULT_FORMAT;
   self->scratch = g_byte_array_new ();
   self->codec = wsi_store_codec_new ();
   /* patches are not media with a clock */

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <jpeglib.h>
+#include <zlib.h>
 
 /* libjpeg reports errors through a longjmp back to the call. */
 typedef struct
@@ -46,11 +47,11 @@ wsi_store_pixels_from_format (const gchar * format, WsiStorePixels * px)
     const gchar *name;
     WsiStorePixels pixels;
   } formats[] = {
-    {"RGB", {3, 0, 1, 2, -1}},
-    {"RGBA", {4, 0, 1, 2, 3}},
-    {"RGBx", {4, 0, 1, 2, 3}},
-    {"BGRx", {4, 2, 1, 0, 3}},
-    {"GRAY8", {1, -1, -1, -1, -1}},
+    {"RGB", {3, 0, 1, 2, -1, FALSE}},
+    {"RGBA", {4, 0, 1, 2, 3, TRUE}},
+    {"RGBx", {4, 0, 1, 2, 3, FALSE}},
+    {"BGRx", {4, 2, 1, 0, 3, FALSE}},
+    {"GRAY8", {1, -1, -1, -1, -1, FALSE}},
   };
   guint i;
 
@@ -394,5 +395,88 @@ wsi_store_decode (WsiStoreCodec * codec, WsiStoreEncoding encoding,
           dest, stride, error))
     return FALSE;
   clear_padding (dest, stride, (gsize) width * px->channels, height);
+  return TRUE;
+}
+
+/* ---- png (webdataset export) -------------------------------------------- */
+
+static void
+put_be32 (GByteArray * out, guint32 v)
+{
+  guint8 b[4] = { v >> 24, v >> 16, v >> 8, v };
+
+  g_byte_array_append (out, b, 4);
+}
+
+static void
+put_chunk (GByteArray * out, const gchar * type, const guint8 * data,
+    gsize size)
+{
+  guint32 crc = crc32 (0, (const Bytef *) type, 4);
+
+  put_be32 (out, (guint32) size);
+  g_byte_array_append (out, (const guint8 *) type, 4);
+  if (size > 0)
+    g_byte_array_append (out, data, size);
+  crc = crc32 (crc, data, size);
+  put_be32 (out, crc);
+}
+
+gboolean
+wsi_store_encode_png (const WsiStorePixels * px, const guint8 * data,
+    gsize stride, guint width, guint height, GByteArray * out,
+    GError ** error)
+{
+  static const guint8 signature[8] = { 137, 'P', 'N', 'G', 13, 10, 26, 10 };
+  /* RGBA keeps its alpha; RGBx and BGRx become RGB */
+  guint channels = px->alpha ? 4 : px->channels == 1 ? 1 : 3;
+  gsize row = 1 + (gsize) width * channels;
+  guint8 *filtered = g_malloc (row * height), ihdr[13];
+  uLongf packed_size = compressBound (row * height);
+  guint8 *packed = g_malloc (packed_size);
+  guint x, y;
+  int z;
+
+  for (y = 0; y < height; y++) {
+    const guint8 *in = data + y * stride;
+    guint8 *o = filtered + y * row;
+
+    *o++ = 0;                   /* filter: none */
+    for (x = 0; x < width; x++, in += px->channels) {
+      if (channels == 1) {
+        *o++ = in[0];
+        continue;
+      }
+      *o++ = in[px->r];
+      *o++ = in[px->g];
+      *o++ = in[px->b];
+      if (channels == 4)
+        *o++ = in[px->fill];
+    }
+  }
+  z = compress2 (packed, &packed_size, filtered, row * height, 3);
+  g_free (filtered);
+  if (z != Z_OK) {
+    g_free (packed);
+    g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED,
+        "PNG compression failed (zlib error %d)", z);
+    return FALSE;
+  }
+  ihdr[0] = width >> 24;
+  ihdr[1] = width >> 16;
+  ihdr[2] = width >> 8;
+  ihdr[3] = width;
+  ihdr[4] = height >> 24;
+  ihdr[5] = height >> 16;
+  ihdr[6] = height >> 8;
+  ihdr[7] = height;
+  ihdr[8] = 8;                  /* bit depth */
+  ihdr[9] = channels == 1 ? 0 : channels == 3 ? 2 : 6;
+  ihdr[10] = ihdr[11] = ihdr[12] = 0;
+  g_byte_array_append (out, signature, 8);
+  put_chunk (out, "IHDR", ihdr, 13);
+  put_chunk (out, "IDAT", packed, packed_size);
+  put_chunk (out, "IEND", NULL, 0);
+  g_free (packed);
   return TRUE;
 }

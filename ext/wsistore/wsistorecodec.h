@@ -45,6 +45,7 @@ typedef struct
   guint channels;               /* bytes per pixel: 1, 3 or 4 */
   gint r, g, b;                 /* byte of each colour in a pixel (-1: gray) */
   gint fill;                    /* byte set to 255 on decode, -1 = none */
+  gboolean alpha;               /* the fourth byte is alpha (RGBA) */
 } WsiStorePixels;
 
 gboolean wsi_store_pixels_from_format (const gchar * video_format,
@@ -62,6 +63,12 @@ gboolean wsi_store_decode (WsiStoreCodec * codec, WsiStoreEncoding encoding,
     const WsiStorePixels * pixels, const guint8 * payload, gsize size,
     guint width, guint height, guint8 * dest, gsize stride,
     GError ** error);
+
+/* A PNG of the patch (webdataset export): RGB, RGBA with its alpha, or
+ * gray; RGBx and BGRx become RGB. zlib level 3, no row filter. */
+gboolean wsi_store_encode_png (const WsiStorePixels * pixels,
+    const guint8 * data, gsize stride, guint width, guint height,
+    GByteArray * out, GError ** error);
 
 G_END_DECLS
 

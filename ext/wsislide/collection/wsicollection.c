@@ -21,6 +21,9 @@
 #include "wsislide.h"
 #include "wsibytesource.h"
 #include "wsidicomseries.h"
+#ifdef WSI_HAVE_CURL
+#include "wsiobjectstore.h"
+#endif
 #include "wsimanifest.h"
 #include "wsitcga.h"
 
@@ -312,20 +315,43 @@ parse_list_file (const gchar * list_path, WsiCollection * collection,
   return ok;
 }
 
+/* s3://BUCKET/PREFIX/: every object below with a slide extension, as a
+ * folder is scanned. */
+static gboolean
+list_prefix (const gchar * location, WsiCollection * collection,
+    GError ** error)
+{
+#ifdef WSI_HAVE_CURL
+  GPtrArray *urls = wsi_object_store_list (location, error);
+  guint i;
+
+  if (urls == NULL)
+    return FALSE;
+  for (i = 0; i < urls->len; i++) {
+    const gchar *url = g_ptr_array_index (urls, i);
+    if (wsi_slide_has_known_extension (url))
+      g_ptr_array_add (collection->entries, slide_entry_new (url, NULL,
+              NULL));
+  }
+  g_ptr_array_unref (urls);
+  return TRUE;
+#else
+  gchar *display = wsi_location_display (location);
+  g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_NOSYS,
+      "%s: this build reads no URLs (libcurl was not found)", display);
+  g_free (display);
+  return FALSE;
+#endif
+}
+
 /* A URL: one slide, or a list or manifest (its type from its name, as
  * for files: a slide extension is a slide). */
 static gboolean
 load_remote (const gchar * location, WsiCollection * collection,
     GError ** error)
 {
-  if (g_str_has_suffix (location, "/")) {
-    gchar *display = wsi_location_display (location);
-    g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_NOSYS,
-        "%s: a URL ending in '/' would be a prefix to list; listing is not "
-        "supported yet: give a list file or manifest of URLs", display);
-    g_free (display);
-    return FALSE;
-  }
+  if (g_str_has_suffix (location, "/"))
+    return list_prefix (location, collection, error);
   if (wsi_slide_has_known_extension (location)) {
     g_ptr_array_add (collection->entries, slide_entry_new (location, NULL,
             NULL));

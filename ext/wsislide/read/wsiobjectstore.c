@@ -147,43 +147,226 @@ wsi_object_store_url (const gchar * location, GError ** error)
   return url;
 }
 
+/* The signing of one s3:// request (all NULL: anonymous). */
+typedef struct
+{
+  gchar *sigv4;
+  gchar *user_password;
+  gchar *token_header;
+  const gchar *headers[3];
+  WsiHttpAuth auth;
+} Signing;
+
+static void
+signing_init (Signing * g, const gchar * location)
+{
+  Credentials c;
+
+  memset (g, 0, sizeof (*g));
+  g->auth.headers = g->headers;
+  if (g_ascii_strncasecmp (location, "s3://", 5) != 0 || !credentials_find (&c))
+    return;
+  {
+    gchar *r = region ();
+    g->sigv4 = g_strdup_printf ("aws:amz:%s:s3", r);
+    g_free (r);
+  }
+  g->user_password = g_strdup_printf ("%s:%s", c.key_id, c.secret);
+  /* S3 wants the payload hash of every SigV4 request (a GET's is that of
+   * nothing); curl 7.88 does not add it itself. */
+  g->headers[0] = "x-amz-content-sha256: "
+      "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+  if (c.token != NULL) {
+    g->token_header = g_strconcat ("x-amz-security-token: ", c.token, NULL);
+    g->headers[1] = g->token_header;
+  }
+  g->auth.aws_sigv4 = g->sigv4;
+  g->auth.user_password = g->user_password;
+  credentials_clear (&c);
+}
+
+static void
+signing_clear (Signing * g)
+{
+  if (g->user_password != NULL)
+    memset (g->user_password, 0, strlen (g->user_password));
+  g_free (g->user_password);
+  g_free (g->token_header);
+  g_free (g->sigv4);
+}
+
 WsiByteSource *
 wsi_object_store_open (const gchar * location, GError ** error)
 {
   gchar *url = wsi_object_store_url (location, error);
-  gchar *display, *sigv4 = NULL, *userpwd = NULL, *token_header = NULL;
-  /* S3 wants the payload hash of every SigV4 request (a GET's is that of
-   * nothing); curl 7.88 does not add it itself. */
-  const gchar *headers[3] = { NULL, NULL, NULL };
-  WsiHttpAuth auth = { NULL, NULL, headers };
-  Credentials c;
+  gchar *display;
+  Signing signing;
   WsiByteSource *source;
 
   if (url == NULL)
     return NULL;
   display = wsi_location_display (location);
-  if (g_ascii_strncasecmp (location, "s3://", 5) == 0 && credentials_find (&c)) {
-    gchar *r = region ();
-    sigv4 = g_strdup_printf ("aws:amz:%s:s3", r);
-    userpwd = g_strdup_printf ("%s:%s", c.key_id, c.secret);
-    headers[0] = "x-amz-content-sha256: "
-        "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
-    if (c.token != NULL) {
-      token_header = g_strconcat ("x-amz-security-token: ", c.token, NULL);
-      headers[1] = token_header;
-    }
-    auth.aws_sigv4 = sigv4;
-    auth.user_password = userpwd;
-    g_free (r);
-    credentials_clear (&c);
-  }
-  source = wsi_http_source_open (url, display, &auth, error);
-  if (userpwd != NULL)
-    memset (userpwd, 0, strlen (userpwd));
-  g_free (userpwd);
-  g_free (token_header);
-  g_free (sigv4);
+  signing_init (&signing, location);
+  source = wsi_http_source_open (url, display, &signing.auth, error);
+  signing_clear (&signing);
   g_free (display);
   g_free (url);
   return source;
+}
+
+/* ---- listing: S3 ListObjectsV2 ------------------------------------------ */
+
+/* One listing page is at most this large (1,000 keys of 1 KB each). */
+#define MAX_LISTING_BYTES (4 << 20)
+
+typedef struct
+{
+  GPtrArray *keys;
+  gchar *element;               /* the innermost open element */
+  gboolean in_contents;
+  gboolean truncated;
+  gchar *next_token;
+} ListingParse;
+
+static void
+listing_start (GMarkupParseContext * ctx, const gchar * name,
+    const gchar ** attribute_names, const gchar ** attribute_values,
+    gpointer user_data, GError ** error)
+{
+  ListingParse *lp = user_data;
+
+  g_free (lp->element);
+  lp->element = g_strdup (name);
+  if (strcmp (name, "Contents") == 0)
+    lp->in_contents = TRUE;
+}
+
+static void
+listing_end (GMarkupParseContext * ctx, const gchar * name,
+    gpointer user_data, GError ** error)
+{
+  ListingParse *lp = user_data;
+
+  if (strcmp (name, "Contents") == 0)
+    lp->in_contents = FALSE;
+  g_clear_pointer (&lp->element, g_free);
+}
+
+static void
+listing_text (GMarkupParseContext * ctx, const gchar * text, gsize length,
+    gpointer user_data, GError ** error)
+{
+  ListingParse *lp = user_data;
+
+  if (lp->element == NULL)
+    return;
+  if (lp->in_contents && strcmp (lp->element, "Key") == 0)
+    g_ptr_array_add (lp->keys, g_strndup (text, length));
+  else if (strcmp (lp->element, "IsTruncated") == 0)
+    lp->truncated = length == 4 && strncmp (text, "true", 4) == 0;
+  else if (strcmp (lp->element, "NextContinuationToken") == 0) {
+    g_free (lp->next_token);
+    lp->next_token = g_strndup (text, length);
+  }
+}
+
+gboolean
+wsi_object_store_parse_listing (const gchar * xml, gsize length,
+    GPtrArray * keys, gboolean * truncated, gchar ** next_token,
+    GError ** error)
+{
+  static const GMarkupParser parser = {
+    listing_start, listing_end, listing_text, NULL, NULL
+  };
+  ListingParse lp = { keys, NULL, FALSE, FALSE, NULL };
+  GMarkupParseContext *ctx = g_markup_parse_context_new (&parser, 0, &lp,
+      NULL);
+  gboolean ok = g_markup_parse_context_parse (ctx, xml, length, error)
+      && g_markup_parse_context_end_parse (ctx, error);
+
+  g_markup_parse_context_free (ctx);
+  g_free (lp.element);
+  *truncated = ok && lp.truncated;
+  *next_token = ok ? lp.next_token : NULL;
+  if (!ok)
+    g_free (lp.next_token);
+  return ok;
+}
+
+/* The ListObjectsV2 URL of @bucket / @prefix from @token on. */
+static gchar *
+listing_url (const gchar * bucket, const gchar * prefix, const gchar * token)
+{
+  gchar *object = g_strdup_printf ("s3://%s/x", bucket);
+  gchar *base = wsi_object_store_url (object, NULL);
+  gchar *escaped_prefix = g_uri_escape_string (prefix, NULL, FALSE);
+  gchar *escaped_token = token ? g_uri_escape_string (token, NULL, FALSE)
+      : NULL;
+  gchar *url;
+
+  base[strlen (base) - 1] = '\0';       /* ".../bucket/" or "host/" */
+  url = g_strdup_printf ("%s?list-type=2&prefix=%s%s%s", base,
+      escaped_prefix, token ? "&continuation-token=" : "",
+      token ? escaped_token : "");
+  g_free (escaped_token);
+  g_free (escaped_prefix);
+  g_free (base);
+  g_free (object);
+  return url;
+}
+
+GPtrArray *
+wsi_object_store_list (const gchar * location, GError ** error)
+{
+  GPtrArray *keys = g_ptr_array_new_with_free_func (g_free);
+  GPtrArray *urls = g_ptr_array_new_with_free_func (g_free);
+  gchar *display = wsi_location_display (location);
+  gchar *bucket, *prefix, *token = NULL;
+  const gchar *slash;
+  Signing signing;
+  gboolean ok = TRUE, more = TRUE;
+  guint pages = 0, i;
+
+  if (g_ascii_strncasecmp (location, "s3://", 5) != 0
+      || (slash = strchr (location + 5, '/')) == NULL || slash == location + 5) {
+    g_set_error (error, WSI_BYTE_SOURCE_ERROR,
+        WSI_BYTE_SOURCE_ERROR_UNSUPPORTED, "%s: only s3://BUCKET/PREFIX/ "
+        "prefixes can be listed", display);
+    g_free (display);
+    g_ptr_array_unref (keys);
+    g_ptr_array_unref (urls);
+    return NULL;
+  }
+  bucket = g_strndup (location + 5, slash - (location + 5));
+  prefix = g_strdup (slash + 1);
+  signing_init (&signing, location);
+  while (ok && more && pages++ < 100000) {
+    gchar *url = listing_url (bucket, prefix, token);
+    gsize length = 0;
+    gchar *xml = wsi_http_get (url, display, &signing.auth,
+        MAX_LISTING_BYTES, &length, error);
+    g_free (token);
+    token = NULL;
+    ok = xml != NULL && wsi_object_store_parse_listing (xml, length, keys,
+        &more, &token, error);
+    /* a truncated page without a token would list the same page forever */
+    more = more && token != NULL;
+    g_free (xml);
+    g_free (url);
+  }
+  signing_clear (&signing);
+  g_free (token);
+  if (ok)
+    for (i = 0; i < keys->len; i++)
+      g_ptr_array_add (urls, g_strdup_printf ("s3://%s/%s", bucket,
+              (const gchar *) g_ptr_array_index (keys, i)));
+  g_free (prefix);
+  g_free (bucket);
+  g_free (display);
+  g_ptr_array_unref (keys);
+  if (!ok) {
+    g_ptr_array_unref (urls);
+    return NULL;
+  }
+  return urls;
 }

@@ -43,6 +43,18 @@ WsiByteSource *wsi_object_store_open (const gchar * location,
  * NULL with @error when @location is not one. */
 gchar *wsi_object_store_url (const gchar * location, GError ** error);
 
+/* Every object under s3://BUCKET/PREFIX (recursive: ListObjectsV2 without
+ * a delimiter, every continuation page), as s3:// locations in the order
+ * S3 lists them (UTF-8 binary order of keys). NULL with @error naming the
+ * prefix and the HTTP status. */
+GPtrArray *wsi_object_store_list (const gchar * location, GError ** error);
+
+/* One ListObjectsV2 page: appends its keys to @keys; *@truncated and
+ * *@next_token (or NULL) say whether and where the listing goes on. */
+gboolean wsi_object_store_parse_listing (const gchar * xml, gsize length,
+    GPtrArray * keys, gboolean * truncated, gchar ** next_token,
+    GError ** error);
+
 G_END_DECLS
 
 #endif /* __WSI_OBJECT_STORE_H__ */

@@ -98,7 +98,7 @@ tile_decode_cached (LevelReader * lr, const WsiTileKey * key, gint64 col,
 
   if (argb == NULL) {
     g_set_error (error, WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_READ,
-        "%s: level %d: out of memory for a %ux%u tile", lr->slide->path,
+        "%s: level %d: out of memory for a %ux%u tile", lr->slide->display,
         lr->level_index, w, h);
     return NULL;
   }
@@ -162,7 +162,7 @@ tile_paint (LevelReader * lr, gint64 col, gint64 row, guint x, guint y,
   if (!ok)
     g_set_error (error, WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_READ,
         "%s: level %d tile (%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT "): "
-        "the cached tile cannot be copied", lr->slide->path, lr->level_index,
+        "the cached tile cannot be copied", lr->slide->display, lr->level_index,
         col, row);
   return ok;
 }
@@ -321,7 +321,7 @@ read_resampled (LevelReader * lr, WsiReadContext * ctx, const Window * win,
   if (buf == NULL) {
     g_set_error (error, WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_READ,
         "%s: out of memory for a %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT
-        " region", lr->slide->path, win->w, win->h);
+        " region", lr->slide->display, win->w, win->h);
     return FALSE;
   }
   target = argb_target (buf, (gsize) win->w);
@@ -331,7 +331,7 @@ read_resampled (LevelReader * lr, WsiReadContext * ctx, const Window * win,
           (guint) win->w, (guint) win->h, (gsize) win->w, win->x0 - win->x,
           win->y0 - win->y, win->span_w, win->span_h, out)) {
     g_set_error (error, WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_READ,
-        "%s: out of memory resampling a region", lr->slide->path);
+        "%s: out of memory resampling a region", lr->slide->display);
     return FALSE;
   }
   return TRUE;
@@ -356,7 +356,7 @@ wsi_tiled_read (WsiSlide * slide, WsiReadContext * ctx,
   if (!window_compute (&win, slide, plan, scale)) {
     g_set_error (error, WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_READ,
         "%s: a %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT " region at level %d "
-        "is too large", slide->path, plan->read_width, plan->read_height,
+        "is too large", slide->display, plan->read_width, plan->read_height,
         plan->level);
     ok = FALSE;
   }

@@ -276,6 +276,25 @@ GST_START_TEST (test_sparse_jpeg_same_as_tiff)
 
 GST_END_TEST;
 
+GST_START_TEST (test_concatenation_same_as_tiff)
+{
+  WsiTestDicomSpec spec;
+
+  /* Level 0 split in two instances, TILED_FULL (frame numbers continue in
+   * the second part) and TILED_SPARSE. */
+  wsi_test_dicom_spec_init (&spec);
+  spec.concatenation = TRUE;
+  spec.mpp = 0.25;
+  check_variant ("concatenation-full", WSI_TEST_LAYOUT_GENERIC, 256, &spec,
+      INFINITY);
+  spec.sparse = TRUE;
+  spec.table = WSI_TEST_DICOM_TABLE_NONE;
+  check_variant ("concatenation-sparse", WSI_TEST_LAYOUT_GENERIC, 256, &spec,
+      INFINITY);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_uncompressed_close_to_tiff)
 {
   WsiTestDicomSpec spec;
@@ -537,6 +556,7 @@ wsidicom_suite (void)
   tcase_add_test (tc, test_full_jpeg_same_as_tiff);
   tcase_add_test (tc, test_aperio_tiles_same_as_tiff);
   tcase_add_test (tc, test_sparse_jpeg_same_as_tiff);
+  tcase_add_test (tc, test_concatenation_same_as_tiff);
   tcase_add_test (tc, test_uncompressed_close_to_tiff);
   tcase_add_test (tc, test_sparse_missing_tiles_are_white);
   tcase_add_test (tc, test_damaged_frames_fail_their_reads);

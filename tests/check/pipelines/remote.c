@@ -599,7 +599,8 @@ s3_put (guint port, const gchar * key, const gchar * path)
 }
 
 /* A real S3-protocol server (s3rver): signed requests stream the slide as
- * on disk; an unknown key is a 403 naming the s3:// URL, never the key. */
+ * on disk; an unknown key is a 403 naming the s3:// URL, never the key; a
+ * prefix is listed recursively by extension. */
 GST_START_TEST (test_s3rver_signed)
 {
   gchar *s3rver = s3rver_find ();
@@ -657,6 +658,29 @@ GST_START_TEST (test_s3rver_signed)
   fail_unless (strstr (run->error, "AKIANOSUCHKEY") == NULL
       && strstr (run->error, "NoSuchSecret") == NULL, "%s", run->error);
   wsi_run_free (run);
+
+  /* A prefix listed (ListObjectsV2, signed): recursive, by extension. No
+   * slide is opened: the rank past the last one says how many the
+   * collection holds. (s3rver 3.7.1 answered 500 to a listing of 1,001
+   * keys here, so continuation pages are not checked against it.) */
+  g_setenv ("AWS_ACCESS_KEY_ID", "S3RVER", TRUE);
+  g_setenv ("AWS_SECRET_ACCESS_KEY", "S3RVER", TRUE);
+  {
+    gchar *tiny = g_build_filename (tmpdir, "tiny.tiff", NULL);
+    fail_unless (g_file_set_contents (tiny, "II*", -1, NULL));
+    fail_unless (s3_put (port, "some/a.tiff", tiny));
+    fail_unless (s3_put (port, "some/b.svs", tiny));
+    fail_unless (s3_put (port, "some/sub/deep.svs", tiny));
+    fail_unless (s3_put (port, "some/notes.txt", tiny));
+    fail_unless (s3_put (port, "other/c.tiff", tiny));
+    run = wsi_run_pipeline ("wsislidesrc location=s3://bucket/some/ "
+        "rank=3 world-size=4 ! appsink name=sink sync=false", 0);
+    fail_unless (run->error != NULL);
+    fail_unless (strstr (run->error, "s3://bucket/some/ holds 3 slides")
+        != NULL, "%s", run->error);
+    wsi_run_free (run);
+    g_free (tiny);
+  }
 
   g_unsetenv ("AWS_ENDPOINT_URL");
   g_unsetenv ("AWS_ACCESS_KEY_ID");
