@@ -23,6 +23,7 @@ int
 main (int argc, char **argv)
 {
   gboolean sparse = FALSE, uncompressed = FALSE, thumbnail = FALSE;
+  gboolean concatenation = FALSE;
   gchar *table = NULL, *prefix = NULL;
   gdouble mpp = 0.0;
   gint seed = 1;
@@ -33,6 +34,8 @@ main (int argc, char **argv)
         "Explicit VR little endian RGB frames (default: the JPEG tiles)", NULL},
     {"table", 0, 0, G_OPTION_ARG_STRING, &table,
         "Frame index: basic (default), extended or none", "KIND"},
+    {"concatenation", 0, 0, G_OPTION_ARG_NONE, &concatenation,
+        "Level 0 as two instances of one concatenation", NULL},
     {"thumbnail", 0, 0, G_OPTION_ARG_NONE, &thumbnail,
         "Also a THUMBNAIL instance (the smallest level)", NULL},
     {"mpp", 0, 0, G_OPTION_ARG_DOUBLE, &mpp,
@@ -60,6 +63,7 @@ main (int argc, char **argv)
   spec.sparse = sparse;
   spec.uncompressed = uncompressed;
   spec.thumbnail = thumbnail;
+  spec.concatenation = concatenation;
   spec.mpp = mpp;
   spec.seed = seed;
   if (g_strcmp0 (table, "extended") == 0)

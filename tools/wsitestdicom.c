@@ -237,6 +237,11 @@ typedef struct
   gboolean damaged;             /* damage applies to this instance */
   guint *order;                 /* frame k is tile order[k] */
   guint n_frames;
+  /* A part of a concatenation: its UID, number (1-based) and the level's
+   * frame number its first frame has (0-based); NULL UID: a whole level. */
+  gchar *concatenation_uid;
+  guint concatenation_number;
+  guint concatenation_offset;
 } Instance;
 
 static void
@@ -434,6 +439,12 @@ instance_bytes (const Instance * in)
   el_text (out, 0x0020, 0x000D, "UI", in->study_uid);
   el_text (out, 0x0020, 0x000E, "UI", in->series_uid);
   el_number (out, 0x0020, 0x0013, "IS", in->instance_number);
+  if (in->concatenation_uid != NULL) {
+    el_text (out, 0x0020, 0x9161, "UI", in->concatenation_uid);
+    el_number (out, 0x0020, 0x9162, "US", in->concatenation_number);
+    el_number (out, 0x0020, 0x9163, "US", 2);
+    el_number (out, 0x0020, 0x9228, "UL", in->concatenation_offset);
+  }
   el_text (out, 0x0020, 0x9311, "CS", spec->sparse ? "TILED_SPARSE" :
       "TILED_FULL");
   el_number (out, 0x0028, 0x0002, "US", 3);
@@ -486,26 +497,71 @@ frame_order (const WsiTestDicomSpec * spec, const Level * level, guint * n)
   return order;
 }
 
-static gboolean
-instance_write (const gchar * path, Instance * in, GError ** error)
-{
-  GByteArray *bytes;
-  gboolean ok;
-
-  in->order = frame_order (in->spec, in->level, &in->n_frames);
-  bytes = instance_bytes (in);
-  ok = g_file_set_contents (path, (const gchar *) bytes->data, bytes->len,
-      error);
-  g_byte_array_unref (bytes);
-  g_free (in->order);
-  in->order = NULL;
-  return ok;
-}
-
 static gchar *
 make_uid (guint32 seed, guint a, guint b)
 {
   return g_strdup_printf ("2.25.%u%04u%04u", seed + 1000, a, b);
+}
+
+static gboolean
+bytes_write (const gchar * path, Instance * in, GError ** error)
+{
+  GByteArray *bytes = instance_bytes (in);
+  gboolean ok = g_file_set_contents (path, (const gchar *) bytes->data,
+      bytes->len, error);
+
+  g_byte_array_unref (bytes);
+  return ok;
+}
+
+static gboolean
+instance_write (const gchar * path, Instance * in, GError ** error)
+{
+  guint *order;
+  guint n;
+  gboolean ok;
+
+  order = frame_order (in->spec, in->level, &n);
+  in->order = order;
+  in->n_frames = n;
+  ok = bytes_write (path, in, error);
+  g_free (order);
+  in->order = NULL;
+  return ok;
+}
+
+/* Level 0 as two instances of one concatenation: the first half of the
+ * frames at @path, the rest at @path2. */
+static gboolean
+concatenation_write (const gchar * path, const gchar * path2, Instance * in,
+    guint32 seed, GError ** error)
+{
+  gchar *uid = make_uid (seed, 5, 0), *second_uid = make_uid (seed, 6, 0);
+  gchar *first_uid = in->instance_uid;
+  guint n, half, *order = frame_order (in->spec, in->level, &n);
+  gboolean ok;
+
+  half = n / 2;
+  in->concatenation_uid = uid;
+  in->concatenation_number = 1;
+  in->concatenation_offset = 0;
+  in->order = order;
+  in->n_frames = half;
+  ok = bytes_write (path, in, error);
+  in->concatenation_number = 2;
+  in->concatenation_offset = half;
+  in->order = order + half;
+  in->n_frames = n - half;
+  in->instance_uid = second_uid;
+  in->damaged = FALSE;
+  ok = ok && bytes_write (path2, in, error);
+  in->instance_uid = first_uid;
+  in->concatenation_uid = NULL;
+  in->order = NULL;
+  g_free (order);
+  g_free (second_uid);
+  g_free (uid);
+  return ok;
 }
 
 gboolean
@@ -531,7 +587,7 @@ wsi_test_dicom_from_tiff (const gchar * tiff_path, const gchar * out_dir,
   in.series_uid = make_uid (spec->seed, 1, 0);
   in.study_uid = make_uid (spec->seed, 2, 0);
   do {
-    gchar *name, *path;
+    gchar *name, *path, *path2 = NULL;
 
     if (!TIFFIsTiled (tif))
       continue;
@@ -547,10 +603,19 @@ wsi_test_dicom_from_tiff (const gchar * tiff_path, const gchar * out_dir,
     in.instance_number = n_levels + 1;
     in.instance_uid = make_uid (spec->seed, 3, n_levels);
     in.damaged = n_levels == 0;
-    ok = instance_write (path, &in, error);
+    if (n_levels == 0 && spec->concatenation) {
+      gchar *name2 = g_strdup_printf ("%s-level0-part2.dcm", prefix);
+      path2 = g_build_filename (out_dir, name2, NULL);
+      ok = concatenation_write (path, path2, &in, spec->seed, error);
+      g_free (name2);
+    } else {
+      ok = instance_write (path, &in, error);
+    }
     g_free (in.instance_uid);
     g_free (name);
     g_ptr_array_add (written, path);
+    if (path2 != NULL)
+      g_ptr_array_add (written, path2);
     n_levels++;
     level_clear (&smallest);
     smallest = level;

@@ -14,7 +14,9 @@
  *
  * Contract: wsi_test_dicom_from_tiff() writes one instance per tiled TIFF
  * directory (a level), all of one new series, into a folder as
- * <prefix>-level<N>.dcm, plus <prefix>-thumbnail.dcm when asked. JPEG frames
+ * <prefix>-level<N>.dcm, plus <prefix>-thumbnail.dcm when asked; with
+ * `concatenation`, level 0 is split in two instances of one concatenation
+ * (<prefix>-level0.dcm and <prefix>-level0-part2.dcm, in @paths after it). JPEG frames
  * are the TIFF tiles unchanged, with the directory's JPEGTables spliced in
  * after SOI (a DICOM frame is a whole JPEG stream), so a decoder gives the
  * same pixels as from the TIFF; uncompressed frames hold libtiff's RGB
@@ -64,6 +66,7 @@ typedef struct
   gboolean thumbnail;           /* also a THUMBNAIL instance */
   gdouble mpp;                  /* PixelSpacing in µm; 0: none */
   guint omit_every;             /* sparse: leave out every Nth tile (0: none) */
+  gboolean concatenation;       /* level 0 as two instances of a concatenation */
   WsiTestDicomDamage damage;
   guint32 seed;                 /* UIDs */
 } WsiTestDicomSpec;

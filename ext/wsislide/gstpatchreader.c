@@ -63,6 +63,7 @@
 #endif
 
 #include "gstpatchreader.h"
+#include "gstwsislideelements.h"
 #include "wsiorderedpool.h"
 #include "wsislide.h"
 #include "wsislidecache.h"
@@ -151,6 +152,8 @@ typedef struct
   gboolean remote;              /* a URL: prefetch its tiles ahead */
   gboolean warned_failure;      /* its first failed read was shown */
   gboolean counted_backend;     /* its backend is in slides_by_backend */
+  gchar *uri;                   /* the slide meta's, for the patch meta */
+  gdouble mpp;                  /* level-0 mpp-x, 0 = unknown */
 } SlideContext;
 
 static SlideContext *
@@ -170,6 +173,7 @@ static void
 slide_context_free (SlideContext * ctx)
 {
   g_free (ctx->file);
+  g_free (ctx->uri);
   g_free (ctx->give_up_reason);
   g_free (ctx->path);
   g_free (ctx->label);
@@ -252,7 +256,7 @@ G_DEFINE_TYPE (GstPatchReader, gst_patch_reader, WSI_TYPE_POOL_ELEMENT);
 
 GST_ELEMENT_REGISTER_DEFINE_WITH_CODE (patchreader, "patchreader",
     GST_RANK_NONE, GST_TYPE_PATCH_READER,
-    wsi_record_register_metas ();
+    wsislide_element_init (plugin);
     GST_DEBUG_CATEGORY_INIT (gst_patch_reader_debug, "patchreader", 0,
         "whole-slide patch reader"));
 
@@ -504,6 +508,11 @@ label_patch (GstBuffer * buffer, SlideContext * ctx, const PatchWork * work)
   GST_BUFFER_DTS (buffer) = GST_CLOCK_TIME_NONE;
   GST_BUFFER_DURATION (buffer) = GST_CLOCK_TIME_NONE;
   meta = wsi_patch_meta_add (buffer, record, 1, paths, labels);
+  if (ctx->uri != NULL) {
+    const gchar *uris[2] = { ctx->uri, NULL };
+
+    wsi_patch_meta_set_slides (meta, uris, &ctx->mpp, 1);
+  }
   if (work->class_name != NULL)
     label_patch_class (meta, ctx, work);
   else
@@ -753,21 +762,20 @@ gst_patch_reader_slide_context (GstPatchReader * self, const GstStructure * s)
 {
   const gchar *path = gst_structure_get_string (s, "path");
   const gchar *uri = gst_structure_get_string (s, "uri");
-  gchar *file = uri ? g_filename_from_uri (uri, NULL, NULL) : NULL;
+  gchar *file;
   SlideContext *ctx;
 
-  if (path == NULL) {
-    g_free (file);
+  if (path == NULL)
     return NULL;
-  }
   /* Keyed and opened by the file name's exact bytes (the uri); shown by the
    * UTF-8 path. */
-  if (file == NULL)
-    file = g_strdup (path);
+  file = wsi_slide_cache_file_name (uri, path);
   ctx = g_hash_table_lookup (self->slides, file);
   if (ctx == NULL) {
     ctx = slide_context_new (file, path, gst_structure_get_string (s,
             "label"));
+    ctx->uri = g_strdup (uri);
+    gst_structure_get_double (s, "mpp-x", &ctx->mpp);
     ctx->column_names = g_strdupv ((gchar **) wsi_structure_get_strv (s,
             "column-names"));
     ctx->column_values = g_strdupv ((gchar **) wsi_structure_get_strv (s,
@@ -1354,11 +1362,15 @@ gst_patch_reader_class_init (GstPatchReaderClass * klass)
   g_object_class_install_property (gobject_class, PROP_DCT_SCALING,
       g_param_spec_boolean ("dct-scaling", "DCT scaling",
           "Let the direct reader decode JPEG tiles at 1/2, 1/4 or 1/8 scale "
-          "in the DCT domain when a region is downsampled by a whole multiple "
-          "of that (2x, 4x, 8x targets): a patch then starts on that scale's "
-          "pixel grid, moved by less than one output pixel (its record gives "
-          "the position read), and matches the exact area average to > 40 "
-          "dB. false = decode at full size and average exactly",
+          "in the DCT domain when a region is downsampled by 2x or more. By a "
+          "whole multiple of that (2x, 4x, 8x targets) a patch starts on that "
+          "scale's pixel grid, moved by less than one output pixel (its "
+          "record gives the position read), > 40 dB against the exact area "
+          "average; near-whole factors (1.979 = 0.5 um/px from a 0.2527 um/px "
+          "scan, 3.957, 3) decode at the scale that keeps the output's "
+          "resolution within 2 % and resample the rest at the requested "
+          "position (35-45 dB). false = decode at full size and average "
+          "exactly",
           DEFAULT_DCT_SCALING,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_PLAYING));

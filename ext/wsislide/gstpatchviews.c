@@ -64,6 +64,7 @@
 #endif
 
 #include "gstpatchviews.h"
+#include "gstwsislideelements.h"
 #include "gstwsibackend.h"
 #include "wsiorderedpool.h"
 #include "wsislide.h"
@@ -261,7 +262,7 @@ G_DEFINE_TYPE (GstPatchViews, gst_patch_views, WSI_TYPE_POOL_ELEMENT);
 
 GST_ELEMENT_REGISTER_DEFINE_WITH_CODE (patchviews, "patchviews",
     GST_RANK_NONE, GST_TYPE_PATCH_VIEWS,
-    wsi_record_register_metas ();
+    wsislide_element_init (plugin);
     GST_DEBUG_CATEGORY_INIT (gst_patch_views_debug, "patchviews", 0,
         "multi-view crops and context views of patches"));
 
@@ -317,18 +318,28 @@ make_crop (GstPatchViews * self, ViewsThread * thread, const ViewsWork * work,
   return TRUE;
 }
 
+/* The slide's level-0 mpp as the patch meta carries it (`mpps`), else as
+ * the opened slide reports it (inputs not made by patchreader). */
+static gdouble
+slide_mpp (GstBuffer * in, const WsiSlide * slide)
+{
+  gdouble mpp = wsi_patch_meta_mpp (wsi_patch_meta_get (in), 0);
+
+  return mpp > 0.0 ? mpp : slide->mpp_x;
+}
+
 /* Level-0 side of the context view @spec of @rec, or 0 (with @reason)
  * when the mpp it asks for cannot be met. @mpp0 gets microns per level-0
  * pixel (0 when unknown). */
 static gdouble
 context_footprint (const WsiViewSpec * spec, const WsiPatchRecord * rec,
-    const WsiSlide * slide, guint patch_side, gdouble * mpp0, gchar ** reason)
+    gdouble slide_mpp, guint patch_side, gdouble * mpp0, gchar ** reason)
 {
   guint side = view_side (spec, patch_side);
 
   /* The record's mpp is what patchreader really delivered. */
   *mpp0 = rec->out_mpp > 0.0f ? rec->out_mpp * (gdouble) patch_side /
-      rec->footprint : slide->mpp_x;
+      rec->footprint : slide_mpp;
   if (spec->mpp_factor > 0.0)
     return rec->footprint * spec->mpp_factor * side / patch_side;
   if (*mpp0 > 0.0)
@@ -339,52 +350,18 @@ context_footprint (const WsiViewSpec * spec, const WsiPatchRecord * rec,
   return 0.0;
 }
 
-/* The file name behind a display path: wsi_display_text() (patchreader's
- * `paths`) writes each byte that is not UTF-8 as \xNN. NULL when @path
- * has no such escape. */
-static gchar *
-file_from_display_path (const gchar * path)
-{
-  GString *file;
-  const gchar *p;
-
-  if (strstr (path, "\\x") == NULL)
-    return NULL;
-  file = g_string_new (NULL);
-  for (p = path; *p; p++) {
-    if (p[0] == '\\' && p[1] == 'x' && g_ascii_isxdigit (p[2])
-        && g_ascii_isxdigit (p[3])) {
-      g_string_append_c (file, (gchar) (g_ascii_xdigit_value (p[2]) * 16 +
-              g_ascii_xdigit_value (p[3])));
-      p += 3;
-    } else {
-      g_string_append_c (file, *p);
-    }
-  }
-  return g_string_free (file, FALSE);
-}
-
-/* The open slide for @path, trying the unescaped file name when the name
- * as shown does not open; *@file is the name that opened. */
+/* The open slide of the patch in @in: by the file its patch meta names
+ * (`uris`, set by patchreader), else by its display path; *@file is the
+ * name it opened by. */
 static WsiSlideHandle *
-acquire_slide (GstPatchViews * self, const gchar * path, gchar ** file,
-    GError ** error)
+acquire_slide (GstPatchViews * self, GstBuffer * in, const gchar * path,
+    gchar ** file, GError ** error)
 {
-  WsiSlideHandle *handle;
+  const gchar *uri = wsi_patch_meta_string (wsi_patch_meta_get (in), "uris",
+      0);
 
-  *file = g_strdup (path);
-  handle = wsi_slide_cache_acquire (self->slide_cache, path, error);
-  if (handle == NULL) {
-    gchar *bytes = file_from_display_path (path);
-
-    if (bytes != NULL) {
-      g_clear_error (error);
-      g_free (*file);
-      *file = bytes;
-      handle = wsi_slide_cache_acquire (self->slide_cache, bytes, error);
-    }
-  }
-  return handle;
+  *file = wsi_slide_cache_file_name (uri, path);
+  return wsi_slide_cache_acquire (self->slide_cache, *file, error);
 }
 
 static gboolean
@@ -405,7 +382,7 @@ make_context (GstPatchViews * self, ViewsThread * thread, ViewsWork * work,
   gboolean ok;
   gint64 f0;
 
-  handle = acquire_slide (self, path, &file, &error);
+  handle = acquire_slide (self, work->in, path, &file, &error);
   if (handle == NULL) {
     work->reason = g_strdup_printf ("context view \"%s\": %s", spec->name,
         error->message);
@@ -413,8 +390,8 @@ make_context (GstPatchViews * self, ViewsThread * thread, ViewsWork * work,
     g_free (file);
     return FALSE;
   }
-  footprint = context_footprint (spec, rec, handle->slide, patch_side, &mpp0,
-      &work->reason);
+  footprint = context_footprint (spec, rec, slide_mpp (work->in,
+          handle->slide), patch_side, &mpp0, &work->reason);
   if (footprint <= 0.0) {
     wsi_slide_cache_release (self->slide_cache, handle);
     g_free (file);
@@ -993,10 +970,12 @@ gst_patch_views_class_init (GstPatchViewsClass * klass)
   g_object_class_install_property (gobject_class, PROP_DCT_SCALING,
       g_param_spec_boolean ("dct-scaling", "DCT scaling",
           "Context views: let the direct reader decode JPEG tiles at 1/2, "
-          "1/4 or 1/8 scale when the region is downsampled by a whole "
-          "multiple of that; the view then starts on that scale's grid, "
-          "moved by less than one output pixel (its view record gives the "
-          "position read). false = decode at full size and average exactly",
+          "1/4 or 1/8 scale, as patchreader dct-scaling does: by a whole "
+          "multiple the view starts on that scale's grid, moved by less than "
+          "one output pixel (its view record gives the position read); by a "
+          "near-whole factor (2 % margin) the rest is resampled at the "
+          "requested position. false = decode at full size and average "
+          "exactly",
           DEFAULT_DCT_SCALING,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_PLAYING));

@@ -125,6 +125,7 @@
 #include <gst/wsi/wsirng.h>
 
 #include "gstwsislidesrc.h"
+#include "gstwsislideelements.h"
 #include "wsiannotations.h"
 #include "wsicollection.h"
 #include "wsislide.h"
@@ -253,8 +254,8 @@ G_DEFINE_TYPE_WITH_CODE (GstWsiSlideSrc, gst_wsi_slide_src, GST_TYPE_PUSH_SRC,
         gst_wsi_slide_src_uri_handler_init);
     GST_DEBUG_CATEGORY_INIT (gst_wsi_slide_src_debug, "wsislidesrc", 0,
         "whole-slide image collection source"));
-GST_ELEMENT_REGISTER_DEFINE (wsislidesrc, "wsislidesrc", GST_RANK_NONE,
-    GST_TYPE_WSI_SLIDE_SRC);
+GST_ELEMENT_REGISTER_DEFINE_WITH_CODE (wsislidesrc, "wsislidesrc",
+    GST_RANK_NONE, GST_TYPE_WSI_SLIDE_SRC, wsislide_element_init (plugin));
 
 GType
 gst_wsi_slide_order_get_type (void)

@@ -14,7 +14,6 @@
 #endif
 
 #include <gst/gst.h>
-#include <gst/wsi/wsirecord.h>
 
 #include "gstwsislidesrc.h"
 #include "gstpatchreader.h"
@@ -25,7 +24,6 @@ plugin_init (GstPlugin * plugin)
 {
   gboolean ret = FALSE;
 
-  wsi_record_register_metas ();
   ret |= GST_ELEMENT_REGISTER (wsislidesrc, plugin);
   ret |= GST_ELEMENT_REGISTER (patchreader, plugin);
   ret |= GST_ELEMENT_REGISTER (patchviews, plugin);

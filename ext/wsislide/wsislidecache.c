@@ -194,6 +194,14 @@ wsi_slide_cache_clear (WsiSlideCache * cache)
   wsi_slide_cache_close_all_of (to_close);
 }
 
+gchar *
+wsi_slide_cache_file_name (const gchar * uri, const gchar * path)
+{
+  gchar *file = uri ? g_filename_from_uri (uri, NULL, NULL) : NULL;
+
+  return file ? file : g_strdup (path);
+}
+
 void
 wsi_slide_cache_free (WsiSlideCache * cache)
 {

@@ -44,6 +44,10 @@ typedef struct
 } WsiSlideHandle;
 
 WsiSlideCache *wsi_slide_cache_new (guint max_open);
+
+/* The name a slide is opened and cached by: the file name of its file
+ * URI (exact bytes), else @path (a remote location, or no URI). */
+gchar *wsi_slide_cache_file_name (const gchar * uri, const gchar * path);
 void wsi_slide_cache_free (WsiSlideCache * cache);
 
 /* Backend for slides opened from now on (WSI_BACKEND_*). */

@@ -46,6 +46,7 @@
 #endif
 
 #include "gstpatchstoresink.h"
+#include "gstwsistoreelements.h"
 #include "wsipipelinesettings.h"
 #include "wsishardreader.h"
 #include "wsishardwriter.h"
@@ -200,7 +201,7 @@ G_DEFINE_TYPE (GstPatchStoreSink, gst_patch_store_sink, GST_TYPE_BASE_SINK);
 
 GST_ELEMENT_REGISTER_DEFINE_WITH_CODE (patchstoresink, "patchstoresink",
     GST_RANK_NONE, GST_TYPE_PATCH_STORE_SINK,
-    wsi_record_register_metas ();
+    wsistore_element_init (plugin);
     GST_DEBUG_CATEGORY_INIT (gst_patch_store_sink_debug, "patchstoresink", 0,
         "patch store writer"));
 
@@ -541,6 +542,7 @@ write_sample (GstPatchStoreSink * self, GstBuffer * buffer,
     return GST_FLOW_ERROR;
   }
   slide.path = wsi_patch_meta_string (meta, "paths", 0);
+  slide.uri = wsi_patch_meta_string (meta, "uris", 0);
   slide.label = wsi_patch_meta_string (meta, "labels", 0);
   slide.column_names = wsi_structure_get_strv (meta, "column-names");
   slide.column_values = wsi_structure_get_strv (meta, "column-values");
@@ -594,6 +596,7 @@ write_patch (GstPatchStoreSink * self, GstBuffer * buffer,
     return GST_FLOW_ERROR;
   }
   slide.path = wsi_patch_meta_string (meta, "paths", 0);
+  slide.uri = wsi_patch_meta_string (meta, "uris", 0);
   slide.label = wsi_patch_meta_string (meta, "labels", 0);
   slide.column_names = wsi_structure_get_strv (meta, "column-names");
   slide.column_values = wsi_structure_get_strv (meta, "column-values");

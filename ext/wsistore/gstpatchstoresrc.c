@@ -14,7 +14,8 @@
  * patchstoresrc serves a patch store written by patchstoresink as the same
  * stream patchreader pushes: one square `video/x-raw` buffer per patch in
  * the store's pixel format, with a `WsiPatchMeta` holding the stored record
- * (unchanged), the slide path, the label and the slide's columns, so
+ * (unchanged), the slide path and file URI (`uris`, with `mpps` from the
+ * record), the label and the slide's columns, so
  * patchfilter, patchaugment, patchviews and patchbatch work downstream as
  * they do behind patchreader. Two columns are added to every patch:
  * `store-epoch` (the epoch it is served in, from 0) and `store-index` (its
@@ -55,6 +56,7 @@
 #endif
 
 #include "gstpatchstoresrc.h"
+#include "gstwsistoreelements.h"
 #include "wsiorderedpool.h"
 #include "wsistore.h"
 #include "wsistorecodec.h"
@@ -185,7 +187,7 @@ G_DEFINE_TYPE (GstPatchStoreSrc, gst_patch_store_src, GST_TYPE_ELEMENT);
 
 GST_ELEMENT_REGISTER_DEFINE_WITH_CODE (patchstoresrc, "patchstoresrc",
     GST_RANK_NONE, GST_TYPE_PATCH_STORE_SRC,
-    wsi_record_register_metas ();
+    wsistore_element_init (plugin);
     GST_DEBUG_CATEGORY_INIT (gst_patch_store_src_debug, "patchstoresrc", 0,
         "patch store source"));
 
@@ -203,6 +205,7 @@ add_patch_meta (GstBuffer * buffer, const WsiStoreEntry * entry,
   const gchar **names = g_newa (const gchar *, n + 3);
   const gchar **values = g_newa (const gchar *, n + 3);
   gchar epoch_text[16], index_text[24];
+  GstStructure *meta;
   guint i;
 
   for (i = 0; i < n; i++) {
@@ -216,8 +219,17 @@ add_patch_meta (GstBuffer * buffer, const WsiStoreEntry * entry,
   names[n + 1] = "store-index";
   values[n + 1] = index_text;
   names[n + 2] = values[n + 2] = NULL;
-  wsi_meta_set_columns (wsi_patch_meta_add (buffer, &entry->record, 1, paths,
-          labels), names, values);
+  meta = wsi_patch_meta_add (buffer, &entry->record, 1, paths, labels);
+  wsi_meta_set_columns (meta, names, values);
+  if (slide->uri != NULL && *slide->uri != '\0') {
+    const gchar *uris[2] = { slide->uri, NULL };
+    const WsiPatchRecord *r = &entry->record;
+    /* level-0 mpp: what the record says patchreader delivered */
+    gdouble mpp = r->out_mpp > 0.0f && r->footprint > 0 ?
+        r->out_mpp * (gdouble) r->out_size / r->footprint : 0.0;
+
+    wsi_patch_meta_set_slides (meta, uris, &mpp, 1);
+  }
 }
 
 /* One libjpeg decompressor per worker, made once. */

@@ -7,14 +7,14 @@
  * version 2 of the License, or (at your option) any later version.
  */
 
-/* plugin.c: registers the patch store elements, nothing else. */
+/* plugin.c: registers the patch store elements, nothing else (their
+ * one-time setup is wsistore_element_init(), gstwsistoreelements.h). */
 
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
 
 #include <gst/gst.h>
-#include <gst/wsi/wsirecord.h>
 
 #include "gstpatchstoresink.h"
 #include "gstpatchstoresrc.h"
@@ -24,7 +24,6 @@ plugin_init (GstPlugin * plugin)
 {
   gboolean ret = FALSE;
 
-  wsi_record_register_metas ();
   ret |= GST_ELEMENT_REGISTER (patchstoresink, plugin);
   ret |= GST_ELEMENT_REGISTER (patchstoresrc, plugin);
   return ret;

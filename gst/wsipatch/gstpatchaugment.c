@@ -74,6 +74,7 @@
 #include "wsiaugment.h"
 
 #include "gstpatchaugment.h"
+#include "gstwsipatchelements.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_patch_augment_debug);
 #define GST_CAT_DEFAULT gst_patch_augment_debug
@@ -176,7 +177,7 @@ do_element_init (GstPlugin * plugin)
   if (g_once_init_enter (&done)) {
     GST_DEBUG_CATEGORY_INIT (gst_patch_augment_debug, "patchaugment", 0,
         "Flips, turns, HED, colour jitter and blur of patches");
-    wsi_record_register_metas ();
+    wsipatch_element_init (plugin);
     g_once_init_leave (&done, 1);
   }
 }

@@ -122,6 +122,7 @@
 #include <gst/wsi/wsirefusal.h>
 
 #include "gstpatchbatch.h"
+#include "gstwsipatchelements.h"
 #include "wsistreamstats.h"
 #include "wsibatchmeta.h"
 #include "wsinormalize.h"
@@ -245,7 +246,7 @@ do_element_init (GstPlugin * plugin)
   if (g_once_init_enter (&done)) {
     GST_DEBUG_CATEGORY_INIT (gst_patch_batch_debug, "patchbatch", 0,
         "Stacks patches into batches");
-    wsi_record_register_metas ();
+    wsipatch_element_init (plugin);
     g_once_init_leave (&done, 1);
   }
 }

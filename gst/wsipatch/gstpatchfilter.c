@@ -69,6 +69,7 @@
 #include <gst/wsi/wsirecord.h>
 
 #include "gstpatchfilter.h"
+#include "gstwsipatchelements.h"
 #include "wsihsvfilter.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_patch_filter_debug);
@@ -160,7 +161,7 @@ do_element_init (GstPlugin * plugin)
   if (g_once_init_enter (&done)) {
     GST_DEBUG_CATEGORY_INIT (gst_patch_filter_debug, "patchfilter", 0,
         "Drops patches outside an HSV range");
-    wsi_record_register_metas ();
+    wsipatch_element_init (plugin);
     g_once_init_leave (&done, 1);
   }
 }

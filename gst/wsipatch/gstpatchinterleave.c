@@ -73,6 +73,7 @@
 #include <gst/wsi/wsirecord.h>
 
 #include "gstpatchinterleave.h"
+#include "gstwsipatchelements.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_patch_interleave_debug);
 #define GST_CAT_DEFAULT gst_patch_interleave_debug
@@ -143,7 +144,7 @@ do_element_init (GstPlugin * plugin)
   if (g_once_init_enter (&done)) {
     GST_DEBUG_CATEGORY_INIT (gst_patch_interleave_debug, "patchinterleave", 0,
         "Round-robin interleaving of slide coordinate plans");
-    wsi_record_register_metas ();
+    wsipatch_element_init (plugin);
     g_once_init_leave (&done, 1);
   }
 }

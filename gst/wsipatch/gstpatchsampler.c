@@ -202,6 +202,7 @@
 #include <gst/wsi/wsiannotation.h>
 
 #include "gstpatchsampler.h"
+#include "gstwsipatchelements.h"
 #include "wsiclassplan.h"
 #include "wsidelivery.h"
 #include "wsisampling.h"
@@ -404,9 +405,9 @@ static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
 #define gst_patch_sampler_parent_class parent_class
 G_DEFINE_TYPE (GstPatchSampler, gst_patch_sampler, GST_TYPE_ELEMENT);
 
-static void patch_sampler_element_init (void);
+static void patch_sampler_element_init (GstPlugin * plugin);
 GST_ELEMENT_REGISTER_DEFINE_WITH_CODE (patchsampler, "patchsampler",
-    GST_RANK_NONE, GST_TYPE_PATCH_SAMPLER, patch_sampler_element_init ());
+    GST_RANK_NONE, GST_TYPE_PATCH_SAMPLER, patch_sampler_element_init (plugin));
 
 GType
 gst_patch_sampler_mode_get_type (void)
@@ -2309,14 +2310,14 @@ gst_patch_sampler_init (GstPatchSampler * self)
 
 /* One-time setup, whichever registration comes first. */
 static void
-patch_sampler_element_init (void)
+patch_sampler_element_init (GstPlugin * plugin)
 {
   static gsize init = 0;
 
   if (g_once_init_enter (&init)) {
     GST_DEBUG_CATEGORY_INIT (gst_patch_sampler_debug, "patchsampler", 0,
         "whole-slide patch sampler");
-    wsi_record_register_metas ();
+    wsipatch_element_init (plugin);
     g_once_init_leave (&init, 1);
   }
 }

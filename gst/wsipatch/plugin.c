@@ -14,7 +14,6 @@
 #endif
 
 #include <gst/gst.h>
-#include <gst/wsi/wsirecord.h>
 
 #include "gstpatchsampler.h"
 #include "gstpatchinterleave.h"
@@ -27,7 +26,6 @@ plugin_init (GstPlugin * plugin)
 {
   gboolean ret = FALSE;
 
-  wsi_record_register_metas ();
   ret |= GST_ELEMENT_REGISTER (patchsampler, plugin);
   ret |= GST_ELEMENT_REGISTER (patchinterleave, plugin);
   ret |= GST_ELEMENT_REGISTER (patchbatch, plugin);

@@ -39,6 +39,7 @@ static const WsiCounter counters[] = {
   {"slides-failed", "slides-failed"},
   {"slides-rejected", "slides-rejected"},
   {"slides-blank", "slides-blank"},
+  {"slides-without-regions", "slides-without-regions"},
   {"patches-planned", "patches-planned"},
   {"patches-read", "patches-read"},
   {"patches-failed", "patches-dropped"},

@@ -23,15 +23,15 @@ from ._utils.gst import find_tracer, init, timeline_slice
 from .batch import Batch
 from .errors import ForkError, PipelineError, SettingsError
 from .metadata import PATCH_RECORD, VIEW_RECORD
-from .pipeline import keyword_property, standard_pipeline
+from .pipeline import is_patch_store, keyword_property, standard_pipeline, store_pipeline
 from .settings import validate_description
 from .stream import BatchStream, epoch_seed
 from .monitor import Monitor
 
 __all__ = ["PATCH_RECORD", "VIEW_RECORD", "Batch", "BatchStream", "ForkError", "PipelineError",
            "SettingsError", "Monitor", "WsiIterableDataset", "epoch_seed", "find_tracer",
-           "init", "keyword_property", "live_mapped_buffers", "shard", "standard_pipeline",
-           "timeline_slice", "validate_description"]
+           "init", "is_patch_store", "keyword_property", "live_mapped_buffers", "shard",
+           "standard_pipeline", "store_pipeline", "timeline_slice", "validate_description"]
 
 
 def __getattr__(name):

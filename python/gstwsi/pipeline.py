@@ -10,6 +10,7 @@ own ParamSpec (gstwsi.settings), so a bad keyword or value raises
 """
 import difflib
 import numbers
+import pathlib
 import re
 
 from ._utils.gst import init
@@ -200,6 +201,10 @@ def standard_pipeline(location, *, batch_size=64, patch_size=224, target_mpp=Non
     from the C code).  Initialises GStreamer (`init()`; `init(monitor=True)`
     may still come later).
     """
+    if is_patch_store(location):
+        settings.setdefault("epochs", 0 if cycle else 1)
+        return store_pipeline(location, batch_size=batch_size, threads=threads, seed=seed,
+                              prefetch=prefetch, sink=sink, **settings)
     tissue, target_mpp, settings = _implied_settings(tissue, target_mpp, settings)
     given = dict(cycle=cycle, seed=_number(seed, int), patch_size=patch_size,
                  target_mpp=_number(target_mpp, float),
@@ -216,6 +221,64 @@ def standard_pipeline(location, *, batch_size=64, patch_size=224, target_mpp=Non
     props = _stage_settings(given, tissue)
     description = _describe_pipeline(location, props, tissue, _prefetch_text(prefetch),
                                      sink)
+    validate_description(description)
+    return description
+
+
+# What a patch store (patchstoresink) takes besides batch_size, threads, seed,
+# cycle, prefetch and sink: keyword -> (element, property).
+_STORE_KEYWORDS = {
+    "order": ("patchstoresrc", "order"),
+    "epochs": ("patchstoresrc", "epochs"),
+    "rank": ("patchstoresrc", "rank"),
+    "world_size": ("patchstoresrc", "world-size"),
+    "allow_incomplete": ("patchstoresrc", "allow-incomplete"),
+    "verify": ("patchstoresrc", "verify"),
+    "max_batches": ("patchbatch", "max-batches"),
+    "drop_remainder": ("patchbatch", "drop-remainder"),
+}
+
+
+def is_patch_store(location):
+    """True when `location` is a patch store directory (it holds patchstoresink's
+    manifest.json, or shards of an unfinished one: shard-00000.wsis)."""
+    path = pathlib.Path(str(location))
+    return path.is_dir() and ((path / "manifest.json").is_file()
+                              or (path / "shard-00000.wsis").is_file())
+
+
+def store_pipeline(location, *, batch_size=64, threads=2, seed=0, order="shuffle",
+                   epochs=0, prefetch=256, sink="sink", **settings):
+    """The training pipeline over a patch store (docs/data-formats.md, "Patch
+    store"): patchstoresrc (shuffled per (seed, epoch), `epochs` 0 = for ever,
+    `rank`/`world_size` from torchrun's RANK/WORLD_SIZE unless given) into
+    patchbatch and an appsink, as a description string.  `standard_pipeline`
+    returns this when its location is a store.  Slide-reading keywords
+    (tissue, sampling, patch size) do not apply to a store: the patches are
+    stored as they were extracted; giving one raises `SettingsError`."""
+    loc = str(location).replace("\\", "\\\\").replace('"', '\\"')
+    src = [f'location="{loc}"', f"threads={_value_text(threads)}",
+           f"seed={_value_text(_number(seed, int))}", f"order={_value_text(order)}",
+           f"epochs={_value_text(epochs)}"]
+    batch = [f"batch-size={_value_text(batch_size)}"]
+    for keyword, value in settings.items():
+        if value is None:
+            continue
+        if keyword not in _STORE_KEYWORDS:
+            raise SettingsError(f"{keyword}={value!r} does not apply to a patch store "
+                                f"({location}): its patches were extracted with the "
+                                "settings in its manifest.json", value=str(value),
+                                allowed=", ".join(sorted(_STORE_KEYWORDS)))
+        element, prop = _STORE_KEYWORDS[keyword]
+        (src if element == "patchstoresrc" else batch).append(
+            f"{prop}={_value_text(value)}")
+    init()
+    description = " ! ".join([
+        "patchstoresrc " + " ".join(src),
+        f"queue max-size-buffers={_prefetch_text(prefetch)} max-size-bytes=0 "
+        "max-size-time=0",
+        "patchbatch " + " ".join(batch),
+        f"appsink name={sink} sync=false max-buffers=2"])
     validate_description(description)
     return description
 

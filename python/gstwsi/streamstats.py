@@ -12,7 +12,7 @@ MESSAGE_NAME = "wsi-stream-stats"
 
 # Upstream counters the message may carry (absent: no element counts it).
 COUNTERS = ("slides-opened", "slides-failed", "slides-rejected", "slides-blank",
-            "patches-planned", "patches-read", "patches-dropped", "patches-rejected")
+            "slides-without-regions", "patches-planned", "patches-read", "patches-dropped", "patches-rejected")
 
 
 def _list(structure, field):

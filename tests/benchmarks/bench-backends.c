@@ -30,6 +30,10 @@
  *              so it only gains from tiles shared by patches of that run
  *              (neighbours, overlaps) and pays its bookkeeping on the rest
  *              (the tile-aligned case has no reuse at all: pure overhead).
+ *   tiff-full  (not run by default) "tiff" with native scaling off: a full
+ *              decode and the exact area average, the path every non-whole
+ *              factor took before issue 23 (tiff / tiff-full is what DCT
+ *              scaling gains, measured in the same rounds);
  *   libjpeg    the decoding limit: for each patch, pread() and decode with
  *              libjpeg-turbo exactly the whole JPEG tiles that the patch's
  *              level region touches (JPEGTables loaded, out_color_space
@@ -72,7 +76,14 @@
  *   4x       footprint 1024 -> 256, same slides: level 1 (downsample 4) is
  *            read 1:1;
  *   tile240  random positions, footprint 256, on the same slides written with
- *            240 px tiles (same seeds and positions as "random").
+ *            240 px tiles (same seeds and positions as "random");
+ *   40x-0.5  real-world (issue 23): 0.5 um/px from slides at 0.2527 um/px
+ *            (Aperio 40x), 240 px tiles, level step 4: footprint 507, read
+ *            at level 0, DCT 1/2 then the remaining 0.99 resampled;
+ *   40x-1.0  1.0 um/px from the same slides: footprint 1013, level 0 (level
+ *            1's downsample 4 is more than 1 % over 3.957), DCT 1/4;
+ *   20x-0.5  0.5 um/px from slides at 0.504 um/px: footprint 254, read at
+ *            256 within resample-tolerance (1:1, no scaling).
  * The table shows the level, level region and DCT scale each case used,
  * and the share of patches the tiff backend scaled natively when that was
  * not all of them (the JSON has its reported scales per run).
@@ -101,12 +112,14 @@
  *                  [--tile-cache-mb 256] [--json FILE]
  *                  [--contenders bare-os,layer-os,tiff,tiff+cache,libjpeg]
  *
- * Without --location it writes 2 x --slides Aperio-like slides (8192x6144,
- * 3 levels, level step 4, 0.25 um/px, JPEG Q85; one set with 256 px tiles,
- * one with 240 px tiles) into a temporary folder and removes them at the
- * end. --location DIR reads the JPEG-tiled TIFF slides of DIR instead (those
- * that OpenSlide, the tiff backend when built and the limit loop all read;
- * the tile240 case is skipped; positions are anywhere in the slide).
+ * Without --location it writes --slides Aperio-like slides (8192x6144,
+ * 3 levels, level step 4, JPEG Q85) for each set the chosen cases read
+ * (256 px tiles at 0.25 um/px; 240 px tiles at 0.25, 0.2527 and 0.504
+ * um/px) into a temporary folder and removes them at the end. --location
+ * DIR reads the JPEG-tiled TIFF slides of DIR instead (those that
+ * OpenSlide, the tiff backend when built and the limit loop all read; the
+ * tile240, 40x and 20x cases are skipped; positions are anywhere in the
+ * slide).
  * Until the tiff backend is built in, its two columns read n/a.
  */
 
@@ -158,8 +171,28 @@ typedef enum
 {
   SET_256,
   SET_240,
+  SET_40X,                      /* 0.2527 um/px, 240 px tiles (Aperio 40x) */
+  SET_20X,                      /* 0.504 um/px, 240 px tiles (Aperio 20x) */
   N_SETS
 } SlideSet;
+
+/* How each set of generated slides is written: same seeds in every set. */
+typedef struct
+{
+  guint tile;
+  gdouble mpp;
+  const gchar *name;            /* file names and the JSON */
+  const gchar *what;            /* the table */
+} SetDef;
+
+static const SetDef set_defs[N_SETS] = {
+  {256, 0.25, "tiles256", "generated, 256 px tiles, level step 4"},
+  {240, 0.25, "tiles240", "generated, 240 px tiles, level step 4"},
+  {240, 0.2527, "40x", "generated 40x, 0.2527 um/px, 240 px tiles, level "
+        "step 4"},
+  {240, 0.504, "20x", "generated 20x, 0.504 um/px, 240 px tiles, level "
+        "step 4"},
+};
 
 /* ---- contenders --------------------------------------------------------- */
 
@@ -170,11 +203,12 @@ typedef enum
   C_TIFF,
   C_TIFF_CACHE,
   C_LIBJPEG,
+  C_TIFF_FULL,
   N_CONTENDERS
 } Contender;
 
 static const gchar *const contender_names[N_CONTENDERS] = {
-  "bare-os", "layer-os", "tiff", "tiff+cache", "libjpeg"
+  "bare-os", "layer-os", "tiff", "tiff+cache", "libjpeg", "tiff-full"
 };
 
 /* ---- cases -------------------------------------------------------------- */
@@ -202,10 +236,22 @@ static const CaseDef case_defs[] = {
       SET_256},
   {"tile240", "random level-0 positions, footprint 256", 256, FALSE, FALSE,
       SET_240},
+  /* Real-world targets (issue 23): 0.5 and 1.0 um/px from a 40x scan at
+   * 0.2527 um/px (factors 1.979 and 3.957, both read at level 0 since
+   * level 1's downsample 4 exceeds 3.957 by more than 1 %), 0.5 from a 20x
+   * scan at 0.504 um/px (factor 0.992: 254 px read at 256, within
+   * resample-tolerance). Footprints as patchsampler rounds them. */
+  {"40x-0.5", "0.5 um/px from 0.2527 um/px, footprint 507", 507, FALSE,
+      FALSE, SET_40X},
+  {"40x-1.0", "1.0 um/px from 0.2527 um/px, footprint 1013", 1013, FALSE,
+      FALSE, SET_40X},
+  {"20x-0.5", "0.5 um/px from 0.504 um/px, footprint 254", 254, FALSE, FALSE,
+      SET_20X},
 };
 
-#define DEFAULT_CASES "random,aligned,2x,4x,tile240"
-#define ALL_CASES "random, aligned, 2x, 2x-grid, 4x, tile240"
+#define DEFAULT_CASES "random,aligned,2x,4x,tile240,40x-0.5,40x-1.0,20x-0.5"
+#define ALL_CASES "random, aligned, 2x, 2x-grid, 4x, tile240, 40x-0.5, " \
+  "40x-1.0, 20x-0.5"
 
 
 /* What the slides of a set are. */
@@ -214,8 +260,7 @@ set_description (SlideSet set, const gchar * location)
 {
   if (location)
     return "the slides of --location";
-  return set == SET_240 ? "generated, 240 px tiles, level step 4" :
-      "generated, 256 px tiles, level step 4";
+  return set_defs[set].what;
 }
 
 typedef struct
@@ -485,52 +530,60 @@ gen_job_run (gpointer data, gpointer user_data)
   }
 }
 
-/* Writes --slides slides per set; same seeds in both sets, so only the
- * tiling differs between them. */
+/* Writes --slides slides for each set a chosen case reads (@needed); same
+ * seeds in every set, so only tiling and mpp differ between them. */
 static void
-generate_slides (const gchar * dir, gint count, GPtrArray * sets[N_SETS])
+generate_slides (const gchar * dir, gint count, const gboolean needed[N_SETS],
+    GPtrArray * sets[N_SETS])
 {
   GThreadPool *pool = g_thread_pool_new (gen_job_run, NULL,
       (gint) g_get_num_processors (), TRUE, NULL);
-  GenJob *jobs = g_new0 (GenJob, 2 * count);
+  GenJob *jobs = g_new0 (GenJob, N_SETS * count);
   gint64 start = g_get_monotonic_time ();
-  gint i;
+  gint i, written = 0;
 
-  for (i = 0; i < 2 * count; i++) {
+  for (i = 0; i < N_SETS * count; i++) {
     GenJob *job = &jobs[i];
-    guint tile = i < count ? 256 : 240;
-    gchar *name = g_strdup_printf ("bench-t%u-%02d.svs", tile, i % count);
+    const SetDef *set = &set_defs[i / count];
+    gchar *name;
 
+    if (!needed[i / count])
+      continue;
+    name = g_strdup_printf ("bench-%s-%02d.svs", set->name, i % count);
     job->path = g_build_filename (dir, name, NULL);
     g_free (name);
     wsi_test_slide_spec_init (&job->spec);
     job->spec.layout = WSI_TEST_LAYOUT_APERIO;
     job->spec.width = 8192;
     job->spec.height = 6144;
-    job->spec.tile_size = tile;
+    job->spec.tile_size = set->tile;
     job->spec.levels = 3;
     job->spec.level_step = 4;
-    job->spec.mpp = 0.25;
+    job->spec.mpp = set->mpp;
     job->spec.tissue_blobs = 6;
     job->spec.seed = 100 + i % count;
     g_thread_pool_push (pool, job, NULL);
+    written++;
   }
   g_thread_pool_free (pool, FALSE, TRUE);
-  for (i = 0; i < 2 * count; i++) {
+  for (i = 0; i < N_SETS * count; i++) {
     GenJob *job = &jobs[i];
     BenchSlide *s;
 
+    if (job->path == NULL)
+      continue;
     if (!job->ok) {
       g_printerr ("cannot write %s: %s\n", job->path, job->error);
     } else if ((s = bench_slide_new (job->path, &job->spec)) != NULL) {
-      g_ptr_array_add (sets[i < count ? SET_256 : SET_240], s);
+      g_ptr_array_add (sets[i / count], s);
     }
     g_free (job->path);
     g_free (job->error);
   }
   g_free (jobs);
-  g_print ("generated %d slides (8192x6144, tiles 256 and 240, level step 4, "
-      "0.25 um/px) in %.1f s\n", 2 * count,
+  g_print ("generated %d slides (8192x6144, level step 4; sets: 256 px tiles "
+      "0.25 um/px, 240 px tiles at 0.25, 0.2527 and 0.504 um/px, as the "
+      "cases need) in %.1f s\n", written,
       (g_get_monotonic_time () - start) / 1e6);
 }
 
@@ -568,14 +621,27 @@ scan_location (const gchar * location, GPtrArray * slides)
 
 /* ---- coordinates --------------------------------------------------------- */
 
+/* The DCT scale as the tiff backend picks it (pick_scale() in
+ * wsislide-tiff.c): a whole multiple of scale x output first, else the
+ * largest scale leaving at least 1.5x to the area average, else the
+ * largest keeping the resolution within WSI_NATIVE_SCALE_MARGIN. */
 static guint
 dct_scale (gint64 read_w, gint64 read_h)
 {
-  guint s;
+  const gdouble rests[] = { 1.5, 1.0 - WSI_NATIVE_SCALE_MARGIN };
+  guint s, i;
 
   for (s = 8; s > 1; s /= 2) {
-    if (read_w >= (gint64) s * OUT_SIZE && read_h >= (gint64) s * OUT_SIZE)
+    if (read_w % ((gint64) s * OUT_SIZE) == 0
+        && read_h % ((gint64) s * OUT_SIZE) == 0)
       return s;
+  }
+  for (i = 0; i < G_N_ELEMENTS (rests); i++) {
+    for (s = 8; s > 1; s /= 2) {
+      if (read_w >= s * OUT_SIZE * rests[i]
+          && read_h >= s * OUT_SIZE * rests[i])
+        return s;
+    }
   }
   return 1;
 }
@@ -939,6 +1005,7 @@ worker_main (gpointer data)
     case C_LAYER_OS:
     case C_TIFF:
     case C_TIFF_CACHE:
+    case C_TIFF_FULL:
       ctx = wsi_read_context_new ();
       rgb = g_malloc (OUT_SIZE * OUT_SIZE * 3);
       out.data = rgb;
@@ -964,7 +1031,8 @@ worker_main (gpointer data)
         break;
       case C_LAYER_OS:
       case C_TIFF:
-      case C_TIFF_CACHE:{
+      case C_TIFF_CACHE:
+      case C_TIFF_FULL:{
         WsiReadRequest request = { 0, };
         WsiReadReport report;
         GError *error = NULL;
@@ -973,7 +1041,8 @@ worker_main (gpointer data)
         request.y = p->y;
         request.width = request.height = p->footprint;
         request.resample_tolerance = RESAMPLE_TOLERANCE;
-        request.native_scaling = run->contender != C_LAYER_OS;
+        request.native_scaling = run->contender != C_LAYER_OS
+            && run->contender != C_TIFF_FULL;
         request.tile_cache = run->cache;
         if (!wsi_slide_read (run->wsi[p->slide], ctx, &request, &out,
                 &report, &error)) {
@@ -1066,6 +1135,7 @@ run_contender (Contender contender, GPtrArray * slides, const Patch * patches,
     case C_LAYER_OS:
     case C_TIFF:
     case C_TIFF_CACHE:
+    case C_TIFF_FULL:
       run.wsi = g_new0 (WsiSlide *, n_slides);
       for (i = 0; i < n_slides; i++) {
         GError *err = NULL;
@@ -1233,15 +1303,15 @@ format_ratio (gchar * buf, gsize size, gdouble a, gdouble b)
 static void
 print_header (void)
 {
-  g_print ("%-8s %3s %-22s %9s %9s %9s %10s %9s %10s %10s\n", "case", "T",
-      "plan", "bare-os", "layer-os", "tiff", "tiff+cache", "libjpeg",
-      "tiff/bare", "tiff/ljpg");
+  g_print ("%-8s %3s %-22s %9s %9s %9s %10s %9s %10s %10s %9s %9s\n", "case",
+      "T", "plan", "bare-os", "layer-os", "tiff", "tiff+cache", "libjpeg",
+      "tiff/bare", "tiff/ljpg", "tiff-full", "tiff/full");
 }
 
 static void
 print_line (const CaseResult * cr, const ThreadResult * tr)
 {
-  gchar v[N_CONTENDERS][32], r1[32], r2[32], plan[64];
+  gchar v[N_CONTENDERS][32], r1[32], r2[32], r3[32], plan[64];
   gdouble m[N_CONTENDERS], share = -1.0;
   const gchar *slash = strrchr (cr->plan_summary, '/');
   guint c;
@@ -1252,6 +1322,7 @@ print_line (const CaseResult * cr, const ThreadResult * tr)
   }
   format_ratio (r1, sizeof (r1), m[C_TIFF], m[C_BARE_OS]);
   format_ratio (r2, sizeof (r2), m[C_TIFF], m[C_LIBJPEG]);
+  format_ratio (r3, sizeof (r3), m[C_TIFF], m[C_TIFF_FULL]);
   /* Where the tiff backend did not always use the limit's DCT scale, the
    * share of patches it did scale natively. */
   if (slash && atoi (slash + 1) > 1 && !strchr (cr->plan_summary, '*'))
@@ -1261,9 +1332,9 @@ print_line (const CaseResult * cr, const ThreadResult * tr)
         share * 100);
   else
     g_strlcpy (plan, cr->plan_summary, sizeof (plan));
-  g_print ("%-8s %3u %-22s %9s %9s %9s %10s %9s %10s %10s\n", cr->def->name,
-      tr->threads, plan, v[C_BARE_OS], v[C_LAYER_OS], v[C_TIFF],
-      v[C_TIFF_CACHE], v[C_LIBJPEG], r1, r2);
+  g_print ("%-8s %3u %-22s %9s %9s %9s %10s %9s %10s %10s %9s %9s\n",
+      cr->def->name, tr->threads, plan, v[C_BARE_OS], v[C_LAYER_OS],
+      v[C_TIFF], v[C_TIFF_CACHE], v[C_LIBJPEG], r1, r2, v[C_TIFF_FULL], r3);
 }
 
 static void
@@ -1357,7 +1428,7 @@ write_json (const gchar * path, const Options * o, GPtrArray * sets[N_SETS],
       g_string_append (s, k++ ? ",\n    {\"path\": " : "\n    {\"path\": ");
       json_string (s, sl->path);
       g_string_append_printf (s, ", \"set\": \"%s\", \"vendor\": ",
-          set == SET_240 ? "tiles240" : o->location ? "location" : "tiles256");
+          o->location ? "location" : set_defs[set].name);
       json_string (s, sl->info->vendor ? sl->info->vendor : "");
       g_string_append (s, ", \"mpp\": ");
       json_number (s, sl->info->mpp_x);
@@ -1448,6 +1519,8 @@ write_json (const gchar * path, const Options * o, GPtrArray * sets[N_SETS],
       json_number (s, m[C_LAYER_OS] / m[C_BARE_OS]);
       g_string_append (s, ", \"libjpeg/bare-os\": ");
       json_number (s, m[C_LIBJPEG] / m[C_BARE_OS]);
+      g_string_append (s, ", \"tiff/tiff-full\": ");
+      json_number (s, m[C_TIFF] / m[C_TIFF_FULL]);
       g_string_append (s, "}}");
     }
     g_string_append (s, "]}");
@@ -1467,7 +1540,7 @@ write_json (const gchar * path, const Options * o, GPtrArray * sets[N_SETS],
 static gboolean
 contender_available (Contender c)
 {
-  return (c != C_TIFF && c != C_TIFF_CACHE) || tiff_built;
+  return (c != C_TIFF && c != C_TIFF_CACHE && c != C_TIFF_FULL) || tiff_built;
 }
 
 static gboolean
@@ -1488,7 +1561,7 @@ parse_contenders (const gchar * list)
     }
     if (c == N_CONTENDERS || k < n_order) {
       g_printerr ("unknown or repeated contender '%s' (bare-os, layer-os, "
-          "tiff, tiff+cache, libjpeg)\n", v[i]);
+          "tiff, tiff+cache, libjpeg, tiff-full)\n", v[i]);
       g_strfreev (v);
       return FALSE;
     }
@@ -1565,7 +1638,9 @@ main (int argc, char **argv)
   GOptionContext *octx = g_option_context_new ("- read backends against "
       "bare OpenSlide and the libjpeg-turbo limit, same coordinates");
   GError *error = NULL;
-  GPtrArray *sets[N_SETS] = { NULL, NULL };
+  GPtrArray *sets[N_SETS] = { NULL, };
+  gboolean needed[N_SETS] = { FALSE, };
+  guint n_slides = 0;
   GArray *results = g_array_new (FALSE, TRUE, sizeof (CaseResult));
   WsiTileCache *cache;
   gchar **case_names, *tmpdir = NULL, *load_start, *load_end;
@@ -1626,9 +1701,15 @@ main (int argc, char **argv)
       g_printerr ("%s\n", error->message);
       return 2;
     }
-    generate_slides (tmpdir, o.slides, sets);
+    for (i = 0; case_names[i]; i++) {
+      for (k = 0; strcmp (case_names[i], case_defs[k].name) != 0; k++);
+      needed[case_defs[k].set] = TRUE;
+    }
+    generate_slides (tmpdir, o.slides, needed, sets);
   }
-  if (sets[SET_256]->len == 0) {
+  for (set = 0; set < N_SETS; set++)
+    n_slides += sets[set]->len;
+  if (n_slides == 0) {
     g_printerr ("no slide every contender can read\n");
     return 2;
   }
@@ -1636,8 +1717,7 @@ main (int argc, char **argv)
     g_print ("note: %s; its columns read n/a\n", tiff_missing);
   g_print ("%u slides%s; %d rounds, %d patches per thread per run, "
       "threads %s, seed %" G_GINT64_FORMAT ", positions %s; load %s\n",
-      sets[SET_256]->len + sets[SET_240]->len,
-      o.location ? "" : " (256 and 240 px tiles)", o.rounds, o.patches,
+      n_slides, o.location ? "" : " (generated)", o.rounds, o.patches,
       o.threads, o.seed, o.anywhere || o.location ? "anywhere" : "on tissue",
       load_start);
   cache = wsi_tile_cache_new ((gsize) o.tile_cache_mb << 20);
@@ -1649,8 +1729,8 @@ main (int argc, char **argv)
     cr.def = &case_defs[k];
     cr.slides = sets[cr.def->set];
     if (cr.slides->len == 0) {
-      g_print ("%s: skipped (no slides with 240 px tiles with --location)\n",
-          cr.def->name);
+      g_print ("%s: skipped (--location gives no slides of set %s)\n",
+          cr.def->name, set_defs[cr.def->set].name);
       continue;
     }
     cr.n_patches = (guint) o.patches * max_threads;

@@ -4,8 +4,9 @@
 # tissue, pool 8, 4 per visit, batches of 64) read from the TIFF folder and
 # from its DICOM copy (wsi-make-test-dicom: JPEG tiles copied unchanged, a
 # Basic Offset Table, a thumbnail instance), alternating ROUNDS times for 1
-# and 2 reader threads. Prints every run and the median patches/s of each,
-# with DICOM / TIFF.
+# and 2 reader threads. Prints every run and the medians of patches/s and
+# of CPU time per patch (user + system of the process: less sensitive to
+# other load on a shared machine), with DICOM / TIFF.
 #
 #   meson devenv -C build -w . tests/benchmarks/bench-dicom.sh [WORK_DIR] [ROUNDS]
 set -euo pipefail
@@ -26,21 +27,30 @@ if [ -z "$(ls "$work/tiff")" ]; then
   done
 fi
 
-run() {   # run LOCATION THREADS -> patches/s
+run() {   # run LOCATION THREADS -> "patches/s CPU-us/patch"
   "$build/tests/benchmarks/bench-pipeline" --steady --location "$1" --threads "$2" \
     --warmup "$warmup" --batches "$batches" 2>/dev/null \
-    | awk '/patches\/s/ { for (i = 1; i <= NF; i++) if ($i == "patches/s,") print $(i - 1) }'
+    | awk '/patches\/s/ { for (i = 1; i <= NF; i++) { if ($i == "patches/s,") r = $(i - 1);
+                                                    if ($i == "us/patch,") c = $(i - 1) }
+                          print r, c }'
 }
 
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 
 for threads in 1 2; do
   : > "$work/tiff-$threads" ; : > "$work/dicom-$threads"
   for r in $(seq 1 "$rounds"); do
     a=$(run "$work/tiff" "$threads"); b=$(run "$work/dicom" "$threads")
-    echo "threads $threads round $r: tiff $a patches/s, dicom $b patches/s"
+    echo "threads $threads round $r: tiff ${a% *} patches/s ${a#* } CPU us/patch," \
+      "dicom ${b% *} patches/s ${b#* } CPU us/patch"
     echo "$a" >> "$work/tiff-$threads"; echo "$b" >> "$work/dicom-$threads"
   done
-  mt=$(median < "$work/tiff-$threads"); md=$(median < "$work/dicom-$threads")
-  echo "threads $threads median: tiff $mt, dicom $md patches/s, dicom/tiff $(awk -v a="$md" -v b="$mt" 'BEGIN { printf "%.2f", a / b }')"
+  mt=$(cut -d' ' -f1 "$work/tiff-$threads" | median)
+  md=$(cut -d' ' -f1 "$work/dicom-$threads" | median)
+  ct=$(cut -d' ' -f2 "$work/tiff-$threads" | median)
+  cd=$(cut -d' ' -f2 "$work/dicom-$threads" | median)
+  echo "threads $threads median: tiff $mt, dicom $md patches/s (dicom/tiff $(ratio "$md" "$mt"));" \
+    "CPU tiff $ct, dicom $cd us/patch (dicom/tiff $(ratio "$cd" "$ct"))"
 done

@@ -2,6 +2,7 @@
 batch.columns["class-id"] their int64 ids (positions in annotation-classes),
 and the stream statistics count patches per class (docs/annotations.md)."""
 import json
+import pathlib
 import subprocess
 
 import numpy as np
@@ -55,3 +56,27 @@ def test_labels_ids_and_stream_statistics(annotated):
         stats = stream.stream_stats
     assert sum(seen.values()) == 80 and min(seen.values()) > 20
     assert stats is not None and stats["labels"] == seen
+    assert stats["slides_without_regions"] == 0
+
+
+def test_slides_without_regions_are_counted(annotated, tmp_root):
+    """An annotations folder holding one slide's file: the other slide is
+    skipped with a warning and counted in the stream statistics."""
+    notes = tmp_root / "annotated-notes"
+    notes.mkdir(exist_ok=True)
+    first = sorted(p for p in annotated.iterdir() if p.suffix == ".geojson")[0]
+    (notes / first.name).write_text(first.read_text())
+    description = gstwsi.standard_pipeline(
+        annotated, batch_size=8, patch_size=64, target_mpp=0, patches_per_slide=16,
+        cycle=False, seed=3, tissue=False, annotations=str(notes),
+        annotation_mode="replace-tissue", annotation_classes=["Stroma", "Tumor"],
+        patchbatch_stats_interval=1)
+    with gstwsi.BatchStream(description, torch=False) as stream:
+        paths = [p for batch in stream for p in batch.paths]
+        stream.read_stream_stats()
+        stats = stream.stream_stats
+        warnings = list(stream.warnings)
+    assert len(paths) == 16 and len({pathlib.Path(p).stem for p in paths}) == 1
+    assert pathlib.Path(paths[0]).stem == first.stem
+    assert stats["slides_without_regions"] == 1
+    assert any("no annotation region" in w for w in warnings), warnings

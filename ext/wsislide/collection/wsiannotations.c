@@ -874,11 +874,17 @@ gchar *
 wsi_annotations_find (const gchar * slide_path, const gchar * folder,
     const gchar * named)
 {
-  gchar *slide_dir = g_path_get_dirname (slide_path);
+  /* A slide at a URL has no folder of ours: its file is in @folder or
+   * named absolutely (and the URL, which may hold credentials, never ends
+   * up in a file name shown in a message). */
+  gboolean remote = strstr (slide_path, "://") != NULL;
+  gchar *slide_dir = remote ? NULL : g_path_get_dirname (slide_path);
   const gchar *dir = folder && *folder ? folder : slide_dir;
   gchar *base, *dot, *found = NULL;
   guint i;
 
+  if (dir == NULL && !(named && g_path_is_absolute (named)))
+    return NULL;
   if (named != NULL && *named != '\0') {
     found = g_path_is_absolute (named) ? g_strdup (named) :
         g_build_filename (dir, named, NULL);
@@ -886,6 +892,8 @@ wsi_annotations_find (const gchar * slide_path, const gchar * folder,
     return found;
   }
   base = g_path_get_basename (slide_path);
+  if (remote && strchr (base, '?') != NULL)
+    *strchr (base, '?') = '\0';
   dot = strrchr (base, '.');
   if (dot != NULL && dot != base)
     *dot = '\0';

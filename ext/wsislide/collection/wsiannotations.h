@@ -91,7 +91,8 @@ void wsi_annotations_free (WsiAnnotations * annotations);
  * (a manifest's "annotations" value; relative to @folder when given, else
  * to the slide's folder) when not empty; else STEM.geojson, STEM.json or
  * STEM.xml (STEM = the slide's name without its extension) in @folder when
- * given, else next to the slide. */
+ * given, else next to the slide. A slide at a URL is looked up only in
+ * @folder (or by an absolute @named). */
 gchar *wsi_annotations_find (const gchar * slide_path, const gchar * folder,
     const gchar * named);
 

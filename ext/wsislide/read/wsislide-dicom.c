@@ -38,7 +38,9 @@
  *
  * Cost: open parses every instance of the series once (see wsidicom.h);
  * reads are those of wsitiledread.h, one ranged byte-source read per frame
- * (only the rows needed for uncompressed frames). Threading: the slide is
+ * (only the rows needed for uncompressed frames); for a remote source the
+ * frames a read (or a prefetch hint) covers are hinted first, so they are
+ * fetched together. Threading: the slide is
  * immutable after open; byte sources read from any thread.
  */
 
@@ -538,7 +540,7 @@ tile_fail (WsiSlide * slide, gint level, gint64 col, gint64 row,
   va_end (args);
   g_set_error (error, WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_READ,
       "%s: level %d tile (%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ") frame %"
-      G_GINT64_FORMAT ": %s", slide->path, level, col, row, frame + 1,
+      G_GINT64_FORMAT ": %s", slide->display, level, col, row, frame + 1,
       reason);
   g_free (reason);
   return FALSE;
@@ -632,7 +634,7 @@ decode_jpeg (WsiSlide * slide, WsiReadContext * ctx, const DicomPart * part,
   if (!wsi_jpeg_decoder_decode (decoder, &tile, scale, x, y, w, h,
           target->data, target->stride, target->layout, error)) {
     g_prefix_error (error, "%s: level %d tile (%" G_GINT64_FORMAT ", %"
-        G_GINT64_FORMAT ") frame %" G_GINT64_FORMAT ": ", slide->path, level,
+        G_GINT64_FORMAT ") frame %" G_GINT64_FORMAT ": ", slide->display, level,
         col, row, index + 1);
     return FALSE;
   }
@@ -790,6 +792,79 @@ dicom_decode_tile (WsiSlide * slide, WsiReadContext * ctx, gint level,
       y, w, h, target, error);
 }
 
+/* ---- prefetch: the frames a read covers ---------------------------------- */
+
+/* Frames hinted for one patch at most, and for one level-region read. */
+#define MAX_PREFETCH_TILES 64
+#define MAX_PREFETCH_REGION_TILES 16384
+
+/* Hints the frames of level @li under level pixels [x0, x1] x [y0, y1]
+ * (clipped), at most @max_tiles, one prefetch call per run of frames of
+ * one instance. No-op for local files. */
+static void
+prefetch_level_region (const DicomSlide * ds, gint li, gint64 x0, gint64 y0,
+    gint64 x1, gint64 y1, guint max_tiles)
+{
+  const DicomLevel *lv;
+  const DicomPart *run_part = NULL;
+  WsiByteRange *ranges;
+  gint64 col, row;
+  guint n = 0, seen = 0;
+
+  if (ds == NULL || li < 0 || (guint) li >= ds->n_levels)
+    return;
+  lv = &ds->levels[li];
+  if (wsi_byte_source_is_local (lv->first->source))
+    return;
+  x0 = MAX (x0, 0);
+  y0 = MAX (y0, 0);
+  x1 = MIN (x1, lv->tiled.width - 1);
+  y1 = MIN (y1, lv->tiled.height - 1);
+  if (x1 < x0 || y1 < y0)
+    return;
+  ranges = g_new (WsiByteRange, max_tiles);
+  for (row = y0 / lv->tiled.tile_height;
+      row <= y1 / lv->tiled.tile_height && seen < max_tiles; row++) {
+    for (col = x0 / lv->tiled.tile_width;
+        col <= x1 / lv->tiled.tile_width && seen < max_tiles; col++) {
+      gint64 entry = lv->tile_frame[row * lv->tiles_across + col];
+      const DicomPart *part;
+      const WsiDicomFrame *frame;
+
+      seen++;
+      if (entry < 0)
+        continue;
+      part = ds->parts->pdata[entry >> 32];
+      frame = &part->inst.frames[entry & G_MAXUINT32];
+      if (frame->length == 0)
+        continue;
+      if (part != run_part && n > 0) {
+        wsi_byte_source_prefetch (run_part->source, ranges, n);
+        n = 0;
+      }
+      run_part = part;
+      ranges[n].offset = frame->offset;
+      ranges[n].length = frame->length;
+      n++;
+    }
+  }
+  if (n > 0)
+    wsi_byte_source_prefetch (run_part->source, ranges, n);
+  g_free (ranges);
+}
+
+static void
+dicom_prefetch (WsiSlide * slide, const WsiReadPlan * plan)
+{
+  gdouble ds = slide->level_downsample[plan->level];
+
+  /* One level pixel of margin: a window moved onto a DCT grid stays in. */
+  prefetch_level_region (slide->handle, plan->level,
+      (gint64) floor (plan->x / ds) - 1, (gint64) floor (plan->y / ds) - 1,
+      (gint64) ceil (plan->x / ds) + plan->read_width,
+      (gint64) ceil (plan->y / ds) + plan->read_height, MAX_PREFETCH_TILES);
+}
+
 /* ---- reads -------------------------------------------------------------- */
 
 static gboolean
@@ -798,7 +873,12 @@ dicom_read_argb (WsiSlide * slide, WsiReadContext * ctx, guint32 * argb,
     WsiReadReport * report, GError ** error)
 {
   const DicomSlide *ds = slide->handle;
+  gdouble downsample = slide->level_downsample[level];
 
+  /* A remote slide's frames for the whole region come at once. */
+  prefetch_level_region (ds, level, (gint64) floor (x / downsample),
+      (gint64) floor (y / downsample), (gint64) floor (x / downsample) + w,
+      (gint64) floor (y / downsample) + h, MAX_PREFETCH_REGION_TILES);
   return wsi_tiled_read_argb (slide, ctx, &ds->levels[level].tiled, argb, x,
       y, level, w, h, report, error);
 }
@@ -810,6 +890,7 @@ dicom_read (WsiSlide * slide, WsiReadContext * ctx,
 {
   const DicomSlide *ds = slide->handle;
 
+  dicom_prefetch (slide, plan);
   return wsi_tiled_read (slide, ctx, &ds->levels[plan->level].tiled,
       request, plan, out, report, error);
 }
@@ -820,6 +901,7 @@ const WsiSlideBackend wsi_slide_backend_dicom = {
   .open = dicom_open,
   .read_argb = dicom_read_argb,
   .read = dicom_read,
+  .prefetch = dicom_prefetch,
   .thread_state_new = dicom_thread_state_new,
   .thread_state_free = dicom_thread_state_free,
   .close = dicom_close,

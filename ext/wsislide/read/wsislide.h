@@ -98,6 +98,11 @@ struct _WsiSlide
   guint64 uid;                  /* unique per open: tile cache keys */
 };
 
+/* How far below the output's resolution a DCT-scaled decode may lie
+ * (relative): 2 % lets 40x scans at 0.2520-0.2527 um/px (factors 1.984 and
+ * 1.979 to 0.5 um/px, 3.958 to 1.0) decode at 1/2 and 1/4. */
+#define WSI_NATIVE_SCALE_MARGIN 0.02
+
 /* What the caller wants from one read. */
 typedef struct
 {
@@ -106,11 +111,14 @@ typedef struct
   /* A level region within this relative difference of the output size is
    * read at the output size instead of resampled (0 = always exact). */
   gdouble resample_tolerance;
-  /* Let the backend scale natively (JPEG DCT scaling) by 1/2, 1/4 or 1/8
-   * when the region is downsampled by a whole multiple of that. The window
-   * is then moved onto the scaled pixel grid (by less than one output
-   * pixel; the report says where it starts) so that no output pixel
-   * straddles two scaled pixels. */
+  /* Let the backend scale natively (JPEG DCT scaling) by 1/2, 1/4 or 1/8.
+   * When the region is downsampled by a whole multiple of that, the window
+   * is moved onto the scaled pixel grid (by less than one output pixel;
+   * the report says where it starts) so that no output pixel straddles two
+   * scaled pixels. Otherwise the largest scale whose resolution is still
+   * the output's, or at most WSI_NATIVE_SCALE_MARGIN below it, is decoded
+   * and resampled for the remaining factor at the requested position
+   * (e.g. 1.979 = 1/2 then 0.99). */
   gboolean native_scaling;
   WsiTileCache *tile_cache;     /* decoded tiles shared by threads, or NULL */
 } WsiReadRequest;

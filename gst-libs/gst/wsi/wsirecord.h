@@ -245,6 +245,42 @@ wsi_patch_meta_add (GstBuffer * buffer, const WsiPatchRecord * records,
   return s;
 }
 
+/* Each patch's slide as wsislidesrc names it for opening (`uris`, GStrv:
+ * the slide meta's `uri`) and its level-0 resolution (`mpps`,
+ * GstValueArray of double: the slide meta's `mpp-x`, 0 = unknown). Set by
+ * patchreader on single patches, so that later stages (patchviews) open the
+ * same file and know its resolution without reconstructing either; not
+ * gathered into batches. */
+static inline void
+wsi_patch_meta_set_slides (GstStructure * s, const gchar * const *uris,
+    const gdouble * mpps, guint n)
+{
+  GValue array = G_VALUE_INIT, item = G_VALUE_INIT;
+  guint i;
+
+  g_value_init (&array, GST_TYPE_ARRAY);
+  g_value_init (&item, G_TYPE_DOUBLE);
+  for (i = 0; i < n; i++) {
+    g_value_set_double (&item, mpps[i]);
+    gst_value_array_append_value (&array, &item);
+  }
+  gst_structure_set (s, "uris", G_TYPE_STRV, uris, NULL);
+  gst_structure_take_value (s, "mpps", &array);
+  g_value_unset (&item);
+}
+
+/* Level-0 mpp of patch @i (`mpps`), 0 when unknown or absent. */
+static inline gdouble
+wsi_patch_meta_mpp (const GstStructure * s, guint i)
+{
+  const GValue *array = gst_structure_get_value (s, "mpps");
+
+  if (array == NULL || !GST_VALUE_HOLDS_ARRAY (array)
+      || i >= gst_value_array_get_size (array))
+    return 0.0;
+  return g_value_get_double (gst_value_array_get_value (array, i));
+}
+
 /* Returns the records of a WsiPatchMeta structure (owned by it) and their
  * number in @n_records. */
 static inline const WsiPatchRecord *

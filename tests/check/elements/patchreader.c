@@ -282,6 +282,47 @@ pop_warnings (GstBus * bus, guint * count)
 
 /* ---- tests -------------------------------------------------------------- */
 
+/* Each patch's meta names its slide's file URI and level-0 mpp as the
+ * slide meta gave them (`uris`, `mpps`), so later stages (patchviews) open
+ * the same file without reconstructing it; without a uri there is none. */
+GST_START_TEST (test_patch_meta_carries_slide_uri_and_mpp)
+{
+  gchar *path = make_slide ("uri.tiff", 5);
+  gchar *uri = g_filename_to_uri (path, NULL, NULL);
+  GstHarness *h = reader_harness (1, NULL);
+  WsiPatchRecord record = make_record (3, 100, 100, PATCH, PATCH);
+  GstBuffer *coords = make_coords (path, "", &record, 1);
+  GstStructure *slide = wsi_slide_meta_get (coords);
+  GstStructure *meta;
+  GList *out;
+
+  gst_structure_set (slide, "uri", G_TYPE_STRING, uri, "mpp-x",
+      G_TYPE_DOUBLE, 0.25, NULL);
+  fail_unless_equals_int (gst_harness_push (h, coords), GST_FLOW_OK);
+  out = finish_and_collect (h);
+  fail_unless_equals_int (g_list_length (out), 1);
+  meta = wsi_patch_meta_get (out->data);
+  fail_unless_equals_string (wsi_patch_meta_string (meta, "uris", 0), uri);
+  fail_unless_equals_float (wsi_patch_meta_mpp (meta, 0), 0.25);
+  g_list_free_full (out, (GDestroyNotify) gst_buffer_unref);
+  gst_harness_teardown (h);
+
+  h = reader_harness (1, NULL);
+  fail_unless_equals_int (gst_harness_push (h, make_coords (path, "",
+              &record, 1)), GST_FLOW_OK);
+  out = finish_and_collect (h);
+  fail_unless_equals_int (g_list_length (out), 1);
+  meta = wsi_patch_meta_get (out->data);
+  fail_unless (wsi_patch_meta_string (meta, "uris", 0) == NULL);
+  fail_unless_equals_float (wsi_patch_meta_mpp (meta, 0), 0.0);
+  g_list_free_full (out, (GDestroyNotify) gst_buffer_unref);
+  gst_harness_teardown (h);
+  g_free (uri);
+  g_free (path);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_native_pixels_match_openslide)
 {
   gchar *path = make_slide ("native.tiff", 11);
@@ -955,6 +996,7 @@ patchreader_suite (void)
   suite_add_tcase (s, tc);
   tcase_set_timeout (tc, 120);
   tcase_add_test (tc, test_native_pixels_match_openslide);
+  tcase_add_test (tc, test_patch_meta_carries_slide_uri_and_mpp);
   tcase_add_test (tc, test_resize_picks_level_and_averages);
   tcase_add_test (tc, test_order_kept_with_threads);
   tcase_add_test (tc, test_same_bytes_for_any_thread_count);

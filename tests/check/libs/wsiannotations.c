@@ -509,6 +509,60 @@ GST_START_TEST (test_many_polygons)
 
 GST_END_TEST;
 
+/* Which file belongs to a slide: next to it, in a folder, by a manifest
+ * value; a slide at a URL only in the folder (or by an absolute name). */
+GST_START_TEST (test_find_file)
+{
+  gchar *root = g_build_filename (WSI_TEST_TMPDIR, "find", NULL);
+  gchar *notes = g_build_filename (root, "notes", NULL);
+  gchar *slide = g_build_filename (root, "case-1.svs", NULL);
+  gchar *next_to = g_build_filename (root, "case-1.geojson", NULL);
+  gchar *in_folder = g_build_filename (notes, "case-1.xml", NULL);
+  gchar *named = g_build_filename (notes, "other.json", NULL);
+  gchar *found;
+
+  g_mkdir_with_parents (notes, 0755);
+  fail_unless (g_file_set_contents (next_to, "{}", -1, NULL));
+  fail_unless (g_file_set_contents (in_folder, "<a/>", -1, NULL));
+  found = wsi_annotations_find (slide, NULL, NULL);
+  fail_unless_equals_string (found, next_to);
+  g_free (found);
+  found = wsi_annotations_find (slide, notes, NULL);
+  fail_unless_equals_string (found, in_folder);
+  g_free (found);
+  found = wsi_annotations_find (slide, notes, "other.json");
+  fail_unless_equals_string (found, named);
+  g_free (found);
+  found = wsi_annotations_find (slide, NULL, "notes/other.json");
+  fail_unless_equals_string (found, named);
+  g_free (found);
+  /* No file of that name anywhere. */
+  found = wsi_annotations_find ("/nowhere/case-9.svs", NULL, NULL);
+  fail_unless (found == NULL);
+  /* Remote: never a path built from the URL (it may hold credentials). */
+  fail_unless (wsi_annotations_find ("https://user:secret@host/case-1.svs",
+          NULL, NULL) == NULL);
+  fail_unless (wsi_annotations_find ("https://user:secret@host/case-1.svs",
+          NULL, "case-1.geojson") == NULL);
+  found = wsi_annotations_find ("https://host/x/case-1.svs?sig=abc", notes,
+      NULL);
+  fail_unless_equals_string (found, in_folder);
+  g_free (found);
+  found = wsi_annotations_find ("https://host/case-1.svs", NULL, next_to);
+  fail_unless_equals_string (found, next_to);
+  g_free (found);
+  g_unlink (next_to);
+  g_unlink (in_folder);
+  g_free (root);
+  g_free (notes);
+  g_free (slide);
+  g_free (next_to);
+  g_free (in_folder);
+  g_free (named);
+}
+
+GST_END_TEST;
+
 static Suite *
 wsiannotations_suite (void)
 {
@@ -526,6 +580,7 @@ wsiannotations_suite (void)
   tcase_add_test (tc, test_plan_deterministic);
   tcase_add_test (tc, test_grid_inside);
   tcase_add_test (tc, test_many_polygons);
+  tcase_add_test (tc, test_find_file);
   return s;
 }
 

@@ -303,6 +303,14 @@ GST_START_TEST (test_raw_round_trip)
       fail_unless_equals_int (store_epoch (served, i), 0);
       fail_unless_equals_uint64 (GST_BUFFER_OFFSET (g_ptr_array_index
               (served->batches, i)), i);
+      /* the slide's file URI, for patchviews' context views */
+      fail_unless (g_str_has_prefix (wsi_patch_meta_string (wsi_patch_meta_get
+                  (g_ptr_array_index (served->batches, i)), "uris", 0),
+              "file://"));
+      fail_unless_equals_string (wsi_patch_meta_string (wsi_patch_meta_get
+              (g_ptr_array_index (served->batches, i)), "uris", 0),
+          wsi_patch_meta_string (wsi_patch_meta_get (g_ptr_array_index
+                  (written->batches, i)), "uris", 0));
     }
     wsi_run_free (served);
     g_free (threads);
@@ -884,6 +892,52 @@ GST_START_TEST (test_kill_then_resume)
 
 GST_END_TEST;
 
+/* The writer, NULL to PLAYING twice on one pipeline: resume=true adopts the
+ * store it finished the first time (every patch skipped as already stored)
+ * and writes the same manifest again. */
+GST_START_TEST (test_sink_restarts)
+{
+  gchar *slides = make_slides ("restart-slides");
+  gchar *store = g_build_filename (WSI_TEST_TMPDIR, "restart-store", NULL);
+  gchar *desc, *manifest, *first = NULL, *second = NULL;
+  GstElement *pipeline, *sink;
+  guint round;
+
+  remove_store (store);
+  desc = extract_pipeline (slides, store, "", "name=store resume=true");
+  pipeline = gst_parse_launch (desc, NULL);
+  fail_unless (pipeline != NULL);
+  sink = gst_bin_get_by_name (GST_BIN (pipeline), "store");
+  manifest = g_build_filename (store, "manifest.json", NULL);
+  for (round = 0; round < 2; round++) {
+    gchar **text = round == 0 ? &first : &second;
+
+    gst_element_set_state (pipeline, GST_STATE_PLAYING);
+    wsi_test_wait_eos (pipeline, 120 * GST_SECOND);
+    fail_unless_equals_uint64 (wsi_test_get_u64 (sink, "patches-written"),
+        round == 0 ? N_PATCHES : N_PATCHES % PER_SHARD);
+    fail_unless_equals_uint64 (wsi_test_get_u64 (sink, "patches-resumed"),
+        round == 0 ? 0 : N_PATCHES - N_PATCHES % PER_SHARD);
+    fail_unless_equals_int (gst_element_set_state (pipeline, GST_STATE_NULL),
+        GST_STATE_CHANGE_SUCCESS);
+    fail_unless (g_file_get_contents (manifest, text, NULL, NULL));
+  }
+  /* the short last shard is written again, the same: the same manifest
+   * apart from nothing (no time in it) */
+  fail_unless_equals_string (first, second);
+  gst_object_unref (sink);
+  gst_object_unref (pipeline);
+  g_free (first);
+  g_free (second);
+  g_free (manifest);
+  g_free (desc);
+  remove_store (store);
+  g_free (store);
+  g_free (slides);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_state_changes_repeat)
 {
   gchar *slides = make_slides ("state-slides");
@@ -934,6 +988,7 @@ patchstore_suite (void)
   tcase_add_test (tc, test_disk_full_then_resume);
   tcase_add_test (tc, test_kill_then_resume);
   tcase_add_test (tc, test_state_changes_repeat);
+  tcase_add_test (tc, test_sink_restarts);
   return s;
 }
 

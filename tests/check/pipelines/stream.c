@@ -676,6 +676,78 @@ GST_START_TEST (test_every_mode_deterministic)
 
 GST_END_TEST;
 
+/* Near-whole DCT scaling (issue 23): 0.5 and 1.0 um/px from 40x slides at
+ * 0.2527 um/px with 240 px tiles and 4x level steps (factors 1.98 and 3.95,
+ * decoded at 1/2, see tests/check/libs/wsislide.c) give byte-identical
+ * streams at 1, 2 and 4 reader threads (tile cache on, its default). */
+GST_START_TEST (test_near_whole_scaling_deterministic)
+{
+  gchar *dir = wsi_test_make_dir (WSI_TEST_TMPDIR, "near-whole");
+  const gchar *sampler = "mode=multi-magnification target-mpps=0.5,1.0 "
+      "patches-per-slide=16";
+  WsiRun *runs[3];
+  const guint threads[3] = { 1, 2, 4 };
+  guint i, t;
+
+  for (i = 0; i < 2; i++) {
+    WsiTestSlideSpec spec;
+    gchar name[32];
+
+    default_spec (&spec, 300 + i);
+    spec.layout = WSI_TEST_LAYOUT_APERIO;
+    spec.tile_size = 240;
+    spec.levels = 2;
+    spec.level_step = 4;
+    spec.mpp = 0.2527;
+    g_snprintf (name, sizeof (name), "slide%02u.svs", i);
+    g_free (wsi_test_write_slide (dir, name, &spec));
+  }
+  for (t = 0; t < 3; t++) {
+    runs[t] = run (dir, "seed=11", sampler, "pool-size=2 "
+        "patches-per-visit=2", threads[t], 8, 0);
+    fail_unless (runs[t]->error == NULL, "%s", runs[t]->error);
+    fail_unless_equals_int (runs[t]->records->len, 32);
+  }
+  for (i = 0; i < runs[0]->records->len; i++) {
+    const WsiPatchRecord *rec = WSI_RECORD (runs[0], i);
+
+    /* 64 px at 0.5 or 1.0 um/px: footprints 127 and 253, read at level 0 */
+    fail_unless (rec->footprint == 127 || rec->footprint == 253,
+        "footprint %u", rec->footprint);
+    fail_unless_equals_int (rec->level, 0);
+    fail_unless_equals_int (rec->read_size, rec->footprint);
+  }
+  for (t = 1; t < 3; t++) {
+    fail_unless_equals_int (runs[0]->batches->len, runs[t]->batches->len);
+    for (i = 0; i < runs[0]->batches->len; i++) {
+      GstMapInfo ma, mb;
+
+      fail_unless (gst_buffer_map (g_ptr_array_index (runs[0]->batches, i),
+              &ma, GST_MAP_READ));
+      fail_unless (gst_buffer_map (g_ptr_array_index (runs[t]->batches, i),
+              &mb, GST_MAP_READ));
+      fail_unless (ma.size == mb.size && memcmp (ma.data, mb.data,
+              ma.size) == 0, "batch %u differs between 1 and %u threads", i,
+          threads[t]);
+      gst_buffer_unmap (g_ptr_array_index (runs[0]->batches, i), &ma);
+      gst_buffer_unmap (g_ptr_array_index (runs[t]->batches, i), &mb);
+    }
+    for (i = 0; i < runs[0]->records->len; i++) {
+      WsiPatchRecord a = *WSI_RECORD (runs[0], i), b = *WSI_RECORD (runs[t],
+          i);
+
+      a.created_ns = b.created_ns = 0;
+      fail_unless (memcmp (&a, &b, sizeof (a)) == 0, "record %u differs "
+          "between 1 and %u threads", i, threads[t]);
+    }
+  }
+  for (t = 0; t < 3; t++)
+    wsi_run_free (runs[t]);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
 static Suite *
 stream_suite (void)
 {
@@ -686,6 +758,7 @@ stream_suite (void)
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_stream_counts_bounds_and_tissue);
   tcase_add_test (tc, test_deterministic_across_threads);
+  tcase_add_test (tc, test_near_whole_scaling_deterministic);
   tcase_add_test (tc, test_every_mode_deterministic);
   tcase_add_test (tc, test_target_mpp_read_sizes);
   tcase_add_test (tc, test_rank_partition);

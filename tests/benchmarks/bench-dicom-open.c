@@ -1,0 +1,142 @@
+/* gst-wsi
+ * Copyright (C) 2026 gst-wsi developers
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+
+/*
+ * bench-dicom-open: how long the DICOM backend takes to open a level of
+ * about --tiles frames (goal of issue 20: 10^5 TILED_SPARSE frames in
+ * < 1 s). A one-level synthetic slide of 16-pixel tiles is written once in
+ * WORK_DIR and turned into three single-instance series: TILED_SPARSE
+ * without an offset table (per-frame positions parsed, fragments walked),
+ * TILED_SPARSE with a Basic Offset Table, TILED_FULL with an Extended
+ * Offset Table; each is opened --repeats times (page cache warm after the
+ * first), and the median, min and max wall time printed.
+ *
+ *   meson devenv -C build ./tests/benchmarks/bench-dicom-open [--tiles 100000] WORK_DIR
+ */
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "wsislide.h"
+#include "wsitestslide.h"
+#include "wsitestdicom.h"
+
+static gint
+compare_doubles (gconstpointer a, gconstpointer b)
+{
+  gdouble x = *(const gdouble *) a, y = *(const gdouble *) b;
+  return x < y ? -1 : x > y;
+}
+
+static void
+time_opens (const gchar * label, const gchar * path, gint repeats)
+{
+  gdouble *seconds = g_new (gdouble, repeats);
+  gint i;
+  gint64 tiles = 0;
+
+  for (i = 0; i < repeats; i++) {
+    GError *error = NULL;
+    gint64 start = g_get_monotonic_time ();
+    WsiSlide *slide = wsi_slide_open (path, WSI_BACKEND_DICOM, &error);
+
+    seconds[i] = (g_get_monotonic_time () - start) / 1e6;
+    if (slide == NULL) {
+      g_printerr ("%s: %s\n", path, error->message);
+      exit (1);
+    }
+    tiles = ((slide->level_width[0] + slide->level_tile_width[0] - 1)
+        / slide->level_tile_width[0]) * ((slide->level_height[0]
+            + slide->level_tile_height[0] - 1) / slide->level_tile_height[0]);
+    wsi_slide_close (slide);
+  }
+  qsort (seconds, repeats, sizeof (gdouble), compare_doubles);
+  g_print ("%-34s %7" G_GINT64_FORMAT " tiles: open median %.3f s "
+      "(min %.3f, max %.3f, %d runs)\n", label, tiles, seconds[repeats / 2],
+      seconds[0], seconds[repeats - 1], repeats);
+  g_free (seconds);
+}
+
+static gchar *
+series (const gchar * tiff, const gchar * dir, const gchar * name,
+    gboolean sparse, WsiTestDicomTable table)
+{
+  gchar *out = g_build_filename (dir, name, NULL);
+  gchar *level0 = g_build_filename (out, "s-level0.dcm", NULL);
+  WsiTestDicomSpec spec;
+  GError *error = NULL;
+
+  if (!g_file_test (level0, G_FILE_TEST_EXISTS)) {
+    wsi_test_dicom_spec_init (&spec);
+    spec.sparse = sparse;
+    spec.table = table;
+    spec.mpp = 0.25;
+    if (!wsi_test_dicom_from_tiff (tiff, out, "s", &spec, NULL, &error)) {
+      g_printerr ("%s\n", error->message);
+      exit (1);
+    }
+  }
+  g_free (out);
+  return level0;
+}
+
+int
+main (int argc, char **argv)
+{
+  gint tiles = 100000, repeats = 5;
+  GOptionEntry entries[] = {
+    {"tiles", 0, 0, G_OPTION_ARG_INT, &tiles,
+        "About this many frames in the level (default 100000)", "N"},
+    {"repeats", 0, 0, G_OPTION_ARG_INT, &repeats,
+        "Opens of each series (default 5)", "N"},
+    {NULL}
+  };
+  GOptionContext *context = g_option_context_new ("WORK_DIR");
+  GError *error = NULL;
+  WsiTestSlideSpec spec;
+  gchar *tiff, *path;
+  guint side;
+
+  g_option_context_add_main_entries (context, entries, NULL);
+  if (!g_option_context_parse (context, &argc, &argv, &error) || argc != 2
+      || tiles < 1 || repeats < 1) {
+    g_printerr ("usage: bench-dicom-open [--tiles N] [--repeats N] WORK_DIR\n");
+    return 2;
+  }
+  side = (guint) ceil (sqrt (tiles)) * 16;
+  g_mkdir_with_parents (argv[1], 0755);
+  tiff = g_strdup_printf ("%s/source-%u.tiff", argv[1], side);
+  if (!g_file_test (tiff, G_FILE_TEST_EXISTS)) {
+    wsi_test_slide_spec_init (&spec);
+    spec.width = spec.height = side;
+    spec.tile_size = 16;
+    spec.levels = 1;
+    spec.tissue_blobs = 2;
+    spec.jpeg_quality = 50;
+    if (!wsi_test_slide_write (tiff, &spec, &error)) {
+      g_printerr ("%s\n", error->message);
+      return 1;
+    }
+  }
+  path = series (tiff, argv[1], "sparse-none", TRUE,
+      WSI_TEST_DICOM_TABLE_NONE);
+  time_opens ("TILED_SPARSE, no offset table", path, repeats);
+  g_free (path);
+  path = series (tiff, argv[1], "sparse-basic", TRUE,
+      WSI_TEST_DICOM_TABLE_BASIC);
+  time_opens ("TILED_SPARSE, basic offset table", path, repeats);
+  g_free (path);
+  path = series (tiff, argv[1], "full-extended", FALSE,
+      WSI_TEST_DICOM_TABLE_EXTENDED);
+  time_opens ("TILED_FULL, extended offset table", path, repeats);
+  g_free (path);
+  g_free (tiff);
+  g_option_context_free (context);
+  return 0;
+}
