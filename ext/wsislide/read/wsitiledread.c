@@ -271,7 +271,9 @@ static guint
 pick_scale (const WsiTiledLevel * level, const WsiReadRequest * request,
     const WsiReadPlan * plan, const WsiImage * out, gboolean * whole)
 {
-  const gdouble rests[] = { 1.5, 1.0 - WSI_NATIVE_SCALE_MARGIN };
+  const gdouble rests[] = {
+    WSI_NATIVE_SCALE_MIN_REST, 1.0 - WSI_NATIVE_SCALE_MARGIN
+  };
   guint scale, i;
 
   *whole = TRUE;
