@@ -628,7 +628,9 @@ scan_location (const gchar * location, GPtrArray * slides)
 static guint
 dct_scale (gint64 read_w, gint64 read_h)
 {
-  const gdouble rests[] = { 1.5, 1.0 - WSI_NATIVE_SCALE_MARGIN };
+  const gdouble rests[] = {
+    WSI_NATIVE_SCALE_MIN_REST, 1.0 - WSI_NATIVE_SCALE_MARGIN
+  };
   guint s, i;
 
   for (s = 8; s > 1; s /= 2) {

@@ -51,13 +51,6 @@
 #include <math.h>
 #include <string.h>
 
-/* Near-whole DCT scaling prefers a scale that leaves at least this factor
- * to the area average: with about one scaled pixel per output pixel the
- * fractional phase blends neighbours (PSNR 30.8 dB measured for 1.0 um/px
- * via 1/4 then 0.99 on the CMU slide), with 1.5 or more it averages them
- * as the exact read does (41.7 dB via 1/2 then 1.98). */
-#define NEAR_WHOLE_MIN_REST 1.5
-
 /* The read context's scratch slots this backend uses. */
 #define SCRATCH_TILE_BYTES 0
 #define SCRATCH_REGION 1
@@ -672,13 +665,15 @@ scale_leaves (const WsiReadPlan * plan, const WsiImage * out, guint scale,
 }
 
 /* The largest near-whole scale, 1 when none: the largest leaving at least
- * NEAR_WHOLE_MIN_REST for the area average, else the largest that keeps
+ * WSI_NATIVE_SCALE_MIN_REST for the area average, else the largest that keeps
  * the output's resolution within WSI_NATIVE_SCALE_MARGIN. */
 static guint
 pick_near_whole_scale (const WsiTiffLevel * level, const WsiReadPlan * plan,
     const WsiImage * out)
 {
-  const gdouble rests[] = { NEAR_WHOLE_MIN_REST, 1.0 - WSI_NATIVE_SCALE_MARGIN };
+  const gdouble rests[] = {
+    WSI_NATIVE_SCALE_MIN_REST, 1.0 - WSI_NATIVE_SCALE_MARGIN
+  };
   guint scale, i;
 
   for (i = 0; i < G_N_ELEMENTS (rests); i++) {

@@ -255,22 +255,45 @@ on_scaled_grid (gdouble v, guint scale)
   return fabs (q - round (q)) < 1e-3;
 }
 
-/* The DCT scale (see pick_scale() in wsislide-tiff.c for why only whole
- * multiples, on the scaled grid, tiles of at least 8 pixels). */
+static gboolean
+scale_fits_tiles (const WsiTiledLevel * level, guint scale)
+{
+  return scale <= level->tile_width / 8 && scale <= level->tile_height / 8
+      && level->tile_width % scale == 0 && level->tile_height % scale == 0;
+}
+
+/* The DCT scale, the rules of pick_scale() in wsislide-tiff.c (which gives
+ * the measurements): whole multiples first, on the scaled grid (*@whole
+ * TRUE); else a near-whole scale leaving at least 1.5x to the area average,
+ * else one within WSI_NATIVE_SCALE_MARGIN of the output's resolution, read
+ * at the requested position (*@whole FALSE). Tiles of at least 8 pixels. */
 static guint
 pick_scale (const WsiTiledLevel * level, const WsiReadRequest * request,
-    const WsiReadPlan * plan, const WsiImage * out)
+    const WsiReadPlan * plan, const WsiImage * out, gboolean * whole)
 {
-  guint scale;
+  const gdouble rests[] = {
+    WSI_NATIVE_SCALE_MIN_REST, 1.0 - WSI_NATIVE_SCALE_MARGIN
+  };
+  guint scale, i;
 
+  *whole = TRUE;
   if (!request->native_scaling || out->width == 0 || out->height == 0)
     return 1;
   for (scale = level->max_scale; scale > 1; scale /= 2) {
-    if (scale <= level->tile_width / 8 && scale <= level->tile_height / 8
-        && level->tile_width % scale == 0 && level->tile_height % scale == 0
+    if (scale_fits_tiles (level, scale)
         && plan->read_width % ((gint64) scale * out->width) == 0
         && plan->read_height % ((gint64) scale * out->height) == 0)
       return scale;
+  }
+  for (i = 0; i < G_N_ELEMENTS (rests); i++) {
+    for (scale = level->max_scale; scale > 1; scale /= 2) {
+      if (scale_fits_tiles (level, scale)
+          && (gdouble) plan->read_width / scale >= out->width * rests[i]
+          && (gdouble) plan->read_height / scale >= out->height * rests[i]) {
+        *whole = FALSE;
+        return scale;
+      }
+    }
   }
   return 1;
 }
@@ -281,17 +304,18 @@ typedef struct
   gint64 x, y, w, h;
 } Window;
 
+/* @snap: a whole-multiple scale, whose window moves onto the scaled grid. */
 static gboolean
 window_compute (Window * win, const WsiSlide * slide,
-    const WsiReadPlan * plan, guint scale)
+    const WsiReadPlan * plan, guint scale, gboolean snap)
 {
   gdouble ds = slide->level_downsample[plan->level];
 
   win->x0 = plan->x / ds / scale;
   win->y0 = plan->y / ds / scale;
-  if (scale > 1 && !on_scaled_grid (plan->x / ds, scale))
+  if (snap && !on_scaled_grid (plan->x / ds, scale))
     win->x0 = floor (win->x0);
-  if (scale > 1 && !on_scaled_grid (plan->y / ds, scale))
+  if (snap && !on_scaled_grid (plan->y / ds, scale))
     win->y0 = floor (win->y0);
   win->span_w = (gdouble) plan->read_width / scale;
   win->span_h = (gdouble) plan->read_height / scale;
@@ -343,7 +367,9 @@ wsi_tiled_read (WsiSlide * slide, WsiReadContext * ctx,
     const WsiReadPlan * plan, const WsiImage * out, WsiReadReport * report,
     GError ** error)
 {
-  guint scale = pick_scale (level, request, plan, out);
+  gboolean whole;
+  guint scale = pick_scale (level, request, plan, out, &whole);
+  gboolean moved = scale > 1 && whole;
   WsiReadContext *own_ctx = NULL;
   LevelReader lr;
   Window win = { 0, };
@@ -353,7 +379,7 @@ wsi_tiled_read (WsiSlide * slide, WsiReadContext * ctx,
     ctx = own_ctx = wsi_read_context_new ();
   level_reader_init (&lr, slide, ctx, level, plan->level, scale,
       request->tile_cache);
-  if (!window_compute (&win, slide, plan, scale)) {
+  if (!window_compute (&win, slide, plan, scale, moved)) {
     g_set_error (error, WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_READ,
         "%s: a %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT " region at level %d "
         "is too large", slide->display, plan->read_width, plan->read_height,
@@ -373,9 +399,9 @@ wsi_tiled_read (WsiSlide * slide, WsiReadContext * ctx,
   if (report != NULL) {
     report->footprint_width = plan->footprint_width;
     report->footprint_height = plan->footprint_height;
-    report->x = scale > 1 && ok ? llround (win.x0 * scale *
+    report->x = moved && ok ? llround (win.x0 * scale *
         slide->level_downsample[plan->level]) : plan->x;
-    report->y = scale > 1 && ok ? llround (win.y0 * scale *
+    report->y = moved && ok ? llround (win.y0 * scale *
         slide->level_downsample[plan->level]) : plan->y;
   }
   if (own_ctx != NULL)

@@ -1094,7 +1094,7 @@ GST_START_TEST (test_native_scaling_near_whole)
   assert_near_whole_scaling (path, 0.5 / 0.2527, 32, 2, 24, 35.0, 34.0);
   /* From 200 px up the rounded footprint stays below 4 / 1.01 x the
    * output: level 0 (smaller outputs may round onto level 1). 1/2 then
-   * 1.98 (not 1/4 then 0.99: see NEAR_WHOLE_MIN_REST). */
+   * 1.98 (not 1/4 then 0.99: see WSI_NATIVE_SCALE_MIN_REST). */
   assert_near_whole_scaling (path, 1.0 / 0.2527, 200, 2, 16, 35.0, 40.0);
   if (cmu != NULL) {
     /* The same factors on a real slide; it is a 20x scan, sharper at the

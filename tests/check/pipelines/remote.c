@@ -613,9 +613,10 @@ GST_START_TEST (test_s3rver_signed)
 
   if (s3rver == NULL) {
     if (g_strcmp0 (g_getenv ("CI"), "true") == 0)
-      fail ("s3rver is not installed (scripts/install-deps.sh installs it)");
+      fail ("s3rver is not installed (scripts/install-deps.sh installs it "
+          "under CI=true)");
     WSI_TEST_SKIP ("s3rver (npm) is not installed: run "
-        "scripts/install-deps.sh or set WSI_S3RVER");
+        "WSI_INSTALL_S3RVER=1 scripts/install-deps.sh or set WSI_S3RVER");
     return;
   }
   local_reference ();

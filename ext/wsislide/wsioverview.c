@@ -1,0 +1,196 @@
+/* gst-wsi
+ * Copyright (C) 2026 gst-wsi developers
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+
+/* wsioverview.c: the slide overview, area-averaged strip by strip (see
+ * wsioverview.h). */
+
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <math.h>
+#include <string.h>
+
+#include "wsioverview.h"
+
+/* Rows of the overview's source level decoded at a time, and the widest
+ * block: bounds memory to a few MB whatever the slide size. */
+#define STRIP_ROWS 256
+#define BLOCK_COLS 4096
+
+/* Source-oriented area average: each decoded strip is added into the
+ * output rows it overlaps, so a level never has to be held whole (the taps,
+ * wsi_box_taps_new(), live with the patch kernels in wsiresample.h, which
+ * says why there are two forms). */
+
+/* The coarsest level still at least as large as the overview. */
+gint
+wsi_overview_level (const WsiSlide * slide, gint ow, gint oh)
+{
+  gint level, best = 0;
+
+  for (level = 1; level < slide->level_count; level++) {
+    if (slide->level_width[level] >= ow && slide->level_height[level] >= oh)
+      best = level;
+  }
+  return best;
+}
+
+/* Adds one source row (@cols RGB pixels) times @weight into accumulator
+ * row @dst (ow * 3 floats). */
+static void
+accumulate_row (gfloat * dst, const guint8 * src, const WsiBoxTap * col_taps,
+    gint64 cols, gfloat weight)
+{
+  gint64 c;
+
+  for (c = 0; c < cols; c++, src += 3) {
+    const WsiBoxTap *tap = &col_taps[c];
+    gfloat *d = dst + 3 * tap->first;
+    gfloat w0 = tap->share0 * weight;
+
+    d[0] += src[0] * w0;
+    d[1] += src[1] * w0;
+    d[2] += src[2] * w0;
+    if (tap->share1 > 0.0f) {
+      gfloat w1 = tap->share1 * weight;
+
+      d[3] += src[0] * w1;
+      d[4] += src[1] * w1;
+      d[5] += src[2] * w1;
+    }
+  }
+}
+
+/* State of one overview read. */
+typedef struct
+{
+  WsiSlide *slide;
+  WsiReadContext *ctx;          /* decoder state kept across strips */
+  gint level;
+  gint64 level_width, level_height;
+  gint ow, oh;
+  WsiBoxTap *col_taps, *row_taps;
+  guint32 *argb;                /* one block of the source level */
+  guint8 *rgb;
+  gfloat *acc;                  /* rows_per_group output rows being summed */
+  gint rows_per_group;
+  const gint *cancel;           /* atomic: stop when non-zero */
+} WsiOverviewReader;
+
+/* Adds a decoded block at (x, y) of the level into the output rows
+ * [group_first, group_first + group_rows). */
+static void
+accumulate_block (WsiOverviewReader * r, gint group_first, gint group_rows,
+    gint64 x, gint64 y, gint64 cols, gint64 rows)
+{
+  gint64 i;
+
+  for (i = 0; i < rows; i++) {
+    const WsiBoxTap *row_tap = &r->row_taps[y + i];
+    const guint8 *src = r->rgb + i * cols * 3;
+    gint target = row_tap->first - group_first;
+
+    /* A boundary row is read by two groups; each keeps its own share. */
+    if (target >= 0 && target < group_rows)
+      accumulate_row (r->acc + (gsize) target * r->ow * 3, src,
+          r->col_taps + x, cols, row_tap->share0);
+    target++;
+    if (row_tap->share1 > 0.0f && target >= 0 && target < group_rows)
+      accumulate_row (r->acc + (gsize) target * r->ow * 3, src,
+          r->col_taps + x, cols, row_tap->share1);
+  }
+}
+
+static void
+store_rows (const gfloat * acc, gsize n_values, guint8 * out)
+{
+  gsize i;
+
+  for (i = 0; i < n_values; i++)
+    out[i] = (guint8) CLAMP ((gint) (acc[i] + 0.5f), 0, 255);
+}
+
+/* Sums the source rows covering output rows [first, first + n_rows). */
+static gboolean
+read_row_group (WsiOverviewReader * r, gint first,
+    gint n_rows, guint8 * out, GError ** error)
+{
+  gdouble rows_per_out = (gdouble) r->level_height / r->oh;
+  gdouble downsample = r->slide->level_downsample[r->level];
+  gint64 y_begin = (gint64) floor (first * rows_per_out);
+  gint64 y_end = MIN (r->level_height,
+      (gint64) ceil ((first + n_rows) * rows_per_out));
+  gint64 block_cols = MIN (r->level_width, BLOCK_COLS);
+  gint64 x, y;
+
+  memset (r->acc, 0, sizeof (gfloat) * n_rows * r->ow * 3);
+  for (y = y_begin; y < y_end; y += STRIP_ROWS) {
+    gint64 rows = MIN (STRIP_ROWS, y_end - y);
+
+    for (x = 0; x < r->level_width; x += block_cols) {
+      gint64 cols = MIN (block_cols, r->level_width - x);
+
+      /* Fails without an error: the caller sees its cancel flag. */
+      if (g_atomic_int_get (r->cancel))
+        return FALSE;
+      if (!wsi_slide_read_region (r->slide, r->ctx, r->argb, llround (x * downsample),
+              llround (y * downsample), r->level, cols, rows, error))
+        return FALSE;
+      wsi_argb_to_rgb_on_white (r->argb, r->rgb, cols * rows);
+      accumulate_block (r, first, n_rows, x, y, cols, rows);
+    }
+  }
+  store_rows (r->acc, (gsize) n_rows * r->ow * 3, out);
+  return TRUE;
+}
+
+/* Reads the closest larger level in strips so that memory stays bounded. */
+gboolean
+wsi_overview_read (WsiSlide * slide, gint ow, gint oh, const gint * cancel,
+    guint8 * out, GError ** error)
+{
+  WsiOverviewReader r = { 0, };
+  gint64 block_pixels;
+  gint first;
+  gboolean ok = TRUE;
+
+  r.slide = slide;
+  r.cancel = cancel;
+  r.ctx = wsi_read_context_new ();
+  r.ow = ow;
+  r.oh = oh;
+  r.level = wsi_overview_level (slide, ow, oh);
+  r.level_width = slide->level_width[r.level];
+  r.level_height = slide->level_height[r.level];
+  r.col_taps = wsi_box_taps_new (r.level_width, ow);
+  r.row_taps = wsi_box_taps_new (r.level_height, oh);
+  r.rows_per_group = CLAMP ((gint) (STRIP_ROWS * (gdouble) oh /
+          r.level_height), 1, oh);
+  block_pixels = MIN (r.level_width, BLOCK_COLS) * MIN (r.level_height,
+      STRIP_ROWS);
+  r.argb = g_new (guint32, block_pixels);
+  r.rgb = g_new (guint8, block_pixels * 3);
+  r.acc = g_new (gfloat, (gsize) r.rows_per_group * ow * 3);
+
+  for (first = 0; ok && first < oh; first += r.rows_per_group) {
+    gint n_rows = MIN (r.rows_per_group, oh - first);
+
+    ok = read_row_group (&r, first, n_rows, out + (gsize) first * ow * 3,
+        error);
+  }
+
+  wsi_read_context_free (r.ctx);
+  g_free (r.col_taps);
+  g_free (r.row_taps);
+  g_free (r.argb);
+  g_free (r.rgb);
+  g_free (r.acc);
+  return ok;
+}

@@ -1,0 +1,47 @@
+/* gst-wsi
+ * Copyright (C) 2026 gst-wsi developers
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+
+/*
+ * wsioverview.h: the overview wsislidesrc sends for each slide visit — the
+ * whole slide shrunk to ow x oh, area-averaged, as tight RGB on white.
+ *
+ * Contract: wsi_overview_read() fills @out (ow * oh * 3 bytes) from the
+ * coarsest level still at least ow x oh (wsi_overview_level()), each output
+ * pixel the area average of the source pixels it covers; alpha is composited
+ * on white. The result is a pure function of the slide and (ow, oh). It
+ * returns FALSE with @error set when a read fails, and FALSE with @error
+ * unset when *@cancel became non-zero (wsislidesrc's flushing flag), leaving
+ * @out partly written.
+ *
+ * Cost: the level is decoded in strips of 256 rows by blocks of at most
+ * 4096 columns, so memory stays at a few MB whatever the slide size; time is
+ * one decode of that level.
+ *
+ * Threading: a call keeps its own read context and buffers; calls on
+ * different slides may run at once. @cancel is read atomically, so another
+ * thread may set it at any time.
+ */
+
+#ifndef __WSI_OVERVIEW_H__
+#define __WSI_OVERVIEW_H__
+
+#include <glib.h>
+
+#include "wsislide.h"
+
+G_BEGIN_DECLS
+
+gint wsi_overview_level (const WsiSlide * slide, gint ow, gint oh);
+
+gboolean wsi_overview_read (WsiSlide * slide, gint ow, gint oh,
+    const gint * cancel, guint8 * out, GError ** error);
+
+G_END_DECLS
+
+#endif /* __WSI_OVERVIEW_H__ */
