@@ -109,7 +109,8 @@ def main(path):
     summary = Summary()
     with open(path) as log:
         for line in log:
-            summary.add_test(json.loads(line))
+            if line.strip():
+                summary.add_test(json.loads(line))
     summary.print()
     return 1 if summary.failed else 0
 

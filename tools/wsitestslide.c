@@ -10,16 +10,21 @@
 /*
  * wsitestslide.c: synthetic whole-slide images written with libtiff.
  *
- * Every level is painted directly at its own scale, one tile (or strip) at
- * a time, so memory stays bounded whatever the slide size. A pixel of a
- * level of size lw x lh covers level-0 position ((px + 0.5) * w / lw,
- * (py + 0.5) * h / lh): the same mapping OpenSlide uses (its downsample is
- * level-0 size / level size), so wsi_test_slide_is_tissue() at that
- * position says whether the pixel was painted as tissue.
+ * Level 0 is painted one tile at a time, so memory stays bounded whatever
+ * the slide size; every other level is derived from it as scanners do:
+ * pixel (px, py) of a level @ds times smaller is the mean of level-0 pixels
+ * [px * ds, (px + 1) * ds) x [py * ds, (py + 1) * ds), painted again row by
+ * row for each tile (paint_derived_tile), so each level costs one level-0
+ * area of painting and a read at level k's mpp from level 0 matches level k
+ * (tests/check/libs/wsislide.c). A pixel's centre lies at level-0 position
+ * ((px + 0.5) * ds, (py + 0.5) * ds), where wsi_test_slide_is_tissue() says
+ * whether it is mostly tissue (away from blob edges). The thumbnail and the
+ * macro are still painted at their own pixel scale (texture and all).
  *
  * Painting is two memcpy per row span: the background (glass) and the
- * tissue colours come from small precomputed periodic textures, so the
- * per-pixel cost is close to that of the JPEG encoder.
+ * tissue colours come from precomputed periodic textures drawn at the
+ * slide's mpp (physical sizes), so the per-pixel cost is close to that of
+ * the JPEG encoder.
  */
 
 #include "wsitestslide.h"
@@ -31,9 +36,23 @@
 #include <errno.h>
 #include <unistd.h>
 
-/* Side of the periodic texture tables, in pixels (a power of two). */
-#define TEXTURE_SIZE 256
+/* Side of the periodic texture tables, in level-0 pixels (a power of two):
+ * 256 um at 0.25 um/px, so the period does not show at the upper levels. */
+#define TEXTURE_SIZE 1024
 #define TEXTURE_MASK (TEXTURE_SIZE - 1)
+/* Physical sizes of the tissue texture, converted to level-0 pixels with
+ * the slide's mpp (0.25 when it has none): nuclei of 2-4 um radius covering
+ * about a quarter of the stroma, fibres every 8 um. The upper levels are
+ * area averages of level 0 (as a scanner makes them), so a patch read at
+ * 1 um/px shows nuclei at a quarter of their 0.25 um/px size. */
+#define NUCLEUS_RADIUS_MIN_UM 2.0
+#define NUCLEUS_RADIUS_MAX_UM 4.0
+#define NUCLEI_PER_UM2 0.008
+#define FIBRE_PERIOD_UM 8.0
+#define DEFAULT_TEXTURE_MPP 0.25
+/* The optics' blur: box passes of this radius, each way. */
+#define OPTICAL_BLUR_UM 0.4
+#define OPTICAL_BLUR_PASSES 1
 /* Tissue colour variants; blob i uses variant i % TISSUE_VARIANTS. */
 #define TISSUE_VARIANTS 4
 /* Largest side of the Aperio thumbnail directory. */
@@ -143,16 +162,34 @@ spec_check (const WsiTestSlideSpec * spec, GError ** error)
   return TRUE;
 }
 
-/* Size of pyramid level @level: level 0 divided by level_step^level,
- * rounded down like scanners do, never below 1 pixel. */
-static void
-level_size (const WsiTestSlideSpec * spec, guint level, guint * lw, guint * lh)
+/* Downsample of pyramid level @level: level_step^level. */
+static guint64
+level_divisor (const WsiTestSlideSpec * spec, guint level)
 {
   guint64 divisor = 1;
   guint i;
 
   for (i = 0; i < level && divisor <= G_MAXUINT32; i++)
     divisor *= MAX (spec->level_step, 2);
+  return divisor;
+}
+
+/* The downsample a level is averaged over: its divisor, but no more than
+ * the slide's side (a level of one pixel averages the whole slide, not the
+ * glass past it), so the work stays within one level-0 area per level. */
+static guint
+derived_downsample (const WsiTestSlideSpec * spec, guint level)
+{
+  return (guint) MIN (level_divisor (spec, level),
+      (guint64) MAX (spec->width, spec->height));
+}
+
+/* Size of pyramid level @level: level 0 divided by level_step^level,
+ * rounded down like scanners do, never below 1 pixel. */
+static void
+level_size (const WsiTestSlideSpec * spec, guint level, guint * lw, guint * lh)
+{
+  guint64 divisor = level_divisor (spec, level);
 
   *lw = MAX (1, spec->width / divisor);
   *lh = MAX (1, spec->height / divisor);
@@ -337,6 +374,52 @@ texture_extend_period (guint8 * tex, guint stride)
   }
 }
 
+/* One pass of a box blur of radius @r over the TEXTURE_SIZE period of
+ * @tex, along rows (@along_rows) or columns, wrapping around so the texture
+ * stays seamless; running sums, so the cost does not grow with @r. */
+static void
+texture_box_pass (guint8 * tex, guint stride, guint r, gboolean along_rows)
+{
+  gsize step = along_rows ? 3 : (gsize) stride * 3;
+  gsize lane_step = along_rows ? (gsize) stride * 3 : 3;
+  guint8 *line = g_malloc ((gsize) TEXTURE_SIZE * 3);
+  guint lane, i, c, width = 2 * r + 1;
+
+  for (lane = 0; lane < TEXTURE_SIZE; lane++) {
+    guint8 *base = tex + lane * lane_step;
+
+    for (i = 0; i < TEXTURE_SIZE; i++)
+      memcpy (line + i * 3, base + i * step, 3);
+    for (c = 0; c < 3; c++) {
+      guint sum = 0;
+      gint k;
+
+      for (k = -(gint) r; k <= (gint) r; k++)
+        sum += line[((k + TEXTURE_SIZE) & TEXTURE_MASK) * 3 + c];
+      for (i = 0; i < TEXTURE_SIZE; i++) {
+        base[i * step + c] = (guint8) ((sum + width / 2) / width);
+        sum += line[((i + r + 1) & TEXTURE_MASK) * 3 + c];
+        sum -= line[((i + TEXTURE_SIZE - r) & TEXTURE_MASK) * 3 + c];
+      }
+    }
+  }
+  g_free (line);
+}
+
+/* The scanner's optics: nothing in focus is sharper than about half a
+ * micron (a box each way: a soft edge of about 1 um). */
+static void
+texture_optical_blur (guint8 * tex, guint stride, gdouble mpp)
+{
+  guint r = (guint) MAX (1.0, floor (OPTICAL_BLUR_UM / mpp + 0.5));
+  guint pass;
+
+  for (pass = 0; pass < OPTICAL_BLUR_PASSES; pass++) {
+    texture_box_pass (tex, stride, r, TRUE);
+    texture_box_pass (tex, stride, r, FALSE);
+  }
+}
+
 /* Glass: (242,242,242) with +-3 grey noise and a faint per-channel tint. */
 static guint8 *
 glass_texture_new (SlideRandom * rnd, guint stride)
@@ -361,20 +444,25 @@ glass_texture_new (SlideRandom * rnd, guint stride)
  * haematoxylin-purple nuclei. Every texel stays clearly saturated (HSV
  * saturation >= ~0.2, glass is ~0.02) so Otsu on saturation separates. */
 static guint8 *
-tissue_texture_new (SlideRandom * rnd, guint stride, guint variant)
+tissue_texture_new (SlideRandom * rnd, guint stride, guint variant,
+    gdouble mpp)
 {
   static const gint stroma[TISSUE_VARIANTS][3] = {
     {232, 160, 200}, {222, 150, 196}, {236, 172, 206}, {214, 140, 190},
   };
   guint8 *tex = g_malloc ((gsize) TEXTURE_SIZE * stride * 3);
   gdouble phase = slide_random_range (rnd, 0, 2 * G_PI);
+  gdouble side_um = TEXTURE_SIZE * mpp;
+  gdouble fibre_period = TEXTURE_SIZE / MAX (1.0, floor (side_um /
+          FIBRE_PERIOD_UM + 0.5));
   guint x, y, n, nuclei;
 
   for (y = 0; y < TEXTURE_SIZE; y++) {
     for (x = 0; x < TEXTURE_SIZE; x++) {
       guint8 *px = tex + ((gsize) y * stride + x) * 3;
-      /* Fibres: a slanted periodic darkening, period 32 texels. */
-      gdouble fibre = sin ((x + 0.6 * y) * (2 * G_PI / 32.0) + phase);
+      /* Fibres: a slanted periodic darkening. The period divides the
+       * texture side so the texture stays seamless. */
+      gdouble fibre = sin ((x + 0.6 * y) * (2 * G_PI / fibre_period) + phase);
       gint shade = (gint) (fibre * 10.0) + (gint) (slide_random_next (rnd) % 17)
           - 8;
       px[0] = clamp_u8 (stroma[variant][0] + shade / 2);
@@ -383,11 +471,13 @@ tissue_texture_new (SlideRandom * rnd, guint stride, guint variant)
     }
   }
 
-  nuclei = 110 + variant * 15;
+  nuclei = (guint) (NUCLEI_PER_UM2 * side_um * side_um * (1.0 + 0.12 *
+          variant));
   for (n = 0; n < nuclei; n++) {
     gdouble ncx = slide_random_range (rnd, 0, TEXTURE_SIZE);
     gdouble ncy = slide_random_range (rnd, 0, TEXTURE_SIZE);
-    gdouble radius = slide_random_range (rnd, 2.5, 5.5);
+    gdouble radius = slide_random_range (rnd, NUCLEUS_RADIUS_MIN_UM,
+        NUCLEUS_RADIUS_MAX_UM) / mpp;
     gint dark = (gint) (slide_random_next (rnd) % 40);
     gint r = (gint) ceil (radius), dx, dy;
 
@@ -405,6 +495,7 @@ tissue_texture_new (SlideRandom * rnd, guint stride, guint variant)
       }
     }
   }
+  texture_optical_blur (tex, stride, mpp);
   texture_extend_period (tex, stride);
   return tex;
 }
@@ -424,7 +515,8 @@ slide_painter_init (SlidePainter * painter, const WsiTestSlideSpec * spec,
       (0x5EED7E57));
   painter->glass = glass_texture_new (&rnd, painter->stride);
   for (v = 0; v < TISSUE_VARIANTS; v++)
-    painter->tissue[v] = tissue_texture_new (&rnd, painter->stride, v);
+    painter->tissue[v] = tissue_texture_new (&rnd, painter->stride, v,
+        spec->mpp > 0 ? spec->mpp : DEFAULT_TEXTURE_MPP);
 }
 
 static void
@@ -638,16 +730,64 @@ write_damaged_tile (SlideFile * file, guint tile_index, SlideRandom * rnd,
       (tmsize_t) size;
 }
 
-/* One tiled JPEG directory for a whole level, painted tile by tile. */
+/* Paints the tile at (tx, ty) of a level @ds times smaller than level 0,
+ * of size lw x lh, into @buf (tile x tile RGB): each pixel is the mean of
+ * the ds x ds level-0 pixels it covers, as scanners derive their pyramid;
+ * padding past the level's edge is glass. Level 0 is painted one row of the
+ * footprint at a time, in runs of at most a tile (the painter's limit),
+ * into @row (tile * ds pixels), and summed into @sums (tile * 3). */
+static void
+paint_derived_tile (const SlidePainter * painter, guint ds, guint lw,
+    guint lh, guint tx, guint ty, guint8 * buf, guint8 * row, guint64 * sums)
+{
+  const WsiTestSlideSpec *spec = painter->spec;
+  guint tile = spec->tile_size;
+  guint64 area = (guint64) ds * ds;
+  guint inside = tx < lw ? MIN (tile, lw - tx) : 0;
+  guint r, k, x, j;
+
+  for (r = 0; r < tile; r++) {
+    guint8 *out = buf + (gsize) r * tile * 3;
+
+    /* glass first: the padding keeps it */
+    texture_copy_run (painter, painter->glass, tx, ty + r, tile, out);
+    if (ty + r >= lh || inside == 0)
+      continue;
+    memset (sums, 0, (gsize) inside * 3 * sizeof (guint64));
+    for (k = 0; k < ds; k++) {
+      for (x = 0; x < inside * ds; x += tile)
+        slide_painter_paint (painter, spec->width, spec->height,
+            tx * ds + x, (ty + r) * ds + k, MIN (tile, inside * ds - x), 1,
+            row + (gsize) x * 3, (gsize) inside * ds * 3);
+      for (x = 0; x < inside; x++) {
+        const guint8 *in = row + (gsize) x * ds * 3;
+        guint64 *sum = sums + x * 3;
+
+        for (j = 0; j < ds; j++, in += 3) {
+          sum[0] += in[0];
+          sum[1] += in[1];
+          sum[2] += in[2];
+        }
+      }
+    }
+    for (x = 0; x < inside * 3; x++)
+      out[x] = (guint8) ((sums[x] + area / 2) / area);
+  }
+}
+
+/* One tiled JPEG directory for a whole level, painted tile by tile; level
+ * @ds > 1 is derived from level 0 (paint_derived_tile). */
 static gboolean
 write_tiled_level (SlideFile * file, const SlidePainter * painter,
-    guint lw, guint lh, const gchar * description, gboolean reduced,
-    guint damage_every, GError ** error)
+    guint ds, guint lw, guint lh, const gchar * description,
+    gboolean reduced, guint damage_every, GError ** error)
 {
   const WsiTestSlideSpec *spec = painter->spec;
   guint tile = spec->tile_size;
   gsize tile_bytes = (gsize) tile * tile * 3;
   guint8 *buf = g_malloc (tile_bytes);
+  guint8 *row = ds > 1 ? g_malloc (tile_bytes * ds / tile) : NULL;
+  guint64 *sums = ds > 1 ? g_new (guint64, tile * 3) : NULL;
   guint tx, ty;
   gboolean ok = TRUE;
   SlideRandom rnd;
@@ -670,14 +810,19 @@ write_tiled_level (SlideFile * file, const SlidePainter * painter,
       if (damage_every > 0 && index % damage_every == 0) {
         ok = write_damaged_tile (file, index, &rnd, buf, 1024 + tile * 4);
       } else {
-        slide_painter_paint (painter, lw, lh, tx, ty, tile, tile, buf,
-            (gsize) tile * 3);
+        if (ds > 1)
+          paint_derived_tile (painter, ds, lw, lh, tx, ty, buf, row, sums);
+        else
+          slide_painter_paint (painter, lw, lh, tx, ty, tile, tile, buf,
+              (gsize) tile * 3);
         ok = TIFFWriteEncodedTile (file->tif, index, buf,
             (tmsize_t) tile_bytes) >= 0;
       }
     }
   }
   g_free (buf);
+  g_free (row);
+  g_free (sums);
 
   if (!ok)
     return slide_file_fail (file, "writing a tile", error);
@@ -810,7 +955,7 @@ write_aperio (SlideFile * file, const SlidePainter * painter,
   desc = g_strdup_printf (APERIO_HEADER "%ux%u (%ux%u) JPEG/YCC Q=%d%s",
       spec->width, spec->height, spec->tile_size, spec->tile_size,
       spec->jpeg_quality, props);
-  ok = write_tiled_level (file, painter, spec->width, spec->height, desc,
+  ok = write_tiled_level (file, painter, 1, spec->width, spec->height, desc,
       FALSE, damage_every, error);
   g_free (desc);
 
@@ -830,7 +975,8 @@ write_aperio (SlideFile * file, const SlidePainter * painter,
         "JPEG/YCC Q=%d%s", spec->width, spec->height, spec->tile_size,
         spec->tile_size, lw, lh, spec->jpeg_quality, props);
     /* Real SVS files mark no level as reduced. */
-    ok = write_tiled_level (file, painter, lw, lh, desc, FALSE, 0, error);
+    ok = write_tiled_level (file, painter, derived_downsample (spec, level),
+        lw, lh, desc, FALSE, 0, error);
     g_free (desc);
   }
 
@@ -872,8 +1018,8 @@ write_generic (SlideFile * file, const SlidePainter * painter,
     if (level == 0)
       desc = g_strdup_printf ("gst-wsi test slide: seed %u, %u tissue blobs",
           spec->seed, spec->tissue_blobs);
-    ok = write_tiled_level (file, painter, lw, lh, desc, level > 0,
-        level == 0 ? damage_every : 0, error);
+    ok = write_tiled_level (file, painter, derived_downsample (spec, level),
+        lw, lh, desc, level > 0, level == 0 ? damage_every : 0, error);
     g_free (desc);
   }
   return ok;

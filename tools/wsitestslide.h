@@ -13,7 +13,11 @@
  * layout (one tiled directory per level) and the Aperio layout (SVS:
  * "Aperio ..." ImageDescription with MPP, a stripped thumbnail as the
  * second directory, non-power-of-two level steps), with tissue-like blobs
- * on a glass-white background, plus broken files.
+ * on a glass-white background, plus broken files. Level 0 is painted at the
+ * slide's mpp (nuclei of 2-4 um radius, fibres every 8 um, half a micron of
+ * optical blur); every other level is the area average of level 0, as a
+ * scanner derives its pyramid, so a read at level k's mpp from level 0 and
+ * the read of level k agree (cost: one level-0 area painted per level).
  */
 
 #ifndef __WSI_TEST_SLIDE_H__

@@ -295,6 +295,21 @@ compare_bytes (const guint8 * a, const guint8 * b, gsize n)
   return d;
 }
 
+/* PSNR of the luma (Rec. 601 Y') of two RGB images of @n pixels. */
+static gdouble
+luma_psnr (const guint8 * a, const guint8 * b, gsize n)
+{
+  gdouble sum = 0.0;
+  gsize i;
+
+  for (i = 0; i < n; i++, a += 3, b += 3) {
+    gdouble d = 0.299 * (a[0] - b[0]) + 0.587 * (a[1] - b[1]) +
+        0.114 * (a[2] - b[2]);
+    sum += d * d;
+  }
+  return sum > 0.0 ? 10.0 * log10 (255.0 * 255.0 / (sum / n)) : INFINITY;
+}
+
 /* ---- geometry ----------------------------------------------------------- */
 
 static void
@@ -748,6 +763,91 @@ assert_levels_close (const gchar * path, guint patches, guint32 seed,
   wsi_slide_close (direct);
   wsi_slide_close (os);
 }
+
+/* Levels are derived from level 0, as a scanner makes them: a patch read
+ * at level k's mpp from a one-level copy of the slide (the reader
+ * area-averages level 0) matches the same patch read from level k (1:1), to
+ * within JPEG's losses: >= 35 dB on luma. Footprints start on the level's
+ * pixel grid, so both average the same level-0 pixels. Luma, because JPEG
+ * halves the chroma resolution of each level: at 16x a nucleus is a pixel
+ * or two of level k, whose colour 4:2:0 smears (about 30 dB in RGB, 42 in
+ * luma, at quality 95; at 85, quantisation costs luma another 9 dB); RGB
+ * is held to 25 dB. Painted at its own scale as before, level k matched
+ * level 0 averaged to about 15 dB. */
+static void
+assert_levels_derived (WsiTestLayout layout, guint step, const gchar * name)
+{
+  WsiTestSlideSpec spec = slide_spec (layout, 3072, 2304, 256, 3, step,
+      0.25);
+  gchar *pyramid_path;
+  gchar *flat_name = g_strconcat ("flat-", name, NULL);
+  gchar *flat_path;
+  WsiSlide *pyramid, *flat;
+  WsiReadContext *ctx = wsi_read_context_new ();
+  GRand *rand = g_rand_new_with_seed (step);
+  gint level;
+  guint i;
+
+  spec.jpeg_quality = 95;
+  pyramid_path = write_slide (name, &spec);
+  spec.levels = 1;
+  flat_path = write_slide (flat_name, &spec);
+  pyramid = open_slide (pyramid_path, WSI_BACKEND_TIFF);
+  flat = open_slide (flat_path, WSI_BACKEND_TIFF);
+  fail_unless_equals_int (pyramid->level_count, 3);
+  fail_unless_equals_int (flat->level_count, 1);
+  for (level = 1; level < pyramid->level_count; level++) {
+    gint64 ds = (gint64) llround (pyramid->level_downsample[level]);
+    gdouble worst = INFINITY, worst_rgb = INFINITY, luma;
+
+    for (i = 0; i < 12; i++) {
+      guint out = 48;
+      gint64 side = out * ds;
+      Patch p = patch_1to1 (g_rand_int_range (rand, 0,
+              (gint32) ((spec.width - side) / ds)) * ds,
+          g_rand_int_range (rand, 0,
+              (gint32) ((spec.height - side) / ds)) * ds, out, out);
+      WsiReadReport from_level, from_zero;
+      guint8 *a, *b;
+      Diff d;
+
+      p.w = p.h = side;
+      a = read_patch (pyramid, ctx, &p, &from_level);
+      b = read_patch (flat, ctx, &p, &from_zero);
+      fail_unless_equals_int (from_level.level, level);
+      fail_unless_equals_int (from_zero.level, 0);
+      d = compare_bytes (a, b, (gsize) out * out * 3);
+      luma = luma_psnr (a, b, (gsize) out * out);
+      worst = MIN (worst, luma);
+      worst_rgb = MIN (worst_rgb, d.psnr);
+      fail_unless (luma >= 35.0 && d.psnr >= 25.0, "%s level %d (downsample "
+          "%" G_GINT64_FORMAT ") at (%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT
+          "): %.2f dB luma, %.2f dB RGB against level 0 averaged, max "
+          "difference %u", name, level, ds, p.x, p.y, luma, d.psnr,
+          d.max_diff);
+      g_free (a);
+      g_free (b);
+    }
+    g_print ("%s level %d (downsample %" G_GINT64_FORMAT "): worst %.2f dB "
+        "luma, %.2f dB RGB against level 0 averaged\n", name, level, ds,
+        worst, worst_rgb);
+  }
+  g_rand_free (rand);
+  wsi_read_context_free (ctx);
+  wsi_slide_close (pyramid);
+  wsi_slide_close (flat);
+  g_free (flat_path);
+  g_free (flat_name);
+  g_free (pyramid_path);
+}
+
+GST_START_TEST (test_generated_levels_derive_from_level0)
+{
+  assert_levels_derived (WSI_TEST_LAYOUT_GENERIC, 2, "derived.tiff");
+  assert_levels_derived (WSI_TEST_LAYOUT_APERIO, 4, "derived.svs");
+}
+
+GST_END_TEST;
 
 GST_START_TEST (test_levels_close_to_openslide)
 {
@@ -1536,6 +1636,7 @@ wsislide_suite (void)
   tcase_add_test (tc, test_level0_pixels_identical_real_cmu);
   tcase_add_test (tc, test_read_region_argb_identical);
   tcase_add_test (tc, test_levels_close_to_openslide);
+  tcase_add_test (tc, test_generated_levels_derive_from_level0);
 #endif
   tcase_add_test (tc, test_native_scaling_close);
   tcase_add_test (tc, test_native_scaling_near_whole);
