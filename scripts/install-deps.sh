@@ -44,7 +44,8 @@ if [ "${CI:-}" = "true" ] || [ "${WSI_INSTALL_S3RVER:-0}" = "1" ]; then
   repo="$(cd "$(dirname "$0")/.." && pwd)"
   if [ ! -x "$repo/tests/s3/node_modules/.bin/s3rver" ]; then
     command -v npm >/dev/null \
-      || $SUDO apt-get install -y -qq --no-install-recommends npm >/dev/null
+      || $SUDO apt-get install -y -qq --no-install-recommends npm >/dev/null \
+      || echo "install-deps: npm could not be installed" >&2
     echo "Installing s3rver into tests/s3"
     npm install --prefix "$repo/tests/s3" --no-audit --no-fund --silent s3rver@3.7.1 \
       || echo "install-deps: could not install s3rver from npm; the S3 checks will say so" >&2
