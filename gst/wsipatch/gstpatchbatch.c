@@ -124,11 +124,12 @@
 #include "gstpatchbatch.h"
 #include "gstwsipatchelements.h"
 #include "wsistreamstats.h"
+#include "wsibatchdelivery.h"
 #include "wsibatchmeta.h"
 #include "wsinormalize.h"
 #include "wsiplanarpool.h"
 
-GST_DEBUG_CATEGORY_STATIC (gst_patch_batch_debug);
+GST_DEBUG_CATEGORY (gst_patch_batch_debug);
 #define GST_CAT_DEFAULT gst_patch_batch_debug
 
 #define DEFAULT_BATCH_SIZE 64
@@ -1148,20 +1149,6 @@ set_pool_flushing (GstPatchBatch * self, gboolean flushing)
   }
 }
 
-/* Every patch planned before @check reached us (or was reported dropped
- * upstream): say so to the planner and keep the check to ourselves. */
-static gboolean
-acknowledge_delivery_check (GstPatchBatch * self, GstEvent * check)
-{
-  guint round = 0;
-
-  wsi_event_parse_delivery_check (check, &round);
-  gst_event_unref (check);
-  GST_LOG_OBJECT (self, "delivery check %u: acknowledged", round);
-  return gst_pad_push_event (self->sinkpad,
-      wsi_event_new_delivery_ack (round));
-}
-
 static gboolean
 gst_patch_batch_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
 {
@@ -1177,7 +1164,8 @@ gst_patch_batch_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
       return ok;
     case GST_EVENT_CUSTOM_DOWNSTREAM:
       if (wsi_event_parse_delivery_check (event, NULL))
-        return acknowledge_delivery_check (self, event);
+        return wsi_batch_delivery_acknowledge (GST_ELEMENT_CAST (self),
+            self->sinkpad, event);
       break;
     case GST_EVENT_EOS:
       drain_at_eos (self);
@@ -1212,11 +1200,8 @@ gst_patch_batch_sink_query (GstPad * pad, GstObject * parent, GstQuery * query)
       gst_caps_unref (caps);
       return TRUE;
     case GST_QUERY_CUSTOM:
-      /* We answer delivery checks (we are the last to see patches). */
-      if (wsi_query_parse_delivery_accounting (query, NULL)) {
-        wsi_query_set_delivery_accounting (query, TRUE);
+      if (wsi_batch_delivery_answer_query (query))
         return TRUE;
-      }
       return gst_pad_query_default (pad, parent, query);
     case GST_QUERY_ALLOCATION:
       /* patches are copied, so any memory will do; padded rows too */
