@@ -125,6 +125,7 @@
 #include "gstwsipatchelements.h"
 #include "wsistreamstats.h"
 #include "wsibatchdelivery.h"
+#include "wsibatchformat.h"
 #include "wsibatchmeta.h"
 #include "wsinormalize.h"
 #include "wsiplanarpool.h"
@@ -139,7 +140,7 @@ GST_DEBUG_CATEGORY (gst_patch_batch_debug);
 #define MAX_MAX_BATCHES 65536
 #define DEFAULT_NORMALIZE FALSE
 /* a GstBuffer holds at most 16 memories, one per view */
-#define MAX_VIEWS 16
+#define MAX_VIEWS WSI_BATCH_MAX_VIEWS
 
 #define PATCH_FORMATS "{ RGB, RGBA, RGBx, BGRx }"
 #define VIEW_FORMATS "{ RGB, RGBA, RGBx, BGRx, GRAY8 }"
@@ -187,18 +188,7 @@ struct _GstPatchBatch
 
   /* input layout, set by the CAPS event */
   gboolean have_in_info;
-  gboolean views_input;         /* application/x-wsi-views */
-  GstVideoInfo in_info;         /* video patches; views: format only */
-  gsize row_bytes;              /* video: tight bytes per patch row */
-  gsize patch_bytes;            /* video: tight bytes per patch */
-  guint n_planes;               /* output memories: 1, or n-views */
-  guint pixel_bytes;
-  /* per plane: one image's size, input and output bytes (views: learnt
-   * from the first buffer, 0 before) */
-  guint width[MAX_VIEWS], height[MAX_VIEWS];
-  gsize in_bytes[MAX_VIEWS], out_bytes[MAX_VIEWS];
-  gboolean normalizing;         /* float output for this stream */
-  WsiNormalize norm;
+  WsiBatchLayout layout;        /* wsibatchformat.h */
 
   GstCaps *src_caps;            /* caps last pushed downstream */
   guint64 batch_number;
@@ -255,48 +245,7 @@ do_element_init (GstPlugin * plugin)
 GST_ELEMENT_REGISTER_DEFINE_WITH_CODE (patchbatch, "patchbatch",
     GST_RANK_NONE, GST_TYPE_PATCH_BATCH, do_element_init (plugin));
 
-/* uint8 video batches: one tall frame in a video pool; everything else
- * (views, floats): one memory per plane in a planar pool. */
-static gboolean
-video_output (GstPatchBatch * self)
-{
-  return !self->views_input && !self->normalizing;
-}
-
 /* ---- caps -------------------------------------------------------------- */
-
-/* Caps of a batch of @n patches of the current input. */
-static GstCaps *
-batch_caps (GstPatchBatch * self, guint n)
-{
-  GstVideoInfo out;
-  GstCaps *caps;
-
-  if (self->normalizing) {
-    caps = gst_caps_new_simple (WSI_TENSOR_MEDIA_TYPE,
-        "dtype", G_TYPE_STRING, "float32", "layout", G_TYPE_STRING, "NCHW",
-        "channels", G_TYPE_INT, (gint) self->norm.n_channels,
-        "n-views", G_TYPE_INT, (gint) self->n_planes, NULL);
-    if (!self->views_input)
-      gst_caps_set_simple (caps, "width", G_TYPE_INT, (gint) self->width[0],
-          "height", G_TYPE_INT, (gint) self->height[0], NULL);
-    return caps;
-  }
-  if (self->views_input)
-    return gst_caps_new_simple (WSI_VIEWS_MEDIA_TYPE, "format", G_TYPE_STRING,
-        GST_VIDEO_INFO_NAME (&self->in_info), "n-views", G_TYPE_INT,
-        (gint) self->n_planes, NULL);
-
-  gst_video_info_set_format (&out, GST_VIDEO_INFO_FORMAT (&self->in_info),
-      GST_VIDEO_INFO_WIDTH (&self->in_info),
-      n * GST_VIDEO_INFO_HEIGHT (&self->in_info));
-  out.colorimetry = self->in_info.colorimetry;
-  out.par_n = self->in_info.par_n;
-  out.par_d = self->in_info.par_d;
-  caps = gst_video_info_to_caps (&out);
-  gst_caps_set_simple (caps, "framerate", GST_TYPE_FRACTION, 0, 1, NULL);
-  return caps;
-}
 
 /* Pushes @caps (taken) downstream unless they are already there. */
 static gboolean
@@ -424,11 +373,11 @@ planar_pool (GstPatchBatch * self, GstCaps * caps, GstQuery * query)
   gst_allocation_params_init (&params);
   if (gst_query_get_n_allocation_params (query) > 0)
     gst_query_parse_nth_allocation_param (query, 0, &allocator, &params);
-  for (i = 0; i < self->n_planes; i++) {
-    sizes[i] = self->capacity * self->out_bytes[i];
+  for (i = 0; i < self->layout.n_planes; i++) {
+    sizes[i] = self->capacity * self->layout.out_bytes[i];
     total += sizes[i];
   }
-  pool = wsi_planar_pool_new (sizes, self->n_planes);
+  pool = wsi_planar_pool_new (sizes, self->layout.n_planes);
   ok = configure_pool (pool, caps, total, 0, get_max_batches (self),
       allocator, &params);
   if (allocator)
@@ -461,12 +410,12 @@ video_pool (GstPatchBatch * self, GstCaps * caps, GstQuery * query,
   if (gst_query_get_n_allocation_pools (query) > 0)
     gst_query_parse_nth_allocation_pool (query, 0, &pool, &size, &min, &max);
   if (!gst_query_find_allocation_meta (query, GST_VIDEO_META_API_TYPE, NULL)
-      && (gsize) GST_VIDEO_INFO_PLANE_STRIDE (&self->in_info, 0) !=
-      self->row_bytes)
+      && (gsize) GST_VIDEO_INFO_PLANE_STRIDE (&self->layout.in_info, 0) !=
+      self->layout.row_bytes)
     GST_WARNING_OBJECT (self, "downstream does not announce GstVideoMeta "
         "support but the tight stride %" G_GSIZE_FORMAT " differs from the "
         "default one: use a patch width that is a multiple of 4",
-        self->row_bytes);
+        self->layout.row_bytes);
 
   size = MAX (size, batch_bytes);
   /* Bounded memory: downstream's pool gets our bound too, unless its own is
@@ -503,7 +452,8 @@ decide_allocation (GstPatchBatch * self, GstCaps * caps, gsize batch_bytes)
   replace_pool (self, NULL, NULL);
   if (!gst_pad_peer_query (self->srcpad, query))
     GST_DEBUG_OBJECT (self, "downstream did not answer the allocation query");
-  pool = video_output (self) ? video_pool (self, caps, query, batch_bytes)
+  pool = wsi_batch_layout_video_output (&self->layout)
+      ? video_pool (self, caps, query, batch_bytes)
       : planar_pool (self, caps, query);
   gst_query_unref (query);
 
@@ -519,17 +469,6 @@ decide_allocation (GstPatchBatch * self, GstCaps * caps, gsize batch_bytes)
 
 /* ---- the batch in progress --------------------------------------------- */
 
-static gsize
-batch_bytes (GstPatchBatch * self)
-{
-  gsize total = 0;
-  guint i;
-
-  for (i = 0; i < self->n_planes; i++)
-    total += self->capacity * self->out_bytes[i];
-  return total;
-}
-
 /* Maps the batch for writing: the whole buffer for video batches, each
  * plane's memory for the others. */
 static gboolean
@@ -537,14 +476,14 @@ map_batch (GstPatchBatch * self)
 {
   guint i;
 
-  if (video_output (self))
+  if (wsi_batch_layout_video_output (&self->layout))
     return gst_buffer_map (self->batch, &self->maps[0], GST_MAP_WRITE);
-  if (gst_buffer_n_memory (self->batch) != self->n_planes)
+  if (gst_buffer_n_memory (self->batch) != self->layout.n_planes)
     return FALSE;
-  for (i = 0; i < self->n_planes; i++) {
+  for (i = 0; i < self->layout.n_planes; i++) {
     GstMemory *mem = gst_buffer_peek_memory (self->batch, i);
 
-    if (mem->size < self->capacity * self->out_bytes[i]
+    if (mem->size < self->capacity * self->layout.out_bytes[i]
         || !gst_memory_map (mem, &self->maps[i], GST_MAP_WRITE)) {
       while (i-- > 0)
         gst_memory_unmap (gst_buffer_peek_memory (self->batch, i),
@@ -560,11 +499,11 @@ unmap_batch (GstPatchBatch * self)
 {
   guint i;
 
-  if (video_output (self)) {
+  if (wsi_batch_layout_video_output (&self->layout)) {
     gst_buffer_unmap (self->batch, &self->maps[0]);
     return;
   }
-  for (i = 0; i < self->n_planes; i++)
+  for (i = 0; i < self->layout.n_planes; i++)
     gst_memory_unmap (gst_buffer_peek_memory (self->batch, i),
         &self->maps[i]);
 }
@@ -580,9 +519,10 @@ start_batch (GstPatchBatch * self)
   self->capacity = self->batch_size;
   GST_OBJECT_UNLOCK (self);
   wsi_batch_meta_start (&self->meta, self->capacity);
-  bytes = batch_bytes (self);
+  bytes = wsi_batch_layout_bytes (&self->layout, self->capacity);
 
-  if (!push_src_caps (self, batch_caps (self, self->capacity)))
+  if (!push_src_caps (self, wsi_batch_layout_caps (&self->layout,
+              self->capacity)))
     return GST_FLOW_NOT_NEGOTIATED;
 
   /* always test (and so clear) the flag, which is set at link time */
@@ -622,56 +562,6 @@ discard_batch (GstPatchBatch * self)
   self->meta.n = 0;
 }
 
-/* Describes the tight layout of the first @n patches of @buf. */
-static void
-set_batch_layout (GstPatchBatch * self, GstBuffer * buf, guint n)
-{
-  GstVideoFormat format = GST_VIDEO_INFO_FORMAT (&self->in_info);
-  guint width = GST_VIDEO_INFO_WIDTH (&self->in_info);
-  guint height = n * GST_VIDEO_INFO_HEIGHT (&self->in_info);
-  gsize offset[GST_VIDEO_MAX_PLANES] = { 0, };
-  gint stride[GST_VIDEO_MAX_PLANES] = { (gint) self->row_bytes, };
-  GstVideoMeta *vmeta;
-
-  gst_buffer_set_size (buf, n * self->patch_bytes);
-  /* a pool of downstream's may have added a meta for its own layout */
-  vmeta = gst_buffer_get_video_meta (buf);
-  if (vmeta == NULL) {
-    gst_buffer_add_video_meta_full (buf, GST_VIDEO_FRAME_FLAG_NONE, format,
-        width, height, 1, offset, stride);
-    return;
-  }
-  vmeta->format = format;
-  vmeta->width = width;
-  vmeta->height = height;
-  vmeta->n_planes = 1;
-  vmeta->offset[0] = 0;
-  vmeta->stride[0] = stride[0];
-}
-
-/* A planar batch of @n locations out of a full one: each memory cut to
- * its first n images. The pool's buffer is not reused (its memories are
- * shared now); short batches only end streams. */
-static GstBuffer *
-cut_planar_batch (GstPatchBatch * self, GstBuffer * full, guint n)
-{
-  GstBuffer *buf = gst_buffer_new ();
-  guint i;
-
-  for (i = 0; i < self->n_planes; i++) {
-    GstMemory *mem = gst_buffer_peek_memory (full, i);
-    gsize size = n * self->out_bytes[i];
-    GstMemory *part = GST_MEMORY_FLAG_IS_SET (mem, GST_MEMORY_FLAG_NO_SHARE)
-        ? NULL : gst_memory_share (mem, 0, size);
-
-    /* an allocator of downstream's may refuse sharing: copy then */
-    gst_buffer_append_memory (buf, part ? part : gst_memory_copy (mem, 0,
-            size));
-  }
-  gst_buffer_unref (full);
-  return buf;
-}
-
 /* Hands the batch in progress downstream; a video batch shorter than the
  * capacity gets caps of its own first. */
 static GstFlowReturn
@@ -684,17 +574,18 @@ push_batch (GstPatchBatch * self)
   unmap_batch (self);
   self->batch = NULL;
 
-  if (video_output (self))
-    set_batch_layout (self, buf, n);
+  if (wsi_batch_layout_video_output (&self->layout))
+    wsi_batch_layout_set_video_meta (&self->layout, buf, n);
   else if (n < self->capacity)
-    buf = cut_planar_batch (self, buf, n);
+    buf = wsi_batch_layout_cut_planar (&self->layout, buf, n);
   wsi_batch_meta_attach (&self->meta, buf);
   self->meta.n = 0;
   GST_BUFFER_OFFSET (buf) = self->batch_number;
   GST_BUFFER_OFFSET_END (buf) = self->batch_number + n;
   self->batch_number++;
 
-  if (n < self->capacity && !push_src_caps (self, batch_caps (self, n))) {
+  if (n < self->capacity
+      && !push_src_caps (self, wsi_batch_layout_caps (&self->layout, n))) {
     GST_ELEMENT_WARNING (self, CORE, NEGOTIATION,
         ("Downstream refused the caps of a short batch (%u patches "
             "instead of %u): these patches are dropped.", n, self->capacity),
@@ -720,22 +611,22 @@ patch_layout (GstPatchBatch * self, GstBuffer * patch, gsize size,
     gsize * offset, gsize * stride)
 {
   GstVideoMeta *vmeta = gst_buffer_get_video_meta (patch);
-  guint height = GST_VIDEO_INFO_HEIGHT (&self->in_info);
+  guint height = GST_VIDEO_INFO_HEIGHT (&self->layout.in_info);
 
   if (vmeta) {
     *offset = vmeta->offset[0];
     *stride = vmeta->stride[0];
-  } else if (size < GST_VIDEO_INFO_SIZE (&self->in_info)
-      && size == self->patch_bytes) {
+  } else if (size < GST_VIDEO_INFO_SIZE (&self->layout.in_info)
+      && size == self->layout.patch_bytes) {
     /* tight RGB rows without a meta: take them as they are */
     *offset = 0;
-    *stride = self->row_bytes;
+    *stride = self->layout.row_bytes;
   } else {
-    *offset = GST_VIDEO_INFO_PLANE_OFFSET (&self->in_info, 0);
-    *stride = GST_VIDEO_INFO_PLANE_STRIDE (&self->in_info, 0);
+    *offset = GST_VIDEO_INFO_PLANE_OFFSET (&self->layout.in_info, 0);
+    *stride = GST_VIDEO_INFO_PLANE_STRIDE (&self->layout.in_info, 0);
   }
-  return *stride >= self->row_bytes
-      && size >= *offset + (height - 1) * *stride + self->row_bytes;
+  return *stride >= self->layout.row_bytes
+      && size >= *offset + (height - 1) * *stride + self->layout.row_bytes;
 }
 
 /* Writes one image (rows @stride bytes apart) into slot meta.n of plane
@@ -745,17 +636,19 @@ put_image (GstPatchBatch * self, guint plane, const guint8 * src,
     gsize stride)
 {
   guint8 *dest = self->maps[plane].data + self->meta.n *
-      self->out_bytes[plane];
-  gsize row_bytes = (gsize) self->width[plane] * self->pixel_bytes;
+      self->layout.out_bytes[plane];
+  gsize row_bytes =
+      (gsize) self->layout.width[plane] * self->layout.pixel_bytes;
   guint row;
 
-  if (self->normalizing) {
-    wsi_normalize_image (&self->norm, src, stride, self->width[plane],
-        self->height[plane], (gfloat *) dest);
+  if (self->layout.normalizing) {
+    wsi_normalize_image (&self->layout.norm, src, stride,
+        self->layout.width[plane], self->layout.height[plane],
+        (gfloat *) dest);
   } else if (stride == row_bytes) {
-    memcpy (dest, src, self->out_bytes[plane]);
+    memcpy (dest, src, self->layout.out_bytes[plane]);
   } else {
-    for (row = 0; row < self->height[plane]; row++)
+    for (row = 0; row < self->layout.height[plane]; row++)
       memcpy (dest + row * row_bytes, src + row * stride, row_bytes);
   }
 }
@@ -805,27 +698,28 @@ learn_view_sizes (GstPatchBatch * self, GstBuffer * buf, GstStructure * meta,
   const WsiViewRecord *views = meta ? wsi_patch_meta_views (meta, &n_records)
       : NULL;
 
-  if (views == NULL || n_records < self->n_planes) {
+  if (views == NULL || n_records < self->layout.n_planes) {
     *error = g_strdup ("a multi-view buffer has no view records, so the "
         "sizes of its views are unknown");
     return FALSE;
   }
-  for (v = 0; v < self->n_planes; v++) {
+  for (v = 0; v < self->layout.n_planes; v++) {
     gsize bytes = (gsize) views[v].out_width * views[v].out_height *
-        self->pixel_bytes;
+        self->layout.pixel_bytes;
 
     if (bytes == 0 || gst_buffer_peek_memory (buf, v)->size != count * bytes) {
       *error = g_strdup_printf ("view %u is %" G_GSIZE_FORMAT " bytes for %u "
           "locations, but its record says %ux%u at %u bytes a pixel", v,
           gst_buffer_peek_memory (buf, v)->size, count, views[v].out_width,
-          views[v].out_height, self->pixel_bytes);
+          views[v].out_height, self->layout.pixel_bytes);
       return FALSE;
     }
-    self->width[v] = views[v].out_width;
-    self->height[v] = views[v].out_height;
-    self->in_bytes[v] = bytes;
-    self->out_bytes[v] = self->normalizing ? (gsize) self->norm.n_channels *
-        views[v].out_width * views[v].out_height * sizeof (gfloat) : bytes;
+    self->layout.width[v] = views[v].out_width;
+    self->layout.height[v] = views[v].out_height;
+    self->layout.in_bytes[v] = bytes;
+    self->layout.out_bytes[v] = self->layout.normalizing ?
+        (gsize) self->layout.norm.n_channels * views[v].out_width *
+        views[v].out_height * sizeof (gfloat) : bytes;
   }
   return TRUE;
 }
@@ -838,20 +732,21 @@ check_views (GstPatchBatch * self, GstBuffer * buf, GstStructure * meta,
 {
   guint v;
 
-  if (gst_buffer_n_memory (buf) != self->n_planes) {
+  if (gst_buffer_n_memory (buf) != self->layout.n_planes) {
     *error = g_strdup_printf ("a multi-view buffer has %u memories for %u "
-        "views", gst_buffer_n_memory (buf), self->n_planes);
+        "views", gst_buffer_n_memory (buf), self->layout.n_planes);
     return FALSE;
   }
-  if (self->in_bytes[0] == 0)
+  if (self->layout.in_bytes[0] == 0)
     return learn_view_sizes (self, buf, meta, count, error);
-  for (v = 0; v < self->n_planes; v++) {
-    if (gst_buffer_peek_memory (buf, v)->size != count * self->in_bytes[v]) {
+  for (v = 0; v < self->layout.n_planes; v++) {
+    if (gst_buffer_peek_memory (buf, v)->size !=
+        count * self->layout.in_bytes[v]) {
       *error = g_strdup_printf ("view %u is %" G_GSIZE_FORMAT " bytes for %u "
           "locations, %" G_GSIZE_FORMAT " expected: every location of a "
           "stream must have the same view sizes", v,
           gst_buffer_peek_memory (buf, v)->size, count,
-          count * self->in_bytes[v]);
+          count * self->layout.in_bytes[v]);
       return FALSE;
     }
   }
@@ -870,21 +765,22 @@ add_location (GstPatchBatch * self, GstBuffer * patch, GstStructure * meta,
 
   if (self->batch == NULL && (ret = start_batch (self)) != GST_FLOW_OK)
     return ret;
-  if (!self->views_input && !put_video_patch (self, patch)) {
+  if (!self->layout.views_input && !put_video_patch (self, patch)) {
     GST_ELEMENT_ERROR (self, STREAM, FORMAT,
         ("A %dx%d %s patch of slide %s is only %" G_GSIZE_FORMAT " bytes, "
-            "too small for its caps.", GST_VIDEO_INFO_WIDTH (&self->in_info),
-            GST_VIDEO_INFO_HEIGHT (&self->in_info),
-            GST_VIDEO_INFO_NAME (&self->in_info), meta_path (meta),
+            "too small for its caps.",
+            GST_VIDEO_INFO_WIDTH (&self->layout.in_info),
+            GST_VIDEO_INFO_HEIGHT (&self->layout.in_info),
+            GST_VIDEO_INFO_NAME (&self->layout.in_info), meta_path (meta),
             gst_buffer_get_size (patch)), (NULL));
     return GST_FLOW_ERROR;
   }
-  for (v = 0; self->views_input && v < self->n_planes; v++)
-    put_image (self, v, in_maps[v].data + i * self->in_bytes[v],
-        (gsize) self->width[v] * self->pixel_bytes);
+  for (v = 0; self->layout.views_input && v < self->layout.n_planes; v++)
+    put_image (self, v, in_maps[v].data + i * self->layout.in_bytes[v],
+        (gsize) self->layout.width[v] * self->layout.pixel_bytes);
 
   if (!wsi_batch_meta_append (&self->meta, meta, i,
-          GST_BUFFER_OFFSET (patch) + i, self->views_input, &error)) {
+          GST_BUFFER_OFFSET (patch) + i, self->layout.views_input, &error)) {
     GST_ELEMENT_ERROR (self, STREAM, FORMAT,
         ("Bad metadata on a buffer of slide %s: %s.", meta_path (meta),
             error), (NULL));
@@ -911,11 +807,11 @@ chain_views (GstPatchBatch * self, GstBuffer * buf, GstStructure * meta)
     g_free (error);
     return GST_FLOW_ERROR;
   }
-  for (v = 0; v < self->n_planes; v++, mapped++)
+  for (v = 0; v < self->layout.n_planes; v++, mapped++)
     if (!gst_memory_map (gst_buffer_peek_memory (buf, v), &maps[v],
             GST_MAP_READ))
       break;
-  if (mapped < self->n_planes) {
+  if (mapped < self->layout.n_planes) {
     GST_ELEMENT_ERROR (self, RESOURCE, READ,
         ("Could not read view %u of a buffer of slide %s.", mapped,
             meta_path (meta)), (NULL));
@@ -941,7 +837,7 @@ gst_patch_batch_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
         ("Received a patch before its caps."), (NULL));
     return GST_FLOW_NOT_NEGOTIATED;
   }
-  if (self->views_input)
+  if (self->layout.views_input)
     ret = chain_views (self, buf, meta);
   else
     ret = add_location (self, buf, meta, NULL, 0);
@@ -950,28 +846,6 @@ gst_patch_batch_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
 }
 
 /* ---- events and queries ------------------------------------------------ */
-
-/* Output channels of @format for float batches: the colour channels in
- * RGB order (alpha and padding dropped), or the grey one. */
-static guint
-channel_offsets (GstVideoFormat format, guint * offset)
-{
-  switch (format) {
-    case GST_VIDEO_FORMAT_GRAY8:
-      offset[0] = 0;
-      return 1;
-    case GST_VIDEO_FORMAT_BGRx:
-      offset[0] = 2;
-      offset[1] = 1;
-      offset[2] = 0;
-      return 3;
-    default:                   /* RGB, RGBA, RGBx */
-      offset[0] = 0;
-      offset[1] = 1;
-      offset[2] = 2;
-      return 3;
-  }
-}
 
 /* Prepares the float output for patches of @format; posts an error when
  * mean and std do not fit its channels. */
@@ -986,7 +860,7 @@ setup_normalize (GstPatchBatch * self, GstVideoFormat format,
   mean = self->mean;
   std = self->std;
   GST_OBJECT_UNLOCK (self);
-  n_channels = channel_offsets (format, offset);
+  n_channels = wsi_batch_channel_offsets (format, offset);
   if (!wsi_normalize_init (norm, pixel_bytes, offset, n_channels,
           mean.values, mean.n, std.values, std.n)) {
     GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
@@ -1051,10 +925,11 @@ parse_input_caps (GstPatchBatch * self, GstCaps * caps, InputLayout * in)
 static gboolean
 same_layout (GstPatchBatch * self, const InputLayout * in)
 {
-  const GstVideoInfo *a = &in->info, *b = &self->in_info;
+  const GstVideoInfo *a = &in->info, *b = &self->layout.in_info;
 
-  return in->views == self->views_input && in->n_planes == self->n_planes
-      && in->normalizing == self->normalizing
+  return in->views == self->layout.views_input
+      && in->n_planes == self->layout.n_planes
+      && in->normalizing == self->layout.normalizing
       && GST_VIDEO_INFO_FORMAT (a) == GST_VIDEO_INFO_FORMAT (b)
       && GST_VIDEO_INFO_WIDTH (a) == GST_VIDEO_INFO_WIDTH (b)
       && GST_VIDEO_INFO_HEIGHT (a) == GST_VIDEO_INFO_HEIGHT (b);
@@ -1067,24 +942,24 @@ apply_layout (GstPatchBatch * self, const InputLayout * in)
   guint width = GST_VIDEO_INFO_WIDTH (&in->info);
   guint height = GST_VIDEO_INFO_HEIGHT (&in->info);
 
-  self->in_info = in->info;
-  self->views_input = in->views;
-  self->n_planes = in->n_planes;
-  self->normalizing = in->normalizing;
-  self->norm = in->norm;
+  self->layout.in_info = in->info;
+  self->layout.views_input = in->views;
+  self->layout.n_planes = in->n_planes;
+  self->layout.normalizing = in->normalizing;
+  self->layout.norm = in->norm;
   self->have_in_info = TRUE;
-  self->pixel_bytes = GST_VIDEO_INFO_COMP_PSTRIDE (&in->info, 0);
-  self->row_bytes = (gsize) width * self->pixel_bytes;
-  self->patch_bytes = self->row_bytes * height;
+  self->layout.pixel_bytes = GST_VIDEO_INFO_COMP_PSTRIDE (&in->info, 0);
+  self->layout.row_bytes = (gsize) width * self->layout.pixel_bytes;
+  self->layout.patch_bytes = self->layout.row_bytes * height;
   /* views: sizes come with the first buffer */
-  memset (self->in_bytes, 0, sizeof (self->in_bytes));
-  memset (self->out_bytes, 0, sizeof (self->out_bytes));
+  memset (self->layout.in_bytes, 0, sizeof (self->layout.in_bytes));
+  memset (self->layout.out_bytes, 0, sizeof (self->layout.out_bytes));
   if (!in->views) {
-    self->width[0] = width;
-    self->height[0] = height;
-    self->in_bytes[0] = self->patch_bytes;
-    self->out_bytes[0] = in->normalizing ? (gsize) in->norm.n_channels *
-        width * height * sizeof (gfloat) : self->patch_bytes;
+    self->layout.width[0] = width;
+    self->layout.height[0] = height;
+    self->layout.in_bytes[0] = self->layout.patch_bytes;
+    self->layout.out_bytes[0] = in->normalizing ? (gsize) in->norm.n_channels *
+        width * height * sizeof (gfloat) : self->layout.patch_bytes;
   }
 }
 
@@ -1096,7 +971,7 @@ set_input_caps (GstPatchBatch * self, GstCaps * caps)
   if (!parse_input_caps (self, caps, &in))
     return FALSE;
   if (self->have_in_info && same_layout (self, &in)) {
-    self->in_info = in.info;
+    self->layout.in_info = in.info;
   } else {
     /* a new layout cannot join the batch so far: push it as it is */
     if (self->batch != NULL && push_batch (self) != GST_FLOW_OK)
@@ -1111,7 +986,8 @@ set_input_caps (GstPatchBatch * self, GstCaps * caps)
     GST_OBJECT_UNLOCK (self);
   }
   /* announce the batch caps now, so that SEGMENT follows CAPS */
-  return push_src_caps (self, batch_caps (self, self->capacity));
+  return push_src_caps (self, wsi_batch_layout_caps (&self->layout,
+          self->capacity));
 }
 
 static void
