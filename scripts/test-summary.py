@@ -108,9 +108,18 @@ class Summary:
 def main(path):
     summary = Summary()
     with open(path) as log:
-        for line in log:
-            if line.strip():
-                summary.add_test(json.loads(line))
+        for number, line in enumerate(log, 1):
+            if not line.strip():
+                continue
+            try:
+                entry = json.loads(line)
+            except json.JSONDecodeError as error:
+                # A log written over while it was read (another `meson test`
+                # on the same build folder): counted as a failure, said why.
+                print(f"{path}:{number}: not a test result ({error})")
+                summary.failed += 1
+                continue
+            summary.add_test(entry)
     summary.print()
     return 1 if summary.failed else 0
 
