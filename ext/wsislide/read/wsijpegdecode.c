@@ -217,10 +217,17 @@ crop_is_exact (j_decompress_ptr cinfo, guint scale)
 
 /* Crops to the columns [x, x + w) where that is exact (libjpeg rounds the
  * start down to an iMCU and may widen the end), else decodes the whole
- * width; returns how many decoded columns come before x. A crop edge is
- * upsampled as if it were the image edge, so with subsampled chroma one
- * more column is kept on each side: the columns we want then get the same
- * values as in a whole-tile decode. */
+ * width; returns how many decoded columns come before x.
+ *
+ * With subsampled chroma a crop edge is not a safe place for a wanted
+ * column: it is upsampled as if it were the image edge, and with
+ * libjpeg-turbo 2.1.5 (4:2:0 tiles, fancy upsampling) a wanted column one
+ * column inside the crop's right edge still took values left in libjpeg's
+ * buffers by the decoder's earlier decodes (chroma the crop never wrote):
+ * a patch's last column then depended on which tile that thread had
+ * decoded before, and pipelines_dicom's streams changed from run to run
+ * with threads=2. So a whole iMCU more is kept on each side: the columns
+ * we want get the values of a whole-tile decode, whatever came before. */
 static guint
 decoder_crop (WsiJpegDecoder * decoder, guint scale, guint x, guint w)
 {
@@ -232,9 +239,15 @@ decoder_crop (WsiJpegDecoder * decoder, guint scale, guint x, guint w)
   if (!crop_is_exact (cinfo, scale))
     return x;
   if (chroma_subsampled_horizontally (cinfo)) {
-    JDIMENSION end = MIN (x + w + 1, cinfo->output_width);
-    start = x > 0 ? x - 1 : 0;
+    JDIMENSION imcu = (JDIMENSION) cinfo->max_h_samp_factor *
+        (JDIMENSION) cinfo->min_DCT_scaled_size;
+    JDIMENSION end = ((x + w + imcu - 1) / imcu + 1) * imcu;
+
+    end = MIN (end, cinfo->output_width);
+    start = x >= imcu ? x - imcu : 0;
     width = end - start;
+    if (start == 0 && end == cinfo->output_width)
+      return x;
   }
   jpeg_crop_scanline (cinfo, &start, &width);
   return x - start;
