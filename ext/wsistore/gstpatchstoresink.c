@@ -437,6 +437,16 @@ gst_patch_store_sink_start (GstBaseSink * sink)
   self->manifest->quality = self->stream_quality;
   self->manifest->subsampling = g_strdup (self->stream_420 ? "420" : "444");
   self->manifest->patches_per_shard = self->stream_patches_per_shard;
+  /* The pipeline's settings as the stream starts, read here in the thread
+   * that changes the state (the application's), not at EOS in a streaming
+   * thread: reading every property runs foreign getters, and some have
+   * process-wide side effects on the calling thread (patchreader's
+   * prefetch-* initialise libcurl, hence OpenSSL, whose per-thread state
+   * then dies with a pooled streaming thread that may exit while the
+   * process exits and OpenSSL's atexit cleanup frees the same state: a
+   * double free, SIGABRT). */
+  self->manifest->pipeline = wsi_pipeline_settings_describe (GST_ELEMENT
+      (self), &self->manifest->has_seed, &self->manifest->seed);
   self->skip_remaining = 0;
   return prepare_directory (self, resume);
 }
@@ -686,10 +696,6 @@ finish_store (GstPatchStoreSink * self)
         WsiShardSummary, i).n_patches;
   if (self->manifest->video_format == NULL)
     self->manifest->video_format = g_strdup ("RGB");
-  if (self->manifest->pipeline)
-    json_node_unref (self->manifest->pipeline);
-  self->manifest->pipeline = wsi_pipeline_settings_describe (GST_ELEMENT
-      (self), &self->manifest->has_seed, &self->manifest->seed);
   if (!wsi_store_manifest_write (self->manifest, self->dir, &error)) {
     write_error (self, error);
     return FALSE;
