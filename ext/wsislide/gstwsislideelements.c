@@ -16,6 +16,9 @@
 #include "gstwsislideelements.h"
 
 #include <gst/wsi/wsirecord.h>
+#ifdef WSI_HAVE_CURL
+#include "wsihttpsource.h"
+#endif
 
 void
 wsislide_element_init (GstPlugin * plugin)
@@ -24,6 +27,17 @@ wsislide_element_init (GstPlugin * plugin)
 
   if (g_once_init_enter (&done)) {
     wsi_record_register_metas ();
+#ifdef WSI_HAVE_CURL
+    {
+      /* libcurl (and the OpenSSL it initialises, whose exit handler frees
+       * per-thread state) set up once here, on the thread that loads the
+       * plugin, as curl asks: never lazily on a streaming or pool thread
+       * that may still be exiting when the process ends (a double free
+       * seen at exit when a property getter made the first call). */
+      WsiHttpSettings unused;
+      wsi_http_get_settings (&unused);
+    }
+#endif
     g_once_init_leave (&done, 1);
   }
 }
