@@ -260,9 +260,11 @@ print_read_stats (GstElement * pipeline)
         const gchar *name = gst_structure_nth_field_name (stats, i);
         guint64 n = 0;
 
-        if (g_str_has_prefix (name, "tile-cache-"))
+        /* the per-backend patch counts are the uint64 fields; "slides",
+         * "failed-slides" and "remote" are nested details */
+        if (g_str_has_prefix (name, "tile-cache-")
+            || !gst_structure_get_uint64 (stats, name, &n))
           continue;
-        gst_structure_get_uint64 (stats, name, &n);
         g_print (" %" G_GUINT64_FORMAT " patches by the %s backend,", n, name);
       }
       g_print (" tile cache hit rate %.1f %% (%" G_GUINT64_FORMAT " of %"
