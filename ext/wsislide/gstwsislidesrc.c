@@ -29,7 +29,7 @@
  *
  * Slides, lists and manifests may live behind `http://`, `https://`,
  * `s3://` or `gs://` (ranged GETs, see docs/remote.md; `s3://BUCKET/PREFIX/`
- * is listed like a folder): JPEG-tiled TIFF pyramids (Aperio SVS,
+ * or `gs://BUCKET/PREFIX/` is listed like a folder): JPEG-tiled TIFF pyramids (Aperio SVS,
  * generic tiled TIFF) stream from there byte-identical to the same file on
  * disk; every other format fails with "this format needs a local file".
  * Messages and metadata show URLs without user, password or query.
@@ -1255,7 +1255,8 @@ gst_wsi_slide_src_install_properties (GObjectClass * gobject_class)
           "per line (optional TAB and label, '#' comments). Relative paths "
           "are relative to the list's folder. A slide, list or manifest may "
           "also be an http://, https://, s3:// or gs:// URL, lists may hold "
-          "URLs, and s3://BUCKET/PREFIX/ is listed like a folder "
+          "URLs, and s3://BUCKET/PREFIX/ or gs://BUCKET/PREFIX/ is listed "
+          "like a folder "
           "(read by the direct TIFF and DICOM backends; other formats need a local "
           "file). Default: none",
           DEFAULT_LOCATION, rw));
