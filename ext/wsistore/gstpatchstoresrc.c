@@ -31,7 +31,11 @@
  * (fakesink, an appsink without caps) get decoded pixels.
  *
  * The shards are memory-mapped: once the store is in the page cache an
- * epoch costs no disk read and no slide decode. #GstPatchStoreSrc:order
+ * epoch costs no disk read and no slide decode. A `raw` store whose rows
+ * have the default stride (any 4-byte format; RGB or GRAY8 when a row is
+ * a multiple of 4 bytes) is served without a copy: each buffer is
+ * read-only memory of the mapping, which it keeps alive (an element that
+ * writes to it gets a copy). #GstPatchStoreSrc:order
  * `sequential` serves the store in the order it was written, `shuffle` in
  * a permutation that is a pure function of (#GstPatchStoreSrc:seed, epoch):
  * every patch exactly once per epoch, a new order every epoch, the same
@@ -152,7 +156,8 @@ typedef struct
   guint epoch;
   guint64 index;                /* in the store */
   guint64 position;             /* in the served stream */
-  gboolean compressed;          /* push the payload as it is (image/jpeg) */
+  gboolean as_stored;           /* push the payload as it is: image/jpeg,
+                                 * or raw rows with the default strides */
   GError *error;                /* why the patch did not decode */
 } StoreWork;
 
@@ -262,15 +267,21 @@ store_thread_state_free (gpointer state, gpointer user_data)
   wsi_store_codec_free (state);
 }
 
-/* The payload as it is stored (a copy: a buffer may outlive the store's
- * mapping, which ends at READY). */
+/* The payload as it is stored, without a copy: read-only memory in the
+ * shard's mapping, which it keeps alive (a buffer may outlive the store,
+ * closed at READY). An element that maps it for writing gets a copy. */
 static GstBuffer *
-store_copy_payload (StoreWork * work)
+store_wrap_payload (StoreWork * work)
 {
   const WsiShard *shard = work->shard;
+  const WsiStoreEntry *entry = &shard->entries[work->local];
+  GstBuffer *buffer = gst_buffer_new ();
 
-  return gst_buffer_new_memdup (wsi_shard_payload (shard, work->local),
-      shard->entries[work->local].size);
+  gst_buffer_append_memory (buffer, gst_memory_new_wrapped
+      (GST_MEMORY_FLAG_READONLY, (gpointer) shard->data, shard->size,
+          entry->offset, entry->size, g_mapped_file_ref (shard->map),
+          (GDestroyNotify) g_mapped_file_unref));
+  return buffer;
 }
 
 /* The patch decoded into its preallocated buffer, or NULL (work->error). */
@@ -303,7 +314,7 @@ store_process (gpointer data, gpointer state, gpointer user_data)
   GstPatchStoreSrc *self = user_data;
   StoreWork *work = data;
   const WsiShard *shard = work->shard;
-  GstBuffer *buffer = work->compressed ? store_copy_payload (work) :
+  GstBuffer *buffer = work->as_stored ? store_wrap_payload (work) :
       store_decode_pixels (self, work, state);
 
   if (buffer == NULL)
@@ -452,8 +463,12 @@ queue_patch (GstPatchStoreSrc * self)
       return ret;
   }
   work.stride = GST_VIDEO_INFO_PLANE_STRIDE (&self->vinfo, 0);
-  work.compressed = self->compressed;
-  if (!work.compressed)
+  /* raw rows need no decode: served from the mapping when tight rows are
+   * what the caps say (3-byte pixels in rows not a multiple of 4 are not) */
+  work.as_stored = self->compressed || (self->store->encoding ==
+      WSI_STORE_ENCODING_RAW && entry->size == GST_VIDEO_INFO_SIZE
+      (&self->vinfo) && entry->width * self->pixels.channels == work.stride);
+  if (!work.as_stored)
     work.buffer = gst_buffer_new_allocate (NULL, GST_VIDEO_INFO_SIZE
         (&self->vinfo), NULL);
   work.epoch = self->epoch;

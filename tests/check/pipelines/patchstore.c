@@ -972,6 +972,79 @@ GST_START_TEST (test_state_changes_repeat)
 GST_END_TEST;
 
 
+/* ---- raw patches served from the mapping, without a copy ---------------- */
+
+static GstPadProbeReturn
+keep_buffers (GstPad * pad, GstPadProbeInfo * info, gpointer kept)
+{
+  g_ptr_array_add (kept, gst_buffer_ref (GST_PAD_PROBE_INFO_BUFFER (info)));
+  return GST_PAD_PROBE_OK;
+}
+
+/* 64 px RGB rows are 192 bytes, the default stride: patchstoresrc pushes
+ * read-only memory of the shard's mapping, the same bytes as written, and
+ * the buffers stay readable after the store is closed. */
+GST_START_TEST (test_raw_served_from_mapping)
+{
+  gchar *slides = make_slides ("map-slides");
+  gchar *store = g_build_filename (WSI_TEST_TMPDIR, "map-store", NULL);
+  gchar *desc = g_strdup_printf ("wsislidesrc location=\"%s\" seed=3 ! "
+      "tissuemask ! queue ! patchsampler patch-size=64 patches-per-slide=7 ! "
+      "patchinterleave ! patchreader threads=2 ! tee name=t ! queue ! "
+      "patchstoresink location=\"%s\" patches-per-shard=4 t. ! queue ! "
+      "appsink name=sink sync=false", slides, store);
+  GPtrArray *kept = g_ptr_array_new_with_free_func ((GDestroyNotify)
+      gst_buffer_unref);
+  WsiRun *written;
+  GstElement *pipeline, *src;
+  GstPad *pad;
+  guint i;
+
+  remove_store (store);
+  written = run_collecting (desc);
+  fail_unless (written->error == NULL, "%s", written->error);
+  fail_unless_equals_int (written->batches->len, 14);
+  g_free (desc);
+  desc = g_strdup_printf ("patchstoresrc name=src location=\"%s\" threads=2 "
+      "! fakesink sync=false", store);
+  pipeline = gst_parse_launch (desc, NULL);
+  src = gst_bin_get_by_name (GST_BIN (pipeline), "src");
+  pad = gst_element_get_static_pad (src, "src");
+  gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER, keep_buffers, kept,
+      NULL);
+  gst_element_set_state (pipeline, GST_STATE_PLAYING);
+  wsi_test_wait_eos (pipeline, 60 * GST_SECOND);
+  gst_element_set_state (pipeline, GST_STATE_NULL);
+  gst_object_unref (pad);
+  gst_object_unref (src);
+  gst_object_unref (pipeline);
+  /* the store is closed and its shards deleted: the buffers still hold
+   * their mappings */
+  remove_store (store);
+  fail_unless_equals_int (kept->len, 14);
+  for (i = 0; i < kept->len; i++) {
+    GstBuffer *x = g_ptr_array_index (written->batches, i);
+    GstBuffer *y = g_ptr_array_index (kept, i);
+    GstMapInfo mx, my;
+
+    fail_unless (GST_MEMORY_IS_READONLY (gst_buffer_peek_memory (y, 0)));
+    fail_unless (gst_buffer_map (x, &mx, GST_MAP_READ));
+    fail_unless (gst_buffer_map (y, &my, GST_MAP_READ));
+    fail_unless_equals_uint64 (mx.size, my.size);
+    fail_unless (memcmp (mx.data, my.data, mx.size) == 0,
+        "patch %u differs", i);
+    gst_buffer_unmap (x, &mx);
+    gst_buffer_unmap (y, &my);
+  }
+  g_ptr_array_unref (kept);
+  wsi_run_free (written);
+  g_free (desc);
+  g_free (store);
+  g_free (slides);
+}
+
+GST_END_TEST;
+
 /* ---- crops from a jpeg store: patchviews decodes only what they need ---- */
 
 #define VIEWS_PATCH 256
@@ -1167,6 +1240,7 @@ patchstore_suite (void)
   tcase_add_test (tc, test_state_changes_repeat);
   tcase_add_test (tc, test_sink_restarts);
   tcase_add_test (tc, test_views_from_jpeg_store);
+  tcase_add_test (tc, test_raw_served_from_mapping);
   return s;
 }
 
