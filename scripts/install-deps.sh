@@ -18,6 +18,7 @@ packages=(
   python3-matplotlib python3-pil
   python3-pydicom
   libcurl4-openssl-dev nginx-light
+  openjph-tools
 )
 
 missing=()

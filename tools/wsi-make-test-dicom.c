@@ -33,7 +33,8 @@ main (int argc, char **argv)
     {"uncompressed", 0, 0, G_OPTION_ARG_NONE, &uncompressed,
         "Explicit VR little endian RGB frames (default: the JPEG tiles)", NULL},
     {"j2k", 0, 0, G_OPTION_ARG_STRING, &j2k,
-        "JPEG 2000 frames: lossless (.4.90) or lossy (.4.91)", "KIND"},
+        "JPEG 2000 frames: lossless (.4.90), lossy (.4.91) or htj2k (HTJ2K "
+        "lossless .4.201, needs ojph_compress)", "KIND"},
     {"table", 0, 0, G_OPTION_ARG_STRING, &table,
         "Frame index: basic (default), extended or none", "KIND"},
     {"concatenation", 0, 0, G_OPTION_ARG_NONE, &concatenation,
@@ -72,8 +73,10 @@ main (int argc, char **argv)
     spec.j2k = WSI_TEST_DICOM_J2K_LOSSLESS;
   else if (g_strcmp0 (j2k, "lossy") == 0)
     spec.j2k = WSI_TEST_DICOM_J2K_LOSSY;
+  else if (g_strcmp0 (j2k, "htj2k") == 0)
+    spec.j2k = WSI_TEST_DICOM_J2K_HT_LOSSLESS;
   else if (j2k != NULL) {
-    g_printerr ("--j2k: lossless or lossy, not %s\n", j2k);
+    g_printerr ("--j2k: lossless, lossy or htj2k, not %s\n", j2k);
     return 2;
   }
   if (g_strcmp0 (table, "extended") == 0)

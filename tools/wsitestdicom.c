@@ -17,6 +17,7 @@
 #include "wsitestdicom.h"
 
 #include <string.h>
+#include <glib/gstdio.h>
 #include <tiffio.h>
 #ifdef WSI_TEST_HAVE_OPENJPEG
 #include <openjpeg.h>
@@ -27,6 +28,7 @@
 #define TS_JPEG_BASELINE "1.2.840.10008.1.2.4.50"
 #define TS_J2K_LOSSLESS "1.2.840.10008.1.2.4.90"
 #define TS_J2K "1.2.840.10008.1.2.4.91"
+#define TS_HTJ2K_LOSSLESS "1.2.840.10008.1.2.4.201"
 #define IMPLEMENTATION_UID "2.25.80302813137786398554742050926734630921"
 
 void
@@ -265,17 +267,80 @@ j2k_encode (const guint8 * rgb, guint w, guint h, gboolean lossy)
 }
 #endif
 
+/* @rgb as an HTJ2K lossless codestream: ojph_compress on a PPM file. */
+static GBytes *
+htj2k_encode (const guint8 * rgb, guint w, guint h, GError ** error)
+{
+  gchar *dir = g_dir_make_tmp ("wsitestdicom-XXXXXX", error);
+  gchar *ppm, *j2c, *header, *decomps, *out = NULL;
+  gchar *argv[] = { (gchar *) "ojph_compress", (gchar *) "-i", NULL,
+    (gchar *) "-o", NULL, (gchar *) "-reversible", (gchar *) "true",
+    (gchar *) "-num_decomps", NULL, NULL
+  };
+  GByteArray *file = g_byte_array_new ();
+  GBytes *encoded = NULL;
+  gsize size;
+  gint status = 0;
+
+  if (dir == NULL) {
+    g_byte_array_unref (file);
+    return NULL;
+  }
+  ppm = g_build_filename (dir, "frame.ppm", NULL);
+  j2c = g_build_filename (dir, "frame.j2c", NULL);
+  header = g_strdup_printf ("P6\n%u %u\n255\n", w, h);
+  decomps = g_strdup_printf ("%d", j2k_resolutions (w, h) - 1);
+  argv[2] = ppm;
+  argv[4] = j2c;
+  argv[8] = decomps;
+  g_byte_array_append (file, (const guint8 *) header, strlen (header));
+  g_byte_array_append (file, rgb, (gsize) w * h * 3);
+  if (g_file_set_contents (ppm, (const gchar *) file->data, file->len, error)
+      && g_spawn_sync (NULL, argv, NULL, G_SPAWN_SEARCH_PATH
+          | G_SPAWN_STDOUT_TO_DEV_NULL | G_SPAWN_STDERR_TO_DEV_NULL, NULL,
+          NULL, NULL, NULL, &status, error)
+      && g_spawn_check_wait_status (status, error)
+      && g_file_get_contents (j2c, &out, &size, error))
+    encoded = g_bytes_new_take (out, size);
+  g_unlink (ppm);
+  g_unlink (j2c);
+  g_rmdir (dir);
+  g_byte_array_unref (file);
+  g_free (decomps);
+  g_free (header);
+  g_free (j2c);
+  g_free (ppm);
+  g_free (dir);
+  return encoded;
+}
+
 /* Each RGB frame of @frames as a JPEG 2000 codestream, in place. */
 static gboolean
-frames_to_j2k (GPtrArray * frames, guint w, guint h, gboolean lossy,
+frames_to_j2k (GPtrArray * frames, guint w, guint h, WsiTestDicomJ2k kind,
     GError ** error)
 {
 #ifdef WSI_TEST_HAVE_OPENJPEG
   guint t;
 
   for (t = 0; t < frames->len; t++) {
-    GBytes *encoded = j2k_encode (g_bytes_get_data (frames->pdata[t], NULL),
-        w, h, lossy);
+    const guint8 *rgb = g_bytes_get_data (frames->pdata[t], NULL);
+    GBytes *encoded;
+
+    if (kind == WSI_TEST_DICOM_J2K_HT_LOSSLESS) {
+      GError *local = NULL;
+      encoded = htj2k_encode (rgb, w, h, &local);
+      if (encoded == NULL) {
+        g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_FAILED, "ojph_compress "
+            "(openjph-tools) could not encode tile %u: %s", t,
+            local != NULL ? local->message : "?");
+        g_clear_error (&local);
+        return FALSE;
+      }
+      g_bytes_unref (frames->pdata[t]);
+      frames->pdata[t] = encoded;
+      continue;
+    }
+    encoded = j2k_encode (rgb, w, h, kind == WSI_TEST_DICOM_J2K_LOSSY);
     if (encoded == NULL) {
       g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_FAILED,
           "OpenJPEG could not encode tile %u", t);
@@ -376,7 +441,7 @@ level_read (TIFF * tif, Level * level, const WsiTestDicomSpec * spec,
   }
   if (spec->j2k != WSI_TEST_DICOM_J2K_NONE)
     return frames_to_j2k (level->frames, level->tile_w, level->tile_h,
-        spec->j2k == WSI_TEST_DICOM_J2K_LOSSY, error);
+        spec->j2k, error);
   return TRUE;
 }
 
@@ -585,6 +650,7 @@ instance_bytes (const Instance * in)
   gboolean j2k = spec->j2k != WSI_TEST_DICOM_J2K_NONE;
   gboolean native = spec->uncompressed && !j2k;
   const gchar *ts = j2k ? (spec->j2k == WSI_TEST_DICOM_J2K_LOSSY ? TS_J2K
+      : spec->j2k == WSI_TEST_DICOM_J2K_HT_LOSSLESS ? TS_HTJ2K_LOSSLESS
       : TS_J2K_LOSSLESS) : native ? TS_EXPLICIT_LE : TS_JPEG_BASELINE;
   const gchar *photometric = j2k ? (spec->j2k == WSI_TEST_DICOM_J2K_LOSSY
       ? "YBR_ICT" : "YBR_RCT") : native || level->rgb ? "RGB"
@@ -626,7 +692,8 @@ instance_bytes (const Instance * in)
   el_number (out, 0x0028, 0x0102, "US", 7);
   el_number (out, 0x0028, 0x0103, "US", 0);
   el_text (out, 0x0028, 0x2110, "CS", native
-      || spec->j2k == WSI_TEST_DICOM_J2K_LOSSLESS ? "00" : "01");
+      || spec->j2k == WSI_TEST_DICOM_J2K_LOSSLESS
+      || spec->j2k == WSI_TEST_DICOM_J2K_HT_LOSSLESS ? "00" : "01");
   el_number (out, 0x0048, 0x0006, "UL", level->width);
   el_number (out, 0x0048, 0x0007, "UL", level->height);
   el_number (out, 0x0048, 0x0303, "UL", 1);

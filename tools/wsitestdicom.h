@@ -69,6 +69,10 @@ typedef enum
   WSI_TEST_DICOM_J2K_NONE,
   WSI_TEST_DICOM_J2K_LOSSLESS,
   WSI_TEST_DICOM_J2K_LOSSY,
+  /* HTJ2K lossless (.4.201, YBR_RCT), encoded by OpenJPH's ojph_compress
+   * (Debian openjph-tools; OpenJPEG 2.5 decodes HTJ2K but does not encode
+   * it), run once a frame: fails when that command is not on PATH. */
+  WSI_TEST_DICOM_J2K_HT_LOSSLESS,
 } WsiTestDicomJ2k;
 
 typedef struct

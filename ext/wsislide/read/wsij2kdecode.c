@@ -28,8 +28,10 @@ static const guint8 jp2_signature[12] = { 0x00, 0x00, 0x00, 0x0C, 'j', 'P',
 
 /* ---- the main header ------------------------------------------------------ */
 
-gint
-wsi_j2k_decomposition_levels (const guint8 * data, gsize size)
+/* The offset of the main header's first marker segment (after SOC), or 0
+ * when there is no SOC SIZ in @data. */
+static gsize
+main_header_start (const guint8 * data, gsize size)
 {
   gsize i;
 
@@ -38,20 +40,35 @@ wsi_j2k_decomposition_levels (const guint8 * data, gsize size)
     if (data[i] == 0xFF && data[i + 1] == 0x4F && data[i + 2] == 0xFF
         && data[i + 3] == 0x51)
       break;
-  if (i + 4 > size)
-    return -1;
+  return i + 4 <= size ? i + 2 : 0;
+}
+
+/* The main header's marker segment @wanted (its marker's offset), or 0. */
+static gsize
+main_header_find (const guint8 * data, gsize size, guint wanted)
+{
+  gsize i = main_header_start (data, size);
+
   /* Marker segments after SOC until the first tile-part (SOT). */
-  for (i += 2; i + 4 <= size && data[i] == 0xFF;) {
+  while (i > 0 && i + 4 <= size && data[i] == 0xFF) {
     guint marker = data[i + 1];
     gsize length = ((gsize) data[i + 2] << 8) | data[i + 3];
     if (marker == 0x90 || length < 2)
       break;
-    /* COD: Lcod, Scod, progression, layers (2), MCT, decompositions. */
-    if (marker == 0x52 && length >= 7 && i + 9 < size)
-      return data[i + 9];
+    if (marker == wanted)
+      return i;
     i += 2 + length;
   }
-  return -1;
+  return 0;
+}
+
+gint
+wsi_j2k_decomposition_levels (const guint8 * data, gsize size)
+{
+  /* COD: Lcod, Scod, progression, layers (2), MCT, decompositions. */
+  gsize cod = main_header_find (data, size, 0x52);
+
+  return cod > 0 && cod + 9 < size ? data[cod + 9] : -1;
 }
 
 /* ---- OpenJPEG over memory ------------------------------------------------- */
@@ -151,9 +168,10 @@ clamp8 (gdouble v)
   return v <= 0.0 ? 0 : v >= 255.0 ? 255 : (guint8) (v + 0.5);
 }
 
+/* The w x h samples at (@sx, @sy) of the decoded components as RGB. */
 static void
-image_to_rgb (const opj_image_t * image, guint w, guint h, WsiJ2kColor color,
-    guint8 * rgb, gsize stride)
+image_to_rgb (const opj_image_t * image, guint sx, guint sy, guint w, guint h,
+    WsiJ2kColor color, guint8 * rgb, gsize stride)
 {
   guint32 max = (1u << image->comps[0].prec) - 1;
   guint i, j;
@@ -161,7 +179,7 @@ image_to_rgb (const opj_image_t * image, guint w, guint h, WsiJ2kColor color,
   for (j = 0; j < h; j++) {
     guint8 *out = rgb + (gsize) j * stride;
     for (i = 0; i < w; i++) {
-      gsize at = (gsize) j * image->comps[0].w + i;
+      gsize at = (gsize) (sy + j) * image->comps[0].w + sx + i;
       if (image->numcomps == 1) {
         guint8 v = to8 (image->comps[0].data[at], max);
         if (color == WSI_J2K_COLOR_GREY_INVERTED)
@@ -235,6 +253,11 @@ wsi_j2k_decode (const WsiJ2kFrame * frame, guint scale, guint x, guint y,
   opj_dparameters_t parameters;
   gchar *message = NULL;
   guint reduce = scale >= 8 ? 3 : scale >= 4 ? 2 : scale >= 2 ? 1 : 0;
+  /* HTJ2K (a CAP marker): OpenJPEG 2.5.0 decodes a sub-area of HT
+   * code-blocks wrongly (measured: half the samples off by up to 128), so
+   * the whole frame is decoded (at the reduced resolution) and cropped. */
+  gboolean whole = main_header_find (frame->data, frame->size, 0x50) > 0;
+  guint sx = whole ? x : 0, sy = whole ? y : 0;
   gboolean ok = FALSE;
   guint c;
 
@@ -256,17 +279,17 @@ wsi_j2k_decode (const WsiJ2kFrame * frame, guint scale, guint x, guint y,
   if (!header_check (image, frame, error))
     goto done;
   /* The area in full-resolution reference-grid coordinates. */
-  if (!opj_set_decode_area (codec, image,
-          image->x0 + x * scale, image->y0 + y * scale,
-          image->x0 + MIN ((x + w) * scale, frame->width),
-          image->y0 + MIN ((y + h) * scale, frame->height))
+  if ((!whole && !opj_set_decode_area (codec, image,
+              image->x0 + x * scale, image->y0 + y * scale,
+              image->x0 + MIN ((x + w) * scale, frame->width),
+              image->y0 + MIN ((y + h) * scale, frame->height)))
       || !opj_decode (codec, stream, image)
       || !opj_end_decompress (codec, stream)) {
     decode_fail (error, message, "undecodable");
     goto done;
   }
   for (c = 0; c < image->numcomps; c++) {
-    if (image->comps[c].w < w || image->comps[c].h < h
+    if (image->comps[c].w < sx + w || image->comps[c].h < sy + h
         || image->comps[c].data == NULL) {
       g_set_error (error, WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_READ,
           "JPEG 2000: component %u decoded %ux%u, not %ux%u", c,
@@ -274,7 +297,7 @@ wsi_j2k_decode (const WsiJ2kFrame * frame, guint scale, guint x, guint y,
       goto done;
     }
   }
-  image_to_rgb (image, w, h, frame->color, rgb, stride);
+  image_to_rgb (image, sx, sy, w, h, frame->color, rgb, stride);
   ok = TRUE;
 
 done:

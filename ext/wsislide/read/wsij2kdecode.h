@@ -15,7 +15,9 @@
  *
  * Contract: the codestream is read from memory (an OpenJPEG stream over the
  * caller's bytes, no copy). Only the rectangle is decoded
- * (opj_set_decode_area: the code-blocks it touches), and with @scale 2, 4
+ * (opj_set_decode_area: the code-blocks it touches; HTJ2K frames, whose
+ * sub-area decode OpenJPEG 2.5.0 gets wrong, are decoded whole and
+ * cropped), and with @scale 2, 4
  * or 8 at a reduced resolution (opj_set_decoded_resolution_factor: the
  * wavelet's low band, 1/scale of the frame, ceil(width / scale) wide, as
  * JPEG's DCT scaling gives). The inverse component transform of the

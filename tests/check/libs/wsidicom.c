@@ -331,8 +331,8 @@ GST_START_TEST (test_uncompressed_close_to_tiff)
 
 GST_END_TEST;
 
-/* JPEG 2000 frames (OpenJPEG): lossless ones give libtiff's RGB decode,
- * lossy ones (52 dB) stay >= 40 dB from the TIFF, at 1:1 and at 2x and 4x,
+/* JPEG 2000 frames (OpenJPEG): lossless ones (JPEG 2000 and HTJ2K) give
+ * libtiff's RGB decode, lossy ones (52 dB) stay >= 40 dB from the TIFF, at 1:1 and at 2x and 4x,
  * where the codestream's reduced resolutions decode the level (the
  * report's native_scale says so). */
 GST_START_TEST (test_j2k_close_to_tiff)
@@ -363,6 +363,22 @@ GST_START_TEST (test_j2k_close_to_tiff)
   spec.table = WSI_TEST_DICOM_TABLE_NONE;
   check_variant ("sparse-j2k-lossy", WSI_TEST_LAYOUT_GENERIC, 256, &spec,
       40.0);
+  /* HTJ2K (OpenJPEG 2.5 decodes it; OpenJPH's ojph_compress writes it). */
+  spec.sparse = FALSE;
+  spec.table = WSI_TEST_DICOM_TABLE_BASIC;
+  spec.j2k = WSI_TEST_DICOM_J2K_HT_LOSSLESS;
+  {
+    gchar *ojph = g_find_program_in_path ("ojph_compress");
+    if (ojph != NULL)
+      check_variant ("full-htj2k", WSI_TEST_LAYOUT_GENERIC, 256, &spec, 40.0);
+    else {
+      fail_if (wsi_test_in_ci (), "CI=true but ojph_compress is missing");
+      wsi_test_skip ("HTJ2K variant", "ojph_compress (Debian openjph-tools, "
+          "installed by scripts/install-deps.sh) is not on PATH");
+    }
+    g_free (ojph);
+  }
+  spec.j2k = WSI_TEST_DICOM_J2K_LOSSY;
 
   /* One level: 2x and 4x reads must scale level 0. */
   {
