@@ -26,7 +26,9 @@
  * set and the next read may succeed.
  *
  * Cost: open reads the TIFF directories once with libtiff (through the
- * byte source) and closes it, keeping the source and per-level tile tables.
+ * byte source) and closes it, keeping the source and per-level tile tables;
+ * a remote slide's tables come from the on-disk index cache when it holds
+ * them (wsiindexcache.h: no directory reads), and go there after a walk.
  * Reads are those of wsitiledread.h (window, DCT scale, tile cache,
  * prefetch hints); this file fetches and decodes one tile rectangle (rows
  * skipped above, an early stop below, columns cropped where libjpeg-turbo
@@ -41,6 +43,10 @@
 #include "wsislide.h"
 #include "wsitiffdir.h"
 #include "wsitiledread.h"
+#ifdef WSI_HAVE_CURL
+#include "wsiindexcache.h"
+#include "wsitiffindex.h"
+#endif
 #include "wsijpegdecode.h"
 
 #include "wsibytesource.h"
@@ -219,13 +225,59 @@ tiff_slide_tile_levels (TiffSlide * ts)
   }
 }
 
+/* The pyramid of a remote slide from the on-disk index cache (no
+ * metadata round trip), validated as the walk would; FALSE: not cached. */
+static gboolean
+pyramid_from_index_cache (TiffSlide * ts)
+{
+#ifdef WSI_HAVE_CURL
+  GBytes *bytes;
+  gchar *why = NULL;
+  gboolean ok;
+
+  if (wsi_byte_source_is_local (ts->source))
+    return FALSE;
+  bytes = wsi_index_cache_lookup (WSI_TIFF_INDEX_KIND, ts->source);
+  if (bytes == NULL)
+    return FALSE;
+  ok = wsi_tiff_index_from_bytes (bytes, ts->file_size, &ts->pyramid, &why);
+  if (!ok)
+    g_debug ("index cache: the entry of %s is not valid (%s): reading the "
+        "TIFF directories", wsi_byte_source_get_display_uri (ts->source), why);
+  g_free (why);
+  g_bytes_unref (bytes);
+  return ok;
+#else
+  return FALSE;
+#endif
+}
+
+/* The pyramid: from the index cache, else walked with libtiff (and then
+ * cached for the next open of a remote slide). */
+static gboolean
+tiff_slide_read_pyramid (TiffSlide * ts, GError ** error)
+{
+  if (pyramid_from_index_cache (ts))
+    return TRUE;
+  if (!wsi_tiff_pyramid_read (&ts->pyramid, ts->source, error))
+    return FALSE;
+#ifdef WSI_HAVE_CURL
+  if (!wsi_byte_source_is_local (ts->source)) {
+    GBytes *bytes = wsi_tiff_index_to_bytes (&ts->pyramid);
+    wsi_index_cache_store (WSI_TIFF_INDEX_KIND, ts->source, bytes);
+    g_bytes_unref (bytes);
+  }
+#endif
+  return TRUE;
+}
+
 static gboolean
 tiff_open (WsiSlide * slide, GError ** error)
 {
   TiffSlide *ts = g_new0 (TiffSlide, 1);
 
   if (!tiff_slide_open_source (ts, slide->path, error)
-      || !wsi_tiff_pyramid_read (&ts->pyramid, ts->source, error)) {
+      || !tiff_slide_read_pyramid (ts, error)) {
     tiff_slide_free (ts);
     return FALSE;
   }
