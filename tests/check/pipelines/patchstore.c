@@ -680,12 +680,12 @@ GST_START_TEST (test_incomplete_and_version)
   parts = g_strsplit (text, "\"version\" : 1", 2);
   fail_unless (g_strv_length (parts) == 2);
   {
-    gchar *v2 = g_strjoin ("\"version\" : 2", parts[0], parts[1], NULL);
+    gchar *v2 = g_strjoin ("\"version\" : 3", parts[0], parts[1], NULL);
 
     fail_unless (g_file_set_contents (manifest, v2, -1, NULL));
     g_free (v2);
   }
-  assert_refused (store, "", "version 2");
+  assert_refused (store, "", "version 3");
   g_strfreev (parts);
 
   /* no manifest: refused, unless allow-incomplete */
@@ -1221,6 +1221,93 @@ GST_START_TEST (test_views_from_jpeg_store)
 
 GST_END_TEST;
 
+/* ---- multi-view locations (patchviews) stored and served back ---------- */
+
+/* Location @i of @a and @b: same record, view names, view records and (when
+ * @exact) view bytes; else every view at least @min_db. */
+static void
+assert_same_location (WsiRun * a, WsiRun * b, guint i, gboolean exact,
+    gdouble min_db)
+{
+  GstBuffer *x = g_ptr_array_index (a->batches, i);
+  GstBuffer *y = g_ptr_array_index (b->batches, i);
+  GstStructure *mx = wsi_patch_meta_get (x), *my = wsi_patch_meta_get (y);
+  WsiPatchRecord ra = *WSI_RECORD (a, i), rb = *WSI_RECORD (b, i);
+  const gchar *const *nx = wsi_structure_get_strv (mx, "view-names");
+  const gchar *const *ny = wsi_structure_get_strv (my, "view-names");
+  GBytes *vx = g_value_get_boxed (gst_structure_get_value (mx, "views"));
+  GBytes *vy = g_value_get_boxed (gst_structure_get_value (my, "views"));
+  guint v, n = gst_buffer_n_memory (x);
+
+  fail_unless (memcmp (&ra, &rb, sizeof (ra)) == 0, "record %u", i);
+  fail_unless (nx != NULL && ny != NULL);
+  fail_unless (g_strv_equal ((const gchar **) nx, (const gchar **) ny));
+  fail_unless (g_bytes_equal (vx, vy), "view records of location %u", i);
+  fail_unless_equals_int (n, gst_buffer_n_memory (y));
+  fail_unless_equals_int (n, g_strv_length ((gchar **) nx));
+  for (v = 0; v < n; v++) {
+    gdouble db = view_psnr (a, b, i, v);
+
+    if (exact)
+      fail_unless (db == 99.0, "view %u of location %u differs", v, i);
+    fail_unless (db >= min_db, "view %u of location %u at %.1f dB", v, i,
+        db);
+  }
+}
+
+GST_START_TEST (test_views_round_trip)
+{
+  gchar *slides = make_slides ("mv-slides");
+  const gchar *encodings[] = { "encoding=raw", "encoding=jpeg quality=95" };
+  guint k, i;
+
+  for (k = 0; k < G_N_ELEMENTS (encodings); k++) {
+    gchar *store = g_strdup_printf ("%s/mv-store%u", WSI_TEST_TMPDIR, k);
+    gchar *desc = g_strdup_printf ("wsislidesrc location=\"%s\" seed=3 ! "
+        "tissuemask ! queue ! patchsampler patch-size=%d patches-per-slide=%d "
+        "! patchinterleave ! patchreader threads=2 ! patchviews seed=4 "
+        "threads=2 views=target:patch,crop:2:24:0.3:1.0 ! tee name=t ! queue "
+        "! patchstoresink location=\"%s\" patches-per-shard=%d %s t. ! queue "
+        "! appsink name=sink sync=false", slides, PATCH, PATCHES_PER_SLIDE,
+        store, PER_SHARD, encodings[k]);
+    gchar *served_desc = g_strdup_printf ("patchstoresrc location=\"%s\" "
+        "threads=3 ! appsink name=sink sync=false", store);
+    gchar *batched = g_strdup_printf ("patchstoresrc location=\"%s\" ! "
+        "patchbatch batch-size=4 ! fakesink sync=false", store);
+    WsiRun *written, *served;
+    gchar *error;
+    GstStructure *caps;
+    gint n_views = 0;
+
+    remove_store (store);
+    written = run_collecting (desc);
+    fail_unless (written->error == NULL, "%s", written->error);
+    fail_unless_equals_int (written->batches->len, N_PATCHES);
+    served = run_collecting (served_desc);
+    fail_unless (served->error == NULL, "%s", served->error);
+    fail_unless_equals_int (served->batches->len, N_PATCHES);
+    caps = gst_caps_get_structure (served->last_caps, 0);
+    fail_unless (gst_structure_has_name (caps, WSI_VIEWS_MEDIA_TYPE));
+    fail_unless (gst_structure_get_int (caps, "n-views", &n_views));
+    fail_unless_equals_int (n_views, 3);
+    for (i = 0; i < N_PATCHES; i++)
+      assert_same_location (written, served, i, k == 0, 30.0);
+    /* patchbatch takes them as it takes patchviews' */
+    error = run_to_end (batched);
+    fail_unless (error == NULL, "%s", error);
+    wsi_run_free (written);
+    wsi_run_free (served);
+    remove_store (store);
+    g_free (store);
+    g_free (desc);
+    g_free (served_desc);
+    g_free (batched);
+  }
+  g_free (slides);
+}
+
+GST_END_TEST;
+
 static Suite *
 patchstore_suite (void)
 {
@@ -1241,6 +1328,7 @@ patchstore_suite (void)
   tcase_add_test (tc, test_sink_restarts);
   tcase_add_test (tc, test_views_from_jpeg_store);
   tcase_add_test (tc, test_raw_served_from_mapping);
+  tcase_add_test (tc, test_views_round_trip);
   return s;
 }
 
