@@ -495,29 +495,22 @@ levels_build (DicomSlide * ds, GError ** error)
 
 /* ---- open, close -------------------------------------------------------- */
 
+/* Levels from the instances' total pixel matrices; mpp from PixelSpacing
+ * (mm). */
 static void
 dicom_slide_describe (WsiSlide * slide, const DicomSlide * ds)
 {
   const WsiDicomInstance *base = &ds->levels[0].first->inst;
-  gdouble w0 = ds->levels[0].tiled.width, h0 = ds->levels[0].tiled.height;
   guint i;
 
   wsi_slide_alloc_levels (slide, ds->n_levels);
   for (i = 0; i < ds->n_levels; i++) {
     const WsiTiledLevel *level = &ds->levels[i].tiled;
-    slide->level_width[i] = level->width;
-    slide->level_height[i] = level->height;
-    slide->level_downsample[i] = i == 0 ? 1.0 :
-        (h0 / (gdouble) level->height + w0 / (gdouble) level->width) / 2.0;
-    slide->level_tile_width[i] = level->tile_width;
-    slide->level_tile_height[i] = level->tile_height;
+    wsi_slide_set_level (slide, i, level->width, level->height,
+        level->tile_width, level->tile_height);
   }
-  slide->vendor = g_strdup ("dicom");
-  if (base->spacing_column_mm > 0 && base->spacing_row_mm > 0) {
-    slide->mpp_x = base->spacing_column_mm * 1000.0;
-    slide->mpp_y = base->spacing_row_mm * 1000.0;
-    slide->mpp_source = WSI_MPP_SOURCE_DICOM;
-  }
+  wsi_slide_set_origin (slide, "dicom", base->spacing_column_mm * 1000.0,
+      base->spacing_row_mm * 1000.0, WSI_MPP_SOURCE_DICOM);
 }
 
 static gboolean
@@ -572,18 +565,6 @@ dicom_close (WsiSlide * slide)
   slide->handle = NULL;
 }
 
-static gpointer
-dicom_thread_state_new (void)
-{
-  return wsi_jpeg_decoder_new ();
-}
-
-static void
-dicom_thread_state_free (gpointer state)
-{
-  wsi_jpeg_decoder_free (state);
-}
-
 /* ---- one tile --------------------------------------------------------------- */
 
 static gboolean
@@ -591,7 +572,7 @@ tile_fail (WsiSlide * slide, gint level, gint64 col, gint64 row,
     gint64 frame, GError ** error, const gchar * format, ...)
 G_GNUC_PRINTF (7, 8);
 
-/* WSI_SLIDE_ERROR_READ: "<path>: level L tile (c, r) frame F: <reason>". */
+/* WSI_SLIDE_ERROR_READ: "<path>: level L tile (c, r): frame F: <reason>". */
 static gboolean
 tile_fail (WsiSlide * slide, gint level, gint64 col, gint64 row,
     gint64 frame, GError ** error, const gchar * format, ...)
@@ -602,10 +583,8 @@ tile_fail (WsiSlide * slide, gint level, gint64 col, gint64 row,
   va_start (args, format);
   reason = g_strdup_vprintf (format, args);
   va_end (args);
-  g_set_error (error, WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_READ,
-      "%s: level %d tile (%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ") frame %"
-      G_GINT64_FORMAT ": %s", slide->display, level, col, row, frame + 1,
-      reason);
+  wsi_tiled_tile_fail (slide, level, col, row, error, "frame %"
+      G_GINT64_FORMAT ": %s", frame + 1, reason);
   g_free (reason);
   return FALSE;
 }
@@ -991,7 +970,7 @@ const WsiSlideBackend wsi_slide_backend_dicom = {
   .read_argb = dicom_read_argb,
   .read = dicom_read,
   .prefetch = dicom_prefetch,
-  .thread_state_new = dicom_thread_state_new,
-  .thread_state_free = dicom_thread_state_free,
+  .thread_state_new = wsi_jpeg_decoder_state_new,
+  .thread_state_free = wsi_jpeg_decoder_state_free,
   .close = dicom_close,
 };
