@@ -460,7 +460,8 @@ level_build (DicomLevel * level, DicomSlide * ds, guint first_index,
   frames = level_frames (ds, first_index);
   if (n_tiles > MAX_TILES_PER_FRAME * frames)
     return open_fail (error, part_uri (first), "%" G_GUINT64_FORMAT " tiles "
-        "(%u x %u pixels in tiles of %u x %u) for %" G_GUINT64_FORMAT
+        "(%" G_GUINT64_FORMAT " x %" G_GUINT64_FORMAT " pixels in tiles of "
+        "%u x %u) for %" G_GUINT64_FORMAT
         " frames is implausible", n_tiles, inst->total_columns,
         inst->total_rows, inst->columns, inst->rows, frames);
   level->tile_frame = g_try_new (gint64, n_tiles);
