@@ -794,8 +794,8 @@ dicom_decode_tile (WsiSlide * slide, WsiReadContext * ctx, gint level,
 
 /* ---- prefetch: the frames a read covers ---------------------------------- */
 
-/* Frames hinted for one patch at most, and for one level-region read. */
-#define MAX_PREFETCH_TILES 64
+/* Frames hinted for one read (a patch, an overview) at most: a read's own
+ * region bounds the count; this only bounds a hint's memory. */
 #define MAX_PREFETCH_REGION_TILES 16384
 
 /* Hints the frames of level @li under level pixels [x0, x1] x [y0, y1]
@@ -858,11 +858,16 @@ dicom_prefetch (WsiSlide * slide, const WsiReadPlan * plan)
 {
   gdouble ds = slide->level_downsample[plan->level];
 
-  /* One level pixel of margin: a window moved onto a DCT grid stays in. */
+  /* The level pixels the read decodes, no margin: a window moved onto a
+   * DCT-scaled grid stays in its tiles (tile sides are multiples of the
+   * scale), and a margin pixel fetched a neighbouring tile for ~1 patch in
+   * 9 that the read never decoded. A tile missed by rounding is fetched
+   * by the read itself. */
   prefetch_level_region (slide->handle, plan->level,
-      (gint64) floor (plan->x / ds) - 1, (gint64) floor (plan->y / ds) - 1,
-      (gint64) ceil (plan->x / ds) + plan->read_width,
-      (gint64) ceil (plan->y / ds) + plan->read_height, MAX_PREFETCH_TILES);
+      (gint64) floor (plan->x / ds), (gint64) floor (plan->y / ds),
+      (gint64) ceil (plan->x / ds + plan->read_width) - 1,
+      (gint64) ceil (plan->y / ds + plan->read_height) - 1,
+      MAX_PREFETCH_REGION_TILES);
 }
 
 /* ---- reads -------------------------------------------------------------- */

@@ -543,9 +543,8 @@ report_fill (WsiReadReport * report, const LevelReader * lr, gint level,
 
 /* ---- prefetch: the tiles a read covers --------------------------------- */
 
-/* Tiles hinted for one patch at most (wider reads are fetched as read). */
-#define MAX_PREFETCH_TILES 64
-/* Tiles hinted for one level-region read (an overview) at most. */
+/* Tiles hinted for one read (a patch, an overview) at most: a read's own
+ * region bounds the count; this only bounds a hint's memory. */
 #define MAX_PREFETCH_REGION_TILES 16384
 
 /* Hints the tiles of level @li under level pixels [x0, x1] x [y0, y1]
@@ -590,11 +589,16 @@ tiff_prefetch (WsiSlide * slide, const WsiReadPlan * plan)
 {
   gdouble ds = slide->level_downsample[plan->level];
 
-  /* One level pixel of margin: a window moved onto a DCT grid stays in. */
+  /* The level pixels the read decodes, no margin: a window moved onto a
+   * DCT-scaled grid stays in its tiles (tile sides are multiples of the
+   * scale), and a margin pixel fetched a neighbouring tile for ~1 patch in
+   * 9 that the read never decoded. A tile missed by rounding is fetched
+   * by the read itself. */
   prefetch_level_region (slide->handle, plan->level,
-      (gint64) floor (plan->x / ds) - 1, (gint64) floor (plan->y / ds) - 1,
-      (gint64) ceil (plan->x / ds) + plan->read_width,
-      (gint64) ceil (plan->y / ds) + plan->read_height, MAX_PREFETCH_TILES);
+      (gint64) floor (plan->x / ds), (gint64) floor (plan->y / ds),
+      (gint64) ceil (plan->x / ds + plan->read_width) - 1,
+      (gint64) ceil (plan->y / ds + plan->read_height) - 1,
+      MAX_PREFETCH_REGION_TILES);
 }
 
 /* ---- read_argb: a level region at 1:1 ----------------------------------- */
