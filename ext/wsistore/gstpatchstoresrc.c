@@ -22,8 +22,24 @@
  * index in the store). `GST_BUFFER_OFFSET` is the position in the served
  * stream (from 0, continuing across epochs).
  *
+ * From a `jpeg` store, when the element downstream asks for `image/jpeg`
+ * by name (patchviews does), the patches go out as stored: `image/jpeg`
+ * buffers with `decoded-format` (the pixel format they decode to) and the
+ * same meta, and the element downstream decodes only what it needs (for
+ * patchviews, the regions of its crops). Put a `video/x-raw` capsfilter in
+ * between to get decoded pixels instead; elements that take anything
+ * (fakesink, an appsink without caps) get decoded pixels.
+ *
+ * A store of multi-view locations (patchviews into patchstoresink) is
+ * served as patchviews pushes: `application/x-wsi-views`, one memory per
+ * view, the meta's `view-names` and `views` as stored.
+ *
  * The shards are memory-mapped: once the store is in the page cache an
- * epoch costs no disk read and no slide decode. #GstPatchStoreSrc:order
+ * epoch costs no disk read and no slide decode. A `raw` store whose rows
+ * have the default stride (any 4-byte format; RGB or GRAY8 when a row is
+ * a multiple of 4 bytes) is served without a copy: each buffer is
+ * read-only memory of the mapping, which it keeps alive (an element that
+ * writes to it gets a copy). #GstPatchStoreSrc:order
  * `sequential` serves the store in the order it was written, `shuffle` in
  * a permutation that is a pure function of (#GstPatchStoreSrc:seed, epoch):
  * every patch exactly once per epoch, a new order every epoch, the same
@@ -120,12 +136,21 @@ gst_patch_store_order_get_type (void)
   return type;
 }
 
+/* image/jpeg: a jpeg store's patches as stored, for a downstream element
+ * that decodes (parts of) them itself (patchviews); decoded-format is what
+ * the store's pixels decode to. */
+#define JPEG_CAPS "image/jpeg, decoded-format = (string) { RGB, RGBA, " \
+  "RGBx, BGRx }, width = (int) [ 1, 65536 ], height = (int) [ 1, 65536 ], " \
+  "framerate = (fraction) 0/1, parsed = (boolean) true"
+
 static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
     GST_PAD_SRC,
     GST_PAD_ALWAYS,
     GST_STATIC_CAPS ("video/x-raw, format = (string) { RGB, RGBA, RGBx, "
         "BGRx, GRAY8 }, width = (int) [ 1, 65536 ], height = (int) [ 1, "
-        "65536 ], framerate = (fraction) 0/1"));
+        "65536 ], framerate = (fraction) 0/1; " JPEG_CAPS "; "
+        WSI_VIEWS_MEDIA_TYPE ", format = (string) { RGB, RGBA, RGBx, BGRx }, "
+        "n-views = (int) [ 1, 16 ]"));
 
 /* One patch in the ordered pool. */
 typedef struct
@@ -137,6 +162,8 @@ typedef struct
   guint epoch;
   guint64 index;                /* in the store */
   guint64 position;             /* in the served stream */
+  gboolean as_stored;           /* push the payload as it is: image/jpeg,
+                                 * or raw rows with the default strides */
   GError *error;                /* why the patch did not decode */
 } StoreWork;
 
@@ -180,6 +207,8 @@ struct _GstPatchStoreSrc
   guint64 position;
   GstVideoInfo vinfo;
   gboolean have_caps;
+  gboolean compressed;          /* image/jpeg negotiated at the first caps */
+  guint caps_views;             /* n-views of the caps sent (views stores) */
 };
 
 #define gst_patch_store_src_parent_class parent_class
@@ -245,11 +274,99 @@ store_thread_state_free (gpointer state, gpointer user_data)
   wsi_store_codec_free (state);
 }
 
+/* The payload as it is stored, without a copy: read-only memory in the
+ * shard's mapping, which it keeps alive (a buffer may outlive the store,
+ * closed at READY). An element that maps it for writing gets a copy. */
 static GstBuffer *
-store_process (gpointer data, gpointer state, gpointer user_data)
+store_wrap_payload (StoreWork * work)
 {
-  GstPatchStoreSrc *self = user_data;
-  StoreWork *work = data;
+  const WsiShard *shard = work->shard;
+  const WsiStoreEntry *entry = &shard->entries[work->local];
+  GstBuffer *buffer = gst_buffer_new ();
+
+  gst_buffer_append_memory (buffer, gst_memory_new_wrapped
+      (GST_MEMORY_FLAG_READONLY, (gpointer) shard->data, shard->size,
+          entry->offset, entry->size, g_mapped_file_ref (shard->map),
+          (GDestroyNotify) g_mapped_file_unref));
+  return buffer;
+}
+
+/* The record-version 2 fields patchviews adds: view-names and views. */
+static void
+add_views_meta (GstBuffer * buffer, const WsiStoreView * views, guint n)
+{
+  GstStructure *meta = wsi_patch_meta_get (buffer);
+  WsiViewRecord records[16];
+  const gchar *names[17];
+  GBytes *bytes;
+  guint v;
+
+  for (v = 0; v < n; v++) {
+    records[v] = views[v].record;
+    names[v] = views[v].name;
+  }
+  names[n] = NULL;
+  bytes = g_bytes_new (records, n * sizeof (WsiViewRecord));
+  gst_structure_set (meta, "record-version", G_TYPE_UINT, WSI_RECORD_VERSION,
+      "view-names", G_TYPE_STRV, names, "views", G_TYPE_BYTES, bytes, NULL);
+  g_bytes_unref (bytes);
+}
+
+/* A multi-view location: every view decoded into one allocation, one
+ * memory per view (tight rows), as patchviews pushes it; NULL
+ * (work->error) when a view does not decode. */
+static GstBuffer *
+store_decode_views (GstPatchStoreSrc * self, StoreWork * work,
+    WsiStoreCodec * codec)
+{
+  const WsiShard *shard = work->shard;
+  const WsiStoreEntry *entry = &shard->entries[work->local];
+  const WsiStoreView *views = wsi_shard_views (shard, work->local);
+  const guint8 *payload = wsi_shard_payload (shard, work->local);
+  guint bpp = self->pixels.channels, v;
+  gsize offsets[17], row;
+  GstBuffer *buffer;
+  GstMemory *mem;
+  GstMapInfo map;
+  gboolean ok = TRUE;
+
+  offsets[0] = 0;
+  for (v = 0; v < entry->n_views; v++)
+    offsets[v + 1] = offsets[v] + (gsize) views[v].record.out_width *
+        views[v].record.out_height * bpp;
+  mem = gst_allocator_alloc (NULL, offsets[entry->n_views], NULL);
+  if (mem == NULL || !gst_memory_map (mem, &map, GST_MAP_WRITE)) {
+    g_set_error (&work->error, G_IO_ERROR, G_IO_ERROR_NO_SPACE,
+        "out of memory for the views");
+    if (mem)
+      gst_memory_unref (mem);
+    return NULL;
+  }
+  for (v = 0; v < entry->n_views && ok; v++) {
+    row = (gsize) views[v].record.out_width * bpp;
+    ok = wsi_store_decode (codec, shard->encoding, &self->pixels,
+        payload + views[v].offset, views[v].size, views[v].record.out_width,
+        views[v].record.out_height, map.data + offsets[v], row,
+        &work->error);
+  }
+  gst_memory_unmap (mem, &map);
+  if (!ok) {
+    gst_memory_unref (mem);
+    return NULL;
+  }
+  buffer = gst_buffer_new ();
+  for (v = 0; v < entry->n_views; v++)
+    gst_buffer_append_memory (buffer, gst_memory_share (mem, offsets[v],
+            offsets[v + 1] - offsets[v]));
+  gst_memory_unref (mem);
+  return buffer;
+}
+
+/* The patch decoded into its preallocated buffer, or NULL (work->error). */
+static GstBuffer *
+store_decode_pixels (GstPatchStoreSrc * self, StoreWork * work,
+    WsiStoreCodec * codec)
+{
   const WsiShard *shard = work->shard;
   const WsiStoreEntry *entry = &shard->entries[work->local];
   GstBuffer *buffer = g_steal_pointer (&work->buffer);
@@ -260,16 +377,32 @@ store_process (gpointer data, gpointer state, gpointer user_data)
     gst_buffer_unref (buffer);
     return NULL;
   }
-  ok = wsi_store_decode (state, shard->encoding, &self->pixels,
+  ok = wsi_store_decode (codec, shard->encoding, &self->pixels,
       wsi_shard_payload (shard, work->local), entry->size, entry->width,
       entry->height, map.data, work->stride, &work->error);
   gst_buffer_unmap (buffer, &map);
-  if (!ok) {
-    gst_buffer_unref (buffer);
+  if (!ok)
+    g_clear_pointer (&buffer, gst_buffer_unref);
+  return buffer;
+}
+
+static GstBuffer *
+store_process (gpointer data, gpointer state, gpointer user_data)
+{
+  GstPatchStoreSrc *self = user_data;
+  StoreWork *work = data;
+  const WsiShard *shard = work->shard;
+  GstBuffer *buffer = work->as_stored ? store_wrap_payload (work) :
+      shard->views ? store_decode_views (self, work, state) :
+      store_decode_pixels (self, work, state);
+
+  if (buffer == NULL)
     return NULL;
-  }
-  add_patch_meta (buffer, entry, wsi_shard_slide (shard, work->local),
-      work->epoch, work->index);
+  add_patch_meta (buffer, &shard->entries[work->local],
+      wsi_shard_slide (shard, work->local), work->epoch, work->index);
+  if (shard->views)
+    add_views_meta (buffer, wsi_shard_views (shard, work->local),
+        shard->entries[work->local].n_views);
   GST_BUFFER_OFFSET (buffer) = work->position;
   GST_BUFFER_OFFSET_END (buffer) = GST_BUFFER_OFFSET_NONE;
   return buffer;
@@ -328,7 +461,49 @@ queue_stream_start (GstPatchStoreSrc * self)
   return ret;
 }
 
-/* Caps (and the segment after the first caps) for patches like @entry. */
+/* Whether downstream decodes the stored JPEGs itself: a jpeg store, and
+ * a peer that asks for image/jpeg by name (one that takes anything, such
+ * as fakesink or an appsink without caps, gets pixels). */
+static gboolean
+downstream_takes_jpeg (GstPatchStoreSrc * self)
+{
+  GstCaps *jpeg, *peer;
+  gboolean takes;
+
+  if (self->store->encoding != WSI_STORE_ENCODING_JPEG || self->store->views
+      || self->pixels.channels == 1)
+    return FALSE;
+  jpeg = gst_caps_from_string (JPEG_CAPS);
+  peer = gst_pad_peer_query_caps (self->srcpad, NULL);
+  takes = !gst_caps_is_any (peer) && gst_caps_can_intersect (peer, jpeg);
+  gst_caps_unref (peer);
+  gst_caps_unref (jpeg);
+  return takes;
+}
+
+static GstCaps *
+make_caps (GstPatchStoreSrc * self, const WsiStoreEntry * entry)
+{
+  GstCaps *caps;
+
+  if (self->store->views)
+    return gst_caps_new_simple (WSI_VIEWS_MEDIA_TYPE, "format",
+        G_TYPE_STRING, self->store->video_format, "n-views", G_TYPE_INT,
+        (gint) entry->n_views, NULL);
+  if (self->compressed)
+    return gst_caps_new_simple ("image/jpeg", "decoded-format",
+        G_TYPE_STRING, self->store->video_format, "width", G_TYPE_INT,
+        GST_VIDEO_INFO_WIDTH (&self->vinfo), "height", G_TYPE_INT,
+        GST_VIDEO_INFO_HEIGHT (&self->vinfo), "framerate", GST_TYPE_FRACTION,
+        0, 1, "parsed", G_TYPE_BOOLEAN, TRUE, NULL);
+  caps = gst_video_info_to_caps (&self->vinfo);
+  gst_caps_set_simple (caps, "framerate", GST_TYPE_FRACTION, 0, 1,
+      "pixel-aspect-ratio", GST_TYPE_FRACTION, 1, 1, NULL);
+  return caps;
+}
+
+/* Caps (and the segment after the first caps) for patches like @entry;
+ * the first caps also choose pixels or image/jpeg for the stream. */
 static GstFlowReturn
 queue_caps (GstPatchStoreSrc * self, const WsiStoreEntry * entry)
 {
@@ -339,9 +514,10 @@ queue_caps (GstPatchStoreSrc * self, const WsiStoreEntry * entry)
 
   gst_video_info_set_format (&self->vinfo, format, entry->width,
       entry->height);
-  caps = gst_video_info_to_caps (&self->vinfo);
-  gst_caps_set_simple (caps, "framerate", GST_TYPE_FRACTION, 0, 1,
-      "pixel-aspect-ratio", GST_TYPE_FRACTION, 1, 1, NULL);
+  if (!self->have_caps)
+    self->compressed = downstream_takes_jpeg (self);
+  caps = make_caps (self, entry);
+  self->caps_views = entry->n_views;
   GST_INFO_OBJECT (self, "caps %" GST_PTR_FORMAT, caps);
   ret = wsi_ordered_pool_queue_event (self->pool, gst_event_new_caps (caps));
   gst_caps_unref (caps);
@@ -368,14 +544,22 @@ queue_patch (GstPatchStoreSrc * self)
   work.shard = wsi_store_locate (self->store, index, &work.local);
   entry = &work.shard->entries[work.local];
   if (!self->have_caps || entry->width != (guint) GST_VIDEO_INFO_WIDTH (&self->vinfo)
-      || entry->height != (guint) GST_VIDEO_INFO_HEIGHT (&self->vinfo)) {
+      || entry->height != (guint) GST_VIDEO_INFO_HEIGHT (&self->vinfo)
+      || entry->n_views != self->caps_views) {
     ret = queue_caps (self, entry);
     if (ret != GST_FLOW_OK)
       return ret;
   }
   work.stride = GST_VIDEO_INFO_PLANE_STRIDE (&self->vinfo, 0);
-  work.buffer = gst_buffer_new_allocate (NULL, GST_VIDEO_INFO_SIZE
-      (&self->vinfo), NULL);
+  /* raw rows need no decode: served from the mapping when tight rows are
+   * what the caps say (3-byte pixels in rows not a multiple of 4 are not) */
+  work.as_stored = self->compressed || (self->store->encoding ==
+      WSI_STORE_ENCODING_RAW && !self->store->views && entry->size ==
+      GST_VIDEO_INFO_SIZE (&self->vinfo) && entry->width *
+      self->pixels.channels == work.stride);
+  if (!work.as_stored && !self->store->views)
+    work.buffer = gst_buffer_new_allocate (NULL, GST_VIDEO_INFO_SIZE
+        (&self->vinfo), NULL);
   work.epoch = self->epoch;
   work.index = index;
   work.position = self->position;
@@ -541,6 +725,7 @@ reset_feeder_state (GstPatchStoreSrc * self)
 {
   self->sent_start = FALSE;
   self->have_caps = FALSE;
+  self->compressed = FALSE;
   self->epoch = 0;
   self->step = 0;
   self->position = 0;

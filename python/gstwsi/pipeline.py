@@ -253,9 +253,11 @@ def store_pipeline(location, *, batch_size=64, threads=2, seed=0, order="shuffle
     store"): patchstoresrc (shuffled per (seed, epoch), `epochs` 0 = for ever,
     `rank`/`world_size` from torchrun's RANK/WORLD_SIZE unless given) into
     patchbatch and an appsink, as a description string.  `standard_pipeline`
-    returns this when its location is a store.  Slide-reading keywords
-    (tissue, sampling, patch size) do not apply to a store: the patches are
-    stored as they were extracted; giving one raises `SettingsError`."""
+    returns this when its location is a store.  patchbatch_PROPERTY keywords
+    (patchbatch_normalize=True) set patchbatch as for slides.  Slide-reading
+    keywords (tissue, sampling, patch size) do not apply to a store: the
+    patches are stored as they were extracted; giving one raises
+    `SettingsError`."""
     loc = str(location).replace("\\", "\\\\").replace('"', '\\"')
     src = [f'location="{loc}"', f"threads={_value_text(threads)}",
            f"seed={_value_text(_number(seed, int))}", f"order={_value_text(order)}",
@@ -263,6 +265,10 @@ def store_pipeline(location, *, batch_size=64, threads=2, seed=0, order="shuffle
     batch = [f"batch-size={_value_text(batch_size)}"]
     for keyword, value in settings.items():
         if value is None:
+            continue
+        if keyword.startswith("patchbatch_") and len(keyword) > len("patchbatch_"):
+            batch.append(f"{keyword[len('patchbatch_'):].replace('_', '-')}="
+                         f"{_value_text(value)}")
             continue
         if keyword not in _STORE_KEYWORDS:
             raise SettingsError(f"{keyword}={value!r} does not apply to a patch store "

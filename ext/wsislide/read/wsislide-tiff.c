@@ -26,7 +26,9 @@
  * set and the next read may succeed.
  *
  * Cost: open reads the TIFF directories once with libtiff (through the
- * byte source) and closes it, keeping the source and per-level tile tables. A read decodes only the
+ * byte source) and closes it, keeping the source and per-level tile tables;
+ * a remote slide's tables come from the on-disk index cache when it holds
+ * them (wsiindexcache.h: no directory reads), and go there after a walk. A read decodes only the
  * tile rectangles the region covers (rows skipped above, an early stop
  * below, columns cropped where libjpeg-turbo crops exactly); with native
  * scaling (whole and near-whole downscales, see pick_scale()) the DCT does
@@ -44,6 +46,10 @@
 #include "wsislide.h"
 #include "wsitilecache.h"
 #include "wsitiffdir.h"
+#ifdef WSI_HAVE_CURL
+#include "wsiindexcache.h"
+#include "wsitiffindex.h"
+#endif
 #include "wsijpegdecode.h"
 
 #include "wsibytesource.h"
@@ -191,13 +197,59 @@ tiff_slide_describe (WsiSlide * slide, const TiffSlide * ts)
   slide->mpp_source = pyramid->mpp_source;
 }
 
+/* The pyramid of a remote slide from the on-disk index cache (no
+ * metadata round trip), validated as the walk would; FALSE: not cached. */
+static gboolean
+pyramid_from_index_cache (TiffSlide * ts)
+{
+#ifdef WSI_HAVE_CURL
+  GBytes *bytes;
+  gchar *why = NULL;
+  gboolean ok;
+
+  if (wsi_byte_source_is_local (ts->source))
+    return FALSE;
+  bytes = wsi_index_cache_lookup (WSI_TIFF_INDEX_KIND, ts->source);
+  if (bytes == NULL)
+    return FALSE;
+  ok = wsi_tiff_index_from_bytes (bytes, ts->file_size, &ts->pyramid, &why);
+  if (!ok)
+    g_debug ("index cache: the entry of %s is not valid (%s): reading the "
+        "TIFF directories", wsi_byte_source_get_display_uri (ts->source), why);
+  g_free (why);
+  g_bytes_unref (bytes);
+  return ok;
+#else
+  return FALSE;
+#endif
+}
+
+/* The pyramid: from the index cache, else walked with libtiff (and then
+ * cached for the next open of a remote slide). */
+static gboolean
+tiff_slide_read_pyramid (TiffSlide * ts, GError ** error)
+{
+  if (pyramid_from_index_cache (ts))
+    return TRUE;
+  if (!wsi_tiff_pyramid_read (&ts->pyramid, ts->source, error))
+    return FALSE;
+#ifdef WSI_HAVE_CURL
+  if (!wsi_byte_source_is_local (ts->source)) {
+    GBytes *bytes = wsi_tiff_index_to_bytes (&ts->pyramid);
+    wsi_index_cache_store (WSI_TIFF_INDEX_KIND, ts->source, bytes);
+    g_bytes_unref (bytes);
+  }
+#endif
+  return TRUE;
+}
+
 static gboolean
 tiff_open (WsiSlide * slide, GError ** error)
 {
   TiffSlide *ts = g_new0 (TiffSlide, 1);
 
   if (!tiff_slide_open_source (ts, slide->path, error)
-      || !wsi_tiff_pyramid_read (&ts->pyramid, ts->source, error)) {
+      || !tiff_slide_read_pyramid (ts, error)) {
     tiff_slide_free (ts);
     return FALSE;
   }

@@ -30,6 +30,9 @@
 #include "wsislide.h"
 #include "wsibytesource.h"
 #include "wsihttpsource.h"
+#include "wsiindexcache.h"
+#include "wsitiffdir.h"
+#include "wsitiffindex.h"
 
 #include <string.h>
 #include <curl/curl.h>
@@ -43,14 +46,14 @@ static WsiNginx nginx;
 static gchar *local_slide;      /* www/slide.tiff */
 
 static void
-write_slide (const gchar * path, guint seed)
+write_slide_sized (const gchar * path, guint seed, guint width, guint height)
 {
   WsiTestSlideSpec spec;
   GError *err = NULL;
 
   wsi_test_slide_spec_init (&spec);
-  spec.width = 2048;
-  spec.height = 1536;
+  spec.width = width;
+  spec.height = height;
   spec.tile_size = TILE;
   spec.levels = 3;
   spec.level_step = 2;
@@ -59,6 +62,12 @@ write_slide (const gchar * path, guint seed)
   spec.seed = seed;
   fail_unless (wsi_test_slide_write (path, &spec, &err), "%s",
       err ? err->message : "");
+}
+
+static void
+write_slide (const gchar * path, guint seed)
+{
+  write_slide_sized (path, seed, 2048, 1536);
 }
 
 static gchar *
@@ -555,6 +564,174 @@ GST_START_TEST (test_dicom_at_url)
 
 GST_END_TEST;
 
+/* ---- the on-disk index cache ------------------------------------------ */
+
+/* Forgets every fetched byte (the range cache) so that the next open pays
+ * for what it does not find on disk. */
+static void
+drop_fetched_bytes (void)
+{
+  WsiHttpSettings settings;
+  guint cache_mb;
+
+  wsi_http_get_settings (&settings);
+  cache_mb = settings.cache_mb;
+  settings.cache_mb = 0;
+  wsi_http_set_settings (&settings);
+  settings.cache_mb = cache_mb;
+  wsi_http_set_settings (&settings);
+}
+
+static guint64
+total_requests (void)
+{
+  WsiFetchSummary summary;
+
+  wsi_fetch_stats_summarize (wsi_fetch_stats_total (), &summary);
+  return summary.requests;
+}
+
+/* Requests that opening @url with nothing fetched in memory costs; its
+ * level-0 width in *@width. */
+static guint64
+open_requests (const gchar * url, gint64 * width)
+{
+  guint64 before;
+  GError *err = NULL;
+  WsiSlide *slide;
+
+  drop_fetched_bytes ();
+  before = total_requests ();
+  slide = wsi_slide_open (url, "tiff", &err);
+  fail_unless (slide != NULL, "%s", err ? err->message : "");
+  if (width != NULL)
+    *width = slide->level_width[0];
+  wsi_slide_close (slide);
+  return total_requests () - before;
+}
+
+/* The index cache entry file of @url. */
+static gchar *
+index_entry_path (const gchar * url)
+{
+  WsiByteSource *source = wsi_byte_source_open (url, NULL);
+  gchar *path;
+
+  fail_unless (source != NULL);
+  path = wsi_index_cache_path (WSI_TIFF_INDEX_KIND, source);
+  wsi_byte_source_unref (source);
+  return path;
+}
+
+/* An entry for @url under its true key whose pyramid has one tile past the
+ * end of the object: a file that is not trusted for bounds. */
+static void
+store_forged_entry (const gchar * url)
+{
+  WsiByteSource *source = wsi_byte_source_open (url, NULL);
+  WsiTiffPyramid pyramid;
+  GBytes *bytes;
+
+  fail_unless (source != NULL);
+  fail_unless (wsi_tiff_pyramid_read (&pyramid, source, NULL));
+  pyramid.levels[0].tile_offsets[0] = wsi_byte_source_get_size (source) - 1;
+  bytes = wsi_tiff_index_to_bytes (&pyramid);
+  wsi_index_cache_store (WSI_TIFF_INDEX_KIND, source, bytes);
+  g_bytes_unref (bytes);
+  wsi_tiff_pyramid_clear (&pyramid);
+  wsi_byte_source_unref (source);
+}
+
+/* A re-open of a slide at a URL reads its index from disk: one request
+ * (the open's, which pins the identity), where walking the TIFF costs
+ * more; the stream is the local one. A corrupt or forged entry is ignored
+ * (the TIFF is walked again); a replaced object is not served its old
+ * index. */
+GST_START_TEST (test_index_cache)
+{
+  gchar *cache = g_build_filename (tmpdir, "index-cache-test", NULL);
+  gchar *url = url_of (nginx.port, "slide.tiff");
+  gchar *changing = g_build_filename (www, "changing.tiff", NULL);
+  gchar *changing_url = url_of (nginx.port, "changing.tiff");
+  gchar *entry;
+  guint64 walk, cached;
+  gchar *saved_dir = g_strdup (g_getenv ("WSI_INDEX_CACHE_DIR"));
+  gint64 width = 0;
+  WsiRun *run;
+
+  local_reference ();
+  g_setenv ("WSI_INDEX_CACHE_DIR", cache, TRUE);
+  entry = index_entry_path (url);
+  g_unlink (entry);
+
+  walk = open_requests (url, NULL);
+  fail_unless (g_file_test (entry, G_FILE_TEST_IS_REGULAR), "no entry %s",
+      entry);
+  cached = open_requests (url, NULL);
+  fail_unless_equals_int (cached, 1);
+  fail_unless (walk > cached, "walking the TIFF cost %" G_GUINT64_FORMAT
+      " requests, no more than the cached open", walk);
+  g_print ("index cache: an open costs %" G_GUINT64_FORMAT " requests "
+      "walking the TIFF, %" G_GUINT64_FORMAT " with the index on disk\n",
+      walk, cached);
+  /* the cache turned off: the walk's cost again */
+  g_setenv ("WSI_INDEX_CACHE_DIR", "", TRUE);
+  fail_unless_equals_int (open_requests (url, NULL), walk);
+  g_setenv ("WSI_INDEX_CACHE_DIR", cache, TRUE);
+
+  drop_fetched_bytes ();
+  run = run_stream (url, 2);
+  assert_same_stream (local_reference (), run, "index from the disk cache");
+  wsi_run_free (run);
+
+  /* corrupt: ignored, walked, written anew */
+  fail_unless (g_file_set_contents (entry, "not an index at all", -1, NULL));
+  fail_unless_equals_int (open_requests (url, NULL), walk);
+  fail_unless_equals_int (open_requests (url, NULL), 1);
+  /* forged (a tile past the end): not trusted */
+  store_forged_entry (url);
+  fail_unless_equals_int (open_requests (url, NULL), walk);
+  drop_fetched_bytes ();
+  run = run_stream (url, 2);
+  assert_same_stream (local_reference (), run, "after a forged entry");
+  wsi_run_free (run);
+
+  /* replaced (a new ETag): the new object's geometry, not the cached one */
+  write_slide_sized (changing, 3, 2048, 1536);
+  fail_unless_equals_int (open_requests (changing_url, &width), walk);
+  fail_unless_equals_int (width, 2048);
+  fail_unless_equals_int (open_requests (changing_url, &width), 1);
+  g_usleep (1100 * 1000);       /* a new mtime, so a new ETag */
+  write_slide_sized (changing, 4, 1536, 1024);
+  open_requests (changing_url, &width);
+  fail_unless_equals_int (width, 1536);
+
+  /* bounded: at 0 MiB no entry stays, and opens still work */
+  g_setenv ("WSI_INDEX_CACHE_MB", "0", TRUE);
+  fail_unless_equals_int (open_requests (url, NULL), walk);
+  {
+    GDir *dir = g_dir_open (cache, 0, NULL);
+    const gchar *name;
+    fail_unless (dir != NULL);
+    while ((name = g_dir_read_name (dir)) != NULL)
+      fail_if (g_str_has_suffix (name, ".idx"), "%s stayed", name);
+    g_dir_close (dir);
+  }
+  g_unsetenv ("WSI_INDEX_CACHE_MB");
+  if (saved_dir != NULL)
+    g_setenv ("WSI_INDEX_CACHE_DIR", saved_dir, TRUE);
+  else
+    g_unsetenv ("WSI_INDEX_CACHE_DIR");
+  g_free (saved_dir);
+  g_free (entry);
+  g_free (changing_url);
+  g_free (changing);
+  g_free (url);
+  g_free (cache);
+}
+
+GST_END_TEST;
+
 /* The s3rver command (npm; scripts/install-deps.sh puts it under
  * tests/s3/node_modules), or NULL. */
 static gchar *
@@ -571,15 +748,15 @@ s3rver_find (void)
   return NULL;
 }
 
-/* PUTs @path as s3://bucket/@key, signed as S3RVER (s3rver's account). */
+/* PUTs @path as s3://bucket/@key, signed as S3RVER (s3rver's account),
+ * on @curl (kept between PUTs: one connection for many keys). */
 static gboolean
-s3_put (guint port, const gchar * key, const gchar * path)
+s3_put_on (CURL * curl, guint port, const gchar * key, const gchar * path)
 {
   gchar *url = g_strdup_printf ("http://127.0.0.1:%u/bucket/%s", port, key);
   struct curl_slist *headers = curl_slist_append (NULL,
       "x-amz-content-sha256: UNSIGNED-PAYLOAD");
   FILE *f = fopen (path, "rb");
-  CURL *curl = curl_easy_init ();
   long status = 0;
   CURLcode code;
 
@@ -591,11 +768,129 @@ s3_put (guint port, const gchar * key, const gchar * path)
   curl_easy_setopt (curl, CURLOPT_HTTPHEADER, headers);
   code = curl_easy_perform (curl);
   curl_easy_getinfo (curl, CURLINFO_RESPONSE_CODE, &status);
-  curl_easy_cleanup (curl);
+  curl_easy_setopt (curl, CURLOPT_HTTPHEADER, NULL);
   curl_slist_free_all (headers);
   fclose (f);
   g_free (url);
   return code == CURLE_OK && status == 200;
+}
+
+static gboolean
+s3_put (guint port, const gchar * key, const gchar * path)
+{
+  CURL *curl = curl_easy_init ();
+  gboolean ok = s3_put_on (curl, port, key, path);
+
+  curl_easy_cleanup (curl);
+  return ok;
+}
+
+typedef struct
+{
+  GPid pid;
+  guint port;
+  gchar *data;
+} S3rver;
+
+/* Starts s3rver with an empty "bucket"; FALSE when it is not installed
+ * (the test is then skipped, or fails under CI=true: see the callers). */
+static gboolean
+s3rver_start (S3rver * s, const gchar * name)
+{
+  gchar *s3rver = s3rver_find ();
+  gchar *port_text, **envp;
+  const gchar *argv[9];
+  GError *err = NULL;
+  guint i;
+
+  memset (s, 0, sizeof (*s));
+  if (s3rver == NULL)
+    return FALSE;
+  s->data = g_build_filename (tmpdir, name, NULL);
+  g_mkdir_with_parents (s->data, 0755);
+  s->port = wsi_free_port ();
+  port_text = g_strdup_printf ("%u", s->port);
+  argv[0] = s3rver;
+  argv[1] = "-d";
+  argv[2] = s->data;
+  argv[3] = "-p";
+  argv[4] = port_text;
+  argv[5] = "--configure-bucket";
+  argv[6] = "bucket";
+  argv[7] = "--silent";
+  argv[8] = NULL;
+  /* s3rver 3.7.1 makes its continuation tokens with DES, which the OpenSSL
+   * 3 of Node >= 17 refuses unless its legacy provider is on: without it
+   * every listing of more than 1,000 keys is an HTTP 500. */
+  envp = g_environ_setenv (g_get_environ (), "NODE_OPTIONS",
+      "--openssl-legacy-provider", TRUE);
+  fail_unless (g_spawn_async (NULL, (gchar **) argv, envp,
+          G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_STDOUT_TO_DEV_NULL,
+          wsi_die_with_parent, NULL, &s->pid, &err), "%s",
+      err ? err->message : "");
+  for (i = 0; i < 200 && !wsi_port_accepts (s->port); i++)
+    g_usleep (50000);
+  fail_unless (i < 200, "s3rver did not listen on %u", s->port);
+  g_strfreev (envp);
+  g_free (port_text);
+  g_free (s3rver);
+  return TRUE;
+}
+
+static void
+s3rver_stop (S3rver * s)
+{
+  kill (s->pid, SIGTERM);
+  waitpid (s->pid, NULL, 0);
+  g_spawn_close_pid (s->pid);
+  g_free (s->data);
+  memset (s, 0, sizeof (*s));
+}
+
+/* Skips (or fails under CI=true) a test that needs s3rver. */
+#define S3RVER_OR_SKIP(s, name) G_STMT_START {                              \
+  if (!s3rver_start (s, name)) {                                            \
+    if (g_strcmp0 (g_getenv ("CI"), "true") == 0)                           \
+      fail ("s3rver is not installed (scripts/install-deps.sh installs it " \
+          "under CI=true)");                                                \
+    WSI_TEST_SKIP ("s3rver (npm) is not installed: run "                    \
+        "WSI_INSTALL_S3RVER=1 scripts/install-deps.sh or set WSI_S3RVER");  \
+    return;                                                                 \
+  }                                                                         \
+} G_STMT_END
+
+static void
+s3_credentials (const gchar * endpoint, const gchar * key_id,
+    const gchar * secret)
+{
+  g_setenv ("AWS_ENDPOINT_URL", endpoint, TRUE);
+  g_setenv ("AWS_ACCESS_KEY_ID", key_id, TRUE);
+  g_setenv ("AWS_SECRET_ACCESS_KEY", secret, TRUE);
+}
+
+static void
+s3_credentials_clear (void)
+{
+  g_unsetenv ("AWS_ENDPOINT_URL");
+  g_unsetenv ("AWS_ACCESS_KEY_ID");
+  g_unsetenv ("AWS_SECRET_ACCESS_KEY");
+  g_unsetenv ("WSI_GCS_ENDPOINT");
+}
+
+/* The error of a run that only builds the collection of @location: the
+ * rank past its last slide says how many it holds. */
+static gchar *
+collection_error (const gchar * location, guint expected)
+{
+  gchar *desc = g_strdup_printf ("wsislidesrc location=%s rank=%u "
+      "world-size=%u ! appsink name=sink sync=false", location, expected,
+      expected + 1);
+  WsiRun *run = wsi_run_pipeline (desc, 0);
+  gchar *error = g_strdup (run->error);
+
+  wsi_run_free (run);
+  g_free (desc);
+  return error;
 }
 
 /* A real S3-protocol server (s3rver): signed requests stream the slide as
@@ -603,55 +898,21 @@ s3_put (guint port, const gchar * key, const gchar * path)
  * prefix is listed recursively by extension. */
 GST_START_TEST (test_s3rver_signed)
 {
-  gchar *s3rver = s3rver_find ();
-  gchar *data, *endpoint, *port_text;
-  const gchar *argv[9];
-  GError *err = NULL;
+  S3rver s3;
+  gchar *endpoint;
   WsiRun *run;
-  GPid pid;
-  guint port, i;
 
-  if (s3rver == NULL) {
-    if (g_strcmp0 (g_getenv ("CI"), "true") == 0)
-      fail ("s3rver is not installed (scripts/install-deps.sh installs it "
-          "under CI=true)");
-    WSI_TEST_SKIP ("s3rver (npm) is not installed: run "
-        "WSI_INSTALL_S3RVER=1 scripts/install-deps.sh or set WSI_S3RVER");
-    return;
-  }
+  S3RVER_OR_SKIP (&s3, "s3rver");
   local_reference ();
-  data = g_build_filename (tmpdir, "s3rver", NULL);
-  g_mkdir_with_parents (data, 0755);
-  port = wsi_free_port ();
-  port_text = g_strdup_printf ("%u", port);
-  argv[0] = s3rver;
-  argv[1] = "-d";
-  argv[2] = data;
-  argv[3] = "-p";
-  argv[4] = port_text;
-  argv[5] = "--configure-bucket";
-  argv[6] = "bucket";
-  argv[7] = "--silent";
-  argv[8] = NULL;
-  fail_unless (g_spawn_async (NULL, (gchar **) argv, NULL,
-          G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_STDOUT_TO_DEV_NULL,
-          wsi_die_with_parent, NULL, &pid, &err), "%s",
-      err ? err->message : "");
-  for (i = 0; i < 200 && !wsi_port_accepts (port); i++)
-    g_usleep (50000);
-  fail_unless (i < 200, "s3rver did not listen on %u", port);
-  fail_unless (s3_put (port, "slide.tiff", local_slide), "upload failed");
+  fail_unless (s3_put (s3.port, "slide.tiff", local_slide), "upload failed");
 
-  endpoint = g_strdup_printf ("http://127.0.0.1:%u", port);
-  g_setenv ("AWS_ENDPOINT_URL", endpoint, TRUE);
-  g_setenv ("AWS_ACCESS_KEY_ID", "S3RVER", TRUE);
-  g_setenv ("AWS_SECRET_ACCESS_KEY", "S3RVER", TRUE);
+  endpoint = g_strdup_printf ("http://127.0.0.1:%u", s3.port);
+  s3_credentials (endpoint, "S3RVER", "S3RVER");
   run = run_stream ("s3://bucket/slide.tiff", 2);
   assert_same_stream (local_reference (), run, "s3rver, signed");
   wsi_run_free (run);
 
-  g_setenv ("AWS_ACCESS_KEY_ID", "AKIANOSUCHKEY", TRUE);
-  g_setenv ("AWS_SECRET_ACCESS_KEY", "NoSuchSecretEXAMPLE", TRUE);
+  s3_credentials (endpoint, "AKIANOSUCHKEY", "NoSuchSecretEXAMPLE");
   run = run_stream ("s3://bucket/slide.tiff", 1);
   fail_unless (run->error != NULL, "an unknown key was let in");
   fail_unless (strstr (run->error, "s3://bucket/slide.tiff") != NULL
@@ -661,38 +922,137 @@ GST_START_TEST (test_s3rver_signed)
   wsi_run_free (run);
 
   /* A prefix listed (ListObjectsV2, signed): recursive, by extension. No
-   * slide is opened: the rank past the last one says how many the
-   * collection holds. (s3rver 3.7.1 answered 500 to a listing of 1,001
-   * keys here, so continuation pages are not checked against it.) */
-  g_setenv ("AWS_ACCESS_KEY_ID", "S3RVER", TRUE);
-  g_setenv ("AWS_SECRET_ACCESS_KEY", "S3RVER", TRUE);
+   * slide is opened. */
+  s3_credentials (endpoint, "S3RVER", "S3RVER");
   {
     gchar *tiny = g_build_filename (tmpdir, "tiny.tiff", NULL);
+    gchar *error;
     fail_unless (g_file_set_contents (tiny, "II*", -1, NULL));
-    fail_unless (s3_put (port, "some/a.tiff", tiny));
-    fail_unless (s3_put (port, "some/b.svs", tiny));
-    fail_unless (s3_put (port, "some/sub/deep.svs", tiny));
-    fail_unless (s3_put (port, "some/notes.txt", tiny));
-    fail_unless (s3_put (port, "other/c.tiff", tiny));
-    run = wsi_run_pipeline ("wsislidesrc location=s3://bucket/some/ "
-        "rank=3 world-size=4 ! appsink name=sink sync=false", 0);
-    fail_unless (run->error != NULL);
-    fail_unless (strstr (run->error, "s3://bucket/some/ holds 3 slides")
-        != NULL, "%s", run->error);
-    wsi_run_free (run);
+    fail_unless (s3_put (s3.port, "some/a.tiff", tiny));
+    fail_unless (s3_put (s3.port, "some/b.svs", tiny));
+    fail_unless (s3_put (s3.port, "some/sub/deep.svs", tiny));
+    fail_unless (s3_put (s3.port, "some/notes.txt", tiny));
+    fail_unless (s3_put (s3.port, "other/c.tiff", tiny));
+    error = collection_error ("s3://bucket/some/", 3);
+    fail_unless (error != NULL);
+    fail_unless (strstr (error, "s3://bucket/some/ holds 3 slides")
+        != NULL, "%s", error);
+    g_free (error);
     g_free (tiny);
   }
-
-  g_unsetenv ("AWS_ENDPOINT_URL");
-  g_unsetenv ("AWS_ACCESS_KEY_ID");
-  g_unsetenv ("AWS_SECRET_ACCESS_KEY");
-  kill (pid, SIGTERM);
-  waitpid (pid, NULL, 0);
-  g_spawn_close_pid (pid);
+  s3_credentials_clear ();
+  s3rver_stop (&s3);
   g_free (endpoint);
-  g_free (port_text);
-  g_free (data);
-  g_free (s3rver);
+}
+
+GST_END_TEST;
+
+/* A valid key id with a wrong secret: S3 answers 403 SignatureDoesNotMatch.
+ * s3rver checks only the key id, so the project's proxy checks the
+ * signature in front of it (--sigv4-secret, the same SigV4 computation S3
+ * makes). The right secret passes it (curl's signature is valid) and
+ * streams the slide as on disk; the wrong one is a 403 naming the s3:// URL
+ * and the status, never the key id or the secret. */
+GST_START_TEST (test_wrong_secret_is_403)
+{
+  const gchar *args[] = { "--sigv4-secret", "S3RVER", NULL };
+  gchar *report = g_build_filename (tmpdir, "proxy-report.txt", NULL);
+  gchar *why = NULL, *endpoint;
+  WsiProxy proxy;
+  S3rver s3;
+  WsiRun *run;
+
+  S3RVER_OR_SKIP (&s3, "s3rver-secret");
+  local_reference ();
+  fail_unless (s3_put (s3.port, "slide.tiff", local_slide), "upload failed");
+  g_unlink (report);
+  fail_unless (wsi_proxy_start (&proxy, s3.port, report, args, &why), "%s",
+      why);
+  endpoint = g_strdup_printf ("http://127.0.0.1:%u", proxy.port);
+
+  s3_credentials (endpoint, "S3RVER", "S3RVER");
+  run = run_stream ("s3://bucket/slide.tiff", 2);
+  assert_same_stream (local_reference (), run, "s3rver behind a SigV4 check");
+  wsi_run_free (run);
+
+  s3_credentials (endpoint, "S3RVER", "WrongSecretEXAMPLE");
+  run = run_stream ("s3://bucket/slide.tiff", 1);
+  fail_unless (run->error != NULL, "a wrong secret was let in");
+  fail_unless (strstr (run->error, "s3://bucket/slide.tiff") != NULL
+      && strstr (run->error, "403") != NULL, "%s", run->error);
+  fail_unless (strstr (run->error, "S3RVER") == NULL
+      && strstr (run->error, "WrongSecret") == NULL, "%s", run->error);
+  fail_unless_equals_int (run->records->len, 0);
+  wsi_run_free (run);
+  s3_credentials_clear ();
+  /* the wrong secret's requests, and only those, were refused */
+  fail_unless (wsi_proxy_stop (&proxy, "signature-rejected") > 0);
+  s3rver_stop (&s3);
+  g_free (endpoint);
+  g_free (report);
+}
+
+GST_END_TEST;
+
+#define MANY_KEYS 1003
+
+/* A prefix of more than 1,000 keys: ListObjectsV2 answers 1,000 a page, so
+ * the listing follows NextContinuationToken. Signed through the SigV4 check
+ * (the page-2 request carries the token: its signature must be valid too);
+ * two pages, no refused request. gs:// lists through the GCS XML API's
+ * same request; here s3rver stands in for GCS (a real ListObjectsV2
+ * server, not GCS itself). */
+GST_START_TEST (test_listing_continuation)
+{
+  const gchar *args[] = { "--sigv4-secret", "S3RVER", NULL };
+  gchar *report = g_build_filename (tmpdir, "proxy-report.txt", NULL);
+  gchar *tiny = g_build_filename (tmpdir, "tiny.tiff", NULL);
+  gchar *why = NULL, *endpoint, *error;
+  WsiProxy proxy;
+  S3rver s3;
+  CURL *curl;
+  guint i;
+
+  S3RVER_OR_SKIP (&s3, "s3rver-many");
+  fail_unless (g_file_set_contents (tiny, "II*", -1, NULL));
+  curl = curl_easy_init ();
+  for (i = 0; i < MANY_KEYS; i++) {
+    gchar *key = g_strdup_printf ("many/k%05u.tiff", i);
+    fail_unless (s3_put_on (curl, s3.port, key, tiny), "PUT %s", key);
+    g_free (key);
+  }
+  fail_unless (s3_put_on (curl, s3.port, "many/zz-notes.txt", tiny));
+  fail_unless (s3_put_on (curl, s3.port, "more/k0.tiff", tiny));
+  curl_easy_cleanup (curl);
+
+  g_unlink (report);
+  fail_unless (wsi_proxy_start (&proxy, s3.port, report, args, &why), "%s",
+      why);
+  endpoint = g_strdup_printf ("http://127.0.0.1:%u", proxy.port);
+  s3_credentials (endpoint, "S3RVER", "S3RVER");
+  error = collection_error ("s3://bucket/many/", MANY_KEYS);
+  fail_unless (error != NULL && strstr (error,
+          "s3://bucket/many/ holds 1003 slides") != NULL, "%s", error);
+  g_free (error);
+  s3_credentials_clear ();
+  fail_unless_equals_int (wsi_proxy_stop (&proxy, "requests"), 2);
+  fail_unless_equals_int (wsi_proxy_report_count (report,
+          "signature-rejected"), 0);
+
+  /* gs://: unsigned, path-style at the endpoint */
+  g_free (endpoint);
+  endpoint = g_strdup_printf ("http://127.0.0.1:%u", s3.port);
+  g_setenv ("WSI_GCS_ENDPOINT", endpoint, TRUE);
+  error = collection_error ("gs://bucket/many/", MANY_KEYS);
+  fail_unless (error != NULL && strstr (error,
+          "gs://bucket/many/ holds 1003 slides") != NULL, "%s", error);
+  g_free (error);
+  s3_credentials_clear ();
+
+  s3rver_stop (&s3);
+  g_free (endpoint);
+  g_free (tiny);
+  g_free (report);
 }
 
 GST_END_TEST;
@@ -717,7 +1077,10 @@ remote_suite (void)
   tcase_add_test (tc, test_dicom_at_url);
   tcase_add_test (tc, test_remote_stats);
   tcase_add_test (tc, test_s3_and_gs_locations);
+  tcase_add_test (tc, test_index_cache);
   tcase_add_test (tc, test_s3rver_signed);
+  tcase_add_test (tc, test_wrong_secret_is_403);
+  tcase_add_test (tc, test_listing_continuation);
   return s;
 }
 
