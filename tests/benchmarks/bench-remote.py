@@ -31,7 +31,9 @@ stream's bytes equal the local stream's. Against the bytes: the TIFF tile
 byte counts of the tiles the local stream touched (its pread calls under
 strace, matched against every IFD's TileOffsets/TileByteCounts), per patch.
 Slide open: wsislidesrc's first slide (header, directories, overview) alone,
-time and requests. The goal lines compare with issue 19's goals.
+time and requests, cold and with its index in the on-disk index cache
+(streams run with WSI_INDEX_CACHE_DIR=none: every case opens cold). The goal
+lines compare with issue 19's goals.
 """
 
 import argparse
@@ -176,7 +178,8 @@ def child(args, location, mode, extra_env=None, strace_to=None):
     if strace_to:
         cmd = ["strace", "-f", "-qq", "-s", "0", "--seccomp-bpf",
                "-e", "trace=pread64", "-o", strace_to] + cmd
-    env = dict(os.environ, **(extra_env or {}))
+    # No on-disk index cache unless asked: every case opens cold.
+    env = dict(os.environ, WSI_INDEX_CACHE_DIR="none", **(extra_env or {}))
     out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE,
                          env=env).stdout
     return json.loads(out.decode().strip().splitlines()[-1])
@@ -291,6 +294,17 @@ def summarize(runs, local_runs):
     }
 
 
+def open_cell(o):
+    """"cold s (requests)", and the same with the index on disk."""
+    if not o or o["open_s"] is None:
+        return "-"
+    cell = "%.2f (%d)" % (o["open_s"], o["open_requests"])
+    i = o.get("indexed")
+    if i and i["open_s"] is not None:
+        cell += "; indexed %.2f (%d)" % (i["open_s"], i["open_requests"])
+    return cell
+
+
 def print_table(title, rows, tile_bytes, opens):
     local = rows[0][1]
     print("\n### %s (%d patches)\n" % (title, local["patches"]))
@@ -308,8 +322,7 @@ def print_table(title, rows, tile_bytes, opens):
                  "%.1f" % (s["bytes_per_patch"] / 1e3) if remote else "-",
                  "%.2f" % (s["bytes_per_patch"] * s["patches"] / tile_bytes)
                  if remote and tile_bytes else "-",
-                 "%.2f (%d)" % (o["open_s"], o["open_requests"])
-                 if o and o["open_s"] is not None else "-",
+                 open_cell(o),
                  "yes" if s["digest"] == local["digest"]
                  and s["same_digest"] else "NO"))
     if tile_bytes:
@@ -418,6 +431,15 @@ def main():
                 tile_bytes = touched_tile_bytes(log, tile_paths)
             opens = {name: child(args, loc, "open")
                      for name, loc in open_cases}
+            # The same open with the slide's index on disk (issue 19's
+            # index cache): filled by a first open, then measured.
+            index_dir = os.path.join(work, "index")
+            for name, loc in open_cases:
+                if name != "local disk":
+                    env = {"WSI_INDEX_CACHE_DIR": index_dir}
+                    child(args, loc, "open", extra_env=env)
+                    opens[name]["indexed"] = child(args, loc, "open",
+                                                   extra_env=env)
             print_table(title, rows, tile_bytes, opens)
             ok &= all(s["digest"] == rows[0][1]["digest"] and s["same_digest"]
                       for _, s in rows)
@@ -433,9 +455,10 @@ def main():
                               % (b, "met" if b <= 1.3 else "NOT met"))
                     o = opens.get(name)
                     if o and o["open_s"] is not None:
-                        print("Goal: slide open <= 0.5 s: %.2f s (%s)" % (
-                            o["open_s"], "met" if o["open_s"] <= 0.5
-                            else "NOT met"))
+                        print("Goal: slide open <= 0.5 s: %.2f s without "
+                              "the index on disk (%s)" % (
+                                  o["open_s"], "met" if o["open_s"] <= 0.5
+                                  else "NOT met"))
     finally:
         nginx.terminate()
         nginx.wait()
