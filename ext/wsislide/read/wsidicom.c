@@ -905,6 +905,7 @@ wsi_dicom_transfer_syntax_name (const gchar * uid)
     {"1.2.840.10008.1.2.4.90", "JPEG 2000 Lossless"},
     {"1.2.840.10008.1.2.4.91", "JPEG 2000"},
     {"1.2.840.10008.1.2.4.201", "HTJ2K Lossless"},
+    {"1.2.840.10008.1.2.4.202", "HTJ2K Lossless RPCL"},
     {"1.2.840.10008.1.2.4.203", "HTJ2K"},
     {"1.2.840.10008.1.2.5", "RLE Lossless"},
   };
@@ -923,6 +924,12 @@ pixels_from_transfer_syntax (const gchar * ts)
     return WSI_DICOM_PIXELS_NATIVE;
   if (g_strcmp0 (ts, WSI_DICOM_TS_JPEG_BASELINE) == 0)
     return WSI_DICOM_PIXELS_JPEG;
+  if (g_strcmp0 (ts, WSI_DICOM_TS_J2K_LOSSLESS) == 0
+      || g_strcmp0 (ts, WSI_DICOM_TS_J2K) == 0
+      || g_strcmp0 (ts, WSI_DICOM_TS_HTJ2K_LOSSLESS) == 0
+      || g_strcmp0 (ts, WSI_DICOM_TS_HTJ2K_LOSSLESS_RPCL) == 0
+      || g_strcmp0 (ts, WSI_DICOM_TS_HTJ2K) == 0)
+    return WSI_DICOM_PIXELS_JPEG2000;
   return WSI_DICOM_PIXELS_UNSUPPORTED;
 }
 

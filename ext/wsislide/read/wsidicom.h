@@ -49,6 +49,12 @@ G_BEGIN_DECLS
 
 #define WSI_DICOM_TS_EXPLICIT_LE "1.2.840.10008.1.2.1"
 #define WSI_DICOM_TS_JPEG_BASELINE "1.2.840.10008.1.2.4.50"
+#define WSI_DICOM_TS_J2K_LOSSLESS "1.2.840.10008.1.2.4.90"
+#define WSI_DICOM_TS_J2K "1.2.840.10008.1.2.4.91"
+/* High-throughput JPEG 2000: lossless, lossless RPCL, lossy. */
+#define WSI_DICOM_TS_HTJ2K_LOSSLESS "1.2.840.10008.1.2.4.201"
+#define WSI_DICOM_TS_HTJ2K_LOSSLESS_RPCL "1.2.840.10008.1.2.4.202"
+#define WSI_DICOM_TS_HTJ2K "1.2.840.10008.1.2.4.203"
 
 /* ImageType's third value. */
 typedef enum
@@ -65,6 +71,7 @@ typedef enum
 {
   WSI_DICOM_PIXELS_NATIVE,      /* uncompressed, frame after frame */
   WSI_DICOM_PIXELS_JPEG,        /* encapsulated JPEG baseline */
+  WSI_DICOM_PIXELS_JPEG2000,    /* encapsulated JPEG 2000 or HTJ2K */
   WSI_DICOM_PIXELS_UNSUPPORTED, /* another transfer syntax */
 } WsiDicomPixels;
 

@@ -27,9 +27,13 @@
  * TILED_SPARSE, the frames sharing frame 1's Z offset and optical path).
  * Missing tiles of a TILED_SPARSE level read as glass (white). Frames are
  * JPEG baseline (YCbCr, or RGB when the photometric says so or an APP14
- * Adobe segment marks it) or explicit VR little endian uncompressed: 8-bit
- * RGB, 8- or 16-bit MONOCHROME1/2 (16 bits scaled over BitsStored to 8); any other transfer syntax is refused at open with a
- * message naming it. mpp comes from the shared (else the first per-frame)
+ * Adobe segment marks it), JPEG 2000 or HTJ2K through OpenJPEG
+ * (wsij2kdecode.h: 1 or 3 components of up to 16 bits, reduced-resolution
+ * decode for the DCT-like scales up to the codestream's decomposition
+ * levels, read from the first frame's main header at open) or explicit VR
+ * little endian uncompressed: 8-bit RGB, 8- or 16-bit MONOCHROME1/2 (16
+ * bits scaled over BitsStored to 8); any other transfer syntax is refused
+ * at open with a message naming it. mpp comes from the shared (else the first per-frame)
  * PixelSpacing, mm to µm.
  * A damaged frame (no item where the index says, truncated, a bad JPEG
  * stream, a frame the file does not hold) fails the read that needs it
@@ -56,10 +60,17 @@
 #include "wsidicom.h"
 #include "wsijpegdecode.h"
 #include "wsitiledread.h"
+#ifdef WSI_HAVE_OPENJPEG
+#include "wsij2kdecode.h"
+#endif
 
 /* Scratch slots (wsitiledread.h uses WSI_TILED_SCRATCH_REGION). */
 #define SCRATCH_FRAME_BYTES 0
 #define SCRATCH_RAW_ROW 2
+#define SCRATCH_J2K_RGB 3
+
+/* Bytes of a JPEG 2000 frame read at open for its main header (COD). */
+#define J2K_HEADER_BYTES 4096
 
 /* A frame larger than 8 x its raw size plus this is not a JPEG frame. */
 #define FRAME_BYTES_SLACK (1 << 20)
@@ -275,23 +286,36 @@ part_check (const DicomPart * part, GError ** error)
 
   if (inst->pixels == WSI_DICOM_PIXELS_UNSUPPORTED)
     return open_fail (error, part_uri (part), "transfer syntax %s (%s) is not "
-        "supported (JPEG baseline and explicit VR little endian are)",
-        wsi_dicom_transfer_syntax_name (inst->transfer_syntax),
+        "supported (JPEG baseline, JPEG 2000, HTJ2K and explicit VR little "
+        "endian are)", wsi_dicom_transfer_syntax_name (inst->transfer_syntax),
         inst->transfer_syntax != NULL ? inst->transfer_syntax : "none");
+#ifndef WSI_HAVE_OPENJPEG
+  if (inst->pixels == WSI_DICOM_PIXELS_JPEG2000)
+    return open_fail (error, part_uri (part), "transfer syntax %s (%s) needs "
+        "OpenJPEG, which this build lacks (libopenjp2-7-dev)",
+        wsi_dicom_transfer_syntax_name (inst->transfer_syntax),
+        inst->transfer_syntax);
+#endif
   if (inst->rows == 0 || inst->columns == 0 || inst->total_columns == 0
       || inst->total_rows == 0)
     return open_fail (error, part_uri (part), "no frame size or total pixel "
         "matrix size");
   if (inst->bits_allocated != 8 && !(inst->bits_allocated == 16
-          && inst->pixels == WSI_DICOM_PIXELS_NATIVE
-          && inst->samples_per_pixel == 1))
+          && ((inst->pixels == WSI_DICOM_PIXELS_NATIVE
+                  && inst->samples_per_pixel == 1)
+              || inst->pixels == WSI_DICOM_PIXELS_JPEG2000)))
     return open_fail (error, part_uri (part), "%u bits a sample (8, or 16 "
-        "for uncompressed grey, are read)", inst->bits_allocated);
+        "for uncompressed grey and JPEG 2000, are read)",
+        inst->bits_allocated);
   if (inst->pixel_representation != 0)
     return open_fail (error, part_uri (part), "signed samples are not read");
   if (inst->pixels == WSI_DICOM_PIXELS_JPEG && inst->samples_per_pixel != 3)
     return open_fail (error, part_uri (part), "JPEG frames of %u samples (3 "
         "are read)", inst->samples_per_pixel);
+  if (inst->pixels == WSI_DICOM_PIXELS_JPEG2000
+      && inst->samples_per_pixel != 3 && inst->samples_per_pixel != 1)
+    return open_fail (error, part_uri (part), "JPEG 2000 frames of %u "
+        "samples (1 or 3 are read)", inst->samples_per_pixel);
   if (inst->pixels == WSI_DICOM_PIXELS_NATIVE
       && !((inst->samples_per_pixel == 3 && strcmp (pi, "RGB") == 0)
           || (inst->samples_per_pixel == 1 && g_str_has_prefix (pi,
@@ -335,6 +359,42 @@ level_map_part (DicomLevel * level, const DicomPart * part, guint index)
   }
 }
 
+/* JPEG 2000: 2^k up to the first frame's decomposition levels (one read
+ * of its main header at open), 8 at most; 1 when it cannot be read. */
+static guint
+j2k_max_scale (const DicomPart * part)
+{
+  const WsiDicomInstance *inst = &part->inst;
+  guint8 head[J2K_HEADER_BYTES];
+  guint32 k;
+  gint levels = -1;
+
+  for (k = 0; k < inst->n_frames && inst->frames[k].length == 0; k++);
+  if (k < inst->n_frames) {
+    gsize n = MIN (inst->frames[k].length, sizeof (head));
+    /* Skip the item header: the codestream follows. */
+    if (n > 8 && wsi_byte_source_read (part->source, inst->frames[k].offset,
+            n, head, NULL))
+      levels = wsi_j2k_decomposition_levels (head + 8, n - 8);
+  }
+  return levels >= 3 ? 8 : levels == 2 ? 4 : levels == 1 ? 2 : 1;
+}
+
+/* The largest native scale of a level's codec: JPEG's DCT scaling, JPEG
+ * 2000's resolution levels, none for raw pixels. */
+static guint
+level_max_scale (const DicomPart * first)
+{
+  switch (first->inst.pixels) {
+    case WSI_DICOM_PIXELS_JPEG:
+      return 8;
+    case WSI_DICOM_PIXELS_JPEG2000:
+      return j2k_max_scale (first);
+    default:
+      return 1;
+  }
+}
+
 static gboolean
 level_build (DicomLevel * level, DicomSlide * ds, guint first_index,
     GError ** error)
@@ -349,7 +409,7 @@ level_build (DicomLevel * level, DicomSlide * ds, guint first_index,
   level->tiled.height = inst->total_rows;
   level->tiled.tile_width = inst->columns;
   level->tiled.tile_height = inst->rows;
-  level->tiled.max_scale = inst->pixels == WSI_DICOM_PIXELS_JPEG ? 8 : 1;
+  level->tiled.max_scale = level_max_scale (first);
   level->tiled.decode = dicom_decode_tile;
   level->tiles_across = (inst->total_columns + inst->columns - 1)
       / inst->columns;
@@ -641,6 +701,73 @@ decode_jpeg (WsiSlide * slide, WsiReadContext * ctx, const DicomPart * part,
   return TRUE;
 }
 
+static void raw_row_convert (const guint8 * src, guint samples,
+    gboolean invert, guint w, guint8 * dst, gint layout);
+
+#ifdef WSI_HAVE_OPENJPEG
+static WsiJ2kColor
+j2k_color (const WsiDicomInstance * inst)
+{
+  if (inst->samples_per_pixel == 1)
+    return g_strcmp0 (inst->photometric, "MONOCHROME1") == 0
+        ? WSI_J2K_COLOR_GREY_INVERTED : WSI_J2K_COLOR_GREY;
+  /* YBR_RCT and YBR_ICT: the codestream's own transform undoes it. */
+  return g_strcmp0 (inst->photometric, "YBR_FULL") == 0
+      ? WSI_J2K_COLOR_YBR_FULL : WSI_J2K_COLOR_RGB;
+}
+
+/* JPEG 2000 and HTJ2K: the frame decoded to RGB scratch at 1/@scale, then
+ * written in the target's layout. */
+static gboolean
+decode_j2k (WsiSlide * slide, WsiReadContext * ctx, const DicomPart * part,
+    const WsiDicomFrame * frame, gint level, gint64 col, gint64 row,
+    gint64 index, guint scale, guint x, guint y, guint w, guint h,
+    const WsiTiledTarget * target, GError ** error)
+{
+  const WsiDicomInstance *inst = &part->inst;
+  guint64 limit = (guint64) inst->rows * inst->columns * 3
+      * inst->bits_allocated + FRAME_BYTES_SLACK;
+  WsiJ2kFrame j2k = { 0, };
+  GError *local = NULL;
+  guint8 *bytes, *rgb;
+  gsize size;
+  guint i;
+
+  if (frame->length > limit)
+    return tile_fail (slide, level, col, row, index, error, "%"
+        G_GUINT64_FORMAT " bytes is implausible for a frame", frame->length);
+  bytes = wsi_read_context_scratch (ctx, SCRATCH_FRAME_BYTES, frame->length);
+  rgb = wsi_read_context_scratch (ctx, SCRATCH_J2K_RGB, (gsize) w * h * 3);
+  if (bytes == NULL || rgb == NULL)
+    return tile_fail (slide, level, col, row, index, error, "out of memory");
+  if (!wsi_byte_source_read (part->source, frame->offset, frame->length,
+          bytes, &local)) {
+    tile_fail (slide, level, col, row, index, error, "%s", local->message);
+    g_error_free (local);
+    return FALSE;
+  }
+  if (!fragments_join (bytes, frame->length, &size))
+    return tile_fail (slide, level, col, row, index, error, "no fragment "
+        "item at offset %" G_GUINT64_FORMAT " (%s)", frame->offset,
+        inst->frame_index_source);
+  j2k.data = bytes;
+  j2k.size = size;
+  j2k.width = inst->columns;
+  j2k.height = inst->rows;
+  j2k.color = j2k_color (inst);
+  if (!wsi_j2k_decode (&j2k, scale, x, y, w, h, rgb, (gsize) w * 3, error)) {
+    g_prefix_error (error, "%s: level %d tile (%" G_GINT64_FORMAT ", %"
+        G_GINT64_FORMAT ") frame %" G_GINT64_FORMAT ": ", slide->display, level,
+        col, row, index + 1);
+    return FALSE;
+  }
+  for (i = 0; i < h; i++)
+    raw_row_convert (rgb + (gsize) i * w * 3, 3, FALSE, w,
+        target->data + (gsize) i * target->stride, target->layout);
+  return TRUE;
+}
+#endif
+
 /* One row of 8-bit samples (RGB or grey) into the target's layout. */
 static void
 raw_row_convert (const guint8 * src, guint samples, gboolean invert, guint w,
@@ -788,6 +915,11 @@ dicom_decode_tile (WsiSlide * slide, WsiReadContext * ctx, gint level,
   if (part->inst.pixels == WSI_DICOM_PIXELS_JPEG)
     return decode_jpeg (slide, ctx, part, frame, level, column, row, index,
         scale, x, y, w, h, target, error);
+#ifdef WSI_HAVE_OPENJPEG
+  if (part->inst.pixels == WSI_DICOM_PIXELS_JPEG2000)
+    return decode_j2k (slide, ctx, part, frame, level, column, row, index,
+        scale, x, y, w, h, target, error);
+#endif
   return decode_raw (slide, ctx, part, frame, level, column, row, index, x,
       y, w, h, target, error);
 }

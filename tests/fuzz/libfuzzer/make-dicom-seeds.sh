@@ -30,6 +30,10 @@ variant full-basic --table basic --thumbnail
 variant full-extended --table extended
 variant sparse-none --sparse --table none
 variant raw --uncompressed
+# JPEG 2000 frames (a build with OpenJPEG): lossless TILED_FULL, lossy
+# TILED_SPARSE without an offset table.
+variant j2k-lossless --j2k lossless
+variant j2k-lossy-sparse --j2k lossy --sparse --table none
 for f in sm_image.dcm sm_image_grayscale.dcm sm_image_jpegls.dcm; do
   [ -f "$shared/$f" ] && cp "$shared/$f" "$out/real-$f"
 done
