@@ -602,6 +602,7 @@ write_sample (GstPatchStoreSink * self, GstBuffer * buffer,
   slide.label = wsi_patch_meta_string (meta, "labels", 0);
   slide.column_names = wsi_structure_get_strv (meta, "column-names");
   slide.column_values = wsi_structure_get_strv (meta, "column-values");
+  slide.mpp = wsi_patch_meta_mpp (meta, 0);
   g_byte_array_set_size (self->scratch, 0);
   if (jpeg)
     ok = wsi_store_encode (self->codec, WSI_STORE_ENCODING_JPEG,
@@ -637,6 +638,7 @@ slide_from_meta (const GstStructure * meta, WsiStoreSlideRef * slide)
   slide->label = wsi_patch_meta_string (meta, "labels", 0);
   slide->column_names = wsi_structure_get_strv (meta, "column-names");
   slide->column_values = wsi_structure_get_strv (meta, "column-values");
+  slide->mpp = wsi_patch_meta_mpp (meta, 0);
 }
 
 /* The shard being written, started when needed; FALSE with @error. */

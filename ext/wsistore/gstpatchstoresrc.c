@@ -252,12 +252,10 @@ add_patch_meta (GstBuffer * buffer, const WsiStoreEntry * entry,
   wsi_meta_set_columns (meta, names, values);
   if (slide->uri != NULL && *slide->uri != '\0') {
     const gchar *uris[2] = { slide->uri, NULL };
-    const WsiPatchRecord *r = &entry->record;
-    /* level-0 mpp: what the record says patchreader delivered */
-    gdouble mpp = r->out_mpp > 0.0f && r->footprint > 0 ?
-        r->out_mpp * (gdouble) r->out_size / r->footprint : 0.0;
 
-    wsi_patch_meta_set_slides (meta, uris, &mpp, 1);
+    /* the slide's mpp as the writer got it (0 = unknown, or an older
+     * store): never worked back from the record */
+    wsi_patch_meta_set_slides (meta, uris, &entry->slide_mpp, 1);
   }
 }
 

@@ -210,6 +210,7 @@ wsi_shard_writer_add (WsiShardWriter * writer, const WsiPatchRecord * record,
   entry.height = height;
   entry.channels = channels;
   entry.n_views = n_views;
+  entry.slide_mpp = slide->mpp;
   if (!append (writer, payload, size, error))
     return FALSE;
   g_array_append_val (writer->entries, entry);

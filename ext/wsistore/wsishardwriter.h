@@ -53,6 +53,7 @@ typedef struct
   const gchar *label;
   const gchar *const *column_names;     /* NULL = none */
   const gchar *const *column_values;
+  gdouble mpp;                  /* level-0 um/px (`mpps`), 0 = unknown */
 } WsiStoreSlideRef;
 
 /* @views: the shard holds multi-view locations (format version 2). */

@@ -93,6 +93,10 @@ G_STATIC_ASSERT (sizeof (WsiShardHeader) == 64);
  *   number of views: the payload is a #WsiStoreViewsHeader, n_views
  *   #WsiStoreView and each view's payload (encoded like a patch, at the
  *   view's size); @width and @height are then those of view 0
+ * @slide_mpp: the level-0 um/px of the patch's slide as the patch meta
+ *   carried it (`mpps`, from the slide meta's mpp-x), so a reader hands it
+ *   on instead of working it back from the record; 0 when unknown, and in
+ *   stores written before the field existed (it was reserved, hence 0)
  *
  * One patch (or location) of a shard, 128 bytes.
  */
@@ -106,10 +110,13 @@ typedef struct
   guint32 height;
   guint32 channels;
   guint32 n_views;
-  guint32 reserved[7];
+  guint32 reserved0;
+  gdouble slide_mpp;
+  guint32 reserved[4];
 } WsiStoreEntry;
 
 G_STATIC_ASSERT (sizeof (WsiStoreEntry) == 128);
+G_STATIC_ASSERT (G_STRUCT_OFFSET (WsiStoreEntry, slide_mpp) == 104);
 
 /* First bytes of a multi-view payload. */
 typedef struct

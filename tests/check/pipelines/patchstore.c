@@ -1308,6 +1308,53 @@ GST_START_TEST (test_views_round_trip)
 
 GST_END_TEST;
 
+/* The slide's level-0 mpp travels through the store (WsiStoreEntry
+ * slide_mpp) exactly as the patch meta gave it, not worked back from the
+ * record: at target-mpp=0.3 on 0.25 um/px slides the footprint is rounded
+ * (74 level-0 px for 62 px) and out_mpp is a float, so
+ * out_mpp x out_size / footprint misses 0.25. */
+GST_START_TEST (test_slide_mpp_round_trip)
+{
+  gchar *slides = make_slides ("mpp-slides");
+  gchar *store = g_build_filename (WSI_TEST_TMPDIR, "mpp-store", NULL);
+  gchar *desc = g_strdup_printf ("wsislidesrc location=\"%s\" seed=3 ! "
+      "tissuemask ! queue ! patchsampler patch-size=%d patches-per-slide=4 "
+      "target-mpp=0.3 ! patchinterleave ! patchreader threads=2 ! "
+      "patchstoresink location=\"%s\"", slides, PATCH, store);
+  gchar *error;
+  WsiRun *served;
+  guint i, worked_back_differs = 0;
+
+  remove_store (store);
+  error = run_to_end (desc);
+  fail_unless (error == NULL, "%s", error);
+  served = serve (store, "");
+  fail_unless (served->error == NULL, "%s", served->error);
+  fail_unless_equals_int (served->records->len, 4 * N_SLIDES);
+  for (i = 0; i < served->records->len; i++) {
+    const WsiPatchRecord *r = &g_array_index (served->records,
+        WsiPatchRecord, i);
+    GstStructure *meta = wsi_patch_meta_get (g_ptr_array_index
+        (served->batches, i));
+
+    gdouble mpp = wsi_patch_meta_mpp (meta, 0);
+
+    /* exactly: fail_unless_equals_float would let a float rounding pass */
+    fail_unless (mpp == 0.25, "patch %u: mpp %.17g, not 0.25", i, mpp);
+    worked_back_differs += r->out_mpp * (gdouble) r->out_size / r->footprint
+        != 0.25;
+  }
+  fail_unless (worked_back_differs > 0, "the case does not tell the two "
+      "apart");
+  wsi_run_free (served);
+  remove_store (store);
+  g_free (store);
+  g_free (desc);
+  g_free (slides);
+}
+
+GST_END_TEST;
+
 static Suite *
 patchstore_suite (void)
 {
@@ -1329,6 +1376,7 @@ patchstore_suite (void)
   tcase_add_test (tc, test_views_from_jpeg_store);
   tcase_add_test (tc, test_raw_served_from_mapping);
   tcase_add_test (tc, test_views_round_trip);
+  tcase_add_test (tc, test_slide_mpp_round_trip);
   return s;
 }
 
