@@ -17,7 +17,7 @@ packages=(
   python3-pil fonts-dejavu-core
   python3-matplotlib python3-pil
   python3-pydicom
-  libcurl4-openssl-dev nginx-light
+  libcurl4-openssl-dev nginx-light curl
   openjph-tools
 )
 

@@ -170,6 +170,10 @@ def standard_pipeline(location, *, batch_size=64, patch_size=224, target_mpp=Non
                       prefetch=256, sink="sink", **settings):
     """The documented gst-wsi training pipeline as a description string.
 
+    `location`: a slide, a folder, a list or manifest file, a patch store, or a
+    URL — `http(s)://`, `s3://BUCKET/KEY`, `gs://BUCKET/KEY`, and `s3://` or
+    `gs://` prefixes ending in `/`, listed like a folder (docs/remote.md).
+
     Every keyword sets one element property (table `_KEYWORDS`; `keyword_property(k)`
     tells which): slides `cycle seed slide_order rank world_size default_mpp
     tcga thumbnail_size annotations`; tissue `tissue_method saturation_threshold

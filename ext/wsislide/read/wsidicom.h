@@ -14,8 +14,10 @@
  *
  * Contract: wsi_dicom_instance_read() parses the file meta (explicit VR
  * little endian, after the 128-byte preamble and "DICM") and the data set
- * up to Pixel Data, in explicit VR little endian only (the transfer syntaxes
- * of tiled slides: uncompressed, JPEG, JPEG 2000, JPEG-LS), through a
+ * up to Pixel Data, in explicit VR little endian (the transfer syntaxes of
+ * tiled slides: uncompressed, JPEG, JPEG 2000, JPEG-LS) or implicit VR
+ * little endian (uncompressed; the VRs of the attributes used come from a
+ * small dictionary, an undefined length marks a sequence), through a
  * WsiByteSource: it never sees a path, so a remote object parses as a local
  * file does. It keeps only the attributes a tiled pyramid needs (see
  * WsiDicomInstance) and, unless asked for the header only, locates every
@@ -47,6 +49,7 @@ G_BEGIN_DECLS
 /* VL Whole Slide Microscopy Image Storage. */
 #define WSI_DICOM_SOP_CLASS_WSI "1.2.840.10008.5.1.4.1.1.77.1.6"
 
+#define WSI_DICOM_TS_IMPLICIT_LE "1.2.840.10008.1.2"
 #define WSI_DICOM_TS_EXPLICIT_LE "1.2.840.10008.1.2.1"
 #define WSI_DICOM_TS_JPEG_BASELINE "1.2.840.10008.1.2.4.50"
 #define WSI_DICOM_TS_J2K_LOSSLESS "1.2.840.10008.1.2.4.90"
@@ -102,8 +105,10 @@ typedef struct
   guint16 planar_configuration, pixel_representation;
   gchar *photometric;
   gdouble spacing_row_mm, spacing_column_mm;    /* 0 = unknown */
-  gdouble objective_power;      /* 0 = unknown */
-  gboolean has_icc_profile;
+  gdouble objective_power;      /* the first optical path's; 0 = unknown */
+  /* The ICC profile's value in the file (the first optical path's, or a
+   * top-level one): length 0 when there is none. Not read at parse. */
+  guint64 icc_profile_offset, icc_profile_length;
   guint n_optical_paths;        /* items of OpticalPathSequence */
   guint32 n_focal_planes;       /* TotalPixelMatrixFocalPlanes (0 = absent) */
 
@@ -134,6 +139,13 @@ gboolean wsi_dicom_sniff (const guint8 * bytes, gsize size);
 
 /* Reads the first 132 bytes of @source and sniffs them. */
 gboolean wsi_dicom_source_is_dicom (WsiByteSource * source);
+
+/* TRUE when the local file @path is to be taken as a DICOM instance: its
+ * name ends in .dcm (any case), or it has no slide extension of this build
+ * (an IDC download, a PACS export named by UID) and sniffs as DICOM. The
+ * sniff is one 132-byte read, made only for names without a slide
+ * extension. */
+gboolean wsi_dicom_path_is_dicom (const gchar * path);
 
 /* Parses @source into @instance (zeroed first). With @header_only, frames
  * are not located (grouping files into series). The error names the

@@ -34,7 +34,9 @@
  * little endian uncompressed: 8-bit RGB, 8- or 16-bit MONOCHROME1/2 (16
  * bits scaled over BitsStored to 8); any other transfer syntax is refused
  * at open with a message naming it. mpp comes from the shared (else the first per-frame)
- * PixelSpacing, mm to µm.
+ * PixelSpacing, mm to µm; objective power from the first optical path's
+ * ObjectiveLensPower; the ICC profile (first optical path, else top level)
+ * noted by size and SHA-256 (read once at open), not applied.
  * A damaged frame (no item where the index says, truncated, a bad JPEG
  * stream, a frame the file does not hold) fails the read that needs it
  * with WSI_SLIDE_ERROR_READ naming file, level, tile and frame; never
@@ -52,7 +54,6 @@
 #include "config.h"
 #endif
 
-#include <math.h>
 #include <string.h>
 
 #include "wsislide.h"
@@ -109,6 +110,8 @@ typedef struct
 static gboolean dicom_decode_tile (WsiSlide * slide, WsiReadContext * ctx,
     gint level, gint64 column, gint64 row, guint scale, guint x, guint y,
     guint w, guint h, const WsiTiledTarget * target, GError ** error);
+static gboolean dicom_tile_bytes (WsiSlide * slide, gint level, gint64 column,
+    gint64 row, WsiByteSource ** source, WsiByteRange * range);
 
 /* ---- detect, parts -------------------------------------------------------- */
 
@@ -200,9 +203,13 @@ add_siblings (GPtrArray * parts, const gchar * path, const DicomPart * first)
   self = g_path_get_basename (path);
   dir = g_dir_open (dir_path, 0, NULL);
   names = g_ptr_array_new_with_free_func (g_free);
-  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
-    if (is_dicom_name (name) && strcmp (name, self) != 0)
+  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL) {
+    gchar *child = g_build_filename (dir_path, name, NULL);
+    /* .dcm names, and names without a slide extension that sniff DICOM. */
+    if (strcmp (name, self) != 0 && wsi_dicom_path_is_dicom (child))
       g_ptr_array_add (names, g_strdup (name));
+    g_free (child);
+  }
   if (dir != NULL)
     g_dir_close (dir);
   g_ptr_array_sort (names, name_compare);
@@ -411,6 +418,9 @@ level_build (DicomLevel * level, DicomSlide * ds, guint first_index,
   level->tiled.tile_height = inst->rows;
   level->tiled.max_scale = level_max_scale (first);
   level->tiled.decode = dicom_decode_tile;
+  /* Hints only help remote series (all parts come from one place). */
+  level->tiled.tile_bytes = wsi_byte_source_is_local (first->source)
+      ? NULL : dicom_tile_bytes;
   level->tiles_across = (inst->total_columns + inst->columns - 1)
       / inst->columns;
   level->tiles_down = (inst->total_rows + inst->rows - 1) / inst->rows;
@@ -491,29 +501,47 @@ levels_build (DicomSlide * ds, GError ** error)
 
 /* ---- open, close -------------------------------------------------------- */
 
+/* An ICC profile larger than this is noted by size only (not hashed). */
+#define MAX_HASHED_ICC_BYTES (16 << 20)
+
+/* The ICC profile of @part: its size, and the SHA-256 of its bytes (one
+ * read at open; NULL when it is too large or cannot be read). */
+static void
+icc_profile_describe (WsiSlide * slide, const DicomPart * part)
+{
+  const WsiDicomInstance *inst = &part->inst;
+  guint8 *bytes;
+
+  slide->icc_profile_size = inst->icc_profile_length;
+  if (inst->icc_profile_length == 0
+      || inst->icc_profile_length > MAX_HASHED_ICC_BYTES)
+    return;
+  bytes = g_try_malloc (inst->icc_profile_length);
+  if (bytes != NULL && wsi_byte_source_read (part->source,
+          inst->icc_profile_offset, inst->icc_profile_length, bytes, NULL))
+    slide->icc_profile_sha256 = g_compute_checksum_for_data (G_CHECKSUM_SHA256,
+        bytes, inst->icc_profile_length);
+  g_free (bytes);
+}
+
+/* Levels from the instances' total pixel matrices; mpp from PixelSpacing
+ * (mm). */
 static void
 dicom_slide_describe (WsiSlide * slide, const DicomSlide * ds)
 {
   const WsiDicomInstance *base = &ds->levels[0].first->inst;
-  gdouble w0 = ds->levels[0].tiled.width, h0 = ds->levels[0].tiled.height;
   guint i;
 
   wsi_slide_alloc_levels (slide, ds->n_levels);
   for (i = 0; i < ds->n_levels; i++) {
     const WsiTiledLevel *level = &ds->levels[i].tiled;
-    slide->level_width[i] = level->width;
-    slide->level_height[i] = level->height;
-    slide->level_downsample[i] = i == 0 ? 1.0 :
-        (h0 / (gdouble) level->height + w0 / (gdouble) level->width) / 2.0;
-    slide->level_tile_width[i] = level->tile_width;
-    slide->level_tile_height[i] = level->tile_height;
+    wsi_slide_set_level (slide, i, level->width, level->height,
+        level->tile_width, level->tile_height);
   }
-  slide->vendor = g_strdup ("dicom");
-  if (base->spacing_column_mm > 0 && base->spacing_row_mm > 0) {
-    slide->mpp_x = base->spacing_column_mm * 1000.0;
-    slide->mpp_y = base->spacing_row_mm * 1000.0;
-    slide->mpp_source = WSI_MPP_SOURCE_DICOM;
-  }
+  wsi_slide_set_origin (slide, "dicom", base->spacing_column_mm * 1000.0,
+      base->spacing_row_mm * 1000.0, WSI_MPP_SOURCE_DICOM);
+  slide->objective_power = base->objective_power;
+  icc_profile_describe (slide, ds->levels[0].first);
 }
 
 static gboolean
@@ -568,18 +596,6 @@ dicom_close (WsiSlide * slide)
   slide->handle = NULL;
 }
 
-static gpointer
-dicom_thread_state_new (void)
-{
-  return wsi_jpeg_decoder_new ();
-}
-
-static void
-dicom_thread_state_free (gpointer state)
-{
-  wsi_jpeg_decoder_free (state);
-}
-
 /* ---- one tile --------------------------------------------------------------- */
 
 static gboolean
@@ -587,7 +603,7 @@ tile_fail (WsiSlide * slide, gint level, gint64 col, gint64 row,
     gint64 frame, GError ** error, const gchar * format, ...)
 G_GNUC_PRINTF (7, 8);
 
-/* WSI_SLIDE_ERROR_READ: "<path>: level L tile (c, r) frame F: <reason>". */
+/* WSI_SLIDE_ERROR_READ: "<path>: level L tile (c, r): frame F: <reason>". */
 static gboolean
 tile_fail (WsiSlide * slide, gint level, gint64 col, gint64 row,
     gint64 frame, GError ** error, const gchar * format, ...)
@@ -598,10 +614,8 @@ tile_fail (WsiSlide * slide, gint level, gint64 col, gint64 row,
   va_start (args, format);
   reason = g_strdup_vprintf (format, args);
   va_end (args);
-  g_set_error (error, WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_READ,
-      "%s: level %d tile (%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ") frame %"
-      G_GINT64_FORMAT ": %s", slide->display, level, col, row, frame + 1,
-      reason);
+  wsi_tiled_tile_fail (slide, level, col, row, error, "frame %"
+      G_GINT64_FORMAT ": %s", frame + 1, reason);
   g_free (reason);
   return FALSE;
 }
@@ -924,80 +938,39 @@ dicom_decode_tile (WsiSlide * slide, WsiReadContext * ctx, gint level,
       y, w, h, target, error);
 }
 
-/* ---- prefetch: the frames a read covers ---------------------------------- */
+/* ---- reads: wsitiledread.h -------------------------------------------- */
 
-/* Frames hinted for one patch at most, and for one level-region read. */
-#define MAX_PREFETCH_TILES 64
-#define MAX_PREFETCH_REGION_TILES 16384
-
-/* Hints the frames of level @li under level pixels [x0, x1] x [y0, y1]
- * (clipped), at most @max_tiles, one prefetch call per run of frames of
- * one instance. No-op for local files. */
-static void
-prefetch_level_region (const DicomSlide * ds, gint li, gint64 x0, gint64 y0,
-    gint64 x1, gint64 y1, guint max_tiles)
+/* WsiTileBytesFunc: the frame's bytes in its part's source. */
+static gboolean
+dicom_tile_bytes (WsiSlide * slide, gint level, gint64 column, gint64 row,
+    WsiByteSource ** source, WsiByteRange * range)
 {
-  const DicomLevel *lv;
-  const DicomPart *run_part = NULL;
-  WsiByteRange *ranges;
-  gint64 col, row;
-  guint n = 0, seen = 0;
+  const DicomSlide *ds = slide->handle;
+  const DicomLevel *lv = &ds->levels[level];
+  gint64 entry = lv->tile_frame[row * lv->tiles_across + column];
+  const DicomPart *part;
+  const WsiDicomFrame *frame;
 
-  if (ds == NULL || li < 0 || (guint) li >= ds->n_levels)
-    return;
-  lv = &ds->levels[li];
-  if (wsi_byte_source_is_local (lv->first->source))
-    return;
-  x0 = MAX (x0, 0);
-  y0 = MAX (y0, 0);
-  x1 = MIN (x1, lv->tiled.width - 1);
-  y1 = MIN (y1, lv->tiled.height - 1);
-  if (x1 < x0 || y1 < y0)
-    return;
-  ranges = g_new (WsiByteRange, max_tiles);
-  for (row = y0 / lv->tiled.tile_height;
-      row <= y1 / lv->tiled.tile_height && seen < max_tiles; row++) {
-    for (col = x0 / lv->tiled.tile_width;
-        col <= x1 / lv->tiled.tile_width && seen < max_tiles; col++) {
-      gint64 entry = lv->tile_frame[row * lv->tiles_across + col];
-      const DicomPart *part;
-      const WsiDicomFrame *frame;
-
-      seen++;
-      if (entry < 0)
-        continue;
-      part = ds->parts->pdata[entry >> 32];
-      frame = &part->inst.frames[entry & G_MAXUINT32];
-      if (frame->length == 0)
-        continue;
-      if (part != run_part && n > 0) {
-        wsi_byte_source_prefetch (run_part->source, ranges, n);
-        n = 0;
-      }
-      run_part = part;
-      ranges[n].offset = frame->offset;
-      ranges[n].length = frame->length;
-      n++;
-    }
-  }
-  if (n > 0)
-    wsi_byte_source_prefetch (run_part->source, ranges, n);
-  g_free (ranges);
+  if (entry < 0)
+    return FALSE;
+  part = ds->parts->pdata[entry >> 32];
+  frame = &part->inst.frames[entry & G_MAXUINT32];
+  if (frame->length == 0)
+    return FALSE;
+  *source = part->source;
+  range->offset = frame->offset;
+  range->length = frame->length;
+  return TRUE;
 }
 
 static void
 dicom_prefetch (WsiSlide * slide, const WsiReadPlan * plan)
 {
-  gdouble ds = slide->level_downsample[plan->level];
+  const DicomSlide *ds = slide->handle;
 
-  /* One level pixel of margin: a window moved onto a DCT grid stays in. */
-  prefetch_level_region (slide->handle, plan->level,
-      (gint64) floor (plan->x / ds) - 1, (gint64) floor (plan->y / ds) - 1,
-      (gint64) ceil (plan->x / ds) + plan->read_width,
-      (gint64) ceil (plan->y / ds) + plan->read_height, MAX_PREFETCH_TILES);
+  if (ds != NULL && plan->level >= 0 && (guint) plan->level < ds->n_levels)
+    wsi_tiled_prefetch (slide, &ds->levels[plan->level].tiled, plan);
 }
-
-/* ---- reads -------------------------------------------------------------- */
 
 static gboolean
 dicom_read_argb (WsiSlide * slide, WsiReadContext * ctx, guint32 * argb,
@@ -1005,12 +978,7 @@ dicom_read_argb (WsiSlide * slide, WsiReadContext * ctx, guint32 * argb,
     WsiReadReport * report, GError ** error)
 {
   const DicomSlide *ds = slide->handle;
-  gdouble downsample = slide->level_downsample[level];
 
-  /* A remote slide's frames for the whole region come at once. */
-  prefetch_level_region (ds, level, (gint64) floor (x / downsample),
-      (gint64) floor (y / downsample), (gint64) floor (x / downsample) + w,
-      (gint64) floor (y / downsample) + h, MAX_PREFETCH_REGION_TILES);
   return wsi_tiled_read_argb (slide, ctx, &ds->levels[level].tiled, argb, x,
       y, level, w, h, report, error);
 }
@@ -1022,7 +990,6 @@ dicom_read (WsiSlide * slide, WsiReadContext * ctx,
 {
   const DicomSlide *ds = slide->handle;
 
-  dicom_prefetch (slide, plan);
   return wsi_tiled_read (slide, ctx, &ds->levels[plan->level].tiled,
       request, plan, out, report, error);
 }
@@ -1034,7 +1001,7 @@ const WsiSlideBackend wsi_slide_backend_dicom = {
   .read_argb = dicom_read_argb,
   .read = dicom_read,
   .prefetch = dicom_prefetch,
-  .thread_state_new = dicom_thread_state_new,
-  .thread_state_free = dicom_thread_state_free,
+  .thread_state_new = wsi_jpeg_decoder_state_new,
+  .thread_state_free = wsi_jpeg_decoder_state_free,
   .close = dicom_close,
 };

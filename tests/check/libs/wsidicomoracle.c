@@ -71,6 +71,20 @@ static const gchar oracle_script[] =
     "    open(sys.argv[3], 'wb').write(np.ascontiguousarray(out[:H, :W]).tobytes())\n"
     "print('ok', path, n, W, H)\n";
 
+/* argv: out_dir files...: each file rewritten by pydicom in implicit VR
+ * little endian into out_dir (same name). */
+static const gchar implicit_script[] =
+    "import os, sys\n"
+    "import pydicom\n"
+    "from pydicom.uid import ImplicitVRLittleEndian\n"
+    "for f in sys.argv[2:]:\n"
+    "    d = pydicom.dcmread(f)\n"
+    "    d.file_meta.TransferSyntaxUID = ImplicitVRLittleEndian\n"
+    "    d.is_implicit_VR = True\n"
+    "    d.is_little_endian = True\n"
+    "    d.save_as(os.path.join(sys.argv[1], os.path.basename(f)),\n"
+    "              write_like_original=False)\n";
+
 static gboolean
 oracle_available (gchar ** why)
 {
@@ -186,6 +200,32 @@ compare_level (WsiSlide * slide, gint level, const gchar * path,
   g_free (raw);
 }
 
+/* The slide's ICC profile size and SHA-256 are those of the first optical
+ * path's ICCProfile as pydicom reads it ("0 -" when it has none). */
+static void
+assert_icc_profile (const WsiSlide * slide, const gchar * path)
+{
+  gchar *argv[] = { (gchar *) PYTHON, (gchar *) "-c", (gchar *)
+    "import hashlib, sys, pydicom\n"
+    "d = pydicom.dcmread(sys.argv[1])\n"
+    "p = d.OpticalPathSequence[0].get('ICCProfile') if 'OpticalPathSequence' in d else None\n"
+    "print(len(p), hashlib.sha256(p).hexdigest()) if p else print(0, '-')\n",
+    (gchar *) path, NULL
+  };
+  gchar *std_out = NULL, *ours;
+  gint status = 0;
+
+  fail_unless (g_spawn_sync (NULL, argv, NULL, G_SPAWN_STDERR_TO_DEV_NULL,
+          NULL, NULL, &std_out, NULL, &status, NULL));
+  fail_unless (g_spawn_check_wait_status (status, NULL));
+  ours = g_strdup_printf ("%" G_GUINT64_FORMAT " %s\n",
+      slide->icc_profile_size, slide->icc_profile_sha256 != NULL
+      ? slide->icc_profile_sha256 : "-");
+  fail_unless_equals_string (ours, std_out);
+  g_free (ours);
+  g_free (std_out);
+}
+
 GST_START_TEST (test_generated_series_valid_and_equal)
 {
   gchar *dir = g_build_filename (WSI_TEST_TMPDIR, "oracle", NULL);
@@ -291,6 +331,7 @@ GST_START_TEST (test_real_files_against_pydicom)
     slide = wsi_slide_open (copy, WSI_BACKEND_AUTO, &error);
     fail_unless (slide != NULL, "%s", error ? error->message : "?");
     compare_level (slide, 0, copy, INFINITY);
+    assert_icc_profile (slide, copy);
     wsi_slide_close (slide);
     g_free (contents);
     g_free (copy);
@@ -309,6 +350,141 @@ GST_START_TEST (test_real_files_against_pydicom)
 
 GST_END_TEST;
 
+/* Rewrites @paths in implicit VR with pydicom into @dir. */
+static void
+to_implicit (gchar ** paths, const gchar * dir)
+{
+  GPtrArray *argv = g_ptr_array_new ();
+  gchar *std_out = NULL, *std_err = NULL;
+  gint status = 0;
+  guint i;
+
+  g_mkdir_with_parents (dir, 0755);
+  g_ptr_array_add (argv, (gpointer) PYTHON);
+  g_ptr_array_add (argv, (gpointer) "-c");
+  g_ptr_array_add (argv, (gpointer) implicit_script);
+  g_ptr_array_add (argv, (gpointer) dir);
+  for (i = 0; paths[i] != NULL; i++)
+    g_ptr_array_add (argv, paths[i]);
+  g_ptr_array_add (argv, NULL);
+  fail_unless (g_spawn_sync (NULL, (gchar **) argv->pdata, NULL, 0, NULL,
+          NULL, &std_out, &std_err, &status, NULL));
+  fail_unless (g_spawn_check_wait_status (status, NULL), "pydicom: %s%s",
+      std_out, std_err);
+  g_free (std_out);
+  g_free (std_err);
+  g_ptr_array_unref (argv);
+}
+
+/* The same slide from an explicit and an implicit VR copy: same pyramid,
+ * mpp, and byte-identical levels. */
+static void
+assert_same_slide (const gchar * explicit_path, const gchar * implicit_path)
+{
+  GError *error = NULL;
+  WsiSlide *a = wsi_slide_open (explicit_path, WSI_BACKEND_AUTO, &error);
+  WsiSlide *b;
+  gint level;
+
+  fail_unless (a != NULL, "%s", error ? error->message : "?");
+  b = wsi_slide_open (implicit_path, WSI_BACKEND_AUTO, &error);
+  fail_unless (b != NULL, "%s", error ? error->message : "?");
+  fail_unless_equals_string (b->backend->name, WSI_BACKEND_DICOM);
+  fail_unless_equals_int (a->level_count, b->level_count);
+  fail_unless (a->mpp_x == b->mpp_x, "mpp %g vs %g", a->mpp_x, b->mpp_x);
+  for (level = 0; level < a->level_count; level++) {
+    gsize n = (gsize) a->level_width[level] * a->level_height[level] * 3;
+    guint8 *x, *y;
+    fail_unless_equals_int64 (a->level_width[level], b->level_width[level]);
+    fail_unless_equals_int64 (a->level_height[level], b->level_height[level]);
+    x = read_level (a, level);
+    y = read_level (b, level);
+    fail_unless (memcmp (x, y, n) == 0, "%s level %d differs from %s",
+        implicit_path, level, explicit_path);
+    g_free (x);
+    g_free (y);
+  }
+  wsi_slide_close (a);
+  wsi_slide_close (b);
+}
+
+/* Implicit VR little endian (1.2.840.10008.1.2) files written by pydicom:
+ * generated TILED_FULL and TILED_SPARSE series (per-frame functional
+ * groups of undefined length) and the real files read as their explicit
+ * VR originals, and each level equals pydicom's decode. */
+GST_START_TEST (test_implicit_vr_files)
+{
+  gchar *dir = g_build_filename (WSI_TEST_TMPDIR, "implicit", NULL);
+  gchar *tiff = g_build_filename (dir, "source.tiff", NULL);
+  static const gchar *const real[] = { "sm_image.dcm",
+    "sm_image_grayscale.dcm"
+  };
+  WsiTestSlideSpec spec;
+  GError *error = NULL;
+  gchar *why = NULL;
+  guint sparse, i;
+
+  if (!oracle_usable (&why, __func__)) {
+    g_free (tiff);
+    g_free (dir);
+    return;
+  }
+  g_mkdir_with_parents (dir, 0755);
+  wsi_test_slide_spec_init (&spec);
+  spec.width = 700;
+  spec.height = 500;
+  spec.tile_size = 128;
+  spec.levels = 2;
+  fail_unless (wsi_test_slide_write (tiff, &spec, &error));
+  for (sparse = 0; sparse < 2; sparse++) {
+    gchar *sub = g_strdup_printf ("%s/explicit%u", dir, sparse);
+    gchar *isub = g_strdup_printf ("%s/implicit%u", dir, sparse);
+    gchar *ipath;
+    WsiTestDicomSpec dspec;
+    gchar **paths = NULL;
+    WsiSlide *slide;
+
+    wsi_test_dicom_spec_init (&dspec);
+    dspec.sparse = sparse;
+    dspec.uncompressed = TRUE;
+    dspec.mpp = 0.5;
+    dspec.omit_every = sparse ? 3 : 0;
+    fail_unless (wsi_test_dicom_from_tiff (tiff, sub, "s", &dspec, &paths,
+            &error), "%s", error ? error->message : "?");
+    to_implicit (paths, isub);
+    ipath = g_build_filename (isub, "s-level0.dcm", NULL);
+    assert_same_slide (paths[0], ipath);
+    slide = wsi_slide_open (ipath, WSI_BACKEND_AUTO, &error);
+    fail_unless (slide != NULL, "%s", error ? error->message : "?");
+    compare_level (slide, 0, ipath, INFINITY);
+    wsi_slide_close (slide);
+    g_free (ipath);
+    g_strfreev (paths);
+    g_free (isub);
+    g_free (sub);
+  }
+  for (i = 0; i < G_N_ELEMENTS (real); i++) {
+    gchar *name = g_build_filename ("dicom", real[i], NULL);
+    gchar *path = WSI_TEST_SHARED_SLIDE (name);
+    gchar *isub = g_build_filename (dir, "real", real[i], NULL);
+    gchar *ipath = g_build_filename (isub, real[i], NULL);
+    gchar *one[] = { path, NULL };
+
+    if (path != NULL) {
+      to_implicit (one, isub);
+      assert_same_slide (path, ipath);
+    }
+    g_free (ipath);
+    g_free (isub);
+    g_free (path);
+    g_free (name);
+  }
+  g_free (tiff);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
 static Suite *
 wsidicomoracle_suite (void)
 {
@@ -318,6 +494,7 @@ wsidicomoracle_suite (void)
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_generated_series_valid_and_equal);
   tcase_add_test (tc, test_real_files_against_pydicom);
+  tcase_add_test (tc, test_implicit_vr_files);
   return s;
 }
 
