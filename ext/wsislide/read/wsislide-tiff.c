@@ -627,6 +627,45 @@ tiff_read_argb (WsiSlide * slide, WsiReadContext * ctx, guint32 * argb,
   return ok;
 }
 
+/* ---- read_argb_scaled: a level region at a DCT scale (overviews) -------- */
+
+static gboolean scale_fits_tiles (const WsiTiffLevel * level, guint scale);
+
+static guint
+tiff_native_scale (const WsiSlide * slide, gint level, guint wanted)
+{
+  const TiffSlide *ts = slide->handle;
+  guint scale;
+
+  for (scale = 8; scale > 1; scale /= 2) {
+    if (scale <= wanted && scale_fits_tiles (&ts->pyramid.levels[level],
+            scale))
+      return scale;
+  }
+  return 1;
+}
+
+static gboolean
+tiff_read_argb_scaled (WsiSlide * slide, WsiReadContext * ctx,
+    guint32 * argb, gint level, guint scale, gint64 x, gint64 y, gint64 w,
+    gint64 h, GError ** error)
+{
+  WsiReadContext *own_ctx = NULL;
+  Target target = argb_target (argb, (gsize) w);
+  LevelReader lr;
+  gboolean ok;
+
+  if (ctx == NULL)
+    ctx = own_ctx = wsi_read_context_new ();
+  prefetch_level_region (slide->handle, level, x * scale, y * scale,
+      (x + w) * scale, (y + h) * scale, MAX_PREFETCH_REGION_TILES);
+  ok = level_reader_init (&lr, slide, ctx, level, scale, NULL, error)
+      && level_reader_fill (&lr, &target, x, y, w, h, error);
+  if (own_ctx != NULL)
+    wsi_read_context_free (own_ctx);
+  return ok;
+}
+
 /* ---- read: the whole contract ------------------------------------------- */
 
 /* TRUE when @v (level pixels) lies on the grid of scale @scale. */
@@ -857,4 +896,6 @@ const WsiSlideBackend wsi_slide_backend_tiff = {
   .thread_state_free = tiff_thread_state_free,
   .close = tiff_close,
   .prefetch = tiff_prefetch,
+  .native_scale = tiff_native_scale,
+  .read_argb_scaled = tiff_read_argb_scaled,
 };
