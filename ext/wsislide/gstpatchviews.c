@@ -46,6 +46,18 @@
  * is dropped with a warning and reported upstream (`wsi-patch-dropped`)
  * so that finite quotas refill it.
  *
+ * Patches may also arrive compressed: `image/jpeg` with a `decoded-format`
+ * field, as patchstoresrc serves a jpeg store when patchviews is
+ * downstream. Each location's crops are then drawn first and the JPEG is
+ * decoded once as a whole, or, when that is cheaper, once per crop for
+ * only the rows and columns the crop's resampling reads (libjpeg-turbo's
+ * jpeg_skip_scanlines and jpeg_crop_scanline): never a whole decode then a
+ * crop when less will do. The views are byte-identical to those made from
+ * the decoded patch, except `interpolation=area` crops reduced 2x or more,
+ * which (with #GstPatchViews:dct-scaling) are decoded at 1/2 scale
+ * (>= 40 dB PSNR from the full-size path). #GstPatchViews:jpeg-pixels-decoded
+ * counts what was decoded.
+ *
  * ## Example launch line
  * |[
  * gst-launch-1.0 wsislidesrc location=slides/ ! tissuemask ! queue ! \
@@ -57,6 +69,11 @@
  * |[
  * ... ! patchreader ! patchviews views="target:patch,ctx:context:224:2.0" ! ...
  * ]| Each patch and a 224 px view at 2 um/px around the same centre.
+ * |[
+ * gst-launch-1.0 patchstoresrc location=store/ ! \
+ *     patchviews preset=dinov2 seed=42 ! patchbatch batch-size=64 ! \
+ *     fakesink sync=false
+ * ]| DINOv2 crops from a jpeg patch store, decoded by patchviews.
  */
 
 #ifdef HAVE_CONFIG_H
@@ -66,6 +83,7 @@
 #include "gstpatchviews.h"
 #include "gstwsislideelements.h"
 #include "gstwsibackend.h"
+#include "wsicropdecode.h"
 #include "wsiorderedpool.h"
 #include "wsislide.h"
 #include "wsislidecache.h"
@@ -115,6 +133,7 @@ enum
   PROP_TILE_CACHE_MISSES,
   PROP_LOCATIONS_OUT,
   PROP_LOCATIONS_DROPPED,
+  PROP_JPEG_PIXELS_DECODED,
 };
 
 typedef enum
@@ -181,10 +200,15 @@ gst_patch_views_interpolation_get_type (void)
 
 #define FORMATS "{ RGB, RGBA, RGBx, BGRx }"
 
+/* image/jpeg: one stored patch, compressed (patchstoresrc on a jpeg
+ * store); decoded-format is the layout to decode it into. Listed first:
+ * a source that can deliver either prefers it (patchstoresrc). */
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
     GST_PAD_SINK,
     GST_PAD_ALWAYS,
-    GST_STATIC_CAPS ("video/x-raw, format = (string) " FORMATS
+    GST_STATIC_CAPS ("image/jpeg, decoded-format = (string) " FORMATS
+        ", width = (int) [ 1, max ], height = (int) [ 1, max ]; "
+        "video/x-raw, format = (string) " FORMATS
         ", width = (int) [ 1, max ], height = (int) [ 1, max ]"));
 
 static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
@@ -211,6 +235,8 @@ typedef struct
   GstVideoInfo info;            /* its layout (caps may change in between) */
   WsiPixelFormat format;
   WsiPatchRecord record;
+  gboolean compressed;          /* in is a JPEG of the patch */
+  guint64 decoded;              /* pixels its JPEG decodes wrote */
   gchar *reason;                /* set by the worker when it drops it */
 } ViewsWork;
 
@@ -219,6 +245,7 @@ typedef struct
 {
   WsiReadContext *rctx;
   WsiWindowResizer *resizer;
+  WsiCropDecoder *crops;        /* compressed patches */
 } ViewsThread;
 
 struct _GstPatchViews
@@ -244,8 +271,9 @@ struct _GstPatchViews
 
   /* streaming thread */
   gboolean have_info;
-  GstVideoInfo info;
+  GstVideoInfo info;            /* of the patch, decoded */
   WsiPixelFormat format;
+  gboolean compressed;          /* patches arrive as JPEG */
   gboolean warned_no_meta;
 
   /* source task (finish, in order) */
@@ -254,6 +282,7 @@ struct _GstPatchViews
   /* counters, under the object lock */
   guint64 locations_out;
   guint64 locations_dropped;
+  guint64 jpeg_pixels_decoded;
   GHashTable *refused;          /* wsirefusal.h; object lock */
 };
 
@@ -277,43 +306,75 @@ view_side (const WsiViewSpec * spec, guint patch_side)
 
 /* ---- the views of one location (workers, no lock held) ------------------ */
 
-/* The patch as it is, rows packed tight. */
-static void
-copy_patch (const GstVideoFrame * frame, guint8 * dst, guint side, guint bpp)
+/* The patch's pixels as the views read them: a mapped frame, or (a JPEG
+ * patch) the crop decoder's image of the patch at 1 / scale, of which
+ * only the part a view reads may be valid. */
+typedef struct
 {
-  const guint8 *src = GST_VIDEO_FRAME_PLANE_DATA (frame, 0);
-  gsize stride = GST_VIDEO_FRAME_PLANE_STRIDE (frame, 0);
-  guint y;
+  const guint8 *data;
+  gsize stride;
+  guint side;                   /* of the patch, before scaling */
+  guint bpp;
+  guint scale;                  /* 1, or the DCT scale decoded at */
+} PatchPixels;
 
-  for (y = 0; y < side; y++)
-    memcpy (dst + (gsize) y * side * bpp, src + y * stride,
-        (gsize) side * bpp);
+static void
+patch_pixels_from_frame (PatchPixels * pixels, const GstVideoFrame * frame)
+{
+  pixels->data = GST_VIDEO_FRAME_PLANE_DATA (frame, 0);
+  pixels->stride = GST_VIDEO_FRAME_PLANE_STRIDE (frame, 0);
+  pixels->side = GST_VIDEO_FRAME_WIDTH (frame);
+  pixels->bpp = GST_VIDEO_FRAME_COMP_PSTRIDE (frame, 0);
+  pixels->scale = 1;
 }
 
+static void
+patch_pixels_from_decoded (PatchPixels * pixels, guint side,
+    const WsiDecodedPatch * decoded)
+{
+  pixels->data = decoded->data;
+  pixels->stride = decoded->stride;
+  pixels->side = side;
+  pixels->bpp = decoded->bpp;
+  pixels->scale = decoded->scale;
+}
+
+/* The patch as it is, rows packed tight. */
+static void
+copy_patch (const PatchPixels * pixels, guint8 * dst)
+{
+  gsize row = (gsize) pixels->side * pixels->bpp;
+  guint y;
+
+  for (y = 0; y < pixels->side; y++)
+    memcpy (dst + y * row, pixels->data + y * pixels->stride, row);
+}
+
+/* Crop @box (patch pixels) of @pixels, resampled into @dst. At a DCT
+ * scale the window is the box divided by it, in the scaled image. */
 static gboolean
 make_crop (GstPatchViews * self, ViewsThread * thread, const ViewsWork * work,
-    const GstVideoFrame * frame, guint v, guint8 * dst, WsiViewRecord * vr)
+    const PatchPixels * pixels, const WsiCropBox * box, guint v, guint8 * dst,
+    WsiViewRecord * vr)
 {
   const WsiViewSpec *spec = &self->config.set->views[v];
   const WsiPatchRecord *rec = &work->record;
-  guint side = GST_VIDEO_FRAME_WIDTH (frame);
-  guint bpp = GST_VIDEO_FRAME_COMP_PSTRIDE (frame, 0);
+  guint side = pixels->side, scale = pixels->scale;
+  guint scaled = (side + scale - 1) / scale;
   gdouble to_level0 = (gdouble) rec->footprint / side;
-  WsiCropBox box;
 
-  wsi_view_draw_crop (spec, self->config.seed, rec->sequence, v, side, &box);
   if (!wsi_window_resize (thread->resizer, self->config.method,
-          GST_VIDEO_FRAME_PLANE_DATA (frame, 0), side, side,
-          GST_VIDEO_FRAME_PLANE_STRIDE (frame, 0), bpp, box.x, box.y,
-          box.width, box.height, dst, spec->size, spec->size,
-          (gsize) spec->size * bpp))
+          pixels->data, scaled, scaled, pixels->stride, pixels->bpp,
+          box->x / scale, box->y / scale, box->width / scale,
+          box->height / scale, dst, spec->size, spec->size,
+          (gsize) spec->size * pixels->bpp))
     return FALSE;
-  vr->x = rec->x + box.x * to_level0;
-  vr->y = rec->y + box.y * to_level0;
-  vr->width0 = (gfloat) (box.width * to_level0);
-  vr->height0 = (gfloat) (box.height * to_level0);
+  vr->x = rec->x + box->x * to_level0;
+  vr->y = rec->y + box->y * to_level0;
+  vr->width0 = (gfloat) (box->width * to_level0);
+  vr->height0 = (gfloat) (box->height * to_level0);
   /* One number for both axes: the geometric mean of their mpps. */
-  vr->mpp = (gfloat) (rec->out_mpp * sqrt (box.width * box.height)
+  vr->mpp = (gfloat) (rec->out_mpp * sqrt (box->width * box->height)
       / spec->size);
   return TRUE;
 }
@@ -452,29 +513,132 @@ add_views_meta (GstPatchViews * self, GstBuffer * out, GstBuffer * in,
   g_bytes_unref (bytes);
 }
 
+/* The crops of one location, drawn before anything is decoded, and (a
+ * JPEG patch) how to decode for them. */
+typedef struct
+{
+  WsiCropBox boxes[WSI_VIEWS_MAX];
+  guint scales[WSI_VIEWS_MAX];  /* DCT scale of each crop's own decode */
+  WsiCropPlan plan;
+} LocationCrops;
+
+/* The DCT scales crops of JPEG patches may be decoded at. Only 1/2, and
+ * only for area crops: there a DCT-scaled decode stays >= 45 dB PSNR from
+ * a full decode then a crop (pipelines_patchstore measures it), where 1/4
+ * and 1/8 came out at 37 dB; bilinear crops sample two pixels without
+ * antialiasing, which a DCT-scaled (low-passed) decode does not mimic
+ * (31-37 dB), so they are decoded at full size: exactly as from pixels. */
+static guint
+crop_max_dct_scale (GstPatchViews * self)
+{
+  if (!g_atomic_int_get (&self->dct_scaling)
+      || self->config.method != WSI_RESIZE_AREA)
+    return 1;
+  return 2;
+}
+
+/* Draws every crop of @work's location; for a JPEG patch also picks the
+ * decode (wsicropdecode.h): the largest DCT scale each crop allows
+ * (crop_max_dct_scale()), one decode in all or one per crop. */
+static void
+plan_location (GstPatchViews * self, const ViewsWork * work, guint side,
+    LocationCrops * crops)
+{
+  const WsiViewSet *set = self->config.set;
+  guint max_scale = crop_max_dct_scale (self);
+  WsiCropBox boxes[WSI_VIEWS_MAX];
+  guint scales[WSI_VIEWS_MAX];
+  gboolean need_whole = FALSE;
+  guint v, n = 0;
+
+  for (v = 0; v < set->n_views; v++) {
+    const WsiViewSpec *spec = &set->views[v];
+
+    crops->scales[v] = 1;
+    if (spec->kind == WSI_VIEW_KIND_PATCH)
+      need_whole = TRUE;
+    if (spec->kind != WSI_VIEW_KIND_CROP)
+      continue;
+    wsi_view_draw_crop (spec, self->config.seed, work->record.sequence, v,
+        side, &crops->boxes[v]);
+    crops->scales[v] = wsi_crop_dct_scale (&crops->boxes[v], spec->size,
+        max_scale);
+    boxes[n] = crops->boxes[v];
+    scales[n++] = crops->scales[v];
+  }
+  wsi_crop_plan (side, side, boxes, scales, n, need_whole, &crops->plan);
+}
+
+/* Decodes @work's JPEG at 1 / @scale, whole (@region NULL) or the part
+ * crop @region reads, into @pixels (the thread's scratch). */
+static gboolean
+decode_patch (ViewsThread * thread, ViewsWork * work, guint scale,
+    const WsiCropBox * region, PatchPixels * pixels)
+{
+  guint side = GST_VIDEO_INFO_WIDTH (&work->info);
+  WsiCompressedPatch patch;
+  WsiDecodedPatch decoded;
+  GstMapInfo map;
+  GError *error = NULL;
+  gboolean ok;
+
+  if (thread->crops == NULL) {
+    work->reason = g_strdup ("out of memory for a JPEG decoder");
+    return FALSE;
+  }
+  if (!gst_buffer_map (work->in, &map, GST_MAP_READ)) {
+    work->reason = g_strdup ("could not map the compressed patch");
+    return FALSE;
+  }
+  patch.data = map.data;
+  patch.size = map.size;
+  patch.width = patch.height = side;
+  patch.format = work->format;
+  ok = wsi_crop_decoder_decode (thread->crops, &patch, scale, region,
+      &decoded, &error);
+  gst_buffer_unmap (work->in, &map);
+  if (!ok) {
+    work->reason = g_strdup_printf ("the stored JPEG does not decode: %s",
+        error->message);
+    g_error_free (error);
+    return FALSE;
+  }
+  work->decoded += decoded.decoded;
+  patch_pixels_from_decoded (pixels, side, &decoded);
+  return TRUE;
+}
+
 /* View @v of @work's location into @dst, its record into @vr; FALSE (with
- * work->reason) when it cannot be made. */
+ * work->reason) when it cannot be made. @pixels is the patch, NULL when
+ * each crop decodes its own region (plan per_crop). */
 static gboolean
 make_view (GstPatchViews * self, ViewsThread * thread, ViewsWork * work,
-    const GstVideoFrame * frame, const gchar * path, guint v, guint8 * dst,
-    WsiViewRecord * vr)
+    const PatchPixels * pixels, const LocationCrops * crops,
+    const gchar * path, guint v, guint8 * dst, WsiViewRecord * vr)
 {
   const WsiViewSpec *spec = &self->config.set->views[v];
-  guint patch_side = GST_VIDEO_FRAME_WIDTH (frame);
+  guint patch_side = GST_VIDEO_INFO_WIDTH (&work->info);
+  PatchPixels own;
 
   vr->view_index = v;
   vr->out_width = vr->out_height = view_side (spec, patch_side);
   switch (spec->kind) {
     case WSI_VIEW_KIND_PATCH:
-      copy_patch (frame, dst, patch_side,
-          GST_VIDEO_FRAME_COMP_PSTRIDE (frame, 0));
+      copy_patch (pixels, dst);
       vr->x = work->record.x;
       vr->y = work->record.y;
       vr->width0 = vr->height0 = work->record.footprint;
       vr->mpp = work->record.out_mpp;
       return TRUE;
     case WSI_VIEW_KIND_CROP:
-      if (make_crop (self, thread, work, frame, v, dst, vr))
+      if (pixels == NULL) {
+        if (!decode_patch (thread, work, crops->scales[v], &crops->boxes[v],
+                &own))
+          return FALSE;
+        pixels = &own;
+      }
+      if (make_crop (self, thread, work, pixels, &crops->boxes[v], v, dst,
+              vr))
         return TRUE;
       work->reason = g_strdup ("out of memory resampling a crop");
       return FALSE;
@@ -502,6 +666,43 @@ wrap_views (GstPatchViews * self, ViewsWork * work, GstMemory * mem,
   return out;
 }
 
+/* Every view of @work's location into @map's memory (at @offsets). */
+static gboolean
+make_all_views (GstPatchViews * self, ViewsThread * thread, ViewsWork * work,
+    const gchar * path, guint8 * data, const gsize * offsets,
+    WsiViewRecord * records)
+{
+  const WsiViewSet *set = self->config.set;
+  guint side = GST_VIDEO_INFO_WIDTH (&work->info);
+  LocationCrops crops;
+  PatchPixels pixels, *patch = &pixels;
+  GstVideoFrame frame;
+  gboolean mapped = FALSE, ok = TRUE;
+  guint v;
+
+  plan_location (self, work, side, &crops);
+  if (!work->compressed) {
+    mapped = gst_video_frame_map (&frame, &work->info, work->in,
+        GST_MAP_READ);
+    if (!mapped) {
+      work->reason = g_strdup ("could not map the patch");
+      return FALSE;
+    }
+    patch_pixels_from_frame (&pixels, &frame);
+  } else if (crops.plan.per_crop) {
+    patch = NULL;
+  } else {
+    ok = decode_patch (thread, work, crops.plan.whole_scale, NULL, &pixels);
+  }
+
+  for (v = 0; v < set->n_views && ok; v++)
+    ok = make_view (self, thread, work, patch, &crops, path, v,
+        data + offsets[v], &records[v]);
+  if (mapped)
+    gst_video_frame_unmap (&frame);
+  return ok;
+}
+
 /* Every view of @work's location into one allocation, one shared memory
  * per view; NULL (with work->reason) when a view could not be made. */
 static GstBuffer *
@@ -513,11 +714,10 @@ make_views (GstPatchViews * self, ViewsThread * thread, ViewsWork * work)
   WsiViewRecord records[WSI_VIEWS_MAX];
   gsize offsets[WSI_VIEWS_MAX + 1];
   const gchar *path = NULL;
-  GstVideoFrame frame;
   GstMemory *mem;
   GstMapInfo map;
   GstBuffer *out = NULL;
-  gboolean mapped, ok;
+  gboolean ok;
   guint v;
 
   offsets[0] = 0;
@@ -538,16 +738,8 @@ make_views (GstPatchViews * self, ViewsThread * thread, ViewsWork * work)
       gst_memory_unref (mem);
     return NULL;
   }
-  mapped = gst_video_frame_map (&frame, &work->info, work->in, GST_MAP_READ);
-  if (!mapped)
-    work->reason = g_strdup ("could not map the patch");
-
   memset (records, 0, sizeof (records));
-  for (v = 0, ok = mapped; v < set->n_views && ok; v++)
-    ok = make_view (self, thread, work, &frame, path, v,
-        map.data + offsets[v], &records[v]);
-  if (mapped)
-    gst_video_frame_unmap (&frame);
+  ok = make_all_views (self, thread, work, path, map.data, offsets, records);
   gst_memory_unmap (mem, &map);
 
   if (ok)
@@ -565,6 +757,7 @@ views_thread_new (WsiPoolElement * element)
 
   thread->rctx = wsi_read_context_new ();
   thread->resizer = wsi_window_resizer_new ();
+  thread->crops = wsi_crop_decoder_new ();
   return thread;
 }
 
@@ -575,6 +768,7 @@ views_thread_free (WsiPoolElement * element, gpointer state)
 
   wsi_read_context_free (thread->rctx);
   wsi_window_resizer_free (thread->resizer);
+  wsi_crop_decoder_free (thread->crops);
   g_free (thread);
 }
 
@@ -598,6 +792,7 @@ views_finish (WsiPoolElement * element, gpointer data, GstBuffer * result)
     self->locations_out++;
   else
     self->locations_dropped++;
+  self->jpeg_pixels_decoded += work->decoded;
   GST_OBJECT_UNLOCK (self);
   if (result != NULL)
     return result;
@@ -666,30 +861,54 @@ gst_patch_views_handle_buffer (WsiPoolElement * element, GstBuffer * buffer)
   work.in = buffer;
   work.info = self->info;
   work.format = self->format;
+  work.compressed = self->compressed;
   work.record = records[0];
   return wsi_pool_element_queue_work (element, &work);
 }
 
-/* Input caps: a square patch in a format the read layer writes; the
- * output caps (views of that format) go out in stream order, after the
- * patches before them. */
+/* image/jpeg caps: the decoded patch's layout, from decoded-format. */
+static gboolean
+info_from_jpeg_caps (GstVideoInfo * info, GstCaps * caps)
+{
+  GstStructure *s = gst_caps_get_structure (caps, 0);
+  const gchar *name = gst_structure_get_string (s, "decoded-format");
+  GstVideoFormat format = name ? gst_video_format_from_string (name) :
+      GST_VIDEO_FORMAT_UNKNOWN;
+  gint width, height;
+
+  if (format == GST_VIDEO_FORMAT_UNKNOWN
+      || !gst_structure_get_int (s, "width", &width)
+      || !gst_structure_get_int (s, "height", &height))
+    return FALSE;
+  return gst_video_info_set_format (info, format, width, height);
+}
+
+/* Input caps: a square patch in a format the read layer writes, decoded
+ * or (image/jpeg) to decode; the output caps (views of that format) go out
+ * in stream order, after the patches before them. */
 static GstCaps *
 gst_patch_views_set_caps (WsiPoolElement * element, GstCaps * caps)
 {
   GstPatchViews *self = GST_PATCH_VIEWS (element);
+  gboolean compressed = gst_structure_has_name (gst_caps_get_structure (caps,
+          0), "image/jpeg");
   GstVideoInfo info;
   WsiPixelFormat format;
+  gboolean parsed = compressed ? info_from_jpeg_caps (&info, caps) :
+      gst_video_info_from_caps (&info, caps);
 
-  if (!gst_video_info_from_caps (&info, caps)
+  if (!parsed
       || !wsi_pixel_format_for_video (GST_VIDEO_INFO_FORMAT (&info), &format)
       || GST_VIDEO_INFO_WIDTH (&info) != GST_VIDEO_INFO_HEIGHT (&info)) {
     GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
-        ("patchviews takes square RGB, RGBA, RGBx or BGRx patches."),
+        ("patchviews takes square RGB, RGBA, RGBx or BGRx patches, "
+            "decoded or as JPEG (image/jpeg with a decoded-format)."),
         ("caps: %" GST_PTR_FORMAT, caps));
     return NULL;
   }
   self->info = info;
   self->format = format;
+  self->compressed = compressed;
   self->have_info = TRUE;
   return gst_caps_new_simple (WSI_VIEWS_MEDIA_TYPE,
       "format", G_TYPE_STRING,
@@ -735,6 +954,7 @@ gst_patch_views_start (WsiPoolElement * element, guint * n_threads)
   *n_threads = self->threads;
   backend = self->backend;
   self->locations_out = self->locations_dropped = 0;
+  self->jpeg_pixels_decoded = 0;
   GST_OBJECT_UNLOCK (self);
   g_assert (self->config.set != NULL);  /* set_property keeps valid text */
   wsi_read_caches_client_start (&self->caches, GST_ELEMENT (self),
@@ -893,6 +1113,9 @@ gst_patch_views_get_property (GObject * object, guint prop_id,
     case PROP_LOCATIONS_DROPPED:
       g_value_set_uint64 (value, self->locations_dropped);
       break;
+    case PROP_JPEG_PIXELS_DECODED:
+      g_value_set_uint64 (value, self->jpeg_pixels_decoded);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -974,8 +1197,9 @@ gst_patch_views_class_init (GstPatchViewsClass * klass)
           "multiple the view starts on that scale's grid, moved by less than "
           "one output pixel (its view record gives the position read); by a "
           "near-whole factor (2 % margin) the rest is resampled at the "
-          "requested position. false = decode at full size and average "
-          "exactly",
+          "requested position. Crops of JPEG patches (image/jpeg input): "
+          "area crops reduced 2x or more are decoded at 1/2 scale. false = "
+          "decode at full size and average exactly",
           DEFAULT_DCT_SCALING,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_PLAYING));
@@ -1028,6 +1252,12 @@ gst_patch_views_class_init (GstPatchViewsClass * klass)
           "context region, unknown mpp) since the last READY to PAUSED "
           "change (count)", 0, G_MAXUINT64, 0,
           G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+  g_object_class_install_property (gobject_class, PROP_JPEG_PIXELS_DECODED,
+      g_param_spec_uint64 ("jpeg-pixels-decoded", "JPEG pixels decoded",
+          "Pixels decoded from compressed (image/jpeg) patches since the "
+          "last READY to PAUSED change, counted at the scale decoded at "
+          "(count; a whole 256 px patch at full size is 65536)", 0,
+          G_MAXUINT64, 0, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
 
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_add_static_pad_template (element_class, &src_template);

@@ -29,7 +29,7 @@
  *
  * Slides, lists and manifests may live behind `http://`, `https://`,
  * `s3://` or `gs://` (ranged GETs, see docs/remote.md; `s3://BUCKET/PREFIX/`
- * is listed like a folder): JPEG-tiled TIFF pyramids (Aperio SVS,
+ * or `gs://BUCKET/PREFIX/` is listed like a folder): JPEG-tiled TIFF pyramids (Aperio SVS,
  * generic tiled TIFF) stream from there byte-identical to the same file on
  * disk; every other format fails with "this format needs a local file".
  * Messages and metadata show URLs without user, password or query.
@@ -383,36 +383,27 @@ overview_size (gint64 width, gint64 height, gint longest, gint * ow, gint * oh)
   }
 }
 
-static gchar *
-join_int64_list (const gint64 * values, gint n)
+/* The pyramid geometry, one GstValueArray entry per level (wsirecord.h):
+ * typed values, so consumers read numbers, never parse text. */
+static void
+describe_levels (GstStructure * s, const WsiSlide * slide)
 {
-  GString *s = g_string_new (NULL);
-  gint i;
+  guint n = (guint) slide->level_count;
 
-  for (i = 0; i < n; i++)
-    g_string_append_printf (s, "%s%" G_GINT64_FORMAT, i ? "," : "", values[i]);
-  return g_string_free (s, FALSE);
-}
-
-static gchar *
-join_double_list (const gdouble * values, gint n)
-{
-  GString *s = g_string_new (NULL);
-  gchar buf[G_ASCII_DTOSTR_BUF_SIZE];
-  gint i;
-
-  for (i = 0; i < n; i++) {
-    g_ascii_formatd (buf, sizeof (buf), "%.10g", values[i]);
-    g_string_append_printf (s, "%s%s", i ? "," : "", buf);
-  }
-  return g_string_free (s, FALSE);
+  wsi_structure_set_double_array (s, "level-downsamples",
+      slide->level_downsample, n);
+  wsi_structure_set_int64_array (s, "level-widths", slide->level_width, n);
+  wsi_structure_set_int64_array (s, "level-heights", slide->level_height, n);
+  wsi_structure_set_int64_array (s, "level-tile-widths",
+      slide->level_tile_width, n);
+  wsi_structure_set_int64_array (s, "level-tile-heights",
+      slide->level_tile_height, n);
 }
 
 /* What is true of the slide whichever visit it is: cached by path. */
 static GstStructure *
 describe_slide (GstWsiSlideSrc * self, const WsiSlide * slide)
 {
-  gchar *downsamples, *widths, *heights, *tile_widths, *tile_heights;
   gdouble mpp_x = slide->mpp_x, mpp_y = slide->mpp_y;
   const gchar *mpp_source = slide->mpp_source;
   GstStructure *s;
@@ -424,34 +415,18 @@ describe_slide (GstWsiSlideSrc * self, const WsiSlide * slide)
   }
   overview_size (slide->level_width[0], slide->level_height[0],
       self->run.thumbnail_size, &ow, &oh);
-  downsamples = join_double_list (slide->level_downsample, slide->level_count);
-  widths = join_int64_list (slide->level_width, slide->level_count);
-  heights = join_int64_list (slide->level_height, slide->level_count);
-  tile_widths = join_int64_list (slide->level_tile_width, slide->level_count);
-  tile_heights = join_int64_list (slide->level_tile_height,
-      slide->level_count);
-
   s = gst_structure_new (WSI_SLIDE_META_NAME,
       "vendor", G_TYPE_STRING, slide->vendor ? slide->vendor : "",
       "width", G_TYPE_INT64, slide->level_width[0],
       "height", G_TYPE_INT64, slide->level_height[0],
       "level-count", G_TYPE_INT, slide->level_count,
-      "level-downsamples", G_TYPE_STRING, downsamples,
-      "level-widths", G_TYPE_STRING, widths,
-      "level-heights", G_TYPE_STRING, heights,
-      "level-tile-widths", G_TYPE_STRING, tile_widths,
-      "level-tile-heights", G_TYPE_STRING, tile_heights,
       "backend", G_TYPE_STRING, slide->backend->name,
       "mpp-x", G_TYPE_DOUBLE, mpp_x,
       "mpp-y", G_TYPE_DOUBLE, mpp_y,
       "mpp-source", G_TYPE_STRING, mpp_source,
       "overview-width", G_TYPE_INT, ow,
       "overview-height", G_TYPE_INT, oh, NULL);
-  g_free (downsamples);
-  g_free (widths);
-  g_free (heights);
-  g_free (tile_widths);
-  g_free (tile_heights);
+  describe_levels (s, slide);
   GST_DEBUG_OBJECT (self, "%s: %s backend, vendor %s, %d levels",
       slide->path, slide->backend->name, slide->vendor, slide->level_count);
   return s;
@@ -1487,7 +1462,8 @@ gst_wsi_slide_src_install_properties (GObjectClass * gobject_class)
           "per line (optional TAB and label, '#' comments). Relative paths "
           "are relative to the list's folder. A slide, list or manifest may "
           "also be an http://, https://, s3:// or gs:// URL, lists may hold "
-          "URLs, and s3://BUCKET/PREFIX/ is listed like a folder "
+          "URLs, and s3://BUCKET/PREFIX/ or gs://BUCKET/PREFIX/ is listed "
+          "like a folder "
           "(read by the direct TIFF and DICOM backends; other formats need a local "
           "file). Default: none",
           DEFAULT_LOCATION, rw));

@@ -22,6 +22,14 @@
  * index in the store). `GST_BUFFER_OFFSET` is the position in the served
  * stream (from 0, continuing across epochs).
  *
+ * From a `jpeg` store, when the element downstream asks for `image/jpeg`
+ * by name (patchviews does), the patches go out as stored: `image/jpeg`
+ * buffers with `decoded-format` (the pixel format they decode to) and the
+ * same meta, and the element downstream decodes only what it needs (for
+ * patchviews, the regions of its crops). Put a `video/x-raw` capsfilter in
+ * between to get decoded pixels instead; elements that take anything
+ * (fakesink, an appsink without caps) get decoded pixels.
+ *
  * The shards are memory-mapped: once the store is in the page cache an
  * epoch costs no disk read and no slide decode. #GstPatchStoreSrc:order
  * `sequential` serves the store in the order it was written, `shuffle` in
@@ -120,12 +128,19 @@ gst_patch_store_order_get_type (void)
   return type;
 }
 
+/* image/jpeg: a jpeg store's patches as stored, for a downstream element
+ * that decodes (parts of) them itself (patchviews); decoded-format is what
+ * the store's pixels decode to. */
+#define JPEG_CAPS "image/jpeg, decoded-format = (string) { RGB, RGBA, " \
+  "RGBx, BGRx }, width = (int) [ 1, 65536 ], height = (int) [ 1, 65536 ], " \
+  "framerate = (fraction) 0/1, parsed = (boolean) true"
+
 static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
     GST_PAD_SRC,
     GST_PAD_ALWAYS,
     GST_STATIC_CAPS ("video/x-raw, format = (string) { RGB, RGBA, RGBx, "
         "BGRx, GRAY8 }, width = (int) [ 1, 65536 ], height = (int) [ 1, "
-        "65536 ], framerate = (fraction) 0/1"));
+        "65536 ], framerate = (fraction) 0/1; " JPEG_CAPS));
 
 /* One patch in the ordered pool. */
 typedef struct
@@ -137,6 +152,7 @@ typedef struct
   guint epoch;
   guint64 index;                /* in the store */
   guint64 position;             /* in the served stream */
+  gboolean compressed;          /* push the payload as it is (image/jpeg) */
   GError *error;                /* why the patch did not decode */
 } StoreWork;
 
@@ -180,6 +196,7 @@ struct _GstPatchStoreSrc
   guint64 position;
   GstVideoInfo vinfo;
   gboolean have_caps;
+  gboolean compressed;          /* image/jpeg negotiated at the first caps */
 };
 
 #define gst_patch_store_src_parent_class parent_class
@@ -245,11 +262,22 @@ store_thread_state_free (gpointer state, gpointer user_data)
   wsi_store_codec_free (state);
 }
 
+/* The payload as it is stored (a copy: a buffer may outlive the store's
+ * mapping, which ends at READY). */
 static GstBuffer *
-store_process (gpointer data, gpointer state, gpointer user_data)
+store_copy_payload (StoreWork * work)
 {
-  GstPatchStoreSrc *self = user_data;
-  StoreWork *work = data;
+  const WsiShard *shard = work->shard;
+
+  return gst_buffer_new_memdup (wsi_shard_payload (shard, work->local),
+      shard->entries[work->local].size);
+}
+
+/* The patch decoded into its preallocated buffer, or NULL (work->error). */
+static GstBuffer *
+store_decode_pixels (GstPatchStoreSrc * self, StoreWork * work,
+    WsiStoreCodec * codec)
+{
   const WsiShard *shard = work->shard;
   const WsiStoreEntry *entry = &shard->entries[work->local];
   GstBuffer *buffer = g_steal_pointer (&work->buffer);
@@ -260,16 +288,28 @@ store_process (gpointer data, gpointer state, gpointer user_data)
     gst_buffer_unref (buffer);
     return NULL;
   }
-  ok = wsi_store_decode (state, shard->encoding, &self->pixels,
+  ok = wsi_store_decode (codec, shard->encoding, &self->pixels,
       wsi_shard_payload (shard, work->local), entry->size, entry->width,
       entry->height, map.data, work->stride, &work->error);
   gst_buffer_unmap (buffer, &map);
-  if (!ok) {
-    gst_buffer_unref (buffer);
+  if (!ok)
+    g_clear_pointer (&buffer, gst_buffer_unref);
+  return buffer;
+}
+
+static GstBuffer *
+store_process (gpointer data, gpointer state, gpointer user_data)
+{
+  GstPatchStoreSrc *self = user_data;
+  StoreWork *work = data;
+  const WsiShard *shard = work->shard;
+  GstBuffer *buffer = work->compressed ? store_copy_payload (work) :
+      store_decode_pixels (self, work, state);
+
+  if (buffer == NULL)
     return NULL;
-  }
-  add_patch_meta (buffer, entry, wsi_shard_slide (shard, work->local),
-      work->epoch, work->index);
+  add_patch_meta (buffer, &shard->entries[work->local],
+      wsi_shard_slide (shard, work->local), work->epoch, work->index);
   GST_BUFFER_OFFSET (buffer) = work->position;
   GST_BUFFER_OFFSET_END (buffer) = GST_BUFFER_OFFSET_NONE;
   return buffer;
@@ -328,7 +368,45 @@ queue_stream_start (GstPatchStoreSrc * self)
   return ret;
 }
 
-/* Caps (and the segment after the first caps) for patches like @entry. */
+/* Whether downstream decodes the stored JPEGs itself: a jpeg store, and
+ * a peer that asks for image/jpeg by name (one that takes anything, such
+ * as fakesink or an appsink without caps, gets pixels). */
+static gboolean
+downstream_takes_jpeg (GstPatchStoreSrc * self)
+{
+  GstCaps *jpeg, *peer;
+  gboolean takes;
+
+  if (self->store->encoding != WSI_STORE_ENCODING_JPEG
+      || self->pixels.channels == 1)
+    return FALSE;
+  jpeg = gst_caps_from_string (JPEG_CAPS);
+  peer = gst_pad_peer_query_caps (self->srcpad, NULL);
+  takes = !gst_caps_is_any (peer) && gst_caps_can_intersect (peer, jpeg);
+  gst_caps_unref (peer);
+  gst_caps_unref (jpeg);
+  return takes;
+}
+
+static GstCaps *
+make_caps (GstPatchStoreSrc * self)
+{
+  GstCaps *caps;
+
+  if (self->compressed)
+    return gst_caps_new_simple ("image/jpeg", "decoded-format",
+        G_TYPE_STRING, self->store->video_format, "width", G_TYPE_INT,
+        GST_VIDEO_INFO_WIDTH (&self->vinfo), "height", G_TYPE_INT,
+        GST_VIDEO_INFO_HEIGHT (&self->vinfo), "framerate", GST_TYPE_FRACTION,
+        0, 1, "parsed", G_TYPE_BOOLEAN, TRUE, NULL);
+  caps = gst_video_info_to_caps (&self->vinfo);
+  gst_caps_set_simple (caps, "framerate", GST_TYPE_FRACTION, 0, 1,
+      "pixel-aspect-ratio", GST_TYPE_FRACTION, 1, 1, NULL);
+  return caps;
+}
+
+/* Caps (and the segment after the first caps) for patches like @entry;
+ * the first caps also choose pixels or image/jpeg for the stream. */
 static GstFlowReturn
 queue_caps (GstPatchStoreSrc * self, const WsiStoreEntry * entry)
 {
@@ -339,9 +417,9 @@ queue_caps (GstPatchStoreSrc * self, const WsiStoreEntry * entry)
 
   gst_video_info_set_format (&self->vinfo, format, entry->width,
       entry->height);
-  caps = gst_video_info_to_caps (&self->vinfo);
-  gst_caps_set_simple (caps, "framerate", GST_TYPE_FRACTION, 0, 1,
-      "pixel-aspect-ratio", GST_TYPE_FRACTION, 1, 1, NULL);
+  if (!self->have_caps)
+    self->compressed = downstream_takes_jpeg (self);
+  caps = make_caps (self);
   GST_INFO_OBJECT (self, "caps %" GST_PTR_FORMAT, caps);
   ret = wsi_ordered_pool_queue_event (self->pool, gst_event_new_caps (caps));
   gst_caps_unref (caps);
@@ -374,8 +452,10 @@ queue_patch (GstPatchStoreSrc * self)
       return ret;
   }
   work.stride = GST_VIDEO_INFO_PLANE_STRIDE (&self->vinfo, 0);
-  work.buffer = gst_buffer_new_allocate (NULL, GST_VIDEO_INFO_SIZE
-      (&self->vinfo), NULL);
+  work.compressed = self->compressed;
+  if (!work.compressed)
+    work.buffer = gst_buffer_new_allocate (NULL, GST_VIDEO_INFO_SIZE
+        (&self->vinfo), NULL);
   work.epoch = self->epoch;
   work.index = index;
   work.position = self->position;
@@ -541,6 +621,7 @@ reset_feeder_state (GstPatchStoreSrc * self)
 {
   self->sent_start = FALSE;
   self->have_caps = FALSE;
+  self->compressed = FALSE;
   self->epoch = 0;
   self->step = 0;
   self->position = 0;

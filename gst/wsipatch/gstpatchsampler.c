@@ -787,7 +787,7 @@ patch_sampler_footprint (GstPatchSampler * self,
                 settings->level), (NULL));
       return FALSE;
     }
-    downsample = wsi_slide_meta_list_get (meta, "level-downsamples",
+    downsample = wsi_structure_array_get (meta, "level-downsamples",
         settings->level, settings->level == 0 ? 1.0 : 0.0);
     if (downsample <= 0.0) {
       *reason = g_strdup_printf ("%s: no downsample for level %d",

@@ -30,7 +30,7 @@ read_level (const GstStructure * meta, const WsiPatchRecord * record)
   levels = CLAMP (levels, 1, 64);
   downsamples = g_newa (gdouble, levels);
   for (level = 0; level < levels; level++)
-    downsamples[level] = wsi_slide_meta_list_get (meta, "level-downsamples",
+    downsamples[level] = wsi_structure_array_get (meta, "level-downsamples",
         level, 0.0);
   return wsi_level_for_downsample (downsamples, levels,
       (gdouble) record->footprint / record->out_size);
@@ -43,10 +43,10 @@ static void
 align_record_to_tiles (WsiPatchRecord * record, const GstStructure * meta)
 {
   gint level = read_level (meta, record);
-  gdouble ds = wsi_slide_meta_list_get (meta, "level-downsamples", level,
+  gdouble ds = wsi_structure_array_get (meta, "level-downsamples", level,
       1.0);
-  gdouble tw = wsi_slide_meta_list_get (meta, "level-tile-widths", level, 0.0);
-  gdouble th = wsi_slide_meta_list_get (meta, "level-tile-heights", level,
+  gdouble tw = wsi_structure_array_get (meta, "level-tile-widths", level, 0.0);
+  gdouble th = wsi_structure_array_get (meta, "level-tile-heights", level,
       0.0);
   gint64 column, row;
 

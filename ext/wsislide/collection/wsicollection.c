@@ -315,8 +315,8 @@ parse_list_file (const gchar * list_path, WsiCollection * collection,
   return ok;
 }
 
-/* s3://BUCKET/PREFIX/: every object below with a slide extension, as a
- * folder is scanned. */
+/* s3://BUCKET/PREFIX/ or gs://BUCKET/PREFIX/: every object below with a
+ * slide extension, as a folder is scanned. */
 static gboolean
 list_prefix (const gchar * location, WsiCollection * collection,
     GError ** error)

@@ -293,11 +293,14 @@ wsi_object_store_parse_listing (const gchar * xml, gsize length,
   return ok;
 }
 
-/* The ListObjectsV2 URL of @bucket / @prefix from @token on. */
+/* The ListObjectsV2 URL of @scheme ("s3" or "gs") @bucket / @prefix from
+ * @token on. GCS's XML API answers the same request and document
+ * (list-type=2, continuation-token), so one parser serves both. */
 static gchar *
-listing_url (const gchar * bucket, const gchar * prefix, const gchar * token)
+listing_url (const gchar * scheme, const gchar * bucket, const gchar * prefix,
+    const gchar * token)
 {
-  gchar *object = g_strdup_printf ("s3://%s/x", bucket);
+  gchar *object = g_strdup_printf ("%s://%s/x", scheme, bucket);
   gchar *base = wsi_object_store_url (object, NULL);
   gchar *escaped_prefix = g_uri_escape_string (prefix, NULL, FALSE);
   gchar *escaped_token = token ? g_uri_escape_string (token, NULL, FALSE)
@@ -305,9 +308,12 @@ listing_url (const gchar * bucket, const gchar * prefix, const gchar * token)
   gchar *url;
 
   base[strlen (base) - 1] = '\0';       /* ".../bucket/" or "host/" */
-  url = g_strdup_printf ("%s?list-type=2&prefix=%s%s%s", base,
-      escaped_prefix, token ? "&continuation-token=" : "",
-      token ? escaped_token : "");
+  /* Parameters in sorted order: SigV4 signs them sorted, and curl 7.88
+   * signs them in the order given (a page-2 request would be refused as
+   * SignatureDoesNotMatch). */
+  url = g_strdup_printf ("%s?%s%s%slist-type=2&prefix=%s", base,
+      token ? "continuation-token=" : "", token ? escaped_token : "",
+      token ? "&" : "", escaped_prefix);
   g_free (escaped_token);
   g_free (escaped_prefix);
   g_free (base);
@@ -321,17 +327,20 @@ wsi_object_store_list (const gchar * location, GError ** error)
   GPtrArray *keys = g_ptr_array_new_with_free_func (g_free);
   GPtrArray *urls = g_ptr_array_new_with_free_func (g_free);
   gchar *display = wsi_location_display (location);
+  gboolean s3 = g_ascii_strncasecmp (location, "s3://", 5) == 0;
+  gboolean gs = g_ascii_strncasecmp (location, "gs://", 5) == 0;
+  const gchar *scheme = s3 ? "s3" : "gs";
   gchar *bucket, *prefix, *token = NULL;
-  const gchar *slash;
+  const gchar *slash = NULL;
   Signing signing;
   gboolean ok = TRUE, more = TRUE;
   guint pages = 0, i;
 
-  if (g_ascii_strncasecmp (location, "s3://", 5) != 0
-      || (slash = strchr (location + 5, '/')) == NULL || slash == location + 5) {
+  if ((!s3 && !gs) || (slash = strchr (location + 5, '/')) == NULL
+      || slash == location + 5) {
     g_set_error (error, WSI_BYTE_SOURCE_ERROR,
         WSI_BYTE_SOURCE_ERROR_UNSUPPORTED, "%s: only s3://BUCKET/PREFIX/ "
-        "prefixes can be listed", display);
+        "and gs://BUCKET/PREFIX/ prefixes can be listed", display);
     g_free (display);
     g_ptr_array_unref (keys);
     g_ptr_array_unref (urls);
@@ -341,7 +350,7 @@ wsi_object_store_list (const gchar * location, GError ** error)
   prefix = g_strdup (slash + 1);
   signing_init (&signing, location);
   while (ok && more && pages++ < 100000) {
-    gchar *url = listing_url (bucket, prefix, token);
+    gchar *url = listing_url (scheme, bucket, prefix, token);
     gsize length = 0;
     gchar *xml = wsi_http_get (url, display, &signing.auth,
         MAX_LISTING_BYTES, &length, error);
@@ -358,7 +367,7 @@ wsi_object_store_list (const gchar * location, GError ** error)
   g_free (token);
   if (ok)
     for (i = 0; i < keys->len; i++)
-      g_ptr_array_add (urls, g_strdup_printf ("s3://%s/%s", bucket,
+      g_ptr_array_add (urls, g_strdup_printf ("%s://%s/%s", scheme, bucket,
               (const gchar *) g_ptr_array_index (keys, i)));
   g_free (prefix);
   g_free (bucket);

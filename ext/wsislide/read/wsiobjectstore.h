@@ -43,10 +43,11 @@ WsiByteSource *wsi_object_store_open (const gchar * location,
  * NULL with @error when @location is not one. */
 gchar *wsi_object_store_url (const gchar * location, GError ** error);
 
-/* Every object under s3://BUCKET/PREFIX (recursive: ListObjectsV2 without
- * a delimiter, every continuation page), as s3:// locations in the order
- * S3 lists them (UTF-8 binary order of keys). NULL with @error naming the
- * prefix and the HTTP status. */
+/* Every object under s3://BUCKET/PREFIX or gs://BUCKET/PREFIX (recursive:
+ * ListObjectsV2 without a delimiter, every continuation page; GCS's XML API
+ * answers the same request), as s3:// or gs:// locations in the order the
+ * store lists them (UTF-8 binary order of keys). One request per 1,000
+ * keys. NULL with @error naming the prefix and the HTTP status. */
 GPtrArray *wsi_object_store_list (const gchar * location, GError ** error);
 
 /* One ListObjectsV2 page: appends its keys to @keys; *@truncated and

@@ -134,8 +134,15 @@ wsi_record_register_metas (void)
  *   path (string), index (uint), cycle (uint), seed (uint64),
  *   label (string, "" when none), vendor (string),
  *   width, height (int64: level-0 size),
- *   level-count (int), level-downsamples, level-widths, level-heights
- *     (strings: comma-separated numbers, one per level),
+ *   level-count (int), and one entry per level, level 0 first, each a
+ *     GstValueArray (GST_TYPE_ARRAY; read an entry with
+ *     wsi_structure_array_get()): level-downsamples (double),
+ *     level-widths, level-heights (int64: the level's size in its own
+ *     pixels), level-tile-widths, level-tile-heights (int64: tile size,
+ *     0 when the level is not tiled),
+ *   backend (string: the read backend that opened the slide),
+ *   uri (string: the file as the read layer opens it: a file:// URI of
+ *     the file name's exact bytes, or the URL as shown for remote slides),
  *   mpp-x, mpp-y (double, 0 = unknown), mpp-source (string:
  *     "openslide", "tiff-resolution", "default-mpp" or "unknown"),
  *   overview-width, overview-height (int),
@@ -188,24 +195,64 @@ wsi_slide_meta_copy (GstBuffer * dest, GstBuffer * src)
   gst_structure_foreach (from, wsi_structure_copy_field, to);
 }
 
-/* Parses entry @i of a comma-separated list field such as
- * "level-downsamples"; returns @fallback when absent. Walks the string in
- * place: no allocation. */
+/* Sets @field of @s to a GstValueArray of @n doubles (GStreamer's own
+ * type for an ordered list of values in a structure, as audio caps'
+ * channel positions use: typed numbers, no formatting or parsing). */
+static inline void
+wsi_structure_set_double_array (GstStructure * s, const gchar * field,
+    const gdouble * values, guint n)
+{
+  GValue array = G_VALUE_INIT, item = G_VALUE_INIT;
+  guint i;
+
+  g_value_init (&array, GST_TYPE_ARRAY);
+  g_value_init (&item, G_TYPE_DOUBLE);
+  for (i = 0; i < n; i++) {
+    g_value_set_double (&item, values[i]);
+    gst_value_array_append_value (&array, &item);
+  }
+  gst_structure_take_value (s, field, &array);
+  g_value_unset (&item);
+}
+
+/* Sets @field of @s to a GstValueArray of @n gint64. */
+static inline void
+wsi_structure_set_int64_array (GstStructure * s, const gchar * field,
+    const gint64 * values, guint n)
+{
+  GValue array = G_VALUE_INIT, item = G_VALUE_INIT;
+  guint i;
+
+  g_value_init (&array, GST_TYPE_ARRAY);
+  g_value_init (&item, G_TYPE_INT64);
+  for (i = 0; i < n; i++) {
+    g_value_set_int64 (&item, values[i]);
+    gst_value_array_append_value (&array, &item);
+  }
+  gst_structure_take_value (s, field, &array);
+  g_value_unset (&item);
+}
+
+/* Entry @i of the GstValueArray field @field of @s (doubles or gint64, e.g.
+ * the slide meta's "level-downsamples" or "level-tile-widths") as a
+ * double; @fallback when the field is absent, not an array, shorter than
+ * @i + 1 or holds another type. No allocation, no parsing. */
 static inline gdouble
-wsi_slide_meta_list_get (const GstStructure * s, const gchar * field,
+wsi_structure_array_get (const GstStructure * s, const gchar * field,
     guint i, gdouble fallback)
 {
-  const gchar *item = gst_structure_get_string (s, field);
+  const GValue *array = gst_structure_get_value (s, field);
+  const GValue *item;
 
-  if (item == NULL || *item == '\0')
+  if (array == NULL || !GST_VALUE_HOLDS_ARRAY (array)
+      || i >= gst_value_array_get_size (array))
     return fallback;
-  for (; i > 0; i--) {
-    item = strchr (item, ',');
-    if (item == NULL)
-      return fallback;
-    item++;
-  }
-  return g_ascii_strtod (item, NULL);
+  item = gst_value_array_get_value (array, i);
+  if (G_VALUE_HOLDS_DOUBLE (item))
+    return g_value_get_double (item);
+  if (G_VALUE_HOLDS_INT64 (item))
+    return (gdouble) g_value_get_int64 (item);
+  return fallback;
 }
 
 /* ---- WsiPatchMeta -------------------------------------------------------
@@ -255,30 +302,15 @@ static inline void
 wsi_patch_meta_set_slides (GstStructure * s, const gchar * const *uris,
     const gdouble * mpps, guint n)
 {
-  GValue array = G_VALUE_INIT, item = G_VALUE_INIT;
-  guint i;
-
-  g_value_init (&array, GST_TYPE_ARRAY);
-  g_value_init (&item, G_TYPE_DOUBLE);
-  for (i = 0; i < n; i++) {
-    g_value_set_double (&item, mpps[i]);
-    gst_value_array_append_value (&array, &item);
-  }
   gst_structure_set (s, "uris", G_TYPE_STRV, uris, NULL);
-  gst_structure_take_value (s, "mpps", &array);
-  g_value_unset (&item);
+  wsi_structure_set_double_array (s, "mpps", mpps, n);
 }
 
 /* Level-0 mpp of patch @i (`mpps`), 0 when unknown or absent. */
 static inline gdouble
 wsi_patch_meta_mpp (const GstStructure * s, guint i)
 {
-  const GValue *array = gst_structure_get_value (s, "mpps");
-
-  if (array == NULL || !GST_VALUE_HOLDS_ARRAY (array)
-      || i >= gst_value_array_get_size (array))
-    return 0.0;
-  return g_value_get_double (gst_value_array_get_value (array, i));
+  return wsi_structure_array_get (s, "mpps", i, 0.0);
 }
 
 /* Returns the records of a WsiPatchMeta structure (owned by it) and their

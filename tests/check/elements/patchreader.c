@@ -102,27 +102,19 @@ make_coords (const gchar * path, const gchar * label,
   gst_structure_set (s, "path", G_TYPE_STRING, path,
       "index", G_TYPE_UINT, 7, "label", G_TYPE_STRING, label, NULL);
   if (osr && openslide_get_error (osr) == NULL) {
-    GString *ds = g_string_new (NULL), *ws = g_string_new (NULL),
-        *hs = g_string_new (NULL);
     gint level, count = openslide_get_level_count (osr);
-    gint64 w, h;
+    gdouble *ds = g_newa (gdouble, count);
+    gint64 *ws = g_newa (gint64, count), *hs = g_newa (gint64, count);
 
     for (level = 0; level < count; level++) {
-      openslide_get_level_dimensions (osr, level, &w, &h);
-      g_string_append_printf (ds, "%s%g", level ? "," : "",
-          openslide_get_level_downsample (osr, level));
-      g_string_append_printf (ws, "%s%" G_GINT64_FORMAT, level ? "," : "", w);
-      g_string_append_printf (hs, "%s%" G_GINT64_FORMAT, level ? "," : "", h);
+      openslide_get_level_dimensions (osr, level, &ws[level], &hs[level]);
+      ds[level] = openslide_get_level_downsample (osr, level);
     }
-    openslide_get_level_dimensions (osr, 0, &w, &h);
-    gst_structure_set (s, "width", G_TYPE_INT64, w, "height", G_TYPE_INT64, h,
-        "level-count", G_TYPE_INT, count,
-        "level-downsamples", G_TYPE_STRING, ds->str,
-        "level-widths", G_TYPE_STRING, ws->str,
-        "level-heights", G_TYPE_STRING, hs->str, NULL);
-    g_string_free (ds, TRUE);
-    g_string_free (ws, TRUE);
-    g_string_free (hs, TRUE);
+    gst_structure_set (s, "width", G_TYPE_INT64, ws[0],
+        "height", G_TYPE_INT64, hs[0], "level-count", G_TYPE_INT, count, NULL);
+    wsi_structure_set_double_array (s, "level-downsamples", ds, count);
+    wsi_structure_set_int64_array (s, "level-widths", ws, count);
+    wsi_structure_set_int64_array (s, "level-heights", hs, count);
   }
   if (osr)
     openslide_close (osr);

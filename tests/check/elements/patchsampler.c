@@ -38,7 +38,7 @@ typedef struct
   gboolean has_mask;
   gboolean rejected;
   gint tx0, ty0, tx1, ty1;
-  const gchar *downsamples;
+  gdouble downsamples[3];        /* level-downsamples, level 0 first */
   gint level_count;
 } TestSlide;
 
@@ -58,7 +58,9 @@ test_slide_init (TestSlide * s)
   s->ty0 = 800 / MASK_SCALE;
   s->tx1 = 3000 / MASK_SCALE;
   s->ty1 = 2400 / MASK_SCALE;
-  s->downsamples = "1,4,16";
+  s->downsamples[0] = 1.0;
+  s->downsamples[1] = 4.0;
+  s->downsamples[2] = 16.0;
   s->level_count = 3;
 }
 
@@ -107,8 +109,6 @@ test_slide_buffer (const TestSlide * s, guint64 offset)
       "vendor", G_TYPE_STRING, "aperio",
       "width", G_TYPE_INT64, s->width, "height", G_TYPE_INT64, s->height,
       "level-count", G_TYPE_INT, s->level_count,
-      "level-downsamples", G_TYPE_STRING, s->downsamples,
-      "level-widths", G_TYPE_STRING, "", "level-heights", G_TYPE_STRING, "",
       "mpp-x", G_TYPE_DOUBLE, s->mpp, "mpp-y", G_TYPE_DOUBLE, s->mpp,
       "mpp-source", G_TYPE_STRING, s->mpp > 0 ? "openslide" : "unknown",
       "overview-width", G_TYPE_INT, mw, "overview-height", G_TYPE_INT, mh,
@@ -116,6 +116,9 @@ test_slide_buffer (const TestSlide * s, guint64 offset)
       "has-mask", G_TYPE_BOOLEAN, s->has_mask,
       "tissue-fraction", G_TYPE_DOUBLE, 0.3,
       "tissue-rejected", G_TYPE_BOOLEAN, s->rejected, NULL);
+  /* Level geometry as wsislidesrc writes it: typed arrays (wsirecord.h). */
+  wsi_structure_set_double_array (meta, "level-downsamples", s->downsamples,
+      s->level_count);
   return buf;
 }
 
@@ -1213,6 +1216,7 @@ static void
 check_aligned (gdouble target_mpp, gint64 grid)
 {
   GstHarness *h = sampler_new (NULL);
+  const gint64 tiles[3] = { 240, 256, 256 };
   TestSlide s;
   WsiPatchRecord *aligned, *drawn;
   GstBuffer *buf;
@@ -1228,8 +1232,8 @@ check_aligned (gdouble target_mpp, gint64 grid)
   gst_util_set_object_arg (G_OBJECT (h->element), "align", "tile");
   buf = test_slide_buffer (&s, 7);
   meta = wsi_slide_meta_get (buf);
-  gst_structure_set (meta, "level-tile-widths", G_TYPE_STRING, "240,256,256",
-      "level-tile-heights", G_TYPE_STRING, "240,256,256", NULL);
+  wsi_structure_set_int64_array (meta, "level-tile-widths", tiles, 3);
+  wsi_structure_set_int64_array (meta, "level-tile-heights", tiles, 3);
   fail_unless_equals_int (gst_harness_push (h, buf), GST_FLOW_OK);
   buf = gst_harness_pull (h);
   n = gst_buffer_get_size (buf) / sizeof (WsiPatchRecord);

@@ -761,13 +761,55 @@ GST_START_TEST (test_cycle_random)
 
 GST_END_TEST;
 
+/* The level geometry travels as typed GstValueArrays, one entry per level,
+ * never as text a consumer would parse (wsirecord.h). The slide of
+ * test_meta_fields: 640x480 and 320x240, 128 px tiles (small_spec). */
+static void
+check_level_arrays (const GstStructure * s, gint levels)
+{
+  const gchar *fields[] = { "level-downsamples", "level-widths",
+    "level-heights", "level-tile-widths", "level-tile-heights", NULL
+  };
+  const GValue *array;
+  guint i;
+
+  for (i = 0; fields[i] != NULL; i++) {
+    array = gst_structure_get_value (s, fields[i]);
+    fail_unless (array != NULL && GST_VALUE_HOLDS_ARRAY (array),
+        "%s is not a GstValueArray in %" GST_PTR_FORMAT, fields[i], s);
+    fail_unless_equals_int (gst_value_array_get_size (array), levels);
+    fail_unless (G_VALUE_HOLDS (gst_value_array_get_value (array, 0),
+            i == 0 ? G_TYPE_DOUBLE : G_TYPE_INT64), "%s holds %s", fields[i],
+        G_VALUE_TYPE_NAME (gst_value_array_get_value (array, 0)));
+  }
+  fail_unless_equals_float (wsi_structure_array_get (s, "level-downsamples",
+          0, 0), 1.0);
+  fail_unless_equals_float (wsi_structure_array_get (s, "level-downsamples",
+          1, 0), 2.0);
+  fail_unless_equals_float (wsi_structure_array_get (s, "level-widths", 0,
+          0), 640);
+  fail_unless_equals_float (wsi_structure_array_get (s, "level-widths", 1,
+          0), 320);
+  fail_unless_equals_float (wsi_structure_array_get (s, "level-heights", 0,
+          0), 480);
+  fail_unless_equals_float (wsi_structure_array_get (s, "level-heights", 1,
+          0), 240);
+  fail_unless_equals_float (wsi_structure_array_get (s, "level-tile-widths",
+          1, 0), 128);
+  fail_unless_equals_float (wsi_structure_array_get (s, "level-tile-heights",
+          1, 0), 128);
+  /* past the last level: the fallback, not a stray number */
+  fail_unless_equals_float (wsi_structure_array_get (s, "level-downsamples",
+          2, -1), -1);
+}
+
 GST_START_TEST (test_meta_fields)
 {
   gchar *dir = make_temp_dir ();
   const gchar *fields[] = { "path", "index", "cycle", "seed", "label",
     "vendor", "width", "height", "level-count", "level-downsamples",
-    "level-widths", "level-heights", "mpp-x", "mpp-y", "mpp-source",
-    "overview-width", "overview-height", "has-overview", "has-mask",
+    "level-widths", "level-heights", "level-tile-widths",
+    "level-tile-heights", "mpp-x", "mpp-y", "mpp-source", "overview-width", "overview-height", "has-overview", "has-mask",
     "tissue-fraction", "tissue-rejected", NULL
   };
   GstStructure *s;
@@ -795,12 +837,7 @@ GST_START_TEST (test_meta_fields)
   fail_unless_equals_int64 (height, 480);
   fail_unless_equals_int (levels, 2);
   fail_unless_equals_uint64 (seed, G_GUINT64_CONSTANT (0x123456789));
-  fail_unless_equals_string (gst_structure_get_string (s, "level-widths"),
-      "640,320");
-  fail_unless_equals_string (gst_structure_get_string (s, "level-heights"),
-      "480,240");
-  fail_unless_equals_float (wsi_slide_meta_list_get (s, "level-downsamples",
-          1, 0), 2.0);
+  check_level_arrays (s, levels);
   fail_unless_equals_string (meta_string (r, 0, "vendor"), "generic-tiff");
   fail_unless (meta_boolean (r, 0, "has-overview"));
   fail_unless (!meta_boolean (r, 0, "has-mask"));

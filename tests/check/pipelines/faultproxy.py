@@ -14,12 +14,19 @@ their 1-based GET number:
   wrong-range:K  every Kth response claims a Content-Range one byte later
   wrong-range    every response claims a wrong Content-Range
 
+With --sigv4-secret SECRET it checks each request's AWS Signature V4 (header
+form, as curl's CURLOPT_AWS_SIGV4 signs) with SECRET and answers "403
+SignatureDoesNotMatch" to a request signed otherwise or not at all, as S3
+does: s3rver checks only the access key id, not the signature.
+
 Prints its port on stdout, then serves until stdin closes (the test ended or
 died) or --max-seconds passed. On exit it writes "FAULT COUNT" lines (how
 often each fault was injected) to --report.
 """
 
 import argparse
+import hashlib
+import hmac
 import http.client
 import http.server
 import socket
@@ -28,6 +35,7 @@ import struct
 import sys
 import threading
 import time
+import urllib.parse
 
 
 class Faults:
@@ -39,6 +47,10 @@ class Faults:
         for spec in specs:
             name, _, arg = spec.partition(":")
             self.rules.append((name, arg))
+
+    def note(self, name):
+        with self.lock:
+            self.injected[name] = self.injected.get(name, 0) + 1
 
     def next(self):
         """The fault (or None) for the next GET."""
@@ -60,7 +72,43 @@ class Faults:
             return None
 
 
-def make_handler(upstream_port, delay_s, faults):
+def sigv4_valid(method, path, headers, secret):
+    """Whether @headers carry a SigV4 Authorization made with @secret."""
+    try:
+        return _sigv4_valid(method, path, headers, secret)
+    except (KeyError, ValueError):
+        return False        # malformed: not a valid signature
+
+
+def _sigv4_valid(method, path, headers, secret):
+    auth = headers.get("Authorization", "")
+    if not auth.startswith("AWS4-HMAC-SHA256 "):
+        return False
+    fields = dict(part.strip().split("=", 1)
+                  for part in auth[len("AWS4-HMAC-SHA256 "):].split(","))
+    _key_id, date, region, service, _ = fields["Credential"].split("/")
+    signed = fields["SignedHeaders"].split(";")
+    uri, _, query = path.partition("?")
+    pairs = sorted(urllib.parse.parse_qsl(query, keep_blank_values=True))
+    canonical_query = "&".join(
+        "%s=%s" % (urllib.parse.quote(k, safe="-_.~"),
+                   urllib.parse.quote(v, safe="-_.~")) for k, v in pairs)
+    canonical_headers = "".join(
+        "%s:%s\n" % (h, " ".join(headers.get(h, "").split())) for h in signed)
+    request = "\n".join([method, uri, canonical_query, canonical_headers,
+                         ";".join(signed),
+                         headers.get("x-amz-content-sha256", "")])
+    scope = "/".join([date, region, service, "aws4_request"])
+    to_sign = "\n".join(["AWS4-HMAC-SHA256", headers.get("x-amz-date", ""),
+                         scope, hashlib.sha256(request.encode()).hexdigest()])
+    key = ("AWS4" + secret).encode()
+    for part in (date, region, service, "aws4_request"):
+        key = hmac.new(key, part.encode(), hashlib.sha256).digest()
+    expected = hmac.new(key, to_sign.encode(), hashlib.sha256).hexdigest()
+    return hmac.compare_digest(expected, fields["Signature"])
+
+
+def make_handler(upstream_port, delay_s, faults, sigv4_secret=None):
     class Handler(http.server.BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
@@ -70,6 +118,16 @@ def make_handler(upstream_port, delay_s, faults):
         def do_GET(self):
             fault = faults.next()
             time.sleep(delay_s)
+            if sigv4_secret is not None and not sigv4_valid(
+                    "GET", self.path, self.headers, sigv4_secret):
+                faults.note("signature-rejected")
+                body = (b"<?xml version=\"1.0\" encoding=\"UTF-8\"?>"
+                        b"<Error><Code>SignatureDoesNotMatch</Code></Error>")
+                self.send_response(403)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+                return
             if fault == "503":
                 body = b"busy"
                 self.send_response(503)
@@ -124,12 +182,13 @@ def main():
     ap.add_argument("--fault", action="append", default=[])
     ap.add_argument("--report")
     ap.add_argument("--max-seconds", type=float, default=600)
+    ap.add_argument("--sigv4-secret")
     args = ap.parse_args()
 
     faults = Faults(args.fault)
     server = Server(("127.0.0.1", 0),
                     make_handler(args.upstream_port, args.delay_ms / 1000,
-                                 faults))
+                                 faults, args.sigv4_secret))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     print(server.server_address[1], flush=True)
 

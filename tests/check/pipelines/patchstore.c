@@ -971,6 +971,183 @@ GST_START_TEST (test_state_changes_repeat)
 
 GST_END_TEST;
 
+
+/* ---- crops from a jpeg store: patchviews decodes only what they need ---- */
+
+#define VIEWS_PATCH 256
+
+/* Runs @description (an appsink "sink", a patchviews "views") to EOS;
+ * *@decoded gets the views' jpeg-pixels-decoded and *@caps_name the media
+ * type patchviews' sink pad negotiated. */
+static WsiRun *
+run_views (const gchar * description, guint64 * decoded, gchar ** caps_name)
+{
+  WsiRun *run = g_new0 (WsiRun, 1);
+  GstAppSinkCallbacks callbacks = { NULL, NULL, collect_sample, };
+  GstElement *pipeline = gst_parse_launch (description, NULL);
+  GstElement *sink, *views;
+  GstPad *pad;
+  GstCaps *caps;
+  GstBus *bus;
+
+  fail_unless (pipeline != NULL, "cannot parse '%s'", description);
+  run->batches = g_ptr_array_new_with_free_func (
+      (GDestroyNotify) gst_buffer_unref);
+  run->records = g_array_new (FALSE, FALSE, sizeof (WsiPatchRecord));
+  run->paths = g_ptr_array_new_with_free_func (g_free);
+  run->labels = g_ptr_array_new_with_free_func (g_free);
+  run->warnings = g_ptr_array_new_with_free_func (g_free);
+  sink = gst_bin_get_by_name (GST_BIN (pipeline), "sink");
+  views = gst_bin_get_by_name (GST_BIN (pipeline), "views");
+  gst_app_sink_set_callbacks (GST_APP_SINK (sink), &callbacks, run, NULL);
+  bus = gst_element_get_bus (pipeline);
+  gst_element_set_state (pipeline, GST_STATE_PLAYING);
+  wsi_test_wait_eos (pipeline, 120 * GST_SECOND);
+  wsi_run_poll_bus (run, bus);
+  g_object_get (views, "jpeg-pixels-decoded", decoded, NULL);
+  pad = gst_element_get_static_pad (views, "sink");
+  caps = gst_pad_get_current_caps (pad);
+  fail_unless (caps != NULL);
+  *caps_name = g_strdup (gst_structure_get_name (gst_caps_get_structure
+          (caps, 0)));
+  gst_caps_unref (caps);
+  gst_object_unref (pad);
+  gst_element_set_state (pipeline, GST_STATE_NULL);
+  gst_object_unref (bus);
+  gst_object_unref (views);
+  gst_object_unref (sink);
+  gst_object_unref (pipeline);
+  return run;
+}
+
+/* PSNR (dB) of view @v of location @i, @b against @a (tight rows). */
+static gdouble
+view_psnr (WsiRun * a, WsiRun * b, guint i, guint v)
+{
+  GstMemory *x = gst_buffer_peek_memory (g_ptr_array_index (a->batches, i),
+      v);
+  GstMemory *y = gst_buffer_peek_memory (g_ptr_array_index (b->batches, i),
+      v);
+  GstMapInfo mx, my;
+  gdouble se = 0;
+  gsize k;
+
+  fail_unless (gst_memory_map (x, &mx, GST_MAP_READ));
+  fail_unless (gst_memory_map (y, &my, GST_MAP_READ));
+  fail_unless_equals_uint64 (mx.size, my.size);
+  for (k = 0; k < mx.size; k++) {
+    gdouble d = (gdouble) mx.data[k] - my.data[k];
+
+    se += d * d;
+  }
+  se /= mx.size;
+  gst_memory_unmap (x, &mx);
+  gst_memory_unmap (y, &my);
+  return se == 0 ? 99.0 : 10 * log10 (255.0 * 255.0 / se);
+}
+
+/* Views @views of @store made from its JPEGs by patchviews (partial, DCT
+ * scaled decodes) and from patchstoresrc's decoded pixels (a capsfilter
+ * asks for video/x-raw): every view identical when @exact, else at least
+ * 40 dB; returns the ratio of pixels decoded to whole patches. */
+static gdouble
+compare_view_paths (const gchar * store, const gchar * views,
+    gboolean exact)
+{
+  gchar *from_jpeg = g_strdup_printf ("patchstoresrc location=\"%s\" "
+      "threads=2 ! patchviews name=views threads=2 seed=5 %s ! appsink "
+      "name=sink sync=false", store, views);
+  gchar *from_pixels = g_strdup_printf ("patchstoresrc location=\"%s\" "
+      "threads=2 ! video/x-raw ! patchviews name=views threads=2 seed=5 %s ! "
+      "appsink name=sink sync=false", store, views);
+  guint64 decoded_jpeg, decoded_pixels;
+  gchar *caps_jpeg, *caps_pixels;
+  WsiRun *a = run_views (from_pixels, &decoded_pixels, &caps_pixels);
+  WsiRun *b = run_views (from_jpeg, &decoded_jpeg, &caps_jpeg);
+  gdouble worst = 99.0;
+  guint i, v, n_views;
+
+  fail_unless (a->error == NULL && b->error == NULL, "%s / %s",
+      GST_STR_NULL (a->error), GST_STR_NULL (b->error));
+  fail_unless_equals_string (caps_pixels, "video/x-raw");
+  fail_unless_equals_string (caps_jpeg, "image/jpeg");
+  fail_unless_equals_uint64 (decoded_pixels, 0);
+  fail_unless (decoded_jpeg > 0);
+  fail_unless (a->batches->len > 0);
+  fail_unless_equals_int (a->batches->len, b->batches->len);
+  for (i = 0; i < a->batches->len; i++) {
+    WsiPatchRecord ra = *WSI_RECORD (a, i), rb = *WSI_RECORD (b, i);
+
+    fail_unless (memcmp (&ra, &rb, sizeof (ra)) == 0);
+    n_views = gst_buffer_n_memory (g_ptr_array_index (a->batches, i));
+    fail_unless_equals_int (n_views,
+        gst_buffer_n_memory (g_ptr_array_index (b->batches, i)));
+    for (v = 0; v < n_views; v++) {
+      gdouble db = view_psnr (a, b, i, v);
+
+      if (exact)
+        fail_unless (db == 99.0, "%s: view %u of location %u differs "
+            "(%.1f dB)", views, v, i, db);
+      fail_unless (db >= 40.0, "%s: view %u of location %u at %.1f dB",
+          views, v, i, db);
+      worst = MIN (worst, db);
+    }
+  }
+  g_print ("patchstore: views %s from JPEG: worst view %.1f dB, %.2f whole "
+      "patches decoded per location\n", views, worst, (gdouble) decoded_jpeg
+      / (VIEWS_PATCH * VIEWS_PATCH) / a->batches->len);
+  decoded_pixels = decoded_jpeg / a->batches->len;
+  wsi_run_free (a);
+  wsi_run_free (b);
+  g_free (caps_jpeg);
+  g_free (caps_pixels);
+  g_free (from_jpeg);
+  g_free (from_pixels);
+  return (gdouble) decoded_pixels / (VIEWS_PATCH * VIEWS_PATCH);
+}
+
+GST_START_TEST (test_views_from_jpeg_store)
+{
+  gchar *slides = make_slides ("views-slides");
+  const gchar *sampling[] = { "444", "420" };
+  guint k;
+
+  for (k = 0; k < G_N_ELEMENTS (sampling); k++) {
+    gchar *store = g_strdup_printf ("%s/views-jpeg%s", WSI_TEST_TMPDIR,
+        sampling[k]);
+    gchar *desc = g_strdup_printf ("wsislidesrc location=\"%s\" seed=3 ! "
+        "tissuemask ! queue ! patchsampler patch-size=%d patches-per-slide=5 "
+        "! patchinterleave ! patchreader threads=2 ! patchstoresink "
+        "location=\"%s\" encoding=jpeg quality=95 chroma-subsampling=%s",
+        slides, VIEWS_PATCH, store, sampling[k]);
+    gchar *error;
+
+    remove_store (store);
+    error = run_to_end (desc);
+    fail_unless (error == NULL, "%s", error);
+    /* small crops at full scale: each decodes its region only, and the
+     * views are those of a whole decode then a crop, byte for byte */
+    fail_unless (compare_view_paths (store, "views=small:3:40:0.02:0.06 "
+            "dct-scaling=false", TRUE) < 0.9);
+    /* the patch itself among the views: one whole decode, same bytes */
+    fail_unless (compare_view_paths (store, "views=target:patch,"
+            "crop:2:64:0.3:1.0 dct-scaling=false", TRUE) >= 1.0);
+    /* bilinear crops reduced >= 2x: still at full scale, exact */
+    compare_view_paths (store, "views=big:2:48:0.5:1.0,small:4:24:0.04:0.1",
+        TRUE);
+    /* area crops reduced >= 2x: decoded at 1/2 scale (a quarter of the
+     * pixels), close to a whole decode then a crop */
+    fail_unless (compare_view_paths (store, "views=big:2:48:0.5:1.0 "
+            "interpolation=area", FALSE) <= 0.5);
+    remove_store (store);
+    g_free (store);
+    g_free (desc);
+  }
+  g_free (slides);
+}
+
+GST_END_TEST;
+
 static Suite *
 patchstore_suite (void)
 {
@@ -989,6 +1166,7 @@ patchstore_suite (void)
   tcase_add_test (tc, test_kill_then_resume);
   tcase_add_test (tc, test_state_changes_repeat);
   tcase_add_test (tc, test_sink_restarts);
+  tcase_add_test (tc, test_views_from_jpeg_store);
   return s;
 }
 

@@ -571,15 +571,15 @@ s3rver_find (void)
   return NULL;
 }
 
-/* PUTs @path as s3://bucket/@key, signed as S3RVER (s3rver's account). */
+/* PUTs @path as s3://bucket/@key, signed as S3RVER (s3rver's account),
+ * on @curl (kept between PUTs: one connection for many keys). */
 static gboolean
-s3_put (guint port, const gchar * key, const gchar * path)
+s3_put_on (CURL * curl, guint port, const gchar * key, const gchar * path)
 {
   gchar *url = g_strdup_printf ("http://127.0.0.1:%u/bucket/%s", port, key);
   struct curl_slist *headers = curl_slist_append (NULL,
       "x-amz-content-sha256: UNSIGNED-PAYLOAD");
   FILE *f = fopen (path, "rb");
-  CURL *curl = curl_easy_init ();
   long status = 0;
   CURLcode code;
 
@@ -591,11 +591,129 @@ s3_put (guint port, const gchar * key, const gchar * path)
   curl_easy_setopt (curl, CURLOPT_HTTPHEADER, headers);
   code = curl_easy_perform (curl);
   curl_easy_getinfo (curl, CURLINFO_RESPONSE_CODE, &status);
-  curl_easy_cleanup (curl);
+  curl_easy_setopt (curl, CURLOPT_HTTPHEADER, NULL);
   curl_slist_free_all (headers);
   fclose (f);
   g_free (url);
   return code == CURLE_OK && status == 200;
+}
+
+static gboolean
+s3_put (guint port, const gchar * key, const gchar * path)
+{
+  CURL *curl = curl_easy_init ();
+  gboolean ok = s3_put_on (curl, port, key, path);
+
+  curl_easy_cleanup (curl);
+  return ok;
+}
+
+typedef struct
+{
+  GPid pid;
+  guint port;
+  gchar *data;
+} S3rver;
+
+/* Starts s3rver with an empty "bucket"; FALSE when it is not installed
+ * (the test is then skipped, or fails under CI=true: see the callers). */
+static gboolean
+s3rver_start (S3rver * s, const gchar * name)
+{
+  gchar *s3rver = s3rver_find ();
+  gchar *port_text, **envp;
+  const gchar *argv[9];
+  GError *err = NULL;
+  guint i;
+
+  memset (s, 0, sizeof (*s));
+  if (s3rver == NULL)
+    return FALSE;
+  s->data = g_build_filename (tmpdir, name, NULL);
+  g_mkdir_with_parents (s->data, 0755);
+  s->port = wsi_free_port ();
+  port_text = g_strdup_printf ("%u", s->port);
+  argv[0] = s3rver;
+  argv[1] = "-d";
+  argv[2] = s->data;
+  argv[3] = "-p";
+  argv[4] = port_text;
+  argv[5] = "--configure-bucket";
+  argv[6] = "bucket";
+  argv[7] = "--silent";
+  argv[8] = NULL;
+  /* s3rver 3.7.1 makes its continuation tokens with DES, which the OpenSSL
+   * 3 of Node >= 17 refuses unless its legacy provider is on: without it
+   * every listing of more than 1,000 keys is an HTTP 500. */
+  envp = g_environ_setenv (g_get_environ (), "NODE_OPTIONS",
+      "--openssl-legacy-provider", TRUE);
+  fail_unless (g_spawn_async (NULL, (gchar **) argv, envp,
+          G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_STDOUT_TO_DEV_NULL,
+          wsi_die_with_parent, NULL, &s->pid, &err), "%s",
+      err ? err->message : "");
+  for (i = 0; i < 200 && !wsi_port_accepts (s->port); i++)
+    g_usleep (50000);
+  fail_unless (i < 200, "s3rver did not listen on %u", s->port);
+  g_strfreev (envp);
+  g_free (port_text);
+  g_free (s3rver);
+  return TRUE;
+}
+
+static void
+s3rver_stop (S3rver * s)
+{
+  kill (s->pid, SIGTERM);
+  waitpid (s->pid, NULL, 0);
+  g_spawn_close_pid (s->pid);
+  g_free (s->data);
+  memset (s, 0, sizeof (*s));
+}
+
+/* Skips (or fails under CI=true) a test that needs s3rver. */
+#define S3RVER_OR_SKIP(s, name) G_STMT_START {                              \
+  if (!s3rver_start (s, name)) {                                            \
+    if (g_strcmp0 (g_getenv ("CI"), "true") == 0)                           \
+      fail ("s3rver is not installed (scripts/install-deps.sh installs it " \
+          "under CI=true)");                                                \
+    WSI_TEST_SKIP ("s3rver (npm) is not installed: run "                    \
+        "WSI_INSTALL_S3RVER=1 scripts/install-deps.sh or set WSI_S3RVER");  \
+    return;                                                                 \
+  }                                                                         \
+} G_STMT_END
+
+static void
+s3_credentials (const gchar * endpoint, const gchar * key_id,
+    const gchar * secret)
+{
+  g_setenv ("AWS_ENDPOINT_URL", endpoint, TRUE);
+  g_setenv ("AWS_ACCESS_KEY_ID", key_id, TRUE);
+  g_setenv ("AWS_SECRET_ACCESS_KEY", secret, TRUE);
+}
+
+static void
+s3_credentials_clear (void)
+{
+  g_unsetenv ("AWS_ENDPOINT_URL");
+  g_unsetenv ("AWS_ACCESS_KEY_ID");
+  g_unsetenv ("AWS_SECRET_ACCESS_KEY");
+  g_unsetenv ("WSI_GCS_ENDPOINT");
+}
+
+/* The error of a run that only builds the collection of @location: the
+ * rank past its last slide says how many it holds. */
+static gchar *
+collection_error (const gchar * location, guint expected)
+{
+  gchar *desc = g_strdup_printf ("wsislidesrc location=%s rank=%u "
+      "world-size=%u ! appsink name=sink sync=false", location, expected,
+      expected + 1);
+  WsiRun *run = wsi_run_pipeline (desc, 0);
+  gchar *error = g_strdup (run->error);
+
+  wsi_run_free (run);
+  g_free (desc);
+  return error;
 }
 
 /* A real S3-protocol server (s3rver): signed requests stream the slide as
@@ -603,55 +721,21 @@ s3_put (guint port, const gchar * key, const gchar * path)
  * prefix is listed recursively by extension. */
 GST_START_TEST (test_s3rver_signed)
 {
-  gchar *s3rver = s3rver_find ();
-  gchar *data, *endpoint, *port_text;
-  const gchar *argv[9];
-  GError *err = NULL;
+  S3rver s3;
+  gchar *endpoint;
   WsiRun *run;
-  GPid pid;
-  guint port, i;
 
-  if (s3rver == NULL) {
-    if (g_strcmp0 (g_getenv ("CI"), "true") == 0)
-      fail ("s3rver is not installed (scripts/install-deps.sh installs it "
-          "under CI=true)");
-    WSI_TEST_SKIP ("s3rver (npm) is not installed: run "
-        "WSI_INSTALL_S3RVER=1 scripts/install-deps.sh or set WSI_S3RVER");
-    return;
-  }
+  S3RVER_OR_SKIP (&s3, "s3rver");
   local_reference ();
-  data = g_build_filename (tmpdir, "s3rver", NULL);
-  g_mkdir_with_parents (data, 0755);
-  port = wsi_free_port ();
-  port_text = g_strdup_printf ("%u", port);
-  argv[0] = s3rver;
-  argv[1] = "-d";
-  argv[2] = data;
-  argv[3] = "-p";
-  argv[4] = port_text;
-  argv[5] = "--configure-bucket";
-  argv[6] = "bucket";
-  argv[7] = "--silent";
-  argv[8] = NULL;
-  fail_unless (g_spawn_async (NULL, (gchar **) argv, NULL,
-          G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_STDOUT_TO_DEV_NULL,
-          wsi_die_with_parent, NULL, &pid, &err), "%s",
-      err ? err->message : "");
-  for (i = 0; i < 200 && !wsi_port_accepts (port); i++)
-    g_usleep (50000);
-  fail_unless (i < 200, "s3rver did not listen on %u", port);
-  fail_unless (s3_put (port, "slide.tiff", local_slide), "upload failed");
+  fail_unless (s3_put (s3.port, "slide.tiff", local_slide), "upload failed");
 
-  endpoint = g_strdup_printf ("http://127.0.0.1:%u", port);
-  g_setenv ("AWS_ENDPOINT_URL", endpoint, TRUE);
-  g_setenv ("AWS_ACCESS_KEY_ID", "S3RVER", TRUE);
-  g_setenv ("AWS_SECRET_ACCESS_KEY", "S3RVER", TRUE);
+  endpoint = g_strdup_printf ("http://127.0.0.1:%u", s3.port);
+  s3_credentials (endpoint, "S3RVER", "S3RVER");
   run = run_stream ("s3://bucket/slide.tiff", 2);
   assert_same_stream (local_reference (), run, "s3rver, signed");
   wsi_run_free (run);
 
-  g_setenv ("AWS_ACCESS_KEY_ID", "AKIANOSUCHKEY", TRUE);
-  g_setenv ("AWS_SECRET_ACCESS_KEY", "NoSuchSecretEXAMPLE", TRUE);
+  s3_credentials (endpoint, "AKIANOSUCHKEY", "NoSuchSecretEXAMPLE");
   run = run_stream ("s3://bucket/slide.tiff", 1);
   fail_unless (run->error != NULL, "an unknown key was let in");
   fail_unless (strstr (run->error, "s3://bucket/slide.tiff") != NULL
@@ -661,38 +745,137 @@ GST_START_TEST (test_s3rver_signed)
   wsi_run_free (run);
 
   /* A prefix listed (ListObjectsV2, signed): recursive, by extension. No
-   * slide is opened: the rank past the last one says how many the
-   * collection holds. (s3rver 3.7.1 answered 500 to a listing of 1,001
-   * keys here, so continuation pages are not checked against it.) */
-  g_setenv ("AWS_ACCESS_KEY_ID", "S3RVER", TRUE);
-  g_setenv ("AWS_SECRET_ACCESS_KEY", "S3RVER", TRUE);
+   * slide is opened. */
+  s3_credentials (endpoint, "S3RVER", "S3RVER");
   {
     gchar *tiny = g_build_filename (tmpdir, "tiny.tiff", NULL);
+    gchar *error;
     fail_unless (g_file_set_contents (tiny, "II*", -1, NULL));
-    fail_unless (s3_put (port, "some/a.tiff", tiny));
-    fail_unless (s3_put (port, "some/b.svs", tiny));
-    fail_unless (s3_put (port, "some/sub/deep.svs", tiny));
-    fail_unless (s3_put (port, "some/notes.txt", tiny));
-    fail_unless (s3_put (port, "other/c.tiff", tiny));
-    run = wsi_run_pipeline ("wsislidesrc location=s3://bucket/some/ "
-        "rank=3 world-size=4 ! appsink name=sink sync=false", 0);
-    fail_unless (run->error != NULL);
-    fail_unless (strstr (run->error, "s3://bucket/some/ holds 3 slides")
-        != NULL, "%s", run->error);
-    wsi_run_free (run);
+    fail_unless (s3_put (s3.port, "some/a.tiff", tiny));
+    fail_unless (s3_put (s3.port, "some/b.svs", tiny));
+    fail_unless (s3_put (s3.port, "some/sub/deep.svs", tiny));
+    fail_unless (s3_put (s3.port, "some/notes.txt", tiny));
+    fail_unless (s3_put (s3.port, "other/c.tiff", tiny));
+    error = collection_error ("s3://bucket/some/", 3);
+    fail_unless (error != NULL);
+    fail_unless (strstr (error, "s3://bucket/some/ holds 3 slides")
+        != NULL, "%s", error);
+    g_free (error);
     g_free (tiny);
   }
-
-  g_unsetenv ("AWS_ENDPOINT_URL");
-  g_unsetenv ("AWS_ACCESS_KEY_ID");
-  g_unsetenv ("AWS_SECRET_ACCESS_KEY");
-  kill (pid, SIGTERM);
-  waitpid (pid, NULL, 0);
-  g_spawn_close_pid (pid);
+  s3_credentials_clear ();
+  s3rver_stop (&s3);
   g_free (endpoint);
-  g_free (port_text);
-  g_free (data);
-  g_free (s3rver);
+}
+
+GST_END_TEST;
+
+/* A valid key id with a wrong secret: S3 answers 403 SignatureDoesNotMatch.
+ * s3rver checks only the key id, so the project's proxy checks the
+ * signature in front of it (--sigv4-secret, the same SigV4 computation S3
+ * makes). The right secret passes it (curl's signature is valid) and
+ * streams the slide as on disk; the wrong one is a 403 naming the s3:// URL
+ * and the status, never the key id or the secret. */
+GST_START_TEST (test_wrong_secret_is_403)
+{
+  const gchar *args[] = { "--sigv4-secret", "S3RVER", NULL };
+  gchar *report = g_build_filename (tmpdir, "proxy-report.txt", NULL);
+  gchar *why = NULL, *endpoint;
+  WsiProxy proxy;
+  S3rver s3;
+  WsiRun *run;
+
+  S3RVER_OR_SKIP (&s3, "s3rver-secret");
+  local_reference ();
+  fail_unless (s3_put (s3.port, "slide.tiff", local_slide), "upload failed");
+  g_unlink (report);
+  fail_unless (wsi_proxy_start (&proxy, s3.port, report, args, &why), "%s",
+      why);
+  endpoint = g_strdup_printf ("http://127.0.0.1:%u", proxy.port);
+
+  s3_credentials (endpoint, "S3RVER", "S3RVER");
+  run = run_stream ("s3://bucket/slide.tiff", 2);
+  assert_same_stream (local_reference (), run, "s3rver behind a SigV4 check");
+  wsi_run_free (run);
+
+  s3_credentials (endpoint, "S3RVER", "WrongSecretEXAMPLE");
+  run = run_stream ("s3://bucket/slide.tiff", 1);
+  fail_unless (run->error != NULL, "a wrong secret was let in");
+  fail_unless (strstr (run->error, "s3://bucket/slide.tiff") != NULL
+      && strstr (run->error, "403") != NULL, "%s", run->error);
+  fail_unless (strstr (run->error, "S3RVER") == NULL
+      && strstr (run->error, "WrongSecret") == NULL, "%s", run->error);
+  fail_unless_equals_int (run->records->len, 0);
+  wsi_run_free (run);
+  s3_credentials_clear ();
+  /* the wrong secret's requests, and only those, were refused */
+  fail_unless (wsi_proxy_stop (&proxy, "signature-rejected") > 0);
+  s3rver_stop (&s3);
+  g_free (endpoint);
+  g_free (report);
+}
+
+GST_END_TEST;
+
+#define MANY_KEYS 1003
+
+/* A prefix of more than 1,000 keys: ListObjectsV2 answers 1,000 a page, so
+ * the listing follows NextContinuationToken. Signed through the SigV4 check
+ * (the page-2 request carries the token: its signature must be valid too);
+ * two pages, no refused request. gs:// lists through the GCS XML API's
+ * same request; here s3rver stands in for GCS (a real ListObjectsV2
+ * server, not GCS itself). */
+GST_START_TEST (test_listing_continuation)
+{
+  const gchar *args[] = { "--sigv4-secret", "S3RVER", NULL };
+  gchar *report = g_build_filename (tmpdir, "proxy-report.txt", NULL);
+  gchar *tiny = g_build_filename (tmpdir, "tiny.tiff", NULL);
+  gchar *why = NULL, *endpoint, *error;
+  WsiProxy proxy;
+  S3rver s3;
+  CURL *curl;
+  guint i;
+
+  S3RVER_OR_SKIP (&s3, "s3rver-many");
+  fail_unless (g_file_set_contents (tiny, "II*", -1, NULL));
+  curl = curl_easy_init ();
+  for (i = 0; i < MANY_KEYS; i++) {
+    gchar *key = g_strdup_printf ("many/k%05u.tiff", i);
+    fail_unless (s3_put_on (curl, s3.port, key, tiny), "PUT %s", key);
+    g_free (key);
+  }
+  fail_unless (s3_put_on (curl, s3.port, "many/zz-notes.txt", tiny));
+  fail_unless (s3_put_on (curl, s3.port, "more/k0.tiff", tiny));
+  curl_easy_cleanup (curl);
+
+  g_unlink (report);
+  fail_unless (wsi_proxy_start (&proxy, s3.port, report, args, &why), "%s",
+      why);
+  endpoint = g_strdup_printf ("http://127.0.0.1:%u", proxy.port);
+  s3_credentials (endpoint, "S3RVER", "S3RVER");
+  error = collection_error ("s3://bucket/many/", MANY_KEYS);
+  fail_unless (error != NULL && strstr (error,
+          "s3://bucket/many/ holds 1003 slides") != NULL, "%s", error);
+  g_free (error);
+  s3_credentials_clear ();
+  fail_unless_equals_int (wsi_proxy_stop (&proxy, "requests"), 2);
+  fail_unless_equals_int (wsi_proxy_report_count (report,
+          "signature-rejected"), 0);
+
+  /* gs://: unsigned, path-style at the endpoint */
+  g_free (endpoint);
+  endpoint = g_strdup_printf ("http://127.0.0.1:%u", s3.port);
+  g_setenv ("WSI_GCS_ENDPOINT", endpoint, TRUE);
+  error = collection_error ("gs://bucket/many/", MANY_KEYS);
+  fail_unless (error != NULL && strstr (error,
+          "gs://bucket/many/ holds 1003 slides") != NULL, "%s", error);
+  g_free (error);
+  s3_credentials_clear ();
+
+  s3rver_stop (&s3);
+  g_free (endpoint);
+  g_free (tiny);
+  g_free (report);
 }
 
 GST_END_TEST;
@@ -718,6 +901,8 @@ remote_suite (void)
   tcase_add_test (tc, test_remote_stats);
   tcase_add_test (tc, test_s3_and_gs_locations);
   tcase_add_test (tc, test_s3rver_signed);
+  tcase_add_test (tc, test_wrong_secret_is_403);
+  tcase_add_test (tc, test_listing_continuation);
   return s;
 }
 

@@ -219,31 +219,42 @@ wsi_proxy_start (WsiProxy * p, guint upstream_port, const gchar * report,
   return TRUE;
 }
 
-/* Stops the proxy; returns how often it injected @fault ("requests": how
- * many GETs it saw). */
+/* How often the proxy that wrote @report injected @name ("requests": how
+ * many GETs it saw); 0 when it did not say. */
 static guint
-wsi_proxy_stop (WsiProxy * p, const gchar * fault)
+wsi_proxy_report_count (const gchar * report, const gchar * name)
 {
   gchar *contents = NULL, **lines, **line;
   guint count = 0;
 
-  if (p->pid != 0) {
-    close (p->stdin_fd);
-    waitpid (p->pid, NULL, 0);
-    g_spawn_close_pid (p->pid);
-  }
-  if (g_file_get_contents (p->report, &contents, NULL, NULL)) {
+  if (g_file_get_contents (report, &contents, NULL, NULL)) {
     lines = g_strsplit (contents, "\n", -1);
     for (line = lines; *line != NULL; line++) {
       gchar **kv = g_strsplit (*line, " ", 2);
-      if (kv[0] != NULL && kv[1] != NULL && fault != NULL
-          && strcmp (kv[0], fault) == 0)
+      if (kv[0] != NULL && kv[1] != NULL && name != NULL
+          && strcmp (kv[0], name) == 0)
         count = (guint) g_ascii_strtoull (kv[1], NULL, 10);
       g_strfreev (kv);
     }
     g_strfreev (lines);
   }
   g_free (contents);
+  return count;
+}
+
+/* Stops the proxy; returns how often it injected @fault ("requests": how
+ * many GETs it saw). */
+static guint
+wsi_proxy_stop (WsiProxy * p, const gchar * fault)
+{
+  guint count;
+
+  if (p->pid != 0) {
+    close (p->stdin_fd);
+    waitpid (p->pid, NULL, 0);
+    g_spawn_close_pid (p->pid);
+  }
+  count = wsi_proxy_report_count (p->report, fault);
   g_free (p->report);
   memset (p, 0, sizeof (*p));
   return count;
