@@ -883,6 +883,27 @@ dicom_read_argb (WsiSlide * slide, WsiReadContext * ctx, guint32 * argb,
       y, level, w, h, report, error);
 }
 
+static guint
+dicom_native_scale (const WsiSlide * slide, gint level, guint wanted)
+{
+  const DicomSlide *ds = slide->handle;
+
+  return wsi_tiled_native_scale (&ds->levels[level].tiled, wanted);
+}
+
+static gboolean
+dicom_read_argb_scaled (WsiSlide * slide, WsiReadContext * ctx,
+    guint32 * argb, gint level, guint scale, gint64 x, gint64 y, gint64 w,
+    gint64 h, GError ** error)
+{
+  const DicomSlide *ds = slide->handle;
+
+  prefetch_level_region (ds, level, x * scale, y * scale, (x + w) * scale,
+      (y + h) * scale, MAX_PREFETCH_REGION_TILES);
+  return wsi_tiled_read_argb_scaled (slide, ctx, &ds->levels[level].tiled,
+      argb, level, scale, x, y, w, h, error);
+}
+
 static gboolean
 dicom_read (WsiSlide * slide, WsiReadContext * ctx,
     const WsiReadRequest * request, const WsiReadPlan * plan,
@@ -905,4 +926,6 @@ const WsiSlideBackend wsi_slide_backend_dicom = {
   .thread_state_new = dicom_thread_state_new,
   .thread_state_free = dicom_thread_state_free,
   .close = dicom_close,
+  .native_scale = dicom_native_scale,
+  .read_argb_scaled = dicom_read_argb_scaled,
 };
