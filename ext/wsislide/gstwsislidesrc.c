@@ -661,6 +661,9 @@ typedef struct
   GstBuffer *buffer;            /* the overview, or NULL */
   GError *error;
   gboolean cancelled;           /* a flush stopped it: run it again */
+  /* for the tracer (WsiSlideMeta prep-*-ns): worker time opening and
+   * reading the overview, streaming-thread time waiting for it */
+  guint64 open_ns, overview_ns, wait_ns;
 } SlidePrep;
 
 static void
@@ -684,10 +687,14 @@ slide_prep_run (gpointer data, gpointer user_data)
   gboolean describe = prep->describe && prep->description == NULL;
   WsiSlide *slide;
 
+  gint64 start = g_get_monotonic_time (), opened;
+
   prep->cancelled = FALSE;
   if (!describe && !prep->overview)
     return;
   slide = wsi_slide_open (prep->entry->path, WSI_BACKEND_AUTO, &prep->error);
+  opened = g_get_monotonic_time ();
+  prep->open_ns += (guint64) (opened - start) * 1000;
   if (slide == NULL)
     return;
   if (describe) {
@@ -705,6 +712,7 @@ slide_prep_run (gpointer data, gpointer user_data)
       /* No error: the flushing flag stopped it. */
       prep->cancelled = prep->error == NULL;
     }
+    prep->overview_ns += (guint64) (g_get_monotonic_time () - opened) * 1000;
   }
   wsi_slide_close (slide);
 }
@@ -817,6 +825,11 @@ make_slide_buffer (GstWsiSlideSrc * self, SlidePrep * prep, GError ** error)
     buffer = gst_buffer_new ();
   }
   attach_slide_meta (self, buffer, prep->entry, description, has_overview);
+  /* Not part of the stream's content: timings for wsistats. */
+  gst_structure_set (wsi_slide_meta_get (buffer),
+      "prep-open-ns", G_TYPE_UINT64, prep->open_ns,
+      "prep-overview-ns", G_TYPE_UINT64, prep->overview_ns,
+      "prep-wait-ns", G_TYPE_UINT64, prep->wait_ns, NULL);
   return buffer;
 }
 
@@ -831,8 +844,13 @@ next_prepared (GstWsiSlideSrc * self)
   guint cycle;
 
   if (self->prep != NULL) {
+    gint64 start;
+
     plan_ahead (self);
+    start = g_get_monotonic_time ();
     prep = wsi_prep_queue_wait_head (self->prep);
+    if (prep != NULL)
+      prep->wait_ns += (guint64) (g_get_monotonic_time () - start) * 1000;
   } else {
     /* prepare-ahead=0: each visit on this thread, when it is needed. */
     if (self->inline_prep == NULL && plan_next_visit (self, &entry, &cycle)) {
