@@ -24,7 +24,7 @@ main (int argc, char **argv)
 {
   gboolean sparse = FALSE, uncompressed = FALSE, thumbnail = FALSE;
   gboolean concatenation = FALSE;
-  gchar *table = NULL, *prefix = NULL;
+  gchar *table = NULL, *prefix = NULL, *j2k = NULL;
   gdouble mpp = 0.0;
   gint seed = 1;
   GOptionEntry entries[] = {
@@ -32,6 +32,9 @@ main (int argc, char **argv)
         "TILED_SPARSE with per-frame positions (default TILED_FULL)", NULL},
     {"uncompressed", 0, 0, G_OPTION_ARG_NONE, &uncompressed,
         "Explicit VR little endian RGB frames (default: the JPEG tiles)", NULL},
+    {"j2k", 0, 0, G_OPTION_ARG_STRING, &j2k,
+        "JPEG 2000 frames: lossless (.4.90), lossy (.4.91) or htj2k (HTJ2K "
+        "lossless .4.201, needs ojph_compress)", "KIND"},
     {"table", 0, 0, G_OPTION_ARG_STRING, &table,
         "Frame index: basic (default), extended or none", "KIND"},
     {"concatenation", 0, 0, G_OPTION_ARG_NONE, &concatenation,
@@ -66,6 +69,16 @@ main (int argc, char **argv)
   spec.concatenation = concatenation;
   spec.mpp = mpp;
   spec.seed = seed;
+  if (g_strcmp0 (j2k, "lossless") == 0)
+    spec.j2k = WSI_TEST_DICOM_J2K_LOSSLESS;
+  else if (g_strcmp0 (j2k, "lossy") == 0)
+    spec.j2k = WSI_TEST_DICOM_J2K_LOSSY;
+  else if (g_strcmp0 (j2k, "htj2k") == 0)
+    spec.j2k = WSI_TEST_DICOM_J2K_HT_LOSSLESS;
+  else if (j2k != NULL) {
+    g_printerr ("--j2k: lossless, lossy or htj2k, not %s\n", j2k);
+    return 2;
+  }
   if (g_strcmp0 (table, "extended") == 0)
     spec.table = WSI_TEST_DICOM_TABLE_EXTENDED;
   else if (g_strcmp0 (table, "none") == 0)
@@ -83,6 +96,7 @@ main (int argc, char **argv)
     g_print ("%s\n", paths[i]);
   g_strfreev (paths);
   g_free (table);
+  g_free (j2k);
   g_free (prefix);
   g_option_context_free (context);
   return 0;

@@ -17,11 +17,18 @@
 #include "wsitestdicom.h"
 
 #include <string.h>
+#include <glib/gstdio.h>
 #include <tiffio.h>
+#ifdef WSI_TEST_HAVE_OPENJPEG
+#include <openjpeg.h>
+#endif
 
 #define SOP_CLASS_WSI "1.2.840.10008.5.1.4.1.1.77.1.6"
 #define TS_EXPLICIT_LE "1.2.840.10008.1.2.1"
 #define TS_JPEG_BASELINE "1.2.840.10008.1.2.4.50"
+#define TS_J2K_LOSSLESS "1.2.840.10008.1.2.4.90"
+#define TS_J2K "1.2.840.10008.1.2.4.91"
+#define TS_HTJ2K_LOSSLESS "1.2.840.10008.1.2.4.201"
 #define IMPLEMENTATION_UID "2.25.80302813137786398554742050926734630921"
 
 void
@@ -143,6 +150,213 @@ delimiter (GByteArray * b, guint16 e)
   put32 (b, 0);
 }
 
+/* ---- JPEG 2000 frames ------------------------------------------------------ */
+
+#ifdef WSI_TEST_HAVE_OPENJPEG
+/* A growing buffer as an OpenJPEG output stream. */
+typedef struct
+{
+  GByteArray *bytes;
+  gsize position;
+} J2kOutput;
+
+static OPJ_SIZE_T
+j2k_write (void *data, OPJ_SIZE_T n, void *user)
+{
+  J2kOutput *o = user;
+
+  if (o->position + n > o->bytes->len)
+    g_byte_array_set_size (o->bytes, o->position + n);
+  memcpy (o->bytes->data + o->position, data, n);
+  o->position += n;
+  return n;
+}
+
+static OPJ_OFF_T
+j2k_skip (OPJ_OFF_T n, void *user)
+{
+  J2kOutput *o = user;
+
+  if ((OPJ_OFF_T) o->position + n < 0)
+    return -1;
+  o->position += n;
+  if (o->position > o->bytes->len)
+    g_byte_array_set_size (o->bytes, o->position);
+  return n;
+}
+
+static OPJ_BOOL
+j2k_seek (OPJ_OFF_T n, void *user)
+{
+  J2kOutput *o = user;
+
+  if (n < 0)
+    return OPJ_FALSE;
+  o->position = n;
+  if (o->position > o->bytes->len)
+    g_byte_array_set_size (o->bytes, o->position);
+  return OPJ_TRUE;
+}
+
+/* Resolutions: 5, fewer when the tile is too small for them. */
+static gint
+j2k_resolutions (guint w, guint h)
+{
+  gint n = 5;
+
+  while (n > 1 && (1u << (n - 1)) > MIN (w, h))
+    n--;
+  return n;
+}
+
+/* @rgb (w x h interleaved RGB) as a JPEG 2000 codestream. */
+static GBytes *
+j2k_encode (const guint8 * rgb, guint w, guint h, gboolean lossy)
+{
+  opj_image_cmptparm_t comps[3];
+  opj_cparameters_t parameters;
+  opj_image_t *image;
+  opj_codec_t *codec;
+  opj_stream_t *stream;
+  J2kOutput out = { g_byte_array_new (), 0 };
+  gboolean ok;
+  guint c, i;
+
+  memset (comps, 0, sizeof (comps));
+  for (c = 0; c < 3; c++) {
+    comps[c].dx = comps[c].dy = 1;
+    comps[c].w = w;
+    comps[c].h = h;
+    comps[c].prec = 8;
+  }
+  image = opj_image_create (3, comps, OPJ_CLRSPC_SRGB);
+  image->x1 = w;
+  image->y1 = h;
+  for (c = 0; c < 3; c++)
+    for (i = 0; i < w * h; i++)
+      image->comps[c].data[i] = rgb[3 * i + c];
+  opj_set_default_encoder_parameters (&parameters);
+  parameters.numresolution = j2k_resolutions (w, h);
+  parameters.tcp_mct = 1;
+  parameters.tcp_numlayers = 1;
+  if (lossy) {
+    parameters.irreversible = 1;
+    parameters.cp_fixed_quality = 1;
+    parameters.tcp_distoratio[0] = 52;
+  } else {
+    parameters.cp_disto_alloc = 1;
+    parameters.tcp_rates[0] = 0;
+  }
+  codec = opj_create_compress (OPJ_CODEC_J2K);
+  stream = opj_stream_create (64 * 1024, OPJ_FALSE);
+  opj_stream_set_user_data (stream, &out, NULL);
+  opj_stream_set_write_function (stream, j2k_write);
+  opj_stream_set_skip_function (stream, j2k_skip);
+  opj_stream_set_seek_function (stream, j2k_seek);
+  ok = opj_setup_encoder (codec, &parameters, image)
+      && opj_start_compress (codec, image, stream)
+      && opj_encode (codec, stream) && opj_end_compress (codec, stream);
+  opj_stream_destroy (stream);
+  opj_destroy_codec (codec);
+  opj_image_destroy (image);
+  if (!ok) {
+    g_byte_array_unref (out.bytes);
+    return NULL;
+  }
+  return g_byte_array_free_to_bytes (out.bytes);
+}
+#endif
+
+/* @rgb as an HTJ2K lossless codestream: ojph_compress on a PPM file. */
+static GBytes *
+htj2k_encode (const guint8 * rgb, guint w, guint h, GError ** error)
+{
+  gchar *dir = g_dir_make_tmp ("wsitestdicom-XXXXXX", error);
+  gchar *ppm, *j2c, *header, *decomps, *out = NULL;
+  gchar *argv[] = { (gchar *) "ojph_compress", (gchar *) "-i", NULL,
+    (gchar *) "-o", NULL, (gchar *) "-reversible", (gchar *) "true",
+    (gchar *) "-num_decomps", NULL, NULL
+  };
+  GByteArray *file = g_byte_array_new ();
+  GBytes *encoded = NULL;
+  gsize size;
+  gint status = 0;
+
+  if (dir == NULL) {
+    g_byte_array_unref (file);
+    return NULL;
+  }
+  ppm = g_build_filename (dir, "frame.ppm", NULL);
+  j2c = g_build_filename (dir, "frame.j2c", NULL);
+  header = g_strdup_printf ("P6\n%u %u\n255\n", w, h);
+  decomps = g_strdup_printf ("%d", j2k_resolutions (w, h) - 1);
+  argv[2] = ppm;
+  argv[4] = j2c;
+  argv[8] = decomps;
+  g_byte_array_append (file, (const guint8 *) header, strlen (header));
+  g_byte_array_append (file, rgb, (gsize) w * h * 3);
+  if (g_file_set_contents (ppm, (const gchar *) file->data, file->len, error)
+      && g_spawn_sync (NULL, argv, NULL, G_SPAWN_SEARCH_PATH
+          | G_SPAWN_STDOUT_TO_DEV_NULL | G_SPAWN_STDERR_TO_DEV_NULL, NULL,
+          NULL, NULL, NULL, &status, error)
+      && g_spawn_check_wait_status (status, error)
+      && g_file_get_contents (j2c, &out, &size, error))
+    encoded = g_bytes_new_take (out, size);
+  g_unlink (ppm);
+  g_unlink (j2c);
+  g_rmdir (dir);
+  g_byte_array_unref (file);
+  g_free (decomps);
+  g_free (header);
+  g_free (j2c);
+  g_free (ppm);
+  g_free (dir);
+  return encoded;
+}
+
+/* Each RGB frame of @frames as a JPEG 2000 codestream, in place. */
+static gboolean
+frames_to_j2k (GPtrArray * frames, guint w, guint h, WsiTestDicomJ2k kind,
+    GError ** error)
+{
+#ifdef WSI_TEST_HAVE_OPENJPEG
+  guint t;
+
+  for (t = 0; t < frames->len; t++) {
+    const guint8 *rgb = g_bytes_get_data (frames->pdata[t], NULL);
+    GBytes *encoded;
+
+    if (kind == WSI_TEST_DICOM_J2K_HT_LOSSLESS) {
+      GError *local = NULL;
+      encoded = htj2k_encode (rgb, w, h, &local);
+      if (encoded == NULL) {
+        g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_FAILED, "ojph_compress "
+            "(openjph-tools) could not encode tile %u: %s", t,
+            local != NULL ? local->message : "?");
+        g_clear_error (&local);
+        return FALSE;
+      }
+      g_bytes_unref (frames->pdata[t]);
+      frames->pdata[t] = encoded;
+      continue;
+    }
+    encoded = j2k_encode (rgb, w, h, kind == WSI_TEST_DICOM_J2K_LOSSY);
+    if (encoded == NULL) {
+      g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_FAILED,
+          "OpenJPEG could not encode tile %u", t);
+      return FALSE;
+    }
+    g_bytes_unref (frames->pdata[t]);
+    frames->pdata[t] = encoded;
+  }
+  return TRUE;
+#else
+  g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_FAILED,
+      "JPEG 2000 frames need OpenJPEG, which this build lacks");
+  return FALSE;
+#endif
+}
+
 /* ---- one level ---------------------------------------------------------- */
 
 typedef struct
@@ -176,8 +390,12 @@ jpeg_splice (const guint8 * tables, guint32 tables_size, const guint8 * tile,
 }
 
 static gboolean
-level_read (TIFF * tif, Level * level, gboolean uncompressed, GError ** error)
+level_read (TIFF * tif, Level * level, const WsiTestDicomSpec * spec,
+    GError ** error)
 {
+  /* JPEG 2000 frames start as libtiff's RGB decode. */
+  gboolean uncompressed = spec->uncompressed
+      || spec->j2k != WSI_TEST_DICOM_J2K_NONE;
   guint16 photometric = 0;
   guint32 tables_size = 0;
   guint8 *tables = NULL;
@@ -221,6 +439,9 @@ level_read (TIFF * tif, Level * level, gboolean uncompressed, GError ** error)
       g_free (buf);
     }
   }
+  if (spec->j2k != WSI_TEST_DICOM_J2K_NONE)
+    return frames_to_j2k (level->frames, level->tile_w, level->tile_h,
+        spec->j2k, error);
   return TRUE;
 }
 
@@ -319,7 +540,8 @@ frame_data (const Instance * in, guint k, gsize * size)
 }
 
 /* JPEG frame whose entropy-coded data is EOI markers from its 16th byte
- * on (libjpeg: premature end of data, in the first rows). */
+ * on (libjpeg: premature end of data, in the first rows); a JPEG 2000
+ * frame likewise from the 16th byte of its first tile's packet data. */
 static guint8 *
 frame_broken (const guint8 * data, gsize size)
 {
@@ -329,6 +551,11 @@ frame_broken (const guint8 * data, gsize size)
   for (i = 2; i + 4 < size; i++) {
     if (data[i] == 0xFF && data[i + 1] == 0xDA) {
       start = i + 2 + ((data[i + 2] << 8) | data[i + 3]) + 16;
+      break;
+    }
+    /* JPEG 2000: the packets after the first start-of-data (SOD). */
+    if (data[i] == 0xFF && data[i + 1] == 0x93) {
+      start = i + 2 + 16;
       break;
     }
   }
@@ -420,7 +647,14 @@ instance_bytes (const Instance * in)
 {
   const WsiTestDicomSpec *spec = in->spec;
   const Level *level = in->level;
-  const gchar *ts = spec->uncompressed ? TS_EXPLICIT_LE : TS_JPEG_BASELINE;
+  gboolean j2k = spec->j2k != WSI_TEST_DICOM_J2K_NONE;
+  gboolean native = spec->uncompressed && !j2k;
+  const gchar *ts = j2k ? (spec->j2k == WSI_TEST_DICOM_J2K_LOSSY ? TS_J2K
+      : spec->j2k == WSI_TEST_DICOM_J2K_HT_LOSSLESS ? TS_HTJ2K_LOSSLESS
+      : TS_J2K_LOSSLESS) : native ? TS_EXPLICIT_LE : TS_JPEG_BASELINE;
+  const gchar *photometric = j2k ? (spec->j2k == WSI_TEST_DICOM_J2K_LOSSY
+      ? "YBR_ICT" : "YBR_RCT") : native || level->rgb ? "RGB"
+      : "YBR_FULL_422";
   GByteArray *out = g_byte_array_new ();
   gchar *image_type = g_strdup_printf ("DERIVED\\PRIMARY\\%s\\NONE",
       in->flavor);
@@ -448,8 +682,7 @@ instance_bytes (const Instance * in)
   el_text (out, 0x0020, 0x9311, "CS", spec->sparse ? "TILED_SPARSE" :
       "TILED_FULL");
   el_number (out, 0x0028, 0x0002, "US", 3);
-  el_text (out, 0x0028, 0x0004, "CS", spec->uncompressed || level->rgb ?
-      "RGB" : "YBR_FULL_422");
+  el_text (out, 0x0028, 0x0004, "CS", photometric);
   el_number (out, 0x0028, 0x0006, "US", 0);
   el_number (out, 0x0028, 0x0008, "IS", frames_said);
   el_number (out, 0x0028, 0x0010, "US", level->tile_h);
@@ -458,14 +691,16 @@ instance_bytes (const Instance * in)
   el_number (out, 0x0028, 0x0101, "US", 8);
   el_number (out, 0x0028, 0x0102, "US", 7);
   el_number (out, 0x0028, 0x0103, "US", 0);
-  el_text (out, 0x0028, 0x2110, "CS", spec->uncompressed ? "00" : "01");
+  el_text (out, 0x0028, 0x2110, "CS", native
+      || spec->j2k == WSI_TEST_DICOM_J2K_LOSSLESS
+      || spec->j2k == WSI_TEST_DICOM_J2K_HT_LOSSLESS ? "00" : "01");
   el_number (out, 0x0048, 0x0006, "UL", level->width);
   el_number (out, 0x0048, 0x0007, "UL", level->height);
   el_number (out, 0x0048, 0x0303, "UL", 1);
   write_shared_groups (out, in);
   if (spec->sparse)
     write_per_frame_groups (out, in);
-  if (spec->uncompressed)
+  if (native)
     write_native (out, in);
   else
     write_encapsulated (out, in);
@@ -591,7 +826,7 @@ wsi_test_dicom_from_tiff (const gchar * tiff_path, const gchar * out_dir,
 
     if (!TIFFIsTiled (tif))
       continue;
-    if (!(ok = level_read (tif, &level, spec->uncompressed, error)))
+    if (!(ok = level_read (tif, &level, spec, error)))
       break;
     name = g_strdup_printf ("%s-level%u.dcm", prefix, n_levels);
     path = g_build_filename (out_dir, name, NULL);

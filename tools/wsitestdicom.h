@@ -54,14 +54,32 @@ typedef enum
   WSI_TEST_DICOM_DAMAGE_BAD_OFFSET,
   /* Level 0's NumberOfFrames is one short of the frames written. */
   WSI_TEST_DICOM_DAMAGE_FRAME_COUNT,
-  /* The JPEG stream of level 0's frame 2 has its entropy data zeroed. */
+  /* The JPEG (or JPEG 2000) stream of level 0's frame 2 has its entropy
+   * data (packet data) overwritten with FF D9 pairs. */
   WSI_TEST_DICOM_DAMAGE_JPEG_DATA,
 } WsiTestDicomDamage;
+
+/* JPEG 2000 frames (OpenJPEG's encoder on libtiff's RGB decode of each
+ * tile): reversible 5/3 wavelet with the RCT (YBR_RCT, transfer syntax
+ * .4.90: lossless), or irreversible 9/7 with the ICT at a fixed quality of
+ * 52 dB (YBR_ICT, .4.91); 5 resolutions (fewer for small tiles), 64x64
+ * code-blocks. Only when built with OpenJPEG (WSI_TEST_HAVE_OPENJPEG). */
+typedef enum
+{
+  WSI_TEST_DICOM_J2K_NONE,
+  WSI_TEST_DICOM_J2K_LOSSLESS,
+  WSI_TEST_DICOM_J2K_LOSSY,
+  /* HTJ2K lossless (.4.201, YBR_RCT), encoded by OpenJPH's ojph_compress
+   * (Debian openjph-tools; OpenJPEG 2.5 decodes HTJ2K but does not encode
+   * it), run once a frame: fails when that command is not on PATH. */
+  WSI_TEST_DICOM_J2K_HT_LOSSLESS,
+} WsiTestDicomJ2k;
 
 typedef struct
 {
   gboolean sparse;              /* TILED_SPARSE (else TILED_FULL) */
   gboolean uncompressed;        /* explicit VR LE raw RGB (else JPEG) */
+  WsiTestDicomJ2k j2k;          /* JPEG 2000 frames (overrides the two above) */
   WsiTestDicomTable table;      /* encapsulated only */
   gboolean thumbnail;           /* also a THUMBNAIL instance */
   gdouble mpp;                  /* PixelSpacing in µm; 0: none */

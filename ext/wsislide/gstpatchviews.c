@@ -379,8 +379,10 @@ make_crop (GstPatchViews * self, ViewsThread * thread, const ViewsWork * work,
   return TRUE;
 }
 
-/* The slide's level-0 mpp as the patch meta carries it (`mpps`), else as
- * the opened slide reports it (inputs not made by patchreader). */
+/* The slide's level-0 mpp as the patch meta carries it (`mpps`: the slide
+ * meta's mpp-x, default-mpp included), else as the opened slide reports it
+ * (inputs that carry no `mpps`). Never worked back from the record: its
+ * out_mpp is a rounded float of the read's scale, not the slide's. */
 static gdouble
 slide_mpp (GstBuffer * in, const WsiSlide * slide)
 {
@@ -398,9 +400,7 @@ context_footprint (const WsiViewSpec * spec, const WsiPatchRecord * rec,
 {
   guint side = view_side (spec, patch_side);
 
-  /* The record's mpp is what patchreader really delivered. */
-  *mpp0 = rec->out_mpp > 0.0f ? rec->out_mpp * (gdouble) patch_side /
-      rec->footprint : slide_mpp;
+  *mpp0 = slide_mpp;
   if (spec->mpp_factor > 0.0)
     return rec->footprint * spec->mpp_factor * side / patch_side;
   if (*mpp0 > 0.0)

@@ -16,6 +16,8 @@
 #include "gstwsislideelements.h"
 
 #include <gst/wsi/wsirecord.h>
+#include <gst/wsi/wsiworkmeta.h>
+#include "wsibytesource.h"
 #ifdef WSI_HAVE_CURL
 #include "wsihttpsource.h"
 #endif
@@ -27,6 +29,9 @@ wsislide_element_init (GstPlugin * plugin)
 
   if (g_once_init_enter (&done)) {
     wsi_record_register_metas ();
+    /* a pool worker's waits on remote bytes go on its item's WsiWorkMeta,
+     * for the wsistats timeline and summary */
+    wsi_byte_source_set_wait_func (wsi_work_io_wait_note);
 #ifdef WSI_HAVE_CURL
     {
       /* libcurl (and the OpenSSL it initialises, whose exit handler frees

@@ -29,9 +29,10 @@
  *
  * Slides, lists and manifests may live behind `http://`, `https://`,
  * `s3://` or `gs://` (ranged GETs, see docs/remote.md; `s3://BUCKET/PREFIX/`
- * or `gs://BUCKET/PREFIX/` is listed like a folder): JPEG-tiled TIFF pyramids (Aperio SVS,
- * generic tiled TIFF) stream from there byte-identical to the same file on
- * disk; every other format fails with "this format needs a local file".
+ * or `gs://BUCKET/PREFIX/` is listed like a folder): JPEG-tiled TIFF
+ * pyramids (Aperio SVS, generic tiled TIFF) stream from there
+ * byte-identical to the same file on disk; every other format fails with
+ * "this format needs a local file".
  * Messages and metadata show URLs without user, password or query.
  *
  * A manifest is a CSV (RFC 4180 quoting) or TSV table with a header row:

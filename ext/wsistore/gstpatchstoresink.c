@@ -32,6 +32,11 @@
  * patches are the same ones), and writing goes on from the next shard.
  * Patches written with `encoding=raw` come back byte for byte.
  *
+ * After patchviews the sink stores multi-view locations
+ * (`application/x-wsi-views`): one entry per location with every view, its
+ * view record and name (store format version 2), served back by
+ * patchstoresrc as patchviews pushed them.
+ *
  * ## Example launch line
  * |[
  * gst-launch-1.0 wsislidesrc location=slides/ ! tissuemask ! queue ! \
@@ -39,6 +44,13 @@
  *     patchreader ! patchstoresink location=store/
  * ]| Extracts 100 patches of 256x256 from every slide of `slides/` into
  * the store `store/` and ends when every slide was visited once.
+ * |[
+ * gst-launch-1.0 wsislidesrc location=slides/ ! tissuemask ! queue ! \
+ *     patchsampler patch-size=256 patches-per-slide=100 ! patchinterleave ! \
+ *     patchreader ! patchviews preset=dinov2 seed=1 ! \
+ *     patchstoresink location=views-store/ encoding=jpeg
+ * ]| Stores the ten DINOv2 crops of every location, to serve the same
+ * crops every epoch.
  */
 
 #ifdef HAVE_CONFIG_H
@@ -186,6 +198,7 @@ struct _GstPatchStoreSink
   guint64 skip_remaining;       /* patches the resumed shards already hold */
   GstVideoInfo vinfo;
   gboolean have_vinfo;
+  gboolean views;               /* the stream is multi-view locations */
   WsiStoreEncoding stream_encoding;     /* the settings as the stream started */
   GstPatchStoreFormat stream_format;
   guint stream_quality;
@@ -207,11 +220,14 @@ GST_ELEMENT_REGISTER_DEFINE_WITH_CODE (patchstoresink, "patchstoresink",
 
 #define SINK_FORMATS "{ RGB, RGBA, RGBx, BGRx, GRAY8 }"
 
+/* patches, or patchviews' multi-view locations */
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
     GST_PAD_SINK,
     GST_PAD_ALWAYS,
     GST_STATIC_CAPS ("video/x-raw, format = (string) " SINK_FORMATS
-        ", width = (int) [ 1, 65536 ], height = (int) [ 1, 65536 ]"));
+        ", width = (int) [ 1, 65536 ], height = (int) [ 1, 65536 ]; "
+        WSI_VIEWS_MEDIA_TYPE ", format = (string) { RGB, RGBA, RGBx, BGRx }, "
+        "n-views = (int) [ 1, 16 ]"));
 
 /* ---- opening the store directory ---------------------------------------- */
 
@@ -429,6 +445,7 @@ gst_patch_store_sink_start (GstBaseSink * sink)
     return FALSE;
   }
   self->have_vinfo = FALSE;
+  self->views = FALSE;
   self->failed = FALSE;
   if (self->stream_format == GST_PATCH_STORE_FORMAT_WEBDATASET)
     return start_webdataset (self, resume);
@@ -468,35 +485,64 @@ gst_patch_store_sink_stop (GstBaseSink * sink)
 
 /* ---- writing ----------------------------------------------------------- */
 
+/* The pixel format of @caps (patches or views) and whether they are
+ * views; FALSE when the caps say neither. */
+static gboolean
+parse_caps (GstCaps * caps, GstVideoInfo * vinfo, const gchar ** format,
+    gboolean * views)
+{
+  GstStructure *s = gst_caps_get_structure (caps, 0);
+
+  *views = gst_structure_has_name (s, WSI_VIEWS_MEDIA_TYPE);
+  if (*views) {
+    *format = gst_structure_get_string (s, "format");
+    return *format != NULL;
+  }
+  if (!gst_video_info_from_caps (vinfo, caps))
+    return FALSE;
+  *format = GST_VIDEO_INFO_NAME (vinfo);
+  return TRUE;
+}
+
 static gboolean
 gst_patch_store_sink_set_caps (GstBaseSink * sink, GstCaps * caps)
 {
   GstPatchStoreSink *self = GST_PATCH_STORE_SINK (sink);
   GstVideoInfo vinfo;
+  const gchar *format;
+  gboolean views;
 
-  if (!gst_video_info_from_caps (&vinfo, caps))
+  gst_video_info_init (&vinfo);
+  if (!parse_caps (caps, &vinfo, &format, &views))
     return FALSE;
   if (self->manifest == NULL) {
+    if (views) {
+      GST_ELEMENT_ERROR (self, STREAM, FORMAT, ("format=webdataset stores "
+              "single patches, not multi-view locations (use format=native)."),
+          (NULL));
+      return FALSE;
+    }
     self->vinfo = vinfo;
-    self->have_vinfo = wsi_store_pixels_from_format (GST_VIDEO_INFO_NAME
-        (&vinfo), &self->pixels);
+    self->have_vinfo = wsi_store_pixels_from_format (format, &self->pixels);
     return self->have_vinfo;
   }
   if (self->manifest->video_format != NULL
-      && strcmp (self->manifest->video_format,
-          GST_VIDEO_INFO_NAME (&vinfo)) != 0) {
+      && (strcmp (self->manifest->video_format, format) != 0
+          || views != self->views)) {
     GST_ELEMENT_ERROR (self, STREAM, FORMAT,
-        ("The patch store \"%s\" holds %s patches; the stream changed to %s "
-            "(one store holds one pixel format).", self->dir,
-            self->manifest->video_format, GST_VIDEO_INFO_NAME (&vinfo)),
-        (NULL));
+        ("The patch store \"%s\" holds %s %s; the stream changed to %s %s "
+            "(one store holds one pixel format, patches or views).",
+            self->dir, self->manifest->video_format, self->views ? "views" :
+            "patches", format, views ? "views" : "patches"), (NULL));
     return FALSE;
   }
-  if (!wsi_store_pixels_from_format (GST_VIDEO_INFO_NAME (&vinfo),
-          &self->pixels))
+  if (!wsi_store_pixels_from_format (format, &self->pixels))
     return FALSE;
   g_free (self->manifest->video_format);
-  self->manifest->video_format = g_strdup (GST_VIDEO_INFO_NAME (&vinfo));
+  self->manifest->video_format = g_strdup (format);
+  self->manifest->version = views ? WSI_STORE_VERSION_VIEWS :
+      WSI_STORE_VERSION;
+  self->views = views;
   self->vinfo = vinfo;
   self->have_vinfo = TRUE;
   return TRUE;
@@ -556,6 +602,7 @@ write_sample (GstPatchStoreSink * self, GstBuffer * buffer,
   slide.label = wsi_patch_meta_string (meta, "labels", 0);
   slide.column_names = wsi_structure_get_strv (meta, "column-names");
   slide.column_values = wsi_structure_get_strv (meta, "column-values");
+  slide.mpp = wsi_patch_meta_mpp (meta, 0);
   g_byte_array_set_size (self->scratch, 0);
   if (jpeg)
     ok = wsi_store_encode (self->codec, WSI_STORE_ENCODING_JPEG,
@@ -582,6 +629,134 @@ write_sample (GstPatchStoreSink * self, GstBuffer * buffer,
   return GST_FLOW_OK;
 }
 
+/* The slide of the patch of @meta, as the shard's slide table keeps it. */
+static void
+slide_from_meta (const GstStructure * meta, WsiStoreSlideRef * slide)
+{
+  slide->path = wsi_patch_meta_string (meta, "paths", 0);
+  slide->uri = wsi_patch_meta_string (meta, "uris", 0);
+  slide->label = wsi_patch_meta_string (meta, "labels", 0);
+  slide->column_names = wsi_structure_get_strv (meta, "column-names");
+  slide->column_values = wsi_structure_get_strv (meta, "column-values");
+  slide->mpp = wsi_patch_meta_mpp (meta, 0);
+}
+
+/* The shard being written, started when needed; FALSE with @error. */
+static gboolean
+ensure_writer (GstPatchStoreSink * self, GError ** error)
+{
+  if (self->writer == NULL)
+    self->writer = wsi_shard_writer_new (self->dir,
+        self->manifest->shards->len, self->stream_encoding,
+        self->manifest->video_format, self->views, error);
+  return self->writer != NULL;
+}
+
+/* After a patch or location went into the shard: the shard is finished
+ * when full; the count goes up. */
+static GstFlowReturn
+patch_added (GstPatchStoreSink * self, gboolean ok, GError * error)
+{
+  if (ok && wsi_shard_writer_count (self->writer) >=
+      self->stream_patches_per_shard)
+    ok = finish_shard (self, &error);
+  if (!ok)
+    return write_error (self, error);
+  GST_OBJECT_LOCK (self);
+  self->patches_written++;
+  GST_OBJECT_UNLOCK (self);
+  return GST_FLOW_OK;
+}
+
+/* Encodes memory @v of @buffer (view @v, @record's size, tight rows) at
+ * the end of self->scratch; fills in @view's place and size. */
+static gboolean
+encode_view (GstPatchStoreSink * self, GstBuffer * buffer, guint v,
+    WsiStoreView * view, GError ** error)
+{
+  guint width = view->record.out_width, height = view->record.out_height;
+  gsize row = (gsize) width * self->pixels.channels;
+  GstMapInfo map;
+  gboolean ok;
+
+  if (v >= gst_buffer_n_memory (buffer)
+      || !gst_buffer_map_range (buffer, v, 1, &map, GST_MAP_READ)) {
+    g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+        "view %u is missing from the buffer", v);
+    return FALSE;
+  }
+  if (map.size < row * height) {
+    gst_buffer_unmap (buffer, &map);
+    g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+        "view %u holds %" G_GSIZE_FORMAT " bytes, not %ux%u pixels", v,
+        map.size, width, height);
+    return FALSE;
+  }
+  view->offset = self->scratch->len;
+  ok = wsi_store_encode (self->codec, self->stream_encoding,
+      self->stream_quality, self->stream_420, &self->pixels, map.data, row,
+      width, height, self->scratch, error);
+  gst_buffer_unmap (buffer, &map);
+  view->size = self->scratch->len - view->offset;
+  return ok;
+}
+
+/* One multi-view location: the views header, the view table and every
+ * view's payload (wsistoreformat.h), as one entry. */
+static GstFlowReturn
+write_location (GstPatchStoreSink * self, GstBuffer * buffer,
+    const GstStructure * meta, const WsiPatchRecord * record)
+{
+  const gchar *const *names = wsi_structure_get_strv (meta, "view-names");
+  const GValue *value = gst_structure_get_value (meta, "views");
+  GBytes *bytes = value && G_VALUE_HOLDS (value, G_TYPE_BYTES) ?
+      g_value_get_boxed (value) : NULL;
+  const WsiViewRecord *records;
+  WsiStoreSlideRef slide = { 0, };
+  WsiStoreViewsHeader header = { 0, };
+  WsiStoreView views[16];
+  GError *error = NULL;
+  gsize size = 0;
+  guint v, n;
+  gboolean ok = TRUE;
+
+  records = bytes ? g_bytes_get_data (bytes, &size) : NULL;
+  n = size / sizeof (WsiViewRecord);
+  if (records == NULL || n == 0 || n > 16 || names == NULL
+      || g_strv_length ((gchar **) names) != n) {
+    GST_ELEMENT_ERROR (self, STREAM, FORMAT, ("A multi-view location "
+            "without its views and view-names (patchviews' meta)."), (NULL));
+    return GST_FLOW_ERROR;
+  }
+  if (!ensure_writer (self, &error))
+    return write_error (self, error);
+  memset (views, 0, sizeof (views));
+  header.n_views = n;
+  g_byte_array_set_size (self->scratch, 0);
+  g_byte_array_append (self->scratch, (const guint8 *) &header,
+      sizeof (header));
+  g_byte_array_append (self->scratch, (const guint8 *) views,
+      n * sizeof (WsiStoreView));
+  for (v = 0; v < n && ok; v++) {
+    views[v].record = records[v];
+    g_strlcpy (views[v].name, names[v], sizeof (views[v].name));
+    ok = encode_view (self, buffer, v, &views[v], &error);
+  }
+  if (!ok) {
+    GST_ELEMENT_ERROR (self, STREAM, FAILED, ("Could not store a multi-view "
+            "location."), ("%s", error->message));
+    g_error_free (error);
+    return GST_FLOW_ERROR;
+  }
+  memcpy (self->scratch->data + sizeof (header), views,
+      n * sizeof (WsiStoreView));
+  slide_from_meta (meta, &slide);
+  ok = wsi_shard_writer_add (self->writer, record, records[0].out_width,
+      records[0].out_height, self->pixels.channels, n, self->scratch->data,
+      self->scratch->len, &slide, &error);
+  return patch_added (self, ok, error);
+}
+
 static GstFlowReturn
 write_patch (GstPatchStoreSink * self, GstBuffer * buffer,
     const GstStructure * meta, const WsiPatchRecord * record)
@@ -593,23 +768,16 @@ write_patch (GstPatchStoreSink * self, GstBuffer * buffer,
 
   if (self->webdataset != NULL)
     return write_sample (self, buffer, meta, record);
-  if (self->writer == NULL) {
-    self->writer = wsi_shard_writer_new (self->dir,
-        self->manifest->shards->len, self->stream_encoding,
-        self->manifest->video_format, &error);
-    if (self->writer == NULL)
-      return write_error (self, error);
-  }
+  if (self->views)
+    return write_location (self, buffer, meta, record);
+  if (!ensure_writer (self, &error))
+    return write_error (self, error);
   if (!gst_video_frame_map (&frame, &self->vinfo, buffer, GST_MAP_READ)) {
     GST_ELEMENT_ERROR (self, STREAM, FAILED, ("Could not read a patch "
             "buffer."), (NULL));
     return GST_FLOW_ERROR;
   }
-  slide.path = wsi_patch_meta_string (meta, "paths", 0);
-  slide.uri = wsi_patch_meta_string (meta, "uris", 0);
-  slide.label = wsi_patch_meta_string (meta, "labels", 0);
-  slide.column_names = wsi_structure_get_strv (meta, "column-names");
-  slide.column_values = wsi_structure_get_strv (meta, "column-values");
+  slide_from_meta (meta, &slide);
   g_byte_array_set_size (self->scratch, 0);
   ok = wsi_store_encode (self->codec, self->stream_encoding,
       self->stream_quality, self->stream_420, &self->pixels,
@@ -619,18 +787,10 @@ write_patch (GstPatchStoreSink * self, GstBuffer * buffer,
       self->scratch, &error);
   ok = ok && wsi_shard_writer_add (self->writer, record,
       GST_VIDEO_FRAME_WIDTH (&frame), GST_VIDEO_FRAME_HEIGHT (&frame),
-      self->pixels.channels, self->scratch->data, self->scratch->len, &slide,
-      &error);
+      self->pixels.channels, 0, self->scratch->data, self->scratch->len,
+      &slide, &error);
   gst_video_frame_unmap (&frame);
-  if (ok && wsi_shard_writer_count (self->writer) >=
-      self->stream_patches_per_shard)
-    ok = finish_shard (self, &error);
-  if (!ok)
-    return write_error (self, error);
-  GST_OBJECT_LOCK (self);
-  self->patches_written++;
-  GST_OBJECT_UNLOCK (self);
-  return GST_FLOW_OK;
+  return patch_added (self, ok, error);
 }
 
 static GstFlowReturn

@@ -30,8 +30,16 @@
  * between to get decoded pixels instead; elements that take anything
  * (fakesink, an appsink without caps) get decoded pixels.
  *
+ * A store of multi-view locations (patchviews into patchstoresink) is
+ * served as patchviews pushes: `application/x-wsi-views`, one memory per
+ * view, the meta's `view-names` and `views` as stored.
+ *
  * The shards are memory-mapped: once the store is in the page cache an
- * epoch costs no disk read and no slide decode. #GstPatchStoreSrc:order
+ * epoch costs no disk read and no slide decode. A `raw` store whose rows
+ * have the default stride (any 4-byte format; RGB or GRAY8 when a row is
+ * a multiple of 4 bytes) is served without a copy: each buffer is
+ * read-only memory of the mapping, which it keeps alive (an element that
+ * writes to it gets a copy). #GstPatchStoreSrc:order
  * `sequential` serves the store in the order it was written, `shuffle` in
  * a permutation that is a pure function of (#GstPatchStoreSrc:seed, epoch):
  * every patch exactly once per epoch, a new order every epoch, the same
@@ -140,7 +148,9 @@ static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
     GST_PAD_ALWAYS,
     GST_STATIC_CAPS ("video/x-raw, format = (string) { RGB, RGBA, RGBx, "
         "BGRx, GRAY8 }, width = (int) [ 1, 65536 ], height = (int) [ 1, "
-        "65536 ], framerate = (fraction) 0/1; " JPEG_CAPS));
+        "65536 ], framerate = (fraction) 0/1; " JPEG_CAPS "; "
+        WSI_VIEWS_MEDIA_TYPE ", format = (string) { RGB, RGBA, RGBx, BGRx }, "
+        "n-views = (int) [ 1, 16 ]"));
 
 /* One patch in the ordered pool. */
 typedef struct
@@ -152,7 +162,8 @@ typedef struct
   guint epoch;
   guint64 index;                /* in the store */
   guint64 position;             /* in the served stream */
-  gboolean compressed;          /* push the payload as it is (image/jpeg) */
+  gboolean as_stored;           /* push the payload as it is: image/jpeg,
+                                 * or raw rows with the default strides */
   GError *error;                /* why the patch did not decode */
 } StoreWork;
 
@@ -197,6 +208,7 @@ struct _GstPatchStoreSrc
   GstVideoInfo vinfo;
   gboolean have_caps;
   gboolean compressed;          /* image/jpeg negotiated at the first caps */
+  guint caps_views;             /* n-views of the caps sent (views stores) */
 };
 
 #define gst_patch_store_src_parent_class parent_class
@@ -240,12 +252,10 @@ add_patch_meta (GstBuffer * buffer, const WsiStoreEntry * entry,
   wsi_meta_set_columns (meta, names, values);
   if (slide->uri != NULL && *slide->uri != '\0') {
     const gchar *uris[2] = { slide->uri, NULL };
-    const WsiPatchRecord *r = &entry->record;
-    /* level-0 mpp: what the record says patchreader delivered */
-    gdouble mpp = r->out_mpp > 0.0f && r->footprint > 0 ?
-        r->out_mpp * (gdouble) r->out_size / r->footprint : 0.0;
 
-    wsi_patch_meta_set_slides (meta, uris, &mpp, 1);
+    /* the slide's mpp as the writer got it (0 = unknown, or an older
+     * store): never worked back from the record */
+    wsi_patch_meta_set_slides (meta, uris, &entry->slide_mpp, 1);
   }
 }
 
@@ -262,15 +272,92 @@ store_thread_state_free (gpointer state, gpointer user_data)
   wsi_store_codec_free (state);
 }
 
-/* The payload as it is stored (a copy: a buffer may outlive the store's
- * mapping, which ends at READY). */
+/* The payload as it is stored, without a copy: read-only memory in the
+ * shard's mapping, which it keeps alive (a buffer may outlive the store,
+ * closed at READY). An element that maps it for writing gets a copy. */
 static GstBuffer *
-store_copy_payload (StoreWork * work)
+store_wrap_payload (StoreWork * work)
 {
   const WsiShard *shard = work->shard;
+  const WsiStoreEntry *entry = &shard->entries[work->local];
+  GstBuffer *buffer = gst_buffer_new ();
 
-  return gst_buffer_new_memdup (wsi_shard_payload (shard, work->local),
-      shard->entries[work->local].size);
+  gst_buffer_append_memory (buffer, gst_memory_new_wrapped
+      (GST_MEMORY_FLAG_READONLY, (gpointer) shard->data, shard->size,
+          entry->offset, entry->size, g_mapped_file_ref (shard->map),
+          (GDestroyNotify) g_mapped_file_unref));
+  return buffer;
+}
+
+/* The record-version 2 fields patchviews adds: view-names and views. */
+static void
+add_views_meta (GstBuffer * buffer, const WsiStoreView * views, guint n)
+{
+  GstStructure *meta = wsi_patch_meta_get (buffer);
+  WsiViewRecord records[16];
+  const gchar *names[17];
+  GBytes *bytes;
+  guint v;
+
+  for (v = 0; v < n; v++) {
+    records[v] = views[v].record;
+    names[v] = views[v].name;
+  }
+  names[n] = NULL;
+  bytes = g_bytes_new (records, n * sizeof (WsiViewRecord));
+  gst_structure_set (meta, "record-version", G_TYPE_UINT, WSI_RECORD_VERSION,
+      "view-names", G_TYPE_STRV, names, "views", G_TYPE_BYTES, bytes, NULL);
+  g_bytes_unref (bytes);
+}
+
+/* A multi-view location: every view decoded into one allocation, one
+ * memory per view (tight rows), as patchviews pushes it; NULL
+ * (work->error) when a view does not decode. */
+static GstBuffer *
+store_decode_views (GstPatchStoreSrc * self, StoreWork * work,
+    WsiStoreCodec * codec)
+{
+  const WsiShard *shard = work->shard;
+  const WsiStoreEntry *entry = &shard->entries[work->local];
+  const WsiStoreView *views = wsi_shard_views (shard, work->local);
+  const guint8 *payload = wsi_shard_payload (shard, work->local);
+  guint bpp = self->pixels.channels, v;
+  gsize offsets[17], row;
+  GstBuffer *buffer;
+  GstMemory *mem;
+  GstMapInfo map;
+  gboolean ok = TRUE;
+
+  offsets[0] = 0;
+  for (v = 0; v < entry->n_views; v++)
+    offsets[v + 1] = offsets[v] + (gsize) views[v].record.out_width *
+        views[v].record.out_height * bpp;
+  mem = gst_allocator_alloc (NULL, offsets[entry->n_views], NULL);
+  if (mem == NULL || !gst_memory_map (mem, &map, GST_MAP_WRITE)) {
+    g_set_error (&work->error, G_IO_ERROR, G_IO_ERROR_NO_SPACE,
+        "out of memory for the views");
+    if (mem)
+      gst_memory_unref (mem);
+    return NULL;
+  }
+  for (v = 0; v < entry->n_views && ok; v++) {
+    row = (gsize) views[v].record.out_width * bpp;
+    ok = wsi_store_decode (codec, shard->encoding, &self->pixels,
+        payload + views[v].offset, views[v].size, views[v].record.out_width,
+        views[v].record.out_height, map.data + offsets[v], row,
+        &work->error);
+  }
+  gst_memory_unmap (mem, &map);
+  if (!ok) {
+    gst_memory_unref (mem);
+    return NULL;
+  }
+  buffer = gst_buffer_new ();
+  for (v = 0; v < entry->n_views; v++)
+    gst_buffer_append_memory (buffer, gst_memory_share (mem, offsets[v],
+            offsets[v + 1] - offsets[v]));
+  gst_memory_unref (mem);
+  return buffer;
 }
 
 /* The patch decoded into its preallocated buffer, or NULL (work->error). */
@@ -303,13 +390,17 @@ store_process (gpointer data, gpointer state, gpointer user_data)
   GstPatchStoreSrc *self = user_data;
   StoreWork *work = data;
   const WsiShard *shard = work->shard;
-  GstBuffer *buffer = work->compressed ? store_copy_payload (work) :
+  GstBuffer *buffer = work->as_stored ? store_wrap_payload (work) :
+      shard->views ? store_decode_views (self, work, state) :
       store_decode_pixels (self, work, state);
 
   if (buffer == NULL)
     return NULL;
   add_patch_meta (buffer, &shard->entries[work->local],
       wsi_shard_slide (shard, work->local), work->epoch, work->index);
+  if (shard->views)
+    add_views_meta (buffer, wsi_shard_views (shard, work->local),
+        shard->entries[work->local].n_views);
   GST_BUFFER_OFFSET (buffer) = work->position;
   GST_BUFFER_OFFSET_END (buffer) = GST_BUFFER_OFFSET_NONE;
   return buffer;
@@ -377,7 +468,7 @@ downstream_takes_jpeg (GstPatchStoreSrc * self)
   GstCaps *jpeg, *peer;
   gboolean takes;
 
-  if (self->store->encoding != WSI_STORE_ENCODING_JPEG
+  if (self->store->encoding != WSI_STORE_ENCODING_JPEG || self->store->views
       || self->pixels.channels == 1)
     return FALSE;
   jpeg = gst_caps_from_string (JPEG_CAPS);
@@ -389,10 +480,14 @@ downstream_takes_jpeg (GstPatchStoreSrc * self)
 }
 
 static GstCaps *
-make_caps (GstPatchStoreSrc * self)
+make_caps (GstPatchStoreSrc * self, const WsiStoreEntry * entry)
 {
   GstCaps *caps;
 
+  if (self->store->views)
+    return gst_caps_new_simple (WSI_VIEWS_MEDIA_TYPE, "format",
+        G_TYPE_STRING, self->store->video_format, "n-views", G_TYPE_INT,
+        (gint) entry->n_views, NULL);
   if (self->compressed)
     return gst_caps_new_simple ("image/jpeg", "decoded-format",
         G_TYPE_STRING, self->store->video_format, "width", G_TYPE_INT,
@@ -419,7 +514,8 @@ queue_caps (GstPatchStoreSrc * self, const WsiStoreEntry * entry)
       entry->height);
   if (!self->have_caps)
     self->compressed = downstream_takes_jpeg (self);
-  caps = make_caps (self);
+  caps = make_caps (self, entry);
+  self->caps_views = entry->n_views;
   GST_INFO_OBJECT (self, "caps %" GST_PTR_FORMAT, caps);
   ret = wsi_ordered_pool_queue_event (self->pool, gst_event_new_caps (caps));
   gst_caps_unref (caps);
@@ -446,14 +542,20 @@ queue_patch (GstPatchStoreSrc * self)
   work.shard = wsi_store_locate (self->store, index, &work.local);
   entry = &work.shard->entries[work.local];
   if (!self->have_caps || entry->width != (guint) GST_VIDEO_INFO_WIDTH (&self->vinfo)
-      || entry->height != (guint) GST_VIDEO_INFO_HEIGHT (&self->vinfo)) {
+      || entry->height != (guint) GST_VIDEO_INFO_HEIGHT (&self->vinfo)
+      || entry->n_views != self->caps_views) {
     ret = queue_caps (self, entry);
     if (ret != GST_FLOW_OK)
       return ret;
   }
   work.stride = GST_VIDEO_INFO_PLANE_STRIDE (&self->vinfo, 0);
-  work.compressed = self->compressed;
-  if (!work.compressed)
+  /* raw rows need no decode: served from the mapping when tight rows are
+   * what the caps say (3-byte pixels in rows not a multiple of 4 are not) */
+  work.as_stored = self->compressed || (self->store->encoding ==
+      WSI_STORE_ENCODING_RAW && !self->store->views && entry->size ==
+      GST_VIDEO_INFO_SIZE (&self->vinfo) && entry->width *
+      self->pixels.channels == work.stride);
+  if (!work.as_stored && !self->store->views)
     work.buffer = gst_buffer_new_allocate (NULL, GST_VIDEO_INFO_SIZE
         (&self->vinfo), NULL);
   work.epoch = self->epoch;

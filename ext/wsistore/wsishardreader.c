@@ -69,13 +69,15 @@ check_frame (WsiShard * shard, const WsiShardFooter ** footer_out,
     return invalid (error, shard->path, "no shard header");
   if (memcmp (footer->magic, WSI_SHARD_FOOTER_MAGIC, 8) != 0)
     return invalid (error, shard->path, "no footer (truncated?)");
-  if (header->version != WSI_STORE_VERSION
-      || footer->version != WSI_STORE_VERSION) {
+  if (header->version < WSI_STORE_VERSION
+      || header->version > WSI_STORE_VERSION_MAX
+      || footer->version != header->version) {
     g_set_error (error, WSI_SHARD_ERROR, WSI_SHARD_ERROR_VERSION, "Shard \"%s\" is store "
-        "format version %u; this gst-wsi reads version %u only", shard->path,
-        header->version, WSI_STORE_VERSION);
+        "format version %u; this gst-wsi reads versions %u to %u", shard->path,
+        header->version, WSI_STORE_VERSION, WSI_STORE_VERSION_MAX);
     return FALSE;
   }
+  shard->views = header->version == WSI_STORE_VERSION_VIEWS;
   if (header->encoding > WSI_STORE_ENCODING_JPEG)
     return invalid (error, shard->path, "unknown encoding");
   if (footer->entries_offset % WSI_SHARD_ALIGN != 0
@@ -120,6 +122,34 @@ parse_slides (WsiShard * shard, const WsiShardFooter * footer,
   return TRUE;
 }
 
+/* A multi-view payload: its header and view table inside it, each view's
+ * payload inside it, each view of a sane size (raw: exactly its pixels). */
+static gboolean
+views_are_valid (const WsiShard * shard, const WsiStoreEntry * e)
+{
+  const WsiStoreViewsHeader *header = (const WsiStoreViewsHeader *)
+      wsi_shard_payload (shard, e - shard->entries);
+  const WsiStoreView *views = (const WsiStoreView *) (header + 1);
+  guint v;
+
+  if (e->n_views == 0 || e->n_views > 16 || e->size < sizeof (*header)
+      + (guint64) e->n_views * sizeof (WsiStoreView)
+      || header->n_views != e->n_views)
+    return FALSE;
+  for (v = 0; v < e->n_views; v++) {
+    const WsiViewRecord *r = &views[v].record;
+
+    if (views[v].offset > e->size || views[v].size > e->size - views[v].offset
+        || r->out_width == 0 || r->out_height == 0 || r->out_width > 65536
+        || r->out_height > 65536)
+      return FALSE;
+    if (shard->encoding == WSI_STORE_ENCODING_RAW && views[v].size !=
+        (guint64) r->out_width * r->out_height * e->channels)
+      return FALSE;
+  }
+  return TRUE;
+}
+
 static gboolean
 check_entries (WsiShard * shard, const WsiShardFooter * footer,
     GError ** error)
@@ -139,7 +169,13 @@ check_entries (WsiShard * shard, const WsiShardFooter * footer,
         || e->height > 65536 || (e->channels != 1 && e->channels != 3
             && e->channels != 4))
       return invalid (error, shard->path, "a patch has a bad size");
-    if (shard->encoding == WSI_STORE_ENCODING_RAW
+    if (shard->views != (e->n_views > 0))
+      return invalid (error, shard->path, shard->views ? "a location of a "
+          "views shard has no views" : "a patch shard holds views");
+    if (shard->views && !views_are_valid (shard, e))
+      return invalid (error, shard->path, "a location's view table is "
+          "damaged");
+    if (!shard->views && shard->encoding == WSI_STORE_ENCODING_RAW
         && e->size != (guint64) e->width * e->height * e->channels)
       return invalid (error, shard->path, "a raw patch has the wrong size");
   }

@@ -12,7 +12,8 @@
  * (layout in wsistoreformat.h).
  *
  * Contract: wsi_shard_open() maps the file read-only and accepts it only
- * when the header and footer carry the magic and WSI_STORE_VERSION, every
+ * when the header and footer carry the magic and a version it reads
+ * (WSI_STORE_VERSION, or WSI_STORE_VERSION_VIEWS for views), every
  * entry's payload lies inside the payload area, every slide reference
  * exists and (with @verify) the crc32 of the file matches its footer;
  * otherwise it returns NULL with an error naming the file and the reason.
@@ -58,6 +59,7 @@ typedef struct
   const guint8 *data;
   gsize size;
   WsiStoreEncoding encoding;
+  gboolean views;               /* entries are multi-view locations */
   gchar video_format[16];
   const WsiStoreEntry *entries;
   guint n_patches;
@@ -73,6 +75,14 @@ static inline const guint8 *
 wsi_shard_payload (const WsiShard * shard, guint i)
 {
   return shard->data + shard->entries[i].offset;
+}
+
+/* The view table of multi-view location @i (shard->views). */
+static inline const WsiStoreView *
+wsi_shard_views (const WsiShard * shard, guint i)
+{
+  return (const WsiStoreView *) (wsi_shard_payload (shard, i)
+      + sizeof (WsiStoreViewsHeader));
 }
 
 static inline const WsiStoreSlide *

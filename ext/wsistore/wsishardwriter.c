@@ -28,6 +28,7 @@ struct _WsiShardWriter
   gchar *name;                  /* final file name */
   gchar *path;                  /* final path */
   gchar *tmp_path;
+  guint32 version;              /* format version of the shard */
   int fd;
   guint8 *buffer;               /* bytes not yet written */
   gsize buffered;
@@ -135,7 +136,8 @@ writer_free (WsiShardWriter * writer)
 
 WsiShardWriter *
 wsi_shard_writer_new (const gchar * dir, guint index,
-    WsiStoreEncoding encoding, const gchar * video_format, GError ** error)
+    WsiStoreEncoding encoding, const gchar * video_format, gboolean views,
+    GError ** error)
 {
   WsiShardWriter *writer = g_new0 (WsiShardWriter, 1);
   WsiShardHeader header;
@@ -160,7 +162,8 @@ wsi_shard_writer_new (const gchar * dir, guint index,
 
   memset (&header, 0, sizeof (header));
   memcpy (header.magic, WSI_SHARD_MAGIC, sizeof (header.magic));
-  header.version = WSI_STORE_VERSION;
+  header.version = views ? WSI_STORE_VERSION_VIEWS : WSI_STORE_VERSION;
+  writer->version = header.version;
   header.encoding = encoding;
   g_strlcpy (header.video_format, video_format, sizeof (header.video_format));
   if (!append (writer, &header, sizeof (header), error)) {
@@ -190,8 +193,9 @@ slide_number (WsiShardWriter * writer, const WsiStoreSlideRef * slide)
 
 gboolean
 wsi_shard_writer_add (WsiShardWriter * writer, const WsiPatchRecord * record,
-    guint width, guint height, guint channels, const guint8 * payload,
-    gsize size, const WsiStoreSlideRef * slide, GError ** error)
+    guint width, guint height, guint channels, guint n_views,
+    const guint8 * payload, gsize size, const WsiStoreSlideRef * slide,
+    GError ** error)
 {
   WsiStoreEntry entry;
 
@@ -205,6 +209,8 @@ wsi_shard_writer_add (WsiShardWriter * writer, const WsiPatchRecord * record,
   entry.width = width;
   entry.height = height;
   entry.channels = channels;
+  entry.n_views = n_views;
+  entry.slide_mpp = slide->mpp;
   if (!append (writer, payload, size, error))
     return FALSE;
   g_array_append_val (writer->entries, entry);
@@ -229,7 +235,7 @@ write_tail (WsiShardWriter * writer, WsiShardFooter * footer, GError ** error)
       G_VARIANT_TYPE (WSI_STORE_SLIDES_TYPE));
   memset (footer, 0, sizeof (*footer));
   memcpy (footer->magic, WSI_SHARD_FOOTER_MAGIC, sizeof (footer->magic));
-  footer->version = WSI_STORE_VERSION;
+  footer->version = writer->version;
   footer->n_patches = writer->entries->len;
   ok = pad_to_alignment (writer, error);
   footer->entries_offset = writer->written;

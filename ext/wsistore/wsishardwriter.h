@@ -53,17 +53,21 @@ typedef struct
   const gchar *label;
   const gchar *const *column_names;     /* NULL = none */
   const gchar *const *column_values;
+  gdouble mpp;                  /* level-0 um/px (`mpps`), 0 = unknown */
 } WsiStoreSlideRef;
 
+/* @views: the shard holds multi-view locations (format version 2). */
 WsiShardWriter *wsi_shard_writer_new (const gchar * dir, guint index,
-    WsiStoreEncoding encoding, const gchar * video_format, GError ** error);
+    WsiStoreEncoding encoding, const gchar * video_format, gboolean views,
+    GError ** error);
 
-/* Appends one patch: @payload (@size bytes, already encoded) and its
- * entry fields. */
+/* Appends one patch (@n_views 0) or multi-view location: @payload (@size
+ * bytes, already encoded; for views laid out as wsistoreformat.h says) and
+ * its entry fields. */
 gboolean wsi_shard_writer_add (WsiShardWriter * writer,
     const WsiPatchRecord * record, guint width, guint height, guint channels,
-    const guint8 * payload, gsize size, const WsiStoreSlideRef * slide,
-    GError ** error);
+    guint n_views, const guint8 * payload, gsize size,
+    const WsiStoreSlideRef * slide, GError ** error);
 
 guint wsi_shard_writer_count (const WsiShardWriter * writer);
 

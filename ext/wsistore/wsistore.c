@@ -96,12 +96,16 @@ add_shard (WsiStore * store, const WsiShardSummary * listed, gboolean verify,
   if (store->video_format == NULL) {
     store->encoding = shard->encoding;
     store->video_format = g_strdup (shard->video_format);
+    store->views = shard->views;
   } else if (shard->encoding != store->encoding
-      || strcmp (shard->video_format, store->video_format) != 0) {
+      || strcmp (shard->video_format, store->video_format) != 0
+      || shard->views != store->views) {
     leave_out (store, listed, g_strdup_printf ("Shard \"%s\" holds %s %s "
-            "patches, the store %s %s; its patches are skipped", shard->path,
+            "%s, the store %s %s %s; its patches are skipped", shard->path,
             wsi_store_encoding_name (shard->encoding), shard->video_format,
-            wsi_store_encoding_name (store->encoding), store->video_format));
+            shard->views ? "views" : "patches",
+            wsi_store_encoding_name (store->encoding), store->video_format,
+            store->views ? "views" : "patches"));
     wsi_shard_free (shard);
     return TRUE;
   }

@@ -46,6 +46,7 @@ typedef struct
   GPtrArray *warnings;          /* gchar*: one per shard left out */
   WsiStoreEncoding encoding;
   gchar *video_format;
+  gboolean views;               /* multi-view locations (version 2) */
 } WsiStore;
 
 WsiStore *wsi_store_open (const gchar * dir, gboolean allow_incomplete,

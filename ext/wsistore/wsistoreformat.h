@@ -38,7 +38,13 @@
 
 G_BEGIN_DECLS
 
+/* Version 1: every entry is one patch. Version 2: entries are multi-view
+ * locations (patchviews' buffers; WsiStoreEntry.n_views > 0). A reader of
+ * version 1 refuses version 2 instead of serving view payloads as pixels;
+ * patch stores are still written as version 1. */
 #define WSI_STORE_VERSION 1
+#define WSI_STORE_VERSION_VIEWS 2
+#define WSI_STORE_VERSION_MAX WSI_STORE_VERSION_VIEWS
 #define WSI_SHARD_MAGIC "WSISHARD"
 #define WSI_SHARD_FOOTER_MAGIC "WSISHEND"
 #define WSI_SHARD_ALIGN 64
@@ -58,7 +64,7 @@ typedef enum
 /**
  * WsiShardHeader:
  * @magic: "WSISHARD"
- * @version: WSI_STORE_VERSION
+ * @version: WSI_STORE_VERSION, or WSI_STORE_VERSION_VIEWS for views
  * @encoding: a #WsiStoreEncoding
  * @video_format: the pixels' video/x-raw format name ("RGB", "RGBA",
  *   "RGBx", "BGRx" or "GRAY8"), NUL-padded
@@ -83,8 +89,16 @@ G_STATIC_ASSERT (sizeof (WsiShardHeader) == 64);
  * @width: patch width, pixels
  * @height: patch height, pixels
  * @channels: bytes per pixel once decoded (3 for RGB, 4, 1 for GRAY8)
+ * @n_views: 0 for a patch; for a multi-view location (version 2) its
+ *   number of views: the payload is a #WsiStoreViewsHeader, n_views
+ *   #WsiStoreView and each view's payload (encoded like a patch, at the
+ *   view's size); @width and @height are then those of view 0
+ * @slide_mpp: the level-0 um/px of the patch's slide as the patch meta
+ *   carried it (`mpps`, from the slide meta's mpp-x), so a reader hands it
+ *   on instead of working it back from the record; 0 when unknown, and in
+ *   stores written before the field existed (it was reserved, hence 0)
  *
- * One patch of a shard, 128 bytes.
+ * One patch (or location) of a shard, 128 bytes.
  */
 typedef struct
 {
@@ -95,10 +109,47 @@ typedef struct
   guint32 width;
   guint32 height;
   guint32 channels;
-  guint32 reserved[8];
+  guint32 n_views;
+  guint32 reserved0;
+  gdouble slide_mpp;
+  guint32 reserved[4];
 } WsiStoreEntry;
 
 G_STATIC_ASSERT (sizeof (WsiStoreEntry) == 128);
+G_STATIC_ASSERT (G_STRUCT_OFFSET (WsiStoreEntry, slide_mpp) == 104);
+
+/* First bytes of a multi-view payload. */
+typedef struct
+{
+  guint32 n_views;              /* = the entry's n_views */
+  guint32 reserved[15];
+} WsiStoreViewsHeader;
+
+G_STATIC_ASSERT (sizeof (WsiStoreViewsHeader) == 64);
+
+#define WSI_STORE_VIEW_NAME_SIZE 64
+
+/**
+ * WsiStoreView:
+ * @record: the view's #WsiViewRecord as patchviews made it (out_width x
+ *   out_height pixels)
+ * @offset: first byte of the view's payload, from the start of the
+ *   location's payload
+ * @size: bytes of the view's payload
+ * @name: the view's name (view-names), NUL-padded
+ *
+ * One view of a multi-view location, 128 bytes.
+ */
+typedef struct
+{
+  WsiViewRecord record;
+  guint64 offset;
+  guint64 size;
+  gchar name[WSI_STORE_VIEW_NAME_SIZE];
+} WsiStoreView;
+
+G_STATIC_ASSERT (sizeof (WsiViewRecord) == 48);
+G_STATIC_ASSERT (sizeof (WsiStoreView) == 128);
 
 /**
  * WsiShardFooter:

@@ -181,10 +181,11 @@ manifest_from_json (WsiStoreManifest * m, JsonObject * o, const gchar * path,
 
   if (g_strcmp0 (format, WSI_STORE_FORMAT_NAME) != 0)
     return refuse (error, path, "its format is not " WSI_STORE_FORMAT_NAME);
-  if (version != WSI_STORE_VERSION) {
+  if (version < WSI_STORE_VERSION || version > WSI_STORE_VERSION_MAX) {
     g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,
         "\"%s\" is patch store version %" G_GINT64_FORMAT "; this gst-wsi "
-        "reads version %d only", path, version, WSI_STORE_VERSION);
+        "reads versions %d to %d", path, version, WSI_STORE_VERSION,
+        WSI_STORE_VERSION_MAX);
     return FALSE;
   }
   m->version = version;

@@ -31,8 +31,9 @@
  * are multiples of 4 (224, 256, 512, ...) have no padding at all.
  *
  * Each batch carries one `WsiPatchMeta` with `count` = patches in the batch
- * and the records, slide paths and labels of the patches in order, plus the
- * slide columns (`column-names` once, `column-values` count × columns) when
+ * and the records, slide paths and labels of the patches in order, each
+ * slide's `uris` entry and level-0 `mpps` (when the patches carry them),
+ * plus the slide columns (`column-names` once, `column-values` count × columns) when
  * the patches carry them (record version 2, docs/data-formats.md).
  * `GST_BUFFER_OFFSET` is the batch number (from 0) and
  * `GST_BUFFER_OFFSET_END` is offset + count; batch numbers restart after a

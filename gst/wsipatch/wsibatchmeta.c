@@ -23,6 +23,8 @@ wsi_batch_meta_clear (WsiBatchMeta * m)
   g_free (m->records);
   g_free (m->paths);
   g_free (m->labels);
+  g_free (m->uris);
+  g_free (m->mpps);
   g_strfreev (m->view_names);
   g_free (m->views);
   g_strfreev (m->column_names);
@@ -50,10 +52,13 @@ wsi_batch_meta_start (WsiBatchMeta * m, guint capacity)
     m->records = g_renew (WsiPatchRecord, m->records, capacity);
     m->paths = g_renew (const gchar *, m->paths, capacity + 1);
     m->labels = g_renew (const gchar *, m->labels, capacity + 1);
+    m->uris = g_renew (const gchar *, m->uris, capacity + 1);
+    m->mpps = g_renew (gdouble, m->mpps, capacity);
     m->capacity = capacity;
   }
   /* the view and column arrays are sized when a batch adopts names */
   m->n = 0;
+  m->has_slides = FALSE;
   g_clear_pointer (&m->view_names, g_strfreev);
   g_clear_pointer (&m->column_names, g_strfreev);
   m->n_views = 0;
@@ -173,6 +178,20 @@ append_columns (WsiBatchMeta * m, const GstStructure * in, guint i)
   }
 }
 
+/* Location @i's slide as the patch meta names it (uris, mpps: set by
+ * patchreader), so the batch hands on what no later stage reconstructs. */
+static void
+append_slide (WsiBatchMeta * m, const GstStructure * in, guint i)
+{
+  guint n_uris;
+  const gchar *const *uris = wsi_batch_meta_strv (in, "uris", &n_uris);
+
+  m->uris[m->n] = intern_cached (i < n_uris ? uris[i] : NULL, &m->last_uri);
+  m->mpps[m->n] = in ? wsi_patch_meta_mpp (in, i) : 0.0;
+  if (i < n_uris)
+    m->has_slides = TRUE;
+}
+
 gboolean
 wsi_batch_meta_append (WsiBatchMeta * m, const GstStructure * in, guint i,
     guint64 sequence, gboolean expect_views, gchar ** error)
@@ -198,6 +217,7 @@ wsi_batch_meta_append (WsiBatchMeta * m, const GstStructure * in, guint i,
   labels = wsi_batch_meta_strv (in, "labels", &n_strings);
   m->labels[m->n] = intern_cached (i < n_strings ? labels[i] : NULL,
       &m->last_label);
+  append_slide (m, in, i);
 
   if (expect_views && !append_views (m, in, i, error))
     return FALSE;
@@ -214,6 +234,10 @@ wsi_batch_meta_attach (WsiBatchMeta * m, GstBuffer * buf)
   m->paths[m->n] = NULL;
   m->labels[m->n] = NULL;
   s = wsi_patch_meta_add (buf, m->records, m->n, m->paths, m->labels);
+  if (m->has_slides) {
+    m->uris[m->n] = NULL;
+    wsi_patch_meta_set_slides (s, m->uris, m->mpps, m->n);
+  }
   if (m->n_views > 0) {
     GBytes *views = g_bytes_new (m->views,
         m->n * m->n_views * sizeof (WsiViewRecord));

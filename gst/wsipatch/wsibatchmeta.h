@@ -11,7 +11,10 @@
  * location, and writes it onto the batch buffer.
  *
  * Contract (field names in wsirecord.h): a batch of n locations gets
- * count = n, records, paths and labels (one each per location), and, when
+ * count = n, records, paths and labels (one each per location); uris and
+ * mpps (one each per location: the slide's uri, "" when a location has
+ * none, and its level-0 mpp, 0 when unknown) when any location has them;
+ * and, when
  * its first location has them, the record version 2 extensions: view-names
  * (once) with views (n × n-views WsiViewRecord, location-major), and
  * column-names (once) with column-values (n × n-columns, location-major).
@@ -19,7 +22,7 @@
  * later locations must have the same view names (else append fails) and
  * have their columns matched by name ("" where one is missing).
  * Cost: per location a 64-byte record copy, n-views 48-byte view copies
- * and a string intern per path, label and column value (a pointer compare
+ * and a string intern per path, label, uri and column value (a pointer compare
  * when it repeats the previous location's, the usual case); the arrays grow
  * to the largest batch once and are reused. Threading: none (the
  * streaming thread owns it). */
@@ -42,6 +45,11 @@ typedef struct
   const gchar **labels;
   const gchar *last_path;       /* the previous location's, for interning */
   const gchar *last_label;
+
+  gboolean has_slides;          /* some location brought uris and mpps */
+  const gchar **uris;           /* interned, room for a NULL */
+  gdouble *mpps;
+  const gchar *last_uri;
 
   guint n_views;                /* 0 when the batch has no view records */
   gchar **view_names;

@@ -768,25 +768,51 @@ name_worker (GstWsiStats * self, WsiThreadState * t, const WsiWorkMeta * m)
       m->worker_name);
 }
 
-/* The item a pool worker made, on the worker's lane, and the wait of the
+/* The I/O waits of one item, inside its work slice on the worker's lane:
+ * the time the worker was blocked on remote bytes, in its own colour. */
+static void
+draw_io_waits (GstWsiStats * self, const WsiWorkMeta * m)
+{
+  guint i;
+
+  for (i = 0; i < m->io.n && i < WSI_WORK_IO_WAITS; i++) {
+    if (m->io.end[i] <= m->io.start[i])
+      continue;
+    wsi_timeline_add_slice (self->timeline, m->worker_tid, "I/O wait",
+        "io-wait", timeline_ts (self, m->io.start[i]),
+        m->io.end[i] - m->io.start[i]);
+  }
+}
+
+/* The item a pool worker made: its work time and I/O waits counted for the
+ * summary; with a timeline, drawn on the worker's lane, and the wait of the
  * thread that queued it for room in the pool (blocked on downstream). Only
  * from the push on the pool's own pad: downstream pushes of the same
- * buffer would draw it again. */
+ * buffer would count it again. */
 static void
-draw_work (GstWsiStats * self, WsiThreadState * t, GstPad * pad,
+account_work (GstWsiStats * self, WsiThreadState * t, GstPad * pad,
     WsiElementStats * pusher, GstBuffer * buffer)
 {
   WsiWorkMeta *m;
 
-  if (self->timeline == NULL || self->work_meta_api == 0 || pusher == NULL)
+  if (self->work_meta_api == 0 || pusher == NULL)
     return;
   m = (WsiWorkMeta *) gst_buffer_get_meta (buffer, self->work_meta_api);
   if (m == NULL || m->pad != (gconstpointer) pad || m->worker_tid == 0)
+    return;
+  g_mutex_lock (&pusher->lock);
+  pusher->counts[WSI_COUNT_WORK_NS] += m->end > m->start ?
+      m->end - m->start : 0;
+  pusher->counts[WSI_COUNT_IO_WAIT_NS] += m->io.total_ns;
+  pusher->counts[WSI_COUNT_IO_WAITS] += m->io.count;
+  g_mutex_unlock (&pusher->lock);
+  if (self->timeline == NULL)
     return;
   name_worker (self, t, m);
   wsi_timeline_add_slice (self->timeline, m->worker_tid, pusher->name,
       "work", timeline_ts (self, m->start),
       m->end > m->start ? m->end - m->start : 0);
+  draw_io_waits (self, m);
   if (m->queued_tid != 0 && m->wait_end > m->wait_start)
     wsi_timeline_add_slice (self->timeline, m->queued_tid,
         pusher->blocked_name, "blocked", timeline_ts (self, m->wait_start),
@@ -807,7 +833,7 @@ push_pre (GstWsiStats * self, GstClockTime ts, GstPad * pad,
 
   calibrate_origin (self, ts);
   account_loop (self, t, pusher, ts);
-  draw_work (self, t, pad, pusher, buffer);
+  account_work (self, t, pad, pusher, buffer);
   buffer_info (self, pad, buffer, &info);
   if (pusher)
     account_out (pusher, pad, ts, &info);
@@ -831,7 +857,7 @@ push_list_pre (GstWsiStats * self, GstClockTime ts, GstPad * pad,
   for (i = 0; i < n; i++) {
     WsiBufferInfo info;
 
-    draw_work (self, t, pad, pusher, gst_buffer_list_get (list, i));
+    account_work (self, t, pad, pusher, gst_buffer_list_get (list, i));
     buffer_info (self, pad, gst_buffer_list_get (list, i), &info);
     if (pusher)
       account_out (pusher, pad, ts, &info);

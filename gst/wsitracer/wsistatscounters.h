@@ -62,6 +62,9 @@ typedef enum
   WSI_COUNT_SAMPLES,            /* queue: occupancy samples */
   WSI_COUNT_EMPTY,
   WSI_COUNT_FULL,
+  WSI_COUNT_WORK_NS,            /* pool: workers' time making items */
+  WSI_COUNT_IO_WAIT_NS,         /* pool: of which blocked on remote bytes */
+  WSI_COUNT_IO_WAITS,           /* pool: how many such waits */
   WSI_N_COUNTS
 } WsiCountKind;
 

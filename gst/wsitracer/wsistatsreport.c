@@ -114,6 +114,10 @@ element_structure (const WsiElementSnapshot * e)
         NULL);
   set_histograms (s, e);
 
+  if (e->work_s > 0)
+    gst_structure_set (s, "work-s", G_TYPE_DOUBLE, e->work_s,
+        "io-wait-s", G_TYPE_DOUBLE, e->io_wait_s,
+        "io-waits", G_TYPE_UINT64, e->io_waits, NULL);
   if (e->is_sink) {
     gst_structure_set (s, "busy-s", G_TYPE_DOUBLE, e->busy_s,
         "wait-s", G_TYPE_DOUBLE, e->wait_s, NULL);

@@ -253,6 +253,10 @@ wsi_stats_snapshot_add_element (WsiStatsSnapshot * s, WsiElementStats * es,
   }
   snapshot_histograms (e, es, c);
 
+  e->work_s = c->counts[WSI_COUNT_WORK_NS] / 1e9;
+  e->io_wait_s = c->counts[WSI_COUNT_IO_WAIT_NS] / 1e9;
+  e->io_waits = c->counts[WSI_COUNT_IO_WAITS];
+
   e->is_sink = es->is_sink;
   if (es->is_sink) {
     e->busy_s = c->counts[WSI_COUNT_BUSY_NS] / 1e9;

@@ -87,6 +87,11 @@ typedef struct
   GstStructure *read_stats;     /* a reader's `read-stats`, or NULL */
   WsiHistSnapshot hist[WSI_N_HISTS];
 
+  /* a pool (patchreader): its workers' time making items, and of that the
+   * time blocked on remote bytes (I/O wait) */
+  gdouble work_s, io_wait_s;
+  guint64 io_waits;
+
   gboolean is_sink;
   gdouble busy_s, wait_s;
   WsiVerdict verdict, verdict_window;

@@ -2,6 +2,8 @@
 `BatchStream`.  A plain container; the pixels' lifetime is that of the
 arrays (gstwsi._utils.buffers), the metadata arrays are copies.
 """
+import numpy as np
+
 from .metadata import PATCH_RECORD
 
 __all__ = ["Batch"]
@@ -21,15 +23,21 @@ class Batch:
     per location: `records` (structured PATCH_RECORD
     array) and its columns `slide_index`, `x`, `y`, `level`, `mpp`,
     `tissue_fraction`, `cycle`, `sequence`; `paths` and `labels` (lists of
-    str); `index` (batch number in the stream, counting resumed batches) and
+    str); `uris` (list of str: each patch's slide as the read layer opened
+    it, a file:// URI or the URL as shown; "" when unknown) and `slide_mpp`
+    (float64 array: the slide's level-0 um/px, default-mpp included, 0 when
+    unknown; `mpp` is the patch's own output um/px); `index` (batch number in the stream, counting resumed batches) and
     `offset` (the buffer's GST_BUFFER_OFFSET); `epoch` (the stream's epoch).
     """
 
     __slots__ = ("images", "records", "paths", "labels", "index", "offset", "epoch",
-                 "views", "view_records", "columns")
+                 "views", "view_records", "columns", "uris", "slide_mpp")
 
     def __init__(self, images, records, paths, labels, index, offset, epoch=0,
-                 views=None, view_records=None, columns=None):
+                 views=None, view_records=None, columns=None, uris=None, slide_mpp=None):
+        self.uris = uris if uris is not None else [""] * len(records)
+        self.slide_mpp = (slide_mpp if slide_mpp is not None
+                          else np.zeros(len(records), np.float64))
         self.views = views
         self.view_records = view_records
         self.columns = columns if columns is not None else {}
@@ -58,6 +66,8 @@ class Batch:
         out = {name: self.records[name] for name in PATCH_RECORD.names}
         out["path"] = self.paths
         out["label"] = self.labels
+        out["uri"] = self.uris
+        out["slide_mpp"] = self.slide_mpp
         for name, values in self.columns.items():
             out[name if name not in out else f"column_{name}"] = values
         return out

@@ -65,7 +65,8 @@ class WsiIterableDataset(torch.utils.data.IterableDataset):
     the main process); pass them to shard by hand.  Yields one dict per batch
     (`DataLoader(batch_size=None)`): "images" (uint8 N,H,W,C tensor), int64
     tensors "slide_index", "x", "y", "level", "cycle", "sequence", float
-    tensors "mpp", "tissue_fraction", lists "paths", "labels", ints "index",
+    tensors "mpp", "tissue_fraction", float64 tensor "slide_mpp" (the slide's
+    level-0 um/px, 0 = unknown), lists "paths", "labels", "uris", ints "index",
     "epoch"; "views" ({view name: tensor}) for multi-view pipelines and
     "columns" ({name: tensor, or list of str}) when slides have columns;
     float32 N,C,H,W "images" with patchbatch normalize=true.  Batches are copied (copy=True by default): they leave the
@@ -143,6 +144,8 @@ class WsiIterableDataset(torch.utils.data.IterableDataset):
                     out[name] = torch.from_numpy(batch.records[column].astype("float32"))
                 out["paths"] = batch.paths
                 out["labels"] = batch.labels
+                out["uris"] = batch.uris
+                out["slide_mpp"] = torch.from_numpy(batch.slide_mpp)
                 out["index"] = batch.index
                 out["epoch"] = batch.epoch
                 if batch.views is not None:

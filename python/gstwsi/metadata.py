@@ -3,8 +3,9 @@
 `PATCH_RECORD` and `VIEW_RECORD` mirror the C records of
 gst-libs/gst/wsi/wsirecord.h (docs/data-formats.md); `decode_metadata`
 copies a batch's record block (small: 64 bytes a patch) out of the meta so
-the metadata outlives the buffer, and reads the paths, labels, view records
-and slide-list columns that patchbatch attaches.  Pure functions, no state.
+the metadata outlives the buffer, and reads the paths, labels, slide uris
+and level-0 mpps, view records and slide-list columns that patchbatch
+attaches.  Pure functions, no state.
 """
 import re
 
@@ -74,9 +75,27 @@ def _view_meta(s, count):
     return names, records.reshape(count, len(names))
 
 
+def _slides(s, count):
+    """(uris, level-0 mpps) of every location: the meta's `uris` (GStrv) and
+    `mpps` (GstValueArray of double), as patchreader took them from the slide
+    meta; "" and 0.0 (unknown) when the meta has none (a buffer not made by
+    patchreader)."""
+    if not s.has_field("uris"):
+        return [""] * count, np.zeros(count, np.float64)
+    uris = list(s.get_value("uris") or [])
+    mpps = np.array(list(s.get_value("mpps") or []) if s.has_field("mpps") else [],
+                     np.float64)
+    if len(uris) != count or len(mpps) != count:
+        raise PipelineError(f"batch meta has {len(uris)} uris and {len(mpps)} mpps "
+                            f"for {count} locations")
+    return uris, mpps
+
+
 def decode_metadata(buffer):
-    """{records, paths, labels, view_names, view_records, columns} of a batch
-    buffer (PipelineError when it has no WsiPatchMeta or the parts disagree)."""
+    """{records, paths, labels, uris, mpps, view_names, view_records, columns}
+    of a batch buffer (PipelineError when it has no WsiPatchMeta or the parts
+    disagree).  `uris`: each location's slide as the read layer opened it;
+    `mpps`: its level-0 um/px (float64, 0 = unknown)."""
     meta = buffer.get_custom_meta("WsiPatchMeta")
     if meta is None:
         raise PipelineError("batch buffer has no WsiPatchMeta: the pipeline "
@@ -86,7 +105,9 @@ def decode_metadata(buffer):
     records = np.frombuffer(s.get_value("records").get_data(), PATCH_RECORD).copy()
     paths = list(s.get_value("paths") or [])
     labels = list(s.get_value("labels") or [])
+    uris, mpps = _slides(s, len(records))
     view_names, view_records = _view_meta(s, len(records))
-    return dict(records=records, paths=paths, labels=labels, view_names=view_names,
-                view_records=view_records, columns=_columns(s, len(records)))
+    return dict(records=records, paths=paths, labels=labels, uris=uris, mpps=mpps,
+                view_names=view_names, view_records=view_records,
+                columns=_columns(s, len(records)))
 

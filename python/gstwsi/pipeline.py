@@ -170,6 +170,10 @@ def standard_pipeline(location, *, batch_size=64, patch_size=224, target_mpp=Non
                       prefetch=256, sink="sink", **settings):
     """The documented gst-wsi training pipeline as a description string.
 
+    `location`: a slide, a folder, a list or manifest file, a patch store, or a
+    URL — `http(s)://`, `s3://BUCKET/KEY`, `gs://BUCKET/KEY`, and `s3://` or
+    `gs://` prefixes ending in `/`, listed like a folder (docs/remote.md).
+
     Every keyword sets one element property (table `_KEYWORDS`; `keyword_property(k)`
     tells which): slides `cycle seed slide_order rank world_size default_mpp
     tcga thumbnail_size annotations`; tissue `tissue_method saturation_threshold
@@ -253,9 +257,11 @@ def store_pipeline(location, *, batch_size=64, threads=2, seed=0, order="shuffle
     store"): patchstoresrc (shuffled per (seed, epoch), `epochs` 0 = for ever,
     `rank`/`world_size` from torchrun's RANK/WORLD_SIZE unless given) into
     patchbatch and an appsink, as a description string.  `standard_pipeline`
-    returns this when its location is a store.  Slide-reading keywords
-    (tissue, sampling, patch size) do not apply to a store: the patches are
-    stored as they were extracted; giving one raises `SettingsError`."""
+    returns this when its location is a store.  patchbatch_PROPERTY keywords
+    (patchbatch_normalize=True) set patchbatch as for slides.  Slide-reading
+    keywords (tissue, sampling, patch size) do not apply to a store: the
+    patches are stored as they were extracted; giving one raises
+    `SettingsError`."""
     loc = str(location).replace("\\", "\\\\").replace('"', '\\"')
     src = [f'location="{loc}"', f"threads={_value_text(threads)}",
            f"seed={_value_text(_number(seed, int))}", f"order={_value_text(order)}",
@@ -263,6 +269,10 @@ def store_pipeline(location, *, batch_size=64, threads=2, seed=0, order="shuffle
     batch = [f"batch-size={_value_text(batch_size)}"]
     for keyword, value in settings.items():
         if value is None:
+            continue
+        if keyword.startswith("patchbatch_") and len(keyword) > len("patchbatch_"):
+            batch.append(f"{keyword[len('patchbatch_'):].replace('_', '-')}="
+                         f"{_value_text(value)}")
             continue
         if keyword not in _STORE_KEYWORDS:
             raise SettingsError(f"{keyword}={value!r} does not apply to a patch store "

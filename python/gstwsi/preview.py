@@ -374,17 +374,24 @@ def _settings(pairs):
     return settings
 
 
+def _is_url(location):
+    """A location wsislidesrc reads remotely: http(s)://, s3://, gs:// (docs/remote.md)."""
+    scheme, sep, _ = str(location).partition("://")
+    return bool(sep) and scheme.lower() in ("http", "https", "s3", "gs")
+
+
 def _location(paths, tmpdir):
-    """One wsislidesrc location: the path itself, or a list file of several."""
+    """One wsislidesrc location: the path or URL itself, or a list file of several
+    (slide files and slide URLs; a list may name URLs)."""
     if len(paths) == 1:
         return paths[0]
     for p in paths:
-        if not os.path.isfile(p):
-            raise SettingsError(f"{p}: several slides must be files (give one folder or "
-                                f"list file alone)")
+        if not _is_url(p) and not os.path.isfile(p):
+            raise SettingsError(f"{p}: several slides must be files or URLs (give one "
+                                f"folder, prefix or list file alone)")
     listing = os.path.join(tmpdir, "slides.txt")
     with open(listing, "w") as f:
-        f.write("".join(os.path.abspath(p) + "\n" for p in paths))
+        f.write("".join((p if _is_url(p) else os.path.abspath(p)) + "\n" for p in paths))
     return listing
 
 
@@ -407,7 +414,9 @@ def main(argv=None):
                "'tissuemask method=hsv ! patchsampler patch-size=256 target-mpp=1'",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("slides", nargs="+", help="a slide, a folder (searched recursively), "
-                        "a list or manifest file, or several slide files")
+                        "a list or manifest file, or several slide files; any of them may be "
+                        "a URL (http(s)://, s3://, gs://; an s3:// or gs:// prefix ending in / "
+                        "is listed like a folder)")
     parser.add_argument("-o", "--output", default="wsi-preview", help="output folder "
                         "(default ./wsi-preview)")
     parser.add_argument("--set", action="append", metavar="KEY=VALUE",

@@ -314,7 +314,8 @@ class BatchStream:
         batch = Batch(images, meta["records"], meta["paths"], meta["labels"],
                       self._epoch_skip + self.epoch_batches, buffer.offset, self.epoch,
                       views=views, view_records=meta["view_records"],
-                      columns=meta["columns"])
+                      columns=meta["columns"], uris=meta["uris"],
+                      slide_mpp=meta["mpps"])
         self.epoch_batches += 1
         self.batches += 1
         self.patches += len(meta["records"])

@@ -12,25 +12,33 @@
  * (issue 21), on the same patches, in one run.
  *
  * The standard pipeline extracts --patches patches of --patch-size px once
- * (seeded) into a raw store and a jpeg store (a tee: the same patches).
- * Then, for each thread count of --threads, --repeats rounds alternate:
+ * (seeded) into a raw, a yuv420 and a jpeg store (a tee: the same
+ * patches). Then, for each thread count of --threads, --repeats rounds
+ * alternate:
  *   slides   the same seeded pipeline, patchreader threads=T, into
  *            patchbatch batch-size=B ! fakesink (READY to EOS: slide
  *            opening, masks and preroll included);
- *   jpeg     patchstoresrc threads=T verify=false on the jpeg store, same
- *            batches (page cache warm: every shard was read before);
- *   raw      the same on the raw store;
+ *   jpeg, yuv420, raw  patchstoresrc threads=T verify=false epochs=E on
+ *            each store, same batches (page cache warm: every shard was
+ *            read before);
  *   bare     T threads decoding every JPEG of the jpeg store with
  *            libjpeg-turbo straight from the mapped shards, nothing else
  *            (same output colour space, same integer DCT);
- *   multicrop  patchviews preset=dinov2 after patchreader (slides) and
- *            after patchstoresrc (jpeg store), batched.
- * Medians (min..max) of patches/s, per core (/T), the jpeg/bare ratio and
- * the bytes per patch of each store are printed.
+ *   multicrop  patchviews preset=dinov2 threads=T after patchreader
+ *            (slides), after patchstoresrc on the jpeg store (patchviews
+ *            decodes the JPEGs: image/jpeg), and the same with a
+ *            video/x-raw capsfilter (patchstoresrc decodes), batched.
+ * Printed: medians (min..max) of patches/s (wall clock) and of patches per
+ * CPU-second (user + system time of the process: what one core does,
+ * whatever else runs on the machine), the store sizes per patch, the
+ * ratios against issue 21's goals and slipstream's published figures.
+ * The defaults take about 2-3 minutes on 2 idle cores:
  *
- *   bench-store --location DIR [--patches 2048] [--patch-size 256]
- *               [--batch-size 64] [--threads 1,2] [--repeats 3]
- *               [--quality 90] [--out DIR] [--reader-extra P=V]
+ *   meson devenv -C build ./tests/benchmarks/bench-store
+ *       [--location SLIDES (default ../shared/slides/Aperio-CMU-1-Small-
+ *       Region.svs beside the source tree)] [--patches 1024]
+ *       [--patch-size 256] [--batch-size 64] [--threads 1,2] [--repeats 3]
+ *       [--quality 90] [--epochs 4] [--out DIR] [--reader-extra P=V]
  */
 
 #include <gst/gst.h>
@@ -39,6 +47,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "wsistoreformat.h"
 
@@ -46,7 +55,7 @@ typedef struct
 {
   gchar *location;
   gchar *out;
-  gint patches, patch_size, batch_size, repeats, quality;
+  gint patches, patch_size, batch_size, repeats, quality, epochs;
   gchar *threads;
   gchar *reader_extra;
 } BenchOptions;
@@ -59,6 +68,17 @@ source_description (const BenchOptions * o, guint threads)
       "patchinterleave ! patchreader threads=%u %s", o->location,
       o->patch_size, o->patches, threads, o->reader_extra ? o->reader_extra :
       "");
+}
+
+/* User + system seconds of the whole process so far. */
+static gdouble
+cpu_seconds (void)
+{
+  struct rusage usage;
+
+  getrusage (RUSAGE_SELF, &usage);
+  return usage.ru_utime.tv_sec + usage.ru_utime.tv_usec / 1e6
+      + usage.ru_stime.tv_sec + usage.ru_stime.tv_usec / 1e6;
 }
 
 /* Runs @description from READY to EOS; returns the seconds. */
@@ -244,45 +264,97 @@ run_bare (GPtrArray * jpegs, guint threads, gint size)
 /* ---- measurements ---------------------------------------------------------- */
 
 enum
-{ SLIDES, JPEG, RAW, BARE, MULTICROP_SLIDES, MULTICROP_JPEG, N_KINDS };
-
-static const gchar *const kind_names[N_KINDS] = {
-  "slides (patchreader)", "jpeg store", "raw store",
-  "bare libjpeg-turbo loop", "multi-crop dinov2, slides",
-  "multi-crop dinov2, jpeg store"
+{
+  SLIDES, JPEG, YUV420, RAW, BARE, MULTICROP_SLIDES, MULTICROP_JPEG,
+  MULTICROP_JPEG_PIXELS, N_KINDS
 };
 
-static gdouble
-measure (const BenchOptions * o, gint kind, guint threads, const gchar * raw,
-    const gchar * jpeg, GPtrArray * jpegs)
+static const gchar *const kind_names[N_KINDS] = {
+  "slides (patchreader)", "jpeg store", "yuv420 store", "raw store",
+  "bare libjpeg-turbo loop, same JPEGs", "multi-crop dinov2, slides",
+  "multi-crop dinov2, jpeg store (patchviews decodes)",
+  "multi-crop dinov2, jpeg store (patchstoresrc decodes)"
+};
+
+/* The three stores and the JPEGs of the jpeg one. */
+typedef struct
 {
-  gchar *desc = NULL, *src;
-  gdouble seconds;
+  gchar *raw, *yuv420, *jpeg;
+  GPtrArray *jpegs;
+} Stores;
+
+/* One run: patches per wall-clock second and per CPU-second. */
+typedef struct
+{
+  gdouble wall, cpu;
+} Rate;
+
+/* Epochs a row serves: the plain store rows and the bare loop run
+ * --epochs times over the store, the others once. */
+static gint
+served_epochs (const BenchOptions * o, gint kind)
+{
+  return kind == JPEG || kind == YUV420 || kind == RAW || kind == BARE ?
+      MAX (o->epochs, 1) : 1;
+}
+
+static gchar *
+store_description (const BenchOptions * o, gint kind, guint threads,
+    const Stores * stores)
+{
+  const gchar *store = kind == RAW ? stores->raw : kind == YUV420 ?
+      stores->yuv420 : stores->jpeg;
+  gchar *views = g_strdup_printf ("%spatchviews preset=dinov2 seed=1 "
+      "threads=%u !", kind == MULTICROP_JPEG_PIXELS ? "video/x-raw ! " : "",
+      threads);
+  gchar *desc = g_strdup_printf ("patchstoresrc location=\"%s\" threads=%u "
+      "verify=false epochs=%d ! %s queue ! patchbatch batch-size=%d ! "
+      "fakesink sync=false", store, threads, served_epochs (o, kind),
+      kind >= MULTICROP_JPEG ? views : "", o->batch_size);
+
+  g_free (views);
+  return desc;
+}
+
+static Rate
+measure (const BenchOptions * o, gint kind, guint threads,
+    const Stores * stores)
+{
+  gchar *desc = NULL, *src, *views;
+  gdouble seconds, cpu = cpu_seconds ();
+  Rate rate;
 
   switch (kind) {
     case SLIDES:
     case MULTICROP_SLIDES:
       src = source_description (o, threads);
+      views = g_strdup_printf ("patchviews preset=dinov2 seed=1 threads=%u "
+          "!", threads);
       desc = g_strdup_printf ("%s ! %s queue ! patchbatch batch-size=%d ! "
-          "fakesink sync=false", src, kind == SLIDES ? "" :
-          "patchviews preset=dinov2 seed=1 threads=1 !", o->batch_size);
+          "fakesink sync=false", src, kind == SLIDES ? "" : views,
+          o->batch_size);
+      g_free (views);
       g_free (src);
       break;
-    case JPEG:
-    case RAW:
-    case MULTICROP_JPEG:
-      desc = g_strdup_printf ("patchstoresrc location=\"%s\" threads=%u "
-          "verify=false ! %s queue ! patchbatch batch-size=%d ! fakesink "
-          "sync=false", kind == RAW ? raw : jpeg, threads,
-          kind == MULTICROP_JPEG ? "patchviews preset=dinov2 seed=1 "
-          "threads=1 !" : "", o->batch_size);
-      break;
     case BARE:
-      return o->patches / run_bare (jpegs, threads, o->patch_size);
+      break;
+    default:
+      desc = store_description (o, kind, threads, stores);
+      break;
   }
-  seconds = run_timed (desc);
+  if (desc != NULL) {
+    seconds = run_timed (desc);
+  } else {
+    gint e;
+
+    for (seconds = 0, e = 0; e < served_epochs (o, kind); e++)
+      seconds += run_bare (stores->jpegs, threads, o->patch_size);
+  }
+  cpu = cpu_seconds () - cpu;
   g_free (desc);
-  return o->patches / seconds;
+  rate.wall = (gdouble) o->patches * served_epochs (o, kind) / seconds;
+  rate.cpu = (gdouble) o->patches * served_epochs (o, kind) / MAX (cpu, 1e-6);
+  return rate;
 }
 
 static gint
@@ -293,88 +365,202 @@ compare_doubles (gconstpointer a, gconstpointer b)
   return x < y ? -1 : x > y;
 }
 
+static gdouble
+median (const gdouble * values, gint n, gdouble * lo, gdouble * hi)
+{
+  gdouble sorted[16];
+
+  memcpy (sorted, values, n * sizeof (gdouble));
+  qsort (sorted, n, sizeof (gdouble), compare_doubles);
+  if (lo)
+    *lo = sorted[0];
+  if (hi)
+    *hi = sorted[n - 1];
+  return sorted[n / 2];
+}
+
+/* The median over rounds of kind @a's rate over kind @b's, each round's
+ * pair measured next to each other. */
+static gdouble
+median_ratio (Rate rates[N_KINDS][16], gint a, gint b, gint n, gboolean cpu)
+{
+  gdouble ratios[16];
+  gint r;
+
+  for (r = 0; r < n; r++)
+    ratios[r] = cpu ? rates[a][r].cpu / rates[b][r].cpu :
+        rates[a][r].wall / rates[b][r].wall;
+  return median (ratios, n, NULL, NULL);
+}
+
+static void
+print_goals (Rate rates[N_KINDS][16], gint n, guint threads)
+{
+  gdouble values[16], raw_cpu, ratio;
+  gint r;
+
+  for (r = 0; r < n; r++)
+    values[r] = rates[RAW][r].cpu;
+  raw_cpu = median (values, n, NULL, NULL);
+  g_print ("- threads=%u: raw store %.0f patches per CPU-second = %.2fx the "
+      "goal of 20,000 per core\n", threads, raw_cpu, raw_cpu / 20000.0);
+  ratio = median_ratio (rates, JPEG, BARE, n, FALSE);
+  g_print ("- threads=%u: jpeg store / bare loop = %.2f (wall), %.2f (per "
+      "CPU-second); goal >= 0.90\n", threads, ratio, median_ratio (rates,
+          JPEG, BARE, n, TRUE));
+  ratio = median_ratio (rates, MULTICROP_JPEG, MULTICROP_SLIDES, n, FALSE);
+  g_print ("- threads=%u: multi-crop jpeg store / slides = %.2f (wall), %.2f "
+      "(per CPU-second); goal >= 2. Decoded by patchviews / by "
+      "patchstoresrc: %.2f (wall)\n", threads, ratio, median_ratio (rates,
+          MULTICROP_JPEG, MULTICROP_SLIDES, n, TRUE), median_ratio (rates,
+          MULTICROP_JPEG, MULTICROP_JPEG_PIXELS, n, FALSE));
+}
+
+static void
+print_slipstream (void)
+{
+  g_print ("\nslipstream's published figures (issue 21; NOT this machine: a "
+      "23-thread AMD EPYC, ImageNet-sized images of about 400x350 px, "
+      "random-resized crops to 224 px, not whole patches into batches):\n"
+      "- raw I/O from its memory-mapped cache: ~480,000 samples/s\n"
+      "- JPEG decode + random-resized crop, CPU, thread-local TurboJPEG, "
+      "DCT-space crops: 16,700/s (~730/s per thread); its notebook ~5,700/s\n"
+      "- YUV420 + random-resized crop: 45,000/s (~1,960/s per thread)\n"
+      "- GPU decode + crop: ~10,000/s\n");
+}
+
+/* Extracts the three stores through a tee: the same patches. */
+static void
+extract_stores (const BenchOptions * o, const Stores * stores)
+{
+  gchar *src = source_description (o, 2);
+  gchar *desc = g_strdup_printf ("%s ! tee name=t ! queue ! patchstoresink "
+      "location=\"%s\" t. ! queue ! patchstoresink location=\"%s\" "
+      "encoding=yuv420 t. ! queue ! patchstoresink location=\"%s\" "
+      "encoding=jpeg quality=%d", src, stores->raw, stores->yuv420,
+      stores->jpeg, o->quality);
+
+  g_print ("extracting %d patches of %d px: %.1f s\n", o->patches,
+      o->patch_size, run_timed (desc));
+  g_free (desc);
+  g_free (src);
+}
+
 int
 main (int argc, char **argv)
 {
-  BenchOptions o = { NULL, NULL, 2048, 256, 64, 3, 90, NULL, NULL };
+  BenchOptions o = { NULL, NULL, 1024, 256, 64, 3, 90, 4, NULL, NULL };
   GOptionEntry entries[] = {
-    {"location", 0, 0, G_OPTION_ARG_FILENAME, &o.location, "Slides", "DIR"},
+    {"location", 0, 0, G_OPTION_ARG_FILENAME, &o.location, "Slides (default: "
+          "../shared/slides/Aperio-CMU-1-Small-Region.svs beside the source "
+          "tree)", "DIR"},
     {"out", 0, 0, G_OPTION_ARG_FILENAME, &o.out, "Where the stores go "
-          "(default: a temporary folder)", "DIR"},
-    {"patches", 0, 0, G_OPTION_ARG_INT, &o.patches, "Patches (2048)", "N"},
+          "(default: a temporary folder, removed at the end)", "DIR"},
+    {"patches", 0, 0, G_OPTION_ARG_INT, &o.patches, "Patches (1024)", "N"},
     {"patch-size", 0, 0, G_OPTION_ARG_INT, &o.patch_size, "px (256)", "P"},
     {"batch-size", 0, 0, G_OPTION_ARG_INT, &o.batch_size, "(64)", "B"},
     {"threads", 0, 0, G_OPTION_ARG_STRING, &o.threads, "List (1,2)", "T,.."},
     {"repeats", 0, 0, G_OPTION_ARG_INT, &o.repeats, "Rounds (3)", "R"},
     {"quality", 0, 0, G_OPTION_ARG_INT, &o.quality, "JPEG quality (90)", "Q"},
+    {"epochs", 0, 0, G_OPTION_ARG_INT, &o.epochs, "Epochs each store row "
+          "serves, and rounds of the bare loop (4): a raw epoch of 1024 "
+          "patches takes tens of ms, start-up would weigh", "E"},
     {"reader-extra", 0, 0, G_OPTION_ARG_STRING, &o.reader_extra, "More "
-          "patchreader properties for the slides rows, e.g. "
-          "tile-cache-size=0 (a slide set larger than the tile cache)", "P=V"},
+          "patchreader properties for the slides rows (default "
+          "tile-cache-size=0: a training set of many slides does not fit "
+          "the tile cache, one small slide would; \"\" for none)", "P=V"},
     {NULL}
   };
   GOptionContext *ctx = g_option_context_new ("- slides vs patch store");
   GError *err = NULL;
-  gchar *raw, *jpeg, *desc, *src, **threads;
+  gchar **threads;
+  gboolean own_out;
+  Stores stores;
   GPtrArray *maps = g_ptr_array_new_with_free_func ((GDestroyNotify)
-      g_mapped_file_unref), *jpegs;
+      g_mapped_file_unref);
   guint t;
-  gint kind, r;
+  gint kind, r, n;
 
   g_option_context_add_main_entries (ctx, entries, NULL);
   g_option_context_add_group (ctx, gst_init_get_option_group ());
-  if (!g_option_context_parse (ctx, &argc, &argv, &err) || !o.location) {
-    g_printerr ("%s\n", err ? err->message : "--location is required");
+  if (!g_option_context_parse (ctx, &argc, &argv, &err)) {
+    g_printerr ("%s\n", err->message);
     return 2;
   }
-  if (o.out == NULL)
+  if (o.reader_extra == NULL)
+    o.reader_extra = g_strdup ("tile-cache-size=0");
+  if (o.location == NULL)
+    o.location = g_build_filename (WSI_SOURCE_ROOT, "..", "shared", "slides",
+        "Aperio-CMU-1-Small-Region.svs", NULL);
+  if (!g_file_test (o.location, G_FILE_TEST_EXISTS)) {
+    g_printerr ("no slides at %s: give --location\n", o.location);
+    return 2;
+  }
+  n = CLAMP (o.repeats, 1, 16);
+  own_out = o.out == NULL;
+  if (own_out)
     o.out = g_dir_make_tmp ("bench-store-XXXXXX", NULL);
-  raw = g_build_filename (o.out, "raw", NULL);
-  jpeg = g_build_filename (o.out, "jpeg", NULL);
-  remove_dir (raw);
-  remove_dir (jpeg);
+  stores.raw = g_build_filename (o.out, "raw", NULL);
+  stores.yuv420 = g_build_filename (o.out, "yuv420", NULL);
+  stores.jpeg = g_build_filename (o.out, "jpeg", NULL);
+  remove_dir (stores.raw);
+  remove_dir (stores.yuv420);
+  remove_dir (stores.jpeg);
 
-  src = source_description (&o, 2);
-  desc = g_strdup_printf ("%s ! tee name=t ! queue ! patchstoresink "
-      "location=\"%s\" t. ! queue ! patchstoresink location=\"%s\" "
-      "encoding=jpeg quality=%d", src, raw, jpeg, o.quality);
-  g_print ("extracting %d patches of %d px: %.1f s\n", o.patches,
-      o.patch_size, run_timed (desc));
-  g_free (desc);
-  g_free (src);
-  jpegs = load_jpegs (jpeg, maps);
-  g_print ("store size per patch: raw %.0f bytes, jpeg q%d %.0f bytes "
-      "(%.1fx smaller); %u JPEGs\n", (gdouble) dir_bytes (raw) / o.patches,
-      o.quality, (gdouble) dir_bytes (jpeg) / o.patches,
-      (gdouble) dir_bytes (raw) / dir_bytes (jpeg), jpegs->len);
+  g_print ("slides: %s (patchreader %s)\n", o.location, o.reader_extra);
+  extract_stores (&o, &stores);
+  stores.jpegs = load_jpegs (stores.jpeg, maps);
+  g_print ("store size per patch: raw %.0f bytes, yuv420 %.0f, jpeg q%d "
+      "%.0f (%.1fx smaller than raw); %u JPEGs\n",
+      (gdouble) dir_bytes (stores.raw) / o.patches,
+      (gdouble) dir_bytes (stores.yuv420) / o.patches, o.quality,
+      (gdouble) dir_bytes (stores.jpeg) / o.patches,
+      (gdouble) dir_bytes (stores.raw) / dir_bytes (stores.jpeg),
+      stores.jpegs->len);
 
   threads = g_strsplit (o.threads ? o.threads : "1,2", ",", -1);
-  g_print ("\n| source | threads | patches/s median (min..max) | per core |\n"
-      "|---|---|---|---|\n");
   for (t = 0; threads[t] != NULL; t++) {
-    guint n = (guint) g_ascii_strtoull (threads[t], NULL, 10);
-    gdouble rates[N_KINDS][16];
+    guint nt = (guint) g_ascii_strtoull (threads[t], NULL, 10);
+    Rate rates[N_KINDS][16];
 
-    /* a warm-up round: page cache, registry, allocator */
-    for (kind = 0; kind < N_KINDS; kind++)
-      measure (&o, kind, n, raw, jpeg, jpegs);
-    for (r = 0; r < MIN (o.repeats, 16); r++)
+    g_print ("\n%d patches of %d px, batches of %d, threads=%u, %d rounds:"
+        "\n\n| source | threads | patches/s median (min..max) | patches per "
+        "CPU-second median (min..max) |\n|---|---|---|---|\n", o.patches,
+        o.patch_size, o.batch_size, nt, n);
+    /* a warm-up of the stores (page cache, allocator); the slide was just
+     * read by the extraction */
+    for (kind = JPEG; kind <= BARE; kind++)
+      measure (&o, kind, nt, &stores);
+    for (r = 0; r < n; r++)
       for (kind = 0; kind < N_KINDS; kind++)
-        rates[kind][r] = measure (&o, kind, n, raw, jpeg, jpegs);
+        rates[kind][r] = measure (&o, kind, nt, &stores);
     for (kind = 0; kind < N_KINDS; kind++) {
-      gdouble median;
+      gdouble wall[16], cpu[16], wlo, whi, clo, chi, wm, cm;
 
-      qsort (rates[kind], MIN (o.repeats, 16), sizeof (gdouble),
-          compare_doubles);
-      median = rates[kind][MIN (o.repeats, 16) / 2];
-      g_print ("| %s | %u | %.0f (%.0f..%.0f) | %.0f |\n", kind_names[kind],
-          n, median, rates[kind][0], rates[kind][MIN (o.repeats, 16) - 1],
-          median / n);
+      for (r = 0; r < n; r++) {
+        wall[r] = rates[kind][r].wall;
+        cpu[r] = rates[kind][r].cpu;
+      }
+      wm = median (wall, n, &wlo, &whi);
+      cm = median (cpu, n, &clo, &chi);
+      g_print ("| %s | %u | %.0f (%.0f..%.0f) | %.0f (%.0f..%.0f) |\n",
+          kind_names[kind], nt, wm, wlo, whi, cm, clo, chi);
     }
+    g_print ("\nGoals (issue 21), medians of per-round ratios:\n");
+    print_goals (rates, n, nt);
   }
+  print_slipstream ();
   g_strfreev (threads);
-  g_ptr_array_unref (jpegs);
+  g_ptr_array_unref (stores.jpegs);
   g_ptr_array_unref (maps);
-  g_free (raw);
-  g_free (jpeg);
+  if (own_out) {
+    remove_dir (stores.raw);
+    remove_dir (stores.yuv420);
+    remove_dir (stores.jpeg);
+    g_rmdir (o.out);
+  }
+  g_free (stores.raw);
+  g_free (stores.yuv420);
+  g_free (stores.jpeg);
   return 0;
 }

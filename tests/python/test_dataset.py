@@ -50,6 +50,11 @@ def test_two_ranks_two_workers_disjoint_and_complete(slides):
             for batch in ds:
                 assert batch["images"].shape[1:] == (PATCH, PATCH, 3)
                 assert batch["slide_index"].dtype == torch.int64
+                assert len(batch["uris"]) == len(batch["paths"])
+                assert all(u.startswith("file://") for u in batch["uris"])
+                assert batch["slide_mpp"].dtype == torch.float64
+                assert torch.allclose(batch["slide_mpp"],
+                                      torch.full_like(batch["slide_mpp"], 0.25))
                 paths.update(batch["paths"])
             seen[(rank, worker)] = paths
     everything = [p for paths in seen.values() for p in paths]

@@ -83,3 +83,24 @@ def test_train_ddp_finite_equal_counts(slides, example_env):
     assert r0["patches"] == r1["patches"] == 2 * 8
     assert r0["steps"] == r1["steps"] == 2
     assert not set(r0["slides"]) & set(r1["slides"])
+
+
+def test_mil_store(slides, example_env, tmp_root):
+    """examples/mil_store.py end to end: the grid extracted into a store once,
+    features from the store, the MIL head trained; a second run reuses the
+    store and sees the same patches."""
+    pytest.importorskip("torch")
+    store = tmp_root / "mil-store"
+    cmd = [sys.executable, str(ROOT / "examples" / "mil_store.py"), "--slides", str(slides),
+           "--store", str(store), "--patch-size", "64", "--batch-size", "8",
+           "--epochs", "2"]
+    first = run(cmd, example_env)
+    patches = json.loads((store / "manifest.json").read_text())["patches"]
+    assert patches > 0
+    assert f"extracted {patches} patches" in first
+    epochs = [json.loads(line)["epoch"] for line in first.splitlines() if line.startswith("{")]
+    assert epochs == [0, 1]
+    assert f"done: 5 slides, {patches} patches" in first
+    second = run(cmd, example_env)
+    assert "extraction skipped" in second
+    assert f"done: 5 slides, {patches} patches" in second

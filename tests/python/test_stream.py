@@ -9,6 +9,7 @@ import pytest
 
 import gstwsi
 from gstwsi.stream import Gst
+from gi.repository import GLib
 
 BATCH, PATCH, PER_SLIDE = 8, 32, 8
 
@@ -55,6 +56,12 @@ def test_metadata_arrays(slides):
             # slide_index is the position in the sorted collection
             assert path.endswith(names[index])
             seen.add(path)
+        # each patch names its slide's file (what patchreader opened) and its
+        # level-0 resolution, from the slide meta: nothing to reconstruct
+        assert [GLib.filename_from_uri(u)[0] for u in b.uris] == \
+            [str(slides / names[i]) for i in b.slide_index]
+        assert b.slide_mpp.dtype == np.float64 and np.allclose(b.slide_mpp, 0.25)
+        assert b.metadata()["uri"] == b.uris
         # 0.5 mpp output from 0.25 mpp slides: 64 px footprints inside 2048x1536
         assert np.allclose(b.mpp, 0.5)
         assert (b.records["footprint"] == 2 * PATCH).all()
@@ -242,4 +249,7 @@ def test_latin1_file_names(tmp_root, slides):
         warnings_seen = list(stream.warnings)
     assert len(batches) == PER_SLIDE // BATCH
     assert all(p.endswith("caf\\xE9" + source.suffix) for b in batches for p in b.paths)
+    # the uri keeps the name's exact bytes: it opens the very file
+    assert {GLib.filename_from_uri(u)[0] for b in batches for u in b.uris} == \
+        {os.fsdecode(good)}
     assert any("d\\xE9fectueux.svs" in w for w in map(str, warnings_seen))

@@ -316,3 +316,22 @@ wsi_byte_source_open (const gchar * location, GError ** error)
   }
   return file_source_open (location, error);
 }
+
+/* ---- I/O waits ----------------------------------------------------------- */
+
+static WsiByteSourceWaitFunc wait_func;
+
+void
+wsi_byte_source_set_wait_func (WsiByteSourceWaitFunc func)
+{
+  g_atomic_pointer_set (&wait_func, func);
+}
+
+void
+wsi_byte_source_note_wait (gint64 start_us)
+{
+  WsiByteSourceWaitFunc func = g_atomic_pointer_get (&wait_func);
+
+  if (func != NULL)
+    func ((guint64) start_us * 1000, (guint64) g_get_monotonic_time () * 1000);
+}

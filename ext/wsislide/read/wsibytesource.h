@@ -118,6 +118,18 @@ const gchar *wsi_byte_source_get_display_uri (const WsiByteSource * source);
 const gchar *wsi_byte_source_get_identity (const WsiByteSource * source);
 gboolean wsi_byte_source_is_local (const WsiByteSource * source);
 
+/* Called with the monotonic times (ns, the clock of
+ * gst_util_get_timestamp()) of each interval a reading thread spent
+ * blocked on remote bytes (a request, or waiting for a prefetch), on that
+ * thread. Set once by whoever reports it (the wsislide plugin: the pool's
+ * per-item I/O waits, drawn by the wsistats tracer); NULL: nobody. */
+typedef void (*WsiByteSourceWaitFunc) (guint64 start_ns, guint64 end_ns);
+void wsi_byte_source_set_wait_func (WsiByteSourceWaitFunc func);
+
+/* For implementations: reports a wait that began at @start_us
+ * (g_get_monotonic_time ()) and ends now. */
+void wsi_byte_source_note_wait (gint64 start_us);
+
 /* For implementations: fills the common fields (takes copies). */
 void wsi_byte_source_init (WsiByteSource * source,
     const WsiByteSourceClass * klass, const gchar * location,

@@ -10,8 +10,9 @@
 /*
  * wsidicom.c: the DICOM parser of wsidicom.h, limited to what the VL Whole
  * Slide Microscopy IOD needs (see there for the contract). One generic walk
- * over explicit VR little endian elements, with a small visitor that picks
- * the attributes by tag and enclosing sequence: no tree, no dictionary.
+ * over little endian elements (explicit VR, or implicit with the VRs of
+ * the attributes used from a small table), with a small visitor that picks
+ * the attributes by tag and enclosing sequence: no tree.
  */
 
 #ifdef HAVE_CONFIG_H
@@ -59,7 +60,7 @@
 #define TAG_TOTAL_ROWS TAG (0x0048, 0x0007)
 #define TAG_OPTICAL_PATH_SEQUENCE TAG (0x0048, 0x0105)
 #define TAG_OPTICAL_PATH_ID TAG (0x0048, 0x0106)
-#define TAG_OBJECTIVE_POWER TAG (0x0048, 0x0113)
+#define TAG_OBJECTIVE_POWER TAG (0x0048, 0x0112)
 #define TAG_OPTICAL_PATH_ID_SEQUENCE TAG (0x0048, 0x0207)
 #define TAG_PLANE_POSITION_SLIDE TAG (0x0048, 0x021A)
 #define TAG_COLUMN_POSITION TAG (0x0048, 0x021E)
@@ -84,6 +85,8 @@ typedef struct
   gsize capacity;
   guint64 start;                /* file offset of buf[0] */
   gsize length;                 /* valid bytes in buf */
+  /* The data set (not the group 2 meta) is implicit VR little endian. */
+  gboolean implicit;
 } Window;
 
 static gboolean
@@ -184,6 +187,42 @@ vr_has_long_length (const gchar * vr)
   return FALSE;
 }
 
+/* The VRs of the attributes this parser uses, for implicit VR data sets
+ * (PS3.6); any other attribute is "UN", an opaque value to skip (or a
+ * sequence, when its length is undefined). */
+static const gchar *
+implicit_vr (guint32 tag)
+{
+  static const struct
+  {
+    guint32 tag;
+    const gchar *vr;
+  } dictionary[] = {
+    {TAG_IMAGE_TYPE, "CS"}, {TAG_SOP_CLASS, "UI"}, {TAG_SOP_INSTANCE, "UI"},
+    {TAG_SERIES_UID, "UI"}, {TAG_CONCATENATION_UID, "UI"},
+    {TAG_CONCATENATION_OFFSET, "UL"}, {TAG_DIMENSION_ORGANIZATION, "CS"},
+    {TAG_SAMPLES_PER_PIXEL, "US"}, {TAG_PHOTOMETRIC, "CS"},
+    {TAG_PLANAR_CONFIGURATION, "US"}, {TAG_NUMBER_OF_FRAMES, "IS"},
+    {TAG_ROWS, "US"}, {TAG_COLUMNS, "US"}, {TAG_PIXEL_SPACING, "DS"},
+    {TAG_BITS_ALLOCATED, "US"}, {TAG_BITS_STORED, "US"},
+    {TAG_PIXEL_REPRESENTATION, "US"}, {TAG_ICC_PROFILE, "OB"},
+    {TAG_PIXEL_MEASURES, "SQ"}, {TAG_Z_OFFSET, "DS"},
+    {TAG_TOTAL_COLUMNS, "UL"}, {TAG_TOTAL_ROWS, "UL"},
+    {TAG_OPTICAL_PATH_SEQUENCE, "SQ"}, {TAG_OPTICAL_PATH_ID, "SH"},
+    {TAG_OBJECTIVE_POWER, "DS"}, {TAG_OPTICAL_PATH_ID_SEQUENCE, "SQ"},
+    {TAG_PLANE_POSITION_SLIDE, "SQ"}, {TAG_COLUMN_POSITION, "SL"},
+    {TAG_ROW_POSITION, "SL"}, {TAG_FOCAL_PLANES, "UL"},
+    {TAG_SHARED_GROUPS, "SQ"}, {TAG_PER_FRAME_GROUPS, "SQ"},
+    {TAG_EXTENDED_OFFSET_TABLE, "OV"}, {TAG_PIXEL_DATA, "OW"},
+  };
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (dictionary); i++)
+    if (dictionary[i].tag == tag)
+      return dictionary[i].vr;
+  return "UN";
+}
+
 static gboolean
 element_read (Window * w, guint64 offset, Element * e, GError ** error)
 {
@@ -198,6 +237,20 @@ element_read (Window * w, guint64 offset, Element * e, GError ** error)
     e->vr[0] = e->vr[1] = e->vr[2] = '\0';
     e->length = le32 (p + 4);
     e->value_offset = offset + 8;
+    return TRUE;
+  }
+  if (w->implicit && (e->tag >> 16) != 0x0002) {
+    /* Tag, 4-byte length; the VR from the dictionary, SQ when the length
+     * is undefined (the only undefined-length values of a native data
+     * set). */
+    const gchar *vr = implicit_vr (e->tag);
+    e->length = le32 (p + 4);
+    e->value_offset = offset + 8;
+    if (e->length == UNDEFINED_LENGTH)
+      vr = "SQ";
+    e->vr[0] = vr[0];
+    e->vr[1] = vr[1];
+    e->vr[2] = '\0';
     return TRUE;
   }
   e->vr[0] = p[4];
@@ -374,6 +427,9 @@ visit_top (Parser * p, const Element * e)
   switch (e->tag) {
     case TAG_TRANSFER_SYNTAX:
       replace_string (&inst->transfer_syntax, value_string (p, e));
+      /* From the next data-set element on (group 2 stays explicit). */
+      p->window.implicit = g_strcmp0 (inst->transfer_syntax,
+          WSI_DICOM_TS_IMPLICIT_LE) == 0;
       break;
     case TAG_IMAGE_TYPE:
       replace_string (&inst->image_type, value_string (p, e));
@@ -529,8 +585,8 @@ per_frame_item_done (Parser * p, guint32 frame)
 static gboolean walk_items (Parser * p, const Element * sequence,
     guint64 * end);
 
-/* The data set must be explicit VR little endian: checked when its first
- * element (after the group 2 meta) comes. */
+/* The data set must be little endian, explicit or implicit VR: checked
+ * when its first element (after the group 2 meta) comes. */
 static gboolean
 check_transfer_syntax (Parser * p)
 {
@@ -540,11 +596,10 @@ check_transfer_syntax (Parser * p)
   if (ts == NULL)
     return fail (p->error, p->window.uri, "no TransferSyntaxUID in the file "
         "meta information");
-  if (strcmp (ts, "1.2.840.10008.1.2") == 0
-      || strcmp (ts, "1.2.840.10008.1.2.2") == 0
+  if (strcmp (ts, "1.2.840.10008.1.2.2") == 0
       || strcmp (ts, "1.2.840.10008.1.2.1.99") == 0)
     return fail (p->error, p->window.uri, "transfer syntax %s (%s) is not "
-        "supported: only explicit VR little endian data sets are read",
+        "supported: only little endian, not deflated, data sets are read",
         wsi_dicom_transfer_syntax_name (ts), ts);
   return TRUE;
 }
@@ -905,6 +960,7 @@ wsi_dicom_transfer_syntax_name (const gchar * uid)
     {"1.2.840.10008.1.2.4.90", "JPEG 2000 Lossless"},
     {"1.2.840.10008.1.2.4.91", "JPEG 2000"},
     {"1.2.840.10008.1.2.4.201", "HTJ2K Lossless"},
+    {"1.2.840.10008.1.2.4.202", "HTJ2K Lossless RPCL"},
     {"1.2.840.10008.1.2.4.203", "HTJ2K"},
     {"1.2.840.10008.1.2.5", "RLE Lossless"},
   };
@@ -919,10 +975,17 @@ wsi_dicom_transfer_syntax_name (const gchar * uid)
 static WsiDicomPixels
 pixels_from_transfer_syntax (const gchar * ts)
 {
-  if (g_strcmp0 (ts, WSI_DICOM_TS_EXPLICIT_LE) == 0)
+  if (g_strcmp0 (ts, WSI_DICOM_TS_EXPLICIT_LE) == 0
+      || g_strcmp0 (ts, WSI_DICOM_TS_IMPLICIT_LE) == 0)
     return WSI_DICOM_PIXELS_NATIVE;
   if (g_strcmp0 (ts, WSI_DICOM_TS_JPEG_BASELINE) == 0)
     return WSI_DICOM_PIXELS_JPEG;
+  if (g_strcmp0 (ts, WSI_DICOM_TS_J2K_LOSSLESS) == 0
+      || g_strcmp0 (ts, WSI_DICOM_TS_J2K) == 0
+      || g_strcmp0 (ts, WSI_DICOM_TS_HTJ2K_LOSSLESS) == 0
+      || g_strcmp0 (ts, WSI_DICOM_TS_HTJ2K_LOSSLESS_RPCL) == 0
+      || g_strcmp0 (ts, WSI_DICOM_TS_HTJ2K) == 0)
+    return WSI_DICOM_PIXELS_JPEG2000;
   return WSI_DICOM_PIXELS_UNSUPPORTED;
 }
 

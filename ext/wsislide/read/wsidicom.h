@@ -14,8 +14,10 @@
  *
  * Contract: wsi_dicom_instance_read() parses the file meta (explicit VR
  * little endian, after the 128-byte preamble and "DICM") and the data set
- * up to Pixel Data, in explicit VR little endian only (the transfer syntaxes
- * of tiled slides: uncompressed, JPEG, JPEG 2000, JPEG-LS), through a
+ * up to Pixel Data, in explicit VR little endian (the transfer syntaxes of
+ * tiled slides: uncompressed, JPEG, JPEG 2000, JPEG-LS) or implicit VR
+ * little endian (uncompressed; the VRs of the attributes used come from a
+ * small dictionary, an undefined length marks a sequence), through a
  * WsiByteSource: it never sees a path, so a remote object parses as a local
  * file does. It keeps only the attributes a tiled pyramid needs (see
  * WsiDicomInstance) and, unless asked for the header only, locates every
@@ -47,8 +49,15 @@ G_BEGIN_DECLS
 /* VL Whole Slide Microscopy Image Storage. */
 #define WSI_DICOM_SOP_CLASS_WSI "1.2.840.10008.5.1.4.1.1.77.1.6"
 
+#define WSI_DICOM_TS_IMPLICIT_LE "1.2.840.10008.1.2"
 #define WSI_DICOM_TS_EXPLICIT_LE "1.2.840.10008.1.2.1"
 #define WSI_DICOM_TS_JPEG_BASELINE "1.2.840.10008.1.2.4.50"
+#define WSI_DICOM_TS_J2K_LOSSLESS "1.2.840.10008.1.2.4.90"
+#define WSI_DICOM_TS_J2K "1.2.840.10008.1.2.4.91"
+/* High-throughput JPEG 2000: lossless, lossless RPCL, lossy. */
+#define WSI_DICOM_TS_HTJ2K_LOSSLESS "1.2.840.10008.1.2.4.201"
+#define WSI_DICOM_TS_HTJ2K_LOSSLESS_RPCL "1.2.840.10008.1.2.4.202"
+#define WSI_DICOM_TS_HTJ2K "1.2.840.10008.1.2.4.203"
 
 /* ImageType's third value. */
 typedef enum
@@ -65,6 +74,7 @@ typedef enum
 {
   WSI_DICOM_PIXELS_NATIVE,      /* uncompressed, frame after frame */
   WSI_DICOM_PIXELS_JPEG,        /* encapsulated JPEG baseline */
+  WSI_DICOM_PIXELS_JPEG2000,    /* encapsulated JPEG 2000 or HTJ2K */
   WSI_DICOM_PIXELS_UNSUPPORTED, /* another transfer syntax */
 } WsiDicomPixels;
 

@@ -385,7 +385,7 @@ source_expect (const WsiHttpSource * hs, guint64 offset, guint64 length)
   return e;
 }
 
-static void wait_for_prefetch (WsiHttpSource * hs, guint64 offset,
+static gboolean wait_for_prefetch (WsiHttpSource * hs, guint64 offset,
     guint64 length);
 static void http_source_prefetch (WsiByteSource * source,
     const WsiByteRange * ranges, guint n_ranges);
@@ -400,12 +400,16 @@ http_source_read (WsiByteSource * source, guint64 offset, gsize length,
   WsiHttpResponse response;
   guint64 fetch_length = length;
   guint8 *buffer;
-  gboolean ok;
+  gboolean ok, waited;
+  /* the time this thread is blocked on the network: an I/O wait */
+  gint64 start = g_get_monotonic_time ();
 
-  wait_for_prefetch (hs, offset, length);
+  waited = wait_for_prefetch (hs, offset, length);
   if (wsi_range_cache_lookup (range_cache, hs->cache_key, offset, length, dest)) {
     wsi_fetch_stats_add (&hs->stats.cache_hits, 1);
     wsi_fetch_stats_add (&wsi_fetch_stats_total ()->cache_hits, 1);
+    if (waited)
+      wsi_byte_source_note_wait (start);
     return TRUE;
   }
   buffer = g_malloc (fetch_length);
@@ -413,6 +417,7 @@ http_source_read (WsiByteSource * source, guint64 offset, gsize length,
   wsi_http_response_init (&response, buffer, fetch_length);
   ok = fetch (&request, &expect, source->display_uri, &hs->stats, &response,
       NULL, error);
+  wsi_byte_source_note_wait (start);
   wsi_http_response_clear (&response);
   if (!ok) {
     g_free (buffer);
@@ -618,13 +623,19 @@ find_inflight (WsiHttpSource * hs, guint64 offset, guint64 length)
   return NULL;
 }
 
-static void
+/* TRUE when it had to wait. */
+static gboolean
 wait_for_prefetch (WsiHttpSource * hs, guint64 offset, guint64 length)
 {
+  gboolean waited = FALSE;
+
   g_mutex_lock (&prefetch_lock);
-  while (find_inflight (hs, offset, length) != NULL)
+  while (find_inflight (hs, offset, length) != NULL) {
+    waited = TRUE;
     g_cond_wait (&prefetch_done, &prefetch_lock);
+  }
   g_mutex_unlock (&prefetch_lock);
+  return waited;
 }
 
 static void

@@ -27,9 +27,13 @@
  * TILED_SPARSE, the frames sharing frame 1's Z offset and optical path).
  * Missing tiles of a TILED_SPARSE level read as glass (white). Frames are
  * JPEG baseline (YCbCr, or RGB when the photometric says so or an APP14
- * Adobe segment marks it) or explicit VR little endian uncompressed: 8-bit
- * RGB, 8- or 16-bit MONOCHROME1/2 (16 bits scaled over BitsStored to 8); any other transfer syntax is refused at open with a
- * message naming it. mpp comes from the shared (else the first per-frame)
+ * Adobe segment marks it), JPEG 2000 or HTJ2K through OpenJPEG
+ * (wsij2kdecode.h: 1 or 3 components of up to 16 bits, reduced-resolution
+ * decode for the DCT-like scales up to the codestream's decomposition
+ * levels, read from the first frame's main header at open) or explicit VR
+ * little endian uncompressed: 8-bit RGB, 8- or 16-bit MONOCHROME1/2 (16
+ * bits scaled over BitsStored to 8); any other transfer syntax is refused
+ * at open with a message naming it. mpp comes from the shared (else the first per-frame)
  * PixelSpacing, mm to µm.
  * A damaged frame (no item where the index says, truncated, a bad JPEG
  * stream, a frame the file does not hold) fails the read that needs it
@@ -48,7 +52,6 @@
 #include "config.h"
 #endif
 
-#include <math.h>
 #include <string.h>
 
 #include "wsislide.h"
@@ -56,10 +59,17 @@
 #include "wsidicom.h"
 #include "wsijpegdecode.h"
 #include "wsitiledread.h"
+#ifdef WSI_HAVE_OPENJPEG
+#include "wsij2kdecode.h"
+#endif
 
 /* Scratch slots (wsitiledread.h uses WSI_TILED_SCRATCH_REGION). */
 #define SCRATCH_FRAME_BYTES 0
 #define SCRATCH_RAW_ROW 2
+#define SCRATCH_J2K_RGB 3
+
+/* Bytes of a JPEG 2000 frame read at open for its main header (COD). */
+#define J2K_HEADER_BYTES 4096
 
 /* A frame larger than 8 x its raw size plus this is not a JPEG frame. */
 #define FRAME_BYTES_SLACK (1 << 20)
@@ -98,6 +108,8 @@ typedef struct
 static gboolean dicom_decode_tile (WsiSlide * slide, WsiReadContext * ctx,
     gint level, gint64 column, gint64 row, guint scale, guint x, guint y,
     guint w, guint h, const WsiTiledTarget * target, GError ** error);
+static gboolean dicom_tile_bytes (WsiSlide * slide, gint level, gint64 column,
+    gint64 row, WsiByteSource ** source, WsiByteRange * range);
 
 /* ---- detect, parts -------------------------------------------------------- */
 
@@ -275,23 +287,36 @@ part_check (const DicomPart * part, GError ** error)
 
   if (inst->pixels == WSI_DICOM_PIXELS_UNSUPPORTED)
     return open_fail (error, part_uri (part), "transfer syntax %s (%s) is not "
-        "supported (JPEG baseline and explicit VR little endian are)",
-        wsi_dicom_transfer_syntax_name (inst->transfer_syntax),
+        "supported (JPEG baseline, JPEG 2000, HTJ2K and explicit VR little "
+        "endian are)", wsi_dicom_transfer_syntax_name (inst->transfer_syntax),
         inst->transfer_syntax != NULL ? inst->transfer_syntax : "none");
+#ifndef WSI_HAVE_OPENJPEG
+  if (inst->pixels == WSI_DICOM_PIXELS_JPEG2000)
+    return open_fail (error, part_uri (part), "transfer syntax %s (%s) needs "
+        "OpenJPEG, which this build lacks (libopenjp2-7-dev)",
+        wsi_dicom_transfer_syntax_name (inst->transfer_syntax),
+        inst->transfer_syntax);
+#endif
   if (inst->rows == 0 || inst->columns == 0 || inst->total_columns == 0
       || inst->total_rows == 0)
     return open_fail (error, part_uri (part), "no frame size or total pixel "
         "matrix size");
   if (inst->bits_allocated != 8 && !(inst->bits_allocated == 16
-          && inst->pixels == WSI_DICOM_PIXELS_NATIVE
-          && inst->samples_per_pixel == 1))
+          && ((inst->pixels == WSI_DICOM_PIXELS_NATIVE
+                  && inst->samples_per_pixel == 1)
+              || inst->pixels == WSI_DICOM_PIXELS_JPEG2000)))
     return open_fail (error, part_uri (part), "%u bits a sample (8, or 16 "
-        "for uncompressed grey, are read)", inst->bits_allocated);
+        "for uncompressed grey and JPEG 2000, are read)",
+        inst->bits_allocated);
   if (inst->pixel_representation != 0)
     return open_fail (error, part_uri (part), "signed samples are not read");
   if (inst->pixels == WSI_DICOM_PIXELS_JPEG && inst->samples_per_pixel != 3)
     return open_fail (error, part_uri (part), "JPEG frames of %u samples (3 "
         "are read)", inst->samples_per_pixel);
+  if (inst->pixels == WSI_DICOM_PIXELS_JPEG2000
+      && inst->samples_per_pixel != 3 && inst->samples_per_pixel != 1)
+    return open_fail (error, part_uri (part), "JPEG 2000 frames of %u "
+        "samples (1 or 3 are read)", inst->samples_per_pixel);
   if (inst->pixels == WSI_DICOM_PIXELS_NATIVE
       && !((inst->samples_per_pixel == 3 && strcmp (pi, "RGB") == 0)
           || (inst->samples_per_pixel == 1 && g_str_has_prefix (pi,
@@ -335,6 +360,42 @@ level_map_part (DicomLevel * level, const DicomPart * part, guint index)
   }
 }
 
+/* JPEG 2000: 2^k up to the first frame's decomposition levels (one read
+ * of its main header at open), 8 at most; 1 when it cannot be read. */
+static guint
+j2k_max_scale (const DicomPart * part)
+{
+  const WsiDicomInstance *inst = &part->inst;
+  guint8 head[J2K_HEADER_BYTES];
+  guint32 k;
+  gint levels = -1;
+
+  for (k = 0; k < inst->n_frames && inst->frames[k].length == 0; k++);
+  if (k < inst->n_frames) {
+    gsize n = MIN (inst->frames[k].length, sizeof (head));
+    /* Skip the item header: the codestream follows. */
+    if (n > 8 && wsi_byte_source_read (part->source, inst->frames[k].offset,
+            n, head, NULL))
+      levels = wsi_j2k_decomposition_levels (head + 8, n - 8);
+  }
+  return levels >= 3 ? 8 : levels == 2 ? 4 : levels == 1 ? 2 : 1;
+}
+
+/* The largest native scale of a level's codec: JPEG's DCT scaling, JPEG
+ * 2000's resolution levels, none for raw pixels. */
+static guint
+level_max_scale (const DicomPart * first)
+{
+  switch (first->inst.pixels) {
+    case WSI_DICOM_PIXELS_JPEG:
+      return 8;
+    case WSI_DICOM_PIXELS_JPEG2000:
+      return j2k_max_scale (first);
+    default:
+      return 1;
+  }
+}
+
 static gboolean
 level_build (DicomLevel * level, DicomSlide * ds, guint first_index,
     GError ** error)
@@ -349,8 +410,11 @@ level_build (DicomLevel * level, DicomSlide * ds, guint first_index,
   level->tiled.height = inst->total_rows;
   level->tiled.tile_width = inst->columns;
   level->tiled.tile_height = inst->rows;
-  level->tiled.max_scale = inst->pixels == WSI_DICOM_PIXELS_JPEG ? 8 : 1;
+  level->tiled.max_scale = level_max_scale (first);
   level->tiled.decode = dicom_decode_tile;
+  /* Hints only help remote series (all parts come from one place). */
+  level->tiled.tile_bytes = wsi_byte_source_is_local (first->source)
+      ? NULL : dicom_tile_bytes;
   level->tiles_across = (inst->total_columns + inst->columns - 1)
       / inst->columns;
   level->tiles_down = (inst->total_rows + inst->rows - 1) / inst->rows;
@@ -431,29 +495,22 @@ levels_build (DicomSlide * ds, GError ** error)
 
 /* ---- open, close -------------------------------------------------------- */
 
+/* Levels from the instances' total pixel matrices; mpp from PixelSpacing
+ * (mm). */
 static void
 dicom_slide_describe (WsiSlide * slide, const DicomSlide * ds)
 {
   const WsiDicomInstance *base = &ds->levels[0].first->inst;
-  gdouble w0 = ds->levels[0].tiled.width, h0 = ds->levels[0].tiled.height;
   guint i;
 
   wsi_slide_alloc_levels (slide, ds->n_levels);
   for (i = 0; i < ds->n_levels; i++) {
     const WsiTiledLevel *level = &ds->levels[i].tiled;
-    slide->level_width[i] = level->width;
-    slide->level_height[i] = level->height;
-    slide->level_downsample[i] = i == 0 ? 1.0 :
-        (h0 / (gdouble) level->height + w0 / (gdouble) level->width) / 2.0;
-    slide->level_tile_width[i] = level->tile_width;
-    slide->level_tile_height[i] = level->tile_height;
+    wsi_slide_set_level (slide, i, level->width, level->height,
+        level->tile_width, level->tile_height);
   }
-  slide->vendor = g_strdup ("dicom");
-  if (base->spacing_column_mm > 0 && base->spacing_row_mm > 0) {
-    slide->mpp_x = base->spacing_column_mm * 1000.0;
-    slide->mpp_y = base->spacing_row_mm * 1000.0;
-    slide->mpp_source = WSI_MPP_SOURCE_DICOM;
-  }
+  wsi_slide_set_origin (slide, "dicom", base->spacing_column_mm * 1000.0,
+      base->spacing_row_mm * 1000.0, WSI_MPP_SOURCE_DICOM);
 }
 
 static gboolean
@@ -508,18 +565,6 @@ dicom_close (WsiSlide * slide)
   slide->handle = NULL;
 }
 
-static gpointer
-dicom_thread_state_new (void)
-{
-  return wsi_jpeg_decoder_new ();
-}
-
-static void
-dicom_thread_state_free (gpointer state)
-{
-  wsi_jpeg_decoder_free (state);
-}
-
 /* ---- one tile --------------------------------------------------------------- */
 
 static gboolean
@@ -527,7 +572,7 @@ tile_fail (WsiSlide * slide, gint level, gint64 col, gint64 row,
     gint64 frame, GError ** error, const gchar * format, ...)
 G_GNUC_PRINTF (7, 8);
 
-/* WSI_SLIDE_ERROR_READ: "<path>: level L tile (c, r) frame F: <reason>". */
+/* WSI_SLIDE_ERROR_READ: "<path>: level L tile (c, r): frame F: <reason>". */
 static gboolean
 tile_fail (WsiSlide * slide, gint level, gint64 col, gint64 row,
     gint64 frame, GError ** error, const gchar * format, ...)
@@ -538,10 +583,8 @@ tile_fail (WsiSlide * slide, gint level, gint64 col, gint64 row,
   va_start (args, format);
   reason = g_strdup_vprintf (format, args);
   va_end (args);
-  g_set_error (error, WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_READ,
-      "%s: level %d tile (%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ") frame %"
-      G_GINT64_FORMAT ": %s", slide->display, level, col, row, frame + 1,
-      reason);
+  wsi_tiled_tile_fail (slide, level, col, row, error, "frame %"
+      G_GINT64_FORMAT ": %s", frame + 1, reason);
   g_free (reason);
   return FALSE;
 }
@@ -640,6 +683,73 @@ decode_jpeg (WsiSlide * slide, WsiReadContext * ctx, const DicomPart * part,
   }
   return TRUE;
 }
+
+static void raw_row_convert (const guint8 * src, guint samples,
+    gboolean invert, guint w, guint8 * dst, gint layout);
+
+#ifdef WSI_HAVE_OPENJPEG
+static WsiJ2kColor
+j2k_color (const WsiDicomInstance * inst)
+{
+  if (inst->samples_per_pixel == 1)
+    return g_strcmp0 (inst->photometric, "MONOCHROME1") == 0
+        ? WSI_J2K_COLOR_GREY_INVERTED : WSI_J2K_COLOR_GREY;
+  /* YBR_RCT and YBR_ICT: the codestream's own transform undoes it. */
+  return g_strcmp0 (inst->photometric, "YBR_FULL") == 0
+      ? WSI_J2K_COLOR_YBR_FULL : WSI_J2K_COLOR_RGB;
+}
+
+/* JPEG 2000 and HTJ2K: the frame decoded to RGB scratch at 1/@scale, then
+ * written in the target's layout. */
+static gboolean
+decode_j2k (WsiSlide * slide, WsiReadContext * ctx, const DicomPart * part,
+    const WsiDicomFrame * frame, gint level, gint64 col, gint64 row,
+    gint64 index, guint scale, guint x, guint y, guint w, guint h,
+    const WsiTiledTarget * target, GError ** error)
+{
+  const WsiDicomInstance *inst = &part->inst;
+  guint64 limit = (guint64) inst->rows * inst->columns * 3
+      * inst->bits_allocated + FRAME_BYTES_SLACK;
+  WsiJ2kFrame j2k = { 0, };
+  GError *local = NULL;
+  guint8 *bytes, *rgb;
+  gsize size;
+  guint i;
+
+  if (frame->length > limit)
+    return tile_fail (slide, level, col, row, index, error, "%"
+        G_GUINT64_FORMAT " bytes is implausible for a frame", frame->length);
+  bytes = wsi_read_context_scratch (ctx, SCRATCH_FRAME_BYTES, frame->length);
+  rgb = wsi_read_context_scratch (ctx, SCRATCH_J2K_RGB, (gsize) w * h * 3);
+  if (bytes == NULL || rgb == NULL)
+    return tile_fail (slide, level, col, row, index, error, "out of memory");
+  if (!wsi_byte_source_read (part->source, frame->offset, frame->length,
+          bytes, &local)) {
+    tile_fail (slide, level, col, row, index, error, "%s", local->message);
+    g_error_free (local);
+    return FALSE;
+  }
+  if (!fragments_join (bytes, frame->length, &size))
+    return tile_fail (slide, level, col, row, index, error, "no fragment "
+        "item at offset %" G_GUINT64_FORMAT " (%s)", frame->offset,
+        inst->frame_index_source);
+  j2k.data = bytes;
+  j2k.size = size;
+  j2k.width = inst->columns;
+  j2k.height = inst->rows;
+  j2k.color = j2k_color (inst);
+  if (!wsi_j2k_decode (&j2k, scale, x, y, w, h, rgb, (gsize) w * 3, error)) {
+    g_prefix_error (error, "%s: level %d tile (%" G_GINT64_FORMAT ", %"
+        G_GINT64_FORMAT ") frame %" G_GINT64_FORMAT ": ", slide->display, level,
+        col, row, index + 1);
+    return FALSE;
+  }
+  for (i = 0; i < h; i++)
+    raw_row_convert (rgb + (gsize) i * w * 3, 3, FALSE, w,
+        target->data + (gsize) i * target->stride, target->layout);
+  return TRUE;
+}
+#endif
 
 /* One row of 8-bit samples (RGB or grey) into the target's layout. */
 static void
@@ -788,84 +898,48 @@ dicom_decode_tile (WsiSlide * slide, WsiReadContext * ctx, gint level,
   if (part->inst.pixels == WSI_DICOM_PIXELS_JPEG)
     return decode_jpeg (slide, ctx, part, frame, level, column, row, index,
         scale, x, y, w, h, target, error);
+#ifdef WSI_HAVE_OPENJPEG
+  if (part->inst.pixels == WSI_DICOM_PIXELS_JPEG2000)
+    return decode_j2k (slide, ctx, part, frame, level, column, row, index,
+        scale, x, y, w, h, target, error);
+#endif
   return decode_raw (slide, ctx, part, frame, level, column, row, index, x,
       y, w, h, target, error);
 }
 
-/* ---- prefetch: the frames a read covers ---------------------------------- */
+/* ---- reads: wsitiledread.h -------------------------------------------- */
 
-/* Frames hinted for one patch at most, and for one level-region read. */
-#define MAX_PREFETCH_TILES 64
-#define MAX_PREFETCH_REGION_TILES 16384
-
-/* Hints the frames of level @li under level pixels [x0, x1] x [y0, y1]
- * (clipped), at most @max_tiles, one prefetch call per run of frames of
- * one instance. No-op for local files. */
-static void
-prefetch_level_region (const DicomSlide * ds, gint li, gint64 x0, gint64 y0,
-    gint64 x1, gint64 y1, guint max_tiles)
+/* WsiTileBytesFunc: the frame's bytes in its part's source. */
+static gboolean
+dicom_tile_bytes (WsiSlide * slide, gint level, gint64 column, gint64 row,
+    WsiByteSource ** source, WsiByteRange * range)
 {
-  const DicomLevel *lv;
-  const DicomPart *run_part = NULL;
-  WsiByteRange *ranges;
-  gint64 col, row;
-  guint n = 0, seen = 0;
+  const DicomSlide *ds = slide->handle;
+  const DicomLevel *lv = &ds->levels[level];
+  gint64 entry = lv->tile_frame[row * lv->tiles_across + column];
+  const DicomPart *part;
+  const WsiDicomFrame *frame;
 
-  if (ds == NULL || li < 0 || (guint) li >= ds->n_levels)
-    return;
-  lv = &ds->levels[li];
-  if (wsi_byte_source_is_local (lv->first->source))
-    return;
-  x0 = MAX (x0, 0);
-  y0 = MAX (y0, 0);
-  x1 = MIN (x1, lv->tiled.width - 1);
-  y1 = MIN (y1, lv->tiled.height - 1);
-  if (x1 < x0 || y1 < y0)
-    return;
-  ranges = g_new (WsiByteRange, max_tiles);
-  for (row = y0 / lv->tiled.tile_height;
-      row <= y1 / lv->tiled.tile_height && seen < max_tiles; row++) {
-    for (col = x0 / lv->tiled.tile_width;
-        col <= x1 / lv->tiled.tile_width && seen < max_tiles; col++) {
-      gint64 entry = lv->tile_frame[row * lv->tiles_across + col];
-      const DicomPart *part;
-      const WsiDicomFrame *frame;
-
-      seen++;
-      if (entry < 0)
-        continue;
-      part = ds->parts->pdata[entry >> 32];
-      frame = &part->inst.frames[entry & G_MAXUINT32];
-      if (frame->length == 0)
-        continue;
-      if (part != run_part && n > 0) {
-        wsi_byte_source_prefetch (run_part->source, ranges, n);
-        n = 0;
-      }
-      run_part = part;
-      ranges[n].offset = frame->offset;
-      ranges[n].length = frame->length;
-      n++;
-    }
-  }
-  if (n > 0)
-    wsi_byte_source_prefetch (run_part->source, ranges, n);
-  g_free (ranges);
+  if (entry < 0)
+    return FALSE;
+  part = ds->parts->pdata[entry >> 32];
+  frame = &part->inst.frames[entry & G_MAXUINT32];
+  if (frame->length == 0)
+    return FALSE;
+  *source = part->source;
+  range->offset = frame->offset;
+  range->length = frame->length;
+  return TRUE;
 }
 
 static void
 dicom_prefetch (WsiSlide * slide, const WsiReadPlan * plan)
 {
-  gdouble ds = slide->level_downsample[plan->level];
+  const DicomSlide *ds = slide->handle;
 
-  /* One level pixel of margin: a window moved onto a DCT grid stays in. */
-  prefetch_level_region (slide->handle, plan->level,
-      (gint64) floor (plan->x / ds) - 1, (gint64) floor (plan->y / ds) - 1,
-      (gint64) ceil (plan->x / ds) + plan->read_width,
-      (gint64) ceil (plan->y / ds) + plan->read_height, MAX_PREFETCH_TILES);
+  if (ds != NULL && plan->level >= 0 && (guint) plan->level < ds->n_levels)
+    wsi_tiled_prefetch (slide, &ds->levels[plan->level].tiled, plan);
 }
-
-/* ---- reads -------------------------------------------------------------- */
 
 static gboolean
 dicom_read_argb (WsiSlide * slide, WsiReadContext * ctx, guint32 * argb,
@@ -873,12 +947,7 @@ dicom_read_argb (WsiSlide * slide, WsiReadContext * ctx, guint32 * argb,
     WsiReadReport * report, GError ** error)
 {
   const DicomSlide *ds = slide->handle;
-  gdouble downsample = slide->level_downsample[level];
 
-  /* A remote slide's frames for the whole region come at once. */
-  prefetch_level_region (ds, level, (gint64) floor (x / downsample),
-      (gint64) floor (y / downsample), (gint64) floor (x / downsample) + w,
-      (gint64) floor (y / downsample) + h, MAX_PREFETCH_REGION_TILES);
   return wsi_tiled_read_argb (slide, ctx, &ds->levels[level].tiled, argb, x,
       y, level, w, h, report, error);
 }
@@ -898,8 +967,6 @@ dicom_read_argb_scaled (WsiSlide * slide, WsiReadContext * ctx,
 {
   const DicomSlide *ds = slide->handle;
 
-  prefetch_level_region (ds, level, x * scale, y * scale, (x + w) * scale,
-      (y + h) * scale, MAX_PREFETCH_REGION_TILES);
   return wsi_tiled_read_argb_scaled (slide, ctx, &ds->levels[level].tiled,
       argb, level, scale, x, y, w, h, error);
 }
@@ -911,7 +978,6 @@ dicom_read (WsiSlide * slide, WsiReadContext * ctx,
 {
   const DicomSlide *ds = slide->handle;
 
-  dicom_prefetch (slide, plan);
   return wsi_tiled_read (slide, ctx, &ds->levels[plan->level].tiled,
       request, plan, out, report, error);
 }
@@ -923,8 +989,8 @@ const WsiSlideBackend wsi_slide_backend_dicom = {
   .read_argb = dicom_read_argb,
   .read = dicom_read,
   .prefetch = dicom_prefetch,
-  .thread_state_new = dicom_thread_state_new,
-  .thread_state_free = dicom_thread_state_free,
+  .thread_state_new = wsi_jpeg_decoder_state_new,
+  .thread_state_free = wsi_jpeg_decoder_state_free,
   .close = dicom_close,
   .native_scale = dicom_native_scale,
   .read_argb_scaled = dicom_read_argb_scaled,

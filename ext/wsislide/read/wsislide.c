@@ -82,6 +82,34 @@ wsi_slide_alloc_levels (WsiSlide * slide, gint level_count)
   slide->level_tile_height = g_new0 (gint64, n);
 }
 
+void
+wsi_slide_set_level (WsiSlide * slide, gint level, gint64 width,
+    gint64 height, gint64 tile_width, gint64 tile_height)
+{
+  gdouble w0 = level == 0 ? width : slide->level_width[0];
+  gdouble h0 = level == 0 ? height : slide->level_height[0];
+
+  slide->level_width[level] = width;
+  slide->level_height[level] = height;
+  slide->level_downsample[level] = level == 0 ? 1.0 :
+      (h0 / (gdouble) height + w0 / (gdouble) width) / 2.0;
+  slide->level_tile_width[level] = tile_width;
+  slide->level_tile_height[level] = tile_height;
+}
+
+void
+wsi_slide_set_origin (WsiSlide * slide, const gchar * vendor, gdouble mpp_x,
+    gdouble mpp_y, const gchar * mpp_source)
+{
+  gboolean known = mpp_x > 0.0 && mpp_y > 0.0;
+
+  g_free (slide->vendor);
+  slide->vendor = g_strdup (vendor);
+  slide->mpp_x = known ? mpp_x : 0.0;
+  slide->mpp_y = known ? mpp_y : 0.0;
+  slide->mpp_source = known ? mpp_source : WSI_MPP_SOURCE_UNKNOWN;
+}
+
 static WsiSlide *
 open_with (const WsiSlideBackend * backend, const gchar * path,
     GError ** error)

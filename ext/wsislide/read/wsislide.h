@@ -269,6 +269,17 @@ gchar *wsi_display_text (const gchar * text);
 /* Allocates the per-level arrays of @slide for @level_count levels. */
 void wsi_slide_alloc_levels (WsiSlide * slide, gint level_count);
 
+/* What a backend's open says of level @level (allocated): its size and
+ * tiles, and its downsample as OpenSlide computes it for a pyramid,
+ * (h0 / h + w0 / w) / 2 (exactly 1 for level 0, which is described first). */
+void wsi_slide_set_level (WsiSlide * slide, gint level, gint64 width,
+    gint64 height, gint64 tile_width, gint64 tile_height);
+
+/* @slide's vendor (copied) and mpp; an mpp unknown on either axis (<= 0)
+ * leaves both unknown (0, WSI_MPP_SOURCE_UNKNOWN). */
+void wsi_slide_set_origin (WsiSlide * slide, const gchar * vendor,
+    gdouble mpp_x, gdouble mpp_y, const gchar * mpp_source);
+
 /* The backends built, in the order `auto` tries them. */
 const WsiSlideBackend *const *wsi_slide_backends (void);
 

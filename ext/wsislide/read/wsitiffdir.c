@@ -18,15 +18,12 @@
 #include <stdio.h>              /* SEEK_* */
 #include <string.h>
 
-/* Largest tile side we accept: 8192^2 ARGB is 256 MB, beyond any scanner. */
-#define MAX_TILE_SIDE 8192
-/* Level sides stay below 2^31 so that every pixel coordinate fits a gint. */
-#define MAX_IMAGE_SIDE G_MAXINT32
+#define MAX_TILE_SIDE WSI_TIFF_MAX_TILE_SIDE
+#define MAX_IMAGE_SIDE WSI_TIFF_MAX_IMAGE_SIDE
 /* Largest single allocation libtiff may make while reading directories
  * (tile tables of a huge or hostile file). */
 #define TIFF_MAX_SINGLE_ALLOC ((tmsize_t) 256 << 20)
-/* Directories walked at most (libtiff itself stops IFD loops). */
-#define MAX_DIRECTORIES 1024
+#define MAX_DIRECTORIES WSI_TIFF_MAX_DIRECTORIES
 /* Hamamatsu NDPI's private tag, OpenSlide's NDPI test (NDPI_FORMAT_FLAG). */
 #define NDPI_FORMAT_FLAG 65420
 

@@ -35,6 +35,13 @@
 
 G_BEGIN_DECLS
 
+/* Largest tile side accepted: 8192^2 ARGB is 256 MB, beyond any scanner. */
+#define WSI_TIFF_MAX_TILE_SIDE 8192
+/* Level sides stay below 2^31 so that every pixel coordinate fits a gint. */
+#define WSI_TIFF_MAX_IMAGE_SIDE G_MAXINT32
+/* Directories walked at most (libtiff itself stops IFD loops). */
+#define WSI_TIFF_MAX_DIRECTORIES 1024
+
 /* One pyramid level: a tiled TIFF directory. */
 typedef struct
 {

@@ -8,26 +8,29 @@
  */
 
 /*
- * wsitiledread.h: the read contract of wsislide.h for a backend whose levels
- * are grids of equal tiles it can decode one at a time (the DICOM backend;
- * the TIFF backend has the same logic in wsislide-tiff.c and can move onto
- * this file).
+ * wsitiledread.h: THE read path of wsislide.h for a backend whose levels
+ * are grids of equal tiles it can decode one at a time (the TIFF and DICOM
+ * backends).
  *
  * Contract: the backend describes a level (size, tile size, the largest
- * native scale its codec does: 8 for JPEG's DCT scaling, 1 for raw pixels)
- * and decodes a rectangle of one tile at a scale into a WsiTiledTarget; this
- * file does the rest exactly as the TIFF backend does: picks the DCT scale
- * (only on the scaled grid, see wsi_tiled_read()), decodes only the tiles a
- * region touches, shares whole tiles through the tile cache once one is
- * asked for twice, writes straight into the caller's patch when the window
- * is the output pixel for pixel, else decodes into ARGB scratch and
- * area-averages with wsiresample.h. Outside the level: transparent ARGB, or
- * white in patch formats. A decode failure fails the read with the
- * backend's error (WSI_SLIDE_ERROR_READ, never sticky).
+ * native scale its codec does: 8 for JPEG's DCT scaling, 1 for raw pixels),
+ * decodes a rectangle of one tile at a scale into a WsiTiledTarget and, for
+ * remote sources, says where a tile's bytes are; this file does the rest:
+ * hints a read's tiles to the byte source first (so a remote read fetches
+ * them together), picks the DCT scale (whole multiples on the scaled grid,
+ * else near-whole, see pick_scale()), decodes only the tiles a region
+ * touches, shares whole tiles through the tile cache once one is asked for
+ * twice, writes straight into the caller's patch when the window is the
+ * output pixel for pixel, else decodes into ARGB scratch and area-averages
+ * with wsiresample.h. Outside the level: transparent ARGB, or white in
+ * patch formats. A decode failure fails the read with the backend's error
+ * (WSI_SLIDE_ERROR_READ, never sticky).
  *
- * Cost: what the tiles cost to decode, plus one copy for cached tiles.
- * Scratch slot WSI_TILED_SCRATCH_REGION of the read context holds the ARGB
- * region; the backend may use the other slots. Threading: as wsislide.h.
+ * Cost: what the tiles cost to decode, plus one copy for cached tiles; no
+ * allocation on the hot path beyond the cache's tiles. Scratch slot
+ * WSI_TILED_SCRATCH_REGION of the read context holds the ARGB region; the
+ * backend may use the other slots. Threading: as wsislide.h (the level
+ * descriptions are immutable after open).
  */
 
 #ifndef __WSI_TILED_READ_H__
@@ -35,6 +38,7 @@
 
 #include <glib.h>
 #include "wsislide.h"
+#include "wsibytesource.h"
 
 G_BEGIN_DECLS
 
@@ -59,6 +63,11 @@ typedef gboolean (*WsiTileDecodeFunc) (WsiSlide * slide, WsiReadContext * ctx,
     gint level, gint64 column, gint64 row, guint scale, guint x, guint y,
     guint w, guint h, const WsiTiledTarget * target, GError ** error);
 
+/* Where the bytes of tile (@column, @row) of @level are, for prefetch
+ * hints: FALSE when the tile has none to fetch (glass, missing). */
+typedef gboolean (*WsiTileBytesFunc) (WsiSlide * slide, gint level,
+    gint64 column, gint64 row, WsiByteSource ** source, WsiByteRange * range);
+
 /* One level as the backend sees it. */
 typedef struct
 {
@@ -66,9 +75,17 @@ typedef struct
   guint tile_width, tile_height;
   guint max_scale;              /* 1, 2, 4 or 8 */
   WsiTileDecodeFunc decode;
+  /* NULL when the level's tiles are local (hints would gain nothing). */
+  WsiTileBytesFunc tile_bytes;
 } WsiTiledLevel;
 
-/* read_argb of wsislide.h: the level region at 1:1 (no cache). */
+/* The prefetch of wsislide.h: hints the tiles @plan covers at @level (one
+ * level pixel of margin), at most 64. No-op without tile_bytes. */
+void wsi_tiled_prefetch (WsiSlide * slide, const WsiTiledLevel * level,
+    const WsiReadPlan * plan);
+
+/* read_argb of wsislide.h: the level region at 1:1 (no cache), its tiles
+ * hinted first. */
 gboolean wsi_tiled_read_argb (WsiSlide * slide, WsiReadContext * ctx,
     const WsiTiledLevel * level, guint32 * argb, gint64 x, gint64 y,
     gint level_index, gint64 w, gint64 h, WsiReadReport * report,
@@ -76,17 +93,24 @@ gboolean wsi_tiled_read_argb (WsiSlide * slide, WsiReadContext * ctx,
 
 /* native_scale and read_argb_scaled of wsislide.h: the largest DCT scale
  * not above @wanted this level decodes at, and a region of the level at
- * that scale (scaled pixels, no cache). */
+ * that scale (scaled pixels, no cache), its tiles hinted first. */
 guint wsi_tiled_native_scale (const WsiTiledLevel * level, guint wanted);
 gboolean wsi_tiled_read_argb_scaled (WsiSlide * slide, WsiReadContext * ctx,
     const WsiTiledLevel * level, guint32 * argb, gint level_index,
     guint scale, gint64 x, gint64 y, gint64 w, gint64 h, GError ** error);
 
-/* read of wsislide.h for @plan at @level. */
+/* read of wsislide.h for @plan at @level, its tiles hinted first (a no-op
+ * when the caller hinted them already). */
 gboolean wsi_tiled_read (WsiSlide * slide, WsiReadContext * ctx,
     const WsiTiledLevel * level, const WsiReadRequest * request,
     const WsiReadPlan * plan, const WsiImage * out, WsiReadReport * report,
     GError ** error);
+
+/* Sets WSI_SLIDE_ERROR_READ "<display>: level L tile (col, row): <reason>"
+ * and returns FALSE: the message of every tile a read cannot produce. */
+gboolean wsi_tiled_tile_fail (const WsiSlide * slide, gint level,
+    gint64 column, gint64 row, GError ** error, const gchar * format, ...)
+G_GNUC_PRINTF (6, 7);
 
 /* Fills a w x h rectangle of @target with glass: opaque white. */
 void wsi_tiled_target_fill_white (const WsiTiledTarget * target, guint w,

@@ -54,6 +54,7 @@ typedef struct
   const gchar *worker_name;
   gint worker_tid, queued_tid;
   GstClockTime start, end, wait_start, wait_end;
+  WsiWorkIoWaits io;            /* the worker's waits on remote bytes */
 } PoolItem;
 
 typedef struct
@@ -210,7 +211,9 @@ worker_main (gpointer data)
     g_mutex_unlock (&pool->lock);
 
     item->start = gst_util_get_timestamp ();
+    wsi_work_io_waits_begin (&item->io);
     result = pool->funcs.process (item->work, state, pool->user_data);
+    wsi_work_io_waits_end ();
     item->end = gst_util_get_timestamp ();
 
     g_mutex_lock (&pool->lock);
@@ -357,6 +360,7 @@ stamp_work (WsiOrderedPool * pool, GstBuffer * buffer, const PoolItem * item)
   meta->queued_tid = item->queued_tid;
   meta->wait_start = item->wait_start;
   meta->wait_end = item->wait_end;
+  meta->io = item->io;
   return buffer;
 }
 

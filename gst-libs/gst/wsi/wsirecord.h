@@ -260,7 +260,9 @@ wsi_structure_array_get (const GstStructure * s, const gchar * field,
  *   count (uint): patches in the buffer,
  *   records (GBytes): count packed WsiPatchRecord, in buffer order,
  *   paths (GStrv): slide path of each patch,
- *   labels (GStrv): slide label of each patch ("" when none).
+ *   labels (GStrv): slide label of each patch ("" when none),
+ *   uris (GStrv), mpps (GstValueArray of double): each patch's slide uri
+ *     and level-0 mpp, from patchreader on (see wsi_patch_meta_set_slides).
  */
 
 static inline GstStructure *
@@ -295,9 +297,9 @@ wsi_patch_meta_add (GstBuffer * buffer, const WsiPatchRecord * records,
 /* Each patch's slide as wsislidesrc names it for opening (`uris`, GStrv:
  * the slide meta's `uri`) and its level-0 resolution (`mpps`,
  * GstValueArray of double: the slide meta's `mpp-x`, 0 = unknown). Set by
- * patchreader on single patches, so that later stages (patchviews) open the
- * same file and know its resolution without reconstructing either; not
- * gathered into batches. */
+ * patchreader on single patches and gathered by patchbatch into batches,
+ * so that later stages (patchviews, Python) open the same file and know
+ * its resolution without reconstructing either. */
 static inline void
 wsi_patch_meta_set_slides (GstStructure * s, const gchar * const *uris,
     const gdouble * mpps, guint n)

@@ -15,6 +15,8 @@
 
 #include "wsiworkmeta.h"
 
+#include <string.h>
+
 static gboolean
 work_meta_init (GstMeta * meta, gpointer params, GstBuffer * buffer)
 {
@@ -24,6 +26,7 @@ work_meta_init (GstMeta * meta, gpointer params, GstBuffer * buffer)
   m->worker_name = NULL;
   m->worker_tid = m->queued_tid = 0;
   m->start = m->end = m->wait_start = m->wait_end = 0;
+  memset (&m->io, 0, sizeof (m->io));
   return TRUE;
 }
 
@@ -63,4 +66,37 @@ wsi_work_meta_ensure (GstBuffer * buffer)
   if (m == NULL)
     m = (WsiWorkMeta *) gst_buffer_add_meta (buffer, info, NULL);
   return m;
+}
+
+/* ---- I/O waits of the item a thread is making ----------------------------- */
+
+static GPrivate current_waits;  /* WsiWorkIoWaits *, or NULL */
+
+void
+wsi_work_io_waits_begin (WsiWorkIoWaits * waits)
+{
+  memset (waits, 0, sizeof (*waits));
+  g_private_set (&current_waits, waits);
+}
+
+void
+wsi_work_io_waits_end (void)
+{
+  g_private_set (&current_waits, NULL);
+}
+
+void
+wsi_work_io_wait_note (guint64 start_ns, guint64 end_ns)
+{
+  WsiWorkIoWaits *waits = g_private_get (&current_waits);
+
+  if (waits == NULL || end_ns < start_ns)
+    return;
+  waits->count++;
+  waits->total_ns += end_ns - start_ns;
+  if (waits->n < WSI_WORK_IO_WAITS) {
+    waits->start[waits->n] = start_ns;
+    waits->end[waits->n] = end_ns;
+    waits->n++;
+  }
 }

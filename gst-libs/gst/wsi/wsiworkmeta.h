@@ -23,7 +23,8 @@
  * and no link to the pool.
  *
  * Cost: one meta per pushed buffer (a small allocation inside the buffer)
- * and three clock reads per item; no lock.
+ * and three clock reads per item; no lock. I/O waits: a thread-local
+ * pointer per item, two clock reads per remote read that blocked.
  *
  * Threading: written by the pool's task just before the push, while it
  * owns the buffer; read-only afterwards.
@@ -39,6 +40,19 @@ G_BEGIN_DECLS
 #define WSI_WORK_META_NAME "WsiWorkMeta"
 #define WSI_WORK_META_API_NAME "WsiWorkMetaAPI"
 
+/* Intervals a worker spent blocked on remote bytes while making one item
+ * (reported by the read layer, wsibytesource.h): the first
+ * WSI_WORK_IO_WAITS drawn, all of them in @total_ns. */
+#define WSI_WORK_IO_WAITS 8
+
+typedef struct
+{
+  guint n;                      /* intervals held (at most WSI_WORK_IO_WAITS) */
+  guint64 count;                /* waits, all of them */
+  GstClockTime total_ns;        /* their time, all of them */
+  GstClockTime start[WSI_WORK_IO_WAITS], end[WSI_WORK_IO_WAITS];
+} WsiWorkIoWaits;
+
 typedef struct
 {
   GstMeta meta;
@@ -51,6 +65,8 @@ typedef struct
    * (blocked on the pool); 0 when it did not wait */
   gint queued_tid;
   GstClockTime wait_start, wait_end;
+  /* the worker's waits on remote bytes within start..end */
+  WsiWorkIoWaits io;
 } WsiWorkMeta;
 
 /* Registers the meta (once per process, whichever copy of the pool comes
@@ -60,6 +76,18 @@ const GstMetaInfo *wsi_work_meta_get_info (void);
 /* The buffer's WsiWorkMeta, added if it has none; @buffer must be
  * writable. */
 WsiWorkMeta *wsi_work_meta_ensure (GstBuffer * buffer);
+
+/* From now until wsi_work_io_waits_end(), the calling thread's I/O waits
+ * (wsi_work_io_wait_note) go to @waits, cleared here. The pool brackets
+ * each item's process() with these. */
+void wsi_work_io_waits_begin (WsiWorkIoWaits * waits);
+void wsi_work_io_waits_end (void);
+
+/* The calling thread waited on remote bytes from @start_ns to @end_ns
+ * (gst_util_get_timestamp() clock); ignored outside a begin/end pair.
+ * Matches WsiByteSourceWaitFunc, so a plugin that links both the pool and
+ * the read layer hands it to wsi_byte_source_set_wait_func(). */
+void wsi_work_io_wait_note (guint64 start_ns, guint64 end_ns);
 
 G_END_DECLS
 

@@ -252,6 +252,60 @@ GST_START_TEST (test_meta_concatenated_in_order)
 
 GST_END_TEST;
 
+/* Each patch's slide uri and level-0 mpp (patch meta `uris`, `mpps`, set
+ * by patchreader) reach the batch, one entry per patch in order; a patch
+ * without them gets "" and 0; a batch where no patch has them has neither
+ * field. */
+GST_START_TEST (test_slide_uris_and_mpps_gathered)
+{
+  GstVideoInfo info;
+  GstHarness *h = new_batch (4,
+      "video/x-raw,format=RGB,width=4,height=4,framerate=0/1", &info);
+  GstBuffer *batch;
+  GstStructure *meta;
+  const GValue *mpps;
+  guint i;
+
+  for (i = 0; i < 4; i++) {
+    GstBuffer *patch = make_patch (&info, i, 0);
+    gchar *uri = g_strdup_printf ("file:///slides/s%u.svs", i / 2);
+    const gchar *uris[] = { uri, NULL };
+    gdouble mpp = 0.25 * (1 + i / 2);
+
+    if (i != 3)
+      wsi_patch_meta_set_slides (wsi_patch_meta_get (patch), uris, &mpp, 1);
+    fail_unless_equals_int (gst_harness_push (h, patch), GST_FLOW_OK);
+    g_free (uri);
+  }
+  batch = gst_harness_pull (h);
+  meta = wsi_patch_meta_get (batch);
+  mpps = gst_structure_get_value (meta, "mpps");
+  fail_unless (mpps != NULL && GST_VALUE_HOLDS_ARRAY (mpps));
+  fail_unless_equals_int (gst_value_array_get_size (mpps), 4);
+  for (i = 0; i < 3; i++) {
+    gchar *uri = g_strdup_printf ("file:///slides/s%u.svs", i / 2);
+
+    fail_unless_equals_string (wsi_patch_meta_string (meta, "uris", i), uri);
+    fail_unless_equals_float (wsi_patch_meta_mpp (meta, i),
+        0.25 * (1 + i / 2));
+    g_free (uri);
+  }
+  fail_unless_equals_string (wsi_patch_meta_string (meta, "uris", 3), "");
+  fail_unless_equals_float (wsi_patch_meta_mpp (meta, 3), 0.0);
+  fail_unless (wsi_patch_meta_string (meta, "uris", 4) == NULL);
+  gst_buffer_unref (batch);
+
+  push_patches (h, &info, 4, 4, 0);
+  batch = gst_harness_pull (h);
+  meta = wsi_patch_meta_get (batch);
+  fail_if (gst_structure_has_field (meta, "uris"));
+  fail_if (gst_structure_has_field (meta, "mpps"));
+  gst_buffer_unref (batch);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_short_last_batch)
 {
   GstVideoInfo info;
@@ -1320,6 +1374,7 @@ patchbatch_suite (void)
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_batch_is_concatenation);
   tcase_add_test (tc, test_meta_concatenated_in_order);
+  tcase_add_test (tc, test_slide_uris_and_mpps_gathered);
   tcase_add_test (tc, test_short_last_batch);
   tcase_add_test (tc, test_drop_remainder);
   tcase_add_test (tc, test_rgbx_and_bgrx);

@@ -812,6 +812,42 @@ GST_START_TEST (test_unreadable_context_dropped)
 
 GST_END_TEST;
 
+/* Pushes @coords (a coordinate buffer with its slide meta, taken) through
+ * patchreader ! patchviews @views_props; returns every output in order. */
+static GList *
+run_views_on (GstBuffer * coords, const gchar * views_props)
+{
+  gchar *desc = g_strdup_printf ("appsrc name=src format=bytes "
+      "caps=application/x-wsi-patches ! patchreader ! patchviews %s ! "
+      "appsink name=sink sync=false", views_props);
+  GstElement *pipeline = gst_parse_launch (desc, NULL);
+  GstElement *src, *sink;
+  GstSample *sample;
+  GList *out = NULL;
+
+  fail_unless (pipeline != NULL, "%s", desc);
+  src = gst_bin_get_by_name (GST_BIN (pipeline), "src");
+  sink = gst_bin_get_by_name (GST_BIN (pipeline), "sink");
+  fail_unless (gst_element_set_state (pipeline, GST_STATE_PLAYING) !=
+      GST_STATE_CHANGE_FAILURE);
+  fail_unless_equals_int (gst_app_src_push_buffer (GST_APP_SRC (src),
+          coords), GST_FLOW_OK);
+  gst_app_src_end_of_stream (GST_APP_SRC (src));
+  while ((sample = gst_app_sink_try_pull_sample (GST_APP_SINK (sink),
+              60 * GST_SECOND)) != NULL) {
+    out = g_list_append (out, gst_buffer_ref (gst_sample_get_buffer (sample)));
+    gst_sample_unref (sample);
+  }
+  fail_unless (gst_app_sink_is_eos (GST_APP_SINK (sink)), "no EOS: %s", desc);
+  fail_unless_equals_int (gst_element_set_state (pipeline, GST_STATE_NULL),
+      GST_STATE_CHANGE_SUCCESS);
+  gst_object_unref (src);
+  gst_object_unref (sink);
+  gst_object_unref (pipeline);
+  g_free (desc);
+  return out;
+}
+
 /* A slide whose file name is Latin-1: patchreader opens it by the uri and
  * shows its path escaped (\xE9); the context view reopens the real file. */
 GST_START_TEST (test_latin1_file_name)
@@ -820,10 +856,8 @@ GST_START_TEST (test_latin1_file_name)
   gchar *name = g_strdup ("latin-\xe9.tiff");
   gchar *path, *shown, *uri;
   GstBuffer *coords;
-  GstElement *pipeline, *src, *sink;
-  GstSample *sample;
   WsiPatchRecord r[2];
-  guint n = 0;
+  GList *out, *l;
 
   wsi_test_slide_spec_init (&spec);
   spec.width = 1024;
@@ -839,35 +873,60 @@ GST_START_TEST (test_latin1_file_name)
       shown, "uri", G_TYPE_STRING, uri, "index", G_TYPE_UINT, 3, "label",
       G_TYPE_STRING, "", NULL);
 
-  pipeline = gst_parse_launch ("appsrc name=src format=bytes "
-      "caps=application/x-wsi-patches ! patchreader ! patchviews "
-      "views=c:context:32:2x ! appsink name=sink sync=false", NULL);
-  src = gst_bin_get_by_name (GST_BIN (pipeline), "src");
-  sink = gst_bin_get_by_name (GST_BIN (pipeline), "sink");
-  fail_unless (gst_element_set_state (pipeline, GST_STATE_PLAYING) !=
-      GST_STATE_CHANGE_FAILURE);
-  fail_unless_equals_int (gst_app_src_push_buffer (GST_APP_SRC (src),
-          coords), GST_FLOW_OK);
-  gst_app_src_end_of_stream (GST_APP_SRC (src));
-  while ((sample = gst_app_sink_try_pull_sample (GST_APP_SINK (sink),
-              60 * GST_SECOND)) != NULL) {
-    ViewsInfo info = views_info (gst_sample_get_buffer (sample));
+  out = run_views_on (coords, "views=c:context:32:2x");
+  fail_unless_equals_int (g_list_length (out), 2);
+  for (l = out; l; l = l->next) {
+    ViewsInfo info = views_info (l->data);
 
     fail_unless_equals_string (info.path, shown);
     fail_unless (info.views[0].flags & WSI_VIEW_FLAG_CONTEXT);
-    n++;
-    gst_sample_unref (sample);
   }
-  fail_unless_equals_int (n, 2);
-  fail_unless_equals_int (gst_element_set_state (pipeline, GST_STATE_NULL),
-      GST_STATE_CHANGE_SUCCESS);
-  gst_object_unref (src);
-  gst_object_unref (sink);
-  gst_object_unref (pipeline);
+  free_buffers (out);
   g_free (uri);
   g_free (shown);
   g_free (path);
   g_free (name);
+}
+
+GST_END_TEST;
+
+/* A context view at an absolute mpp is sized by the slide's level-0 mpp as
+ * the patch meta carries it (`mpps`, from the slide meta's mpp-x), not by
+ * the file's own mpp nor worked back from the record: here the slide meta
+ * says 0.5 um/px (as wsislidesrc's default-mpp would) while the file and
+ * the records say 0.25. The views keep the meta's `uris` and `mpps`. */
+GST_START_TEST (test_context_mpp_from_meta)
+{
+  gchar *path = make_slide ("meta-mpp.tiff", 12, NULL);
+  gchar *uri = g_filename_to_uri (path, NULL, NULL);
+  WsiPatchRecord r[3];
+  GstBuffer *coords;
+  GList *out, *l;
+
+  make_records (r, 3);
+  coords = gst_buffer_new_memdup (r, sizeof (r));
+  gst_structure_set (wsi_slide_meta_add (coords), "path", G_TYPE_STRING,
+      path, "uri", G_TYPE_STRING, uri, "mpp-x", G_TYPE_DOUBLE, 0.5,
+      "index", G_TYPE_UINT, 3, "label", G_TYPE_STRING, "", NULL);
+
+  /* 32 px at 1 um/px on a 0.5 um/px slide: 64 level-0 px (128 at 0.25) */
+  out = run_views_on (coords, "views=t:patch,abs:context:32:1.0");
+  fail_unless_equals_int (g_list_length (out), 3);
+  for (l = out; l; l = l->next) {
+    ViewsInfo info = views_info (l->data);
+    GstStructure *s = wsi_patch_meta_get (l->data);
+
+    fail_unless (info.views[1].flags & WSI_VIEW_FLAG_CONTEXT);
+    fail_unless_equals_float (info.views[1].width0, 64);
+    fail_unless_equals_int (info.views[1].out_width, 32);
+    fail_unless (fabs (info.views[1].mpp - 1.0) < 1e-5, "mpp %g",
+        info.views[1].mpp);
+    fail_unless_equals_string (wsi_patch_meta_string (s, "uris", 0), uri);
+    fail_unless_equals_float (wsi_patch_meta_mpp (s, 0), 0.5);
+  }
+  free_buffers (out);
+  g_free (uri);
+  g_free (path);
 }
 
 GST_END_TEST;
@@ -1304,6 +1363,7 @@ patchviews_suite (void)
   tcase_add_test (tc, test_reader_and_views_share_caches);
   tcase_add_test (tc, test_unreadable_context_dropped);
   tcase_add_test (tc, test_latin1_file_name);
+  tcase_add_test (tc, test_context_mpp_from_meta);
   tcase_add_test (tc, test_state_cycles);
   tcase_add_test (tc, test_properties_validated);
   tcase_add_test (tc, test_output_caps);

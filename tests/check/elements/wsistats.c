@@ -19,6 +19,7 @@
 #include <gst/wsi/wsirecord.h>
 
 #include "wsitestutil.h"
+#include "../pipelines/wsiservers.h"
 
 #ifndef WSI_TEST_TMPDIR
 #define WSI_TEST_TMPDIR "/tmp/wsistats-test"
@@ -490,7 +491,9 @@ static const gchar *check_lanes_py =
     "mine = [e for e in slices if e['name'] == 'tstep']\n"
     "assert len(mine) == 1 and mine[0]['cat'] == 'consumer-compute', mine\n"
     "assert names[mine[0]['tid']] == 'test consumer: a lane name over 15 bytes'\n"
-    "assert 4000 <= mine[0]['dur'] <= 6000, mine[0]\n";
+    "assert 4000 <= mine[0]['dur'] <= 6000, mine[0]\n"
+    "io = [e for e in slices if e['cat'] == 'io-wait' and names.get(e['tid'], '').startswith('treader')]\n"
+    "assert not io, 'I/O waits on a local slide: %s' % io[:3]\n";
 
 GST_START_TEST (test_timeline_pool_lanes_and_blocking)
 {
@@ -619,6 +622,111 @@ GST_START_TEST (test_slide_preparation_stage)
 
 GST_END_TEST;
 
+/* A slide at a URL behind the fault proxy (10 ms per request), read
+ * without read-ahead: the reader's workers block on remote bytes. The
+ * report counts that I/O wait inside their work time; the timeline draws
+ * each wait as an "io-wait" slice on a worker's lane, inside one of its
+ * work slices. */
+static const gchar *check_io_wait_py =
+    "import json, sys\n"
+    "waits = int(sys.argv[2])\n"
+    "events = json.load(open(sys.argv[1]))\n"
+    "names = {e['tid']: e['args']['name'] for e in events if e['name'] == 'thread_name'}\n"
+    "slices = [e for e in events if e['ph'] == 'X']\n"
+    "work = [e for e in slices if e['cat'] == 'work' and e['name'] == 'rreader']\n"
+    "io = [e for e in slices if e['cat'] == 'io-wait' and e['tid'] in {w['tid'] for w in work}]\n"
+    "assert io, 'no io-wait slices on the reader workers'\n"
+    "assert len(io) <= waits, (len(io), waits)\n"
+    "assert all(names[e['tid']].startswith('rreader: worker ') for e in io), {names[e['tid']] for e in io}\n"
+    "def inside(e):\n"
+    "    return any(w['tid'] == e['tid'] and w['ts'] - 1 <= e['ts'] and e['ts'] + e['dur'] <= w['ts'] + w['dur'] + 1 for w in work)\n"
+    "bad = [e for e in io if not inside(e)]\n"
+    "assert not bad, 'io-wait outside its work slice: %s' % bad[:3]\n"
+    "assert sum(e['dur'] for e in io) >= 9000, 'less than one 10 ms request waited'\n";
+
+GST_START_TEST (test_remote_reads_show_io_wait)
+{
+  const gchar *args[] = { "--delay-ms", "10", NULL };
+  gchar *www = wsi_test_make_dir (WSI_TEST_TMPDIR, "www");
+  gchar *workdir = g_build_filename (WSI_TEST_TMPDIR, "nginx", NULL);
+  gchar *report = g_build_filename (WSI_TEST_TMPDIR, "proxy.txt", NULL);
+  gchar *argv[] = { (gchar *) "/usr/bin/python3", (gchar *) "-c",
+    (gchar *) check_io_wait_py, timeline_path, NULL, NULL
+  };
+  gchar *why = NULL, *slide, *launch, *waits_text, *out = NULL, *err = NULL;
+  const GstStructure *reader;
+  GstStructure *stats;
+  WsiTestSlideSpec spec;
+  WsiNginx nginx;
+  WsiProxy proxy;
+  GstTracer *tracer;
+  gdouble work_s = 0, io_wait_s = 0;
+  guint64 waits = 0;
+  gint status = -1;
+
+  if (!wsi_nginx_start (&nginx, www, workdir, &why)) {
+    if (g_strcmp0 (g_getenv ("CI"), "true") == 0)
+      fail ("%s", why);
+    WSI_TEST_SKIP (why);
+    g_free (why);
+    g_free (www);
+    g_free (workdir);
+    g_free (report);
+    return;
+  }
+  wsi_test_slide_spec_init (&spec);
+  /* large enough that the overview's requests (the smallest level) leave
+   * the patches' level-0 tiles to fetch */
+  spec.width = 8192;
+  spec.height = 6144;
+  spec.levels = 3;
+  spec.seed = 9;
+  slide = wsi_test_write_slide (www, "remote.tiff", &spec);
+  fail_unless (wsi_proxy_start (&proxy, nginx.port, report, args, &why), "%s",
+      why);
+
+  reset_stats ();
+  launch = g_strdup_printf ("wsislidesrc location=http://127.0.0.1:%u/"
+      "remote.tiff ! patchsampler patch-size=64 patches-per-slide=24 ! "
+      "patchinterleave ! patchreader name=rreader threads=2 read-ahead=0 ! "
+      "fakesink sync=false", proxy.port);
+  run_launch_line (launch);
+  stats = get_stats ();
+  reader = element_entry (stats, "rreader");
+  fail_unless (gst_structure_get (reader, "work-s", G_TYPE_DOUBLE, &work_s,
+          "io-wait-s", G_TYPE_DOUBLE, &io_wait_s, "io-waits", G_TYPE_UINT64,
+          &waits, NULL), "no I/O wait fields: %" GST_PTR_FORMAT, reader);
+  /* (a wait may be short: a prefetch about to arrive) */
+  fail_unless (waits > 0 && io_wait_s >= 0.009, "%" G_GUINT64_FORMAT
+      " waits, %.3f s", waits, io_wait_s);
+  fail_unless (io_wait_s <= work_s, "I/O wait %.3f s > work %.3f s",
+      io_wait_s, work_s);
+
+  tracer = wsistats_tracer ();
+  g_signal_emit_by_name (tracer, "write-report");
+  gst_object_unref (tracer);
+  waits_text = g_strdup_printf ("%" G_GUINT64_FORMAT, waits);
+  argv[4] = waits_text;
+  fail_unless (g_spawn_sync (NULL, argv, NULL, G_SPAWN_DEFAULT, NULL, NULL,
+          &out, &err, &status, NULL));
+  fail_unless (g_spawn_check_wait_status (status, NULL),
+      "timeline check failed: %s", err);
+
+  wsi_proxy_stop (&proxy, NULL);
+  wsi_nginx_stop (&nginx);
+  gst_structure_free (stats);
+  g_free (out);
+  g_free (err);
+  g_free (waits_text);
+  g_free (launch);
+  g_free (slide);
+  g_free (report);
+  g_free (workdir);
+  g_free (www);
+}
+
+GST_END_TEST;
+
 static Suite *
 wsistats_suite (void)
 {
@@ -637,6 +745,7 @@ wsistats_suite (void)
   tcase_add_test (tc, test_json_and_timeline_files_parse);
   tcase_add_test (tc, test_timeline_pool_lanes_and_blocking);
   tcase_add_test (tc, test_slide_preparation_stage);
+  tcase_add_test (tc, test_remote_reads_show_io_wait);
   return s;
 }
 

@@ -331,6 +331,94 @@ GST_START_TEST (test_uncompressed_close_to_tiff)
 
 GST_END_TEST;
 
+/* JPEG 2000 frames (OpenJPEG): lossless ones (JPEG 2000 and HTJ2K) give
+ * libtiff's RGB decode, lossy ones (52 dB) stay >= 40 dB from the TIFF, at 1:1 and at 2x and 4x,
+ * where the codestream's reduced resolutions decode the level (the
+ * report's native_scale says so). */
+GST_START_TEST (test_j2k_close_to_tiff)
+{
+  WsiTestDicomSpec spec;
+  gchar *dir = test_dir ("j2k-scale");
+  gchar *tiff_path = tiff_slide (dir, WSI_TEST_LAYOUT_GENERIC, 256);
+  gchar *level0;
+  WsiSlide *dicom;
+  WsiReadContext *ctx;
+  WsiReadRequest request = { 0, };
+  WsiReadReport report;
+  WsiImage out = { NULL, 64 * 3, 64, 64, WSI_PIXEL_RGB };
+  GError *error = NULL;
+  guint scale;
+
+#ifndef WSI_HAVE_OPENJPEG
+  wsi_test_skip (__func__, "built without OpenJPEG (libopenjp2-7-dev)");
+  return;
+#endif
+  wsi_test_dicom_spec_init (&spec);
+  spec.j2k = WSI_TEST_DICOM_J2K_LOSSLESS;
+  spec.mpp = 0.25;
+  check_variant ("full-j2k-lossless", WSI_TEST_LAYOUT_GENERIC, 256, &spec,
+      40.0);
+  spec.j2k = WSI_TEST_DICOM_J2K_LOSSY;
+  spec.sparse = TRUE;
+  spec.table = WSI_TEST_DICOM_TABLE_NONE;
+  check_variant ("sparse-j2k-lossy", WSI_TEST_LAYOUT_GENERIC, 256, &spec,
+      40.0);
+  /* HTJ2K (OpenJPEG 2.5 decodes it; OpenJPH's ojph_compress writes it). */
+  spec.sparse = FALSE;
+  spec.table = WSI_TEST_DICOM_TABLE_BASIC;
+  spec.j2k = WSI_TEST_DICOM_J2K_HT_LOSSLESS;
+  {
+    gchar *ojph = g_find_program_in_path ("ojph_compress");
+    if (ojph != NULL)
+      check_variant ("full-htj2k", WSI_TEST_LAYOUT_GENERIC, 256, &spec, 40.0);
+    else {
+      fail_if (wsi_test_in_ci (), "CI=true but ojph_compress is missing");
+      wsi_test_skip ("HTJ2K variant", "ojph_compress (Debian openjph-tools, "
+          "installed by scripts/install-deps.sh) is not on PATH");
+    }
+    g_free (ojph);
+  }
+  spec.j2k = WSI_TEST_DICOM_J2K_LOSSY;
+
+  /* One level: 2x and 4x reads must scale level 0. */
+  {
+    WsiTestSlideSpec one;
+    wsi_test_slide_spec_init (&one);
+    one.width = 1024;
+    one.height = 768;
+    one.tile_size = 256;
+    one.levels = 1;
+    one.seed = 11;
+    g_free (tiff_path);
+    tiff_path = g_build_filename (dir, "one-level.tiff", NULL);
+    fail_unless (wsi_test_slide_write (tiff_path, &one, &error), "%s",
+        error ? error->message : "?");
+  }
+  spec.sparse = FALSE;
+  level0 = dicom_series (tiff_path, dir, &spec);
+  dicom = open_slide (level0, WSI_BACKEND_AUTO);
+  ctx = wsi_read_context_new ();
+  out.data = g_malloc (out.stride * 64);
+  for (scale = 1; scale <= 4; scale *= 2) {
+    request.x = 256;
+    request.y = 256;
+    request.width = request.height = 64 * scale;
+    request.native_scaling = TRUE;
+    fail_unless (wsi_slide_read (dicom, ctx, &request, &out, &report,
+            &error), "%s", error ? error->message : "?");
+    fail_unless_equals_int (report.level, 0);
+    fail_unless_equals_int (report.native_scale, scale);
+  }
+  g_free (out.data);
+  wsi_read_context_free (ctx);
+  wsi_slide_close (dicom);
+  g_free (level0);
+  g_free (tiff_path);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_sparse_missing_tiles_are_white)
 {
   gchar *dir = test_dir ("sparse-omit");
@@ -379,10 +467,10 @@ GST_END_TEST;
 /* Opens the damaged series; level-0 tile @bad (row-major) fails to read,
  * tile 0 and the other levels read. */
 static void
-check_damage (WsiTestDicomDamage damage, WsiTestDicomTable table,
-    guint bad_tile, const gchar * reason)
+check_damage_codec (WsiTestDicomDamage damage, WsiTestDicomTable table,
+    WsiTestDicomJ2k j2k, guint bad_tile, const gchar * reason)
 {
-  gchar *name = g_strdup_printf ("damage-%d-%d", damage, table);
+  gchar *name = g_strdup_printf ("damage-%d-%d-%d", damage, table, j2k);
   gchar *dir = test_dir (name);
   gchar *tiff_path = tiff_slide (dir, WSI_TEST_LAYOUT_GENERIC, 256);
   WsiTestDicomSpec spec;
@@ -402,6 +490,7 @@ check_damage (WsiTestDicomDamage damage, WsiTestDicomTable table,
   wsi_test_dicom_spec_init (&spec);
   spec.damage = damage;
   spec.table = table;
+  spec.j2k = j2k;
   level0 = dicom_series (tiff_path, dir, &spec);
   slide = open_slide (level0, WSI_BACKEND_DICOM);
   for (round = 0; round < 2; round++) {
@@ -427,6 +516,14 @@ check_damage (WsiTestDicomDamage damage, WsiTestDicomTable table,
   g_free (name);
 }
 
+static void
+check_damage (WsiTestDicomDamage damage, WsiTestDicomTable table,
+    guint bad_tile, const gchar * reason)
+{
+  check_damage_codec (damage, table, WSI_TEST_DICOM_J2K_NONE, bad_tile,
+      reason);
+}
+
 GST_START_TEST (test_damaged_frames_fail_their_reads)
 {
   /* 5 x 4 tiles at level 0; frame 2 is tile 1, the last is tile 19. A
@@ -445,6 +542,15 @@ GST_START_TEST (test_damaged_frames_fail_their_reads)
       WSI_TEST_DICOM_TABLE_NONE, 19, "fewer frames");
   check_damage (WSI_TEST_DICOM_DAMAGE_JPEG_DATA,
       WSI_TEST_DICOM_TABLE_BASIC, 1, "frame 2");
+#ifdef WSI_HAVE_OPENJPEG
+  /* OpenJPEG in strict mode: damaged packets fail, never half a tile. */
+  check_damage_codec (WSI_TEST_DICOM_DAMAGE_JPEG_DATA,
+      WSI_TEST_DICOM_TABLE_BASIC, WSI_TEST_DICOM_J2K_LOSSLESS, 1,
+      "frame 2: JPEG 2000");
+  check_damage_codec (WSI_TEST_DICOM_DAMAGE_TRUNCATED_ITEM,
+      WSI_TEST_DICOM_TABLE_NONE, WSI_TEST_DICOM_J2K_LOSSY, 19,
+      "holds no such frame");
+#endif
 }
 
 GST_END_TEST;
@@ -580,6 +686,7 @@ wsidicom_suite (void)
   tcase_add_test (tc, test_sparse_jpeg_same_as_tiff);
   tcase_add_test (tc, test_concatenation_same_as_tiff);
   tcase_add_test (tc, test_uncompressed_close_to_tiff);
+  tcase_add_test (tc, test_j2k_close_to_tiff);
   tcase_add_test (tc, test_sparse_missing_tiles_are_white);
   tcase_add_test (tc, test_damaged_frames_fail_their_reads);
   tcase_add_test (tc, test_real_files_open);

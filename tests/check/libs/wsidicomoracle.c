@@ -43,8 +43,9 @@ static const gchar oracle_script[] =
     "a = d.pixel_array\n"
     "if n == 1: a = a[None]\n"
     "assert a.shape[0] == n, (a.shape, n)\n"
-    "if d.PhotometricInterpretation.startswith('YBR'):\n"
-    "    # pydicom hands JPEG YCbCr frames over unconverted\n"
+    "if d.PhotometricInterpretation in ('YBR_FULL', 'YBR_FULL_422'):\n"
+    "    # pydicom hands JPEG YCbCr frames over unconverted (JPEG 2000's\n"
+    "    # YBR_RCT and YBR_ICT come out RGB: the codestream's own transform)\n"
     "    from pydicom.pixel_data_handlers.util import convert_color_space\n"
     "    a = convert_color_space(a, d.PhotometricInterpretation, 'RGB', per_frame=True)\n"
     "if int(d.SamplesPerPixel) == 1:\n"
@@ -69,6 +70,20 @@ static const gchar oracle_script[] =
     "if mode == 'decode':\n"
     "    open(sys.argv[3], 'wb').write(np.ascontiguousarray(out[:H, :W]).tobytes())\n"
     "print('ok', path, n, W, H)\n";
+
+/* argv: out_dir files...: each file rewritten by pydicom in implicit VR
+ * little endian into out_dir (same name). */
+static const gchar implicit_script[] =
+    "import os, sys\n"
+    "import pydicom\n"
+    "from pydicom.uid import ImplicitVRLittleEndian\n"
+    "for f in sys.argv[2:]:\n"
+    "    d = pydicom.dcmread(f)\n"
+    "    d.file_meta.TransferSyntaxUID = ImplicitVRLittleEndian\n"
+    "    d.is_implicit_VR = True\n"
+    "    d.is_little_endian = True\n"
+    "    d.save_as(os.path.join(sys.argv[1], os.path.basename(f)),\n"
+    "              write_like_original=False)\n";
 
 static gboolean
 oracle_available (gchar ** why)
@@ -208,7 +223,17 @@ GST_START_TEST (test_generated_series_valid_and_equal)
   spec.mpp = 0.5;
   fail_unless (wsi_test_slide_write (tiff, &spec, &error));
 
-  for (variant = 0; variant < 6; variant++) {
+  /* 0-5: JPEG and uncompressed, TILED_FULL and TILED_SPARSE, each table;
+   * 6, 7: JPEG 2000 lossless (full) and lossy (sparse, no table), when
+   * built with OpenJPEG (pydicom decodes them through Pillow's OpenJPEG). */
+#ifdef WSI_HAVE_OPENJPEG
+  const guint n_variants = 8;
+#else
+  const guint n_variants = 6;
+  wsi_test_skip ("JPEG 2000 variants", "built without OpenJPEG");
+#endif
+
+  for (variant = 0; variant < n_variants; variant++) {
     gchar *sub = g_strdup_printf ("%s/v%u", dir, variant);
     WsiTestDicomSpec dspec;
     gchar **paths = NULL;
@@ -217,10 +242,12 @@ GST_START_TEST (test_generated_series_valid_and_equal)
 
     wsi_test_dicom_spec_init (&dspec);
     dspec.sparse = variant % 2 == 1;
-    dspec.uncompressed = variant >= 4;
-    dspec.table = variant / 2 == 0 ? WSI_TEST_DICOM_TABLE_BASIC :
-        variant / 2 == 1 ? WSI_TEST_DICOM_TABLE_EXTENDED :
-        WSI_TEST_DICOM_TABLE_NONE;
+    dspec.uncompressed = variant == 4 || variant == 5;
+    dspec.j2k = variant == 6 ? WSI_TEST_DICOM_J2K_LOSSLESS : variant == 7
+        ? WSI_TEST_DICOM_J2K_LOSSY : WSI_TEST_DICOM_J2K_NONE;
+    dspec.table = variant / 2 == 0 || variant == 6
+        ? WSI_TEST_DICOM_TABLE_BASIC : variant / 2 == 1
+        ? WSI_TEST_DICOM_TABLE_EXTENDED : WSI_TEST_DICOM_TABLE_NONE;
     dspec.thumbnail = TRUE;
     dspec.mpp = 0.5;
     dspec.omit_every = variant == 3 ? 4 : 0;
@@ -233,8 +260,8 @@ GST_START_TEST (test_generated_series_valid_and_equal)
       if (g_str_has_suffix (paths[i], "thumbnail.dcm"))
         oracle_run ("check", paths[i], NULL);
       else
-        compare_level (slide, i, paths[i], dspec.uncompressed ? INFINITY :
-            40.0);
+        compare_level (slide, i, paths[i], dspec.uncompressed
+            || dspec.j2k == WSI_TEST_DICOM_J2K_LOSSLESS ? INFINITY : 40.0);
     }
     wsi_slide_close (slide);
     g_strfreev (paths);
@@ -296,6 +323,141 @@ GST_START_TEST (test_real_files_against_pydicom)
 
 GST_END_TEST;
 
+/* Rewrites @paths in implicit VR with pydicom into @dir. */
+static void
+to_implicit (gchar ** paths, const gchar * dir)
+{
+  GPtrArray *argv = g_ptr_array_new ();
+  gchar *std_out = NULL, *std_err = NULL;
+  gint status = 0;
+  guint i;
+
+  g_mkdir_with_parents (dir, 0755);
+  g_ptr_array_add (argv, (gpointer) PYTHON);
+  g_ptr_array_add (argv, (gpointer) "-c");
+  g_ptr_array_add (argv, (gpointer) implicit_script);
+  g_ptr_array_add (argv, (gpointer) dir);
+  for (i = 0; paths[i] != NULL; i++)
+    g_ptr_array_add (argv, paths[i]);
+  g_ptr_array_add (argv, NULL);
+  fail_unless (g_spawn_sync (NULL, (gchar **) argv->pdata, NULL, 0, NULL,
+          NULL, &std_out, &std_err, &status, NULL));
+  fail_unless (g_spawn_check_wait_status (status, NULL), "pydicom: %s%s",
+      std_out, std_err);
+  g_free (std_out);
+  g_free (std_err);
+  g_ptr_array_unref (argv);
+}
+
+/* The same slide from an explicit and an implicit VR copy: same pyramid,
+ * mpp, and byte-identical levels. */
+static void
+assert_same_slide (const gchar * explicit_path, const gchar * implicit_path)
+{
+  GError *error = NULL;
+  WsiSlide *a = wsi_slide_open (explicit_path, WSI_BACKEND_AUTO, &error);
+  WsiSlide *b;
+  gint level;
+
+  fail_unless (a != NULL, "%s", error ? error->message : "?");
+  b = wsi_slide_open (implicit_path, WSI_BACKEND_AUTO, &error);
+  fail_unless (b != NULL, "%s", error ? error->message : "?");
+  fail_unless_equals_string (b->backend->name, WSI_BACKEND_DICOM);
+  fail_unless_equals_int (a->level_count, b->level_count);
+  fail_unless (a->mpp_x == b->mpp_x, "mpp %g vs %g", a->mpp_x, b->mpp_x);
+  for (level = 0; level < a->level_count; level++) {
+    gsize n = (gsize) a->level_width[level] * a->level_height[level] * 3;
+    guint8 *x, *y;
+    fail_unless_equals_int64 (a->level_width[level], b->level_width[level]);
+    fail_unless_equals_int64 (a->level_height[level], b->level_height[level]);
+    x = read_level (a, level);
+    y = read_level (b, level);
+    fail_unless (memcmp (x, y, n) == 0, "%s level %d differs from %s",
+        implicit_path, level, explicit_path);
+    g_free (x);
+    g_free (y);
+  }
+  wsi_slide_close (a);
+  wsi_slide_close (b);
+}
+
+/* Implicit VR little endian (1.2.840.10008.1.2) files written by pydicom:
+ * generated TILED_FULL and TILED_SPARSE series (per-frame functional
+ * groups of undefined length) and the real files read as their explicit
+ * VR originals, and each level equals pydicom's decode. */
+GST_START_TEST (test_implicit_vr_files)
+{
+  gchar *dir = g_build_filename (WSI_TEST_TMPDIR, "implicit", NULL);
+  gchar *tiff = g_build_filename (dir, "source.tiff", NULL);
+  static const gchar *const real[] = { "sm_image.dcm",
+    "sm_image_grayscale.dcm"
+  };
+  WsiTestSlideSpec spec;
+  GError *error = NULL;
+  gchar *why = NULL;
+  guint sparse, i;
+
+  if (!oracle_usable (&why, __func__)) {
+    g_free (tiff);
+    g_free (dir);
+    return;
+  }
+  g_mkdir_with_parents (dir, 0755);
+  wsi_test_slide_spec_init (&spec);
+  spec.width = 700;
+  spec.height = 500;
+  spec.tile_size = 128;
+  spec.levels = 2;
+  fail_unless (wsi_test_slide_write (tiff, &spec, &error));
+  for (sparse = 0; sparse < 2; sparse++) {
+    gchar *sub = g_strdup_printf ("%s/explicit%u", dir, sparse);
+    gchar *isub = g_strdup_printf ("%s/implicit%u", dir, sparse);
+    gchar *ipath;
+    WsiTestDicomSpec dspec;
+    gchar **paths = NULL;
+    WsiSlide *slide;
+
+    wsi_test_dicom_spec_init (&dspec);
+    dspec.sparse = sparse;
+    dspec.uncompressed = TRUE;
+    dspec.mpp = 0.5;
+    dspec.omit_every = sparse ? 3 : 0;
+    fail_unless (wsi_test_dicom_from_tiff (tiff, sub, "s", &dspec, &paths,
+            &error), "%s", error ? error->message : "?");
+    to_implicit (paths, isub);
+    ipath = g_build_filename (isub, "s-level0.dcm", NULL);
+    assert_same_slide (paths[0], ipath);
+    slide = wsi_slide_open (ipath, WSI_BACKEND_AUTO, &error);
+    fail_unless (slide != NULL, "%s", error ? error->message : "?");
+    compare_level (slide, 0, ipath, INFINITY);
+    wsi_slide_close (slide);
+    g_free (ipath);
+    g_strfreev (paths);
+    g_free (isub);
+    g_free (sub);
+  }
+  for (i = 0; i < G_N_ELEMENTS (real); i++) {
+    gchar *name = g_build_filename ("dicom", real[i], NULL);
+    gchar *path = WSI_TEST_SHARED_SLIDE (name);
+    gchar *isub = g_build_filename (dir, "real", real[i], NULL);
+    gchar *ipath = g_build_filename (isub, real[i], NULL);
+    gchar *one[] = { path, NULL };
+
+    if (path != NULL) {
+      to_implicit (one, isub);
+      assert_same_slide (path, ipath);
+    }
+    g_free (ipath);
+    g_free (isub);
+    g_free (path);
+    g_free (name);
+  }
+  g_free (tiff);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
 static Suite *
 wsidicomoracle_suite (void)
 {
@@ -305,6 +467,7 @@ wsidicomoracle_suite (void)
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_generated_series_valid_and_equal);
   tcase_add_test (tc, test_real_files_against_pydicom);
+  tcase_add_test (tc, test_implicit_vr_files);
   return s;
 }
 

@@ -680,12 +680,12 @@ GST_START_TEST (test_incomplete_and_version)
   parts = g_strsplit (text, "\"version\" : 1", 2);
   fail_unless (g_strv_length (parts) == 2);
   {
-    gchar *v2 = g_strjoin ("\"version\" : 2", parts[0], parts[1], NULL);
+    gchar *v2 = g_strjoin ("\"version\" : 3", parts[0], parts[1], NULL);
 
     fail_unless (g_file_set_contents (manifest, v2, -1, NULL));
     g_free (v2);
   }
-  assert_refused (store, "", "version 2");
+  assert_refused (store, "", "version 3");
   g_strfreev (parts);
 
   /* no manifest: refused, unless allow-incomplete */
@@ -972,6 +972,79 @@ GST_START_TEST (test_state_changes_repeat)
 GST_END_TEST;
 
 
+/* ---- raw patches served from the mapping, without a copy ---------------- */
+
+static GstPadProbeReturn
+keep_buffers (GstPad * pad, GstPadProbeInfo * info, gpointer kept)
+{
+  g_ptr_array_add (kept, gst_buffer_ref (GST_PAD_PROBE_INFO_BUFFER (info)));
+  return GST_PAD_PROBE_OK;
+}
+
+/* 64 px RGB rows are 192 bytes, the default stride: patchstoresrc pushes
+ * read-only memory of the shard's mapping, the same bytes as written, and
+ * the buffers stay readable after the store is closed. */
+GST_START_TEST (test_raw_served_from_mapping)
+{
+  gchar *slides = make_slides ("map-slides");
+  gchar *store = g_build_filename (WSI_TEST_TMPDIR, "map-store", NULL);
+  gchar *desc = g_strdup_printf ("wsislidesrc location=\"%s\" seed=3 ! "
+      "tissuemask ! queue ! patchsampler patch-size=64 patches-per-slide=7 ! "
+      "patchinterleave ! patchreader threads=2 ! tee name=t ! queue ! "
+      "patchstoresink location=\"%s\" patches-per-shard=4 t. ! queue ! "
+      "appsink name=sink sync=false", slides, store);
+  GPtrArray *kept = g_ptr_array_new_with_free_func ((GDestroyNotify)
+      gst_buffer_unref);
+  WsiRun *written;
+  GstElement *pipeline, *src;
+  GstPad *pad;
+  guint i;
+
+  remove_store (store);
+  written = run_collecting (desc);
+  fail_unless (written->error == NULL, "%s", written->error);
+  fail_unless_equals_int (written->batches->len, 14);
+  g_free (desc);
+  desc = g_strdup_printf ("patchstoresrc name=src location=\"%s\" threads=2 "
+      "! fakesink sync=false", store);
+  pipeline = gst_parse_launch (desc, NULL);
+  src = gst_bin_get_by_name (GST_BIN (pipeline), "src");
+  pad = gst_element_get_static_pad (src, "src");
+  gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER, keep_buffers, kept,
+      NULL);
+  gst_element_set_state (pipeline, GST_STATE_PLAYING);
+  wsi_test_wait_eos (pipeline, 60 * GST_SECOND);
+  gst_element_set_state (pipeline, GST_STATE_NULL);
+  gst_object_unref (pad);
+  gst_object_unref (src);
+  gst_object_unref (pipeline);
+  /* the store is closed and its shards deleted: the buffers still hold
+   * their mappings */
+  remove_store (store);
+  fail_unless_equals_int (kept->len, 14);
+  for (i = 0; i < kept->len; i++) {
+    GstBuffer *x = g_ptr_array_index (written->batches, i);
+    GstBuffer *y = g_ptr_array_index (kept, i);
+    GstMapInfo mx, my;
+
+    fail_unless (GST_MEMORY_IS_READONLY (gst_buffer_peek_memory (y, 0)));
+    fail_unless (gst_buffer_map (x, &mx, GST_MAP_READ));
+    fail_unless (gst_buffer_map (y, &my, GST_MAP_READ));
+    fail_unless_equals_uint64 (mx.size, my.size);
+    fail_unless (memcmp (mx.data, my.data, mx.size) == 0,
+        "patch %u differs", i);
+    gst_buffer_unmap (x, &mx);
+    gst_buffer_unmap (y, &my);
+  }
+  g_ptr_array_unref (kept);
+  wsi_run_free (written);
+  g_free (desc);
+  g_free (store);
+  g_free (slides);
+}
+
+GST_END_TEST;
+
 /* ---- crops from a jpeg store: patchviews decodes only what they need ---- */
 
 #define VIEWS_PATCH 256
@@ -1148,6 +1221,140 @@ GST_START_TEST (test_views_from_jpeg_store)
 
 GST_END_TEST;
 
+/* ---- multi-view locations (patchviews) stored and served back ---------- */
+
+/* Location @i of @a and @b: same record, view names, view records and (when
+ * @exact) view bytes; else every view at least @min_db. */
+static void
+assert_same_location (WsiRun * a, WsiRun * b, guint i, gboolean exact,
+    gdouble min_db)
+{
+  GstBuffer *x = g_ptr_array_index (a->batches, i);
+  GstBuffer *y = g_ptr_array_index (b->batches, i);
+  GstStructure *mx = wsi_patch_meta_get (x), *my = wsi_patch_meta_get (y);
+  WsiPatchRecord ra = *WSI_RECORD (a, i), rb = *WSI_RECORD (b, i);
+  const gchar *const *nx = wsi_structure_get_strv (mx, "view-names");
+  const gchar *const *ny = wsi_structure_get_strv (my, "view-names");
+  GBytes *vx = g_value_get_boxed (gst_structure_get_value (mx, "views"));
+  GBytes *vy = g_value_get_boxed (gst_structure_get_value (my, "views"));
+  guint v, n = gst_buffer_n_memory (x);
+
+  fail_unless (memcmp (&ra, &rb, sizeof (ra)) == 0, "record %u", i);
+  fail_unless (nx != NULL && ny != NULL);
+  fail_unless (g_strv_equal ((const gchar **) nx, (const gchar **) ny));
+  fail_unless (g_bytes_equal (vx, vy), "view records of location %u", i);
+  fail_unless_equals_int (n, gst_buffer_n_memory (y));
+  fail_unless_equals_int (n, g_strv_length ((gchar **) nx));
+  for (v = 0; v < n; v++) {
+    gdouble db = view_psnr (a, b, i, v);
+
+    if (exact)
+      fail_unless (db == 99.0, "view %u of location %u differs", v, i);
+    fail_unless (db >= min_db, "view %u of location %u at %.1f dB", v, i,
+        db);
+  }
+}
+
+GST_START_TEST (test_views_round_trip)
+{
+  gchar *slides = make_slides ("mv-slides");
+  const gchar *encodings[] = { "encoding=raw", "encoding=jpeg quality=95" };
+  guint k, i;
+
+  for (k = 0; k < G_N_ELEMENTS (encodings); k++) {
+    gchar *store = g_strdup_printf ("%s/mv-store%u", WSI_TEST_TMPDIR, k);
+    gchar *desc = g_strdup_printf ("wsislidesrc location=\"%s\" seed=3 ! "
+        "tissuemask ! queue ! patchsampler patch-size=%d patches-per-slide=%d "
+        "! patchinterleave ! patchreader threads=2 ! patchviews seed=4 "
+        "threads=2 views=target:patch,crop:2:24:0.3:1.0 ! tee name=t ! queue "
+        "! patchstoresink location=\"%s\" patches-per-shard=%d %s t. ! queue "
+        "! appsink name=sink sync=false", slides, PATCH, PATCHES_PER_SLIDE,
+        store, PER_SHARD, encodings[k]);
+    gchar *served_desc = g_strdup_printf ("patchstoresrc location=\"%s\" "
+        "threads=3 ! appsink name=sink sync=false", store);
+    gchar *batched = g_strdup_printf ("patchstoresrc location=\"%s\" ! "
+        "patchbatch batch-size=4 ! fakesink sync=false", store);
+    WsiRun *written, *served;
+    gchar *error;
+    GstStructure *caps;
+    gint n_views = 0;
+
+    remove_store (store);
+    written = run_collecting (desc);
+    fail_unless (written->error == NULL, "%s", written->error);
+    fail_unless_equals_int (written->batches->len, N_PATCHES);
+    served = run_collecting (served_desc);
+    fail_unless (served->error == NULL, "%s", served->error);
+    fail_unless_equals_int (served->batches->len, N_PATCHES);
+    caps = gst_caps_get_structure (served->last_caps, 0);
+    fail_unless (gst_structure_has_name (caps, WSI_VIEWS_MEDIA_TYPE));
+    fail_unless (gst_structure_get_int (caps, "n-views", &n_views));
+    fail_unless_equals_int (n_views, 3);
+    for (i = 0; i < N_PATCHES; i++)
+      assert_same_location (written, served, i, k == 0, 30.0);
+    /* patchbatch takes them as it takes patchviews' */
+    error = run_to_end (batched);
+    fail_unless (error == NULL, "%s", error);
+    wsi_run_free (written);
+    wsi_run_free (served);
+    remove_store (store);
+    g_free (store);
+    g_free (desc);
+    g_free (served_desc);
+    g_free (batched);
+  }
+  g_free (slides);
+}
+
+GST_END_TEST;
+
+/* The slide's level-0 mpp travels through the store (WsiStoreEntry
+ * slide_mpp) exactly as the patch meta gave it, not worked back from the
+ * record: at target-mpp=0.3 on 0.25 um/px slides the footprint is rounded
+ * (74 level-0 px for 62 px) and out_mpp is a float, so
+ * out_mpp x out_size / footprint misses 0.25. */
+GST_START_TEST (test_slide_mpp_round_trip)
+{
+  gchar *slides = make_slides ("mpp-slides");
+  gchar *store = g_build_filename (WSI_TEST_TMPDIR, "mpp-store", NULL);
+  gchar *desc = g_strdup_printf ("wsislidesrc location=\"%s\" seed=3 ! "
+      "tissuemask ! queue ! patchsampler patch-size=%d patches-per-slide=4 "
+      "target-mpp=0.3 ! patchinterleave ! patchreader threads=2 ! "
+      "patchstoresink location=\"%s\"", slides, PATCH, store);
+  gchar *error;
+  WsiRun *served;
+  guint i, worked_back_differs = 0;
+
+  remove_store (store);
+  error = run_to_end (desc);
+  fail_unless (error == NULL, "%s", error);
+  served = serve (store, "");
+  fail_unless (served->error == NULL, "%s", served->error);
+  fail_unless_equals_int (served->records->len, 4 * N_SLIDES);
+  for (i = 0; i < served->records->len; i++) {
+    const WsiPatchRecord *r = &g_array_index (served->records,
+        WsiPatchRecord, i);
+    GstStructure *meta = wsi_patch_meta_get (g_ptr_array_index
+        (served->batches, i));
+
+    gdouble mpp = wsi_patch_meta_mpp (meta, 0);
+
+    /* exactly: fail_unless_equals_float would let a float rounding pass */
+    fail_unless (mpp == 0.25, "patch %u: mpp %.17g, not 0.25", i, mpp);
+    worked_back_differs += r->out_mpp * (gdouble) r->out_size / r->footprint
+        != 0.25;
+  }
+  fail_unless (worked_back_differs > 0, "the case does not tell the two "
+      "apart");
+  wsi_run_free (served);
+  remove_store (store);
+  g_free (store);
+  g_free (desc);
+  g_free (slides);
+}
+
+GST_END_TEST;
+
 static Suite *
 patchstore_suite (void)
 {
@@ -1167,6 +1374,9 @@ patchstore_suite (void)
   tcase_add_test (tc, test_state_changes_repeat);
   tcase_add_test (tc, test_sink_restarts);
   tcase_add_test (tc, test_views_from_jpeg_store);
+  tcase_add_test (tc, test_raw_served_from_mapping);
+  tcase_add_test (tc, test_views_round_trip);
+  tcase_add_test (tc, test_slide_mpp_round_trip);
   return s;
 }
 

@@ -30,6 +30,9 @@
 #include "wsislide.h"
 #include "wsibytesource.h"
 #include "wsihttpsource.h"
+#include "wsiindexcache.h"
+#include "wsitiffdir.h"
+#include "wsitiffindex.h"
 
 #include <string.h>
 #include <curl/curl.h>
@@ -43,14 +46,14 @@ static WsiNginx nginx;
 static gchar *local_slide;      /* www/slide.tiff */
 
 static void
-write_slide (const gchar * path, guint seed)
+write_slide_sized (const gchar * path, guint seed, guint width, guint height)
 {
   WsiTestSlideSpec spec;
   GError *err = NULL;
 
   wsi_test_slide_spec_init (&spec);
-  spec.width = 2048;
-  spec.height = 1536;
+  spec.width = width;
+  spec.height = height;
   spec.tile_size = TILE;
   spec.levels = 3;
   spec.level_step = 2;
@@ -59,6 +62,12 @@ write_slide (const gchar * path, guint seed)
   spec.seed = seed;
   fail_unless (wsi_test_slide_write (path, &spec, &err), "%s",
       err ? err->message : "");
+}
+
+static void
+write_slide (const gchar * path, guint seed)
+{
+  write_slide_sized (path, seed, 2048, 1536);
 }
 
 static gchar *
@@ -555,6 +564,174 @@ GST_START_TEST (test_dicom_at_url)
 
 GST_END_TEST;
 
+/* ---- the on-disk index cache ------------------------------------------ */
+
+/* Forgets every fetched byte (the range cache) so that the next open pays
+ * for what it does not find on disk. */
+static void
+drop_fetched_bytes (void)
+{
+  WsiHttpSettings settings;
+  guint cache_mb;
+
+  wsi_http_get_settings (&settings);
+  cache_mb = settings.cache_mb;
+  settings.cache_mb = 0;
+  wsi_http_set_settings (&settings);
+  settings.cache_mb = cache_mb;
+  wsi_http_set_settings (&settings);
+}
+
+static guint64
+total_requests (void)
+{
+  WsiFetchSummary summary;
+
+  wsi_fetch_stats_summarize (wsi_fetch_stats_total (), &summary);
+  return summary.requests;
+}
+
+/* Requests that opening @url with nothing fetched in memory costs; its
+ * level-0 width in *@width. */
+static guint64
+open_requests (const gchar * url, gint64 * width)
+{
+  guint64 before;
+  GError *err = NULL;
+  WsiSlide *slide;
+
+  drop_fetched_bytes ();
+  before = total_requests ();
+  slide = wsi_slide_open (url, "tiff", &err);
+  fail_unless (slide != NULL, "%s", err ? err->message : "");
+  if (width != NULL)
+    *width = slide->level_width[0];
+  wsi_slide_close (slide);
+  return total_requests () - before;
+}
+
+/* The index cache entry file of @url. */
+static gchar *
+index_entry_path (const gchar * url)
+{
+  WsiByteSource *source = wsi_byte_source_open (url, NULL);
+  gchar *path;
+
+  fail_unless (source != NULL);
+  path = wsi_index_cache_path (WSI_TIFF_INDEX_KIND, source);
+  wsi_byte_source_unref (source);
+  return path;
+}
+
+/* An entry for @url under its true key whose pyramid has one tile past the
+ * end of the object: a file that is not trusted for bounds. */
+static void
+store_forged_entry (const gchar * url)
+{
+  WsiByteSource *source = wsi_byte_source_open (url, NULL);
+  WsiTiffPyramid pyramid;
+  GBytes *bytes;
+
+  fail_unless (source != NULL);
+  fail_unless (wsi_tiff_pyramid_read (&pyramid, source, NULL));
+  pyramid.levels[0].tile_offsets[0] = wsi_byte_source_get_size (source) - 1;
+  bytes = wsi_tiff_index_to_bytes (&pyramid);
+  wsi_index_cache_store (WSI_TIFF_INDEX_KIND, source, bytes);
+  g_bytes_unref (bytes);
+  wsi_tiff_pyramid_clear (&pyramid);
+  wsi_byte_source_unref (source);
+}
+
+/* A re-open of a slide at a URL reads its index from disk: one request
+ * (the open's, which pins the identity), where walking the TIFF costs
+ * more; the stream is the local one. A corrupt or forged entry is ignored
+ * (the TIFF is walked again); a replaced object is not served its old
+ * index. */
+GST_START_TEST (test_index_cache)
+{
+  gchar *cache = g_build_filename (tmpdir, "index-cache-test", NULL);
+  gchar *url = url_of (nginx.port, "slide.tiff");
+  gchar *changing = g_build_filename (www, "changing.tiff", NULL);
+  gchar *changing_url = url_of (nginx.port, "changing.tiff");
+  gchar *entry;
+  guint64 walk, cached;
+  gchar *saved_dir = g_strdup (g_getenv ("WSI_INDEX_CACHE_DIR"));
+  gint64 width = 0;
+  WsiRun *run;
+
+  local_reference ();
+  g_setenv ("WSI_INDEX_CACHE_DIR", cache, TRUE);
+  entry = index_entry_path (url);
+  g_unlink (entry);
+
+  walk = open_requests (url, NULL);
+  fail_unless (g_file_test (entry, G_FILE_TEST_IS_REGULAR), "no entry %s",
+      entry);
+  cached = open_requests (url, NULL);
+  fail_unless_equals_int (cached, 1);
+  fail_unless (walk > cached, "walking the TIFF cost %" G_GUINT64_FORMAT
+      " requests, no more than the cached open", walk);
+  g_print ("index cache: an open costs %" G_GUINT64_FORMAT " requests "
+      "walking the TIFF, %" G_GUINT64_FORMAT " with the index on disk\n",
+      walk, cached);
+  /* the cache turned off: the walk's cost again */
+  g_setenv ("WSI_INDEX_CACHE_DIR", "", TRUE);
+  fail_unless_equals_int (open_requests (url, NULL), walk);
+  g_setenv ("WSI_INDEX_CACHE_DIR", cache, TRUE);
+
+  drop_fetched_bytes ();
+  run = run_stream (url, 2);
+  assert_same_stream (local_reference (), run, "index from the disk cache");
+  wsi_run_free (run);
+
+  /* corrupt: ignored, walked, written anew */
+  fail_unless (g_file_set_contents (entry, "not an index at all", -1, NULL));
+  fail_unless_equals_int (open_requests (url, NULL), walk);
+  fail_unless_equals_int (open_requests (url, NULL), 1);
+  /* forged (a tile past the end): not trusted */
+  store_forged_entry (url);
+  fail_unless_equals_int (open_requests (url, NULL), walk);
+  drop_fetched_bytes ();
+  run = run_stream (url, 2);
+  assert_same_stream (local_reference (), run, "after a forged entry");
+  wsi_run_free (run);
+
+  /* replaced (a new ETag): the new object's geometry, not the cached one */
+  write_slide_sized (changing, 3, 2048, 1536);
+  fail_unless_equals_int (open_requests (changing_url, &width), walk);
+  fail_unless_equals_int (width, 2048);
+  fail_unless_equals_int (open_requests (changing_url, &width), 1);
+  g_usleep (1100 * 1000);       /* a new mtime, so a new ETag */
+  write_slide_sized (changing, 4, 1536, 1024);
+  open_requests (changing_url, &width);
+  fail_unless_equals_int (width, 1536);
+
+  /* bounded: at 0 MiB no entry stays, and opens still work */
+  g_setenv ("WSI_INDEX_CACHE_MB", "0", TRUE);
+  fail_unless_equals_int (open_requests (url, NULL), walk);
+  {
+    GDir *dir = g_dir_open (cache, 0, NULL);
+    const gchar *name;
+    fail_unless (dir != NULL);
+    while ((name = g_dir_read_name (dir)) != NULL)
+      fail_if (g_str_has_suffix (name, ".idx"), "%s stayed", name);
+    g_dir_close (dir);
+  }
+  g_unsetenv ("WSI_INDEX_CACHE_MB");
+  if (saved_dir != NULL)
+    g_setenv ("WSI_INDEX_CACHE_DIR", saved_dir, TRUE);
+  else
+    g_unsetenv ("WSI_INDEX_CACHE_DIR");
+  g_free (saved_dir);
+  g_free (entry);
+  g_free (changing_url);
+  g_free (changing);
+  g_free (url);
+  g_free (cache);
+}
+
+GST_END_TEST;
+
 /* The s3rver command (npm; scripts/install-deps.sh puts it under
  * tests/s3/node_modules), or NULL. */
 static gchar *
@@ -900,6 +1077,7 @@ remote_suite (void)
   tcase_add_test (tc, test_dicom_at_url);
   tcase_add_test (tc, test_remote_stats);
   tcase_add_test (tc, test_s3_and_gs_locations);
+  tcase_add_test (tc, test_index_cache);
   tcase_add_test (tc, test_s3rver_signed);
   tcase_add_test (tc, test_wrong_secret_is_403);
   tcase_add_test (tc, test_listing_continuation);

@@ -17,8 +17,8 @@
  * with and without the frame index, then wsi_slide_open() with the dicom
  * backend (the series is the one instance: nothing in /proc/self/fd ends
  * in .dcm) and, when it opens, a 32x32 corner of the first and the last
- * tile of every level, so that frame offsets, fragment joins and the JPEG
- * and raw decoders all see what the parser accepted.
+ * tile of every level, so that frame offsets, fragment joins and the JPEG,
+ * JPEG 2000 (OpenJPEG) and raw decoders all see what the parser accepted.
  *
  * Cost: one parse of the data set, at most two small reads per level.
  * Single-threaded.

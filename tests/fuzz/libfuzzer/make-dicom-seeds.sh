@@ -30,6 +30,25 @@ variant full-basic --table basic --thumbnail
 variant full-extended --table extended
 variant sparse-none --sparse --table none
 variant raw --uncompressed
+# JPEG 2000 frames (a build with OpenJPEG): lossless TILED_FULL, lossy
+# TILED_SPARSE without an offset table.
+variant j2k-lossless --j2k lossless
+variant j2k-lossy-sparse --j2k lossy --sparse --table none
+# Implicit VR little endian, written by pydicom from the uncompressed
+# TILED_SPARSE instance (sequences of undefined length, no VRs).
+variant raw-sparse --uncompressed --sparse
+/usr/bin/python3 - "$tmp/raw-sparse/raw-sparse-level0.dcm" \
+  "$out/implicit-raw-sparse-level0.dcm" <<'PY'
+import sys
+import pydicom
+from pydicom.uid import ImplicitVRLittleEndian
+d = pydicom.dcmread(sys.argv[1])
+d.file_meta.TransferSyntaxUID = ImplicitVRLittleEndian
+d.is_implicit_VR = True
+d.is_little_endian = True
+d.save_as(sys.argv[2], write_like_original=False)
+PY
+rm -f "$out"/raw-sparse-level*.dcm
 for f in sm_image.dcm sm_image_grayscale.dcm sm_image_jpegls.dcm; do
   [ -f "$shared/$f" ] && cp "$shared/$f" "$out/real-$f"
 done

@@ -1,0 +1,190 @@
+"""Slides at URLs from Python: standard_pipeline over http:// and an s3:// prefix
+gives the batches of the same slides on disk; wsi-preview and wsi-bench take URLs.
+
+Real servers on loopback: nginx (Debian nginx-light) for http://, s3rver (npm,
+tests/s3/node_modules, installed by scripts/install-deps.sh under CI=true) for
+s3://.  Without them the tests are skipped with the reason (failed under CI=true,
+where scripts/install-deps.sh installs them)."""
+import json
+import os
+import pathlib
+import shutil
+import socket
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+import gstwsi
+
+from conftest import ROOT
+
+BATCH, PATCH, PER_SLIDE = 8, 32, 8
+
+
+def _skip_or_fail(reason):
+    if os.environ.get("CI") == "true":
+        pytest.fail(reason)
+    pytest.skip(reason)
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait_for(port, proc, what):
+    for _ in range(200):
+        if proc.poll() is not None:
+            _skip_or_fail(f"{what} exited at start (status {proc.returncode})")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    proc.kill()
+    _skip_or_fail(f"{what} did not listen on port {port}")
+
+
+@pytest.fixture(scope="module")
+def www(tmp_root, slides):
+    """A folder nginx serves: the session's slides under slides/ and a list of them."""
+    root = tmp_root / "www"
+    shutil.copytree(slides, root / "slides", dirs_exist_ok=True)
+    names = sorted(p.name for p in slides.iterdir())
+    (root / "train.lst").write_text("".join(f"slides/{n}\n" for n in names))
+    return root
+
+
+@pytest.fixture(scope="module")
+def nginx(tmp_root, www):
+    """The URL of nginx serving `www` (Range, ETag, If-Match as any web server)."""
+    binary = shutil.which("nginx") or ("/usr/sbin/nginx" if os.access("/usr/sbin/nginx", os.X_OK)
+                                       else None)
+    if binary is None:
+        _skip_or_fail("nginx is not installed (Debian package nginx-light)")
+    work = tmp_root / "nginx"
+    work.mkdir(exist_ok=True)
+    port = _free_port()
+    conf = work / "nginx.conf"
+    temp = " ".join(f"{k}_temp_path {work};" for k in
+                    ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"))
+    conf.write_text(f"daemon off; master_process off; worker_processes 1; "
+                    f"pid {work}/nginx.pid; error_log {work}/error.log;\n"
+                    f"events {{ worker_connections 256; }}\n"
+                    f"http {{ access_log off; {temp} keepalive_requests 100000;\n"
+                    f" server {{ listen 127.0.0.1:{port}; root {www}; }} }}\n")
+    proc = subprocess.Popen([binary, "-c", str(conf), "-e", str(work / "error.log"),
+                             "-p", str(work)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    _wait_for(port, proc, "nginx")
+    yield f"http://127.0.0.1:{port}"
+    proc.terminate()
+    proc.wait()
+
+
+@pytest.fixture(scope="module")
+def s3rver(tmp_root, slides):
+    """The endpoint of s3rver with the session's slides as s3://bucket/train/*."""
+    binary = os.environ.get("WSI_S3RVER") or str(ROOT / "tests" / "s3" / "node_modules" /
+                                                 ".bin" / "s3rver")
+    if not os.access(binary, os.X_OK) or shutil.which("node") is None:
+        _skip_or_fail("s3rver (npm) is not installed: run WSI_INSTALL_S3RVER=1 "
+                      "scripts/install-deps.sh or set WSI_S3RVER")
+    if shutil.which("curl") is None:
+        _skip_or_fail("the curl command (uploads to s3rver) is not installed")
+    data = tmp_root / "s3rver"
+    shutil.rmtree(data, ignore_errors=True)
+    data.mkdir()
+    port = _free_port()
+    # s3rver 3.7.1 makes continuation tokens with DES, refused by Node >= 17's
+    # OpenSSL 3 without its legacy provider
+    env = dict(os.environ, NODE_OPTIONS="--openssl-legacy-provider")
+    proc = subprocess.Popen([binary, "-d", str(data), "-p", str(port),
+                             "--configure-bucket", "bucket", "--silent"], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _wait_for(port, proc, "s3rver")
+    endpoint = f"http://127.0.0.1:{port}"
+    for path in sorted(slides.iterdir()):
+        subprocess.run(["curl", "-sSf", "-T", str(path), "--aws-sigv4",
+                        "aws:amz:us-east-1:s3", "-u", "S3RVER:S3RVER", "-H",
+                        "x-amz-content-sha256: UNSIGNED-PAYLOAD", "-o", os.devnull,
+                        f"{endpoint}/bucket/train/{path.name}"], check=True)
+    yield endpoint
+    proc.terminate()
+    proc.wait()
+
+
+def _batches(location):
+    description = gstwsi.standard_pipeline(location, batch_size=BATCH, patch_size=PATCH,
+                                           patches_per_slide=PER_SLIDE, threads=2,
+                                           cycle=False, seed=5,
+                                           patchreader_read_ahead=16)
+    with gstwsi.BatchStream(description, torch=False) as stream:
+        return list(stream)
+
+
+def _assert_same_stream(local, remote, base):
+    assert len(local) == len(remote) == 5 * PER_SLIDE // BATCH
+    for a, b in zip(local, remote):
+        assert a.images.tobytes() == b.images.tobytes()
+        for field in ("slide_index", "x", "y", "level", "mpp", "cycle"):
+            assert np.array_equal(getattr(a, field), getattr(b, field)), field
+        for pa, pb in zip(a.paths, b.paths):
+            assert pb.startswith(base) and pb.endswith(os.path.basename(pa)), (pa, pb)
+
+
+def test_standard_pipeline_http_list_equals_local(slides, nginx):
+    local = _batches(str(slides))
+    remote = _batches(f"{nginx}/train.lst")
+    _assert_same_stream(local, remote, f"{nginx}/slides/")
+
+
+def test_standard_pipeline_s3_prefix_equals_local(slides, s3rver, monkeypatch):
+    monkeypatch.setenv("AWS_ENDPOINT_URL", s3rver)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "S3RVER")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "S3RVER")
+    local = _batches(str(slides))
+    remote = _batches("s3://bucket/train/")
+    _assert_same_stream(local, remote, "s3://bucket/train/")
+
+
+def test_wsi_preview_takes_urls(nginx, slides, tmp_root, example_env):
+    names = sorted(p.name for p in slides.iterdir())[:2]
+    out = tmp_root / "preview-url"
+    proc = subprocess.run([sys.executable, str(ROOT / "tools" / "wsi-preview"), "-o",
+                           str(out)] + [f"{nginx}/slides/{n}" for n in names] +
+                          ["--set", f"patch_size={PATCH}", "--set", "patches_per_slide=4"],
+                          env=example_env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads((out / "preview.json").read_text())
+    assert sorted(e["path"] for e in summary["slides"]) == \
+        [f"{nginx}/slides/{n}" for n in names]
+    assert all(len(e["patches"]) == 4 for e in summary["slides"])
+    assert (out / "contact-sheet.png").stat().st_size > 0
+
+
+def test_wsi_bench_takes_urls(nginx, tmp_root, example_env):
+    prefix = tmp_root / "bench-url"
+    proc = subprocess.run([sys.executable, str(ROOT / "tools" / "wsi-bench"),
+                           "--slides", f"{nginx}/train.lst", "--threads", "1",
+                           "--patches-per-slide", "8", "--patches-per-visit", "4",
+                           "--batch-size", "8", "--patch-size", "64", "--warmup", "1",
+                           "--batches", "3", "--repeats", "1", "--timeout", "120",
+                           "--out", str(prefix)],
+                          env=example_env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(pathlib.Path(f"{prefix}.json").read_text())
+    assert report, "empty report"
+    # a missing URL is the pipeline's error naming it, not "no such file"
+    proc = subprocess.run([sys.executable, str(ROOT / "tools" / "wsi-bench"),
+                           "--slides", f"{nginx}/missing.svs", "--threads", "1",
+                           "--warmup", "1", "--batches", "1", "--repeats", "1",
+                           "--timeout", "60", "--out", str(prefix) + "-missing"],
+                          env=example_env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode != 0
+    assert "no such file or folder" not in proc.stderr
+    assert "missing.svs" in proc.stderr and "404" in proc.stderr, proc.stderr[-2000:]
