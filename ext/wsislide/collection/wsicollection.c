@@ -113,13 +113,13 @@ scan_directory (const gchar * dir_path, guint depth, GPtrArray * entries)
 
     if (g_file_test (child, G_FILE_TEST_IS_DIR))
       scan_directory (child, depth + 1, entries);
-    else if (!g_file_test (child, G_FILE_TEST_IS_REGULAR)
-        || !wsi_slide_has_known_extension (child))
+    else if (!g_file_test (child, G_FILE_TEST_IS_REGULAR))
       ;
-    else if (wsi_dicom_series_is_dicom_name (child)) {
+    else if (wsi_dicom_series_is_dicom_file (child)) {
+      /* .dcm, or no slide extension and DICOM bytes (one small read). */
       g_ptr_array_add (dicom_paths, child);
       continue;
-    } else
+    } else if (wsi_slide_has_known_extension (child))
       g_ptr_array_add (entries, slide_entry_new (child, NULL, NULL));
     g_free (child);
   }
@@ -378,7 +378,9 @@ wsi_collection_load (const gchar * location, gboolean tcga, GError ** error)
     g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_NOENT,
         "no such file or directory");
     goto failed;
-  } else if (wsi_slide_has_known_extension (location)) {
+  } else if (wsi_slide_has_known_extension (location)
+      || wsi_dicom_series_is_dicom_file (location)) {
+    /* A slide; an extensionless DICOM file, too, not a list. */
     g_ptr_array_add (collection->entries, slide_entry_new (location, NULL,
             NULL));
   } else if (!parse_list_file (location, collection, error)) {

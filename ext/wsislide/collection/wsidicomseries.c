@@ -24,13 +24,13 @@
 #endif
 
 gboolean
-wsi_dicom_series_is_dicom_name (const gchar * path)
+wsi_dicom_series_is_dicom_file (const gchar * path)
 {
-  gchar *lower = g_ascii_strdown (path, -1);
-  gboolean dcm = g_str_has_suffix (lower, ".dcm");
-
-  g_free (lower);
-  return dcm;
+#ifdef WSI_HAVE_DICOM
+  return wsi_dicom_path_is_dicom (path);
+#else
+  return FALSE;
+#endif
 }
 
 #ifdef WSI_HAVE_DICOM

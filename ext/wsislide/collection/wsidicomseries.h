@@ -35,8 +35,11 @@ G_BEGIN_DECLS
  * g_ptr_array_unref), in the order of @paths. */
 GPtrArray *wsi_dicom_series_pick (GPtrArray * paths);
 
-/* TRUE when @path's name ends in .dcm (any case). */
-gboolean wsi_dicom_series_is_dicom_name (const gchar * path);
+/* TRUE when the local file @path joins a folder's DICOM files: a .dcm name
+ * this build reads, or (with the DICOM backend) a name without a slide
+ * extension whose bytes sniff as DICOM (one 132-byte read, only for such
+ * names; see wsi_dicom_path_is_dicom()). */
+gboolean wsi_dicom_series_is_dicom_file (const gchar * path);
 
 G_END_DECLS
 

@@ -34,7 +34,9 @@
  * little endian uncompressed: 8-bit RGB, 8- or 16-bit MONOCHROME1/2 (16
  * bits scaled over BitsStored to 8); any other transfer syntax is refused
  * at open with a message naming it. mpp comes from the shared (else the first per-frame)
- * PixelSpacing, mm to µm.
+ * PixelSpacing, mm to µm; objective power from the first optical path's
+ * ObjectiveLensPower; the ICC profile (first optical path, else top level)
+ * noted by size and SHA-256 (read once at open), not applied.
  * A damaged frame (no item where the index says, truncated, a bad JPEG
  * stream, a frame the file does not hold) fails the read that needs it
  * with WSI_SLIDE_ERROR_READ naming file, level, tile and frame; never
@@ -201,9 +203,13 @@ add_siblings (GPtrArray * parts, const gchar * path, const DicomPart * first)
   self = g_path_get_basename (path);
   dir = g_dir_open (dir_path, 0, NULL);
   names = g_ptr_array_new_with_free_func (g_free);
-  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
-    if (is_dicom_name (name) && strcmp (name, self) != 0)
+  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL) {
+    gchar *child = g_build_filename (dir_path, name, NULL);
+    /* .dcm names, and names without a slide extension that sniff DICOM. */
+    if (strcmp (name, self) != 0 && wsi_dicom_path_is_dicom (child))
       g_ptr_array_add (names, g_strdup (name));
+    g_free (child);
+  }
   if (dir != NULL)
     g_dir_close (dir);
   g_ptr_array_sort (names, name_compare);
@@ -495,6 +501,29 @@ levels_build (DicomSlide * ds, GError ** error)
 
 /* ---- open, close -------------------------------------------------------- */
 
+/* An ICC profile larger than this is noted by size only (not hashed). */
+#define MAX_HASHED_ICC_BYTES (16 << 20)
+
+/* The ICC profile of @part: its size, and the SHA-256 of its bytes (one
+ * read at open; NULL when it is too large or cannot be read). */
+static void
+icc_profile_describe (WsiSlide * slide, const DicomPart * part)
+{
+  const WsiDicomInstance *inst = &part->inst;
+  guint8 *bytes;
+
+  slide->icc_profile_size = inst->icc_profile_length;
+  if (inst->icc_profile_length == 0
+      || inst->icc_profile_length > MAX_HASHED_ICC_BYTES)
+    return;
+  bytes = g_try_malloc (inst->icc_profile_length);
+  if (bytes != NULL && wsi_byte_source_read (part->source,
+          inst->icc_profile_offset, inst->icc_profile_length, bytes, NULL))
+    slide->icc_profile_sha256 = g_compute_checksum_for_data (G_CHECKSUM_SHA256,
+        bytes, inst->icc_profile_length);
+  g_free (bytes);
+}
+
 /* Levels from the instances' total pixel matrices; mpp from PixelSpacing
  * (mm). */
 static void
@@ -511,6 +540,8 @@ dicom_slide_describe (WsiSlide * slide, const DicomSlide * ds)
   }
   wsi_slide_set_origin (slide, "dicom", base->spacing_column_mm * 1000.0,
       base->spacing_row_mm * 1000.0, WSI_MPP_SOURCE_DICOM);
+  slide->objective_power = base->objective_power;
+  icc_profile_describe (slide, ds->levels[0].first);
 }
 
 static gboolean
