@@ -291,6 +291,7 @@ wsi_slide_close (WsiSlide * slide)
   g_free (slide->path);
   g_free (slide->display);
   g_free (slide->vendor);
+  g_free (slide->icc_profile_sha256);
   g_free (slide->declined);
   g_free (slide->level_width);
   g_free (slide->level_height);

@@ -95,6 +95,11 @@ struct _WsiSlide
   gdouble mpp_x;                /* microns per level-0 pixel, 0 = unknown */
   gdouble mpp_y;
   const gchar *mpp_source;      /* one of WSI_MPP_SOURCE_* */
+  gdouble objective_power;      /* the scan's objective (20, 40), 0 = unknown */
+  /* The slide's ICC profile: its size in bytes (0 = none) and the SHA-256
+   * of its bytes in lower-case hex (NULL when none). Noted, not applied. */
+  guint64 icc_profile_size;
+  gchar *icc_profile_sha256;
   guint64 uid;                  /* unique per open: tile cache keys */
 };
 
