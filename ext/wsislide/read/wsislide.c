@@ -434,6 +434,20 @@ wsi_slide_prefetch (WsiSlide * slide, const WsiReadRequest * request,
   slide->backend->prefetch (slide, &plan);
 }
 
+void
+wsi_slide_prefetch_level (WsiSlide * slide, gint level, gint64 x, gint64 y,
+    gint64 w, gint64 h)
+{
+  WsiReadPlan plan = { x, y, level, w, h, 0, 0 };
+
+  if (slide->backend->prefetch == NULL || level < 0
+      || level >= slide->level_count || w <= 0 || h <= 0)
+    return;
+  plan.footprint_width = llround (w * slide->level_downsample[level]);
+  plan.footprint_height = llround (h * slide->level_downsample[level]);
+  slide->backend->prefetch (slide, &plan);
+}
+
 gboolean
 wsi_slide_has_known_extension (const gchar * path)
 {

@@ -226,6 +226,14 @@ gboolean wsi_slide_read (WsiSlide * slide, WsiReadContext * ctx,
 void wsi_slide_prefetch (WsiSlide * slide, const WsiReadRequest * request,
     guint out_width, guint out_height);
 
+/* A hint that the @w x @h level pixels of @level at level-0 (@x, @y) will
+ * be read soon, all of them (an overview): backends with remote bytes
+ * start fetching every tile under the region at once, so a read that
+ * proceeds strip by strip pays one round trip, not one per strip. Never
+ * blocks; a no-op for local files. Any thread. */
+void wsi_slide_prefetch_level (WsiSlide * slide, gint level, gint64 x,
+    gint64 y, gint64 w, gint64 h);
+
 /* The coarsest level whose downsample does not exceed @downsample (with a
  * small tolerance so that 2.0005 counts as 2). */
 gint wsi_slide_best_level (const WsiSlide * slide, gdouble downsample);

@@ -108,7 +108,8 @@ gboolean wsi_tiled_backend_read (WsiSlide * slide, WsiReadContext * ctx,
     const WsiImage * out, WsiReadReport * report, GError ** error);
 
 /* prefetch of wsislide.h: hints the tiles @plan covers (one level pixel of
- * margin), at most 64. No-op for levels without tile_bytes. */
+ * margin; a whole overview level too). No-op for levels without
+ * tile_bytes. */
 void wsi_tiled_backend_prefetch (WsiSlide * slide, const WsiReadPlan * plan);
 
 /* Sets WSI_SLIDE_ERROR_READ "<display>: level L tile (col, row): <reason>"
