@@ -1008,4 +1008,6 @@ const WsiSlideBackend wsi_slide_backend_dicom = {
   .thread_state_new = wsi_jpeg_decoder_state_new,
   .thread_state_free = wsi_jpeg_decoder_state_free,
   .close = dicom_close,
+  .native_scale = wsi_tiled_backend_native_scale,
+  .read_argb_scaled = wsi_tiled_backend_read_argb_scaled,
 };

@@ -404,4 +404,6 @@ const WsiSlideBackend wsi_slide_backend_tiff = {
   .thread_state_free = wsi_jpeg_decoder_state_free,
   .close = tiff_close,
   .prefetch = wsi_tiled_backend_prefetch,
+  .native_scale = wsi_tiled_backend_native_scale,
+  .read_argb_scaled = wsi_tiled_backend_read_argb_scaled,
 };

@@ -344,6 +344,44 @@ tiled_read_argb (WsiSlide * slide, WsiReadContext * ctx,
   return ok;
 }
 
+/* ---- read_argb_scaled: a level region at a DCT scale (overviews) -------- */
+
+static gboolean scale_fits_tiles (const WsiTiledLevel * level, guint scale);
+
+static guint
+tiled_native_scale (const WsiTiledLevel * level, guint wanted)
+{
+  guint scale;
+
+  for (scale = level->max_scale; scale > 1; scale /= 2) {
+    if (scale <= wanted && scale_fits_tiles (level, scale))
+      return scale;
+  }
+  return 1;
+}
+
+static gboolean
+tiled_read_argb_scaled (WsiSlide * slide, WsiReadContext * ctx,
+    const WsiTiledLevel * level, guint32 * argb, gint level_index,
+    guint scale, gint64 x, gint64 y, gint64 w, gint64 h, GError ** error)
+{
+  WsiReadContext *own_ctx = NULL;
+  WsiTiledTarget target = argb_target (argb, (gsize) w);
+  LevelReader lr;
+  gboolean ok;
+
+  /* The region's tiles at once, as tiled_read_argb() does. */
+  prefetch_level_region (slide, level, level_index, x * scale, y * scale,
+      (x + w) * scale, (y + h) * scale, MAX_PREFETCH_REGION_TILES);
+  if (ctx == NULL)
+    ctx = own_ctx = wsi_read_context_new ();
+  level_reader_init (&lr, slide, ctx, level, level_index, scale, NULL);
+  ok = level_reader_fill (&lr, &target, x, y, w, h, error);
+  if (own_ctx != NULL)
+    wsi_read_context_free (own_ctx);
+  return ok;
+}
+
 /* ---- read: the whole contract ------------------------------------------- */
 
 /* TRUE when @v (level pixels) lies on the grid of scale @scale. */
@@ -574,6 +612,22 @@ wsi_tiled_backend_read (WsiSlide * slide, WsiReadContext * ctx,
 {
   return tiled_read (slide, ctx, tiled_level (slide, plan->level), request,
       plan, out, report, error);
+}
+
+guint
+wsi_tiled_backend_native_scale (const WsiSlide * slide, gint level,
+    guint wanted)
+{
+  return tiled_native_scale (tiled_level (slide, level), wanted);
+}
+
+gboolean
+wsi_tiled_backend_read_argb_scaled (WsiSlide * slide, WsiReadContext * ctx,
+    guint32 * argb, gint level, guint scale, gint64 x, gint64 y, gint64 w,
+    gint64 h, GError ** error)
+{
+  return tiled_read_argb_scaled (slide, ctx, tiled_level (slide, level),
+      argb, level, scale, x, y, w, h, error);
 }
 
 void

@@ -112,6 +112,15 @@ gboolean wsi_tiled_backend_read (WsiSlide * slide, WsiReadContext * ctx,
  * tile_bytes. */
 void wsi_tiled_backend_prefetch (WsiSlide * slide, const WsiReadPlan * plan);
 
+/* native_scale and read_argb_scaled of wsislide.h: the largest DCT scale
+ * not above @wanted the level decodes at, and a region of the level at
+ * that scale (scaled pixels, no cache), its tiles hinted first. */
+guint wsi_tiled_backend_native_scale (const WsiSlide * slide, gint level,
+    guint wanted);
+gboolean wsi_tiled_backend_read_argb_scaled (WsiSlide * slide,
+    WsiReadContext * ctx, guint32 * argb, gint level, guint scale, gint64 x,
+    gint64 y, gint64 w, gint64 h, GError ** error);
+
 /* Sets WSI_SLIDE_ERROR_READ "<display>: level L tile (col, row): <reason>"
  * and returns FALSE: the message of every tile a read cannot produce. */
 gboolean wsi_tiled_tile_fail (const WsiSlide * slide, gint level,
