@@ -580,8 +580,12 @@ gst_tissue_mask_transform_ip (GstBaseTransform * trans, GstBuffer * buffer)
     return GST_FLOW_ERROR;
   }
 
+  /* An earlier tissuemask's time is its own (recorded at its push). */
+  gst_structure_remove_field (meta, "prep-mask-ns");
   mask = gst_tissue_mask_lookup (self, path, width, height, &fraction);
   if (mask == NULL && has_overview && mask_size > 0) {
+    gint64 start = g_get_monotonic_time ();
+
     mask = gst_tissue_mask_compute (self, buffer, path, width, height,
         has_mask ? mask_size : 0, &fraction);
     if (mask == NULL) {
@@ -589,6 +593,9 @@ gst_tissue_mask_transform_ip (GstBaseTransform * trans, GstBuffer * buffer)
       return GST_FLOW_ERROR;
     }
     computed = TRUE;
+    /* For wsistats' slide preparation stage (not stream content). */
+    gst_structure_set (meta, "prep-mask-ns", G_TYPE_UINT64,
+        (guint64) (g_get_monotonic_time () - start) * 1000, NULL);
   }
 
   if (has_mask)

@@ -92,6 +92,12 @@ GST_DEBUG_CATEGORY_STATIC (gst_patch_reader_debug);
 #define DEFAULT_RESAMPLE_TOLERANCE 0.01
 #define MAX_MAX_READ_FAILURES 1000000
 #define DEFAULT_TILE_CACHE_MB 64
+/* read-ahead=0 for slides at URLs: patches queued ahead at most, and the
+ * output buffers they may hold at most (bytes). 256 patches at ~1,500
+ * patches/s look ~170 ms ahead: two 50 ms round trips with room for
+ * queueing behind prefetch-requests. */
+#define REMOTE_READ_AHEAD_AUTO 256
+#define REMOTE_READ_AHEAD_BYTES (64 << 20)
 
 enum
 {
@@ -285,6 +291,8 @@ struct _GstPatchReader
   GstEvent *pending_segment;    /* held until the first caps are out */
   gboolean warned_no_meta;
   gboolean warned_bad_record;
+  guint read_ahead_now;         /* read_ahead as of the last start */
+  guint queue_limit;            /* the pool's limit now (queue_limit_for) */
 };
 
 #define gst_patch_reader_parent_class parent_class
@@ -636,8 +644,14 @@ gst_patch_reader_start (WsiPoolElement * element, guint * n_threads)
   self->slide_cache = wsi_read_caches_client_slides (&self->read.caches);
   self->tile_cache = wsi_read_caches_client_tiles (&self->read.caches);
   GST_OBJECT_LOCK (self);
-  wsi_pool_element_set_min_queued (element, self->read_ahead);
+  self->read_ahead_now = self->read_ahead;
   GST_OBJECT_UNLOCK (self);
+  /* The ring is sized for the deepest look-ahead (slides at URLs); a
+   * local slide uses only the part read-ahead asks (queue_limit_for). */
+  wsi_pool_element_set_min_queued (element, self->read_ahead_now ?
+      self->read_ahead_now : REMOTE_READ_AHEAD_AUTO);
+  self->queue_limit = self->read_ahead_now ? G_MAXUINT : 0;
+  wsi_pool_element_set_queue_limit (element, self->queue_limit);
   return TRUE;
 }
 
@@ -852,6 +866,21 @@ prefetch_patch (GstPatchReader * self, SlideContext * ctx,
   wsi_slide_cache_release (self->slide_cache, handle);
 }
 
+/* How many patches may be queued ahead while @ctx's patches are queued:
+ * an explicit read-ahead is the whole ring; automatic is the pool's
+ * default (4 per thread, at least 8) for a local slide, where decoding
+ * needs no more, and for a slide at a URL as many as hide a round trip
+ * (REMOTE_READ_AHEAD_AUTO, fewer for large patches: their buffers). */
+static guint
+queue_limit_for (GstPatchReader * self, const SlideContext * ctx)
+{
+  if (self->read_ahead_now != 0)
+    return G_MAXUINT;
+  if (!ctx->remote)
+    return 0;
+  return MAX (REMOTE_READ_AHEAD_BYTES / MAX (self->vinfo.size, 1), 1);
+}
+
 static GstFlowReturn
 gst_patch_reader_queue_patch (GstPatchReader * self, SlideContext * ctx,
     const WsiPatchRecord * record, const gchar * class_name, gint32 class_id)
@@ -895,6 +924,11 @@ gst_patch_reader_queue_patch (GstPatchReader * self, SlideContext * ctx,
   work.slide = ctx;
   work.class_name = class_name;
   work.class_id = class_id;
+  if (queue_limit_for (self, ctx) != self->queue_limit) {
+    self->queue_limit = queue_limit_for (self, ctx);
+    wsi_pool_element_set_queue_limit (WSI_POOL_ELEMENT (self),
+        self->queue_limit);
+  }
   if (ctx->remote)
     prefetch_patch (self, ctx, record);
   return wsi_pool_element_queue_work (WSI_POOL_ELEMENT (self), &work);
@@ -1348,11 +1382,13 @@ gst_patch_reader_class_init (GstPatchReaderClass * klass)
   g_object_class_install_property (gobject_class, PROP_READ_AHEAD,
       g_param_spec_uint ("read-ahead", "Read-ahead",
           "Patches queued ahead of the one decoding (0..4096; 0 = automatic: "
-          "4 per thread, at least 8). For slides at URLs the tiles of every "
-          "queued patch are fetched while earlier ones decode, so this (with "
-          "prefetch-requests) is how much storage latency is hidden: about "
-          "patches/s x round trip, e.g. 64 for 50 ms. Each costs one output "
-          "buffer. Takes effect at the next READY to PAUSED change",
+          "4 per thread, at least 8, for local slides; for slides at URLs "
+          "256, or fewer when their output buffers would pass 64 MiB). For "
+          "slides at URLs the tiles of every queued patch are fetched while "
+          "earlier ones decode, so this (with prefetch-requests) is how much "
+          "storage latency is hidden: at least patches/s x round trip, e.g. "
+          "75 for 1,500 patches/s and 50 ms. Each queued patch holds one "
+          "output buffer. Takes effect at the next READY to PAUSED change",
           0, 4096, 0, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
 #ifdef WSI_HAVE_CURL
@@ -1360,8 +1396,8 @@ gst_patch_reader_class_init (GstPatchReaderClass * klass)
       g_param_spec_uint ("prefetch-requests", "Prefetch requests",
           "Slides at URLs: ranged requests fetching queued patches' tiles "
           "ahead, in flight at once (requests, 0..1024, 0 = no prefetch; "
-          "default 32 or WSI_HTTP_PREFETCH_REQUESTS). Process-wide, "
-          "independent of threads", 0, 1024, 32,
+          "default 64 or WSI_HTTP_PREFETCH_REQUESTS). Process-wide, "
+          "independent of threads", 0, 1024, 64,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_PLAYING));
   g_object_class_install_property (gobject_class, PROP_PREFETCH_BYTES,

@@ -15,7 +15,11 @@
  * counted from the `WsiPatchMeta` of each buffer, so a batch of 256 counts
  * 256, and one per record on coordinate pads) and bytes/s; processing time per element as percentiles; patch age
  * (now minus `WsiPatchRecord.created_ns`) at each element; queue occupancy;
- * the interval between batches at the sink; and a verdict: *loader-bound*
+ * the interval between batches at the sink; slide preparation per slide
+ * (wsislidesrc's open, overview read and wait for a prepared slide,
+ * tissuemask's mask: the `prep-*-ns` fields of the slide meta, histograms
+ * `prep-open`, `prep-overview`, `prep-wait`, `prep-mask`), so slide churn
+ * shows; and a verdict: *loader-bound*
  * (the sink waited for data) or *trainer-bound* (the pipeline waited for the
  * sink), with the fractions. Percentiles (p50/p90/p95/p99/max and count) come
  * from fixed-memory log-scale histograms allocated once per element: no
@@ -167,6 +171,8 @@ struct _GstWsiStats
   GQuark count_quark, records_quark;
   GQuark coordinates_quark;     /* pad qdata: its caps' kind, once known */
   GType patch_meta_api;
+  GType slide_meta_api;
+  GQuark prep_quarks[4];        /* prep-open-ns ... prep-mask-ns */
   GType work_meta_api;          /* 0 until a pool registered it */
   gint origin_samples;          /* hooks that calibrated the origin */
   volatile gint generation;
@@ -460,6 +466,8 @@ typedef struct
   guint n_records;
   gsize bytes;
   guint64 offset;
+  /* a slide buffer's preparation times (WSI_HIST_PREP_*), -1: none */
+  gint64 prep_ns[4];
 } WsiBufferInfo;
 
 /* Pad qdata values of coordinates_quark. */
@@ -493,6 +501,27 @@ pad_carries_coordinates (GstWsiStats * self, GstPad * pad)
   return kind == PAD_CARRIES_COORDINATES;
 }
 
+/* A slide buffer's preparation times, from its WsiSlideMeta (set by
+ * wsislidesrc and tissuemask). */
+static void
+slide_prep_info (GstWsiStats * self, GstBuffer * buffer, WsiBufferInfo * info)
+{
+  GstMeta *meta = self->slide_meta_api ?
+      gst_buffer_get_meta (buffer, self->slide_meta_api) : NULL;
+  GstStructure *s;
+  guint i;
+
+  if (meta == NULL)
+    return;
+  s = gst_custom_meta_get_structure ((GstCustomMeta *) meta);
+  for (i = 0; i < G_N_ELEMENTS (self->prep_quarks); i++) {
+    const GValue *v = gst_structure_id_get_value (s, self->prep_quarks[i]);
+
+    if (v && G_VALUE_HOLDS_UINT64 (v))
+      info->prep_ns[i] = (gint64) g_value_get_uint64 (v);
+  }
+}
+
 /* Reads the patch meta by GType and quarks: the string-keyed helpers of
  * wsirecord.h take global locks (meta registry, quark table) per call.
  * @pad: the pad pushing it (its caps tell coordinates apart). */
@@ -504,6 +533,8 @@ buffer_info (GstWsiStats * self, GstPad * pad, GstBuffer * buffer,
       gst_buffer_get_meta (buffer, self->patch_meta_api) : NULL;
 
   memset (info, 0, sizeof (*info));
+  for (guint i = 0; i < G_N_ELEMENTS (info->prep_ns); i++)
+    info->prep_ns[i] = -1;
   info->bytes = gst_buffer_get_size (buffer);
   info->offset = GST_BUFFER_OFFSET (buffer);
   if (meta != NULL) {
@@ -520,6 +551,8 @@ buffer_info (GstWsiStats * self, GstPad * pad, GstBuffer * buffer,
     }
   } else if (pad != NULL && pad_carries_coordinates (self, pad)) {
     info->patches = info->bytes / sizeof (WsiPatchRecord);
+  } else {
+    slide_prep_info (self, buffer, info);
   }
 }
 
@@ -531,6 +564,26 @@ note_traffic (WsiElementStats * es, GstClockTime ts)
   if (es->first_ts == GST_CLOCK_TIME_NONE)
     es->first_ts = ts;
   es->last_ts = ts;
+}
+
+/* A slide's preparation times, each counted once, by the element that
+ * spent them: the source its open, overview and wait, the filter after it
+ * (tissuemask) its mask; queues pass them on. Call with es->lock held. */
+static void
+account_slide_prep (WsiElementStats * es, const WsiBufferInfo * info)
+{
+  guint i;
+
+  if (es->is_queue)
+    return;
+  for (i = 0; i < 3 && es->is_source; i++) {
+    if (info->prep_ns[i] >= 0)
+      wsi_histogram_record (&es->hist[WSI_HIST_PREP_OPEN + i],
+          (guint64) info->prep_ns[i]);
+  }
+  if (!es->is_source && info->prep_ns[3] >= 0)
+    wsi_histogram_record (&es->hist[WSI_HIST_PREP_MASK],
+        (guint64) info->prep_ns[3]);
 }
 
 static void
@@ -548,6 +601,7 @@ account_out (WsiElementStats * es, GstPad * pad, GstClockTime ts,
   ps->counts[WSI_PAD_BUFFERS]++;
   ps->counts[WSI_PAD_PATCHES] += info->patches;
   ps->counts[WSI_PAD_BYTES] += info->bytes;
+  account_slide_prep (es, info);
   if (es->transit && info->offset != GST_BUFFER_OFFSET_NONE) {
     WsiTransitSlot *slot = &es->transit[info->offset % WSI_STATS_TRANSIT_SLOTS];
 
@@ -1421,6 +1475,11 @@ gst_wsi_stats_constructed (GObject * object)
   self->records_quark = g_quark_from_static_string ("records");
   self->coordinates_quark = g_quark_from_static_string ("wsistats-coords");
   self->patch_meta_api = wsi_custom_meta_info (WSI_PATCH_META_NAME)->api;
+  self->slide_meta_api = wsi_custom_meta_info (WSI_SLIDE_META_NAME)->api;
+  self->prep_quarks[0] = g_quark_from_static_string ("prep-open-ns");
+  self->prep_quarks[1] = g_quark_from_static_string ("prep-overview-ns");
+  self->prep_quarks[2] = g_quark_from_static_string ("prep-wait-ns");
+  self->prep_quarks[3] = g_quark_from_static_string ("prep-mask-ns");
   process_usage (&rss, &cpu_s);
   self->start_ts = self->window_start_ts = now_ns ();
   /* after the hooks' clock started: an upper bound calibrate_origin()

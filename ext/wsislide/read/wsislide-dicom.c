@@ -1091,6 +1091,25 @@ dicom_read_argb (WsiSlide * slide, WsiReadContext * ctx, guint32 * argb,
       y, level, w, h, report, error);
 }
 
+static guint
+dicom_native_scale (const WsiSlide * slide, gint level, guint wanted)
+{
+  const DicomSlide *ds = slide->handle;
+
+  return wsi_tiled_native_scale (&ds->levels[level].tiled, wanted);
+}
+
+static gboolean
+dicom_read_argb_scaled (WsiSlide * slide, WsiReadContext * ctx,
+    guint32 * argb, gint level, guint scale, gint64 x, gint64 y, gint64 w,
+    gint64 h, GError ** error)
+{
+  const DicomSlide *ds = slide->handle;
+
+  return wsi_tiled_read_argb_scaled (slide, ctx, &ds->levels[level].tiled,
+      argb, level, scale, x, y, w, h, error);
+}
+
 static gboolean
 dicom_read (WsiSlide * slide, WsiReadContext * ctx,
     const WsiReadRequest * request, const WsiReadPlan * plan,
@@ -1112,4 +1131,6 @@ const WsiSlideBackend wsi_slide_backend_dicom = {
   .thread_state_new = wsi_jpeg_decoder_state_new,
   .thread_state_free = wsi_jpeg_decoder_state_free,
   .close = dicom_close,
+  .native_scale = dicom_native_scale,
+  .read_argb_scaled = dicom_read_argb_scaled,
 };

@@ -250,9 +250,8 @@ report_fill (WsiReadReport * report, const LevelReader * lr, gint level,
 
 /* ---- prefetch: the tiles a read covers --------------------------------- */
 
-/* Tiles hinted for one patch at most (wider reads are fetched as read). */
-#define MAX_PREFETCH_TILES 64
-/* Tiles hinted for one level-region read (an overview) at most. */
+/* Tiles hinted for one read (a patch, a whole overview level) at most: the
+ * read's own region bounds the count; this only bounds a hint's memory. */
 #define MAX_PREFETCH_REGION_TILES 16384
 
 /* Hints the tiles of @level under level pixels [x0, x1] x [y0, y1]
@@ -265,7 +264,7 @@ prefetch_level_region (WsiSlide * slide, const WsiTiledLevel * level,
 {
   WsiByteSource *run_source = NULL, *source;
   WsiByteRange *ranges, range;
-  gint64 col, row;
+  gint64 col, row, n_tiles;
   guint n = 0, hinted = 0;
 
   if (level->tile_bytes == NULL)
@@ -276,6 +275,9 @@ prefetch_level_region (WsiSlide * slide, const WsiTiledLevel * level,
   y1 = MIN (y1, level->height - 1);
   if (x1 < x0 || y1 < y0)
     return;
+  n_tiles = (x1 / level->tile_width - x0 / level->tile_width + 1)
+      * (y1 / level->tile_height - y0 / level->tile_height + 1);
+  max_tiles = (guint) MIN ((gint64) max_tiles, n_tiles);
   ranges = g_new (WsiByteRange, max_tiles);
   for (row = y0 / level->tile_height;
       row <= y1 / level->tile_height && hinted < max_tiles; row++) {
@@ -307,7 +309,8 @@ wsi_tiled_prefetch (WsiSlide * slide, const WsiTiledLevel * level,
   prefetch_level_region (slide, level, plan->level,
       (gint64) floor (plan->x / ds) - 1, (gint64) floor (plan->y / ds) - 1,
       (gint64) ceil (plan->x / ds) + plan->read_width,
-      (gint64) ceil (plan->y / ds) + plan->read_height, MAX_PREFETCH_TILES);
+      (gint64) ceil (plan->y / ds) + plan->read_height,
+      MAX_PREFETCH_REGION_TILES);
 }
 
 /* ---- read_argb: a level region at 1:1 ----------------------------------- */
@@ -336,6 +339,44 @@ wsi_tiled_read_argb (WsiSlide * slide, WsiReadContext * ctx,
   ok = level_reader_fill (&lr, &target, (gint64) floor (x / ds),
       (gint64) floor (y / ds), w, h, error);
   report_fill (report, &lr, level_index, w, h);
+  if (own_ctx != NULL)
+    wsi_read_context_free (own_ctx);
+  return ok;
+}
+
+/* ---- read_argb_scaled: a level region at a DCT scale (overviews) -------- */
+
+static gboolean scale_fits_tiles (const WsiTiledLevel * level, guint scale);
+
+guint
+wsi_tiled_native_scale (const WsiTiledLevel * level, guint wanted)
+{
+  guint scale;
+
+  for (scale = level->max_scale; scale > 1; scale /= 2) {
+    if (scale <= wanted && scale_fits_tiles (level, scale))
+      return scale;
+  }
+  return 1;
+}
+
+gboolean
+wsi_tiled_read_argb_scaled (WsiSlide * slide, WsiReadContext * ctx,
+    const WsiTiledLevel * level, guint32 * argb, gint level_index,
+    guint scale, gint64 x, gint64 y, gint64 w, gint64 h, GError ** error)
+{
+  WsiReadContext *own_ctx = NULL;
+  WsiTiledTarget target = argb_target (argb, (gsize) w);
+  LevelReader lr;
+  gboolean ok;
+
+  /* The region's tiles at once, as wsi_tiled_read_argb() does. */
+  prefetch_level_region (slide, level, level_index, x * scale, y * scale,
+      (x + w) * scale, (y + h) * scale, MAX_PREFETCH_REGION_TILES);
+  if (ctx == NULL)
+    ctx = own_ctx = wsi_read_context_new ();
+  level_reader_init (&lr, slide, ctx, level, level_index, scale, NULL);
+  ok = level_reader_fill (&lr, &target, x, y, w, h, error);
   if (own_ctx != NULL)
     wsi_read_context_free (own_ctx);
   return ok;

@@ -566,6 +566,62 @@ GST_START_TEST (test_timeline_pool_lanes_and_blocking)
 
 GST_END_TEST;
 
+/* Slide preparation as its own stage (issue 23): per slide, the source's
+ * open, overview read and wait for a prepared slide, and tissuemask's
+ * mask, each counted once by the element that spent it (not again by the
+ * queue that passes the slide on). */
+GST_START_TEST (test_slide_preparation_stage)
+{
+  GstStructure *stats;
+  const GstStructure *src, *mask, *queue;
+  WsiTestSlideSpec spec;
+  gchar *dir, *launch;
+  GstElementFactory *factory = gst_element_factory_find ("tissuemask");
+  guint i;
+
+  if (factory == NULL) {
+    WSI_TEST_SKIP ("tissuemask (OpenCV) not built");
+    return;
+  }
+  gst_object_unref (factory);
+  dir = wsi_test_make_dir (WSI_TEST_TMPDIR, "prep");
+  for (i = 0; i < 3; i++) {
+    gchar name[32];
+
+    wsi_test_slide_spec_init (&spec);
+    spec.width = 1024;
+    spec.height = 768;
+    spec.seed = 20 + i;
+    g_snprintf (name, sizeof (name), "prep%u.tiff", i);
+    g_free (wsi_test_write_slide (dir, name, &spec));
+  }
+
+  reset_stats ();
+  launch = g_strdup_printf ("wsislidesrc name=psrc location=\"%s\" "
+      "prepare-ahead=2 thumbnail-size=256 ! tissuemask name=pmask ! "
+      "queue name=pq ! patchsampler patch-size=64 patches-per-slide=4 ! "
+      "fakesink sync=false", dir);
+  run_launch_line (launch);
+  stats = get_stats ();
+  src = element_entry (stats, "psrc");
+  mask = element_entry (stats, "pmask");
+  queue = element_entry (stats, "pq");
+  fail_unless_equals_uint64 (hist (src, "prep-open", "count"), 3);
+  fail_unless_equals_uint64 (hist (src, "prep-overview", "count"), 3);
+  fail_unless_equals_uint64 (hist (src, "prep-wait", "count"), 3);
+  fail_unless (hist (src, "prep-overview", "max") > 0);
+  fail_unless_equals_uint64 (hist (mask, "prep-mask", "count"), 3);
+  fail_unless (hist (mask, "prep-mask", "max") > 0);
+  fail_unless (!gst_structure_has_field (mask, "prep-open"));
+  fail_unless (!gst_structure_has_field (queue, "prep-mask"));
+  fail_unless (!gst_structure_has_field (queue, "prep-open"));
+  gst_structure_free (stats);
+  g_free (launch);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
 /* A slide at a URL behind the fault proxy (10 ms per request), read
  * without read-ahead: the reader's workers block on remote bytes. The
  * report counts that I/O wait inside their work time; the timeline draws
@@ -688,6 +744,7 @@ wsistats_suite (void)
   tcase_add_test (tc, test_restart_and_reset);
   tcase_add_test (tc, test_json_and_timeline_files_parse);
   tcase_add_test (tc, test_timeline_pool_lanes_and_blocking);
+  tcase_add_test (tc, test_slide_preparation_stage);
   tcase_add_test (tc, test_remote_reads_show_io_wait);
   return s;
 }

@@ -76,9 +76,10 @@ url_of (guint port, const gchar * name)
   return g_strdup_printf ("http://127.0.0.1:%u/%s", port, name);
 }
 
-/* The stream of @location; URLs read with read-ahead, so that the
- * prefetch path (and its failures, forgotten and read again) is in every
- * comparison. */
+/* The stream of @location, read-ahead automatic: for URLs that is the deep
+ * look-ahead (patchreader queues up to 256 patches whose tiles are
+ * prefetched), so the prefetch path (and its failures, forgotten and read
+ * again) is in every comparison. */
 static gchar *
 stream_description (const gchar * location, guint threads,
     const gchar * sink)
@@ -86,9 +87,8 @@ stream_description (const gchar * location, guint threads,
   return g_strdup_printf ("wsislidesrc location=\"%s\" seed=11 ! "
       "tissuemask method=none ! queue ! patchsampler patch-size=64 "
       "patches-per-slide=%u min-tissue=0 ! patchinterleave ! "
-      "patchreader name=reader threads=%u read-ahead=%u ! queue ! "
-      "patchbatch batch-size=4 ! %s", location, PATCHES, threads,
-      wsi_location_is_remote (location) ? 32 : 0, sink);
+      "patchreader name=reader threads=%u ! queue ! "
+      "patchbatch batch-size=4 ! %s", location, PATCHES, threads, sink);
 }
 
 static WsiRun *
