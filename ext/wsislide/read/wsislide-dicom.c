@@ -86,6 +86,14 @@
 /* A level's tile grid beyond this many tiles is not a slide we allocate. */
 #define MAX_TILES (1 << 26)
 
+/* Nor one with more than this many tiles per frame its instances hold: a
+ * sparse scan covers a few percent of the glass at least, a short
+ * TILED_FULL instance misses some frames, not nearly all. Bounds the grid's
+ * memory by the file's size (each frame costs 8 bytes of its tables): a
+ * 1.7 KB file claiming 838,860,832 rows of 32 made 52 million tiles, 420 MB
+ * and 1.7 s of work (found by fuzz-dicom). */
+#define MAX_TILES_PER_FRAME 256
+
 /* tile_frame entries that are not frames: a TILED_SPARSE tile never
  * scanned (glass), a TILED_FULL tile whose frame the instance lacks (its
  * NumberOfFrames is short: damage). */
@@ -451,13 +459,40 @@ level_max_scale (const DicomPart * first)
   }
 }
 
+/* Part @i is part @first_index's instance or the rest of its
+ * concatenation. */
+static gboolean
+same_concatenation (DicomSlide * ds, guint first_index, guint i)
+{
+  const WsiDicomInstance *first = &((DicomPart *)
+      ds->parts->pdata[first_index])->inst;
+  const DicomPart *part = ds->parts->pdata[i];
+
+  return i == first_index || (first->concatenation_uid != NULL
+      && g_strcmp0 (part->inst.concatenation_uid,
+          first->concatenation_uid) == 0);
+}
+
+/* The frames of part @first_index's instance and its concatenation. */
+static guint64
+level_frames (DicomSlide * ds, guint first_index)
+{
+  guint64 frames = 0;
+  guint i;
+
+  for (i = first_index; i < ds->parts->len; i++)
+    if (same_concatenation (ds, first_index, i))
+      frames += ((DicomPart *) ds->parts->pdata[i])->inst.n_frames;
+  return frames;
+}
+
 static gboolean
 level_build (DicomLevel * level, DicomSlide * ds, guint first_index,
     GError ** error)
 {
   DicomPart *first = ds->parts->pdata[first_index];
   const WsiDicomInstance *inst = &first->inst;
-  guint64 n_tiles;
+  guint64 n_tiles, frames;
   guint i;
 
   level->first = first;
@@ -477,6 +512,13 @@ level_build (DicomLevel * level, DicomSlide * ds, guint first_index,
   if (n_tiles > MAX_TILES)
     return open_fail (error, part_uri (first), "%" G_GUINT64_FORMAT " tiles "
         "in one level is implausible", n_tiles);
+  frames = level_frames (ds, first_index);
+  if (n_tiles > MAX_TILES_PER_FRAME * frames)
+    return open_fail (error, part_uri (first), "%" G_GUINT64_FORMAT " tiles "
+        "(%" G_GUINT64_FORMAT " x %" G_GUINT64_FORMAT " pixels in tiles of "
+        "%u x %u) for %" G_GUINT64_FORMAT
+        " frames is implausible", n_tiles, inst->total_columns,
+        inst->total_rows, inst->columns, inst->rows, frames);
   level->tile_frame = g_try_new (gint64, n_tiles);
   if (level->tile_frame == NULL)
     return open_fail (error, part_uri (first), "out of memory for %"
@@ -487,10 +529,7 @@ level_build (DicomLevel * level, DicomSlide * ds, guint first_index,
   /* The instance and the rest of its concatenation. */
   for (i = first_index; i < ds->parts->len; i++) {
     const DicomPart *part = ds->parts->pdata[i];
-    gboolean same = i == first_index || (inst->concatenation_uid != NULL
-        && g_strcmp0 (part->inst.concatenation_uid,
-            inst->concatenation_uid) == 0);
-    if (!same)
+    if (!same_concatenation (ds, first_index, i))
       continue;
     if (part->inst.rows != inst->rows || part->inst.columns != inst->columns
         || part->inst.pixels != inst->pixels
