@@ -23,7 +23,8 @@ int
 main (int argc, char **argv)
 {
   gboolean sparse = FALSE, uncompressed = FALSE, thumbnail = FALSE;
-  gboolean concatenation = FALSE;
+  gboolean concatenation = FALSE, icc = FALSE;
+  gdouble objective = 0.0;
   gchar *table = NULL, *prefix = NULL, *j2k = NULL;
   gdouble mpp = 0.0;
   gint seed = 1;
@@ -41,6 +42,11 @@ main (int argc, char **argv)
         "Level 0 as two instances of one concatenation", NULL},
     {"thumbnail", 0, 0, G_OPTION_ARG_NONE, &thumbnail,
         "Also a THUMBNAIL instance (the smallest level)", NULL},
+    {"objective-power", 0, 0, G_OPTION_ARG_DOUBLE, &objective,
+        "ObjectiveLensPower of an OpticalPathSequence item (default: none)",
+        "X"},
+    {"icc-profile", 0, 0, G_OPTION_ARG_NONE, &icc,
+        "A stand-in ICC profile in that item", NULL},
     {"mpp", 0, 0, G_OPTION_ARG_DOUBLE, &mpp,
         "Level-0 microns per pixel for PixelSpacing (default: none)", "UM"},
     {"prefix", 0, 0, G_OPTION_ARG_STRING, &prefix,
@@ -68,6 +74,8 @@ main (int argc, char **argv)
   spec.thumbnail = thumbnail;
   spec.concatenation = concatenation;
   spec.mpp = mpp;
+  spec.objective_power = objective;
+  spec.icc_profile = icc;
   spec.seed = seed;
   if (g_strcmp0 (j2k, "lossless") == 0)
     spec.j2k = WSI_TEST_DICOM_J2K_LOSSLESS;

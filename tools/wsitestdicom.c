@@ -39,6 +39,27 @@ wsi_test_dicom_spec_init (WsiTestDicomSpec * spec)
   spec->seed = 1;
 }
 
+#define ICC_PROFILE_BYTES 600
+
+const guint8 *
+wsi_test_dicom_icc_profile (gsize * size)
+{
+  static guint8 profile[ICC_PROFILE_BYTES];
+  static gsize done = 0;
+
+  if (g_once_init_enter (&done)) {
+    guint i;
+    memcpy (profile + 36, "acsp", 4);
+    for (i = 128; i < ICC_PROFILE_BYTES; i++)
+      profile[i] = (guint8) (i * 7 + 3);
+    profile[3] = ICC_PROFILE_BYTES & 0xFF;
+    profile[2] = ICC_PROFILE_BYTES >> 8;
+    g_once_init_leave (&done, 1);
+  }
+  *size = ICC_PROFILE_BYTES;
+  return profile;
+}
+
 /* ---- element writers ---------------------------------------------------- */
 
 static void
@@ -485,6 +506,30 @@ write_meta (GByteArray * out, const Instance * in, const gchar * ts)
   g_byte_array_unref (meta);
 }
 
+/* OpticalPathSequence: one item, when the spec asks for its attributes. */
+static void
+write_optical_path (GByteArray * out, const WsiTestDicomSpec * spec)
+{
+  GByteArray *item;
+
+  if (spec->objective_power <= 0 && !spec->icc_profile)
+    return;
+  item = g_byte_array_new ();
+  if (spec->icc_profile) {
+    gsize size;
+    const guint8 *profile = wsi_test_dicom_icc_profile (&size);
+    el_bytes (item, 0x0028, 0x2000, "OB", profile, size);
+  }
+  el_text (item, 0x0048, 0x0106, "SH", "1");
+  if (spec->objective_power > 0) {
+    gchar power[G_ASCII_DTOSTR_BUF_SIZE];
+    g_ascii_formatd (power, sizeof (power), "%g", spec->objective_power);
+    el_text (item, 0x0048, 0x0112, "DS", power);
+  }
+  el_sequence_defined (out, 0x0048, 0x0105, item);
+  g_byte_array_unref (item);
+}
+
 static void
 write_shared_groups (GByteArray * out, const Instance * in)
 {
@@ -696,6 +741,7 @@ instance_bytes (const Instance * in)
       || spec->j2k == WSI_TEST_DICOM_J2K_HT_LOSSLESS ? "00" : "01");
   el_number (out, 0x0048, 0x0006, "UL", level->width);
   el_number (out, 0x0048, 0x0007, "UL", level->height);
+  write_optical_path (out, spec);
   el_number (out, 0x0048, 0x0303, "UL", 1);
   write_shared_groups (out, in);
   if (spec->sparse)

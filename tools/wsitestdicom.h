@@ -85,11 +85,19 @@ typedef struct
   gdouble mpp;                  /* PixelSpacing in µm; 0: none */
   guint omit_every;             /* sparse: leave out every Nth tile (0: none) */
   gboolean concatenation;       /* level 0 as two instances of a concatenation */
+  /* An OpticalPathSequence item with ObjectiveLensPower (when > 0) and the
+   * ICC profile of wsi_test_dicom_icc_profile() (when set). */
+  gdouble objective_power;
+  gboolean icc_profile;
   WsiTestDicomDamage damage;
   guint32 seed;                 /* UIDs */
 } WsiTestDicomSpec;
 
 void wsi_test_dicom_spec_init (WsiTestDicomSpec * spec);
+
+/* The bytes written as the ICC profile (a fixed, even-sized stand-in, not
+ * a real profile: readers note it, none applies it). */
+const guint8 *wsi_test_dicom_icc_profile (gsize * size);
 
 /* Writes the series; the paths written (level 0 first) go to @paths when
  * not NULL (free with g_strfreev). */

@@ -67,10 +67,9 @@
 #include "wsiorderedpool.h"
 #include "wsislide.h"
 #include "wsislidecache.h"
-#include "wsireadcaches.h"
+#include "wsireadproperties.h"
 #include "wsibytesource.h"
 #include "wsiremotestats.h"
-#include "gstwsibackend.h"
 #include "wsivideoformat.h"
 #include "wsitilecache.h"
 #ifdef WSI_HAVE_CURL
@@ -89,15 +88,16 @@ GST_DEBUG_CATEGORY_STATIC (gst_patch_reader_debug);
 
 #define DEFAULT_THREADS 0
 #define MAX_THREADS 64
-#define DEFAULT_MAX_OPEN_SLIDES 8
-#define MAX_MAX_OPEN_SLIDES 1024
 #define DEFAULT_MAX_READ_FAILURES 3
 #define DEFAULT_RESAMPLE_TOLERANCE 0.01
 #define MAX_MAX_READ_FAILURES 1000000
-#define DEFAULT_BACKEND GST_WSI_BACKEND_AUTO
-#define DEFAULT_DCT_SCALING TRUE
 #define DEFAULT_TILE_CACHE_MB 64
-#define MAX_TILE_CACHE_MB (1024 * 1024)
+/* read-ahead=0 for slides at URLs: patches queued ahead at most, and the
+ * output buffers they may hold at most (bytes). 256 patches at ~1,500
+ * patches/s look ~170 ms ahead: two 50 ms round trips with room for
+ * queueing behind prefetch-requests. */
+#define REMOTE_READ_AHEAD_AUTO 256
+#define REMOTE_READ_AHEAD_BYTES (64 << 20)
 
 enum
 {
@@ -119,6 +119,49 @@ enum
   PROP_PREFETCH_REQUESTS,
   PROP_PREFETCH_BYTES,
   PROP_REMOTE_STATS,
+};
+
+/* The read-layer properties (wsireadproperties.h): ids and what they mean
+ * here. */
+static const WsiReadPropertySpec read_property_spec = {
+  .props = {
+    [WSI_READ_PROP_BACKEND] = {PROP_BACKEND,
+          "Which slide reader decodes: auto = the DICOM reader for DICOM "
+          "VL Whole Slide Microscopy series, the direct TIFF/JPEG reader "
+          "(libjpeg-turbo) for JPEG-tiled TIFF pyramids (Aperio SVS, generic "
+          "tiled TIFF), OpenSlide for every other format; openslide, tiff or "
+          "dicom force one (a slide the forced reader cannot read is given up with "
+          "a warning). Takes effect for slides opened from then on"},
+    [WSI_READ_PROP_DCT_SCALING] = {PROP_DCT_SCALING,
+          "Let the direct reader decode JPEG tiles at 1/2, 1/4 or 1/8 scale "
+          "in the DCT domain when a region is downsampled by 2x or more. By a "
+          "whole multiple of that (2x, 4x, 8x targets) a patch starts on that "
+          "scale's pixel grid, moved by less than one output pixel (its "
+          "record gives the position read), > 40 dB against the exact area "
+          "average; near-whole factors (1.979 = 0.5 um/px from a 0.2527 um/px "
+          "scan, 3.957, 3) decode at the scale that keeps the output's "
+          "resolution within 2 % and resample the rest at the requested "
+          "position (35-45 dB). false = decode at full size and average "
+          "exactly"},
+    [WSI_READ_PROP_MAX_OPEN_SLIDES] = {PROP_MAX_OPEN_SLIDES,
+          "Slides kept open at once, least recently used closed first "
+          "(1..1024; OpenSlide keeps up to 32 MB of tile cache per open "
+          "slide)"},
+    [WSI_READ_PROP_TILE_CACHE_SIZE] = {PROP_TILE_CACHE_SIZE,
+          "Memory for decoded tiles shared by all threads and slides of the "
+          "direct reader, in MiB (0..1048576; 0 = no cache: each patch "
+          "decodes only the tile parts it needs). Overlapping patches, grid "
+          "strides below a tile and tile-aligned patches reuse decodes. "
+          "patchviews of the same pipeline and backend shares the cache "
+          "(its size: the larger request when the stream starts)"},
+    [WSI_READ_PROP_TILE_CACHE_HITS] = {PROP_TILE_CACHE_HITS,
+          "Tiles found decoded in the tile cache since the last READY to "
+          "PAUSED change (count)"},
+    [WSI_READ_PROP_TILE_CACHE_MISSES] = {PROP_TILE_CACHE_MISSES,
+          "Tiles looked up in the tile cache and decoded since the last READY "
+          "to PAUSED change (count)"},
+  },
+  .default_tile_cache_mb = DEFAULT_TILE_CACHE_MB,
 };
 
 #define OUTPUT_FORMATS "{ RGB, RGBA, RGBx, BGRx }"
@@ -218,14 +261,13 @@ struct _GstPatchReader
   guint read_ahead;             /* patches queued ahead of decoding; 0 auto */
   guint max_read_failures;
   gdouble resample_tolerance;
-  GstWsiBackend backend;
   /* atomic copies the workers read once per patch */
   gint resample_tolerance_ppm;  /* in 1e-6 */
-  gint dct_scaling;
 
-  /* slides and decoded tiles, shared with patchviews in the pipeline
-   * (wsireadcaches.h); the two pointers are valid from start to stop */
-  WsiReadCachesClient caches;
+  /* backend, dct-scaling and the caches' properties; slides and decoded
+   * tiles, shared with patchviews in the pipeline (wsireadcaches.h): the
+   * two pointers are valid from start to stop */
+  WsiReadProperties read;
   WsiSlideCache *slide_cache;
   WsiTileCache *tile_cache;
 
@@ -249,6 +291,8 @@ struct _GstPatchReader
   GstEvent *pending_segment;    /* held until the first caps are out */
   gboolean warned_no_meta;
   gboolean warned_bad_record;
+  guint read_ahead_now;         /* read_ahead as of the last start */
+  guint queue_limit;            /* the pool's limit now (queue_limit_for) */
 };
 
 #define gst_patch_reader_parent_class parent_class
@@ -369,7 +413,7 @@ make_request (GstPatchReader * self, const WsiPatchRecord * record,
   request->width = request->height = record->footprint;
   request->resample_tolerance =
       g_atomic_int_get (&self->resample_tolerance_ppm) / 1e6;
-  request->native_scaling = g_atomic_int_get (&self->dct_scaling);
+  request->native_scaling = wsi_read_properties_dct_scaling (&self->read);
   request->tile_cache = self->tile_cache;
 }
 
@@ -586,8 +630,8 @@ gst_patch_reader_start (WsiPoolElement * element, guint * n_threads)
 
   GST_OBJECT_LOCK (self);
   *n_threads = self->threads;
-  backend = self->backend;
   GST_OBJECT_UNLOCK (self);
+  backend = wsi_read_properties_backend (&self->read);
 
   g_mutex_lock (&self->stats_lock);
   self->patches_read = self->patches_failed = self->patches_skipped = 0;
@@ -595,13 +639,19 @@ gst_patch_reader_start (WsiPoolElement * element, guint * n_threads)
   g_hash_table_remove_all (self->slides_by_backend);
   g_hash_table_remove_all (self->failed_by_slide);
   g_mutex_unlock (&self->stats_lock);
-  wsi_read_caches_client_start (&self->caches, GST_ELEMENT (self),
+  wsi_read_caches_client_start (&self->read.caches, GST_ELEMENT (self),
       gst_wsi_backend_name (backend));
-  self->slide_cache = wsi_read_caches_client_slides (&self->caches);
-  self->tile_cache = wsi_read_caches_client_tiles (&self->caches);
+  self->slide_cache = wsi_read_caches_client_slides (&self->read.caches);
+  self->tile_cache = wsi_read_caches_client_tiles (&self->read.caches);
   GST_OBJECT_LOCK (self);
-  wsi_pool_element_set_min_queued (element, self->read_ahead);
+  self->read_ahead_now = self->read_ahead;
   GST_OBJECT_UNLOCK (self);
+  /* The ring is sized for the deepest look-ahead (slides at URLs); a
+   * local slide uses only the part read-ahead asks (queue_limit_for). */
+  wsi_pool_element_set_min_queued (element, self->read_ahead_now ?
+      self->read_ahead_now : REMOTE_READ_AHEAD_AUTO);
+  self->queue_limit = self->read_ahead_now ? G_MAXUINT : 0;
+  wsi_pool_element_set_queue_limit (element, self->queue_limit);
   return TRUE;
 }
 
@@ -816,6 +866,21 @@ prefetch_patch (GstPatchReader * self, SlideContext * ctx,
   wsi_slide_cache_release (self->slide_cache, handle);
 }
 
+/* How many patches may be queued ahead while @ctx's patches are queued:
+ * an explicit read-ahead is the whole ring; automatic is the pool's
+ * default (4 per thread, at least 8) for a local slide, where decoding
+ * needs no more, and for a slide at a URL as many as hide a round trip
+ * (REMOTE_READ_AHEAD_AUTO, fewer for large patches: their buffers). */
+static guint
+queue_limit_for (GstPatchReader * self, const SlideContext * ctx)
+{
+  if (self->read_ahead_now != 0)
+    return G_MAXUINT;
+  if (!ctx->remote)
+    return 0;
+  return MAX (REMOTE_READ_AHEAD_BYTES / MAX (self->vinfo.size, 1), 1);
+}
+
 static GstFlowReturn
 gst_patch_reader_queue_patch (GstPatchReader * self, SlideContext * ctx,
     const WsiPatchRecord * record, const gchar * class_name, gint32 class_id)
@@ -859,6 +924,11 @@ gst_patch_reader_queue_patch (GstPatchReader * self, SlideContext * ctx,
   work.slide = ctx;
   work.class_name = class_name;
   work.class_id = class_id;
+  if (queue_limit_for (self, ctx) != self->queue_limit) {
+    self->queue_limit = queue_limit_for (self, ctx);
+    wsi_pool_element_set_queue_limit (WSI_POOL_ELEMENT (self),
+        self->queue_limit);
+  }
   if (ctx->remote)
     prefetch_patch (self, ctx, record);
   return wsi_pool_element_queue_work (WSI_POOL_ELEMENT (self), &work);
@@ -1064,7 +1134,7 @@ gst_patch_reader_stop (WsiPoolElement * element)
   }
   self->slide_cache = NULL;
   self->tile_cache = NULL;
-  wsi_read_caches_client_stop (&self->caches);
+  wsi_read_caches_client_stop (&self->read.caches);
   g_hash_table_remove_all (self->slides);
   gst_clear_event (&self->pending_segment);
   self->out_size = 0;
@@ -1123,9 +1193,9 @@ gst_patch_reader_read_stats (GstPatchReader * self)
   g_mutex_unlock (&self->stats_lock);
   gst_structure_set (stats,
       "tile-cache-hits", G_TYPE_UINT64,
-      wsi_read_caches_client_hits (&self->caches),
+      wsi_read_caches_client_hits (&self->read.caches),
       "tile-cache-misses", G_TYPE_UINT64,
-      wsi_read_caches_client_misses (&self->caches), NULL);
+      wsi_read_caches_client_misses (&self->read.caches), NULL);
   {
     /* Storage, when slides came from URLs (the tracer prints it). */
     GstStructure *remote = wsi_remote_stats_new ();
@@ -1144,15 +1214,14 @@ gst_patch_reader_set_property (GObject * object, guint prop_id,
 {
   GstPatchReader *self = GST_PATCH_READER (object);
 
+  if (wsi_read_properties_set (&self->read, &read_property_spec, prop_id,
+          value))
+    return;
   switch (prop_id) {
     case PROP_THREADS:
       GST_OBJECT_LOCK (self);
       self->threads = g_value_get_uint (value);
       GST_OBJECT_UNLOCK (self);
-      break;
-    case PROP_MAX_OPEN_SLIDES:
-      wsi_read_caches_client_set_max_open (&self->caches,
-          g_value_get_uint (value));
       break;
     case PROP_READ_AHEAD:
       GST_OBJECT_LOCK (self);
@@ -1177,18 +1246,6 @@ gst_patch_reader_set_property (GObject * object, guint prop_id,
       self->max_read_failures = g_value_get_uint (value);
       GST_OBJECT_UNLOCK (self);
       break;
-    case PROP_BACKEND:
-      GST_OBJECT_LOCK (self);
-      self->backend = g_value_get_enum (value);
-      GST_OBJECT_UNLOCK (self);
-      break;
-    case PROP_DCT_SCALING:
-      g_atomic_int_set (&self->dct_scaling, g_value_get_boolean (value));
-      break;
-    case PROP_TILE_CACHE_SIZE:
-      wsi_read_caches_client_set_tile_cache_mb (&self->caches,
-          g_value_get_uint (value));
-      break;
     case PROP_RESAMPLE_TOLERANCE:
       GST_OBJECT_LOCK (self);
       self->resample_tolerance = g_value_get_double (value);
@@ -1208,15 +1265,14 @@ gst_patch_reader_get_property (GObject * object, guint prop_id,
 {
   GstPatchReader *self = GST_PATCH_READER (object);
 
+  if (wsi_read_properties_get (&self->read, &read_property_spec, prop_id,
+          value))
+    return;
   switch (prop_id) {
     case PROP_THREADS:
       GST_OBJECT_LOCK (self);
       g_value_set_uint (value, self->threads);
       GST_OBJECT_UNLOCK (self);
-      break;
-    case PROP_MAX_OPEN_SLIDES:
-      g_value_set_uint (value,
-          wsi_read_caches_client_get_max_open (&self->caches));
       break;
     case PROP_MAX_READ_FAILURES:
       GST_OBJECT_LOCK (self);
@@ -1227,25 +1283,6 @@ gst_patch_reader_get_property (GObject * object, guint prop_id,
       GST_OBJECT_LOCK (self);
       g_value_set_double (value, self->resample_tolerance);
       GST_OBJECT_UNLOCK (self);
-      break;
-    case PROP_BACKEND:
-      GST_OBJECT_LOCK (self);
-      g_value_set_enum (value, self->backend);
-      GST_OBJECT_UNLOCK (self);
-      break;
-    case PROP_DCT_SCALING:
-      g_value_set_boolean (value, g_atomic_int_get (&self->dct_scaling));
-      break;
-    case PROP_TILE_CACHE_SIZE:
-      g_value_set_uint (value,
-          wsi_read_caches_client_get_tile_cache_mb (&self->caches));
-      break;
-    case PROP_TILE_CACHE_HITS:
-      g_value_set_uint64 (value, wsi_read_caches_client_hits (&self->caches));
-      break;
-    case PROP_TILE_CACHE_MISSES:
-      g_value_set_uint64 (value,
-          wsi_read_caches_client_misses (&self->caches));
       break;
     case PROP_READ_STATS:
       g_value_take_boxed (value, gst_patch_reader_read_stats (self));
@@ -1295,7 +1332,7 @@ gst_patch_reader_finalize (GObject * object)
   GstPatchReader *self = GST_PATCH_READER (object);
 
   gst_patch_reader_stop (WSI_POOL_ELEMENT (self));
-  wsi_read_caches_client_clear (&self->caches);
+  wsi_read_properties_clear (&self->read);
   g_hash_table_unref (self->slides);
   g_hash_table_unref (self->read_by_backend);
   g_hash_table_unref (self->slides_by_backend);
@@ -1324,13 +1361,7 @@ gst_patch_reader_class_init (GstPatchReaderClass * klass)
           0, MAX_THREADS, DEFAULT_THREADS,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
-  g_object_class_install_property (gobject_class, PROP_MAX_OPEN_SLIDES,
-      g_param_spec_uint ("max-open-slides", "Max open slides",
-          "Slides kept open at once, least recently used closed first "
-          "(1..1024; OpenSlide keeps up to 32 MB of tile cache per open "
-          "slide)", 1, MAX_MAX_OPEN_SLIDES, DEFAULT_MAX_OPEN_SLIDES,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_PLAYING));
+  wsi_read_properties_install (gobject_class, &read_property_spec);
   g_object_class_install_property (gobject_class, PROP_MAX_READ_FAILURES,
       g_param_spec_uint ("max-read-failures", "Max read failures",
           "Failed reads in a row after which a slide is given up for the "
@@ -1348,61 +1379,16 @@ gst_patch_reader_class_init (GstPatchReaderClass * klass)
           DEFAULT_RESAMPLE_TOLERANCE,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_PLAYING));
-  g_object_class_install_property (gobject_class, PROP_BACKEND,
-      g_param_spec_enum ("backend", "Backend",
-          "Which slide reader decodes: auto = the DICOM reader for DICOM "
-          "VL Whole Slide Microscopy series, the direct TIFF/JPEG reader "
-          "(libjpeg-turbo) for JPEG-tiled TIFF pyramids (Aperio SVS, generic "
-          "tiled TIFF), OpenSlide for every other format; openslide, tiff or "
-          "dicom force one (a slide the forced reader cannot read is given up with "
-          "a warning). Takes effect for slides opened from then on",
-          GST_TYPE_WSI_BACKEND, DEFAULT_BACKEND,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
-  g_object_class_install_property (gobject_class, PROP_DCT_SCALING,
-      g_param_spec_boolean ("dct-scaling", "DCT scaling",
-          "Let the direct reader decode JPEG tiles at 1/2, 1/4 or 1/8 scale "
-          "in the DCT domain when a region is downsampled by 2x or more. By a "
-          "whole multiple of that (2x, 4x, 8x targets) a patch starts on that "
-          "scale's pixel grid, moved by less than one output pixel (its "
-          "record gives the position read), > 40 dB against the exact area "
-          "average; near-whole factors (1.979 = 0.5 um/px from a 0.2527 um/px "
-          "scan, 3.957, 3) decode at the scale that keeps the output's "
-          "resolution within 2 % and resample the rest at the requested "
-          "position (35-45 dB). false = decode at full size and average "
-          "exactly",
-          DEFAULT_DCT_SCALING,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_PLAYING));
-  g_object_class_install_property (gobject_class, PROP_TILE_CACHE_SIZE,
-      g_param_spec_uint ("tile-cache-size", "Tile cache size",
-          "Memory for decoded tiles shared by all threads and slides of the "
-          "direct reader, in MiB (0..1048576; 0 = no cache: each patch "
-          "decodes only the tile parts it needs). Overlapping patches, grid "
-          "strides below a tile and tile-aligned patches reuse decodes. "
-          "patchviews of the same pipeline and backend shares the cache "
-          "(its size: the larger request when the stream starts)",
-          0, MAX_TILE_CACHE_MB, DEFAULT_TILE_CACHE_MB,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_PLAYING));
-  g_object_class_install_property (gobject_class, PROP_TILE_CACHE_HITS,
-      g_param_spec_uint64 ("tile-cache-hits", "Tile cache hits",
-          "Tiles found decoded in the tile cache since the last READY to "
-          "PAUSED change (count)", 0, G_MAXUINT64, 0,
-          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
-  g_object_class_install_property (gobject_class, PROP_TILE_CACHE_MISSES,
-      g_param_spec_uint64 ("tile-cache-misses", "Tile cache misses",
-          "Tiles looked up in the tile cache and decoded since the last READY "
-          "to PAUSED change (count)", 0, G_MAXUINT64, 0,
-          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
   g_object_class_install_property (gobject_class, PROP_READ_AHEAD,
       g_param_spec_uint ("read-ahead", "Read-ahead",
           "Patches queued ahead of the one decoding (0..4096; 0 = automatic: "
-          "4 per thread, at least 8). For slides at URLs the tiles of every "
-          "queued patch are fetched while earlier ones decode, so this (with "
-          "prefetch-requests) is how much storage latency is hidden: about "
-          "patches/s x round trip, e.g. 64 for 50 ms. Each costs one output "
-          "buffer. Takes effect at the next READY to PAUSED change",
+          "4 per thread, at least 8, for local slides; for slides at URLs "
+          "256, or fewer when their output buffers would pass 64 MiB). For "
+          "slides at URLs the tiles of every queued patch are fetched while "
+          "earlier ones decode, so this (with prefetch-requests) is how much "
+          "storage latency is hidden: at least patches/s x round trip, e.g. "
+          "75 for 1,500 patches/s and 50 ms. Each queued patch holds one "
+          "output buffer. Takes effect at the next READY to PAUSED change",
           0, 4096, 0, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
 #ifdef WSI_HAVE_CURL
@@ -1410,8 +1396,8 @@ gst_patch_reader_class_init (GstPatchReaderClass * klass)
       g_param_spec_uint ("prefetch-requests", "Prefetch requests",
           "Slides at URLs: ranged requests fetching queued patches' tiles "
           "ahead, in flight at once (requests, 0..1024, 0 = no prefetch; "
-          "default 32 or WSI_HTTP_PREFETCH_REQUESTS). Process-wide, "
-          "independent of threads", 0, 1024, 32,
+          "default 64 or WSI_HTTP_PREFETCH_REQUESTS). Process-wide, "
+          "independent of threads", 0, 1024, 64,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_PLAYING));
   g_object_class_install_property (gobject_class, PROP_PREFETCH_BYTES,
@@ -1490,8 +1476,6 @@ gst_patch_reader_init (GstPatchReader * self)
   self->max_read_failures = DEFAULT_MAX_READ_FAILURES;
   self->resample_tolerance = DEFAULT_RESAMPLE_TOLERANCE;
   self->resample_tolerance_ppm = (gint) lround (DEFAULT_RESAMPLE_TOLERANCE * 1e6);
-  self->backend = DEFAULT_BACKEND;
-  self->dct_scaling = DEFAULT_DCT_SCALING;
   g_mutex_init (&self->stats_lock);
   self->slides = g_hash_table_new_full (g_str_hash, g_str_equal, NULL,
       (GDestroyNotify) slide_context_free);
@@ -1501,6 +1485,5 @@ gst_patch_reader_init (GstPatchReader * self)
       NULL, g_free);
   self->failed_by_slide = g_hash_table_new_full (g_str_hash, g_str_equal,
       g_free, g_free);
-  wsi_read_caches_client_init (&self->caches, DEFAULT_MAX_OPEN_SLIDES,
-      DEFAULT_TILE_CACHE_MB);
+  wsi_read_properties_init (&self->read, &read_property_spec);
 }

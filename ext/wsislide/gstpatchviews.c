@@ -82,12 +82,11 @@
 
 #include "gstpatchviews.h"
 #include "gstwsislideelements.h"
-#include "gstwsibackend.h"
 #include "wsicropdecode.h"
 #include "wsiorderedpool.h"
 #include "wsislide.h"
 #include "wsislidecache.h"
-#include "wsireadcaches.h"
+#include "wsireadproperties.h"
 #include "wsivideoformat.h"
 #include "wsitilecache.h"
 #include "wsiviewspec.h"
@@ -109,11 +108,7 @@ GST_DEBUG_CATEGORY_STATIC (gst_patch_views_debug);
 #define DEFAULT_SEED 0
 #define DEFAULT_PRESET GST_PATCH_VIEWS_PRESET_DINOV2
 #define DEFAULT_INTERPOLATION WSI_RESIZE_BILINEAR
-#define DEFAULT_DCT_SCALING TRUE
-#define DEFAULT_MAX_OPEN_SLIDES 8
-#define MAX_MAX_OPEN_SLIDES 1024
 #define DEFAULT_TILE_CACHE_MB 32
-#define MAX_TILE_CACHE_MB (1024 * 1024)
 /* Drop warnings posted per stream before they go to the debug log only. */
 #define MAX_DROP_WARNINGS 10
 
@@ -134,6 +129,46 @@ enum
   PROP_LOCATIONS_OUT,
   PROP_LOCATIONS_DROPPED,
   PROP_JPEG_PIXELS_DECODED,
+};
+
+/* The read-layer properties (wsireadproperties.h): ids and what they mean
+ * here. */
+static const WsiReadPropertySpec read_property_spec = {
+  .props = {
+    [WSI_READ_PROP_BACKEND] = {PROP_BACKEND,
+          "Which slide reader decodes context views (set it as patchreader's "
+          "for the same pixels): auto = the DICOM reader for DICOM series, "
+          "the direct TIFF/JPEG reader for JPEG-tiled TIFF pyramids, "
+          "OpenSlide for every other format; openslide, tiff or dicom force "
+          "one. Takes effect for slides opened from "
+          "then on"},
+    [WSI_READ_PROP_DCT_SCALING] = {PROP_DCT_SCALING,
+          "Context views: let the direct reader decode JPEG tiles at 1/2, "
+          "1/4 or 1/8 scale, as patchreader dct-scaling does: by a whole "
+          "multiple the view starts on that scale's grid, moved by less than "
+          "one output pixel (its view record gives the position read); by a "
+          "near-whole factor (2 % margin) the rest is resampled at the "
+          "requested position. Crops of JPEG patches (image/jpeg input): "
+          "area crops reduced 2x or more are decoded at 1/2 scale. false = "
+          "decode at full size and average exactly"},
+    [WSI_READ_PROP_MAX_OPEN_SLIDES] = {PROP_MAX_OPEN_SLIDES,
+          "Slides kept open for context views at once, least recently used "
+          "closed first (1..1024)"},
+    [WSI_READ_PROP_TILE_CACHE_SIZE] = {PROP_TILE_CACHE_SIZE,
+          "Context views: memory for decoded tiles shared by the threads, "
+          "in MiB (0..1048576; 0 = no cache). Context regions of nearby "
+          "locations overlap (a 4x context covers 16 patch footprints), so "
+          "their tiles are decoded once (admitted on their second miss). "
+          "Shared with patchreader of the same pipeline and backend (its "
+          "size: the larger request when the stream starts)"},
+    [WSI_READ_PROP_TILE_CACHE_HITS] = {PROP_TILE_CACHE_HITS,
+          "Context tiles found decoded in the tile cache since the last "
+          "READY to PAUSED change (count)"},
+    [WSI_READ_PROP_TILE_CACHE_MISSES] = {PROP_TILE_CACHE_MISSES,
+          "Context tiles looked up in the tile cache and decoded since the "
+          "last READY to PAUSED change (count)"},
+  },
+  .default_tile_cache_mb = DEFAULT_TILE_CACHE_MB,
 };
 
 typedef enum
@@ -259,13 +294,12 @@ struct _GstPatchViews
   guint64 seed;
   guint threads;
   WsiResizeMethod interpolation;
-  GstWsiBackend backend;
-  gint dct_scaling;             /* atomic: read by the workers */
 
   StreamConfig config;          /* workers' copy while PAUSED/PLAYING */
-  /* slides and decoded tiles of context views, shared with patchreader in
-   * the pipeline (wsireadcaches.h); the pointers valid from start to stop */
-  WsiReadCachesClient caches;
+  /* backend, dct-scaling and the caches' properties; slides and decoded
+   * tiles of context views, shared with patchreader in the pipeline
+   * (wsireadcaches.h): the pointers valid from start to stop */
+  WsiReadProperties read;
   WsiSlideCache *slide_cache;
   WsiTileCache *tile_cache;
 
@@ -466,7 +500,7 @@ make_context (GstPatchViews * self, ViewsThread * thread, ViewsWork * work,
   request.x = (gint64) llround (cx - f0 / 2.0);
   request.y = (gint64) llround (cy - f0 / 2.0);
   request.width = request.height = f0;
-  request.native_scaling = g_atomic_int_get (&self->dct_scaling);
+  request.native_scaling = wsi_read_properties_dct_scaling (&self->read);
   request.tile_cache = self->tile_cache;
   image.data = dst;
   image.stride = (gsize) side * GST_VIDEO_INFO_COMP_PSTRIDE (&work->info, 0);
@@ -531,7 +565,7 @@ typedef struct
 static guint
 crop_max_dct_scale (GstPatchViews * self)
 {
-  if (!g_atomic_int_get (&self->dct_scaling)
+  if (!wsi_read_properties_dct_scaling (&self->read)
       || self->config.method != WSI_RESIZE_AREA)
     return 1;
   return 2;
@@ -952,15 +986,15 @@ gst_patch_views_start (WsiPoolElement * element, guint * n_threads)
   self->config.seed = self->seed;
   self->config.method = self->interpolation;
   *n_threads = self->threads;
-  backend = self->backend;
+  backend = wsi_read_properties_backend (&self->read);
   self->locations_out = self->locations_dropped = 0;
   self->jpeg_pixels_decoded = 0;
   GST_OBJECT_UNLOCK (self);
   g_assert (self->config.set != NULL);  /* set_property keeps valid text */
-  wsi_read_caches_client_start (&self->caches, GST_ELEMENT (self),
+  wsi_read_caches_client_start (&self->read.caches, GST_ELEMENT (self),
       gst_wsi_backend_name (backend));
-  self->slide_cache = wsi_read_caches_client_slides (&self->caches);
-  self->tile_cache = wsi_read_caches_client_tiles (&self->caches);
+  self->slide_cache = wsi_read_caches_client_slides (&self->read.caches);
+  self->tile_cache = wsi_read_caches_client_tiles (&self->read.caches);
   self->config.names = wsi_view_set_names (self->config.set);
 
   self->drop_warnings = 0;
@@ -977,7 +1011,7 @@ gst_patch_views_stop (WsiPoolElement * element)
 
   self->slide_cache = NULL;
   self->tile_cache = NULL;
-  wsi_read_caches_client_stop (&self->caches);
+  wsi_read_caches_client_stop (&self->read.caches);
   stream_config_clear (&self->config);
   self->have_info = FALSE;
   self->warned_no_meta = FALSE;
@@ -1018,6 +1052,9 @@ gst_patch_views_set_property (GObject * object, guint prop_id,
 {
   GstPatchViews *self = GST_PATCH_VIEWS (object);
 
+  if (wsi_read_properties_set (&self->read, &read_property_spec, prop_id,
+          value))
+    return;
   GST_OBJECT_LOCK (self);
   switch (prop_id) {
     case PROP_PRESET:{
@@ -1042,20 +1079,6 @@ gst_patch_views_set_property (GObject * object, guint prop_id,
     case PROP_INTERPOLATION:
       self->interpolation = g_value_get_enum (value);
       break;
-    case PROP_DCT_SCALING:
-      g_atomic_int_set (&self->dct_scaling, g_value_get_boolean (value));
-      break;
-    case PROP_MAX_OPEN_SLIDES:
-      wsi_read_caches_client_set_max_open (&self->caches,
-          g_value_get_uint (value));
-      break;
-    case PROP_BACKEND:
-      self->backend = g_value_get_enum (value);
-      break;
-    case PROP_TILE_CACHE_SIZE:
-      wsi_read_caches_client_set_tile_cache_mb (&self->caches,
-          g_value_get_uint (value));
-      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -1069,6 +1092,9 @@ gst_patch_views_get_property (GObject * object, guint prop_id,
 {
   GstPatchViews *self = GST_PATCH_VIEWS (object);
 
+  if (wsi_read_properties_get (&self->read, &read_property_spec, prop_id,
+          value))
+    return;
   GST_OBJECT_LOCK (self);
   switch (prop_id) {
     case PROP_PRESET:
@@ -1085,27 +1111,6 @@ gst_patch_views_get_property (GObject * object, guint prop_id,
       break;
     case PROP_INTERPOLATION:
       g_value_set_enum (value, self->interpolation);
-      break;
-    case PROP_DCT_SCALING:
-      g_value_set_boolean (value, g_atomic_int_get (&self->dct_scaling));
-      break;
-    case PROP_MAX_OPEN_SLIDES:
-      g_value_set_uint (value,
-          wsi_read_caches_client_get_max_open (&self->caches));
-      break;
-    case PROP_BACKEND:
-      g_value_set_enum (value, self->backend);
-      break;
-    case PROP_TILE_CACHE_SIZE:
-      g_value_set_uint (value,
-          wsi_read_caches_client_get_tile_cache_mb (&self->caches));
-      break;
-    case PROP_TILE_CACHE_HITS:
-      g_value_set_uint64 (value, wsi_read_caches_client_hits (&self->caches));
-      break;
-    case PROP_TILE_CACHE_MISSES:
-      g_value_set_uint64 (value,
-          wsi_read_caches_client_misses (&self->caches));
       break;
     case PROP_LOCATIONS_OUT:
       g_value_set_uint64 (value, self->locations_out);
@@ -1129,7 +1134,7 @@ gst_patch_views_finalize (GObject * object)
   GstPatchViews *self = GST_PATCH_VIEWS (object);
 
   gst_patch_views_stop (WSI_POOL_ELEMENT (self));
-  wsi_read_caches_client_clear (&self->caches);
+  wsi_read_properties_clear (&self->read);
   wsi_view_set_free (self->view_set);
   wsi_refusal_clear (&self->refused);
   g_free (self->views);
@@ -1190,57 +1195,7 @@ gst_patch_views_class_init (GstPatchViewsClass * klass)
           GST_TYPE_PATCH_VIEWS_INTERPOLATION, DEFAULT_INTERPOLATION,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
-  g_object_class_install_property (gobject_class, PROP_DCT_SCALING,
-      g_param_spec_boolean ("dct-scaling", "DCT scaling",
-          "Context views: let the direct reader decode JPEG tiles at 1/2, "
-          "1/4 or 1/8 scale, as patchreader dct-scaling does: by a whole "
-          "multiple the view starts on that scale's grid, moved by less than "
-          "one output pixel (its view record gives the position read); by a "
-          "near-whole factor (2 % margin) the rest is resampled at the "
-          "requested position. Crops of JPEG patches (image/jpeg input): "
-          "area crops reduced 2x or more are decoded at 1/2 scale. false = "
-          "decode at full size and average exactly",
-          DEFAULT_DCT_SCALING,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_PLAYING));
-  g_object_class_install_property (gobject_class, PROP_MAX_OPEN_SLIDES,
-      g_param_spec_uint ("max-open-slides", "Max open slides",
-          "Slides kept open for context views at once, least recently used "
-          "closed first (1..1024)", 1, MAX_MAX_OPEN_SLIDES,
-          DEFAULT_MAX_OPEN_SLIDES,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_PLAYING));
-  g_object_class_install_property (gobject_class, PROP_BACKEND,
-      g_param_spec_enum ("backend", "Backend",
-          "Which slide reader decodes context views (set it as patchreader's "
-          "for the same pixels): auto = the DICOM reader for DICOM series, "
-          "the direct TIFF/JPEG reader for JPEG-tiled TIFF pyramids, "
-          "OpenSlide for every other format; openslide, tiff or dicom force "
-          "one. Takes effect for slides opened from "
-          "then on", GST_TYPE_WSI_BACKEND, GST_WSI_BACKEND_AUTO,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
-  g_object_class_install_property (gobject_class, PROP_TILE_CACHE_SIZE,
-      g_param_spec_uint ("tile-cache-size", "Tile cache size",
-          "Context views: memory for decoded tiles shared by the threads, "
-          "in MiB (0..1048576; 0 = no cache). Context regions of nearby "
-          "locations overlap (a 4x context covers 16 patch footprints), so "
-          "their tiles are decoded once (admitted on their second miss). "
-          "Shared with patchreader of the same pipeline and backend (its "
-          "size: the larger request when the stream starts)",
-          0, MAX_TILE_CACHE_MB, DEFAULT_TILE_CACHE_MB,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_PLAYING));
-  g_object_class_install_property (gobject_class, PROP_TILE_CACHE_HITS,
-      g_param_spec_uint64 ("tile-cache-hits", "Tile cache hits",
-          "Context tiles found decoded in the tile cache since the last "
-          "READY to PAUSED change (count)", 0, G_MAXUINT64, 0,
-          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
-  g_object_class_install_property (gobject_class, PROP_TILE_CACHE_MISSES,
-      g_param_spec_uint64 ("tile-cache-misses", "Tile cache misses",
-          "Context tiles looked up in the tile cache and decoded since the "
-          "last READY to PAUSED change (count)", 0, G_MAXUINT64, 0,
-          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+  wsi_read_properties_install (gobject_class, &read_property_spec);
   g_object_class_install_property (gobject_class, PROP_LOCATIONS_OUT,
       g_param_spec_uint64 ("locations-out", "Locations out",
           "Locations pushed with all their views since the last READY to "
@@ -1297,7 +1252,5 @@ gst_patch_views_init (GstPatchViews * self)
   self->seed = DEFAULT_SEED;
   self->threads = DEFAULT_THREADS;
   self->interpolation = DEFAULT_INTERPOLATION;
-  self->dct_scaling = DEFAULT_DCT_SCALING;
-  wsi_read_caches_client_init (&self->caches, DEFAULT_MAX_OPEN_SLIDES,
-      DEFAULT_TILE_CACHE_MB);
+  wsi_read_properties_init (&self->read, &read_property_spec);
 }

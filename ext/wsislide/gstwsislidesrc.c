@@ -402,6 +402,10 @@ describe_slide (GstWsiSlideSrc * self, const WsiSlide * slide)
       "mpp-x", G_TYPE_DOUBLE, mpp_x,
       "mpp-y", G_TYPE_DOUBLE, mpp_y,
       "mpp-source", G_TYPE_STRING, mpp_source,
+      "objective-power", G_TYPE_DOUBLE, slide->objective_power,
+      "icc-profile-size", G_TYPE_UINT64, slide->icc_profile_size,
+      "icc-profile-sha256", G_TYPE_STRING, slide->icc_profile_sha256 != NULL
+      ? slide->icc_profile_sha256 : "",
       "overview-width", G_TYPE_INT, ow,
       "overview-height", G_TYPE_INT, oh, NULL);
   describe_levels (s, slide);

@@ -171,6 +171,10 @@ wsi_overview_read (WsiSlide * slide, gint ow, gint oh, const gint * cancel,
   r.level_height = slide->level_height[r.level];
   r.col_taps = wsi_box_taps_new (r.level_width, ow);
   r.row_taps = wsi_box_taps_new (r.level_height, oh);
+  /* A remote slide's tiles for the whole level come at once (one round
+   * trip), not strip by strip as the reads below reach them. */
+  wsi_slide_prefetch_level (slide, r.level, 0, 0, r.level_width,
+      r.level_height);
   r.rows_per_group = CLAMP ((gint) (STRIP_ROWS * (gdouble) oh /
           r.level_height), 1, oh);
   block_pixels = MIN (r.level_width, BLOCK_COLS) * MIN (r.level_height,

@@ -113,13 +113,13 @@ scan_directory (const gchar * dir_path, guint depth, GPtrArray * entries)
 
     if (g_file_test (child, G_FILE_TEST_IS_DIR))
       scan_directory (child, depth + 1, entries);
-    else if (!g_file_test (child, G_FILE_TEST_IS_REGULAR)
-        || !wsi_slide_has_known_extension (child))
+    else if (!g_file_test (child, G_FILE_TEST_IS_REGULAR))
       ;
-    else if (wsi_dicom_series_is_dicom_name (child)) {
+    else if (wsi_dicom_series_is_dicom_file (child)) {
+      /* .dcm, or no slide extension and DICOM bytes (one small read). */
       g_ptr_array_add (dicom_paths, child);
       continue;
-    } else
+    } else if (wsi_slide_has_known_extension (child))
       g_ptr_array_add (entries, slide_entry_new (child, NULL, NULL));
     g_free (child);
   }
@@ -280,6 +280,42 @@ read_list (const gchar * location, gchar ** contents, gsize * length,
   return ok;
 }
 
+/* The DICOM instances a list or manifest names become one entry per
+ * series: the entry (label, columns) of the series' level-0 instance
+ * stays, the others go; the backend opens the whole series from it
+ * (wsidicomseriesmap.h). Costs one header read per DICOM entry. */
+static void
+group_dicom_entries (GPtrArray * entries)
+{
+  GPtrArray *paths = g_ptr_array_new ();
+  GHashTable *kept;
+  GPtrArray *picked;
+  guint i;
+
+  for (i = 0; i < entries->len; i++) {
+    WsiSlideEntry *entry = g_ptr_array_index (entries, i);
+    if (wsi_dicom_series_is_dicom_file (entry->path))
+      g_ptr_array_add (paths, entry->path);
+  }
+  if (paths->len < 2) {
+    g_ptr_array_unref (paths);
+    return;
+  }
+  picked = wsi_dicom_series_pick (paths);
+  kept = g_hash_table_new (g_str_hash, g_str_equal);
+  for (i = 0; i < picked->len; i++)
+    g_hash_table_add (kept, picked->pdata[i]);
+  for (i = entries->len; i-- > 0;) {
+    WsiSlideEntry *entry = g_ptr_array_index (entries, i);
+    if (!g_hash_table_contains (kept, entry->path)
+        && wsi_dicom_series_is_dicom_file (entry->path))
+      g_ptr_array_remove_index (entries, i);
+  }
+  g_hash_table_unref (kept);
+  g_ptr_array_unref (picked);
+  g_ptr_array_unref (paths);
+}
+
 /* A list or a manifest, told apart by wsi_manifest_sniff(). */
 static gboolean
 parse_list_file (const gchar * list_path, WsiCollection * collection,
@@ -310,6 +346,8 @@ parse_list_file (const gchar * list_path, WsiCollection * collection,
   else
     ok = parse_manifest (list_path, contents, length, format, list_dir,
         collection, error);
+  if (ok)
+    group_dicom_entries (collection->entries);
   g_free (list_dir);
   g_free (contents);
   return ok;
@@ -327,12 +365,19 @@ list_prefix (const gchar * location, WsiCollection * collection,
 
   if (urls == NULL)
     return FALSE;
+  GPtrArray *dicom_urls = g_ptr_array_new_with_free_func (g_free);
+
   for (i = 0; i < urls->len; i++) {
     const gchar *url = g_ptr_array_index (urls, i);
-    if (wsi_slide_has_known_extension (url))
+    /* .dcm objects: one slide per series, as in a folder. */
+    if (wsi_dicom_series_is_dicom_file (url))
+      g_ptr_array_add (dicom_urls, g_strdup (url));
+    else if (wsi_slide_has_known_extension (url))
       g_ptr_array_add (collection->entries, slide_entry_new (url, NULL,
               NULL));
   }
+  add_dicom_series (dicom_urls, collection->entries);
+  g_ptr_array_unref (dicom_urls);
   g_ptr_array_unref (urls);
   return TRUE;
 #else
@@ -378,7 +423,9 @@ wsi_collection_load (const gchar * location, gboolean tcga, GError ** error)
     g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_NOENT,
         "no such file or directory");
     goto failed;
-  } else if (wsi_slide_has_known_extension (location)) {
+  } else if (wsi_slide_has_known_extension (location)
+      || wsi_dicom_series_is_dicom_file (location)) {
+    /* A slide; an extensionless DICOM file, too, not a list. */
     g_ptr_array_add (collection->entries, slide_entry_new (location, NULL,
             NULL));
   } else if (!parse_list_file (location, collection, error)) {

@@ -21,16 +21,17 @@
 #ifdef WSI_HAVE_DICOM
 #include "wsibytesource.h"
 #include "wsidicom.h"
+#include "wsidicomseriesmap.h"
 #endif
 
 gboolean
-wsi_dicom_series_is_dicom_name (const gchar * path)
+wsi_dicom_series_is_dicom_file (const gchar * path)
 {
-  gchar *lower = g_ascii_strdown (path, -1);
-  gboolean dcm = g_str_has_suffix (lower, ".dcm");
-
-  g_free (lower);
-  return dcm;
+#ifdef WSI_HAVE_DICOM
+  return wsi_dicom_path_is_dicom (path);
+#else
+  return FALSE;
+#endif
 }
 
 #ifdef WSI_HAVE_DICOM
@@ -48,6 +49,20 @@ series_pick_free (SeriesPick * pick)
 {
   g_free (pick->path);
   g_free (pick);
+}
+
+/* Every instance of a series: VOLUME or not, the backend sorts them. */
+static void
+series_add_member (GHashTable * members, const gchar * series_uid,
+    const gchar * path)
+{
+  GPtrArray *list = g_hash_table_lookup (members, series_uid);
+
+  if (list == NULL) {
+    list = g_ptr_array_new_with_free_func (g_free);
+    g_hash_table_insert (members, g_strdup (series_uid), list);
+  }
+  g_ptr_array_add (list, g_strdup (path));
 }
 
 static gint
@@ -78,10 +93,12 @@ wsi_dicom_series_pick (GPtrArray * paths)
 {
   GHashTable *series = g_hash_table_new_full (g_str_hash, g_str_equal,
       g_free, (GDestroyNotify) series_pick_free);
+  GHashTable *members = g_hash_table_new_full (g_str_hash, g_str_equal,
+      g_free, (GDestroyNotify) g_ptr_array_unref);
   GPtrArray *picks = g_ptr_array_new ();
   GPtrArray *out = g_ptr_array_new_with_free_func (g_free);
   GHashTableIter iter;
-  gpointer value;
+  gpointer key, value;
   guint i;
 
   for (i = 0; i < paths->len; i++) {
@@ -99,6 +116,8 @@ wsi_dicom_series_pick (GPtrArray * paths)
       continue;
     }
     area = inst.total_columns * inst.total_rows;
+    if (inst.series_uid != NULL)
+      series_add_member (members, inst.series_uid, path);
     if (inst.flavor == WSI_DICOM_FLAVOR_VOLUME && inst.series_uid != NULL
         && g_strcmp0 (inst.sop_class_uid, WSI_DICOM_SOP_CLASS_WSI) == 0) {
       pick = g_hash_table_lookup (series, inst.series_uid);
@@ -118,13 +137,21 @@ wsi_dicom_series_pick (GPtrArray * paths)
   }
 
   g_hash_table_iter_init (&iter, series);
-  while (g_hash_table_iter_next (&iter, NULL, &value))
+  while (g_hash_table_iter_next (&iter, &key, &value)) {
+    SeriesPick *pick = value;
+    GPtrArray *list = g_hash_table_lookup (members, key);
+    /* Opening the slide finds its series where this scan did. */
+    if (list != NULL && pick->path != NULL)
+      wsi_dicom_series_map_set (pick->path,
+          (const gchar * const *) list->pdata, list->len);
     g_ptr_array_add (picks, value);
+  }
   g_ptr_array_sort (picks, series_pick_compare);
   for (i = 0; i < picks->len; i++)
     g_ptr_array_add (out, g_strdup (((SeriesPick *) picks->pdata[i])->path));
   g_ptr_array_unref (picks);
   g_hash_table_unref (series);
+  g_hash_table_unref (members);
   return out;
 }
 

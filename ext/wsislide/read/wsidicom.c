@@ -417,6 +417,16 @@ per_frame_arrays_alloc (Parser * p)
   return TRUE;
 }
 
+/* The first ICC profile met: where its value lies. */
+static void
+icc_profile_note (WsiDicomInstance * inst, const Element * e)
+{
+  if (inst->icc_profile_length == 0 && e->length > 0) {
+    inst->icc_profile_offset = e->value_offset;
+    inst->icc_profile_length = e->length;
+  }
+}
+
 /* Top-level attributes. */
 static gboolean
 visit_top (Parser * p, const Element * e)
@@ -457,7 +467,7 @@ visit_top (Parser * p, const Element * e)
       break;
     }
     case TAG_ICC_PROFILE:
-      inst->has_icc_profile = e->length > 0;
+      icc_profile_note (inst, e);
       break;
     case TAG_CONCATENATION_OFFSET:
     case TAG_SAMPLES_PER_PIXEL:
@@ -536,8 +546,8 @@ visit_nested (Parser * p, const Element * e)
       set_spacing (inst, number);
     }
   } else if (outer == TAG_OPTICAL_PATH_SEQUENCE && p->depth == 1) {
-    if (e->tag == TAG_ICC_PROFILE && e->length > 0)
-      inst->has_icc_profile = TRUE;
+    if (e->tag == TAG_ICC_PROFILE && p->stack[0].item == 0)
+      icc_profile_note (inst, e);
     else if (e->tag == TAG_OBJECTIVE_POWER && p->stack[0].item == 0
         && value_number (p, e, number) && number[0] > 0)
       inst->objective_power = number[0];
@@ -938,6 +948,30 @@ wsi_dicom_source_is_dicom (WsiByteSource * source)
   return wsi_byte_source_get_size (source) >= sizeof (head)
       && wsi_byte_source_read (source, 0, sizeof (head), head, NULL)
       && wsi_dicom_sniff (head, sizeof (head));
+}
+
+gboolean
+wsi_dicom_path_is_dicom (const gchar * path)
+{
+  gchar *lower;
+  gboolean dicom;
+  WsiByteSource *source;
+
+  if (wsi_slide_has_known_extension (path)) {
+    lower = g_ascii_strdown (path, -1);
+    dicom = g_str_has_suffix (lower, ".dcm");
+    g_free (lower);
+    return dicom;
+  }
+  if (wsi_location_is_remote (path)
+      || !g_file_test (path, G_FILE_TEST_IS_REGULAR))
+    return FALSE;
+  source = wsi_byte_source_open (path, NULL);
+  if (source == NULL)
+    return FALSE;
+  dicom = wsi_dicom_source_is_dicom (source);
+  wsi_byte_source_unref (source);
+  return dicom;
 }
 
 const gchar *

@@ -105,8 +105,10 @@ typedef struct
   guint16 planar_configuration, pixel_representation;
   gchar *photometric;
   gdouble spacing_row_mm, spacing_column_mm;    /* 0 = unknown */
-  gdouble objective_power;      /* 0 = unknown */
-  gboolean has_icc_profile;
+  gdouble objective_power;      /* the first optical path's; 0 = unknown */
+  /* The ICC profile's value in the file (the first optical path's, or a
+   * top-level one): length 0 when there is none. Not read at parse. */
+  guint64 icc_profile_offset, icc_profile_length;
   guint n_optical_paths;        /* items of OpticalPathSequence */
   guint32 n_focal_planes;       /* TotalPixelMatrixFocalPlanes (0 = absent) */
 
@@ -137,6 +139,13 @@ gboolean wsi_dicom_sniff (const guint8 * bytes, gsize size);
 
 /* Reads the first 132 bytes of @source and sniffs them. */
 gboolean wsi_dicom_source_is_dicom (WsiByteSource * source);
+
+/* TRUE when the local file @path is to be taken as a DICOM instance: its
+ * name ends in .dcm (any case), or it has no slide extension of this build
+ * (an IDC download, a PACS export named by UID) and sniffs as DICOM. The
+ * sniff is one 132-byte read, made only for names without a slide
+ * extension. */
+gboolean wsi_dicom_path_is_dicom (const gchar * path);
 
 /* Parses @source into @instance (zeroed first). With @header_only, frames
  * are not located (grouping files into series). The error names the

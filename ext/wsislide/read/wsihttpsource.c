@@ -69,6 +69,9 @@ static GPtrArray *idle_handles;
 static WsiRangeCache *range_cache;
 static GMutex open_lock;
 static GList *open_sources;     /* WsiHttpSource, for statistics */
+/* display URI -> range cache key (interned) of its last pinned open, so a
+ * reopen whose head is still cached asks for WSI_HTTP_REOPEN_BYTES only */
+static GHashTable *opened_keys;
 
 static guint
 env_uint (const gchar * name, guint fallback)
@@ -113,7 +116,7 @@ global_init (void)
   settings.backoff_ms = env_uint ("WSI_HTTP_BACKOFF_MS", 100);
   settings.timeout_ms = env_uint ("WSI_HTTP_TIMEOUT_MS", 30000);
   settings.cache_mb = env_uint ("WSI_HTTP_CACHE_MB", 256);
-  settings.prefetch_requests = env_uint ("WSI_HTTP_PREFETCH_REQUESTS", 32);
+  settings.prefetch_requests = env_uint ("WSI_HTTP_PREFETCH_REQUESTS", 64);
   settings.prefetch_mb = env_uint ("WSI_HTTP_PREFETCH_MB", 64);
   share = curl_share_init ();
   curl_share_setopt (share, CURLSHOPT_LOCKFUNC, share_lock);
@@ -475,6 +478,33 @@ pin_identity (WsiHttpSource * hs, const WsiHttpResponse * response)
   return g_strdup ("unpinned");
 }
 
+/* The cache key of @display's last pinned open when that open's head is
+ * still in the range cache, else NULL. */
+static const gchar *
+cached_head_key (const gchar * display)
+{
+  const gchar *key;
+
+  g_mutex_lock (&open_lock);
+  key = opened_keys ? g_hash_table_lookup (opened_keys, display) : NULL;
+  g_mutex_unlock (&open_lock);
+  if (key != NULL && !wsi_range_cache_contains (range_cache, key, 0,
+          WSI_HTTP_REOPEN_BYTES))
+    key = NULL;
+  return key;
+}
+
+static void
+remember_key (const gchar * display, const gchar * key)
+{
+  g_mutex_lock (&open_lock);
+  if (opened_keys == NULL)
+    opened_keys = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+        NULL);
+  g_hash_table_replace (opened_keys, g_strdup (display), (gpointer) key);
+  g_mutex_unlock (&open_lock);
+}
+
 WsiByteSource *
 wsi_http_source_open (const gchar * url, const gchar * display_uri,
     const WsiHttpAuth * auth, GError ** error)
@@ -482,6 +512,7 @@ wsi_http_source_open (const gchar * url, const gchar * display_uri,
   WsiHttpSource *hs;
   WsiHttpExpect expect = { 0, WSI_HTTP_OPEN_BYTES, G_MAXUINT64, NULL, NULL };
   WsiHttpResponse response;
+  const gchar *known_key;
   guint8 *buffer;
   gchar *display, *identity;
   guint64 size = 0;
@@ -498,8 +529,13 @@ wsi_http_source_open (const gchar * url, const gchar * display_uri,
     hs->headers = g_strdupv ((gchar **) auth->headers);
   }
   request = source_request (hs);
-  buffer = g_malloc (WSI_HTTP_OPEN_BYTES);
-  wsi_http_response_init (&response, buffer, WSI_HTTP_OPEN_BYTES);
+  /* Opened before and its head still cached (wsislidesrc, then
+   * patchreader): the request only pins size and identity again. */
+  known_key = cached_head_key (display);
+  if (known_key != NULL)
+    expect.length = WSI_HTTP_REOPEN_BYTES;
+  buffer = g_malloc (expect.length);
+  wsi_http_response_init (&response, buffer, expect.length);
   if (!fetch (&request, &expect, display, &hs->stats, &response, &size,
           error)) {
     wsi_http_response_clear (&response);
@@ -522,7 +558,12 @@ wsi_http_source_open (const gchar * url, const gchar * display_uri,
   g_mutex_lock (&open_lock);
   open_sources = g_list_prepend (open_sources, hs);
   g_mutex_unlock (&open_lock);
-  if (response.received > 0) {
+  if (hs->pinned)
+    remember_key (display, hs->cache_key);
+  /* The same object: the cached head is longer than this response. */
+  if (known_key == hs->cache_key) {
+    g_free (buffer);
+  } else if (response.received > 0) {
     GBytes *bytes = g_bytes_new_take (g_realloc (buffer, response.received),
         response.received);
     wsi_range_cache_insert (range_cache, hs->cache_key, 0, bytes);
@@ -757,18 +798,24 @@ range_compare (gconstpointer a, gconstpointer b)
   return x->offset < y->offset ? -1 : x->offset > y->offset ? 1 : 0;
 }
 
-/* Queues [offset, offset + length) unless it is cached, already coming or
- * over the byte bound. Called with prefetch_lock held. */
+/* TRUE when [offset, offset + length) need not be fetched: it is cached or
+ * a queued or in-flight prefetch brings it. Called with prefetch_lock. */
+static gboolean
+range_is_coming (WsiHttpSource * hs, guint64 offset, guint64 length)
+{
+  return find_inflight (hs, offset, length) != NULL
+      || wsi_range_cache_contains (range_cache, hs->cache_key, offset, length);
+}
+
+/* Queues [offset, offset + length) unless it is over the byte bound.
+ * Called with prefetch_lock held. */
 static gboolean
 prefetch_queue_range (WsiHttpSource * hs, guint64 offset, guint64 length,
     guint64 max_bytes)
 {
   Prefetch *p;
 
-  if (length == 0 || find_inflight (hs, offset, length) != NULL
-      || wsi_range_cache_contains (range_cache, hs->cache_key, offset, length))
-    return FALSE;
-  if (prefetch_pending_bytes + length > max_bytes)
+  if (length == 0 || prefetch_pending_bytes + length > max_bytes)
     return FALSE;
   p = g_new0 (Prefetch, 1);
   p->source = (WsiHttpSource *) wsi_byte_source_ref (&hs->parent);
@@ -803,7 +850,10 @@ http_source_prefetch (WsiByteSource * source, const WsiByteRange * ranges,
   for (i = 0; i < n_ranges; i++) {
     guint64 o = sorted[i].offset;
     guint64 e = MIN (o + sorted[i].length, source->size);
-    if (o >= e)
+    /* Each range is checked alone, before coalescing: a run of tiles of
+     * which some are cached or coming already is fetched without them
+     * (the gap rule below may still take a small one along). */
+    if (o >= e || range_is_coming (hs, o, e - o))
       continue;
     /* Adjacent tiles (and small gaps) become one request. */
     if (open && o <= end + COALESCE_GAP && MAX (e, end) - start <= COALESCE_MAX) {

@@ -13,7 +13,9 @@
  *
  * Contract: open is one ranged GET of the object's first
  * WSI_HTTP_OPEN_BYTES (its size from Content-Range, its identity — ETag,
- * else Last-Modified — pinned, the bytes kept for the TIFF header walk).
+ * else Last-Modified — pinned, the bytes kept for the TIFF header walk;
+ * WSI_HTTP_REOPEN_BYTES when an earlier open of the URL left its head in
+ * the range cache and the object is still the same).
  * Every later response must be a 206 with exactly the Content-Range asked,
  * of an object of the same size and identity (requests carry If-Match with
  * a strong ETag), and exactly that many body bytes (wsihttpresponse.h);
@@ -52,6 +54,9 @@
 G_BEGIN_DECLS
 
 #define WSI_HTTP_OPEN_BYTES (256 * 1024)
+/* The open of an object whose head an earlier open left in the range cache
+ * (same URL, size and identity) asks only this much. */
+#define WSI_HTTP_REOPEN_BYTES 4096
 
 /* Process-wide settings of remote reads (environment defaults in
  * parentheses: WSI_HTTP_RETRIES, WSI_HTTP_BACKOFF_MS, WSI_HTTP_TIMEOUT_MS,
@@ -62,7 +67,7 @@ typedef struct
   guint backoff_ms;             /* first backoff, doubled each time (100) */
   guint timeout_ms;             /* one request, connect included (30000) */
   guint cache_mb;               /* range cache bound, MiB (256) */
-  guint prefetch_requests;      /* prefetch requests in flight at most (32) */
+  guint prefetch_requests;      /* prefetch requests in flight at most (64) */
   guint prefetch_mb;            /* prefetch bytes queued or in flight, MiB (64) */
 } WsiHttpSettings;
 

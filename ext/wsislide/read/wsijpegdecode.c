@@ -122,6 +122,18 @@ wsi_jpeg_decoder_free (WsiJpegDecoder * decoder)
   g_free (decoder);
 }
 
+gpointer
+wsi_jpeg_decoder_state_new (void)
+{
+  return wsi_jpeg_decoder_new ();
+}
+
+void
+wsi_jpeg_decoder_state_free (gpointer state)
+{
+  wsi_jpeg_decoder_free (state);
+}
+
 /* ---- one decode (every step may longjmp to the caller's setjmp) -------- */
 
 /* TIFF JPEG tiles are abbreviated streams: the tables come first, from the

@@ -61,6 +61,11 @@ typedef struct
 WsiJpegDecoder *wsi_jpeg_decoder_new (void);
 void wsi_jpeg_decoder_free (WsiJpegDecoder * decoder);
 
+/* The same as a backend's thread_state_new/free (wsislide.h): the JPEG
+ * backends' per-thread state is this decoder. */
+gpointer wsi_jpeg_decoder_state_new (void);
+void wsi_jpeg_decoder_state_free (gpointer state);
+
 /* Decodes [x, x + w) x [y, y + h) of the tile scaled by 1/@scale (1, 2, 4
  * or 8; the scaled tile is ceil(width / scale) x ceil(height / scale))
  * into @dst, @dst_stride words per row. On failure sets

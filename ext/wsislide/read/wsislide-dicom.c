@@ -13,9 +13,10 @@
  * decoded by libjpeg-turbo (wsijpegdecode.c) or copied raw.
  *
  * Contract: a slide is a series. Opening one instance file opens its
- * series: every `.dcm` file in the same folder with the same
- * SeriesInstanceUID joins it (a remote location, which has no folder to
- * list, is a one-instance series). Levels are the VOLUME instances (an
+ * series: the instances a collection recorded for it (wsidicomseriesmap.h:
+ * a list file, a manifest, an object-storage prefix), else every DICOM
+ * file in the same folder, with the same SeriesInstanceUID join it (a URL
+ * nobody recorded is a one-instance series). Levels are the VOLUME instances (an
  * instance's concatenation counts as one), widest first; two instances of
  * one size (other optical paths or focal planes stored apart) keep the
  * first by file name. THUMBNAIL, OVERVIEW and LABEL instances are never
@@ -34,7 +35,9 @@
  * little endian uncompressed: 8-bit RGB, 8- or 16-bit MONOCHROME1/2 (16
  * bits scaled over BitsStored to 8); any other transfer syntax is refused
  * at open with a message naming it. mpp comes from the shared (else the first per-frame)
- * PixelSpacing, mm to µm.
+ * PixelSpacing, mm to µm; objective power from the first optical path's
+ * ObjectiveLensPower; the ICC profile (first optical path, else top level)
+ * noted by size and SHA-256 (read once at open), not applied.
  * A damaged frame (no item where the index says, truncated, a bad JPEG
  * stream, a frame the file does not hold) fails the read that needs it
  * with WSI_SLIDE_ERROR_READ naming file, level, tile and frame; never
@@ -57,6 +60,7 @@
 #include "wsislide.h"
 #include "wsibytesource.h"
 #include "wsidicom.h"
+#include "wsidicomseriesmap.h"
 #include "wsijpegdecode.h"
 #include "wsitiledread.h"
 #ifdef WSI_HAVE_OPENJPEG
@@ -185,51 +189,83 @@ name_compare (gconstpointer a, gconstpointer b)
   return strcmp (*(const gchar * const *) a, *(const gchar * const *) b);
 }
 
-/* The other VOLUME instances of @first's series in its folder, parsed. */
+/* The other DICOM files of @path's folder (sorted by name): .dcm names,
+ * and names without a slide extension that sniff DICOM. */
+static GPtrArray *
+folder_members (const gchar * path)
+{
+  gchar *dir_path = g_path_get_dirname (path);
+  GPtrArray *members = g_ptr_array_new_with_free_func (g_free);
+  GDir *dir = g_dir_open (dir_path, 0, NULL);
+  const gchar *name;
+
+  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL) {
+    gchar *child = g_build_filename (dir_path, name, NULL);
+    if (strcmp (child, path) != 0 && wsi_dicom_path_is_dicom (child))
+      g_ptr_array_add (members, child);
+    else
+      g_free (child);
+  }
+  if (dir != NULL)
+    g_dir_close (dir);
+  g_ptr_array_sort (members, name_compare);
+  g_free (dir_path);
+  return members;
+}
+
+/* Where the rest of @path's series may be: the members a collection
+ * recorded for it (a list, a manifest, an object-storage prefix), else the
+ * DICOM files of its folder; a URL nobody recorded has none. */
+static GPtrArray *
+series_candidates (const gchar * path)
+{
+  gchar **recorded = wsi_dicom_series_map_get (path);
+  GPtrArray *members;
+  guint i;
+
+  if (recorded == NULL)
+    return wsi_location_is_remote (path)
+        ? g_ptr_array_new_with_free_func (g_free) : folder_members (path);
+  members = g_ptr_array_new_with_free_func (g_free);
+  for (i = 0; recorded[i] != NULL; i++)
+    if (strcmp (recorded[i], path) != 0)
+      g_ptr_array_add (members, g_strdup (recorded[i]));
+  g_strfreev (recorded);
+  return members;
+}
+
+/* The other VOLUME instances of @first's series, parsed. */
 static void
 add_siblings (GPtrArray * parts, const gchar * path, const DicomPart * first)
 {
-  gchar *dir_path, *self;
-  GPtrArray *names;
-  GDir *dir;
-  const gchar *name;
+  GPtrArray *candidates;
   guint i;
 
-  if (wsi_location_is_remote (path) || first->inst.series_uid == NULL)
+  if (first->inst.series_uid == NULL)
     return;
-  dir_path = g_path_get_dirname (path);
-  self = g_path_get_basename (path);
-  dir = g_dir_open (dir_path, 0, NULL);
-  names = g_ptr_array_new_with_free_func (g_free);
-  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
-    if (is_dicom_name (name) && strcmp (name, self) != 0)
-      g_ptr_array_add (names, g_strdup (name));
-  if (dir != NULL)
-    g_dir_close (dir);
-  g_ptr_array_sort (names, name_compare);
-
-  for (i = 0; i < names->len; i++) {
-    gchar *child = g_build_filename (dir_path, names->pdata[i], NULL);
+  candidates = series_candidates (path);
+  for (i = 0; i < candidates->len; i++) {
+    const gchar *child = candidates->pdata[i];
     DicomPart *head = dicom_part_open (child, TRUE, NULL), *part = NULL;
+    gboolean member = head != NULL
+        && head->inst.flavor == WSI_DICOM_FLAVOR_VOLUME
+        && g_strcmp0 (head->inst.series_uid, first->inst.series_uid) == 0;
 
-    if (head != NULL && head->inst.flavor == WSI_DICOM_FLAVOR_VOLUME
-        && g_strcmp0 (head->inst.series_uid, first->inst.series_uid) == 0
-        && g_strcmp0 (head->inst.sop_instance_uid,
+    if (member && g_strcmp0 (head->inst.sop_instance_uid,
             first->inst.sop_instance_uid) != 0)
       part = dicom_part_open (child, FALSE, NULL);
-    if (part != NULL)
+    if (part != NULL) {
       g_ptr_array_add (parts, part);
-    else if (head != NULL && head->inst.flavor == WSI_DICOM_FLAVOR_VOLUME
-        && g_strcmp0 (head->inst.series_uid, first->inst.series_uid) == 0)
+    } else if (member) {
+      gchar *display = wsi_location_display (child);
       g_debug ("%s: an instance of the series that cannot be read is left "
-          "out", child);
+          "out", display);
+      g_free (display);
+    }
     if (head != NULL)
       dicom_part_free (head);
-    g_free (child);
   }
-  g_ptr_array_unref (names);
-  g_free (self);
-  g_free (dir_path);
+  g_ptr_array_unref (candidates);
 }
 
 /* ---- levels ------------------------------------------------------------- */
@@ -495,29 +531,47 @@ levels_build (DicomSlide * ds, GError ** error)
 
 /* ---- open, close -------------------------------------------------------- */
 
+/* An ICC profile larger than this is noted by size only (not hashed). */
+#define MAX_HASHED_ICC_BYTES (16 << 20)
+
+/* The ICC profile of @part: its size, and the SHA-256 of its bytes (one
+ * read at open; NULL when it is too large or cannot be read). */
+static void
+icc_profile_describe (WsiSlide * slide, const DicomPart * part)
+{
+  const WsiDicomInstance *inst = &part->inst;
+  guint8 *bytes;
+
+  slide->icc_profile_size = inst->icc_profile_length;
+  if (inst->icc_profile_length == 0
+      || inst->icc_profile_length > MAX_HASHED_ICC_BYTES)
+    return;
+  bytes = g_try_malloc (inst->icc_profile_length);
+  if (bytes != NULL && wsi_byte_source_read (part->source,
+          inst->icc_profile_offset, inst->icc_profile_length, bytes, NULL))
+    slide->icc_profile_sha256 = g_compute_checksum_for_data (G_CHECKSUM_SHA256,
+        bytes, inst->icc_profile_length);
+  g_free (bytes);
+}
+
+/* Levels from the instances' total pixel matrices; mpp from PixelSpacing
+ * (mm). */
 static void
 dicom_slide_describe (WsiSlide * slide, const DicomSlide * ds)
 {
   const WsiDicomInstance *base = &ds->levels[0].first->inst;
-  gdouble w0 = ds->levels[0].tiled.width, h0 = ds->levels[0].tiled.height;
   guint i;
 
   wsi_slide_alloc_levels (slide, ds->n_levels);
   for (i = 0; i < ds->n_levels; i++) {
     const WsiTiledLevel *level = &ds->levels[i].tiled;
-    slide->level_width[i] = level->width;
-    slide->level_height[i] = level->height;
-    slide->level_downsample[i] = i == 0 ? 1.0 :
-        (h0 / (gdouble) level->height + w0 / (gdouble) level->width) / 2.0;
-    slide->level_tile_width[i] = level->tile_width;
-    slide->level_tile_height[i] = level->tile_height;
+    wsi_slide_set_level (slide, i, level->width, level->height,
+        level->tile_width, level->tile_height);
   }
-  slide->vendor = g_strdup ("dicom");
-  if (base->spacing_column_mm > 0 && base->spacing_row_mm > 0) {
-    slide->mpp_x = base->spacing_column_mm * 1000.0;
-    slide->mpp_y = base->spacing_row_mm * 1000.0;
-    slide->mpp_source = WSI_MPP_SOURCE_DICOM;
-  }
+  wsi_slide_set_origin (slide, "dicom", base->spacing_column_mm * 1000.0,
+      base->spacing_row_mm * 1000.0, WSI_MPP_SOURCE_DICOM);
+  slide->objective_power = base->objective_power;
+  icc_profile_describe (slide, ds->levels[0].first);
 }
 
 static gboolean
@@ -572,18 +626,6 @@ dicom_close (WsiSlide * slide)
   slide->handle = NULL;
 }
 
-static gpointer
-dicom_thread_state_new (void)
-{
-  return wsi_jpeg_decoder_new ();
-}
-
-static void
-dicom_thread_state_free (gpointer state)
-{
-  wsi_jpeg_decoder_free (state);
-}
-
 /* ---- one tile --------------------------------------------------------------- */
 
 static gboolean
@@ -591,7 +633,7 @@ tile_fail (WsiSlide * slide, gint level, gint64 col, gint64 row,
     gint64 frame, GError ** error, const gchar * format, ...)
 G_GNUC_PRINTF (7, 8);
 
-/* WSI_SLIDE_ERROR_READ: "<path>: level L tile (c, r) frame F: <reason>". */
+/* WSI_SLIDE_ERROR_READ: "<path>: level L tile (c, r): frame F: <reason>". */
 static gboolean
 tile_fail (WsiSlide * slide, gint level, gint64 col, gint64 row,
     gint64 frame, GError ** error, const gchar * format, ...)
@@ -602,10 +644,8 @@ tile_fail (WsiSlide * slide, gint level, gint64 col, gint64 row,
   va_start (args, format);
   reason = g_strdup_vprintf (format, args);
   va_end (args);
-  g_set_error (error, WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_READ,
-      "%s: level %d tile (%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ") frame %"
-      G_GINT64_FORMAT ": %s", slide->display, level, col, row, frame + 1,
-      reason);
+  wsi_tiled_tile_fail (slide, level, col, row, error, "frame %"
+      G_GINT64_FORMAT ": %s", frame + 1, reason);
   g_free (reason);
   return FALSE;
 }
@@ -991,7 +1031,7 @@ const WsiSlideBackend wsi_slide_backend_dicom = {
   .read_argb = dicom_read_argb,
   .read = dicom_read,
   .prefetch = dicom_prefetch,
-  .thread_state_new = dicom_thread_state_new,
-  .thread_state_free = dicom_thread_state_free,
+  .thread_state_new = wsi_jpeg_decoder_state_new,
+  .thread_state_free = wsi_jpeg_decoder_state_free,
   .close = dicom_close,
 };

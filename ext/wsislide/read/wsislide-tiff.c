@@ -176,29 +176,21 @@ tiff_slide_open_source (TiffSlide * ts, const gchar * path, GError ** error)
   return TRUE;
 }
 
-/* Levels as OpenSlide computes them: downsample (h0/h + w0/w) / 2. */
+/* The levels and mpp wsitiffdir.c found, as OpenSlide 3.4.1 reports them. */
 static void
 tiff_slide_describe (WsiSlide * slide, const TiffSlide * ts)
 {
   const WsiTiffPyramid *pyramid = &ts->pyramid;
-  gdouble w0 = pyramid->levels[0].width, h0 = pyramid->levels[0].height;
   guint i;
 
   wsi_slide_alloc_levels (slide, pyramid->n_levels);
-  slide->level_count = pyramid->n_levels;
   for (i = 0; i < pyramid->n_levels; i++) {
     const WsiTiffLevel *level = &pyramid->levels[i];
-    slide->level_width[i] = level->width;
-    slide->level_height[i] = level->height;
-    slide->level_downsample[i] = i == 0 ? 1.0 :
-        (h0 / (gdouble) level->height + w0 / (gdouble) level->width) / 2.0;
-    slide->level_tile_width[i] = level->tile_width;
-    slide->level_tile_height[i] = level->tile_height;
+    wsi_slide_set_level (slide, i, level->width, level->height,
+        level->tile_width, level->tile_height);
   }
-  slide->vendor = g_strdup (pyramid->vendor);
-  slide->mpp_x = pyramid->mpp_x;
-  slide->mpp_y = pyramid->mpp_y;
-  slide->mpp_source = pyramid->mpp_source;
+  wsi_slide_set_origin (slide, pyramid->vendor, pyramid->mpp_x,
+      pyramid->mpp_y, pyramid->mpp_source);
 }
 
 /* The levels as wsitiledread.h reads them: JPEG tiles (DCT scales up to
@@ -293,18 +285,6 @@ tiff_close (WsiSlide * slide)
 {
   tiff_slide_free (slide->handle);
   slide->handle = NULL;
-}
-
-static gpointer
-tiff_thread_state_new (void)
-{
-  return wsi_jpeg_decoder_new ();
-}
-
-static void
-tiff_thread_state_free (gpointer state)
-{
-  wsi_jpeg_decoder_free (state);
 }
 
 /* ---- one tile ---------------------------------------------------------- */
@@ -450,8 +430,8 @@ const WsiSlideBackend wsi_slide_backend_tiff = {
   .open = tiff_open,
   .read_argb = tiff_read_argb,
   .read = tiff_read,
-  .thread_state_new = tiff_thread_state_new,
-  .thread_state_free = tiff_thread_state_free,
+  .thread_state_new = wsi_jpeg_decoder_state_new,
+  .thread_state_free = wsi_jpeg_decoder_state_free,
   .close = tiff_close,
   .prefetch = tiff_prefetch,
 };

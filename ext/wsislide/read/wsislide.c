@@ -82,6 +82,34 @@ wsi_slide_alloc_levels (WsiSlide * slide, gint level_count)
   slide->level_tile_height = g_new0 (gint64, n);
 }
 
+void
+wsi_slide_set_level (WsiSlide * slide, gint level, gint64 width,
+    gint64 height, gint64 tile_width, gint64 tile_height)
+{
+  gdouble w0 = level == 0 ? width : slide->level_width[0];
+  gdouble h0 = level == 0 ? height : slide->level_height[0];
+
+  slide->level_width[level] = width;
+  slide->level_height[level] = height;
+  slide->level_downsample[level] = level == 0 ? 1.0 :
+      (h0 / (gdouble) height + w0 / (gdouble) width) / 2.0;
+  slide->level_tile_width[level] = tile_width;
+  slide->level_tile_height[level] = tile_height;
+}
+
+void
+wsi_slide_set_origin (WsiSlide * slide, const gchar * vendor, gdouble mpp_x,
+    gdouble mpp_y, const gchar * mpp_source)
+{
+  gboolean known = mpp_x > 0.0 && mpp_y > 0.0;
+
+  g_free (slide->vendor);
+  slide->vendor = g_strdup (vendor);
+  slide->mpp_x = known ? mpp_x : 0.0;
+  slide->mpp_y = known ? mpp_y : 0.0;
+  slide->mpp_source = known ? mpp_source : WSI_MPP_SOURCE_UNKNOWN;
+}
+
 static WsiSlide *
 open_with (const WsiSlideBackend * backend, const gchar * path,
     GError ** error)
@@ -263,6 +291,7 @@ wsi_slide_close (WsiSlide * slide)
   g_free (slide->path);
   g_free (slide->display);
   g_free (slide->vendor);
+  g_free (slide->icc_profile_sha256);
   g_free (slide->declined);
   g_free (slide->level_width);
   g_free (slide->level_height);
@@ -402,6 +431,20 @@ wsi_slide_prefetch (WsiSlide * slide, const WsiReadRequest * request,
   if (slide->backend->prefetch == NULL || out_width == 0 || out_height == 0)
     return;
   wsi_slide_plan_read (slide, request, out_width, out_height, &plan);
+  slide->backend->prefetch (slide, &plan);
+}
+
+void
+wsi_slide_prefetch_level (WsiSlide * slide, gint level, gint64 x, gint64 y,
+    gint64 w, gint64 h)
+{
+  WsiReadPlan plan = { x, y, level, w, h, 0, 0 };
+
+  if (slide->backend->prefetch == NULL || level < 0
+      || level >= slide->level_count || w <= 0 || h <= 0)
+    return;
+  plan.footprint_width = llround (w * slide->level_downsample[level]);
+  plan.footprint_height = llround (h * slide->level_downsample[level]);
   slide->backend->prefetch (slide, &plan);
 }
 

@@ -95,6 +95,11 @@ struct _WsiSlide
   gdouble mpp_x;                /* microns per level-0 pixel, 0 = unknown */
   gdouble mpp_y;
   const gchar *mpp_source;      /* one of WSI_MPP_SOURCE_* */
+  gdouble objective_power;      /* the scan's objective (20, 40), 0 = unknown */
+  /* The slide's ICC profile: its size in bytes (0 = none) and the SHA-256
+   * of its bytes in lower-case hex (NULL when none). Noted, not applied. */
+  guint64 icc_profile_size;
+  gchar *icc_profile_sha256;
   guint64 uid;                  /* unique per open: tile cache keys */
 };
 
@@ -221,6 +226,14 @@ gboolean wsi_slide_read (WsiSlide * slide, WsiReadContext * ctx,
 void wsi_slide_prefetch (WsiSlide * slide, const WsiReadRequest * request,
     guint out_width, guint out_height);
 
+/* A hint that the @w x @h level pixels of @level at level-0 (@x, @y) will
+ * be read soon, all of them (an overview): backends with remote bytes
+ * start fetching every tile under the region at once, so a read that
+ * proceeds strip by strip pays one round trip, not one per strip. Never
+ * blocks; a no-op for local files. Any thread. */
+void wsi_slide_prefetch_level (WsiSlide * slide, gint level, gint64 x,
+    gint64 y, gint64 w, gint64 h);
+
 /* The coarsest level whose downsample does not exceed @downsample (with a
  * small tolerance so that 2.0005 counts as 2). */
 gint wsi_slide_best_level (const WsiSlide * slide, gdouble downsample);
@@ -246,6 +259,17 @@ gchar *wsi_display_text (const gchar * text);
 
 /* Allocates the per-level arrays of @slide for @level_count levels. */
 void wsi_slide_alloc_levels (WsiSlide * slide, gint level_count);
+
+/* What a backend's open says of level @level (allocated): its size and
+ * tiles, and its downsample as OpenSlide computes it for a pyramid,
+ * (h0 / h + w0 / w) / 2 (exactly 1 for level 0, which is described first). */
+void wsi_slide_set_level (WsiSlide * slide, gint level, gint64 width,
+    gint64 height, gint64 tile_width, gint64 tile_height);
+
+/* @slide's vendor (copied) and mpp; an mpp unknown on either axis (<= 0)
+ * leaves both unknown (0, WSI_MPP_SOURCE_UNKNOWN). */
+void wsi_slide_set_origin (WsiSlide * slide, const gchar * vendor,
+    gdouble mpp_x, gdouble mpp_y, const gchar * mpp_source);
 
 /* The backends built, in the order `auto` tries them. */
 const WsiSlideBackend *const *wsi_slide_backends (void);

@@ -250,9 +250,8 @@ report_fill (WsiReadReport * report, const LevelReader * lr, gint level,
 
 /* ---- prefetch: the tiles a read covers --------------------------------- */
 
-/* Tiles hinted for one patch at most (wider reads are fetched as read). */
-#define MAX_PREFETCH_TILES 64
-/* Tiles hinted for one level-region read (an overview) at most. */
+/* Tiles hinted for one read (a patch, a whole overview level) at most: the
+ * read's own region bounds the count; this only bounds a hint's memory. */
 #define MAX_PREFETCH_REGION_TILES 16384
 
 /* Hints the tiles of @level under level pixels [x0, x1] x [y0, y1]
@@ -265,7 +264,7 @@ prefetch_level_region (WsiSlide * slide, const WsiTiledLevel * level,
 {
   WsiByteSource *run_source = NULL, *source;
   WsiByteRange *ranges, range;
-  gint64 col, row;
+  gint64 col, row, n_tiles;
   guint n = 0, hinted = 0;
 
   if (level->tile_bytes == NULL)
@@ -276,6 +275,9 @@ prefetch_level_region (WsiSlide * slide, const WsiTiledLevel * level,
   y1 = MIN (y1, level->height - 1);
   if (x1 < x0 || y1 < y0)
     return;
+  n_tiles = (x1 / level->tile_width - x0 / level->tile_width + 1)
+      * (y1 / level->tile_height - y0 / level->tile_height + 1);
+  max_tiles = (guint) MIN ((gint64) max_tiles, n_tiles);
   ranges = g_new (WsiByteRange, max_tiles);
   for (row = y0 / level->tile_height;
       row <= y1 / level->tile_height && hinted < max_tiles; row++) {
@@ -307,7 +309,8 @@ wsi_tiled_prefetch (WsiSlide * slide, const WsiTiledLevel * level,
   prefetch_level_region (slide, level, plan->level,
       (gint64) floor (plan->x / ds) - 1, (gint64) floor (plan->y / ds) - 1,
       (gint64) ceil (plan->x / ds) + plan->read_width,
-      (gint64) ceil (plan->y / ds) + plan->read_height, MAX_PREFETCH_TILES);
+      (gint64) ceil (plan->y / ds) + plan->read_height,
+      MAX_PREFETCH_REGION_TILES);
 }
 
 /* ---- read_argb: a level region at 1:1 ----------------------------------- */

@@ -80,7 +80,8 @@ typedef struct
 } WsiTiledLevel;
 
 /* The prefetch of wsislide.h: hints the tiles @plan covers at @level (one
- * level pixel of margin), at most 64. No-op without tile_bytes. */
+ * level pixel of margin; a whole overview level too). No-op without
+ * tile_bytes. */
 void wsi_tiled_prefetch (WsiSlide * slide, const WsiTiledLevel * level,
     const WsiReadPlan * plan);
 

@@ -78,6 +78,8 @@ struct _WsiOrderedPool
   GCond space_freed;            /* queueing and drain wait here */
   PoolItem *ring;
   guint min_items;              /* ring size asked by the element, or 0 */
+  guint default_items;          /* the ring size for the thread count */
+  guint limit;                  /* items queued at most, see set_limit */
   guint8 *work_memory;          /* capacity * work_size */
   guint capacity;
   guint64 n_queued;             /* items ever queued */
@@ -142,6 +144,7 @@ wsi_ordered_pool_new (GstPad * srcpad, gsize work_size,
   pool->funcs = *funcs;
   pool->user_data = user_data;
   pool->flow = GST_FLOW_OK;
+  pool->limit = G_MAXUINT;      /* the whole ring */
   pool->task_work = g_malloc0 (pool->work_size);
   wsi_work_meta_get_info ();
   g_mutex_init (&pool->lock);
@@ -251,6 +254,24 @@ wsi_ordered_pool_set_min_items (WsiOrderedPool * pool, guint min_items)
 }
 
 void
+wsi_ordered_pool_set_limit (WsiOrderedPool * pool, guint n_items)
+{
+  g_mutex_lock (&pool->lock);
+  if (n_items > pool->limit)
+    g_cond_broadcast (&pool->space_freed);
+  pool->limit = n_items;
+  g_mutex_unlock (&pool->lock);
+}
+
+/* Items queued at most now: the limit, at least the default ring size, at
+ * most the ring. Called with the lock held. */
+static guint
+queue_limit (WsiOrderedPool * pool)
+{
+  return CLAMP (pool->limit, pool->default_items, pool->capacity);
+}
+
+void
 wsi_ordered_pool_start_workers (WsiOrderedPool * pool, guint n_threads,
     const gchar * thread_name_prefix)
 {
@@ -258,8 +279,8 @@ wsi_ordered_pool_start_workers (WsiOrderedPool * pool, guint n_threads,
 
   g_mutex_lock (&pool->lock);
   pool->n_workers = n;
-  pool->capacity = MAX (MAX (RING_ITEMS_PER_WORKER * n, RING_MIN_ITEMS),
-      pool->min_items);
+  pool->default_items = MAX (RING_ITEMS_PER_WORKER * n, RING_MIN_ITEMS);
+  pool->capacity = MAX (pool->default_items, pool->min_items);
   pool->ring = g_new0 (PoolItem, pool->capacity);
   pool->work_memory = g_malloc0 (pool->capacity * pool->work_size);
   for (i = 0; i < pool->capacity; i++)
@@ -459,7 +480,7 @@ wait_for_room (WsiOrderedPool * pool, GstClockTime * wait_start,
 
   g_mutex_lock (&pool->lock);
   while (!pool->flushing && pool->flow == GST_FLOW_OK && pool->ring != NULL
-      && pool->n_queued - pool->n_taken >= pool->capacity) {
+      && pool->n_queued - pool->n_taken >= queue_limit (pool)) {
     if (began == 0)
       began = gst_util_get_timestamp ();
     g_cond_wait (&pool->space_freed, &pool->lock);

@@ -77,6 +77,15 @@ void wsi_ordered_pool_free (WsiOrderedPool * pool);
  * them. */
 void wsi_ordered_pool_set_min_items (WsiOrderedPool * pool, guint min_items);
 
+/* Queueing waits while @n_items are queued (clamped between the default
+ * ring size and the ring): an element whose look-ahead needs change with
+ * the stream (patchreader: deeper for slides at URLs) lowers or raises it
+ * at any time; G_MAXUINT (the initial value) is the whole ring, 0 the
+ * default size. Memory the
+ * queued items hold grows with it, so the ring is sized by set_min_items
+ * and the limit only decides how much of it is used. */
+void wsi_ordered_pool_set_limit (WsiOrderedPool * pool, guint n_items);
+
 /* The thread count that a `threads=0` property means: one per core,
  * shared among the LOCAL_WORLD_SIZE processes torchrun starts on a node,
  * between 1 and @max_threads. */

@@ -218,6 +218,12 @@ wsi_pool_element_set_min_queued (WsiPoolElement * self, guint n_items)
   wsi_ordered_pool_set_min_items (self->pool, n_items);
 }
 
+void
+wsi_pool_element_set_queue_limit (WsiPoolElement * self, guint n_items)
+{
+  wsi_ordered_pool_set_limit (self->pool, n_items);
+}
+
 /* ---- state ---------------------------------------------------------------- */
 
 static gboolean

@@ -147,6 +147,11 @@ GstFlowReturn wsi_pool_element_drain (WsiPoolElement * self);
  * look that far ahead. */
 void wsi_pool_element_set_min_queued (WsiPoolElement * self, guint n_items);
 
+/* Streaming thread or @start: work items queued at most from now on (see
+ * wsi_ordered_pool_set_limit: between the default and the ring's size;
+ * G_MAXUINT, the initial value, is the whole ring). */
+void wsi_pool_element_set_queue_limit (WsiPoolElement * self, guint n_items);
+
 /* Tells the planner upstream (patchsampler) that the patch of @record,
  * from slide @path, will not be delivered, and why (wsievent.h). */
 void wsi_pool_element_report_dropped (WsiPoolElement * self,

@@ -145,6 +145,10 @@ wsi_record_register_metas (void)
  *     the file name's exact bytes, or the URL as shown for remote slides),
  *   mpp-x, mpp-y (double, 0 = unknown), mpp-source (string:
  *     "openslide", "tiff-resolution", "default-mpp" or "unknown"),
+ *   objective-power (double: the scan's objective, 0 = unknown; DICOM's
+ *     ObjectiveLensPower), icc-profile-size (uint64: bytes of the slide's
+ *     ICC profile, 0 = none), icc-profile-sha256 (string: its SHA-256 in
+ *     lower-case hex, "" when none or not hashed; DICOM only so far),
  *   overview-width, overview-height (int),
  *   has-overview, has-mask (boolean),
  *   tissue-fraction (double, -1 until tissuemask ran),

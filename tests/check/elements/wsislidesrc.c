@@ -1615,6 +1615,18 @@ GST_START_TEST (test_real_slides)
     fail_unless (fabs (meta_double (r, dicom, "mpp-x") - 0.499) < 1e-9);
     fail_unless_equals_string (meta_string (r, dicom, "mpp-source"),
         "dicom-pixel-spacing");
+    {
+      guint64 icc_size = 0;
+      /* Its first optical path holds a 3144-byte ICC profile (hash checked
+       * against pydicom in libs/wsidicomoracle.c), no objective power. */
+      fail_unless (gst_structure_get_uint64 (buffer_meta (r, dicom),
+              "icc-profile-size", &icc_size));
+      fail_unless_equals_uint64 (icc_size, 3144);
+      fail_unless_equals_int (strlen (meta_string (r, dicom,
+                  "icc-profile-sha256")), 64);
+      fail_unless_equals_float (meta_double (r, dicom, "objective-power"),
+          0.0);
+    }
   }
 
   cmu = find_slide (r, "Aperio-CMU-1-Small-Region.svs");

@@ -419,6 +419,51 @@ GST_START_TEST (test_j2k_close_to_tiff)
 
 GST_END_TEST;
 
+/* ObjectiveLensPower and the ICC profile of the first optical path reach
+ * the slide: the power, the profile's size and the SHA-256 of exactly its
+ * bytes; a series without them says 0 and NULL. */
+GST_START_TEST (test_objective_power_and_icc_profile)
+{
+  gchar *dir = test_dir ("optical-path");
+  gchar *tiff_path = tiff_slide (dir, WSI_TEST_LAYOUT_GENERIC, 256);
+  gchar *with_dir = g_build_filename (dir, "with", NULL);
+  gchar *without_dir = g_build_filename (dir, "without", NULL);
+  WsiTestDicomSpec spec;
+  gchar *level0, *expected;
+  const guint8 *profile;
+  WsiSlide *slide;
+  gsize size;
+
+  wsi_test_dicom_spec_init (&spec);
+  spec.objective_power = 20;
+  spec.icc_profile = TRUE;
+  level0 = dicom_series (tiff_path, with_dir, &spec);
+  slide = open_slide (level0, WSI_BACKEND_DICOM);
+  profile = wsi_test_dicom_icc_profile (&size);
+  expected = g_compute_checksum_for_data (G_CHECKSUM_SHA256, profile, size);
+  fail_unless_equals_float (slide->objective_power, 20.0);
+  fail_unless_equals_uint64 (slide->icc_profile_size, size);
+  fail_unless_equals_string (slide->icc_profile_sha256, expected);
+  wsi_slide_close (slide);
+  g_free (level0);
+
+  wsi_test_dicom_spec_init (&spec);
+  level0 = dicom_series (tiff_path, without_dir, &spec);
+  slide = open_slide (level0, WSI_BACKEND_DICOM);
+  fail_unless_equals_float (slide->objective_power, 0.0);
+  fail_unless_equals_uint64 (slide->icc_profile_size, 0);
+  fail_unless (slide->icc_profile_sha256 == NULL);
+  wsi_slide_close (slide);
+  g_free (level0);
+  g_free (expected);
+  g_free (without_dir);
+  g_free (with_dir);
+  g_free (tiff_path);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_sparse_missing_tiles_are_white)
 {
   gchar *dir = test_dir ("sparse-omit");
@@ -687,6 +732,7 @@ wsidicom_suite (void)
   tcase_add_test (tc, test_concatenation_same_as_tiff);
   tcase_add_test (tc, test_uncompressed_close_to_tiff);
   tcase_add_test (tc, test_j2k_close_to_tiff);
+  tcase_add_test (tc, test_objective_power_and_icc_profile);
   tcase_add_test (tc, test_sparse_missing_tiles_are_white);
   tcase_add_test (tc, test_damaged_frames_fail_their_reads);
   tcase_add_test (tc, test_real_files_open);

@@ -200,6 +200,32 @@ compare_level (WsiSlide * slide, gint level, const gchar * path,
   g_free (raw);
 }
 
+/* The slide's ICC profile size and SHA-256 are those of the first optical
+ * path's ICCProfile as pydicom reads it ("0 -" when it has none). */
+static void
+assert_icc_profile (const WsiSlide * slide, const gchar * path)
+{
+  gchar *argv[] = { (gchar *) PYTHON, (gchar *) "-c", (gchar *)
+    "import hashlib, sys, pydicom\n"
+    "d = pydicom.dcmread(sys.argv[1])\n"
+    "p = d.OpticalPathSequence[0].get('ICCProfile') if 'OpticalPathSequence' in d else None\n"
+    "print(len(p), hashlib.sha256(p).hexdigest()) if p else print(0, '-')\n",
+    (gchar *) path, NULL
+  };
+  gchar *std_out = NULL, *ours;
+  gint status = 0;
+
+  fail_unless (g_spawn_sync (NULL, argv, NULL, G_SPAWN_STDERR_TO_DEV_NULL,
+          NULL, NULL, &std_out, NULL, &status, NULL));
+  fail_unless (g_spawn_check_wait_status (status, NULL));
+  ours = g_strdup_printf ("%" G_GUINT64_FORMAT " %s\n",
+      slide->icc_profile_size, slide->icc_profile_sha256 != NULL
+      ? slide->icc_profile_sha256 : "-");
+  fail_unless_equals_string (ours, std_out);
+  g_free (ours);
+  g_free (std_out);
+}
+
 GST_START_TEST (test_generated_series_valid_and_equal)
 {
   gchar *dir = g_build_filename (WSI_TEST_TMPDIR, "oracle", NULL);
@@ -305,6 +331,7 @@ GST_START_TEST (test_real_files_against_pydicom)
     slide = wsi_slide_open (copy, WSI_BACKEND_AUTO, &error);
     fail_unless (slide != NULL, "%s", error ? error->message : "?");
     compare_level (slide, 0, copy, INFINITY);
+    assert_icc_profile (slide, copy);
     wsi_slide_close (slide);
     g_free (contents);
     g_free (copy);

@@ -235,6 +235,121 @@ GST_START_TEST (test_damaged_frames_like_damaged_tiles)
 
 GST_END_TEST;
 
+/* DICOM files without an extension (named by UID, as archives export
+ * them) are found by their DICM magic in a folder scan and as a single
+ * location, and stream exactly as the same series named .dcm; other
+ * extensionless files are not slides and are not warned about. */
+GST_START_TEST (test_extensionless_files)
+{
+  Pair pair = make_pair ("extensionless", 2, 0, WSI_TEST_DICOM_TABLE_BASIC);
+  gchar *bare_dir = g_strconcat (pair.dicom_dir, "-bare", NULL);
+  gchar *readme = g_build_filename (bare_dir, "README", NULL);
+  gchar *level0 = NULL;
+  const gchar *name;
+  WsiRun *named, *bare, *single;
+  GDir *dir;
+  guint i;
+
+  g_mkdir_with_parents (bare_dir, 0755);
+  dir = g_dir_open (pair.dicom_dir, 0, NULL);
+  fail_unless (dir != NULL);
+  while ((name = g_dir_read_name (dir)) != NULL) {
+    gchar *from = g_build_filename (pair.dicom_dir, name, NULL);
+    /* slide-level0.dcm -> 2.25.7.level0 (its "extension" is no slide's) */
+    gchar *stem = g_strndup (name, strlen (name) - 4);
+    gchar *bare_name = g_strdup_printf ("2.25.7.%s", stem + 6);
+    gchar *to = g_build_filename (bare_dir, bare_name, NULL);
+    gchar *contents;
+    gsize size;
+
+    fail_unless (g_file_get_contents (from, &contents, &size, NULL));
+    fail_unless (g_file_set_contents (to, contents, size, NULL));
+    if (g_str_has_suffix (name, "level0.dcm"))
+      level0 = g_strdup (to);
+    g_free (contents);
+    g_free (to);
+    g_free (bare_name);
+    g_free (stem);
+    g_free (from);
+  }
+  g_dir_close (dir);
+  fail_unless (level0 != NULL);
+  fail_unless (g_file_set_contents (readme, "not a slide", -1, NULL));
+
+  named = run_stream (pair.dicom_dir, "", "", "", 2);
+  bare = run_stream (bare_dir, "", "", "", 2);
+  single = run_stream (level0, "", "", "", 2);
+  for (i = 0; i < bare->paths->len; i++)
+    fail_unless_equals_string (g_ptr_array_index (bare->paths, i), level0);
+  assert_same_stream (named, bare, "extensionless folder");
+  assert_same_stream (named, single, "extensionless file");
+  fail_if (wsi_run_has_warning (bare, "README", NULL));
+  wsi_run_free (named);
+  wsi_run_free (bare);
+  wsi_run_free (single);
+  g_free (level0);
+  g_free (readme);
+  g_free (bare_dir);
+  pair_clear (&pair);
+}
+
+GST_END_TEST;
+
+/* A list file naming every instance of a series, its levels in different
+ * folders (where no folder scan would find them together): one slide,
+ * named by its level-0 instance, streaming as the series in one folder. */
+GST_START_TEST (test_list_of_instances)
+{
+  Pair pair = make_pair ("list", 2, 0, WSI_TEST_DICOM_TABLE_BASIC);
+  gchar *root = g_strconcat (pair.dicom_dir, "-split", NULL);
+  gchar *list = g_build_filename (root, "series.lst", NULL);
+  GString *lines = g_string_new ("# one series, levels apart\n");
+  gchar *level0 = NULL;
+  const gchar *name;
+  WsiRun *together, *listed;
+  GDir *dir;
+  guint i, k = 0;
+
+  dir = g_dir_open (pair.dicom_dir, 0, NULL);
+  fail_unless (dir != NULL);
+  while ((name = g_dir_read_name (dir)) != NULL) {
+    gchar *from = g_build_filename (pair.dicom_dir, name, NULL);
+    gchar *sub = g_strdup_printf ("%s/part%u", root, k++);
+    gchar *to = g_build_filename (sub, name, NULL);
+    gchar *contents;
+    gsize size;
+
+    g_mkdir_with_parents (sub, 0755);
+    fail_unless (g_file_get_contents (from, &contents, &size, NULL));
+    fail_unless (g_file_set_contents (to, contents, size, NULL));
+    g_string_append_printf (lines, "%s\n", to);
+    if (g_str_has_suffix (name, "level0.dcm"))
+      level0 = g_strdup (to);
+    g_free (contents);
+    g_free (to);
+    g_free (sub);
+    g_free (from);
+  }
+  g_dir_close (dir);
+  fail_unless (k >= 3 && level0 != NULL);
+  fail_unless (g_file_set_contents (list, lines->str, -1, NULL));
+
+  together = run_stream (pair.dicom_dir, "", "", "", 2);
+  listed = run_stream (list, "", "", "", 2);
+  for (i = 0; i < listed->paths->len; i++)
+    fail_unless_equals_string (g_ptr_array_index (listed->paths, i), level0);
+  assert_same_stream (together, listed, "list of instances");
+  wsi_run_free (together);
+  wsi_run_free (listed);
+  g_string_free (lines, TRUE);
+  g_free (level0);
+  g_free (list);
+  g_free (root);
+  pair_clear (&pair);
+}
+
+GST_END_TEST;
+
 /* One slide per series in a folder; the meta names the backend. */
 GST_START_TEST (test_folder_of_series)
 {
@@ -301,6 +416,8 @@ dicom_suite (void)
   tcase_add_test (tc, test_deterministic_across_threads);
   tcase_add_test (tc, test_damaged_frames_like_damaged_tiles);
   tcase_add_test (tc, test_folder_of_series);
+  tcase_add_test (tc, test_extensionless_files);
+  tcase_add_test (tc, test_list_of_instances);
   return s;
 }
 

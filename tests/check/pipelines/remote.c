@@ -76,9 +76,10 @@ url_of (guint port, const gchar * name)
   return g_strdup_printf ("http://127.0.0.1:%u/%s", port, name);
 }
 
-/* The stream of @location; URLs read with read-ahead, so that the
- * prefetch path (and its failures, forgotten and read again) is in every
- * comparison. */
+/* The stream of @location, read-ahead automatic: for URLs that is the deep
+ * look-ahead (patchreader queues up to 256 patches whose tiles are
+ * prefetched), so the prefetch path (and its failures, forgotten and read
+ * again) is in every comparison. */
 static gchar *
 stream_description (const gchar * location, guint threads,
     const gchar * sink)
@@ -86,9 +87,8 @@ stream_description (const gchar * location, guint threads,
   return g_strdup_printf ("wsislidesrc location=\"%s\" seed=11 ! "
       "tissuemask method=none ! queue ! patchsampler patch-size=64 "
       "patches-per-slide=%u min-tissue=0 ! patchinterleave ! "
-      "patchreader name=reader threads=%u read-ahead=%u ! queue ! "
-      "patchbatch batch-size=4 ! %s", location, PATCHES, threads,
-      wsi_location_is_remote (location) ? 32 : 0, sink);
+      "patchreader name=reader threads=%u ! queue ! "
+      "patchbatch batch-size=4 ! %s", location, PATCHES, threads, sink);
 }
 
 static WsiRun *
@@ -893,6 +893,82 @@ collection_error (const gchar * location, guint expected)
   return error;
 }
 
+/* DICOM series under an s3:// prefix (s3rver, signed): the prefix lists
+ * two series' .dcm objects (levels, a thumbnail) and a .txt; they group
+ * into one slide per series, named by its level-0 object, and stream as
+ * the same series from a local folder. */
+GST_START_TEST (test_s3rver_dicom_prefix)
+{
+  gchar *dir = g_build_filename (tmpdir, "dicom-prefix", NULL);
+  gchar *tiff = g_build_filename (tmpdir, "dicom-prefix.tiff", NULL);
+  gchar *notes = g_build_filename (tmpdir, "notes.txt", NULL);
+  WsiTestSlideSpec spec;
+  WsiTestDicomSpec dspec;
+  gchar **a = NULL, **b = NULL;
+  GError *err = NULL;
+  gchar *endpoint, *error;
+  WsiRun *local, *remote;
+  S3rver s3;
+  guint i;
+
+  S3RVER_OR_SKIP (&s3, "s3rver-dicom");
+  wsi_test_slide_spec_init (&spec);
+  spec.width = 1536;
+  spec.height = 1024;
+  spec.levels = 2;
+  spec.mpp = 0.25;
+  spec.seed = 9;
+  fail_unless (wsi_test_slide_write (tiff, &spec, &err), "%s",
+      err ? err->message : "");
+  wsi_test_dicom_spec_init (&dspec);
+  dspec.mpp = 0.25;
+  dspec.thumbnail = TRUE;
+  dspec.seed = 3;
+  fail_unless (wsi_test_dicom_from_tiff (tiff, dir, "a", &dspec, &a, &err));
+  dspec.seed = 4;
+  dspec.sparse = TRUE;
+  fail_unless (wsi_test_dicom_from_tiff (tiff, dir, "b", &dspec, &b, &err));
+  for (i = 0; a[i] != NULL; i++) {
+    gchar *key = g_strdup_printf ("series/a/%s", strrchr (a[i], '/') + 1);
+    fail_unless (s3_put (s3.port, key, a[i]), "upload of %s failed", key);
+    g_free (key);
+  }
+  for (i = 0; b[i] != NULL; i++) {
+    gchar *key = g_strdup_printf ("series/%s", strrchr (b[i], '/') + 1);
+    fail_unless (s3_put (s3.port, key, b[i]), "upload of %s failed", key);
+    g_free (key);
+  }
+  fail_unless (g_file_set_contents (notes, "not a slide", -1, NULL));
+  fail_unless (s3_put (s3.port, "series/notes.txt", notes));
+
+  endpoint = g_strdup_printf ("http://127.0.0.1:%u", s3.port);
+  s3_credentials (endpoint, "S3RVER", "S3RVER");
+  error = collection_error ("s3://bucket/series/", 2);
+  fail_unless (error != NULL && strstr (error, "s3://bucket/series/ holds 2 "
+          "slides") != NULL, "%s", error);
+  g_free (error);
+  local = run_stream (dir, 2);
+  remote = run_stream ("s3://bucket/series/", 2);
+  assert_same_stream (local, remote, "DICOM series under an s3:// prefix");
+  for (i = 0; i < remote->paths->len; i++) {
+    const gchar *path = remote->paths->pdata[i];
+    fail_unless (g_str_has_suffix (path, "series/a/a-level0.dcm")
+        || g_str_has_suffix (path, "series/b-level0.dcm"), "%s", path);
+  }
+  wsi_run_free (local);
+  wsi_run_free (remote);
+  s3_credentials_clear ();
+  s3rver_stop (&s3);
+  g_strfreev (a);
+  g_strfreev (b);
+  g_free (endpoint);
+  g_free (notes);
+  g_free (tiff);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
 /* A real S3-protocol server (s3rver): signed requests stream the slide as
  * on disk; an unknown key is a 403 naming the s3:// URL, never the key; a
  * prefix is listed recursively by extension. */
@@ -1075,6 +1151,7 @@ remote_suite (void)
   tcase_add_test (tc, test_replaced_object_is_given_up);
   tcase_add_test (tc, test_list_at_url);
   tcase_add_test (tc, test_dicom_at_url);
+  tcase_add_test (tc, test_s3rver_dicom_prefix);
   tcase_add_test (tc, test_remote_stats);
   tcase_add_test (tc, test_s3_and_gs_locations);
   tcase_add_test (tc, test_index_cache);
