@@ -81,6 +81,14 @@
 /* A level's tile grid beyond this many tiles is not a slide we allocate. */
 #define MAX_TILES (1 << 26)
 
+/* Nor one with more than this many tiles per frame its instances hold: a
+ * sparse scan covers a few percent of the glass at least, a short
+ * TILED_FULL instance misses some frames, not nearly all. Bounds the grid's
+ * memory by the file's size (each frame costs 8 bytes of its tables): a
+ * 1.7 KB file claiming 838,860,832 rows of 32 made 52 million tiles, 420 MB
+ * and 1.7 s of work (found by fuzz-dicom). */
+#define MAX_TILES_PER_FRAME 256
+
 /* tile_frame entries that are not frames: a TILED_SPARSE tile never
  * scanned (glass), a TILED_FULL tile whose frame the instance lacks (its
  * NumberOfFrames is short: damage). */
@@ -432,13 +440,40 @@ level_max_scale (const DicomPart * first)
   }
 }
 
+/* Part @i is part @first_index's instance or the rest of its
+ * concatenation. */
+static gboolean
+same_concatenation (DicomSlide * ds, guint first_index, guint i)
+{
+  const WsiDicomInstance *first = &((DicomPart *)
+      ds->parts->pdata[first_index])->inst;
+  const DicomPart *part = ds->parts->pdata[i];
+
+  return i == first_index || (first->concatenation_uid != NULL
+      && g_strcmp0 (part->inst.concatenation_uid,
+          first->concatenation_uid) == 0);
+}
+
+/* The frames of part @first_index's instance and its concatenation. */
+static guint64
+level_frames (DicomSlide * ds, guint first_index)
+{
+  guint64 frames = 0;
+  guint i;
+
+  for (i = first_index; i < ds->parts->len; i++)
+    if (same_concatenation (ds, first_index, i))
+      frames += ((DicomPart *) ds->parts->pdata[i])->inst.n_frames;
+  return frames;
+}
+
 static gboolean
 level_build (DicomLevel * level, DicomSlide * ds, guint first_index,
     GError ** error)
 {
   DicomPart *first = ds->parts->pdata[first_index];
   const WsiDicomInstance *inst = &first->inst;
-  guint64 n_tiles;
+  guint64 n_tiles, frames;
   guint i;
 
   level->first = first;
@@ -458,6 +493,13 @@ level_build (DicomLevel * level, DicomSlide * ds, guint first_index,
   if (n_tiles > MAX_TILES)
     return open_fail (error, part_uri (first), "%" G_GUINT64_FORMAT " tiles "
         "in one level is implausible", n_tiles);
+  frames = level_frames (ds, first_index);
+  if (n_tiles > MAX_TILES_PER_FRAME * frames)
+    return open_fail (error, part_uri (first), "%" G_GUINT64_FORMAT " tiles "
+        "(%" G_GUINT64_FORMAT " x %" G_GUINT64_FORMAT " pixels in tiles of "
+        "%u x %u) for %" G_GUINT64_FORMAT
+        " frames is implausible", n_tiles, inst->total_columns,
+        inst->total_rows, inst->columns, inst->rows, frames);
   level->tile_frame = g_try_new (gint64, n_tiles);
   if (level->tile_frame == NULL)
     return open_fail (error, part_uri (first), "out of memory for %"
@@ -468,10 +510,7 @@ level_build (DicomLevel * level, DicomSlide * ds, guint first_index,
   /* The instance and the rest of its concatenation. */
   for (i = first_index; i < ds->parts->len; i++) {
     const DicomPart *part = ds->parts->pdata[i];
-    gboolean same = i == first_index || (inst->concatenation_uid != NULL
-        && g_strcmp0 (part->inst.concatenation_uid,
-            inst->concatenation_uid) == 0);
-    if (!same)
+    if (!same_concatenation (ds, first_index, i))
       continue;
     if (part->inst.rows != inst->rows || part->inst.columns != inst->columns
         || part->inst.pixels != inst->pixels
@@ -1013,6 +1052,25 @@ dicom_read_argb (WsiSlide * slide, WsiReadContext * ctx, guint32 * argb,
       y, level, w, h, report, error);
 }
 
+static guint
+dicom_native_scale (const WsiSlide * slide, gint level, guint wanted)
+{
+  const DicomSlide *ds = slide->handle;
+
+  return wsi_tiled_native_scale (&ds->levels[level].tiled, wanted);
+}
+
+static gboolean
+dicom_read_argb_scaled (WsiSlide * slide, WsiReadContext * ctx,
+    guint32 * argb, gint level, guint scale, gint64 x, gint64 y, gint64 w,
+    gint64 h, GError ** error)
+{
+  const DicomSlide *ds = slide->handle;
+
+  return wsi_tiled_read_argb_scaled (slide, ctx, &ds->levels[level].tiled,
+      argb, level, scale, x, y, w, h, error);
+}
+
 static gboolean
 dicom_read (WsiSlide * slide, WsiReadContext * ctx,
     const WsiReadRequest * request, const WsiReadPlan * plan,
@@ -1034,4 +1092,6 @@ const WsiSlideBackend wsi_slide_backend_dicom = {
   .thread_state_new = wsi_jpeg_decoder_state_new,
   .thread_state_free = wsi_jpeg_decoder_state_free,
   .close = dicom_close,
+  .native_scale = dicom_native_scale,
+  .read_argb_scaled = dicom_read_argb_scaled,
 };

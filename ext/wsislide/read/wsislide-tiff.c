@@ -413,6 +413,25 @@ tiff_read_argb (WsiSlide * slide, WsiReadContext * ctx, guint32 * argb,
       level, w, h, report, error);
 }
 
+static guint
+tiff_native_scale (const WsiSlide * slide, gint level, guint wanted)
+{
+  const TiffSlide *ts = slide->handle;
+
+  return wsi_tiled_native_scale (&ts->tiled[level], wanted);
+}
+
+static gboolean
+tiff_read_argb_scaled (WsiSlide * slide, WsiReadContext * ctx,
+    guint32 * argb, gint level, guint scale, gint64 x, gint64 y, gint64 w,
+    gint64 h, GError ** error)
+{
+  const TiffSlide *ts = slide->handle;
+
+  return wsi_tiled_read_argb_scaled (slide, ctx, &ts->tiled[level], argb,
+      level, scale, x, y, w, h, error);
+}
+
 static gboolean
 tiff_read (WsiSlide * slide, WsiReadContext * ctx,
     const WsiReadRequest * request, const WsiReadPlan * plan,
@@ -434,4 +453,6 @@ const WsiSlideBackend wsi_slide_backend_tiff = {
   .thread_state_free = wsi_jpeg_decoder_state_free,
   .close = tiff_close,
   .prefetch = tiff_prefetch,
+  .native_scale = tiff_native_scale,
+  .read_argb_scaled = tiff_read_argb_scaled,
 };

@@ -344,6 +344,44 @@ wsi_tiled_read_argb (WsiSlide * slide, WsiReadContext * ctx,
   return ok;
 }
 
+/* ---- read_argb_scaled: a level region at a DCT scale (overviews) -------- */
+
+static gboolean scale_fits_tiles (const WsiTiledLevel * level, guint scale);
+
+guint
+wsi_tiled_native_scale (const WsiTiledLevel * level, guint wanted)
+{
+  guint scale;
+
+  for (scale = level->max_scale; scale > 1; scale /= 2) {
+    if (scale <= wanted && scale_fits_tiles (level, scale))
+      return scale;
+  }
+  return 1;
+}
+
+gboolean
+wsi_tiled_read_argb_scaled (WsiSlide * slide, WsiReadContext * ctx,
+    const WsiTiledLevel * level, guint32 * argb, gint level_index,
+    guint scale, gint64 x, gint64 y, gint64 w, gint64 h, GError ** error)
+{
+  WsiReadContext *own_ctx = NULL;
+  WsiTiledTarget target = argb_target (argb, (gsize) w);
+  LevelReader lr;
+  gboolean ok;
+
+  /* The region's tiles at once, as wsi_tiled_read_argb() does. */
+  prefetch_level_region (slide, level, level_index, x * scale, y * scale,
+      (x + w) * scale, (y + h) * scale, MAX_PREFETCH_REGION_TILES);
+  if (ctx == NULL)
+    ctx = own_ctx = wsi_read_context_new ();
+  level_reader_init (&lr, slide, ctx, level, level_index, scale, NULL);
+  ok = level_reader_fill (&lr, &target, x, y, w, h, error);
+  if (own_ctx != NULL)
+    wsi_read_context_free (own_ctx);
+  return ok;
+}
+
 /* ---- read: the whole contract ------------------------------------------- */
 
 /* TRUE when @v (level pixels) lies on the grid of scale @scale. */

@@ -92,6 +92,14 @@ gboolean wsi_tiled_read_argb (WsiSlide * slide, WsiReadContext * ctx,
     gint level_index, gint64 w, gint64 h, WsiReadReport * report,
     GError ** error);
 
+/* native_scale and read_argb_scaled of wsislide.h: the largest DCT scale
+ * not above @wanted this level decodes at, and a region of the level at
+ * that scale (scaled pixels, no cache), its tiles hinted first. */
+guint wsi_tiled_native_scale (const WsiTiledLevel * level, guint wanted);
+gboolean wsi_tiled_read_argb_scaled (WsiSlide * slide, WsiReadContext * ctx,
+    const WsiTiledLevel * level, guint32 * argb, gint level_index,
+    guint scale, gint64 x, gint64 y, gint64 w, gint64 h, GError ** error);
+
 /* read of wsislide.h for @plan at @level, its tiles hinted first (a no-op
  * when the caller hinted them already). */
 gboolean wsi_tiled_read (WsiSlide * slide, WsiReadContext * ctx,

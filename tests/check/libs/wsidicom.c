@@ -719,6 +719,29 @@ GST_START_TEST (test_hostile_files)
 
 GST_END_TEST;
 
+/* A 1.7 KB file (found by fuzz-dicom) whose TotalPixelMatrixRows,
+ * 838,860,832 in tiles of 32, made a grid of 52 million tiles for its 2
+ * frames: 420 MB and 1.7 s of work before the grid was bounded by the
+ * frames. Refused now, naming the file and the sizes. */
+GST_START_TEST (test_tile_grid_bounded_by_frames)
+{
+  gchar *path = g_build_filename (WSI_TEST_SRCDIR, "..", "fuzz", "libfuzzer",
+      "corpus", "dicom", "crash-slow-tile-grid-of-2-frames", NULL);
+  GError *error = NULL;
+  WsiSlide *slide = wsi_slide_open (path, WSI_BACKEND_DICOM, &error);
+
+  fail_unless (slide == NULL, "%s opened", path);
+  fail_unless (error != NULL);
+  fail_unless (strstr (error->message, "crash-slow-tile-grid-of-2-frames")
+      != NULL && strstr (error->message, "52428802 tiles") != NULL
+      && strstr (error->message, "for 2 frames is implausible") != NULL,
+      "%s", error->message);
+  g_clear_error (&error);
+  g_free (path);
+}
+
+GST_END_TEST;
+
 static Suite *
 wsidicom_suite (void)
 {
@@ -737,6 +760,7 @@ wsidicom_suite (void)
   tcase_add_test (tc, test_damaged_frames_fail_their_reads);
   tcase_add_test (tc, test_real_files_open);
   tcase_add_test (tc, test_hostile_files);
+  tcase_add_test (tc, test_tile_grid_bounded_by_frames);
   return s;
 }
 
