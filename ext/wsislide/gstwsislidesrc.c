@@ -120,6 +120,8 @@
 #include <string.h>
 
 #include <gst/wsi/wsiannotation.h>
+#include <gst/wsi/wsierrorrelay.h>
+#include <gst/wsi/wsiorderedpool.h>
 #include <gst/wsi/wsievent.h>
 #include <gst/wsi/wsirecord.h>
 #include <gst/wsi/wsirefusal.h>
@@ -130,6 +132,7 @@
 #include "wsiannotations.h"
 #include "wsicollection.h"
 #include "wsioverview.h"
+#include "wsiprepqueue.h"
 #include "wsislide.h"
 #include "wsibytesource.h"
 
@@ -148,6 +151,10 @@ GST_DEBUG_CATEGORY_STATIC (gst_wsi_slide_src_debug);
 #define DEFAULT_DEFAULT_MPP 0.0
 #define DEFAULT_TCGA FALSE
 #define MAX_DEFAULT_MPP 1000.0
+/* patchinterleave's default pool: the slides it holds at once are the ones
+ * a new slide must be ready to replace. */
+#define DEFAULT_PREPARE_AHEAD 8
+#define MAX_PREPARE_AHEAD 256
 
 #define MPP_SOURCE_DEFAULT "default-mpp"
 
@@ -170,7 +177,8 @@ enum
   PROP_SLIDES_OPENED,
   PROP_SLIDES_REJECTED,
   PROP_SLIDES_BLANK,
-  PROP_ANNOTATIONS
+  PROP_ANNOTATIONS,
+  PROP_PREPARE_AHEAD
 };
 
 /* Settings copied from the properties when the source starts, so that the
@@ -188,6 +196,7 @@ typedef struct
   gdouble default_mpp;
   gboolean tcga;
   gchar *annotations;
+  guint prepare_ahead;
 } WsiSlideSrcSettings;
 
 struct _GstWsiSlideSrc
@@ -207,6 +216,7 @@ struct _GstWsiSlideSrc
   gdouble default_mpp;
   gboolean tcga;
   gchar *annotations;           /* folder of annotation files, or NULL */
+  guint prepare_ahead;
   guint slides_total;
   guint slides_failed;
   guint slides_opened;
@@ -227,8 +237,13 @@ struct _GstWsiSlideSrc
   gchar **column_names;         /* the collection's, for every slide */
   guint collection_size;        /* slides before the rank split */
   guint smallest_rank_slides;   /* floor(collection_size / world_size) */
-  guint *visit_order;           /* indices into entries for this cycle */
+  /* Visits are planned ahead of the stream (the slides to prepare): the
+   * plan's cycle and order; the stream's cycle is cycle_number. */
+  guint *visit_order;           /* indices into entries for plan_cycle */
   guint position;               /* next position in visit_order */
+  guint plan_cycle;
+  WsiPrepQueue *prep;           /* slides being prepared, visit order */
+  gpointer inline_prep;         /* SlidePrep of prepare-ahead=0, or NULL */
   GstBuffer *first_buffer;      /* made in start(), handed out by create() */
   guint cycle_number;
   guint failed_count;
@@ -318,7 +333,7 @@ arrange_visit_order (GstWsiSlideSrc * self)
   /* Key 0x5348 ("SH") keeps this stream apart from the sampler's, which
    * is keyed by (seed, slide index, cycle). */
   wsi_rng_seed_keys (&rng, self->run.seed, self->run.rank,
-      self->cycle_number, 0x5348);
+      self->plan_cycle, 0x5348);
   for (i = n - 1; i > 0; i--) {
     guint j = (guint) wsi_rng_below (&rng, (guint64) i + 1);
     guint tmp = self->visit_order[i];
@@ -328,13 +343,22 @@ arrange_visit_order (GstWsiSlideSrc * self)
   }
 }
 
+/* The plan (slides prepared ahead) starts its next pass. */
 static void
-start_next_cycle (GstWsiSlideSrc * self)
+plan_next_cycle (GstWsiSlideSrc * self)
 {
-  self->cycle_number++;
+  self->plan_cycle++;
   self->position = 0;
   arrange_visit_order (self);
+}
 
+/* The stream reaches a visit of cycle @cycle. */
+static void
+enter_cycle (GstWsiSlideSrc * self, guint cycle)
+{
+  if (cycle == self->cycle_number)
+    return;
+  self->cycle_number = cycle;
   g_mutex_lock (&self->lock);
   self->cycles_completed = self->cycle_number;
   g_mutex_unlock (&self->lock);
@@ -606,69 +630,254 @@ attach_slide_meta (GstWsiSlideSrc * self, GstBuffer * buffer,
  * whatever it paints where the file is damaged. */
 static void
 warn_declined (GstWsiSlideSrc * self, const WsiSlideEntry * entry,
-    const WsiSlide * slide)
+    const gchar * declined, const GstStructure * description)
 {
   const gchar *why;
 
-  if (slide->declined == NULL)
+  if (declined == NULL)
     return;
   /* the reason without the file name it starts with */
-  why = slide->declined;
-  if (g_str_has_prefix (why, slide->path)
-      && g_str_has_prefix (why + strlen (slide->path), ": "))
-    why += strlen (slide->path) + 2;
+  why = declined;
+  if (g_str_has_prefix (why, entry->path)
+      && g_str_has_prefix (why + strlen (entry->path), ": "))
+    why += strlen (entry->path) + 2;
   GST_ELEMENT_WARNING (self, RESOURCE, READ,
       ("Slide %s is read through %s: %s.", entry->display,
-          slide->backend->name, why),
+          gst_structure_get_string (description, "backend"), why),
       ("backend=auto fell back; patchreader does the same for its patches"));
 }
 
-/* The buffer of one visit of @entry, or NULL with @error set. The file is
- * opened only when its description or its overview is needed, and closed
- * before returning (patchreader keeps its own handles). */
-static GstBuffer *
-make_slide_buffer (GstWsiSlideSrc * self, const WsiSlideEntry * entry,
-    GError ** error)
+/* ---- Slide preparation ahead of need ------------------------------------ */
+
+/* One visit being prepared: what it needs is decided on the streaming
+ * thread when it is planned, the work (open, description, overview) runs
+ * on a worker of self->prep, and the streaming thread takes the results in
+ * visit order (wsiprepqueue.h), so the stream does not depend on timing. */
+typedef struct
+{
+  GstWsiSlideSrc *self;
+  WsiSlideEntry *entry;         /* read-only on the worker */
+  guint cycle;
+  gboolean describe;            /* no description was known when planned */
+  gboolean overview;            /* no mask was cached downstream then */
+  gint ow, oh;                  /* overview size, when already described */
+  /* results */
+  GstStructure *description;
+  gchar *declined;              /* auto fell back: why (wsislide.h) */
+  GstBuffer *buffer;            /* the overview, or NULL */
+  GError *error;
+  gboolean cancelled;           /* a flush stopped it: run it again */
+  /* for the tracer (WsiSlideMeta prep-*-ns): worker time opening and
+   * reading the overview, streaming-thread time waiting for it */
+  guint64 open_ns, overview_ns, wait_ns;
+} SlidePrep;
+
+static void
+slide_prep_free (SlidePrep * prep)
+{
+  g_clear_pointer (&prep->description, gst_structure_free);
+  g_free (prep->declined);
+  gst_clear_buffer (&prep->buffer);
+  g_clear_error (&prep->error);
+  g_free (prep);
+}
+
+/* Runs on a worker (or inline): opens the slide when its description or
+ * its overview is needed and closes it again (patchreader keeps its own
+ * handles). Touches only @prep and settings fixed while streaming. */
+static void
+slide_prep_run (gpointer data, gpointer user_data)
+{
+  SlidePrep *prep = data;
+  GstWsiSlideSrc *self = prep->self;
+  gboolean describe = prep->describe && prep->description == NULL;
+  WsiSlide *slide;
+
+  gint64 start = g_get_monotonic_time (), opened;
+
+  prep->cancelled = FALSE;
+  if (!describe && !prep->overview)
+    return;
+  slide = wsi_slide_open (prep->entry->path, WSI_BACKEND_AUTO, &prep->error);
+  opened = g_get_monotonic_time ();
+  prep->open_ns += (guint64) (opened - start) * 1000;
+  if (slide == NULL)
+    return;
+  if (describe) {
+    prep->description = describe_slide (self, slide);
+    prep->declined = g_strdup (slide->declined);
+    gst_structure_get_int (prep->description, "overview-width", &prep->ow);
+    gst_structure_get_int (prep->description, "overview-height", &prep->oh);
+  }
+  if (prep->overview) {
+    prep->buffer = gst_buffer_new_allocate (NULL,
+        (gsize) prep->ow * prep->oh * 3, NULL);
+    if (!fill_overview (self, prep->buffer, slide, prep->ow, prep->oh,
+            &prep->error)) {
+      gst_clear_buffer (&prep->buffer);
+      /* No error: the flushing flag stopped it. */
+      prep->cancelled = prep->error == NULL;
+    }
+    prep->overview_ns += (guint64) (g_get_monotonic_time () - opened) * 1000;
+  }
+  wsi_slide_close (slide);
+}
+
+/* The next visit of the plan, skipping failed slides; FALSE when the
+ * collection is done (no cycling) or every slide failed. */
+static gboolean
+plan_next_visit (GstWsiSlideSrc * self, WsiSlideEntry ** entry, guint * cycle)
+{
+  guint tries;
+
+  for (tries = 0; tries <= self->entries->len; tries++) {
+    if (self->position == self->entries->len) {
+      if (!self->run.cycle)
+        return FALSE;
+      plan_next_cycle (self);
+    }
+    *entry = g_ptr_array_index (self->entries,
+        self->visit_order[self->position++]);
+    *cycle = self->plan_cycle;
+    if (!(*entry)->failed)
+      return TRUE;
+  }
+  return FALSE;
+}
+
+static SlidePrep *
+slide_prep_new (GstWsiSlideSrc * self, WsiSlideEntry * entry, guint cycle)
 {
   GstStructure *description =
       g_hash_table_lookup (self->descriptions, entry->path);
-  gboolean mask_cached = downstream_has_mask (self, entry->display);
-  WsiSlide *slide = NULL;
+  SlidePrep *prep = g_new0 (SlidePrep, 1);
+
+  prep->self = self;
+  prep->entry = entry;
+  prep->cycle = cycle;
+  prep->describe = description == NULL;
+  prep->overview = !downstream_has_mask (self, entry->display);
+  if (description != NULL) {
+    gst_structure_get_int (description, "overview-width", &prep->ow);
+    gst_structure_get_int (description, "overview-height", &prep->oh);
+  }
+  return prep;
+}
+
+/* Plans visits until #wsislidesrc:prepare-ahead of them are being prepared
+ * (one, run inline by the caller, when it is 0). */
+static void
+plan_ahead (GstWsiSlideSrc * self)
+{
+  guint ahead = MAX (self->run.prepare_ahead, 1);
+  WsiSlideEntry *entry;
+  guint cycle;
+
+  while (wsi_prep_queue_length (self->prep) < ahead
+      && plan_next_visit (self, &entry, &cycle))
+    wsi_prep_queue_push (self->prep, slide_prep_new (self, entry, cycle));
+}
+
+/* The first visit of a slide: keep its description and say what it is. */
+static GstStructure *
+remember_description (GstWsiSlideSrc * self, SlidePrep * prep)
+{
+  WsiSlideEntry *entry = prep->entry;
+  GstStructure *description =
+      g_hash_table_lookup (self->descriptions, entry->path);
+
+  if (description != NULL)
+    return description;
+  description = g_steal_pointer (&prep->description);
+  warn_declined (self, entry, prep->declined, description);
+  describe_annotations (self, entry, description);
+  g_hash_table_insert (self->descriptions, g_strdup (entry->path),
+      description);
+  g_mutex_lock (&self->lock);
+  self->slides_opened++;
+  g_mutex_unlock (&self->lock);
+  return description;
+}
+
+/* The buffer of a prepared visit, or NULL with @error set. A mask that was
+ * cached downstream when the visit was planned may have left that cache
+ * since: the overview is then read now. */
+static GstBuffer *
+make_slide_buffer (GstWsiSlideSrc * self, SlidePrep * prep, GError ** error)
+{
+  GstStructure *description;
   GstBuffer *buffer;
-  gint ow = 0, oh = 0;
+  gboolean has_overview;
 
-  if (description == NULL || !mask_cached) {
-    slide = wsi_slide_open (entry->path, WSI_BACKEND_AUTO, error);
-    if (slide == NULL)
-      return NULL;
+  if (prep->error == NULL && prep->buffer == NULL
+      && !downstream_has_mask (self, prep->entry->display)) {
+    prep->overview = TRUE;
+    slide_prep_run (prep, NULL);
   }
-  if (description == NULL) {
-    warn_declined (self, entry, slide);
-    description = describe_slide (self, slide);
-    describe_annotations (self, entry, description);
-    g_hash_table_insert (self->descriptions, g_strdup (entry->path),
-        description);
-    g_mutex_lock (&self->lock);
-    self->slides_opened++;
-    g_mutex_unlock (&self->lock);
+  if (prep->error != NULL) {
+    g_propagate_error (error, g_steal_pointer (&prep->error));
+    return NULL;
   }
+  if (prep->cancelled)
+    return NULL;                /* flushing: the caller sees the flag */
 
-  if (mask_cached) {
+  description = remember_description (self, prep);
+  has_overview = prep->buffer != NULL;
+  if (has_overview)
+    buffer = g_steal_pointer (&prep->buffer);
+  else {
     GST_DEBUG_OBJECT (self, "mask of %s cached downstream: no overview",
-        entry->display);
+        prep->entry->display);
     buffer = gst_buffer_new ();
-  } else {
-    gst_structure_get_int (description, "overview-width", &ow);
-    gst_structure_get_int (description, "overview-height", &oh);
-    buffer = gst_buffer_new_allocate (NULL, (gsize) ow * oh * 3, NULL);
-    if (!fill_overview (self, buffer, slide, ow, oh, error))
-      gst_clear_buffer (&buffer);
   }
-  wsi_slide_close (slide);
-
-  if (buffer != NULL)
-    attach_slide_meta (self, buffer, entry, description, !mask_cached);
+  attach_slide_meta (self, buffer, prep->entry, description, has_overview);
+  /* Not part of the stream's content: timings for wsistats. */
+  gst_structure_set (wsi_slide_meta_get (buffer),
+      "prep-open-ns", G_TYPE_UINT64, prep->open_ns,
+      "prep-overview-ns", G_TYPE_UINT64, prep->overview_ns,
+      "prep-wait-ns", G_TYPE_UINT64, prep->wait_ns, NULL);
   return buffer;
+}
+
+/* The next prepared visit (it stays first in the queue until popped), or
+ * NULL at the end of the plan. A visit a flush interrupted is prepared
+ * again here once the flush is over. */
+static SlidePrep *
+next_prepared (GstWsiSlideSrc * self)
+{
+  WsiSlideEntry *entry;
+  SlidePrep *prep;
+  guint cycle;
+
+  if (self->prep != NULL) {
+    gint64 start;
+
+    plan_ahead (self);
+    start = g_get_monotonic_time ();
+    prep = wsi_prep_queue_wait_head (self->prep);
+    if (prep != NULL)
+      prep->wait_ns += (guint64) (g_get_monotonic_time () - start) * 1000;
+  } else {
+    /* prepare-ahead=0: each visit on this thread, when it is needed. */
+    if (self->inline_prep == NULL && plan_next_visit (self, &entry, &cycle)) {
+      self->inline_prep = slide_prep_new (self, entry, cycle);
+      slide_prep_run (self->inline_prep, NULL);
+    }
+    prep = self->inline_prep;
+  }
+  if (prep != NULL && prep->cancelled
+      && !g_atomic_int_get (&self->flushing))
+    slide_prep_run (prep, NULL);
+  return prep;
+}
+
+/* Takes the visit next_prepared() returned out of the queue. */
+static SlidePrep *
+pop_prepared (GstWsiSlideSrc * self)
+{
+  if (self->prep == NULL)
+    return g_steal_pointer (&self->inline_prep);
+  return wsi_prep_queue_pop (self->prep);
 }
 
 static void
@@ -808,7 +1017,7 @@ static GstFlowReturn
 next_slide_buffer (GstWsiSlideSrc * self, GstBuffer ** outbuf)
 {
   for (;;) {
-    WsiSlideEntry *entry;
+    SlidePrep *prep;
     GstBuffer *buffer;
     GError *err = NULL;
 
@@ -825,33 +1034,34 @@ next_slide_buffer (GstWsiSlideSrc * self, GstBuffer ** outbuf)
       g_free (why);
       return GST_FLOW_ERROR;
     }
-    if (self->position == self->entries->len) {
-      if (!self->run.cycle)
-        return GST_FLOW_EOS;
-      start_next_cycle (self);
-    }
 
-    entry = g_ptr_array_index (self->entries,
-        self->visit_order[self->position++]);
-    if (entry->failed)
+    prep = next_prepared (self);
+    if (prep == NULL)
+      return GST_FLOW_EOS;
+    if (prep->cancelled)
+      return GST_FLOW_FLUSHING; /* prepared again after the flush */
+    enter_cycle (self, prep->cycle);
+    if (prep->entry->failed) {
+      /* failed on an earlier visit planned after this one was */
+      slide_prep_free (pop_prepared (self));
       continue;
-    warn_tcga_unparsed (self, entry);
+    }
+    warn_tcga_unparsed (self, prep->entry);
 
-    buffer = make_slide_buffer (self, entry, &err);
+    buffer = make_slide_buffer (self, prep, &err);
+    if (buffer == NULL && err == NULL)
+      return GST_FLOW_FLUSHING; /* interrupted: visited after the flush */
+    pop_prepared (self);
     if (buffer != NULL) {
+      slide_prep_free (prep);
       GST_BUFFER_OFFSET (buffer) = self->visits;
       GST_BUFFER_OFFSET_END (buffer) = self->visits + 1;
       self->visits++;
       *outbuf = buffer;
       return GST_FLOW_OK;
     }
-    if (g_atomic_int_get (&self->flushing)) {
-      /* Interrupted by a flush: visit the slide again afterwards. */
-      self->position--;
-      g_clear_error (&err);
-      return GST_FLOW_FLUSHING;
-    }
-    report_unreadable (self, entry, err);
+    report_unreadable (self, prep->entry, err);
+    slide_prep_free (prep);
     g_clear_error (&err);
   }
 }
@@ -873,6 +1083,10 @@ gst_wsi_slide_src_create (GstPushSrc * psrc, GstBuffer ** outbuf)
 static void
 clear_streaming_state (GstWsiSlideSrc * self)
 {
+  /* Overviews being read stop at once; no worker runs after this. */
+  g_atomic_int_set (&self->flushing, 1);
+  g_clear_pointer (&self->prep, wsi_prep_queue_free);
+  g_clear_pointer (&self->inline_prep, slide_prep_free);
   g_clear_pointer (&self->entries, g_ptr_array_unref);
   g_clear_pointer (&self->column_names, g_strfreev);
   g_clear_pointer (&self->visit_order, g_free);
@@ -966,6 +1180,7 @@ gst_wsi_slide_src_start (GstBaseSrc * bsrc)
   self->run.thumbnail_size = self->thumbnail_size;
   self->run.default_mpp = self->default_mpp;
   self->run.tcga = self->tcga;
+  self->run.prepare_ahead = self->prepare_ahead;
   g_mutex_unlock (&self->lock);
 
   if (self->run.location == NULL) {
@@ -1014,12 +1229,17 @@ gst_wsi_slide_src_start (GstBaseSrc * bsrc)
 
   self->visit_order = g_new (guint, self->entries->len);
   self->position = 0;
+  self->plan_cycle = 0;
   self->cycle_number = 0;
   self->failed_count = 0;
   self->visits = 0;
   self->descriptions = g_hash_table_new_full (g_str_hash, g_str_equal,
       g_free, (GDestroyNotify) gst_structure_free);
   arrange_visit_order (self);
+  if (self->run.prepare_ahead > 0)
+    self->prep = wsi_prep_queue_new (wsi_ordered_pool_auto_threads
+        (self->run.prepare_ahead), slide_prep_run,
+        (GDestroyNotify) slide_prep_free, self);
 
   g_mutex_lock (&self->lock);
   self->slides_total = self->entries->len;
@@ -1144,6 +1364,9 @@ gst_wsi_slide_src_set_property (GObject * object, guint prop_id,
     case PROP_SEED:
       self->seed = g_value_get_uint64 (value);
       break;
+    case PROP_PREPARE_AHEAD:
+      self->prepare_ahead = g_value_get_uint (value);
+      break;
     case PROP_THUMBNAIL_SIZE:
       self->thumbnail_size = g_value_get_int (value);
       break;
@@ -1189,6 +1412,9 @@ gst_wsi_slide_src_get_property (GObject * object, guint prop_id,
       break;
     case PROP_SEED:
       g_value_set_uint64 (value, self->seed);
+      break;
+    case PROP_PREPARE_AHEAD:
+      g_value_set_uint (value, self->prepare_ahead);
       break;
     case PROP_THUMBNAIL_SIZE:
       g_value_set_int (value, self->thumbnail_size);
@@ -1297,6 +1523,18 @@ gst_wsi_slide_src_install_properties (GObjectClass * gobject_class)
           "Seed of the random slide order (mixed with rank and cycle); "
           "copied into each slide's meta. Range: 0 to 2^64-1. Default: 0",
           0, G_MAXUINT64, DEFAULT_SEED, rw));
+  g_object_class_install_property (gobject_class, PROP_PREPARE_AHEAD,
+      g_param_spec_uint ("prepare-ahead", "Slides prepared ahead",
+          "Slide visits prepared ahead of the stream on worker threads (one "
+          "per core, at most this many): the slide opened, described and "
+          "its overview read while earlier slides stream, and handed out in "
+          "visit order, so the stream is the same for every value. About "
+          "patchinterleave's pool-size keeps a new slide ready whenever the "
+          "pool replaces one; each costs one overview of memory "
+          "(thumbnail-size squared x 3 bytes at most). 0 = prepare each "
+          "slide on the streaming thread when it is needed. "
+          "Range: 0 to 256 slides. Default: 8",
+          0, MAX_PREPARE_AHEAD, DEFAULT_PREPARE_AHEAD, rw));
   g_object_class_install_property (gobject_class, PROP_THUMBNAIL_SIZE,
       g_param_spec_int ("thumbnail-size", "Thumbnail size",
           "Longest side of the overview in pixels (smaller slides keep "
@@ -1349,6 +1587,17 @@ gst_wsi_slide_src_install_properties (GObjectClass * gobject_class)
           "(included in slides-rejected; read-only)", 0, G_MAXUINT, 0, ro));
 }
 
+/* Every error of ours must end the application's main loop, however
+ * early it comes (wsierrorrelay.h). */
+static gboolean
+gst_wsi_slide_src_post_message (GstElement * element, GstMessage * message)
+{
+  wsi_error_relay_watch (element, message);
+  return
+      GST_ELEMENT_CLASS (gst_wsi_slide_src_parent_class)->post_message
+      (element, message);
+}
+
 static void
 gst_wsi_slide_src_class_init (GstWsiSlideSrcClass * klass)
 {
@@ -1357,6 +1606,8 @@ gst_wsi_slide_src_class_init (GstWsiSlideSrcClass * klass)
   GstBaseSrcClass *basesrc_class = GST_BASE_SRC_CLASS (klass);
   GstPushSrcClass *pushsrc_class = GST_PUSH_SRC_CLASS (klass);
 
+  element_class->post_message =
+      GST_DEBUG_FUNCPTR (gst_wsi_slide_src_post_message);
   gobject_class->set_property = gst_wsi_slide_src_set_property;
   gobject_class->get_property = gst_wsi_slide_src_get_property;
   gobject_class->finalize = gst_wsi_slide_src_finalize;
@@ -1396,6 +1647,7 @@ gst_wsi_slide_src_init (GstWsiSlideSrc * self)
   self->order = DEFAULT_SLIDE_ORDER;
   self->seed = DEFAULT_SEED;
   self->thumbnail_size = DEFAULT_THUMBNAIL_SIZE;
+  self->prepare_ahead = DEFAULT_PREPARE_AHEAD;
   self->default_mpp = DEFAULT_DEFAULT_MPP;
 
   /* No clock, no timestamps: slides are not media. */

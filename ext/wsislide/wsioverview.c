@@ -42,6 +42,23 @@ wsi_overview_level (const WsiSlide * slide, gint ow, gint oh)
   return best;
 }
 
+/* The largest native (DCT) scale of @level whose scaled level is still at
+ * least ow x oh: a JPEG level then decodes at 1/2, 1/4 or 1/8 of the IDCT
+ * and colour work, and the area average sums 4 to 64 times fewer pixels
+ * (issue 23: this was most of a new slide's cost). */
+static guint
+overview_scale (const WsiSlide * slide, gint level, gint ow, gint oh)
+{
+  guint scale;
+
+  for (scale = 8; scale > 1; scale /= 2) {
+    if (slide->level_width[level] / scale >= ow
+        && slide->level_height[level] / scale >= oh)
+      break;
+  }
+  return wsi_slide_native_scale (slide, level, scale);
+}
+
 /* Adds one source row (@cols RGB pixels) times @weight into accumulator
  * row @dst (ow * 3 floats). */
 static void
@@ -74,7 +91,8 @@ typedef struct
   WsiSlide *slide;
   WsiReadContext *ctx;          /* decoder state kept across strips */
   gint level;
-  gint64 level_width, level_height;
+  guint scale;                  /* native downscale of the level read */
+  gint64 level_width, level_height;     /* of the level at that scale */
   gint ow, oh;
   WsiBoxTap *col_taps, *row_taps;
   guint32 *argb;                /* one block of the source level */
@@ -123,7 +141,6 @@ read_row_group (WsiOverviewReader * r, gint first,
     gint n_rows, guint8 * out, GError ** error)
 {
   gdouble rows_per_out = (gdouble) r->level_height / r->oh;
-  gdouble downsample = r->slide->level_downsample[r->level];
   gint64 y_begin = (gint64) floor (first * rows_per_out);
   gint64 y_end = MIN (r->level_height,
       (gint64) ceil ((first + n_rows) * rows_per_out));
@@ -140,8 +157,8 @@ read_row_group (WsiOverviewReader * r, gint first,
       /* Fails without an error: the caller sees its cancel flag. */
       if (g_atomic_int_get (r->cancel))
         return FALSE;
-      if (!wsi_slide_read_region (r->slide, r->ctx, r->argb, llround (x * downsample),
-              llround (y * downsample), r->level, cols, rows, error))
+      if (!wsi_slide_read_region_scaled (r->slide, r->ctx, r->argb, r->level,
+              r->scale, x, y, cols, rows, error))
         return FALSE;
       wsi_argb_to_rgb_on_white (r->argb, r->rgb, cols * rows);
       accumulate_block (r, first, n_rows, x, y, cols, rows);
@@ -167,8 +184,11 @@ wsi_overview_read (WsiSlide * slide, gint ow, gint oh, const gint * cancel,
   r.ow = ow;
   r.oh = oh;
   r.level = wsi_overview_level (slide, ow, oh);
-  r.level_width = slide->level_width[r.level];
-  r.level_height = slide->level_height[r.level];
+  r.scale = overview_scale (slide, r.level, ow, oh);
+  /* Whole scaled pixels only: a partial one at the right or bottom edge
+   * would mix in the tile's padding. */
+  r.level_width = slide->level_width[r.level] / r.scale;
+  r.level_height = slide->level_height[r.level] / r.scale;
   r.col_taps = wsi_box_taps_new (r.level_width, ow);
   r.row_taps = wsi_box_taps_new (r.level_height, oh);
   /* A remote slide's tiles for the whole level come at once (one round

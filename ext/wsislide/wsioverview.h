@@ -12,7 +12,9 @@
  * whole slide shrunk to ow x oh, area-averaged, as tight RGB on white.
  *
  * Contract: wsi_overview_read() fills @out (ow * oh * 3 bytes) from the
- * coarsest level still at least ow x oh (wsi_overview_level()), each output
+ * coarsest level still at least ow x oh (wsi_overview_level()), decoded at
+ * the largest native (JPEG DCT) scale 1/2, 1/4 or 1/8 that keeps it at least
+ * ow x oh where the backend has one (wsi_slide_native_scale()), each output
  * pixel the area average of the source pixels it covers; alpha is composited
  * on white. The result is a pure function of the slide and (ow, oh). It
  * returns FALSE with @error set when a read fails, and FALSE with @error
@@ -21,7 +23,8 @@
  *
  * Cost: the level is decoded in strips of 256 rows by blocks of at most
  * 4096 columns, so memory stays at a few MB whatever the slide size; time is
- * one decode of that level.
+ * one decode of that level at that scale (a 2048x1536 level for a 1024x768
+ * overview: a quarter of the pixels at 1/2).
  *
  * Threading: a call keeps its own read context and buffers; calls on
  * different slides may run at once. @cancel is read atomically, so another

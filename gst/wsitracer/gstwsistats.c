@@ -15,7 +15,11 @@
  * counted from the `WsiPatchMeta` of each buffer, so a batch of 256 counts
  * 256, and one per record on coordinate pads) and bytes/s; processing time per element as percentiles; patch age
  * (now minus `WsiPatchRecord.created_ns`) at each element; queue occupancy;
- * the interval between batches at the sink; and a verdict: *loader-bound*
+ * the interval between batches at the sink; slide preparation per slide
+ * (wsislidesrc's open, overview read and wait for a prepared slide,
+ * tissuemask's mask: the `prep-*-ns` fields of the slide meta, histograms
+ * `prep-open`, `prep-overview`, `prep-wait`, `prep-mask`), so slide churn
+ * shows; and a verdict: *loader-bound*
  * (the sink waited for data) or *trainer-bound* (the pipeline waited for the
  * sink), with the fractions. Percentiles (p50/p90/p95/p99/max and count) come
  * from fixed-memory log-scale histograms allocated once per element: no
@@ -167,8 +171,12 @@ struct _GstWsiStats
   GQuark count_quark, records_quark;
   GQuark coordinates_quark;     /* pad qdata: its caps' kind, once known */
   GType patch_meta_api;
+  GType slide_meta_api;
+  GQuark prep_quarks[4];        /* prep-open-ns ... prep-mask-ns */
   GType work_meta_api;          /* 0 until a pool registered it */
   gint origin_samples;          /* hooks that calibrated the origin */
+  gint fake_clock;              /* "use-fake-clock" is on (tests) */
+  guint64 fake_now;             /* the hooks' time then, atomic */
   volatile gint generation;
 
   GMutex lock;                  /* elements list */
@@ -200,6 +208,8 @@ enum
   SIGNAL_RESET,
   SIGNAL_WRITE_REPORT,
   SIGNAL_TIMELINE_SLICE,
+  SIGNAL_USE_FAKE_CLOCK,
+  SIGNAL_ADVANCE_CLOCK,
   LAST_SIGNAL
 };
 
@@ -253,6 +263,18 @@ calibrate_origin (GstWsiStats * self, GstClockTime hook_ts)
   while (origin < seen && !__atomic_compare_exchange_n
       (&self->timeline_origin, &seen, origin, TRUE, __ATOMIC_RELAXED,
           __ATOMIC_RELAXED));
+}
+
+/* The time a hook accounts with: GStreamer's @ts, or, while a test has
+ * "use-fake-clock" on, a clock that moves only when the test advances it
+ * ("advance-clock"), so shares and verdicts are exact whatever the
+ * machine's load. */
+static inline GstClockTime
+hook_time (GstWsiStats * self, GstClockTime ts)
+{
+  if (G_LIKELY (!g_atomic_int_get (&self->fake_clock)))
+    return ts;
+  return __atomic_load_n (&self->fake_now, __ATOMIC_SEQ_CST);
 }
 
 /* ==== element lookup ====================================================== */
@@ -460,6 +482,8 @@ typedef struct
   guint n_records;
   gsize bytes;
   guint64 offset;
+  /* a slide buffer's preparation times (WSI_HIST_PREP_*), -1: none */
+  gint64 prep_ns[4];
 } WsiBufferInfo;
 
 /* Pad qdata values of coordinates_quark. */
@@ -493,6 +517,27 @@ pad_carries_coordinates (GstWsiStats * self, GstPad * pad)
   return kind == PAD_CARRIES_COORDINATES;
 }
 
+/* A slide buffer's preparation times, from its WsiSlideMeta (set by
+ * wsislidesrc and tissuemask). */
+static void
+slide_prep_info (GstWsiStats * self, GstBuffer * buffer, WsiBufferInfo * info)
+{
+  GstMeta *meta = self->slide_meta_api ?
+      gst_buffer_get_meta (buffer, self->slide_meta_api) : NULL;
+  GstStructure *s;
+  guint i;
+
+  if (meta == NULL)
+    return;
+  s = gst_custom_meta_get_structure ((GstCustomMeta *) meta);
+  for (i = 0; i < G_N_ELEMENTS (self->prep_quarks); i++) {
+    const GValue *v = gst_structure_id_get_value (s, self->prep_quarks[i]);
+
+    if (v && G_VALUE_HOLDS_UINT64 (v))
+      info->prep_ns[i] = (gint64) g_value_get_uint64 (v);
+  }
+}
+
 /* Reads the patch meta by GType and quarks: the string-keyed helpers of
  * wsirecord.h take global locks (meta registry, quark table) per call.
  * @pad: the pad pushing it (its caps tell coordinates apart). */
@@ -504,6 +549,8 @@ buffer_info (GstWsiStats * self, GstPad * pad, GstBuffer * buffer,
       gst_buffer_get_meta (buffer, self->patch_meta_api) : NULL;
 
   memset (info, 0, sizeof (*info));
+  for (guint i = 0; i < G_N_ELEMENTS (info->prep_ns); i++)
+    info->prep_ns[i] = -1;
   info->bytes = gst_buffer_get_size (buffer);
   info->offset = GST_BUFFER_OFFSET (buffer);
   if (meta != NULL) {
@@ -520,6 +567,8 @@ buffer_info (GstWsiStats * self, GstPad * pad, GstBuffer * buffer,
     }
   } else if (pad != NULL && pad_carries_coordinates (self, pad)) {
     info->patches = info->bytes / sizeof (WsiPatchRecord);
+  } else {
+    slide_prep_info (self, buffer, info);
   }
 }
 
@@ -531,6 +580,26 @@ note_traffic (WsiElementStats * es, GstClockTime ts)
   if (es->first_ts == GST_CLOCK_TIME_NONE)
     es->first_ts = ts;
   es->last_ts = ts;
+}
+
+/* A slide's preparation times, each counted once, by the element that
+ * spent them: the source its open, overview and wait, the filter after it
+ * (tissuemask) its mask; queues pass them on. Call with es->lock held. */
+static void
+account_slide_prep (WsiElementStats * es, const WsiBufferInfo * info)
+{
+  guint i;
+
+  if (es->is_queue)
+    return;
+  for (i = 0; i < 3 && es->is_source; i++) {
+    if (info->prep_ns[i] >= 0)
+      wsi_histogram_record (&es->hist[WSI_HIST_PREP_OPEN + i],
+          (guint64) info->prep_ns[i]);
+  }
+  if (!es->is_source && info->prep_ns[3] >= 0)
+    wsi_histogram_record (&es->hist[WSI_HIST_PREP_MASK],
+        (guint64) info->prep_ns[3]);
 }
 
 static void
@@ -548,6 +617,7 @@ account_out (WsiElementStats * es, GstPad * pad, GstClockTime ts,
   ps->counts[WSI_PAD_BUFFERS]++;
   ps->counts[WSI_PAD_PATCHES] += info->patches;
   ps->counts[WSI_PAD_BYTES] += info->bytes;
+  account_slide_prep (es, info);
   if (es->transit && info->offset != GST_BUFFER_OFFSET_NONE) {
     WsiTransitSlot *slot = &es->transit[info->offset % WSI_STATS_TRANSIT_SLOTS];
 
@@ -778,6 +848,7 @@ push_pre (GstWsiStats * self, GstClockTime ts, GstPad * pad,
   WsiBufferInfo info;
 
   calibrate_origin (self, ts);
+  ts = hook_time (self, ts);
   account_loop (self, t, pusher, ts);
   account_work (self, t, pad, pusher, buffer);
   buffer_info (self, pad, buffer, &info);
@@ -799,6 +870,7 @@ push_list_pre (GstWsiStats * self, GstClockTime ts, GstPad * pad,
   guint i, n = gst_buffer_list_length (list);
 
   calibrate_origin (self, ts);
+  ts = hook_time (self, ts);
   account_loop (self, t, pusher, ts);
   for (i = 0; i < n; i++) {
     WsiBufferInfo info;
@@ -817,7 +889,7 @@ static void
 push_post (GstWsiStats * self, GstClockTime ts, GstPad * pad,
     GstFlowReturn res)
 {
-  frame_close (self, thread_state (self), ts);
+  frame_close (self, thread_state (self), hook_time (self, ts));
 }
 
 /* In pull mode the upstream element works inside the caller's pull. */
@@ -829,7 +901,7 @@ pull_range_pre (GstWsiStats * self, GstClockTime ts, GstPad * pad,
   GstPad *peer = GST_PAD_PEER (pad);
 
   frame_open (t, element_stats (self, pad_element (pad)),
-      element_stats (self, pad_element (peer)), ts, TRUE);
+      element_stats (self, pad_element (peer)), hook_time (self, ts), TRUE);
 }
 
 static void
@@ -839,6 +911,7 @@ pull_range_post (GstWsiStats * self, GstClockTime ts, GstPad * pad,
   WsiThreadState *t = thread_state (self);
   GstPad *peer = GST_PAD_PEER (pad);
 
+  ts = hook_time (self, ts);
   if (buffer != NULL && res == GST_FLOW_OK) {
     WsiElementStats *upstream = element_stats (self, pad_element (peer));
     WsiElementStats *downstream = element_stats (self, pad_element (pad));
@@ -1308,6 +1381,19 @@ gst_wsi_stats_timeline_slice (GstWsiStats * self, const gchar * lane,
       timeline_ts (self, start_ns), end_ns - start_ns);
 }
 
+/* Tests: the hooks' time is a clock that only advance-clock moves. */
+static void
+gst_wsi_stats_use_fake_clock (GstWsiStats * self, gboolean on)
+{
+  g_atomic_int_set (&self->fake_clock, on);
+}
+
+static void
+gst_wsi_stats_advance_clock (GstWsiStats * self, guint64 ns)
+{
+  __atomic_add_fetch (&self->fake_now, ns, __ATOMIC_SEQ_CST);
+}
+
 /* ==== parameters ========================================================== */
 
 static guint
@@ -1421,6 +1507,11 @@ gst_wsi_stats_constructed (GObject * object)
   self->records_quark = g_quark_from_static_string ("records");
   self->coordinates_quark = g_quark_from_static_string ("wsistats-coords");
   self->patch_meta_api = wsi_custom_meta_info (WSI_PATCH_META_NAME)->api;
+  self->slide_meta_api = wsi_custom_meta_info (WSI_SLIDE_META_NAME)->api;
+  self->prep_quarks[0] = g_quark_from_static_string ("prep-open-ns");
+  self->prep_quarks[1] = g_quark_from_static_string ("prep-overview-ns");
+  self->prep_quarks[2] = g_quark_from_static_string ("prep-wait-ns");
+  self->prep_quarks[3] = g_quark_from_static_string ("prep-mask-ns");
   process_usage (&rss, &cpu_s);
   self->start_ts = self->window_start_ts = now_ns ();
   /* after the hooks' clock started: an upper bound calibrate_origin()
@@ -1560,4 +1651,37 @@ gst_wsi_stats_class_init (GstWsiStatsClass * klass)
       G_CALLBACK (gst_wsi_stats_timeline_slice), NULL, NULL, NULL,
       G_TYPE_NONE, 5, G_TYPE_STRING, G_TYPE_STRING, G_TYPE_STRING,
       G_TYPE_UINT64, G_TYPE_UINT64);
+
+  /**
+   * GstWsiStats::use-fake-clock:
+   * @tracer: the wsistats tracer
+   * @on: TRUE: account with the fake clock; FALSE: with GStreamer's again
+   *
+   * For tests. While on, the time the tracer accounts pushes and pulls
+   * with (GStreamer's hook timestamps) is a clock that stands still except
+   * when "advance-clock" moves it: a test that advances it where its
+   * pipeline "works" (a handoff instead of a sleep) gets exact busy and
+   * wait shares and verdicts whatever the machine's load. The timeline's
+   * pipeline slices follow that clock too; queue sampling and CPU time
+   * stay on real time. Turn it on before the pipeline starts and off
+   * after it stopped (the two clocks' times do not mix).
+   */
+  signals[SIGNAL_USE_FAKE_CLOCK] = g_signal_new_class_handler
+      ("use-fake-clock", G_TYPE_FROM_CLASS (klass),
+      G_SIGNAL_RUN_LAST | G_SIGNAL_ACTION,
+      G_CALLBACK (gst_wsi_stats_use_fake_clock), NULL, NULL, NULL,
+      G_TYPE_NONE, 1, G_TYPE_BOOLEAN);
+
+  /**
+   * GstWsiStats::advance-clock:
+   * @tracer: the wsistats tracer
+   * @ns: nanoseconds to move the fake clock forward
+   *
+   * For tests: moves the clock of "use-fake-clock".
+   */
+  signals[SIGNAL_ADVANCE_CLOCK] = g_signal_new_class_handler
+      ("advance-clock", G_TYPE_FROM_CLASS (klass),
+      G_SIGNAL_RUN_LAST | G_SIGNAL_ACTION,
+      G_CALLBACK (gst_wsi_stats_advance_clock), NULL, NULL, NULL,
+      G_TYPE_NONE, 1, G_TYPE_UINT64);
 }

@@ -40,6 +40,12 @@ typedef enum
   WSI_HIST_INTERVAL,
   WSI_HIST_LEVEL,
   WSI_HIST_FILL,
+  /* slide preparation, per slide (WsiSlideMeta prep-*-ns): a source's
+   * open, overview read and wait for a prepared slide; a filter's mask */
+  WSI_HIST_PREP_OPEN,
+  WSI_HIST_PREP_OVERVIEW,
+  WSI_HIST_PREP_WAIT,
+  WSI_HIST_PREP_MASK,
   WSI_N_HISTS
 } WsiHistKind;
 

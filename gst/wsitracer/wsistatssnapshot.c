@@ -18,7 +18,8 @@
 #define VERDICT_SHARE 0.6
 
 const gchar *const wsi_hist_names[WSI_N_HISTS] = {
-  "self", "loop", "age", "transit", "interval", "level", "fill"
+  "self", "loop", "age", "transit", "interval", "level", "fill",
+  "prep-open", "prep-overview", "prep-wait", "prep-mask"
 };
 
 /* One element's counters, copied under its lock so the numbers agree. */

@@ -4,19 +4,29 @@
 # open, overview read and tissue mask. This runs bench-pipeline --steady
 # (cycling pipeline, pool 8, batches of 64, 0.5 um/px, 256 px patches) on
 # N distinct slides x 16 patches per visit, for each N given (default 8,
-# 100 and 1000), at 2 reader threads: the N slides are symbolic links to 8
-# generated 0.25 um/px slides (distinct paths, so each is opened and masked
-# as a new slide). It prints bench-pipeline's lines per N: patches/s, batch
-# time p50/p95/max and the peak RSS.
+# 100 and 1000), at 2 reader threads, each N twice side by side: slides
+# prepared one by one on the source's streaming thread (prepare-ahead=0,
+# the old way) and ahead on worker threads (wsislidesrc's default). The N
+# slides are symbolic links to 8 generated 0.25 um/px slides (distinct
+# paths, so each is opened and masked as a new slide; their tiles are not
+# shared in the tile cache either, which is keyed by open slide).
+#
+# It prints bench-pipeline's line per run (patches/s, batch time
+# p50/p95/max, CPU per patch, peak RSS), the wsistats tracer's slide
+# preparation and reader lines, and a table with the issue's goals: the
+# largest N's rate >= 90 % of N = 8's, batch p95/p50 <= 1.5, peak RSS not
+# growing with N.
 #
 #   meson devenv -C build -w . tests/benchmarks/bench-churn.sh [N ...]
 # Environment: BUILD (build folder, default build), BATCHES (measured,
-# default 100), WARMUP (default 20), THREADS (default 2).
+# default 100), WARMUP (default 20), THREADS (default 2), AHEAD (the
+# prepared-ahead run's prepare-ahead, default: the element's default).
 set -euo pipefail
 build="${BUILD:-build}"
 batches="${BATCHES:-100}"
 warmup="${WARMUP:-20}"
 threads="${THREADS:-2}"
+ahead="${AHEAD:-}"
 if [ "$#" -gt 0 ]; then counts=("$@"); else counts=(8 100 1000); fi
 
 work="$(mktemp -d -t bench-churn-XXXXXX)"
@@ -28,6 +38,28 @@ trap 'rm -rf "$work"' EXIT
 mapfile -t originals < <(ls "$work/slides"/*.svs | sort)
 [ "${#originals[@]}" -eq 8 ] || { echo "expected 8 slides" >&2; exit 2; }
 
+# one run: "N mode patches/s p50 p95 cpu rss" appended to $work/table
+run_one() {
+  local n="$1" mode="$2" dir="$3" out line
+  local -a extra=()
+  if [ "$mode" = serial ]; then
+    extra=(--prepare-ahead 0)
+  elif [ -n "$ahead" ]; then
+    extra=(--prepare-ahead "$ahead")
+  fi
+  out="$(GST_TRACERS="wsistats(interval=0)" \
+    "$build/tests/benchmarks/bench-pipeline" --steady --location "$dir" \
+    --threads "$threads" --target-mpp 0.5 --patches-per-slide 16 \
+    --pool-size 8 --warmup "$warmup" --batches "$batches" "${extra[@]}" 2>&1)"
+  line="$(grep -E '^[0-9]+ batches after' <<< "$out")" || {
+    echo "$out" >&2; exit 1; }
+  echo "-- $mode: $line"
+  grep -E '^(slides|reader) [^ ]+: ' <<< "$out" | sed 's/^/   /' || true
+  sed -E 's/.*: ([0-9.]+) patches\/s, batch time p50 ([0-9.]+) ms, p95 ([0-9.]+) ms.*CPU ([0-9.]+) us\/patch, peak RSS ([0-9.]+) MiB.*/\1 \2 \3 \4 \5/' \
+    <<< "$line" | awk -v n="$n" -v m="$mode" '{print n, m, $0}' \
+    >> "$work/table"
+}
+
 for n in "${counts[@]}"; do
   dir="$work/n$n"
   mkdir "$dir"
@@ -36,8 +68,34 @@ for n in "${counts[@]}"; do
   done
   echo "== N = $n distinct slides, 16 patches per visit, $threads threads" \
     "(load: $(cut -d' ' -f1-3 /proc/loadavg))"
-  "$build/tests/benchmarks/bench-pipeline" --steady --location "$dir" \
-    --threads "$threads" --target-mpp 0.5 --patches-per-slide 16 \
-    --pool-size 8 --warmup "$warmup" \
-    --batches "$batches"
+  run_one "$n" serial "$dir"
+  run_one "$n" ahead "$dir"
 done
+
+echo
+echo "== summary (goals: rate at the largest N >= 90 % of N = ${counts[0]}'s," \
+  "batch p95/p50 <= 1.5, peak RSS independent of N)"
+awk '
+  { rate[$1 " " $2] = $3; ratio[$1 " " $2] = $5 / $4; rss[$1 " " $2] = $7;
+    cpu[$1 " " $2] = $6; if (!($1 in seen)) { seen[$1] = 1; order[k++] = $1 } }
+  END {
+    printf "%6s %-7s %10s %8s %9s %10s %12s\n", "N", "slides", "patches/s",
+      "p95/p50", "CPU us/p", "peak MiB", "rate vs N=" order[0];
+    for (i = 0; i < k; i++)
+      for (m = 0; m < 2; m++) {
+        mode = m ? "ahead" : "serial"; key = order[i] " " mode;
+        printf "%6s %-7s %10.1f %8.2f %9.0f %10.1f %11.1f%%\n", order[i],
+          mode, rate[key], ratio[key], cpu[key], rss[key],
+          100 * rate[key] / rate[order[0] " " mode];
+      }
+    last = order[k - 1];
+    printf "prepared ahead vs serial at N = %s: %.2fx patches/s\n", last,
+      rate[last " ahead"] / rate[last " serial"];
+    printf "goal rate: N = %s at %.1f%% of N = %s (goal >= 90%%): %s\n", last,
+      100 * rate[last " ahead"] / rate[order[0] " ahead"], order[0],
+      (rate[last " ahead"] >= 0.9 * rate[order[0] " ahead"]) ? "met" : "NOT met";
+    printf "goal p95/p50 at N = %s: %.2f (goal <= 1.5): %s\n", last,
+      ratio[last " ahead"], (ratio[last " ahead"] <= 1.5) ? "met" : "NOT met";
+    printf "peak RSS N = %s vs N = %s: %.1f vs %.1f MiB\n", last,
+      order[0], rss[last " ahead"], rss[order[0] " ahead"];
+  }' "$work/table"

@@ -65,6 +65,10 @@ struct _WsiResampler
   gsize rows_floats;
   guint32 *sums;                /* out_w ARGB channel sums (4 each) */
   gsize sums_len;
+  gfloat *composited;           /* one source row on white, RGB floats */
+  gsize composited_floats;
+  gfloat *acc;                  /* one output row's sums, RGB floats */
+  gsize acc_floats;
 };
 
 static PixelLayout
@@ -113,6 +117,8 @@ wsi_resampler_free (WsiResampler * resampler)
   axis_taps_clear (&resampler->taps_y);
   g_free (resampler->rows);
   g_free (resampler->sums);
+  g_free (resampler->composited);
+  g_free (resampler->acc);
   g_free (resampler);
 }
 
@@ -275,8 +281,46 @@ box_integer (WsiResampler * r, const guint32 * argb, gsize src_stride,
   }
 }
 
+/* @n source pixels composited on white as RGB floats: each is converted
+ * once, not once per output pixel it weighs in (1-4 times). */
+static void
+composite_row_floats (const guint32 * src, guint n, gfloat * out)
+{
+  guint i;
+
+  for (i = 0; i < n; i++, out += 3) {
+    guint32 p = src[i];
+    guint32 glass = 255 - (p >> 24);
+
+    out[0] = (gfloat) (((p >> 16) & 0xff) + glass);
+    out[1] = (gfloat) (((p >> 8) & 0xff) + glass);
+    out[2] = (gfloat) ((p & 0xff) + glass);
+  }
+  out[0] = out[1] = out[2] = 0.0f;      /* the padding pixel */
+}
+
+/* acc += weight * row, element by element (no reassociation: the same
+ * bits as a scalar loop, four lanes at a time). */
+static void
+add_weighted_row (gfloat * restrict acc,
+    const gfloat * restrict row, gfloat weight, gsize n)
+{
+  gsize j;
+
+  for (j = 0; j + 4 <= n; j += 4) {
+    acc[j + 0] += weight * row[j + 0];
+    acc[j + 1] += weight * row[j + 1];
+    acc[j + 2] += weight * row[j + 2];
+    acc[j + 3] += weight * row[j + 3];
+  }
+  for (; j < n; j++)
+    acc[j] += weight * row[j];
+}
+
 /* Area average, separable: the source rows the output needs first
- * (composited on white, as floats), then columns, into the output. */
+ * (composited on white, as floats), then columns, into the output. The
+ * sums run over the taps in order, so the bytes do not depend on how the
+ * loops are arranged (the vertical pass adds whole rows: it vectorises). */
 static void
 area_average (WsiResampler * r, const guint32 * argb, gsize src_stride,
     const WsiImage * out, const PixelLayout * layout)
@@ -284,23 +328,42 @@ area_average (WsiResampler * r, const guint32 * argb, gsize src_stride,
   AxisTaps *tx = &r->taps_x, *ty = &r->taps_y;
   guint row0 = ty->first[0];
   guint row1 = ty->first[out->height - 1] + ty->count[out->height - 1];
+  guint col0 = tx->first[0];
+  guint col1 = tx->first[out->width - 1] + tx->count[out->width - 1];
+  gsize row_floats = (gsize) out->width * 3;
   guint x, y, k;
+  gsize j;
 
   for (y = row0; y < row1; y++) {
-    const guint32 *src = argb + (gsize) y * src_stride;
-    gfloat *row = r->rows + (gsize) (y - row0) * out->width * 3;
+    gfloat *row = r->rows + (gsize) (y - row0) * row_floats;
 
+    composite_row_floats (argb + (gsize) y * src_stride + col0, col1 - col0,
+        r->composited);
+    if (tx->max_taps <= 3) {
+      /* Up to 1x downscales (near-whole rests such as 0.99): at most two
+       * taps, summed without a loop (a missing second tap weighs 0 and
+       * reads the padding pixel; adding 0 leaves the sum's bits as they
+       * are). */
+      for (x = 0; x < out->width; x++) {
+        const gfloat *w = tx->weight + (gsize) x * tx->max_taps;
+        const gfloat *p = r->composited + (gsize) (tx->first[x] - col0) * 3;
+        gfloat w1 = tx->count[x] > 1 ? w[1] : 0.0f;
+
+        row[3 * x + 0] = w[0] * p[0] + w1 * p[3];
+        row[3 * x + 1] = w[0] * p[1] + w1 * p[4];
+        row[3 * x + 2] = w[0] * p[2] + w1 * p[5];
+      }
+      continue;
+    }
     for (x = 0; x < out->width; x++) {
       const gfloat *w = tx->weight + (gsize) x * tx->max_taps;
-      const guint32 *p = src + tx->first[x];
+      const gfloat *p = r->composited + (gsize) (tx->first[x] - col0) * 3;
       gfloat cr = 0.0f, cg = 0.0f, cb = 0.0f;
 
-      for (k = 0; k < tx->count[x]; k++) {
-        guint32 glass = 255 - (p[k] >> 24);
-
-        cr += w[k] * (((p[k] >> 16) & 0xff) + glass);
-        cg += w[k] * (((p[k] >> 8) & 0xff) + glass);
-        cb += w[k] * ((p[k] & 0xff) + glass);
+      for (k = 0; k < tx->count[x]; k++, p += 3) {
+        cr += w[k] * p[0];
+        cg += w[k] * p[1];
+        cb += w[k] * p[2];
       }
       row[3 * x + 0] = cr;
       row[3 * x + 1] = cg;
@@ -310,23 +373,18 @@ area_average (WsiResampler * r, const guint32 * argb, gsize src_stride,
 
   for (y = 0; y < out->height; y++) {
     const gfloat *w = ty->weight + (gsize) y * ty->max_taps;
-    const gfloat *rows = r->rows + (gsize) (ty->first[y] - row0) *
-        out->width * 3;
     guint8 *dst = out->data + (gsize) y * out->stride;
+    gfloat *acc = r->acc;
 
+    for (j = 0; j < row_floats; j++)
+      acc[j] = 0.0f;
+    for (k = 0; k < ty->count[y]; k++)
+      add_weighted_row (acc, r->rows + (gsize) (ty->first[y] + k - row0) *
+          row_floats, w[k], row_floats);
     for (x = 0; x < out->width; x++, dst += layout->pixel_stride) {
-      gfloat cr = 0.0f, cg = 0.0f, cb = 0.0f;
-
-      for (k = 0; k < ty->count[y]; k++) {
-        const gfloat *px = rows + ((gsize) k * out->width + x) * 3;
-
-        cr += w[k] * px[0];
-        cg += w[k] * px[1];
-        cb += w[k] * px[2];
-      }
-      dst[layout->r] = clamp_to_byte (cr);
-      dst[layout->g] = clamp_to_byte (cg);
-      dst[layout->b] = clamp_to_byte (cb);
+      dst[layout->r] = clamp_to_byte (acc[3 * x + 0]);
+      dst[layout->g] = clamp_to_byte (acc[3 * x + 1]);
+      dst[layout->b] = clamp_to_byte (acc[3 * x + 2]);
       if (layout->a >= 0)
         dst[layout->a] = 255;
     }
@@ -389,7 +447,13 @@ wsi_resample_argb (WsiResampler * r, const guint32 * argb, guint src_w,
   if (!reserve ((gpointer *) & r->rows, &r->rows_floats,
           (gsize) (r->taps_y.first[out->height - 1] +
               r->taps_y.count[out->height - 1] - r->taps_y.first[0]) *
-          out->width * 3, sizeof (gfloat)))
+          out->width * 3, sizeof (gfloat))
+      || !reserve ((gpointer *) & r->composited, &r->composited_floats,
+          (gsize) (r->taps_x.first[out->width - 1] +
+              r->taps_x.count[out->width - 1] - r->taps_x.first[0] + 1) * 3,
+          sizeof (gfloat))
+      || !reserve ((gpointer *) & r->acc, &r->acc_floats,
+          (gsize) out->width * 3, sizeof (gfloat)))
     return FALSE;
   area_average (r, argb, src_stride, out, &layout);
   return TRUE;

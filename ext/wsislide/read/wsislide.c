@@ -318,6 +318,38 @@ wsi_slide_read_region (WsiSlide * slide, WsiReadContext * ctx,
   return ok;
 }
 
+guint
+wsi_slide_native_scale (const WsiSlide * slide, gint level, guint wanted)
+{
+  g_return_val_if_fail (level >= 0 && level < slide->level_count, 1);
+  if (wanted <= 1 || slide->backend->native_scale == NULL
+      || slide->backend->read_argb_scaled == NULL)
+    return 1;
+  return slide->backend->native_scale (slide, level, wanted);
+}
+
+gboolean
+wsi_slide_read_region_scaled (WsiSlide * slide, WsiReadContext * ctx,
+    guint32 * argb, gint level, guint scale, gint64 x, gint64 y, gint64 w,
+    gint64 h, GError ** error)
+{
+  gdouble ds;
+  gboolean ok;
+
+  g_return_val_if_fail (level >= 0 && level < slide->level_count, FALSE);
+  if (scale <= 1) {
+    ds = slide->level_downsample[level];
+    return wsi_slide_read_region (slide, ctx, argb, llround (x * ds),
+        llround (y * ds), level, w, h, error);
+  }
+  g_return_val_if_fail (slide->backend->read_argb_scaled != NULL, FALSE);
+  ok = slide->backend->read_argb_scaled (slide, ctx, argb, level, scale, x, y,
+      w, h, error);
+  if (!ok && error != NULL)
+    make_error_displayable (*error);
+  return ok;
+}
+
 void
 wsi_slide_plan_read (const WsiSlide * slide, const WsiReadRequest * request,
     guint out_width, guint out_height, WsiReadPlan * plan)

@@ -191,6 +191,15 @@ struct _WsiSlideBackend
   /* Optional: @plan will be read soon; a backend reading a remote source
    * starts fetching its bytes (wsi_byte_source_prefetch). Never blocks. */
   void (*prefetch) (WsiSlide * slide, const WsiReadPlan * plan);
+  /* Optional, with read_argb_scaled: the largest DCT scale (1, 2, 4 or 8)
+   * not above @wanted that level @level decodes natively. */
+  guint (*native_scale) (const WsiSlide * slide, gint level, guint wanted);
+  /* Decodes a w x h region of level @level scaled down natively by @scale
+   * (a value native_scale() returned), top-left (x, y) in scaled level
+   * pixels, as read_argb does. */
+  gboolean (*read_argb_scaled) (WsiSlide * slide, WsiReadContext * ctx,
+      guint32 * argb, gint level, guint scale, gint64 x, gint64 y, gint64 w,
+      gint64 h, GError ** error);
 };
 
 /* Opens @path with the backend named @backend (WSI_BACKEND_*; NULL or
@@ -205,6 +214,19 @@ void wsi_slide_close (WsiSlide * slide);
 gboolean wsi_slide_read_region (WsiSlide * slide, WsiReadContext * ctx,
     guint32 * argb, gint64 x, gint64 y, gint level, gint64 w, gint64 h,
     GError ** error);
+
+/* The largest native (DCT) scale not above @wanted (a power of two) at
+ * which the backend decodes level @level: 1 when it has none. Overviews
+ * read a level scaled this way (wsioverview.c). */
+guint wsi_slide_native_scale (const WsiSlide * slide, gint level,
+    guint wanted);
+
+/* Level-region read scaled down natively by @scale (from
+ * wsi_slide_native_scale(); 1 is wsi_slide_read_region()): (x, y, w, h) are
+ * pixels of the level at that scale. */
+gboolean wsi_slide_read_region_scaled (WsiSlide * slide, WsiReadContext * ctx,
+    guint32 * argb, gint level, guint scale, gint64 x, gint64 y, gint64 w,
+    gint64 h, GError ** error);
 
 /* Resolves @request to a level and level region for an @out_width x
  * @out_height output: the coarsest level whose downsample does not exceed

@@ -1275,8 +1275,10 @@ mask_cache_buffer (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
   return GST_PAD_PROBE_OK;
 }
 
+/* @prepare_ahead: visits planned (the query asked) before earlier ones
+ * reached downstream; 0 and 1 ask just before each visit. */
 static RunResult *
-run_with_mask_cache (const gchar * dir, gboolean answer)
+run_with_mask_cache (const gchar * dir, gboolean answer, guint prepare_ahead)
 {
   MaskCache cache = { g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
         NULL), answer
@@ -1285,7 +1287,8 @@ run_with_mask_cache (const gchar * dir, gboolean answer)
   TestPipeline t;
   RunResult *r;
 
-  g_object_set (src, "cycle", TRUE, "num-buffers", 6, NULL);
+  g_object_set (src, "cycle", TRUE, "num-buffers", 6, "prepare-ahead",
+      prepare_ahead, NULL);
   test_pipeline_init (&t, src);
   gst_pad_add_probe (t.sinkpad, GST_PAD_PROBE_TYPE_QUERY_DOWNSTREAM,
       mask_cache_query, &cache, NULL);
@@ -1301,36 +1304,39 @@ GST_START_TEST (test_mask_cached_query)
 {
   gchar *dir = make_temp_dir ();
   RunResult *r;
-  guint i;
+  guint i, ahead;
 
-  write_numbered_slides (dir, 2);
-  r = run_with_mask_cache (dir, TRUE);
-  fail_unless (r->error == NULL, "%s", r->error);
-  fail_unless_equals_int (r->buffers->len, 6);
-  fail_unless_equals_int (r->slides_failed, 0);
-  fail_unless_equals_int (r->warnings->len, 0);
-  for (i = 0; i < r->buffers->len; i++) {
-    GstBuffer *buf = g_ptr_array_index (r->buffers, i);
-    gint64 width = 0;
+  /* Prepared on the streaming thread, or one visit ahead on a worker. */
+  for (ahead = 0; ahead <= 1; ahead++) {
+    write_numbered_slides (dir, 2);
+    r = run_with_mask_cache (dir, TRUE, ahead);
+    fail_unless (r->error == NULL, "%s", r->error);
+    fail_unless_equals_int (r->buffers->len, 6);
+    fail_unless_equals_int (r->slides_failed, 0);
+    fail_unless_equals_int (r->warnings->len, 0);
+    for (i = 0; i < r->buffers->len; i++) {
+      GstBuffer *buf = g_ptr_array_index (r->buffers, i);
+      gint64 width = 0;
 
-    /* First visits carry the overview; revisits only the description,
-     * although the files are gone: they were not reopened. */
-    fail_unless_equals_int (meta_boolean (r, i, "has-overview"), i < 2);
-    fail_unless_equals_int (gst_buffer_get_size (buf), i < 2 ? 128 * 96 * 3 :
-        0);
-    fail_unless (gst_structure_get_int64 (buffer_meta (r, i), "width",
-            &width));
-    fail_unless_equals_int64 (width, 640);
-    fail_unless_equals_int (meta_uint (r, i, "cycle"), i / 2);
+      /* First visits carry the overview; revisits only the description,
+       * although the files are gone: they were not reopened. */
+      fail_unless_equals_int (meta_boolean (r, i, "has-overview"), i < 2);
+      fail_unless_equals_int (gst_buffer_get_size (buf), i < 2 ? 128 * 96 * 3 :
+          0);
+      fail_unless (gst_structure_get_int64 (buffer_meta (r, i), "width",
+              &width));
+      fail_unless_equals_int64 (width, 640);
+      fail_unless_equals_int (meta_uint (r, i, "cycle"), i / 2);
+    }
+    run_result_free (r);
+    remove_tree (dir);
+    g_free (dir);
+    dir = make_temp_dir ();
   }
-  run_result_free (r);
-  remove_tree (dir);
-  g_free (dir);
 
   /* Control: without the answer, a revisit reads the (deleted) file. */
-  dir = make_temp_dir ();
   write_numbered_slides (dir, 2);
-  r = run_with_mask_cache (dir, FALSE);
+  r = run_with_mask_cache (dir, FALSE, 0);
   fail_unless_equals_int (r->buffers->len, 2);
   fail_unless_equals_int (r->slides_failed, 2);
   fail_unless (r->error != NULL);
@@ -1602,7 +1608,7 @@ GST_START_TEST (test_real_slides)
   fail_unless (r->error == NULL, "%s", r->error);
   /* dicom/: two slides read, the JPEG-LS one refused by name. */
   jpegls = g_build_filename (dir, "dicom", "sm_image_jpegls.dcm", NULL);
-  if (g_file_test (jpegls, G_FILE_TEST_IS_REGULAR)) {
+  if (g_file_test (jpegls, G_FILE_TEST_IS_REGULAR) && !WSI_TEST_READS_JPEGLS) {
     fail_unless_equals_int (r->slides_failed, 1);
     assert_warned_about (r, "JPEG-LS Lossless");
   } else {

@@ -714,6 +714,71 @@ GST_START_TEST (test_read_region_argb_identical)
 
 GST_END_TEST;
 
+/* Overviews read a level scaled natively (issue 23): scale 1 is the plain
+ * level read; at 1/2 and 1/4 every pixel is close to the area average of
+ * the full decode's pixels it stands for (glass outside the level stays
+ * transparent); OpenSlide has no native scale. */
+GST_START_TEST (test_read_region_scaled)
+{
+  gchar *path = generic_slide ();
+  WsiSlide *direct = open_slide (path, WSI_BACKEND_TIFF);
+  WsiSlide *os = open_slide (path, WSI_BACKEND_OPENSLIDE);
+  WsiReadContext *ctx = wsi_read_context_new ();
+  const gint64 w = 200, h = 150;
+  guint scale;
+
+  fail_unless_equals_int (wsi_slide_native_scale (direct, 0, 8), 8);
+  fail_unless_equals_int (wsi_slide_native_scale (direct, 0, 3), 2);
+  fail_unless_equals_int (wsi_slide_native_scale (direct, 0, 1), 1);
+  fail_unless_equals_int (wsi_slide_native_scale (os, 0, 8), 1);
+  for (scale = 1; scale <= 4; scale *= 2) {
+    guint32 *full = g_new (guint32, w * h * scale * scale);
+    guint32 *scaled = g_new (guint32, w * h);
+    guint8 *expected = g_new (guint8, w * h * 4);
+    GError *error = NULL;
+    gint64 x, y;
+    Diff d;
+
+    fail_unless (wsi_slide_read_region (direct, ctx, full, 96 * scale,
+            64 * scale, 0, w * scale, h * scale, &error), "%s",
+        error ? error->message : "?");
+    fail_unless (wsi_slide_read_region_scaled (direct, ctx, scaled, 0, scale,
+            96, 64, w, h, &error), "%s", error ? error->message : "?");
+    /* the area average of the full decode, byte by byte of the words */
+    for (y = 0; y < h; y++) {
+      for (x = 0; x < w; x++) {
+        guint c, i, j;
+
+        for (c = 0; c < 4; c++) {
+          guint sum = 0;
+
+          for (j = 0; j < scale; j++)
+            for (i = 0; i < scale; i++)
+              sum += ((const guint8 *) &full[(y * scale + j) * w * scale +
+                      x * scale + i])[c];
+          expected[(y * w + x) * 4 + c] = (sum + scale * scale / 2) /
+              (scale * scale);
+        }
+      }
+    }
+    d = compare_bytes (expected, (const guint8 *) scaled, w * h * 4);
+    if (scale == 1) {
+      fail_unless_equals_int (d.max_diff, 0);
+    } else {
+      fail_unless (d.psnr >= 35.0, "1/%u: PSNR %.2f dB", scale, d.psnr);
+    }
+    g_free (full);
+    g_free (scaled);
+    g_free (expected);
+  }
+  wsi_read_context_free (ctx);
+  wsi_slide_close (direct);
+  wsi_slide_close (os);
+  g_free (path);
+}
+
+GST_END_TEST;
+
 /* Levels > 0: OpenSlide shifts by the fractional level offset with cairo's
  * bilinear filter, the direct reader area-averages the same window. */
 static void
@@ -1635,6 +1700,7 @@ wsislide_suite (void)
   tcase_add_test (tc, test_level0_pixels_identical_samplings);
   tcase_add_test (tc, test_level0_pixels_identical_real_cmu);
   tcase_add_test (tc, test_read_region_argb_identical);
+  tcase_add_test (tc, test_read_region_scaled);
   tcase_add_test (tc, test_levels_close_to_openslide);
   tcase_add_test (tc, test_generated_levels_derive_from_level0);
 #endif

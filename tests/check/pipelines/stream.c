@@ -748,6 +748,100 @@ GST_START_TEST (test_near_whole_scaling_deterministic)
 
 GST_END_TEST;
 
+/* Fails unless @a and @b carry the same batches byte for byte and the same
+ * records (but their creation times). */
+static void
+assert_same_stream (WsiRun * a, WsiRun * b, const gchar * what)
+{
+  guint i;
+
+  fail_unless_equals_int (a->batches->len, b->batches->len);
+  fail_unless_equals_int (a->records->len, b->records->len);
+  for (i = 0; i < a->batches->len; i++) {
+    GstMapInfo ma, mb;
+
+    fail_unless (gst_buffer_map (g_ptr_array_index (a->batches, i), &ma,
+            GST_MAP_READ));
+    fail_unless (gst_buffer_map (g_ptr_array_index (b->batches, i), &mb,
+            GST_MAP_READ));
+    fail_unless (ma.size == mb.size && memcmp (ma.data, mb.data,
+            ma.size) == 0, "batch %u differs: %s", i, what);
+    gst_buffer_unmap (g_ptr_array_index (a->batches, i), &ma);
+    gst_buffer_unmap (g_ptr_array_index (b->batches, i), &mb);
+  }
+  for (i = 0; i < a->records->len; i++) {
+    WsiPatchRecord ra = *WSI_RECORD (a, i), rb = *WSI_RECORD (b, i);
+
+    ra.created_ns = rb.created_ns = 0;
+    fail_unless (memcmp (&ra, &rb, sizeof (ra)) == 0, "record %u differs: "
+        "%s", i, what);
+  }
+}
+
+/* Slides prepared ahead on worker threads (issue 23) leave the stream as
+ * it was prepared one by one on the streaming thread (prepare-ahead=0):
+ * whatever the look-ahead and the reader threads (1, 2, 4), with slides
+ * that do not open, a slide with damaged tiles, and over cycles in a
+ * shuffled order (the look-ahead crosses cycles). */
+GST_START_TEST (test_prepare_ahead_deterministic)
+{
+  gchar *dir = wsi_test_make_dir (WSI_TEST_TMPDIR, "prepare-ahead");
+  gchar *cycling = wsi_test_make_dir (WSI_TEST_TMPDIR, "prepare-ahead-cycle");
+  gchar *damaged = g_build_filename (dir, "slide09-damaged.tiff", NULL);
+  const gchar *aheads[4] = { "prepare-ahead=0", "prepare-ahead=1",
+    "prepare-ahead=3", "prepare-ahead=16"
+  };
+  const guint threads[4] = { 1, 1, 2, 4 };
+  WsiTestSlideSpec specs[5], spec;
+  WsiRun *runs[4];
+  guint t;
+
+  write_good_slides (dir, 5, specs);
+  default_spec (&spec, 7);
+  g_free (wsi_test_write_garbage (dir, "slide05-garbage.svs", 50000, 3));
+  fail_unless (wsi_test_slide_write_damaged_tiles (damaged, &spec, NULL));
+  write_good_slides (cycling, 3, specs);
+  g_free (wsi_test_write_garbage (cycling, "slide03-garbage.svs", 50000, 4));
+
+  for (t = 0; t < 4; t++) {
+    gchar *src = g_strdup_printf ("seed=5 %s", aheads[t]);
+
+    runs[t] = run (dir, src, "patches-per-slide=6", "pool-size=3 "
+        "patches-per-visit=2", threads[t], 8, 0);
+    fail_unless (runs[t]->error == NULL, "%s", runs[t]->error);
+    fail_unless_equals_int (runs[t]->records->len, 30);
+    fail_unless (wsi_run_has_warning (runs[t], "slide05-garbage.svs", NULL));
+    fail_unless (wsi_run_has_warning (runs[t], "slide09-damaged.tiff",
+            NULL));
+    if (t > 0)
+      assert_same_stream (runs[0], runs[t], aheads[t]);
+    g_free (src);
+  }
+  for (t = 0; t < 4; t++)
+    wsi_run_free (runs[t]);
+
+  for (t = 0; t < 4; t++) {
+    gchar *src = g_strdup_printf ("seed=5 cycle=true slide-order=random %s",
+        aheads[t]);
+
+    /* 12 batches of 8 = 96 patches, 4 per visit: 8 cycles of 3 slides */
+    runs[t] = run (cycling, src, "patches-per-slide=4", "pool-size=2 "
+        "patches-per-visit=2", threads[t], 8, 12);
+    fail_unless (runs[t]->error == NULL, "%s", runs[t]->error);
+    fail_unless_equals_int (runs[t]->batches->len, 12);
+    if (t > 0)
+      assert_same_stream (runs[0], runs[t], aheads[t]);
+    g_free (src);
+  }
+  for (t = 0; t < 4; t++)
+    wsi_run_free (runs[t]);
+  g_free (damaged);
+  g_free (cycling);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
 static Suite *
 stream_suite (void)
 {
@@ -758,6 +852,7 @@ stream_suite (void)
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_stream_counts_bounds_and_tissue);
   tcase_add_test (tc, test_deterministic_across_threads);
+  tcase_add_test (tc, test_prepare_ahead_deterministic);
   tcase_add_test (tc, test_near_whole_scaling_deterministic);
   tcase_add_test (tc, test_every_mode_deterministic);
   tcase_add_test (tc, test_target_mpp_read_sizes);
