@@ -2,7 +2,8 @@
 # Memory soak of the standard pipeline under gst-launch-1.0 (issue 26, point 5).
 #
 #   scripts/soak.sh [--minutes N] [--interval S] [--warmup S] [--arena N]
-#                   [--trim] [--threads N] [--build-dir DIR] [--out FILE] SLIDES
+#                   [--trim] [--threads N] [--tile-cache MB] [--build-dir DIR]
+#                   [--out FILE] SLIDES
 #
 # Streams SLIDES (a slide, folder or list) with cycle=true through the
 # README's pipeline into fakesink for N minutes (default 60), samples the
@@ -22,12 +23,14 @@
 # Growth that --arena or --trim removes was free memory held by malloc
 # (fragmentation, per-thread arenas); growth that survives both is memory
 # still allocated: a leak, or a cache still filling (patchreader's tile
-# cache is bounded by tile-cache-size, 64 MiB by default).
+# cache is bounded by tile-cache-size, 64 MiB by default; --tile-cache 0
+# runs without it: what is left growing then is not the cache).
 # --out FILE also writes the samples as "seconds rss_kb threads fds" lines.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 builddir=$root/build
 minutes=60 interval=10 warmup="" arena="" trim=0 threads=0 out="" location=""
+tile_cache=64
 while [ $# -gt 0 ]; do
   case $1 in
     --minutes) minutes=$2; shift 2 ;;
@@ -36,6 +39,7 @@ while [ $# -gt 0 ]; do
     --arena) arena=$2; shift 2 ;;
     --trim) trim=1; shift ;;
     --threads) threads=$2; shift 2 ;;
+    --tile-cache) tile_cache=$2; shift 2 ;;
     --build-dir) builddir=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
@@ -49,18 +53,20 @@ total=$((minutes * 60))
 env_args=(GST_PLUGIN_PATH="$builddir/ext/wsislide:$builddir/ext/opencv:$builddir/gst/wsipatch:$builddir/gst/wsitracer"
           GST_REGISTRY="$builddir/soak.registry" GST_TRACERS=wsistats)
 label="glibc defaults"
-if [ -n "$arena" ]; then env_args+=(MALLOC_ARENA_MAX="$arena"); label="MALLOC_ARENA_MAX=$arena"; fi
+[ "$tile_cache" = 64 ] || label="tile cache $tile_cache MiB"
+if [ -n "$arena" ]; then env_args+=(MALLOC_ARENA_MAX="$arena"); label="$label, MALLOC_ARENA_MAX=$arena"; fi
 if [ $trim -eq 1 ]; then
   shim=$builddir/tests/launch/libwsi-trimloop.so
   [ -f "$shim" ] || { echo "soak.sh: $shim is not built" >&2; exit 1; }
-  env_args+=(LD_PRELOAD="$shim"); label="malloc_trim every 10 s"
+  env_args+=(LD_PRELOAD="$shim"); label="$label, malloc_trim every 10 s"
 fi
 
 log=$(mktemp)
 env "${env_args[@]}" gst-launch-1.0 -q wsislidesrc location="$location" cycle=true ! \
   tissuemask ! queue max-size-buffers=4 ! \
   patchsampler patch-size=256 target-mpp=0.5 ! \
-  patchinterleave pool-size=8 patches-per-visit=4 ! patchreader threads="$threads" ! \
+  patchinterleave pool-size=8 patches-per-visit=4 ! patchreader threads="$threads" \
+  tile-cache-size="$tile_cache" ! \
   queue max-size-buffers=256 max-size-bytes=0 max-size-time=0 ! \
   patchbatch batch-size=64 ! fakesink sync=false >"$log" 2>&1 &
 pid=$!

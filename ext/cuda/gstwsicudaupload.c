@@ -54,6 +54,7 @@
 #include <gst/cuda/gstcudabufferpool.h>
 #include <gst/cuda/gstcudautils.h>
 #include <gst/cuda/cuda-gst.h>
+#include <gst/wsi/wsierrorrelay.h>
 #include <gst/wsi/wsirecord.h>
 
 #include "gstwsicudaupload.h"
@@ -687,6 +688,17 @@ gst_wsi_cuda_upload_finalize (GObject * object)
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 
+/* Every error of ours must end the application's main loop, however
+ * early it comes (wsierrorrelay.h). */
+static gboolean
+gst_wsi_cuda_upload_post_message (GstElement * element, GstMessage * message)
+{
+  wsi_error_relay_watch (element, message);
+  return
+      GST_ELEMENT_CLASS (gst_wsi_cuda_upload_parent_class)->post_message
+      (element, message);
+}
+
 static void
 gst_wsi_cuda_upload_class_init (GstWsiCudaUploadClass * klass)
 {
@@ -696,6 +708,8 @@ gst_wsi_cuda_upload_class_init (GstWsiCudaUploadClass * klass)
   const GParamFlags flags = G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
       GST_PARAM_MUTABLE_READY;
 
+  element_class->post_message =
+      GST_DEBUG_FUNCPTR (gst_wsi_cuda_upload_post_message);
   gobject_class->set_property = gst_wsi_cuda_upload_set_property;
   gobject_class->get_property = gst_wsi_cuda_upload_get_property;
   gobject_class->finalize = gst_wsi_cuda_upload_finalize;

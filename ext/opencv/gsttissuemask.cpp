@@ -101,6 +101,7 @@
 
 #include "gsttissuemask.h"
 
+#include <gst/wsi/wsierrorrelay.h>
 #include <gst/wsi/wsievent.h>
 #include <gst/wsi/wsirecord.h>
 #include <gst/wsi/wsirefusal.h>
@@ -1043,6 +1044,17 @@ gst_tissue_mask_install_range_properties (GObjectClass * gobject_class)
           "default 0", 0, 255, DEFAULT_VALUE_MIN, rw));
 }
 
+/* Every error of ours must end the application's main loop, however
+ * early it comes (wsierrorrelay.h). */
+static gboolean
+gst_tissue_mask_post_message (GstElement * element, GstMessage * message)
+{
+  wsi_error_relay_watch (element, message);
+  return
+      GST_ELEMENT_CLASS (gst_tissue_mask_parent_class)->post_message
+      (element, message);
+}
+
 static void
 gst_tissue_mask_class_init (GstTissueMaskClass * klass)
 {
@@ -1050,6 +1062,8 @@ gst_tissue_mask_class_init (GstTissueMaskClass * klass)
   GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
   GstBaseTransformClass *trans_class = GST_BASE_TRANSFORM_CLASS (klass);
 
+  element_class->post_message =
+      GST_DEBUG_FUNCPTR (gst_tissue_mask_post_message);
   gobject_class->set_property = gst_tissue_mask_set_property;
   gobject_class->get_property = gst_tissue_mask_get_property;
   gobject_class->finalize = gst_tissue_mask_finalize;

@@ -120,6 +120,7 @@
 #include <string.h>
 
 #include <gst/wsi/wsiannotation.h>
+#include <gst/wsi/wsierrorrelay.h>
 #include <gst/wsi/wsiorderedpool.h>
 #include <gst/wsi/wsievent.h>
 #include <gst/wsi/wsirecord.h>
@@ -1608,6 +1609,17 @@ gst_wsi_slide_src_install_properties (GObjectClass * gobject_class)
           "(included in slides-rejected; read-only)", 0, G_MAXUINT, 0, ro));
 }
 
+/* Every error of ours must end the application's main loop, however
+ * early it comes (wsierrorrelay.h). */
+static gboolean
+gst_wsi_slide_src_post_message (GstElement * element, GstMessage * message)
+{
+  wsi_error_relay_watch (element, message);
+  return
+      GST_ELEMENT_CLASS (gst_wsi_slide_src_parent_class)->post_message
+      (element, message);
+}
+
 static void
 gst_wsi_slide_src_class_init (GstWsiSlideSrcClass * klass)
 {
@@ -1616,6 +1628,8 @@ gst_wsi_slide_src_class_init (GstWsiSlideSrcClass * klass)
   GstBaseSrcClass *basesrc_class = GST_BASE_SRC_CLASS (klass);
   GstPushSrcClass *pushsrc_class = GST_PUSH_SRC_CLASS (klass);
 
+  element_class->post_message =
+      GST_DEBUG_FUNCPTR (gst_wsi_slide_src_post_message);
   gobject_class->set_property = gst_wsi_slide_src_set_property;
   gobject_class->get_property = gst_wsi_slide_src_get_property;
   gobject_class->finalize = gst_wsi_slide_src_finalize;

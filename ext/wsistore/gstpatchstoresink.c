@@ -66,6 +66,8 @@
 #include "wsistoremanifest.h"
 #include "wsiwebdataset.h"
 
+#include <gst/wsi/wsierrorrelay.h>
+
 #include <errno.h>
 #include <gio/gio.h>
 #include <glib/gstdio.h>
@@ -973,6 +975,17 @@ gst_patch_store_sink_finalize (GObject * object)
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 
+/* Every error of ours must end the application's main loop, however
+ * early it comes (wsierrorrelay.h). */
+static gboolean
+gst_patch_store_sink_post_message (GstElement * element, GstMessage * message)
+{
+  wsi_error_relay_watch (element, message);
+  return
+      GST_ELEMENT_CLASS (gst_patch_store_sink_parent_class)->post_message
+      (element, message);
+}
+
 static void
 gst_patch_store_sink_class_init (GstPatchStoreSinkClass * klass)
 {
@@ -980,6 +993,8 @@ gst_patch_store_sink_class_init (GstPatchStoreSinkClass * klass)
   GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
   GstBaseSinkClass *sink_class = GST_BASE_SINK_CLASS (klass);
 
+  element_class->post_message =
+      GST_DEBUG_FUNCPTR (gst_patch_store_sink_post_message);
   gobject_class->set_property = gst_patch_store_sink_set_property;
   gobject_class->get_property = gst_patch_store_sink_get_property;
   gobject_class->finalize = gst_patch_store_sink_finalize;

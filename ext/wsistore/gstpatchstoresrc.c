@@ -79,6 +79,7 @@
 #include "wsistoreorder.h"
 
 #include <gst/video/video.h>
+#include <gst/wsi/wsierrorrelay.h>
 #include <gst/wsi/wsirecord.h>
 #include <string.h>
 
@@ -984,12 +985,25 @@ install_properties (GObjectClass * gobject_class)
           "(count)", 0, G_MAXUINT, 0, counter));
 }
 
+/* Every error of ours must end the application's main loop, however
+ * early it comes (wsierrorrelay.h). */
+static gboolean
+gst_patch_store_src_post_message (GstElement * element, GstMessage * message)
+{
+  wsi_error_relay_watch (element, message);
+  return
+      GST_ELEMENT_CLASS (gst_patch_store_src_parent_class)->post_message
+      (element, message);
+}
+
 static void
 gst_patch_store_src_class_init (GstPatchStoreSrcClass * klass)
 {
   GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
   GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
 
+  element_class->post_message =
+      GST_DEBUG_FUNCPTR (gst_patch_store_src_post_message);
   gobject_class->set_property = gst_patch_store_src_set_property;
   gobject_class->get_property = gst_patch_store_src_get_property;
   gobject_class->finalize = gst_patch_store_src_finalize;

@@ -118,6 +118,7 @@
 
 #include <math.h>
 #include <gst/video/video.h>
+#include <gst/wsi/wsierrorrelay.h>
 #include <gst/wsi/wsievent.h>
 #include <gst/wsi/wsirecord.h>
 #include <gst/wsi/wsirefusal.h>
@@ -1297,12 +1298,25 @@ gst_patch_batch_finalize (GObject * object)
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 
+/* Every error of ours must end the application's main loop, however
+ * early it comes (wsierrorrelay.h). */
+static gboolean
+gst_patch_batch_post_message (GstElement * element, GstMessage * message)
+{
+  wsi_error_relay_watch (element, message);
+  return
+      GST_ELEMENT_CLASS (gst_patch_batch_parent_class)->post_message
+      (element, message);
+}
+
 static void
 gst_patch_batch_class_init (GstPatchBatchClass * klass)
 {
   GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
   GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
 
+  element_class->post_message =
+      GST_DEBUG_FUNCPTR (gst_patch_batch_post_message);
   gobject_class->set_property = gst_patch_batch_set_property;
   gobject_class->get_property = gst_patch_batch_get_property;
   gobject_class->finalize = gst_patch_batch_finalize;

@@ -195,6 +195,7 @@
 #endif
 
 #include <math.h>
+#include <gst/wsi/wsierrorrelay.h>
 #include <gst/wsi/wsilevel.h>
 #include <gst/wsi/wsirecord.h>
 #include <gst/wsi/wsirefusal.h>
@@ -1849,6 +1850,17 @@ gst_patch_sampler_finalize (GObject * object)
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 
+/* Every error of ours must end the application's main loop, however
+ * early it comes (wsierrorrelay.h). */
+static gboolean
+gst_patch_sampler_post_message (GstElement * element, GstMessage * message)
+{
+  wsi_error_relay_watch (element, message);
+  return
+      GST_ELEMENT_CLASS (gst_patch_sampler_parent_class)->post_message
+      (element, message);
+}
+
 static void
 gst_patch_sampler_class_init (GstPatchSamplerClass * klass)
 {
@@ -1860,6 +1872,8 @@ gst_patch_sampler_class_init (GstPatchSamplerClass * klass)
   const GParamFlags rw_ready = G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
       GST_PARAM_MUTABLE_READY;
 
+  element_class->post_message =
+      GST_DEBUG_FUNCPTR (gst_patch_sampler_post_message);
   gobject_class->set_property = gst_patch_sampler_set_property;
   gobject_class->get_property = gst_patch_sampler_get_property;
   gobject_class->finalize = gst_patch_sampler_finalize;

@@ -175,6 +175,8 @@ struct _GstWsiStats
   GQuark prep_quarks[4];        /* prep-open-ns ... prep-mask-ns */
   GType work_meta_api;          /* 0 until a pool registered it */
   gint origin_samples;          /* hooks that calibrated the origin */
+  gint fake_clock;              /* "use-fake-clock" is on (tests) */
+  guint64 fake_now;             /* the hooks' time then, atomic */
   volatile gint generation;
 
   GMutex lock;                  /* elements list */
@@ -206,6 +208,8 @@ enum
   SIGNAL_RESET,
   SIGNAL_WRITE_REPORT,
   SIGNAL_TIMELINE_SLICE,
+  SIGNAL_USE_FAKE_CLOCK,
+  SIGNAL_ADVANCE_CLOCK,
   LAST_SIGNAL
 };
 
@@ -259,6 +263,18 @@ calibrate_origin (GstWsiStats * self, GstClockTime hook_ts)
   while (origin < seen && !__atomic_compare_exchange_n
       (&self->timeline_origin, &seen, origin, TRUE, __ATOMIC_RELAXED,
           __ATOMIC_RELAXED));
+}
+
+/* The time a hook accounts with: GStreamer's @ts, or, while a test has
+ * "use-fake-clock" on, a clock that moves only when the test advances it
+ * ("advance-clock"), so shares and verdicts are exact whatever the
+ * machine's load. */
+static inline GstClockTime
+hook_time (GstWsiStats * self, GstClockTime ts)
+{
+  if (G_LIKELY (!g_atomic_int_get (&self->fake_clock)))
+    return ts;
+  return __atomic_load_n (&self->fake_now, __ATOMIC_SEQ_CST);
 }
 
 /* ==== element lookup ====================================================== */
@@ -832,6 +848,7 @@ push_pre (GstWsiStats * self, GstClockTime ts, GstPad * pad,
   WsiBufferInfo info;
 
   calibrate_origin (self, ts);
+  ts = hook_time (self, ts);
   account_loop (self, t, pusher, ts);
   account_work (self, t, pad, pusher, buffer);
   buffer_info (self, pad, buffer, &info);
@@ -853,6 +870,7 @@ push_list_pre (GstWsiStats * self, GstClockTime ts, GstPad * pad,
   guint i, n = gst_buffer_list_length (list);
 
   calibrate_origin (self, ts);
+  ts = hook_time (self, ts);
   account_loop (self, t, pusher, ts);
   for (i = 0; i < n; i++) {
     WsiBufferInfo info;
@@ -871,7 +889,7 @@ static void
 push_post (GstWsiStats * self, GstClockTime ts, GstPad * pad,
     GstFlowReturn res)
 {
-  frame_close (self, thread_state (self), ts);
+  frame_close (self, thread_state (self), hook_time (self, ts));
 }
 
 /* In pull mode the upstream element works inside the caller's pull. */
@@ -883,7 +901,7 @@ pull_range_pre (GstWsiStats * self, GstClockTime ts, GstPad * pad,
   GstPad *peer = GST_PAD_PEER (pad);
 
   frame_open (t, element_stats (self, pad_element (pad)),
-      element_stats (self, pad_element (peer)), ts, TRUE);
+      element_stats (self, pad_element (peer)), hook_time (self, ts), TRUE);
 }
 
 static void
@@ -893,6 +911,7 @@ pull_range_post (GstWsiStats * self, GstClockTime ts, GstPad * pad,
   WsiThreadState *t = thread_state (self);
   GstPad *peer = GST_PAD_PEER (pad);
 
+  ts = hook_time (self, ts);
   if (buffer != NULL && res == GST_FLOW_OK) {
     WsiElementStats *upstream = element_stats (self, pad_element (peer));
     WsiElementStats *downstream = element_stats (self, pad_element (pad));
@@ -1362,6 +1381,19 @@ gst_wsi_stats_timeline_slice (GstWsiStats * self, const gchar * lane,
       timeline_ts (self, start_ns), end_ns - start_ns);
 }
 
+/* Tests: the hooks' time is a clock that only advance-clock moves. */
+static void
+gst_wsi_stats_use_fake_clock (GstWsiStats * self, gboolean on)
+{
+  g_atomic_int_set (&self->fake_clock, on);
+}
+
+static void
+gst_wsi_stats_advance_clock (GstWsiStats * self, guint64 ns)
+{
+  __atomic_add_fetch (&self->fake_now, ns, __ATOMIC_SEQ_CST);
+}
+
 /* ==== parameters ========================================================== */
 
 static guint
@@ -1619,4 +1651,37 @@ gst_wsi_stats_class_init (GstWsiStatsClass * klass)
       G_CALLBACK (gst_wsi_stats_timeline_slice), NULL, NULL, NULL,
       G_TYPE_NONE, 5, G_TYPE_STRING, G_TYPE_STRING, G_TYPE_STRING,
       G_TYPE_UINT64, G_TYPE_UINT64);
+
+  /**
+   * GstWsiStats::use-fake-clock:
+   * @tracer: the wsistats tracer
+   * @on: TRUE: account with the fake clock; FALSE: with GStreamer's again
+   *
+   * For tests. While on, the time the tracer accounts pushes and pulls
+   * with (GStreamer's hook timestamps) is a clock that stands still except
+   * when "advance-clock" moves it: a test that advances it where its
+   * pipeline "works" (a handoff instead of a sleep) gets exact busy and
+   * wait shares and verdicts whatever the machine's load. The timeline's
+   * pipeline slices follow that clock too; queue sampling and CPU time
+   * stay on real time. Turn it on before the pipeline starts and off
+   * after it stopped (the two clocks' times do not mix).
+   */
+  signals[SIGNAL_USE_FAKE_CLOCK] = g_signal_new_class_handler
+      ("use-fake-clock", G_TYPE_FROM_CLASS (klass),
+      G_SIGNAL_RUN_LAST | G_SIGNAL_ACTION,
+      G_CALLBACK (gst_wsi_stats_use_fake_clock), NULL, NULL, NULL,
+      G_TYPE_NONE, 1, G_TYPE_BOOLEAN);
+
+  /**
+   * GstWsiStats::advance-clock:
+   * @tracer: the wsistats tracer
+   * @ns: nanoseconds to move the fake clock forward
+   *
+   * For tests: moves the clock of "use-fake-clock".
+   */
+  signals[SIGNAL_ADVANCE_CLOCK] = g_signal_new_class_handler
+      ("advance-clock", G_TYPE_FROM_CLASS (klass),
+      G_SIGNAL_RUN_LAST | G_SIGNAL_ACTION,
+      G_CALLBACK (gst_wsi_stats_advance_clock), NULL, NULL, NULL,
+      G_TYPE_NONE, 1, G_TYPE_UINT64);
 }

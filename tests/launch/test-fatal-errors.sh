@@ -1,17 +1,23 @@
 #!/usr/bin/env bash
 # test-fatal-errors.sh SLOWLOOP_SO MAKE_TEST_SLIDES
 #
-# gst-launch-1.0 must end, non-zero and naming the file, on a slide set of
-# which no slide can be read, however late its main loop starts: every run
-# here preloads SLOWLOOP_SO (tests/launch/slowloop.c), which sleeps 300 ms
-# before g_main_loop_run(), the window in which gst-launch 1.22 loses the
-# quit of an error posted from a streaming thread. Sets: one truncated
-# slide, one zero-byte slide, a folder of broken files (garbage, truncated,
-# empty), and a missing path (refused in start() already before issue 26).
+# gst-launch-1.0 must end, non-zero and naming the file, after every fatal
+# error of ours, however late its main loop starts: every failing run here
+# preloads SLOWLOOP_SO (tests/launch/slowloop.c) with
+# WSI_SLOW_LOOP_UNTIL_ERROR_MS, which holds g_main_loop_run() back until
+# gst-launch's bus sync handler has handled the ERROR: its quit is then
+# lost every time, whatever the machine's load (the window in which
+# gst-launch 1.22 hung), and only our error relay (wsierrorrelay.h) or a
+# failed state change can end the run. Sets whose error the source finds
+# in start(): one truncated slide, one zero-byte slide, a folder of broken
+# files (garbage, truncated, empty), a missing path. Sets whose error a
+# later element finds while the pipeline prerolls (posted from a streaming
+# thread, the case the relay is for): two blank slides and a slide without
+# a resolution (patchsampler: "The stream ended without a single patch").
 # A good set must still run to its end under the shim (exit 0).
 set -uo pipefail
 shim=$1 make_slides=$2
-limit=30
+limit=40
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 failed=0
@@ -22,6 +28,8 @@ mkdir -p "$tmp/bad"
 "$make_slides" -n 0 --broken "$tmp/bad" >/dev/null || exit 1
 head -c 20000 "$good" > "$tmp/truncated.svs"
 : > "$tmp/empty.svs"
+"$make_slides" -n 2 -W 1024 -H 768 -l 2 -t 256 --blobs 0 "$tmp/blank" >/dev/null || exit 1
+"$make_slides" -n 1 -W 1024 -H 768 -l 2 -t 256 --mpp 0 "$tmp/no-mpp" >/dev/null || exit 1
 
 # the README's pipeline, ending by itself
 pipeline() {
@@ -33,10 +41,15 @@ pipeline() {
 
 # run NAME LOCATION EXPECT(fail|pass) WORD-THAT-MUST-BE-IN-THE-OUTPUT
 run() {
-  local name=$1 location=$2 expect=$3 word=$4 out rc start ms
+  local name=$1 location=$2 expect=$3 word=$4 out rc start ms hold
+  # a failing run holds the loop until the error was handled (at most
+  # 20 s); a good run, which posts none, only 300 ms
+  hold=(WSI_SLOW_LOOP_UNTIL_ERROR_MS=20000)
+  [ "$expect" = pass ] && hold=(WSI_SLOW_LOOP_MS=300)
   start=$(date +%s%N)
   # shellcheck disable=SC2046
-  out=$(LD_PRELOAD=$shim timeout $limit gst-launch-1.0 -q $(pipeline "$location") 2>&1)
+  out=$(env "${hold[@]}" LD_PRELOAD="$shim" timeout $limit \
+    gst-launch-1.0 -q $(pipeline "$location") 2>&1)
   rc=$?
   ms=$(( ($(date +%s%N) - start) / 1000000 ))
   if [ $rc -eq 124 ]; then
@@ -63,5 +76,7 @@ run truncated "$tmp/truncated.svs" fail truncated.svs
 run empty "$tmp/empty.svs" fail empty.svs
 run all-bad "$tmp/bad" fail broken-garbage.svs
 run missing "$tmp/no-such.svs" fail no-such.svs
+run blank "$tmp/blank" fail "without a single patch"
+run no-mpp "$tmp/no-mpp" fail "resolution (mpp) unknown"
 run good "$good" pass ""
 exit $failed

@@ -112,25 +112,108 @@ def test_monitor_stream_stats(slides):
     assert logs[0][p + "patches"] <= last[p + "patches"]
 
 
-def test_loader_bound_and_wait_share_agree(slides):
-    """Both over the same window. A trainer faster than the loader never
-    blocks the pipeline (loader_bound near 1) and waits for a share of its
-    steps (wait_share well above 0: how much depends on the trainer's own
-    work); a trainer slower than the loader blocks the pipeline (loader_bound
-    low) and hardly waits (wait_share near 0)."""
-    # The loader paced at 20 ms per batch (identity before the appsink), a
-    # small prefetch queue, and windows after the first few: the trainer
-    # must not be draining batches queued ahead of it.
-    paced = pipeline(slides, prefetch=8).replace(
-        " ! appsink", " ! identity sleep-time=20000 ! appsink")
-    fast = gstwsi.BatchStream(paced, torch=False)
-    last = run_logged(fast, gstwsi.Monitor(fast, log_every=LOG_EVERY), 4, 0.0)[-1]
-    fast.close()
-    assert last["data/loader_bound"] > 0.8 and last["data/wait_share"] > 0.2, last
-    slow = gstwsi.BatchStream(paced, torch=False)
-    last = run_logged(slow, gstwsi.Monitor(slow, log_every=LOG_EVERY), 3, 0.1)[-1]
-    slow.close()
-    assert last["data/loader_bound"] < 0.5 and last["data/wait_share"] < 0.2, last
+class _Clock:
+    """time.monotonic_ns for gstwsi.monitor: moves only when told."""
+
+    def __init__(self):
+        self.ns = 10**12
+
+    def monotonic_ns(self):
+        return self.ns
+
+
+class _SinkEntry:
+    """The sink's entry of the tracer's get-stats: cumulative busy/wait."""
+
+    def __init__(self, name):
+        self.name, self.busy_s, self.wait_s = name, 0.0, 0.0
+
+    def get_string(self, field):
+        return {"name": self.name, "shape": "sink"}.get(field)
+
+    def get_double(self, field):
+        value = {"busy-s": self.busy_s, "wait-s": self.wait_s}.get(field)
+        return (value is not None, value or 0.0)
+
+
+class _Stats:
+    def __init__(self, sink):
+        self.sink = sink
+
+    def get_uint64(self, field):
+        return (False, 0)
+
+    def get_double(self, field):
+        return (False, 0.0)
+
+    def get_value(self, field):
+        return [self.sink] if field == "elements" else None
+
+
+class _Tracer:
+    def __init__(self, sink):
+        self.sink = sink
+
+    def emit(self, signal, *args):
+        return _Stats(self.sink) if signal == "get-stats" else None
+
+
+class _Stream:
+    """What Monitor reads of a BatchStream: its wait time, its counts, a
+    pipeline holding its appsink."""
+
+    def __init__(self):
+        self.pipeline = gstwsi.stream.Gst.Pipeline.new(None)
+        self._sink = gstwsi.stream.Gst.ElementFactory.make("fakesink", "sink")
+        self.pipeline.add(self._sink)
+        self.wait_ns = 0
+        self.patches = self.batches = 0
+
+    def read_stream_stats(self):
+        return None
+
+
+def test_loader_bound_and_wait_share_agree(monkeypatch):
+    """Both over the same window, on one clock that moves only as the
+    scenario says (a live run made them depend on the machine's load). A
+    trainer faster than the loader waits for its batches (wait_share 1)
+    while the sink waits for data (loader_bound 1); a trainer slower than
+    the loader never waits (wait_share 0) and the sink is blocked on it
+    (loader_bound 0); a mixed window gives the same share on both sides.
+    Each window counts only its own steps: after a loader-bound window,
+    a trainer-bound one reads 0, not an average over the run."""
+    clock = _Clock()
+    monkeypatch.setattr(gstwsi.monitor, "time", clock)
+    stream = _Stream()
+    sink = _SinkEntry("sink")
+    monitor = gstwsi.Monitor(stream, log_every=LOG_EVERY)
+    monitor.tracer = _Tracer(sink)
+
+    def window(wait_ms, compute_ms):
+        """LOG_EVERY steps: the trainer waits wait_ms for its batch (the
+        sink waits for data as long), then computes compute_ms (the sink
+        is blocked on it as long)."""
+        for _ in range(LOG_EVERY):
+            clock.ns += wait_ms * 10**6
+            stream.wait_ns += wait_ms * 10**6
+            sink.wait_s += wait_ms / 1e3
+            clock.ns += compute_ms * 10**6
+            sink.busy_s += compute_ms / 1e3
+            stream.batches += 1
+            stream.patches += 8
+            out = monitor.mark_step()
+        return out
+
+    fast = window(20, 0)
+    assert fast["data/wait_share"] == pytest.approx(1.0)
+    assert fast["data/loader_bound"] == pytest.approx(1.0)
+    slow = window(0, 100)
+    assert slow["data/wait_share"] == pytest.approx(0.0)
+    assert slow["data/loader_bound"] == pytest.approx(0.0)
+    mixed = window(30, 70)
+    assert mixed["data/wait_share"] == pytest.approx(0.3)
+    assert mixed["data/loader_bound"] == pytest.approx(0.3)
+    assert mixed["data/batches_per_s"] == pytest.approx(10.0)   # 100 ms a step
 
 
 def test_monitor_rejects_bad_log_every(slides):

@@ -31,7 +31,9 @@
  * Adobe segment marks it), JPEG 2000 or HTJ2K through OpenJPEG
  * (wsij2kdecode.h: 1 or 3 components of up to 16 bits, reduced-resolution
  * decode for the DCT-like scales up to the codestream's decomposition
- * levels, read from the first frame's main header at open) or explicit VR
+ * levels, read from the first frame's main header at open), JPEG-LS
+ * through CharLS (wsijlsdecode.h: whole frames, RGB or MONOCHROME1/2, no
+ * native scaling) or explicit VR
  * little endian uncompressed: 8-bit RGB, 8- or 16-bit MONOCHROME1/2 (16
  * bits scaled over BitsStored to 8); any other transfer syntax is refused
  * at open with a message naming it. mpp comes from the shared (else the first per-frame)
@@ -66,11 +68,14 @@
 #ifdef WSI_HAVE_OPENJPEG
 #include "wsij2kdecode.h"
 #endif
+#ifdef WSI_HAVE_CHARLS
+#include "wsijlsdecode.h"
+#endif
 
 /* Scratch slots (wsitiledread.h uses WSI_TILED_SCRATCH_REGION). */
 #define SCRATCH_FRAME_BYTES 0
 #define SCRATCH_RAW_ROW 2
-#define SCRATCH_J2K_RGB 3
+#define SCRATCH_DECODED_RGB 3
 
 /* Bytes of a JPEG 2000 frame read at open for its main header (COD). */
 #define J2K_HEADER_BYTES 4096
@@ -80,6 +85,14 @@
 
 /* A level's tile grid beyond this many tiles is not a slide we allocate. */
 #define MAX_TILES (1 << 26)
+
+/* Nor one with more than this many tiles per frame its instances hold: a
+ * sparse scan covers a few percent of the glass at least, a short
+ * TILED_FULL instance misses some frames, not nearly all. Bounds the grid's
+ * memory by the file's size (each frame costs 8 bytes of its tables): a
+ * 1.7 KB file claiming 838,860,832 rows of 32 made 52 million tiles, 420 MB
+ * and 1.7 s of work (found by fuzz-dicom). */
+#define MAX_TILES_PER_FRAME 256
 
 /* tile_frame entries that are not frames: a TILED_SPARSE tile never
  * scanned (glass), a TILED_FULL tile whose frame the instance lacks (its
@@ -326,6 +339,13 @@ part_check (const DicomPart * part, GError ** error)
         "supported (JPEG baseline, JPEG 2000, HTJ2K and explicit VR little "
         "endian are)", wsi_dicom_transfer_syntax_name (inst->transfer_syntax),
         inst->transfer_syntax != NULL ? inst->transfer_syntax : "none");
+#ifndef WSI_HAVE_CHARLS
+  if (inst->pixels == WSI_DICOM_PIXELS_JPEGLS)
+    return open_fail (error, part_uri (part), "transfer syntax %s (%s) is not "
+        "supported: JPEG-LS needs CharLS, which this build lacks "
+        "(libcharls-dev)", wsi_dicom_transfer_syntax_name
+        (inst->transfer_syntax), inst->transfer_syntax);
+#endif
 #ifndef WSI_HAVE_OPENJPEG
   if (inst->pixels == WSI_DICOM_PIXELS_JPEG2000)
     return open_fail (error, part_uri (part), "transfer syntax %s (%s) needs "
@@ -340,7 +360,8 @@ part_check (const DicomPart * part, GError ** error)
   if (inst->bits_allocated != 8 && !(inst->bits_allocated == 16
           && ((inst->pixels == WSI_DICOM_PIXELS_NATIVE
                   && inst->samples_per_pixel == 1)
-              || inst->pixels == WSI_DICOM_PIXELS_JPEG2000)))
+              || inst->pixels == WSI_DICOM_PIXELS_JPEG2000
+              || inst->pixels == WSI_DICOM_PIXELS_JPEGLS)))
     return open_fail (error, part_uri (part), "%u bits a sample (8, or 16 "
         "for uncompressed grey and JPEG 2000, are read)",
         inst->bits_allocated);
@@ -353,6 +374,12 @@ part_check (const DicomPart * part, GError ** error)
       && inst->samples_per_pixel != 3 && inst->samples_per_pixel != 1)
     return open_fail (error, part_uri (part), "JPEG 2000 frames of %u "
         "samples (1 or 3 are read)", inst->samples_per_pixel);
+  if (inst->pixels == WSI_DICOM_PIXELS_JPEGLS
+      && !((inst->samples_per_pixel == 3 && strcmp (pi, "RGB") == 0)
+          || (inst->samples_per_pixel == 1 && g_str_has_prefix (pi,
+                  "MONOCHROME"))))
+    return open_fail (error, part_uri (part), "JPEG-LS %s with %u samples is "
+        "not read (RGB and MONOCHROME1/2 are)", pi, inst->samples_per_pixel);
   if (inst->pixels == WSI_DICOM_PIXELS_NATIVE
       && !((inst->samples_per_pixel == 3 && strcmp (pi, "RGB") == 0)
           || (inst->samples_per_pixel == 1 && g_str_has_prefix (pi,
@@ -432,13 +459,40 @@ level_max_scale (const DicomPart * first)
   }
 }
 
+/* Part @i is part @first_index's instance or the rest of its
+ * concatenation. */
+static gboolean
+same_concatenation (DicomSlide * ds, guint first_index, guint i)
+{
+  const WsiDicomInstance *first = &((DicomPart *)
+      ds->parts->pdata[first_index])->inst;
+  const DicomPart *part = ds->parts->pdata[i];
+
+  return i == first_index || (first->concatenation_uid != NULL
+      && g_strcmp0 (part->inst.concatenation_uid,
+          first->concatenation_uid) == 0);
+}
+
+/* The frames of part @first_index's instance and its concatenation. */
+static guint64
+level_frames (DicomSlide * ds, guint first_index)
+{
+  guint64 frames = 0;
+  guint i;
+
+  for (i = first_index; i < ds->parts->len; i++)
+    if (same_concatenation (ds, first_index, i))
+      frames += ((DicomPart *) ds->parts->pdata[i])->inst.n_frames;
+  return frames;
+}
+
 static gboolean
 level_build (DicomLevel * level, DicomSlide * ds, guint first_index,
     GError ** error)
 {
   DicomPart *first = ds->parts->pdata[first_index];
   const WsiDicomInstance *inst = &first->inst;
-  guint64 n_tiles;
+  guint64 n_tiles, frames;
   guint i;
 
   level->first = first;
@@ -458,6 +512,13 @@ level_build (DicomLevel * level, DicomSlide * ds, guint first_index,
   if (n_tiles > MAX_TILES)
     return open_fail (error, part_uri (first), "%" G_GUINT64_FORMAT " tiles "
         "in one level is implausible", n_tiles);
+  frames = level_frames (ds, first_index);
+  if (n_tiles > MAX_TILES_PER_FRAME * frames)
+    return open_fail (error, part_uri (first), "%" G_GUINT64_FORMAT " tiles "
+        "(%" G_GUINT64_FORMAT " x %" G_GUINT64_FORMAT " pixels in tiles of "
+        "%u x %u) for %" G_GUINT64_FORMAT
+        " frames is implausible", n_tiles, inst->total_columns,
+        inst->total_rows, inst->columns, inst->rows, frames);
   level->tile_frame = g_try_new (gint64, n_tiles);
   if (level->tile_frame == NULL)
     return open_fail (error, part_uri (first), "out of memory for %"
@@ -468,10 +529,7 @@ level_build (DicomLevel * level, DicomSlide * ds, guint first_index,
   /* The instance and the rest of its concatenation. */
   for (i = first_index; i < ds->parts->len; i++) {
     const DicomPart *part = ds->parts->pdata[i];
-    gboolean same = i == first_index || (inst->concatenation_uid != NULL
-        && g_strcmp0 (part->inst.concatenation_uid,
-            inst->concatenation_uid) == 0);
-    if (!same)
+    if (!same_concatenation (ds, first_index, i))
       continue;
     if (part->inst.rows != inst->rows || part->inst.columns != inst->columns
         || part->inst.pixels != inst->pixels
@@ -781,7 +839,7 @@ decode_j2k (WsiSlide * slide, WsiReadContext * ctx, const DicomPart * part,
     return tile_fail (slide, level, col, row, index, error, "%"
         G_GUINT64_FORMAT " bytes is implausible for a frame", frame->length);
   bytes = wsi_read_context_scratch (ctx, SCRATCH_FRAME_BYTES, frame->length);
-  rgb = wsi_read_context_scratch (ctx, SCRATCH_J2K_RGB, (gsize) w * h * 3);
+  rgb = wsi_read_context_scratch (ctx, SCRATCH_DECODED_RGB, (gsize) w * h * 3);
   if (bytes == NULL || rgb == NULL)
     return tile_fail (slide, level, col, row, index, error, "out of memory");
   if (!wsi_byte_source_read (part->source, frame->offset, frame->length,
@@ -800,6 +858,60 @@ decode_j2k (WsiSlide * slide, WsiReadContext * ctx, const DicomPart * part,
   j2k.height = inst->rows;
   j2k.color = j2k_color (inst);
   if (!wsi_j2k_decode (&j2k, scale, x, y, w, h, rgb, (gsize) w * 3, error)) {
+    g_prefix_error (error, "%s: level %d tile (%" G_GINT64_FORMAT ", %"
+        G_GINT64_FORMAT ") frame %" G_GINT64_FORMAT ": ", slide->display, level,
+        col, row, index + 1);
+    return FALSE;
+  }
+  for (i = 0; i < h; i++)
+    raw_row_convert (rgb + (gsize) i * w * 3, 3, FALSE, w,
+        target->data + (gsize) i * target->stride, target->layout);
+  return TRUE;
+}
+#endif
+
+#ifdef WSI_HAVE_CHARLS
+/* JPEG-LS: the whole frame decoded by CharLS, the rectangle written in the
+ * target's layout. */
+static gboolean
+decode_jls (WsiSlide * slide, WsiReadContext * ctx, const DicomPart * part,
+    const WsiDicomFrame * frame, gint level, gint64 col, gint64 row,
+    gint64 index, guint x, guint y, guint w, guint h,
+    const WsiTiledTarget * target, GError ** error)
+{
+  const WsiDicomInstance *inst = &part->inst;
+  guint64 limit = (guint64) inst->rows * inst->columns * 3
+      * inst->bits_allocated + FRAME_BYTES_SLACK;
+  WsiJlsFrame jls = { 0, };
+  GError *local = NULL;
+  guint8 *bytes, *rgb;
+  gsize size;
+  guint i;
+
+  if (frame->length > limit)
+    return tile_fail (slide, level, col, row, index, error, "%"
+        G_GUINT64_FORMAT " bytes is implausible for a frame", frame->length);
+  bytes = wsi_read_context_scratch (ctx, SCRATCH_FRAME_BYTES, frame->length);
+  rgb = wsi_read_context_scratch (ctx, SCRATCH_DECODED_RGB, (gsize) w * h * 3);
+  if (bytes == NULL || rgb == NULL)
+    return tile_fail (slide, level, col, row, index, error, "out of memory");
+  if (!wsi_byte_source_read (part->source, frame->offset, frame->length,
+          bytes, &local)) {
+    tile_fail (slide, level, col, row, index, error, "%s", local->message);
+    g_error_free (local);
+    return FALSE;
+  }
+  if (!fragments_join (bytes, frame->length, &size))
+    return tile_fail (slide, level, col, row, index, error, "no fragment "
+        "item at offset %" G_GUINT64_FORMAT " (%s)", frame->offset,
+        inst->frame_index_source);
+  jls.data = bytes;
+  jls.size = size;
+  jls.width = inst->columns;
+  jls.height = inst->rows;
+  jls.components = inst->samples_per_pixel;
+  jls.invert = g_strcmp0 (inst->photometric, "MONOCHROME1") == 0;
+  if (!wsi_jls_decode (&jls, x, y, w, h, rgb, (gsize) w * 3, error)) {
     g_prefix_error (error, "%s: level %d tile (%" G_GINT64_FORMAT ", %"
         G_GINT64_FORMAT ") frame %" G_GINT64_FORMAT ": ", slide->display, level,
         col, row, index + 1);
@@ -963,6 +1075,11 @@ dicom_decode_tile (WsiSlide * slide, WsiReadContext * ctx, gint level,
   if (part->inst.pixels == WSI_DICOM_PIXELS_JPEG2000)
     return decode_j2k (slide, ctx, part, frame, level, column, row, index,
         scale, x, y, w, h, target, error);
+#endif
+#ifdef WSI_HAVE_CHARLS
+  if (part->inst.pixels == WSI_DICOM_PIXELS_JPEGLS)
+    return decode_jls (slide, ctx, part, frame, level, column, row, index,
+        x, y, w, h, target, error);
 #endif
   return decode_raw (slide, ctx, part, frame, level, column, row, index, x,
       y, w, h, target, error);

@@ -14,6 +14,7 @@
 #endif
 
 #include "wsipoolelement.h"
+#include "wsierrorrelay.h"
 #include "wsievent.h"
 
 GST_DEBUG_CATEGORY_STATIC (wsi_pool_element_debug);
@@ -311,6 +312,15 @@ finalize (GObject * object)
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 
+/* Every error of ours must end the application's main loop, however
+ * early it comes (wsierrorrelay.h). */
+static gboolean
+post_message (GstElement * element, GstMessage * message)
+{
+  wsi_error_relay_watch (element, message);
+  return parent_class->post_message (element, message);
+}
+
 static void
 wsi_pool_element_class_init (gpointer g_class, gpointer class_data)
 {
@@ -323,6 +333,7 @@ wsi_pool_element_class_init (gpointer g_class, gpointer class_data)
       "pool-backed patch element base class");
   gobject_class->finalize = finalize;
   element_class->change_state = GST_DEBUG_FUNCPTR (change_state);
+  element_class->post_message = GST_DEBUG_FUNCPTR (post_message);
   klass->sink_event = default_sink_event;
   klass->sink_query = default_sink_query;
 }

@@ -1608,7 +1608,7 @@ GST_START_TEST (test_real_slides)
   fail_unless (r->error == NULL, "%s", r->error);
   /* dicom/: two slides read, the JPEG-LS one refused by name. */
   jpegls = g_build_filename (dir, "dicom", "sm_image_jpegls.dcm", NULL);
-  if (g_file_test (jpegls, G_FILE_TEST_IS_REGULAR)) {
+  if (g_file_test (jpegls, G_FILE_TEST_IS_REGULAR) && !WSI_TEST_READS_JPEGLS) {
     fail_unless_equals_int (r->slides_failed, 1);
     assert_warned_about (r, "JPEG-LS Lossless");
   } else {

@@ -239,7 +239,13 @@ static GstPadProbeReturn count_buffer (GstPad * pad, GstPadProbeInfo * info,
 
 /* A consumer that stops pulling (an evaluation step, a checkpoint) stops
  * the pipeline once max-batches batches exist: counted where they pile up,
- * in an appsink that keeps everything. */
+ * in an appsink that keeps everything. Conditions, not quiet periods, say
+ * when to read the count (a loaded machine can stop any thread for a
+ * second, which a "nothing arrived for half a second" rule took for the
+ * end): with a bound, once the count reached it and the queue before
+ * patchbatch is full, which it stays only while patchbatch takes no patch
+ * (it waits for a free batch), so the count cannot grow any more; without
+ * one, once it passed 32. A count above the bound ends the wait at once. */
 static guint
 batches_piled_up (guint max_batches)
 {
@@ -248,33 +254,39 @@ batches_piled_up (guint max_batches)
   gchar *desc = g_strdup_printf ("wsislidesrc location=\"%s\" cycle=true ! "
       "tissuemask method=none ! queue ! patchsampler patch-size=64 "
       "patches-per-slide=64 min-tissue=0 ! patchinterleave ! patchreader "
-      "max-read-failures=1000000 ! queue max-size-buffers=64 "
+      "max-read-failures=1000000 ! queue name=patches max-size-buffers=64 "
       "max-size-bytes=0 max-size-time=0 ! patchbatch batch-size=16 "
       "max-batches=%u ! appsink name=sink sync=false max-buffers=0", path,
       max_batches);
   GstElement *pipeline = gst_parse_launch (desc, NULL);
   GstElement *sink = gst_bin_get_by_name (GST_BIN (pipeline), "sink");
+  GstElement *patches = gst_bin_get_by_name (GST_BIN (pipeline), "patches");
   GstPad *pad = gst_element_get_static_pad (sink, "sink");
-  gint arrived = 0, last = -1, stable = 0, round;
+  gint64 deadline = g_get_monotonic_time () + 120 * G_TIME_SPAN_SECOND;
+  gint arrived = 0, count = 0;
+  guint level = 0;
 
   gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER,
       (GstPadProbeCallback) count_buffer, &arrived, NULL);
   gst_element_set_state (pipeline, GST_STATE_PLAYING);
-  /* Until nothing arrives for half a second, or well past the bound. */
-  for (round = 0; round < 200 && stable < 5; round++) {
-    g_usleep (G_USEC_PER_SEC / 10);
-    stable = g_atomic_int_get (&arrived) == last ? stable + 1 : 0;
-    last = g_atomic_int_get (&arrived);
-    if (last > 4 * (gint) MAX (max_batches, 8))
+  while (g_get_monotonic_time () < deadline) {
+    count = g_atomic_int_get (&arrived);
+    g_object_get (patches, "current-level-buffers", &level, NULL);
+    if (max_batches == 0 ? count > 32 : (count > (gint) max_batches
+            || (count == (gint) max_batches && level >= 64)))
       break;
+    g_usleep (G_USEC_PER_SEC / 100);
   }
+  fail_unless (g_get_monotonic_time () < deadline, "after 120 s: %d batches, "
+      "%u patches queued before patchbatch", count, level);
   gst_element_set_state (pipeline, GST_STATE_NULL);
   gst_object_unref (pad);
+  gst_object_unref (patches);
   gst_object_unref (sink);
   gst_object_unref (pipeline);
   g_free (desc);
   g_free (path);
-  return (guint) last;
+  return (guint) count;
 }
 
 static GstPadProbeReturn

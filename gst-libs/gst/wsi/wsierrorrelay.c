@@ -1,0 +1,178 @@
+/* gst-wsi
+ * Copyright (C) 2026 gst-wsi developers
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+
+/*
+ * wsierrorrelay.c: posts an ERROR again from the default main context when
+ * it was first posted before any loop ran there (see wsierrorrelay.h).
+ */
+
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "wsierrorrelay.h"
+
+/* An ERROR waiting for a loop on the default context. */
+typedef struct
+{
+  GWeakRef element;             /* who posted it */
+  GWeakRef top;                 /* its top-level bin when it did */
+  guint32 cookie;               /* the top-level's state cookie then */
+  GstMessage *copy;             /* what to post again */
+} RelayedError;
+
+/* The idle source of the waiting copy, or NULL. */
+static GMutex relay_lock;
+static GSource *relay_source;
+
+static void
+relayed_error_free (gpointer data)
+{
+  RelayedError *relayed = data;
+
+  g_weak_ref_clear (&relayed->element);
+  g_weak_ref_clear (&relayed->top);
+  gst_clear_message (&relayed->copy);
+  g_free (relayed);
+}
+
+/* TRUE when some thread iterates the default context now: a loop runs
+ * there, so a quit from the application's sync handler cannot be lost. */
+static gboolean
+default_context_running (void)
+{
+  GMainContext *context = g_main_context_default ();
+
+  if (g_main_context_is_owner (context))
+    return TRUE;
+  if (!g_main_context_acquire (context))
+    return TRUE;
+  g_main_context_release (context);
+  return FALSE;
+}
+
+static GstElement *
+top_level_of (GstElement * element)
+{
+  GstObject *top = gst_object_ref (GST_OBJECT (element));
+  GstObject *parent;
+
+  while ((parent = gst_object_get_parent (top)) != NULL) {
+    gst_object_unref (top);
+    top = parent;
+  }
+  return GST_ELEMENT (top);
+}
+
+static guint32
+state_cookie_of (GstElement * element)
+{
+  guint32 cookie;
+
+  GST_OBJECT_LOCK (element);
+  cookie = element->state_cookie;
+  GST_OBJECT_UNLOCK (element);
+  return cookie;
+}
+
+/* The same error, seqnum and source, its details marked as relayed. */
+static GstMessage *
+relay_copy_of (GstMessage * message)
+{
+  GError *error = NULL;
+  gchar *debug = NULL;
+  const GstStructure *details = NULL;
+  GstStructure *marked;
+  GstMessage *copy;
+
+  gst_message_parse_error (message, &error, &debug);
+  gst_message_parse_error_details (message, &details);
+  marked = details != NULL ? gst_structure_copy (details)
+      : gst_structure_new_empty ("wsi-error-details");
+  gst_structure_set (marked, WSI_ERROR_RELAY_FIELD, G_TYPE_BOOLEAN, TRUE,
+      NULL);
+  copy = gst_message_new_error_with_details (GST_MESSAGE_SRC (message), error,
+      debug, marked);
+  gst_message_set_seqnum (copy, gst_message_get_seqnum (message));
+  g_clear_error (&error);
+  g_free (debug);
+  return copy;
+}
+
+/* Idle callback on the default context: a loop runs there now. */
+static gboolean
+relay_error (gpointer data)
+{
+  RelayedError *relayed = data;
+  GstElement *element = g_weak_ref_get (&relayed->element);
+  GstElement *top = g_weak_ref_get (&relayed->top);
+
+  g_mutex_lock (&relay_lock);
+  if (relay_source == g_main_current_source ())
+    g_clear_pointer (&relay_source, g_source_unref);
+  g_mutex_unlock (&relay_lock);
+
+  /* The application changed the pipeline's state since: it saw the
+   * error (or stopped for another reason); the copy is stale. */
+  if (element != NULL && top != NULL
+      && state_cookie_of (top) == relayed->cookie) {
+    GST_INFO_OBJECT (element, "posting again an error posted before the "
+        "application's main loop ran");
+    gst_element_post_message (element, g_steal_pointer (&relayed->copy));
+  }
+  gst_clear_object (&element);
+  gst_clear_object (&top);
+  return G_SOURCE_REMOVE;
+}
+
+void
+wsi_error_relay_watch (GstElement * element, GstMessage * message)
+{
+  RelayedError *relayed;
+  GstElement *top;
+  GSource *source;
+
+  if (GST_MESSAGE_TYPE (message) != GST_MESSAGE_ERROR)
+    return;
+  if (default_context_running ())
+    return;
+
+  top = top_level_of (element);
+  relayed = g_new0 (RelayedError, 1);
+  g_weak_ref_init (&relayed->element, element);
+  g_weak_ref_init (&relayed->top, top);
+  relayed->cookie = state_cookie_of (top);
+  relayed->copy = relay_copy_of (message);
+  gst_object_unref (top);
+
+  source = g_idle_source_new ();
+  g_source_set_priority (source, G_PRIORITY_DEFAULT);
+  g_source_set_callback (source, relay_error, relayed, relayed_error_free);
+  g_source_set_static_name (source, "wsi-error-relay");
+
+  g_mutex_lock (&relay_lock);
+  if (relay_source != NULL) {
+    g_source_destroy (relay_source);
+    g_source_unref (relay_source);
+  }
+  relay_source = source;
+  g_source_attach (source, g_main_context_default ());
+  g_mutex_unlock (&relay_lock);
+}
+
+gboolean
+wsi_error_relay_pending (void)
+{
+  gboolean pending;
+
+  g_mutex_lock (&relay_lock);
+  pending = relay_source != NULL;
+  g_mutex_unlock (&relay_lock);
+  return pending;
+}
