@@ -10,7 +10,7 @@ packages=(
   gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good
   gstreamer1.0-plugins-bad
   libopenslide-dev openslide-tools
-  libopencv-dev liborc-0.4-dev libtiff-dev libjpeg-dev libopenjp2-7-dev libjson-glib-dev zlib1g-dev
+  libopencv-dev liborc-0.4-dev libtiff-dev libjpeg-dev libopenjp2-7-dev libcharls-dev libjson-glib-dev zlib1g-dev
   clang libclang-rt-14-dev
   python3-gi python3-gst-1.0 gir1.2-gstreamer-1.0 gir1.2-gst-plugins-base-1.0
   python3-numpy python3-pytest python3-torch

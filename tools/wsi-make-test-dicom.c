@@ -25,7 +25,7 @@ main (int argc, char **argv)
   gboolean sparse = FALSE, uncompressed = FALSE, thumbnail = FALSE;
   gboolean concatenation = FALSE, icc = FALSE;
   gdouble objective = 0.0;
-  gchar *table = NULL, *prefix = NULL, *j2k = NULL;
+  gchar *table = NULL, *prefix = NULL, *j2k = NULL, *jpegls = NULL;
   gdouble mpp = 0.0;
   gint seed = 1;
   GOptionEntry entries[] = {
@@ -36,6 +36,9 @@ main (int argc, char **argv)
     {"j2k", 0, 0, G_OPTION_ARG_STRING, &j2k,
         "JPEG 2000 frames: lossless (.4.90), lossy (.4.91) or htj2k (HTJ2K "
         "lossless .4.201, needs ojph_compress)", "KIND"},
+    {"jpegls", 0, 0, G_OPTION_ARG_STRING, &jpegls,
+        "JPEG-LS lossless frames (.4.80), interleaved by sample, line or "
+        "planar", "MODE"},
     {"table", 0, 0, G_OPTION_ARG_STRING, &table,
         "Frame index: basic (default), extended or none", "KIND"},
     {"concatenation", 0, 0, G_OPTION_ARG_NONE, &concatenation,
@@ -87,6 +90,16 @@ main (int argc, char **argv)
     g_printerr ("--j2k: lossless, lossy or htj2k, not %s\n", j2k);
     return 2;
   }
+  if (g_strcmp0 (jpegls, "sample") == 0)
+    spec.jpegls = WSI_TEST_DICOM_JPEGLS_SAMPLE;
+  else if (g_strcmp0 (jpegls, "line") == 0)
+    spec.jpegls = WSI_TEST_DICOM_JPEGLS_LINE;
+  else if (g_strcmp0 (jpegls, "planar") == 0)
+    spec.jpegls = WSI_TEST_DICOM_JPEGLS_PLANAR;
+  else if (jpegls != NULL) {
+    g_printerr ("--jpegls: sample, line or planar, not %s\n", jpegls);
+    return 2;
+  }
   if (g_strcmp0 (table, "extended") == 0)
     spec.table = WSI_TEST_DICOM_TABLE_EXTENDED;
   else if (g_strcmp0 (table, "none") == 0)
@@ -105,6 +118,7 @@ main (int argc, char **argv)
   g_strfreev (paths);
   g_free (table);
   g_free (j2k);
+  g_free (jpegls);
   g_free (prefix);
   g_option_context_free (context);
   return 0;

@@ -22,6 +22,9 @@
 #ifdef WSI_TEST_HAVE_OPENJPEG
 #include <openjpeg.h>
 #endif
+#ifdef WSI_TEST_HAVE_CHARLS
+#include <charls/charls.h>
+#endif
 
 #define SOP_CLASS_WSI "1.2.840.10008.5.1.4.1.1.77.1.6"
 #define TS_EXPLICIT_LE "1.2.840.10008.1.2.1"
@@ -29,6 +32,7 @@
 #define TS_J2K_LOSSLESS "1.2.840.10008.1.2.4.90"
 #define TS_J2K "1.2.840.10008.1.2.4.91"
 #define TS_HTJ2K_LOSSLESS "1.2.840.10008.1.2.4.201"
+#define TS_JPEGLS_LOSSLESS "1.2.840.10008.1.2.4.80"
 #define IMPLEMENTATION_UID "2.25.80302813137786398554742050926734630921"
 
 void
@@ -378,6 +382,70 @@ frames_to_j2k (GPtrArray * frames, guint w, guint h, WsiTestDicomJ2k kind,
 #endif
 }
 
+/* ---- JPEG-LS frames ------------------------------------------------------- */
+
+/* Each RGB frame of @frames as a JPEG-LS lossless stream, in place. */
+static gboolean
+frames_to_jpegls (GPtrArray * frames, guint w, guint h,
+    WsiTestDicomJpegLs mode, GError ** error)
+{
+#ifdef WSI_TEST_HAVE_CHARLS
+  charls_frame_info info = { w, h, 8, 3 };
+  guint t;
+
+  for (t = 0; t < frames->len; t++) {
+    const guint8 *rgb = g_bytes_get_data (frames->pdata[t], NULL);
+    gsize n = (gsize) w * h * 3, i;
+    guint8 *source = g_malloc (n), *out;
+    charls_jpegls_encoder *encoder = charls_jpegls_encoder_create ();
+    size_t capacity = 0, written = 0;
+    charls_jpegls_errc code;
+
+    /* CharLS takes planar pixels for mode NONE, interleaved otherwise. */
+    if (mode == WSI_TEST_DICOM_JPEGLS_PLANAR)
+      for (i = 0; i < (gsize) w * h; i++) {
+        source[i] = rgb[3 * i];
+        source[(gsize) w * h + i] = rgb[3 * i + 1];
+        source[2 * (gsize) w * h + i] = rgb[3 * i + 2];
+    } else
+      memcpy (source, rgb, n);
+    code = charls_jpegls_encoder_set_frame_info (encoder, &info);
+    if (code == 0)
+      code = charls_jpegls_encoder_set_interleave_mode (encoder,
+          mode == WSI_TEST_DICOM_JPEGLS_PLANAR ? CHARLS_INTERLEAVE_MODE_NONE
+          : mode == WSI_TEST_DICOM_JPEGLS_LINE ? CHARLS_INTERLEAVE_MODE_LINE
+          : CHARLS_INTERLEAVE_MODE_SAMPLE);
+    if (code == 0)
+      code = charls_jpegls_encoder_get_estimated_destination_size (encoder,
+          &capacity);
+    out = g_malloc (capacity);
+    if (code == 0)
+      code = charls_jpegls_encoder_set_destination_buffer (encoder, out,
+          capacity);
+    if (code == 0)
+      code = charls_jpegls_encoder_encode_from_buffer (encoder, source, n, 0);
+    if (code == 0)
+      code = charls_jpegls_encoder_get_bytes_written (encoder, &written);
+    charls_jpegls_encoder_destroy (encoder);
+    g_free (source);
+    if (code != 0) {
+      g_free (out);
+      g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_FAILED,
+          "CharLS could not encode tile %u: %s", t,
+          charls_get_error_message (code));
+      return FALSE;
+    }
+    g_bytes_unref (frames->pdata[t]);
+    frames->pdata[t] = g_bytes_new_take (out, written);
+  }
+  return TRUE;
+#else
+  g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_FAILED,
+      "JPEG-LS frames need CharLS, which this build lacks");
+  return FALSE;
+#endif
+}
+
 /* ---- one level ---------------------------------------------------------- */
 
 typedef struct
@@ -416,7 +484,8 @@ level_read (TIFF * tif, Level * level, const WsiTestDicomSpec * spec,
 {
   /* JPEG 2000 frames start as libtiff's RGB decode. */
   gboolean uncompressed = spec->uncompressed
-      || spec->j2k != WSI_TEST_DICOM_J2K_NONE;
+      || spec->j2k != WSI_TEST_DICOM_J2K_NONE
+      || spec->jpegls != WSI_TEST_DICOM_JPEGLS_NONE;
   guint16 photometric = 0;
   guint32 tables_size = 0;
   guint8 *tables = NULL;
@@ -460,6 +529,9 @@ level_read (TIFF * tif, Level * level, const WsiTestDicomSpec * spec,
       g_free (buf);
     }
   }
+  if (spec->jpegls != WSI_TEST_DICOM_JPEGLS_NONE)
+    return frames_to_jpegls (level->frames, level->tile_w, level->tile_h,
+        spec->jpegls, error);
   if (spec->j2k != WSI_TEST_DICOM_J2K_NONE)
     return frames_to_j2k (level->frames, level->tile_w, level->tile_h,
         spec->j2k, error);
@@ -692,14 +764,16 @@ instance_bytes (const Instance * in)
 {
   const WsiTestDicomSpec *spec = in->spec;
   const Level *level = in->level;
-  gboolean j2k = spec->j2k != WSI_TEST_DICOM_J2K_NONE;
-  gboolean native = spec->uncompressed && !j2k;
-  const gchar *ts = j2k ? (spec->j2k == WSI_TEST_DICOM_J2K_LOSSY ? TS_J2K
+  gboolean jpegls = spec->jpegls != WSI_TEST_DICOM_JPEGLS_NONE;
+  gboolean j2k = !jpegls && spec->j2k != WSI_TEST_DICOM_J2K_NONE;
+  gboolean native = spec->uncompressed && !j2k && !jpegls;
+  const gchar *ts = jpegls ? TS_JPEGLS_LOSSLESS : j2k
+      ? (spec->j2k == WSI_TEST_DICOM_J2K_LOSSY ? TS_J2K
       : spec->j2k == WSI_TEST_DICOM_J2K_HT_LOSSLESS ? TS_HTJ2K_LOSSLESS
       : TS_J2K_LOSSLESS) : native ? TS_EXPLICIT_LE : TS_JPEG_BASELINE;
-  const gchar *photometric = j2k ? (spec->j2k == WSI_TEST_DICOM_J2K_LOSSY
-      ? "YBR_ICT" : "YBR_RCT") : native || level->rgb ? "RGB"
-      : "YBR_FULL_422";
+  const gchar *photometric = jpegls ? "RGB" : j2k
+      ? (spec->j2k == WSI_TEST_DICOM_J2K_LOSSY ? "YBR_ICT" : "YBR_RCT")
+      : native || level->rgb ? "RGB" : "YBR_FULL_422";
   GByteArray *out = g_byte_array_new ();
   gchar *image_type = g_strdup_printf ("DERIVED\\PRIMARY\\%s\\NONE",
       in->flavor);
@@ -736,7 +810,7 @@ instance_bytes (const Instance * in)
   el_number (out, 0x0028, 0x0101, "US", 8);
   el_number (out, 0x0028, 0x0102, "US", 7);
   el_number (out, 0x0028, 0x0103, "US", 0);
-  el_text (out, 0x0028, 0x2110, "CS", native
+  el_text (out, 0x0028, 0x2110, "CS", native || jpegls
       || spec->j2k == WSI_TEST_DICOM_J2K_LOSSLESS
       || spec->j2k == WSI_TEST_DICOM_J2K_HT_LOSSLESS ? "00" : "01");
   el_number (out, 0x0048, 0x0006, "UL", level->width);

@@ -75,9 +75,21 @@ typedef enum
   WSI_TEST_DICOM_J2K_HT_LOSSLESS,
 } WsiTestDicomJ2k;
 
+/* JPEG-LS lossless frames (.4.80, RGB) by CharLS's encoder from libtiff's
+ * RGB decode of each tile, in one of JPEG-LS's interleave modes. Only when
+ * built with CharLS (WSI_TEST_HAVE_CHARLS). */
+typedef enum
+{
+  WSI_TEST_DICOM_JPEGLS_NONE,
+  WSI_TEST_DICOM_JPEGLS_SAMPLE, /* pixel-interleaved */
+  WSI_TEST_DICOM_JPEGLS_LINE,   /* line-interleaved */
+  WSI_TEST_DICOM_JPEGLS_PLANAR, /* one scan per component */
+} WsiTestDicomJpegLs;
+
 typedef struct
 {
   gboolean sparse;              /* TILED_SPARSE (else TILED_FULL) */
+  WsiTestDicomJpegLs jpegls;    /* JPEG-LS frames (overrides the below) */
   gboolean uncompressed;        /* explicit VR LE raw RGB (else JPEG) */
   WsiTestDicomJ2k j2k;          /* JPEG 2000 frames (overrides the two above) */
   WsiTestDicomTable table;      /* encapsulated only */

@@ -1020,6 +1020,9 @@ pixels_from_transfer_syntax (const gchar * ts)
       || g_strcmp0 (ts, WSI_DICOM_TS_HTJ2K_LOSSLESS_RPCL) == 0
       || g_strcmp0 (ts, WSI_DICOM_TS_HTJ2K) == 0)
     return WSI_DICOM_PIXELS_JPEG2000;
+  if (g_strcmp0 (ts, WSI_DICOM_TS_JPEGLS_LOSSLESS) == 0
+      || g_strcmp0 (ts, WSI_DICOM_TS_JPEGLS_NEAR) == 0)
+    return WSI_DICOM_PIXELS_JPEGLS;
   return WSI_DICOM_PIXELS_UNSUPPORTED;
 }
 

@@ -52,6 +52,8 @@ G_BEGIN_DECLS
 #define WSI_DICOM_TS_IMPLICIT_LE "1.2.840.10008.1.2"
 #define WSI_DICOM_TS_EXPLICIT_LE "1.2.840.10008.1.2.1"
 #define WSI_DICOM_TS_JPEG_BASELINE "1.2.840.10008.1.2.4.50"
+#define WSI_DICOM_TS_JPEGLS_LOSSLESS "1.2.840.10008.1.2.4.80"
+#define WSI_DICOM_TS_JPEGLS_NEAR "1.2.840.10008.1.2.4.81"
 #define WSI_DICOM_TS_J2K_LOSSLESS "1.2.840.10008.1.2.4.90"
 #define WSI_DICOM_TS_J2K "1.2.840.10008.1.2.4.91"
 /* High-throughput JPEG 2000: lossless, lossless RPCL, lossy. */
@@ -75,6 +77,7 @@ typedef enum
   WSI_DICOM_PIXELS_NATIVE,      /* uncompressed, frame after frame */
   WSI_DICOM_PIXELS_JPEG,        /* encapsulated JPEG baseline */
   WSI_DICOM_PIXELS_JPEG2000,    /* encapsulated JPEG 2000 or HTJ2K */
+  WSI_DICOM_PIXELS_JPEGLS,      /* encapsulated JPEG-LS */
   WSI_DICOM_PIXELS_UNSUPPORTED, /* another transfer syntax */
 } WsiDicomPixels;
 

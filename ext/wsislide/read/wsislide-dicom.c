@@ -31,7 +31,9 @@
  * Adobe segment marks it), JPEG 2000 or HTJ2K through OpenJPEG
  * (wsij2kdecode.h: 1 or 3 components of up to 16 bits, reduced-resolution
  * decode for the DCT-like scales up to the codestream's decomposition
- * levels, read from the first frame's main header at open) or explicit VR
+ * levels, read from the first frame's main header at open), JPEG-LS
+ * through CharLS (wsijlsdecode.h: whole frames, RGB or MONOCHROME1/2, no
+ * native scaling) or explicit VR
  * little endian uncompressed: 8-bit RGB, 8- or 16-bit MONOCHROME1/2 (16
  * bits scaled over BitsStored to 8); any other transfer syntax is refused
  * at open with a message naming it. mpp comes from the shared (else the first per-frame)
@@ -66,11 +68,14 @@
 #ifdef WSI_HAVE_OPENJPEG
 #include "wsij2kdecode.h"
 #endif
+#ifdef WSI_HAVE_CHARLS
+#include "wsijlsdecode.h"
+#endif
 
 /* Scratch slots (wsitiledread.h uses WSI_TILED_SCRATCH_REGION). */
 #define SCRATCH_FRAME_BYTES 0
 #define SCRATCH_RAW_ROW 2
-#define SCRATCH_J2K_RGB 3
+#define SCRATCH_DECODED_RGB 3
 
 /* Bytes of a JPEG 2000 frame read at open for its main header (COD). */
 #define J2K_HEADER_BYTES 4096
@@ -112,6 +117,7 @@ typedef struct
 
 typedef struct
 {
+  WsiTiledSlide head;           /* first: read by wsitiledread.c */
   GPtrArray *parts;             /* DicomPart, every VOLUME instance kept */
   DicomLevel *levels;
   guint n_levels;
@@ -334,6 +340,13 @@ part_check (const DicomPart * part, GError ** error)
         "supported (JPEG baseline, JPEG 2000, HTJ2K and explicit VR little "
         "endian are)", wsi_dicom_transfer_syntax_name (inst->transfer_syntax),
         inst->transfer_syntax != NULL ? inst->transfer_syntax : "none");
+#ifndef WSI_HAVE_CHARLS
+  if (inst->pixels == WSI_DICOM_PIXELS_JPEGLS)
+    return open_fail (error, part_uri (part), "transfer syntax %s (%s) is not "
+        "supported: JPEG-LS needs CharLS, which this build lacks "
+        "(libcharls-dev)", wsi_dicom_transfer_syntax_name
+        (inst->transfer_syntax), inst->transfer_syntax);
+#endif
 #ifndef WSI_HAVE_OPENJPEG
   if (inst->pixels == WSI_DICOM_PIXELS_JPEG2000)
     return open_fail (error, part_uri (part), "transfer syntax %s (%s) needs "
@@ -348,7 +361,8 @@ part_check (const DicomPart * part, GError ** error)
   if (inst->bits_allocated != 8 && !(inst->bits_allocated == 16
           && ((inst->pixels == WSI_DICOM_PIXELS_NATIVE
                   && inst->samples_per_pixel == 1)
-              || inst->pixels == WSI_DICOM_PIXELS_JPEG2000)))
+              || inst->pixels == WSI_DICOM_PIXELS_JPEG2000
+              || inst->pixels == WSI_DICOM_PIXELS_JPEGLS)))
     return open_fail (error, part_uri (part), "%u bits a sample (8, or 16 "
         "for uncompressed grey and JPEG 2000, are read)",
         inst->bits_allocated);
@@ -361,6 +375,12 @@ part_check (const DicomPart * part, GError ** error)
       && inst->samples_per_pixel != 3 && inst->samples_per_pixel != 1)
     return open_fail (error, part_uri (part), "JPEG 2000 frames of %u "
         "samples (1 or 3 are read)", inst->samples_per_pixel);
+  if (inst->pixels == WSI_DICOM_PIXELS_JPEGLS
+      && !((inst->samples_per_pixel == 3 && strcmp (pi, "RGB") == 0)
+          || (inst->samples_per_pixel == 1 && g_str_has_prefix (pi,
+                  "MONOCHROME"))))
+    return open_fail (error, part_uri (part), "JPEG-LS %s with %u samples is "
+        "not read (RGB and MONOCHROME1/2 are)", pi, inst->samples_per_pixel);
   if (inst->pixels == WSI_DICOM_PIXELS_NATIVE
       && !((inst->samples_per_pixel == 3 && strcmp (pi, "RGB") == 0)
           || (inst->samples_per_pixel == 1 && g_str_has_prefix (pi,
@@ -532,6 +552,7 @@ dicom_slide_free (DicomSlide * ds)
   for (i = 0; i < ds->n_levels; i++)
     g_free (ds->levels[i].tile_frame);
   g_free (ds->levels);
+  wsi_tiled_slide_clear (&ds->head);
   if (ds->parts != NULL)
     g_ptr_array_unref (ds->parts);
   g_free (ds);
@@ -565,6 +586,9 @@ levels_build (DicomSlide * ds, GError ** error)
     last_area = part_area (part);
     ds->n_levels++;
   }
+  wsi_tiled_slide_init (&ds->head, ds->n_levels);
+  for (i = 0; i < ds->n_levels; i++)
+    ds->head.levels[i] = &ds->levels[i].tiled;
   return TRUE;
 }
 
@@ -820,7 +844,7 @@ decode_j2k (WsiSlide * slide, WsiReadContext * ctx, const DicomPart * part,
     return tile_fail (slide, level, col, row, index, error, "%"
         G_GUINT64_FORMAT " bytes is implausible for a frame", frame->length);
   bytes = wsi_read_context_scratch (ctx, SCRATCH_FRAME_BYTES, frame->length);
-  rgb = wsi_read_context_scratch (ctx, SCRATCH_J2K_RGB, (gsize) w * h * 3);
+  rgb = wsi_read_context_scratch (ctx, SCRATCH_DECODED_RGB, (gsize) w * h * 3);
   if (bytes == NULL || rgb == NULL)
     return tile_fail (slide, level, col, row, index, error, "out of memory");
   if (!wsi_byte_source_read (part->source, frame->offset, frame->length,
@@ -839,6 +863,60 @@ decode_j2k (WsiSlide * slide, WsiReadContext * ctx, const DicomPart * part,
   j2k.height = inst->rows;
   j2k.color = j2k_color (inst);
   if (!wsi_j2k_decode (&j2k, scale, x, y, w, h, rgb, (gsize) w * 3, error)) {
+    g_prefix_error (error, "%s: level %d tile (%" G_GINT64_FORMAT ", %"
+        G_GINT64_FORMAT ") frame %" G_GINT64_FORMAT ": ", slide->display, level,
+        col, row, index + 1);
+    return FALSE;
+  }
+  for (i = 0; i < h; i++)
+    raw_row_convert (rgb + (gsize) i * w * 3, 3, FALSE, w,
+        target->data + (gsize) i * target->stride, target->layout);
+  return TRUE;
+}
+#endif
+
+#ifdef WSI_HAVE_CHARLS
+/* JPEG-LS: the whole frame decoded by CharLS, the rectangle written in the
+ * target's layout. */
+static gboolean
+decode_jls (WsiSlide * slide, WsiReadContext * ctx, const DicomPart * part,
+    const WsiDicomFrame * frame, gint level, gint64 col, gint64 row,
+    gint64 index, guint x, guint y, guint w, guint h,
+    const WsiTiledTarget * target, GError ** error)
+{
+  const WsiDicomInstance *inst = &part->inst;
+  guint64 limit = (guint64) inst->rows * inst->columns * 3
+      * inst->bits_allocated + FRAME_BYTES_SLACK;
+  WsiJlsFrame jls = { 0, };
+  GError *local = NULL;
+  guint8 *bytes, *rgb;
+  gsize size;
+  guint i;
+
+  if (frame->length > limit)
+    return tile_fail (slide, level, col, row, index, error, "%"
+        G_GUINT64_FORMAT " bytes is implausible for a frame", frame->length);
+  bytes = wsi_read_context_scratch (ctx, SCRATCH_FRAME_BYTES, frame->length);
+  rgb = wsi_read_context_scratch (ctx, SCRATCH_DECODED_RGB, (gsize) w * h * 3);
+  if (bytes == NULL || rgb == NULL)
+    return tile_fail (slide, level, col, row, index, error, "out of memory");
+  if (!wsi_byte_source_read (part->source, frame->offset, frame->length,
+          bytes, &local)) {
+    tile_fail (slide, level, col, row, index, error, "%s", local->message);
+    g_error_free (local);
+    return FALSE;
+  }
+  if (!fragments_join (bytes, frame->length, &size))
+    return tile_fail (slide, level, col, row, index, error, "no fragment "
+        "item at offset %" G_GUINT64_FORMAT " (%s)", frame->offset,
+        inst->frame_index_source);
+  jls.data = bytes;
+  jls.size = size;
+  jls.width = inst->columns;
+  jls.height = inst->rows;
+  jls.components = inst->samples_per_pixel;
+  jls.invert = g_strcmp0 (inst->photometric, "MONOCHROME1") == 0;
+  if (!wsi_jls_decode (&jls, x, y, w, h, rgb, (gsize) w * 3, error)) {
     g_prefix_error (error, "%s: level %d tile (%" G_GINT64_FORMAT ", %"
         G_GINT64_FORMAT ") frame %" G_GINT64_FORMAT ": ", slide->display, level,
         col, row, index + 1);
@@ -1003,11 +1081,16 @@ dicom_decode_tile (WsiSlide * slide, WsiReadContext * ctx, gint level,
     return decode_j2k (slide, ctx, part, frame, level, column, row, index,
         scale, x, y, w, h, target, error);
 #endif
+#ifdef WSI_HAVE_CHARLS
+  if (part->inst.pixels == WSI_DICOM_PIXELS_JPEGLS)
+    return decode_jls (slide, ctx, part, frame, level, column, row, index,
+        x, y, w, h, target, error);
+#endif
   return decode_raw (slide, ctx, part, frame, level, column, row, index, x,
       y, w, h, target, error);
 }
 
-/* ---- reads: wsitiledread.h -------------------------------------------- */
+/* ---- prefetch: where a frame's bytes are ------------------------------ */
 
 /* WsiTileBytesFunc: the frame's bytes in its part's source. */
 static gboolean
@@ -1032,66 +1115,16 @@ dicom_tile_bytes (WsiSlide * slide, gint level, gint64 column, gint64 row,
   return TRUE;
 }
 
-static void
-dicom_prefetch (WsiSlide * slide, const WsiReadPlan * plan)
-{
-  const DicomSlide *ds = slide->handle;
-
-  if (ds != NULL && plan->level >= 0 && (guint) plan->level < ds->n_levels)
-    wsi_tiled_prefetch (slide, &ds->levels[plan->level].tiled, plan);
-}
-
-static gboolean
-dicom_read_argb (WsiSlide * slide, WsiReadContext * ctx, guint32 * argb,
-    gint64 x, gint64 y, gint level, gint64 w, gint64 h,
-    WsiReadReport * report, GError ** error)
-{
-  const DicomSlide *ds = slide->handle;
-
-  return wsi_tiled_read_argb (slide, ctx, &ds->levels[level].tiled, argb, x,
-      y, level, w, h, report, error);
-}
-
-static guint
-dicom_native_scale (const WsiSlide * slide, gint level, guint wanted)
-{
-  const DicomSlide *ds = slide->handle;
-
-  return wsi_tiled_native_scale (&ds->levels[level].tiled, wanted);
-}
-
-static gboolean
-dicom_read_argb_scaled (WsiSlide * slide, WsiReadContext * ctx,
-    guint32 * argb, gint level, guint scale, gint64 x, gint64 y, gint64 w,
-    gint64 h, GError ** error)
-{
-  const DicomSlide *ds = slide->handle;
-
-  return wsi_tiled_read_argb_scaled (slide, ctx, &ds->levels[level].tiled,
-      argb, level, scale, x, y, w, h, error);
-}
-
-static gboolean
-dicom_read (WsiSlide * slide, WsiReadContext * ctx,
-    const WsiReadRequest * request, const WsiReadPlan * plan,
-    const WsiImage * out, WsiReadReport * report, GError ** error)
-{
-  const DicomSlide *ds = slide->handle;
-
-  return wsi_tiled_read (slide, ctx, &ds->levels[plan->level].tiled,
-      request, plan, out, report, error);
-}
-
 const WsiSlideBackend wsi_slide_backend_dicom = {
   .name = WSI_BACKEND_DICOM,
   .detect = dicom_detect,
   .open = dicom_open,
-  .read_argb = dicom_read_argb,
-  .read = dicom_read,
-  .prefetch = dicom_prefetch,
+  .read_argb = wsi_tiled_backend_read_argb,
+  .read = wsi_tiled_backend_read,
+  .prefetch = wsi_tiled_backend_prefetch,
   .thread_state_new = wsi_jpeg_decoder_state_new,
   .thread_state_free = wsi_jpeg_decoder_state_free,
   .close = dicom_close,
-  .native_scale = dicom_native_scale,
-  .read_argb_scaled = dicom_read_argb_scaled,
+  .native_scale = wsi_tiled_backend_native_scale,
+  .read_argb_scaled = wsi_tiled_backend_read_argb_scaled,
 };

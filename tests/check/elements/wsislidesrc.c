@@ -1024,15 +1024,17 @@ GST_END_TEST;
 
 /* One level wider than a decoded block and much taller than an overview
  * row: the overview is put together from several blocks and row groups
- * and must show no seams or misplaced tissue. */
+ * and must show no seams or misplaced tissue. 16 px tiles cap the DCT
+ * scale at 1/2 (tiles stay 8 px), so the scaled level (4200x600) is still
+ * wider than a block (4096). */
 GST_START_TEST (test_overview_from_blocks)
 {
   WsiTestSlideSpec spec;
 
   wsi_test_slide_spec_init (&spec);
-  spec.width = 6000;
+  spec.width = 8400;
   spec.height = 1200;
-  spec.tile_size = 256;
+  spec.tile_size = 16;
   spec.levels = 1;
   spec.tissue_blobs = 5;
   spec.seed = 4;
@@ -1627,7 +1629,7 @@ GST_START_TEST (test_real_slides)
   fail_unless (r->error == NULL, "%s", r->error);
   /* dicom/: two slides read, the JPEG-LS one refused by name. */
   jpegls = g_build_filename (dir, "dicom", "sm_image_jpegls.dcm", NULL);
-  if (g_file_test (jpegls, G_FILE_TEST_IS_REGULAR)) {
+  if (g_file_test (jpegls, G_FILE_TEST_IS_REGULAR) && !WSI_TEST_READS_JPEGLS) {
     fail_unless_equals_int (r->slides_failed, 1);
     assert_warned_about (r, "JPEG-LS Lossless");
   } else {

@@ -419,6 +419,72 @@ GST_START_TEST (test_j2k_close_to_tiff)
 
 GST_END_TEST;
 
+/* JPEG-LS frames (CharLS), lossless, in each interleave mode: the same
+ * pixels as the uncompressed series of the same TIFF, and >= 40 dB from
+ * the TIFF at 1:1, 2x and 4x as the uncompressed frames are. */
+GST_START_TEST (test_jpegls_same_as_uncompressed)
+{
+  static const WsiTestDicomJpegLs modes[] = { WSI_TEST_DICOM_JPEGLS_SAMPLE,
+    WSI_TEST_DICOM_JPEGLS_LINE, WSI_TEST_DICOM_JPEGLS_PLANAR
+  };
+  gchar *dir = test_dir ("jpegls");
+  gchar *tiff_path = tiff_slide (dir, WSI_TEST_LAYOUT_GENERIC, 256);
+  gchar *raw_dir = g_build_filename (dir, "raw", NULL);
+  WsiTestDicomSpec spec;
+  gchar *raw0;
+  WsiSlide *raw;
+  guint32 *expected, *got;
+  GError *error = NULL;
+  guint m;
+
+  if (!WSI_TEST_READS_JPEGLS) {
+    wsi_test_skip (__func__, "built without CharLS (libcharls-dev)");
+    g_free (raw_dir);
+    g_free (tiff_path);
+    g_free (dir);
+    return;
+  }
+  wsi_test_dicom_spec_init (&spec);
+  spec.uncompressed = TRUE;
+  spec.mpp = 0.25;
+  raw0 = dicom_series (tiff_path, raw_dir, &spec);
+  raw = open_slide (raw0, WSI_BACKEND_DICOM);
+  expected = g_new (guint32, 1100 * 900);
+  got = g_new (guint32, 1100 * 900);
+  fail_unless (wsi_slide_read_region (raw, NULL, expected, 0, 0, 0, 1100,
+          900, &error), "%s", error ? error->message : "?");
+  for (m = 0; m < G_N_ELEMENTS (modes); m++) {
+    gchar *sub = g_strdup_printf ("%s/mode%u", dir, m);
+    gchar *level0;
+    WsiSlide *jls;
+
+    spec.uncompressed = FALSE;
+    spec.jpegls = modes[m];
+    spec.sparse = m == 1;
+    level0 = dicom_series (tiff_path, sub, &spec);
+    jls = open_slide (level0, WSI_BACKEND_AUTO);
+    fail_unless (wsi_slide_read_region (jls, NULL, got, 0, 0, 0, 1100, 900,
+            &error), "%s", error ? error->message : "?");
+    fail_unless (memcmp (expected, got, 1100 * 900 * 4) == 0, "JPEG-LS mode "
+        "%u differs from the uncompressed frames", modes[m]);
+    wsi_slide_close (jls);
+    g_free (level0);
+    g_free (sub);
+  }
+  spec.jpegls = WSI_TEST_DICOM_JPEGLS_SAMPLE;
+  spec.sparse = FALSE;
+  check_variant ("full-jpegls", WSI_TEST_LAYOUT_GENERIC, 256, &spec, 40.0);
+  wsi_slide_close (raw);
+  g_free (expected);
+  g_free (got);
+  g_free (raw0);
+  g_free (raw_dir);
+  g_free (tiff_path);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
 /* ObjectiveLensPower and the ICC profile of the first optical path reach
  * the slide: the power, the profile's size and the SHA-256 of exactly its
  * bytes; a series without them says 0 and NULL. */
@@ -632,7 +698,23 @@ GST_START_TEST (test_real_files_open)
     wsi_slide_close (slide);
     g_free (path);
   }
-  if (jpegls != NULL) {
+  if (jpegls != NULL && WSI_TEST_READS_JPEGLS) {
+    /* CharLS: the JPEG-LS copy of sm_image.dcm gives its pixels. */
+    gchar *raw_path = WSI_TEST_SHARED_SLIDE ("dicom/sm_image.dcm");
+    WsiSlide *a = open_slide (jpegls, WSI_BACKEND_AUTO);
+    WsiSlide *b = open_slide (raw_path, WSI_BACKEND_AUTO);
+    guint32 x[50 * 50], y[50 * 50];
+
+    fail_unless (wsi_slide_read_region (a, NULL, x, 0, 0, 0, 50, 50, &error),
+        "%s", error ? error->message : "?");
+    fail_unless (wsi_slide_read_region (b, NULL, y, 0, 0, 0, 50, 50, &error),
+        "%s", error ? error->message : "?");
+    fail_unless (memcmp (x, y, sizeof (x)) == 0, "sm_image_jpegls.dcm "
+        "differs from sm_image.dcm");
+    wsi_slide_close (a);
+    wsi_slide_close (b);
+    g_free (raw_path);
+  } else if (jpegls != NULL) {
     fail_if (wsi_slide_open (jpegls, WSI_BACKEND_AUTO, &error) != NULL);
     fail_unless (strstr (error->message, "JPEG-LS Lossless") != NULL
         && strstr (error->message, "1.2.840.10008.1.2.4.80") != NULL, "%s",
@@ -756,6 +838,7 @@ wsidicom_suite (void)
   tcase_add_test (tc, test_uncompressed_close_to_tiff);
   tcase_add_test (tc, test_j2k_close_to_tiff);
   tcase_add_test (tc, test_objective_power_and_icc_profile);
+  tcase_add_test (tc, test_jpegls_same_as_uncompressed);
   tcase_add_test (tc, test_sparse_missing_tiles_are_white);
   tcase_add_test (tc, test_damaged_frames_fail_their_reads);
   tcase_add_test (tc, test_real_files_open);

@@ -379,6 +379,64 @@ stats_u64 (const GstStructure * s, const gchar * field)
 /* patchreader's remote-stats count what the proxy saw: requests, bytes,
  * retries of the faults it injected, latencies above the delay it added;
  * read-stats carries the same for the tracer. */
+/* A second open of an object whose head the first left in the range cache
+ * (wsislidesrc, then patchreader) asks 4 KiB, not the 256 KiB head again,
+ * and reads its bytes from the cache; once the object is replaced, the
+ * same short open gets the new identity and reads the new bytes. */
+GST_START_TEST (test_reopen_asks_the_head_once)
+{
+  gchar *path = g_build_filename (www, "reopen.tiff", NULL);
+  gchar *next = g_build_filename (www, "reopen.tiff.next", NULL);
+  gchar *url = url_of (nginx.port, "reopen.tiff");
+  WsiByteSource *first, *again, *replaced;
+  const WsiFetchStats *stats;
+  gchar *on_disk, *bytes;
+  gsize size, n = 100000;
+  GError *err = NULL;
+
+  write_slide (path, 5);
+  write_slide (next, 6);
+  fail_unless (g_file_get_contents (path, &on_disk, &size, NULL));
+  fail_unless (size > WSI_HTTP_OPEN_BYTES, "test slide too small");
+  first = wsi_byte_source_open (url, &err);
+  fail_unless (first != NULL, "%s", err ? err->message : "");
+  stats = wsi_http_source_stats (first);
+  fail_unless_equals_int (stats->bytes, WSI_HTTP_OPEN_BYTES);
+
+  again = wsi_byte_source_open (url, &err);
+  fail_unless (again != NULL, "%s", err ? err->message : "");
+  stats = wsi_http_source_stats (again);
+  fail_unless_equals_int (stats->requests, 1);
+  fail_unless_equals_int (stats->bytes, WSI_HTTP_REOPEN_BYTES);
+  bytes = g_malloc (n);
+  fail_unless (wsi_byte_source_read (again, 0, n, (guint8 *) bytes, &err),
+      "%s", err ? err->message : "");
+  fail_unless (memcmp (bytes, on_disk, n) == 0);
+  fail_unless_equals_int (stats->requests, 1);  /* from the cache */
+  g_free (on_disk);
+
+  g_usleep (1100 * 1000);       /* a new mtime, so a new ETag */
+  fail_unless (g_rename (next, path) == 0);
+  fail_unless (g_file_get_contents (path, &on_disk, &size, NULL));
+  replaced = wsi_byte_source_open (url, &err);
+  fail_unless (replaced != NULL, "%s", err ? err->message : "");
+  fail_unless (wsi_byte_source_read (replaced, 0, n, (guint8 *) bytes,
+          &err), "%s", err ? err->message : "");
+  fail_unless (memcmp (bytes, on_disk, n) == 0,
+      "the reopened, replaced object read the old bytes");
+
+  wsi_byte_source_unref (replaced);
+  wsi_byte_source_unref (again);
+  wsi_byte_source_unref (first);
+  g_free (bytes);
+  g_free (on_disk);
+  g_free (url);
+  g_free (next);
+  g_free (path);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_remote_stats)
 {
   const gchar *args[] = { "--delay-ms", "10", "--fault", "503:3-4", NULL };
@@ -1153,6 +1211,7 @@ remote_suite (void)
   tcase_add_test (tc, test_dicom_at_url);
   tcase_add_test (tc, test_s3rver_dicom_prefix);
   tcase_add_test (tc, test_remote_stats);
+  tcase_add_test (tc, test_reopen_asks_the_head_once);
   tcase_add_test (tc, test_s3_and_gs_locations);
   tcase_add_test (tc, test_index_cache);
   tcase_add_test (tc, test_s3rver_signed);
