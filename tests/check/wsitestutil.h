@@ -97,6 +97,26 @@ wsi_test_pop_message_text (GstBus * bus, GstMessageType type)
   return text;
 }
 
+/* Little-endian 16- and 32-bit values at any offset of a file's bytes
+ * (memcpy: a TIFF's offsets need not be aligned; UBSan). */
+static inline guint32
+wsi_test_le32 (const gchar * at)
+{
+  guint32 v;
+
+  memcpy (&v, at, 4);
+  return GUINT32_FROM_LE (v);
+}
+
+static inline guint16
+wsi_test_le16 (const gchar * at)
+{
+  guint16 v;
+
+  memcpy (&v, at, 2);
+  return GUINT16_FROM_LE (v);
+}
+
 /* Sets ImageWidth (tag 256) of directory @dir of the classic little-endian
  * TIFF at @path to @width, in place, as `tiffset -d DIR -s 256 WIDTH`
  * would (the test slide generator writes classic LE TIFF, ImageWidth as a
@@ -110,24 +130,27 @@ wsi_test_set_tiff_width (const gchar * path, guint dir, guint32 width)
 
   fail_unless (g_file_get_contents (path, &data, &size, NULL));
   fail_unless (size > 8 && memcmp (data, "II*\0", 4) == 0, "%s", path);
-  offset = GUINT32_FROM_LE (*(guint32 *) (data + 4));
+  offset = wsi_test_le32 (data + 4);
   for (d = 0; d < dir; d++) {
-    guint16 n = GUINT16_FROM_LE (*(guint16 *) (data + offset));
-    offset = GUINT32_FROM_LE (*(guint32 *) (data + offset + 2 + 12 * n));
+    guint16 n = wsi_test_le16 (data + offset);
+    offset = wsi_test_le32 (data + offset + 2 + 12 * n);
     fail_unless (offset != 0 && offset + 2 < size, "%s has no directory %u",
         path, dir);
   }
-  for (i = 0; i < GUINT16_FROM_LE (*(guint16 *) (data + offset)); i++) {
-    guint8 *entry = (guint8 *) data + offset + 2 + 12 * i;
-    guint16 tag = GUINT16_FROM_LE (*(guint16 *) entry);
-    guint16 type = GUINT16_FROM_LE (*(guint16 *) (entry + 2));
+  for (i = 0; i < wsi_test_le16 (data + offset); i++) {
+    gchar *entry = data + offset + 2 + 12 * i;
+    guint16 tag = wsi_test_le16 (entry);
+    guint16 type = wsi_test_le16 (entry + 2);
 
     if (tag != 256)
       continue;
-    if (type == 3)
-      *(guint16 *) (entry + 8) = GUINT16_TO_LE ((guint16) width);
-    else
-      *(guint32 *) (entry + 8) = GUINT32_TO_LE (width);
+    if (type == 3) {
+      guint16 v = GUINT16_TO_LE ((guint16) width);
+      memcpy (entry + 8, &v, 2);
+    } else {
+      guint32 v = GUINT32_TO_LE (width);
+      memcpy (entry + 8, &v, 4);
+    }
     fail_unless (g_file_set_contents (path, data, size, NULL));
     g_free (data);
     return;

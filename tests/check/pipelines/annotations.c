@@ -264,7 +264,8 @@ GST_START_TEST (test_coverage_grid_without_replacement)
 
   for (v = 0; v < G_N_ELEMENTS (variants); v++) {
     WsiRun *r = run (dir, "", variants[v], "", 2);
-    GHashTable *seen = g_hash_table_new (g_int64_hash, g_int64_equal);
+    GHashTable *seen = g_hash_table_new_full (g_int64_hash, g_int64_equal,
+        g_free, NULL);
 
     fail_unless (r->error == NULL, "%s: %s", variants[v], r->error);
     fail_unless (r->records->len > 20, "%s: %u patches", variants[v],
