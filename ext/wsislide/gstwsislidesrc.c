@@ -151,9 +151,12 @@ GST_DEBUG_CATEGORY_STATIC (gst_wsi_slide_src_debug);
 #define DEFAULT_DEFAULT_MPP 0.0
 #define DEFAULT_TCGA FALSE
 #define MAX_DEFAULT_MPP 1000.0
-/* patchinterleave's default pool: the slides it holds at once are the ones
- * a new slide must be ready to replace. */
-#define DEFAULT_PREPARE_AHEAD 8
+/* -1: as many as the pool downstream holds (patchinterleave answers the
+ * wsi-pool-size query): the slides it holds at once are the ones a new
+ * slide must be ready to replace; 8, its default pool, when nobody
+ * answers. */
+#define DEFAULT_PREPARE_AHEAD -1
+#define FALLBACK_PREPARE_AHEAD 8
 #define MAX_PREPARE_AHEAD 256
 
 #define MPP_SOURCE_DEFAULT "default-mpp"
@@ -216,7 +219,7 @@ struct _GstWsiSlideSrc
   gdouble default_mpp;
   gboolean tcga;
   gchar *annotations;           /* folder of annotation files, or NULL */
-  guint prepare_ahead;
+  gint prepare_ahead;           /* -1: the pool downstream */
   guint slides_total;
   guint slides_failed;
   guint slides_opened;
@@ -1124,6 +1127,23 @@ open_first_slide (GstWsiSlideSrc * self)
   return FALSE;
 }
 
+/* prepare-ahead=-1: the slides patchinterleave's pool holds (its
+ * pool-size), else FALLBACK_PREPARE_AHEAD. */
+static guint
+downstream_pool_size (GstWsiSlideSrc * self)
+{
+  GstQuery *query = wsi_query_new_pool_size ();
+  guint pool_size = 0;
+
+  if (gst_pad_peer_query (GST_BASE_SRC_PAD (self), query))
+    wsi_query_parse_pool_size (query, &pool_size);
+  gst_query_unref (query);
+  GST_DEBUG_OBJECT (self, "pool downstream: %u slides", pool_size);
+  if (pool_size == 0)
+    return FALLBACK_PREPARE_AHEAD;
+  return MIN (pool_size, MAX_PREPARE_AHEAD);
+}
+
 /* Why this rank got no slide, in the user's terms: a folder or list with
  * none (naming the extensions searched), or more ranks than slides. */
 static void
@@ -1158,7 +1178,7 @@ gst_wsi_slide_src_start (GstBaseSrc * bsrc)
 {
   GstWsiSlideSrc *self = GST_WSI_SLIDE_SRC (bsrc);
   WsiCollection *collection;
-  gint rank_prop, world_size_prop;
+  gint rank_prop, world_size_prop, prepare_ahead;
   GError *err = NULL;
 
   if (!wsi_refusal_check (GST_ELEMENT (self), &self->refused))
@@ -1180,8 +1200,10 @@ gst_wsi_slide_src_start (GstBaseSrc * bsrc)
   self->run.thumbnail_size = self->thumbnail_size;
   self->run.default_mpp = self->default_mpp;
   self->run.tcga = self->tcga;
-  self->run.prepare_ahead = self->prepare_ahead;
+  prepare_ahead = self->prepare_ahead;
   g_mutex_unlock (&self->lock);
+  self->run.prepare_ahead = prepare_ahead >= 0 ? (guint) prepare_ahead :
+      downstream_pool_size (self);
 
   if (self->run.location == NULL) {
     GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND,
@@ -1331,7 +1353,6 @@ gst_wsi_slide_src_set_property (GObject * object, guint prop_id,
   switch (prop_id) {
     case PROP_LOCATION:
       g_free (self->location);
-  g_free (self->annotations);
       self->location = g_value_dup_string (value);
       break;
     case PROP_RANK:
@@ -1365,7 +1386,7 @@ gst_wsi_slide_src_set_property (GObject * object, guint prop_id,
       self->seed = g_value_get_uint64 (value);
       break;
     case PROP_PREPARE_AHEAD:
-      self->prepare_ahead = g_value_get_uint (value);
+      self->prepare_ahead = g_value_get_int (value);
       break;
     case PROP_THUMBNAIL_SIZE:
       self->thumbnail_size = g_value_get_int (value);
@@ -1414,7 +1435,7 @@ gst_wsi_slide_src_get_property (GObject * object, guint prop_id,
       g_value_set_uint64 (value, self->seed);
       break;
     case PROP_PREPARE_AHEAD:
-      g_value_set_uint (value, self->prepare_ahead);
+      g_value_set_int (value, self->prepare_ahead);
       break;
     case PROP_THUMBNAIL_SIZE:
       g_value_set_int (value, self->thumbnail_size);
@@ -1463,6 +1484,7 @@ gst_wsi_slide_src_finalize (GObject * object)
 
   clear_streaming_state (self);
   g_free (self->location);
+  g_free (self->annotations);
   g_ptr_array_unref (self->given_up);
   g_hash_table_unref (self->rejected);
   wsi_refusal_clear (&self->refused);
@@ -1524,17 +1546,17 @@ gst_wsi_slide_src_install_properties (GObjectClass * gobject_class)
           "copied into each slide's meta. Range: 0 to 2^64-1. Default: 0",
           0, G_MAXUINT64, DEFAULT_SEED, rw));
   g_object_class_install_property (gobject_class, PROP_PREPARE_AHEAD,
-      g_param_spec_uint ("prepare-ahead", "Slides prepared ahead",
+      g_param_spec_int ("prepare-ahead", "Slides prepared ahead",
           "Slide visits prepared ahead of the stream on worker threads (one "
           "per core, at most this many): the slide opened, described and "
           "its overview read while earlier slides stream, and handed out in "
-          "visit order, so the stream is the same for every value. About "
-          "patchinterleave's pool-size keeps a new slide ready whenever the "
-          "pool replaces one; each costs one overview of memory "
-          "(thumbnail-size squared x 3 bytes at most). 0 = prepare each "
-          "slide on the streaming thread when it is needed. "
-          "Range: 0 to 256 slides. Default: 8",
-          0, MAX_PREPARE_AHEAD, DEFAULT_PREPARE_AHEAD, rw));
+          "visit order, so the stream is the same for every value. Each "
+          "costs one overview of memory (thumbnail-size squared x 3 bytes "
+          "at most). -1 = as many as patchinterleave's pool-size downstream "
+          "(a new slide ready whenever the pool replaces one; 8 when there "
+          "is none); 0 = prepare each slide on the streaming thread when it "
+          "is needed. Range: -1 to 256 slides. Default: -1",
+          -1, MAX_PREPARE_AHEAD, DEFAULT_PREPARE_AHEAD, rw));
   g_object_class_install_property (gobject_class, PROP_THUMBNAIL_SIZE,
       g_param_spec_int ("thumbnail-size", "Thumbnail size",
           "Longest side of the overview in pixels (smaller slides keep "

@@ -377,6 +377,23 @@ read_settings (GstPatchInterleave * self, guint * pool_size, guint * per_visit,
   GST_OBJECT_UNLOCK (self);
 }
 
+/* Answers wsislidesrc's pool-size query (its prepare-ahead follows our
+ * pool); everything else as any pad does. */
+static gboolean
+gst_patch_interleave_sink_query (GstPad * pad, GstObject * parent,
+    GstQuery * query)
+{
+  GstPatchInterleave *self = GST_PATCH_INTERLEAVE (parent);
+  guint pool_size, per_visit;
+  guint64 skip;
+
+  if (!wsi_query_parse_pool_size (query, NULL))
+    return gst_pad_query_default (pad, parent, query);
+  read_settings (self, &pool_size, &per_visit, &skip);
+  wsi_query_set_pool_size (query, pool_size);
+  return TRUE;
+}
+
 static GstFlowReturn
 gst_patch_interleave_chain (GstPad * pad, GstObject * parent, GstBuffer * plan)
 {
@@ -606,6 +623,8 @@ gst_patch_interleave_init (GstPatchInterleave * self)
       GST_DEBUG_FUNCPTR (gst_patch_interleave_chain));
   gst_pad_set_event_function (self->sinkpad,
       GST_DEBUG_FUNCPTR (gst_patch_interleave_sink_event));
+  gst_pad_set_query_function (self->sinkpad,
+      GST_DEBUG_FUNCPTR (gst_patch_interleave_sink_query));
   GST_PAD_SET_PROXY_CAPS (self->sinkpad);
   GST_PAD_SET_PROXY_ALLOCATION (self->sinkpad);
   gst_element_add_pad (GST_ELEMENT (self), self->sinkpad);

@@ -117,6 +117,7 @@ typedef struct
 
 typedef struct
 {
+  WsiTiledSlide head;           /* first: read by wsitiledread.c */
   GPtrArray *parts;             /* DicomPart, every VOLUME instance kept */
   DicomLevel *levels;
   guint n_levels;
@@ -551,6 +552,7 @@ dicom_slide_free (DicomSlide * ds)
   for (i = 0; i < ds->n_levels; i++)
     g_free (ds->levels[i].tile_frame);
   g_free (ds->levels);
+  wsi_tiled_slide_clear (&ds->head);
   if (ds->parts != NULL)
     g_ptr_array_unref (ds->parts);
   g_free (ds);
@@ -584,6 +586,9 @@ levels_build (DicomSlide * ds, GError ** error)
     last_area = part_area (part);
     ds->n_levels++;
   }
+  wsi_tiled_slide_init (&ds->head, ds->n_levels);
+  for (i = 0; i < ds->n_levels; i++)
+    ds->head.levels[i] = &ds->levels[i].tiled;
   return TRUE;
 }
 
@@ -1085,7 +1090,7 @@ dicom_decode_tile (WsiSlide * slide, WsiReadContext * ctx, gint level,
       y, w, h, target, error);
 }
 
-/* ---- reads: wsitiledread.h -------------------------------------------- */
+/* ---- prefetch: where a frame's bytes are ------------------------------ */
 
 /* WsiTileBytesFunc: the frame's bytes in its part's source. */
 static gboolean
@@ -1110,66 +1115,16 @@ dicom_tile_bytes (WsiSlide * slide, gint level, gint64 column, gint64 row,
   return TRUE;
 }
 
-static void
-dicom_prefetch (WsiSlide * slide, const WsiReadPlan * plan)
-{
-  const DicomSlide *ds = slide->handle;
-
-  if (ds != NULL && plan->level >= 0 && (guint) plan->level < ds->n_levels)
-    wsi_tiled_prefetch (slide, &ds->levels[plan->level].tiled, plan);
-}
-
-static gboolean
-dicom_read_argb (WsiSlide * slide, WsiReadContext * ctx, guint32 * argb,
-    gint64 x, gint64 y, gint level, gint64 w, gint64 h,
-    WsiReadReport * report, GError ** error)
-{
-  const DicomSlide *ds = slide->handle;
-
-  return wsi_tiled_read_argb (slide, ctx, &ds->levels[level].tiled, argb, x,
-      y, level, w, h, report, error);
-}
-
-static guint
-dicom_native_scale (const WsiSlide * slide, gint level, guint wanted)
-{
-  const DicomSlide *ds = slide->handle;
-
-  return wsi_tiled_native_scale (&ds->levels[level].tiled, wanted);
-}
-
-static gboolean
-dicom_read_argb_scaled (WsiSlide * slide, WsiReadContext * ctx,
-    guint32 * argb, gint level, guint scale, gint64 x, gint64 y, gint64 w,
-    gint64 h, GError ** error)
-{
-  const DicomSlide *ds = slide->handle;
-
-  return wsi_tiled_read_argb_scaled (slide, ctx, &ds->levels[level].tiled,
-      argb, level, scale, x, y, w, h, error);
-}
-
-static gboolean
-dicom_read (WsiSlide * slide, WsiReadContext * ctx,
-    const WsiReadRequest * request, const WsiReadPlan * plan,
-    const WsiImage * out, WsiReadReport * report, GError ** error)
-{
-  const DicomSlide *ds = slide->handle;
-
-  return wsi_tiled_read (slide, ctx, &ds->levels[plan->level].tiled,
-      request, plan, out, report, error);
-}
-
 const WsiSlideBackend wsi_slide_backend_dicom = {
   .name = WSI_BACKEND_DICOM,
   .detect = dicom_detect,
   .open = dicom_open,
-  .read_argb = dicom_read_argb,
-  .read = dicom_read,
-  .prefetch = dicom_prefetch,
+  .read_argb = wsi_tiled_backend_read_argb,
+  .read = wsi_tiled_backend_read,
+  .prefetch = wsi_tiled_backend_prefetch,
   .thread_state_new = wsi_jpeg_decoder_state_new,
   .thread_state_free = wsi_jpeg_decoder_state_free,
   .close = dicom_close,
-  .native_scale = dicom_native_scale,
-  .read_argb_scaled = dicom_read_argb_scaled,
+  .native_scale = wsi_tiled_backend_native_scale,
+  .read_argb_scaled = wsi_tiled_backend_read_argb_scaled,
 };

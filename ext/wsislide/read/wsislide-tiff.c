@@ -69,8 +69,9 @@ static const gchar *const foreign_extensions[] = {
 
 typedef struct
 {
+  WsiTiledSlide head;           /* first: read by wsitiledread.c */
   WsiTiffPyramid pyramid;
-  WsiTiledLevel *tiled;         /* pyramid.n_levels, for wsitiledread.h */
+  WsiTiledLevel *tiled;         /* pyramid.n_levels, head's levels */
   WsiByteSource *source;
   guint64 file_size;
 } TiffSlide;
@@ -137,6 +138,7 @@ tiff_slide_free (TiffSlide * ts)
   if (ts == NULL)
     return;
   wsi_tiff_pyramid_clear (&ts->pyramid);
+  wsi_tiled_slide_clear (&ts->head);
   g_free (ts->tiled);
   if (ts->source != NULL)
     wsi_byte_source_unref (ts->source);
@@ -203,6 +205,7 @@ tiff_slide_tile_levels (TiffSlide * ts)
   guint i;
 
   ts->tiled = g_new0 (WsiTiledLevel, ts->pyramid.n_levels);
+  wsi_tiled_slide_init (&ts->head, ts->pyramid.n_levels);
   for (i = 0; i < ts->pyramid.n_levels; i++) {
     const WsiTiffLevel *level = &ts->pyramid.levels[i];
     WsiTiledLevel *tiled = &ts->tiled[i];
@@ -214,6 +217,7 @@ tiff_slide_tile_levels (TiffSlide * ts)
     tiled->max_scale = 8;
     tiled->decode = tiff_decode_tile;
     tiled->tile_bytes = remote ? tiff_tile_bytes : NULL;
+    ts->head.levels[i] = tiled;
   }
 }
 
@@ -390,69 +394,16 @@ tiff_tile_bytes (WsiSlide * slide, gint li, gint64 col, gint64 row,
   return TRUE;
 }
 
-/* ---- reads: wsitiledread.h -------------------------------------------- */
-
-static void
-tiff_prefetch (WsiSlide * slide, const WsiReadPlan * plan)
-{
-  const TiffSlide *ts = slide->handle;
-
-  if (ts != NULL && plan->level >= 0
-      && (guint) plan->level < ts->pyramid.n_levels)
-    wsi_tiled_prefetch (slide, &ts->tiled[plan->level], plan);
-}
-
-static gboolean
-tiff_read_argb (WsiSlide * slide, WsiReadContext * ctx, guint32 * argb,
-    gint64 x, gint64 y, gint level, gint64 w, gint64 h,
-    WsiReadReport * report, GError ** error)
-{
-  const TiffSlide *ts = slide->handle;
-
-  return wsi_tiled_read_argb (slide, ctx, &ts->tiled[level], argb, x, y,
-      level, w, h, report, error);
-}
-
-static guint
-tiff_native_scale (const WsiSlide * slide, gint level, guint wanted)
-{
-  const TiffSlide *ts = slide->handle;
-
-  return wsi_tiled_native_scale (&ts->tiled[level], wanted);
-}
-
-static gboolean
-tiff_read_argb_scaled (WsiSlide * slide, WsiReadContext * ctx,
-    guint32 * argb, gint level, guint scale, gint64 x, gint64 y, gint64 w,
-    gint64 h, GError ** error)
-{
-  const TiffSlide *ts = slide->handle;
-
-  return wsi_tiled_read_argb_scaled (slide, ctx, &ts->tiled[level], argb,
-      level, scale, x, y, w, h, error);
-}
-
-static gboolean
-tiff_read (WsiSlide * slide, WsiReadContext * ctx,
-    const WsiReadRequest * request, const WsiReadPlan * plan,
-    const WsiImage * out, WsiReadReport * report, GError ** error)
-{
-  const TiffSlide *ts = slide->handle;
-
-  return wsi_tiled_read (slide, ctx, &ts->tiled[plan->level], request, plan,
-      out, report, error);
-}
-
 const WsiSlideBackend wsi_slide_backend_tiff = {
   .name = WSI_BACKEND_TIFF,
   .detect = tiff_detect,
   .open = tiff_open,
-  .read_argb = tiff_read_argb,
-  .read = tiff_read,
+  .read_argb = wsi_tiled_backend_read_argb,
+  .read = wsi_tiled_backend_read,
   .thread_state_new = wsi_jpeg_decoder_state_new,
   .thread_state_free = wsi_jpeg_decoder_state_free,
   .close = tiff_close,
-  .prefetch = tiff_prefetch,
-  .native_scale = tiff_native_scale,
-  .read_argb_scaled = tiff_read_argb_scaled,
+  .prefetch = wsi_tiled_backend_prefetch,
+  .native_scale = wsi_tiled_backend_native_scale,
+  .read_argb_scaled = wsi_tiled_backend_read_argb_scaled,
 };

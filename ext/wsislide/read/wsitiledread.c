@@ -299,8 +299,8 @@ prefetch_level_region (WsiSlide * slide, const WsiTiledLevel * level,
   g_free (ranges);
 }
 
-void
-wsi_tiled_prefetch (WsiSlide * slide, const WsiTiledLevel * level,
+static void
+tiled_prefetch (WsiSlide * slide, const WsiTiledLevel * level,
     const WsiReadPlan * plan)
 {
   gdouble ds = slide->level_downsample[plan->level];
@@ -315,8 +315,8 @@ wsi_tiled_prefetch (WsiSlide * slide, const WsiTiledLevel * level,
 
 /* ---- read_argb: a level region at 1:1 ----------------------------------- */
 
-gboolean
-wsi_tiled_read_argb (WsiSlide * slide, WsiReadContext * ctx,
+static gboolean
+tiled_read_argb (WsiSlide * slide, WsiReadContext * ctx,
     const WsiTiledLevel * level, guint32 * argb, gint64 x, gint64 y,
     gint level_index, gint64 w, gint64 h, WsiReadReport * report,
     GError ** error)
@@ -348,8 +348,8 @@ wsi_tiled_read_argb (WsiSlide * slide, WsiReadContext * ctx,
 
 static gboolean scale_fits_tiles (const WsiTiledLevel * level, guint scale);
 
-guint
-wsi_tiled_native_scale (const WsiTiledLevel * level, guint wanted)
+static guint
+tiled_native_scale (const WsiTiledLevel * level, guint wanted)
 {
   guint scale;
 
@@ -360,8 +360,8 @@ wsi_tiled_native_scale (const WsiTiledLevel * level, guint wanted)
   return 1;
 }
 
-gboolean
-wsi_tiled_read_argb_scaled (WsiSlide * slide, WsiReadContext * ctx,
+static gboolean
+tiled_read_argb_scaled (WsiSlide * slide, WsiReadContext * ctx,
     const WsiTiledLevel * level, guint32 * argb, gint level_index,
     guint scale, gint64 x, gint64 y, gint64 w, gint64 h, GError ** error)
 {
@@ -370,7 +370,7 @@ wsi_tiled_read_argb_scaled (WsiSlide * slide, WsiReadContext * ctx,
   LevelReader lr;
   gboolean ok;
 
-  /* The region's tiles at once, as wsi_tiled_read_argb() does. */
+  /* The region's tiles at once, as tiled_read_argb() does. */
   prefetch_level_region (slide, level, level_index, x * scale, y * scale,
       (x + w) * scale, (y + h) * scale, MAX_PREFETCH_REGION_TILES);
   if (ctx == NULL)
@@ -520,8 +520,8 @@ read_resampled (LevelReader * lr, WsiReadContext * ctx, const Window * win,
   return TRUE;
 }
 
-gboolean
-wsi_tiled_read (WsiSlide * slide, WsiReadContext * ctx,
+static gboolean
+tiled_read (WsiSlide * slide, WsiReadContext * ctx,
     const WsiTiledLevel * level, const WsiReadRequest * request,
     const WsiReadPlan * plan, const WsiImage * out, WsiReadReport * report,
     GError ** error)
@@ -536,7 +536,7 @@ wsi_tiled_read (WsiSlide * slide, WsiReadContext * ctx,
 
   /* A patch's tiles are fetched together (a no-op when patchreader hinted
    * them already, or for local files). */
-  wsi_tiled_prefetch (slide, level, plan);
+  tiled_prefetch (slide, level, plan);
   if (ctx == NULL)
     ctx = own_ctx = wsi_read_context_new ();
   level_reader_init (&lr, slide, ctx, level, plan->level, scale,
@@ -570,4 +570,72 @@ wsi_tiled_read (WsiSlide * slide, WsiReadContext * ctx,
   if (own_ctx != NULL)
     wsi_read_context_free (own_ctx);
   return ok;
+}
+
+/* ---- the backend's entry points ----------------------------------------- */
+
+void
+wsi_tiled_slide_init (WsiTiledSlide * tiled, guint n_levels)
+{
+  tiled->levels = g_new0 (const WsiTiledLevel *, MAX (n_levels, 1));
+  tiled->n_levels = n_levels;
+}
+
+void
+wsi_tiled_slide_clear (WsiTiledSlide * tiled)
+{
+  g_clear_pointer (&tiled->levels, g_free);
+  tiled->n_levels = 0;
+}
+
+static const WsiTiledLevel *
+tiled_level (const WsiSlide * slide, gint level)
+{
+  const WsiTiledSlide *tiled = slide->handle;
+
+  return tiled->levels[level];
+}
+
+gboolean
+wsi_tiled_backend_read_argb (WsiSlide * slide, WsiReadContext * ctx,
+    guint32 * argb, gint64 x, gint64 y, gint level, gint64 w, gint64 h,
+    WsiReadReport * report, GError ** error)
+{
+  return tiled_read_argb (slide, ctx, tiled_level (slide, level), argb, x, y,
+      level, w, h, report, error);
+}
+
+gboolean
+wsi_tiled_backend_read (WsiSlide * slide, WsiReadContext * ctx,
+    const WsiReadRequest * request, const WsiReadPlan * plan,
+    const WsiImage * out, WsiReadReport * report, GError ** error)
+{
+  return tiled_read (slide, ctx, tiled_level (slide, plan->level), request,
+      plan, out, report, error);
+}
+
+guint
+wsi_tiled_backend_native_scale (const WsiSlide * slide, gint level,
+    guint wanted)
+{
+  return tiled_native_scale (tiled_level (slide, level), wanted);
+}
+
+gboolean
+wsi_tiled_backend_read_argb_scaled (WsiSlide * slide, WsiReadContext * ctx,
+    guint32 * argb, gint level, guint scale, gint64 x, gint64 y, gint64 w,
+    gint64 h, GError ** error)
+{
+  return tiled_read_argb_scaled (slide, ctx, tiled_level (slide, level),
+      argb, level, scale, x, y, w, h, error);
+}
+
+void
+wsi_tiled_backend_prefetch (WsiSlide * slide, const WsiReadPlan * plan)
+{
+  const WsiTiledSlide *tiled = slide->handle;
+
+  if (tiled != NULL && plan->level >= 0
+      && (guint) plan->level < tiled->n_levels)
+    tiled_prefetch (slide, tiled->levels[plan->level], plan);
 }

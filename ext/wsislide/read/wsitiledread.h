@@ -12,10 +12,12 @@
  * are grids of equal tiles it can decode one at a time (the TIFF and DICOM
  * backends).
  *
- * Contract: the backend describes a level (size, tile size, the largest
- * native scale its codec does: 8 for JPEG's DCT scaling, 1 for raw pixels),
- * decodes a rectangle of one tile at a scale into a WsiTiledTarget and, for
- * remote sources, says where a tile's bytes are; this file does the rest:
+ * Contract: the backend's slide->handle starts with a WsiTiledSlide, whose
+ * levels describe each level (size, tile size, the largest native scale
+ * its codec does: 8 for JPEG's DCT scaling, 1 for raw pixels), decode a
+ * rectangle of one tile at a scale into a WsiTiledTarget and, for remote
+ * sources, say where a tile's bytes are; the backend's read_argb, read and
+ * prefetch are the wsi_tiled_backend_* functions, which do the rest:
  * hints a read's tiles to the byte source first (so a remote read fetches
  * them together), picks the DCT scale (whole multiples on the scaled grid,
  * else near-whole, see pick_scale()), decodes only the tiles a region
@@ -79,33 +81,45 @@ typedef struct
   WsiTileBytesFunc tile_bytes;
 } WsiTiledLevel;
 
-/* The prefetch of wsislide.h: hints the tiles @plan covers at @level (one
- * level pixel of margin; a whole overview level too). No-op without
- * tile_bytes. */
-void wsi_tiled_prefetch (WsiSlide * slide, const WsiTiledLevel * level,
-    const WsiReadPlan * plan);
+/* The first member of a tiled backend's slide->handle: its levels, widest
+ * first, as this file reads them. A backend whose handle starts with one
+ * takes the wsi_tiled_backend_* functions below as its own read_argb, read
+ * and prefetch. */
+typedef struct
+{
+  const WsiTiledLevel **levels; /* n_levels, into the backend's tables */
+  guint n_levels;
+} WsiTiledSlide;
+
+/* Room for @n_levels level pointers (the backend sets them). */
+void wsi_tiled_slide_init (WsiTiledSlide * tiled, guint n_levels);
+void wsi_tiled_slide_clear (WsiTiledSlide * tiled);
 
 /* read_argb of wsislide.h: the level region at 1:1 (no cache), its tiles
  * hinted first. */
-gboolean wsi_tiled_read_argb (WsiSlide * slide, WsiReadContext * ctx,
-    const WsiTiledLevel * level, guint32 * argb, gint64 x, gint64 y,
-    gint level_index, gint64 w, gint64 h, WsiReadReport * report,
-    GError ** error);
+gboolean wsi_tiled_backend_read_argb (WsiSlide * slide, WsiReadContext * ctx,
+    guint32 * argb, gint64 x, gint64 y, gint level, gint64 w, gint64 h,
+    WsiReadReport * report, GError ** error);
+
+/* read of wsislide.h, the plan's tiles hinted first (a no-op when the
+ * caller hinted them already). */
+gboolean wsi_tiled_backend_read (WsiSlide * slide, WsiReadContext * ctx,
+    const WsiReadRequest * request, const WsiReadPlan * plan,
+    const WsiImage * out, WsiReadReport * report, GError ** error);
+
+/* prefetch of wsislide.h: hints the tiles @plan covers (one level pixel of
+ * margin; a whole overview level too). No-op for levels without
+ * tile_bytes. */
+void wsi_tiled_backend_prefetch (WsiSlide * slide, const WsiReadPlan * plan);
 
 /* native_scale and read_argb_scaled of wsislide.h: the largest DCT scale
- * not above @wanted this level decodes at, and a region of the level at
+ * not above @wanted the level decodes at, and a region of the level at
  * that scale (scaled pixels, no cache), its tiles hinted first. */
-guint wsi_tiled_native_scale (const WsiTiledLevel * level, guint wanted);
-gboolean wsi_tiled_read_argb_scaled (WsiSlide * slide, WsiReadContext * ctx,
-    const WsiTiledLevel * level, guint32 * argb, gint level_index,
-    guint scale, gint64 x, gint64 y, gint64 w, gint64 h, GError ** error);
-
-/* read of wsislide.h for @plan at @level, its tiles hinted first (a no-op
- * when the caller hinted them already). */
-gboolean wsi_tiled_read (WsiSlide * slide, WsiReadContext * ctx,
-    const WsiTiledLevel * level, const WsiReadRequest * request,
-    const WsiReadPlan * plan, const WsiImage * out, WsiReadReport * report,
-    GError ** error);
+guint wsi_tiled_backend_native_scale (const WsiSlide * slide, gint level,
+    guint wanted);
+gboolean wsi_tiled_backend_read_argb_scaled (WsiSlide * slide,
+    WsiReadContext * ctx, guint32 * argb, gint level, guint scale, gint64 x,
+    gint64 y, gint64 w, gint64 h, GError ** error);
 
 /* Sets WSI_SLIDE_ERROR_READ "<display>: level L tile (col, row): <reason>"
  * and returns FALSE: the message of every tile a read cannot produce. */

@@ -30,6 +30,7 @@
  * that an earlier tissuemask holding it does not answer "cached" and starve
  * the later one of the overview. */
 #define FIELD_OVERVIEW_NEEDED "overview-needed"
+#define FIELD_POOL_SIZE "pool-size"
 
 /* The structure of @event when it is a custom event of @type named @name. */
 static const GstStructure *
@@ -301,4 +302,32 @@ wsi_query_set_mask_cached (GstQuery * query, gboolean cached)
   }
   gst_structure_remove_field (s, FIELD_CACHED);
   gst_structure_set (s, FIELD_OVERVIEW_NEEDED, G_TYPE_BOOLEAN, TRUE, NULL);
+}
+
+/* ---- pool size query ---------------------------------------------------- */
+
+GstQuery *
+wsi_query_new_pool_size (void)
+{
+  return gst_query_new_custom (GST_QUERY_CUSTOM,
+      gst_structure_new_empty (WSI_POOL_SIZE_QUERY));
+}
+
+gboolean
+wsi_query_parse_pool_size (GstQuery * query, guint * pool_size)
+{
+  const GstStructure *s = custom_query_structure (query, WSI_POOL_SIZE_QUERY);
+
+  if (s == NULL)
+    return FALSE;
+  get_uint (s, FIELD_POOL_SIZE, 0, pool_size);
+  return TRUE;
+}
+
+void
+wsi_query_set_pool_size (GstQuery * query, guint pool_size)
+{
+  g_return_if_fail (custom_query_structure (query, WSI_POOL_SIZE_QUERY));
+  gst_structure_set (gst_query_writable_structure (query), FIELD_POOL_SIZE,
+      G_TYPE_UINT, pool_size, NULL);
 }

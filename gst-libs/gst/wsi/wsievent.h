@@ -58,6 +58,7 @@ G_BEGIN_DECLS
 #define WSI_MASK_CHAINED_EVENT "wsi-mask-chained"
 #define WSI_DELIVERY_QUERY "wsi-delivery-accounting"
 #define WSI_MASK_CACHED_QUERY "wsi-mask-cached"
+#define WSI_POOL_SIZE_QUERY "wsi-pool-size"
 
 /* ---- events ------------------------------------------------------------- */
 
@@ -104,6 +105,12 @@ gboolean wsi_query_parse_mask_cached (GstQuery * query, const gchar ** path,
 /* TRUE: answer "cached"; FALSE: withdraw any "cached" and say that the
  * overview is needed, so an earlier tissuemask does not answer for us. */
 void wsi_query_set_mask_cached (GstQuery * query, gboolean cached);
+
+/* wsislidesrc asks how many slides the pool downstream (patchinterleave)
+ * holds at once; @pool_size: 0 when nobody answered. */
+GstQuery *wsi_query_new_pool_size (void);
+gboolean wsi_query_parse_pool_size (GstQuery * query, guint * pool_size);
+void wsi_query_set_pool_size (GstQuery * query, guint pool_size);
 
 G_END_DECLS
 

@@ -14,6 +14,7 @@
 #include <gst/check/gstharness.h>
 #include <gst/app/gstappsrc.h>
 #include <gst/app/gstappsink.h>
+#include <gst/wsi/wsievent.h>
 #include <gst/wsi/wsirecord.h>
 
 /* Slides are named 'A', 'B', ...: slide_index = the letter, x = position of
@@ -512,6 +513,35 @@ GST_START_TEST (test_skip_patches_property)
 
 GST_END_TEST;
 
+/* wsislidesrc's prepare-ahead=-1 asks for the pool size: the query goes
+ * down through a queue and patchsampler and patchinterleave answers it. */
+GST_START_TEST (test_pool_size_query)
+{
+  GstElement *bin = gst_parse_launch ("queue name=q ! patchsampler ! "
+      "patchinterleave pool-size=5 ! fakesink async=false", NULL);
+  GstElement *queue;
+  GstPad *sinkpad;
+  GstQuery *query;
+  guint pool_size = 0;
+
+  fail_unless (bin != NULL);
+  fail_unless (gst_element_set_state (bin, GST_STATE_PAUSED) !=
+      GST_STATE_CHANGE_FAILURE);
+  queue = gst_bin_get_by_name (GST_BIN (bin), "q");
+  sinkpad = gst_element_get_static_pad (queue, "sink");
+  query = wsi_query_new_pool_size ();
+  fail_unless (gst_pad_query (sinkpad, query));
+  fail_unless (wsi_query_parse_pool_size (query, &pool_size));
+  fail_unless_equals_int (pool_size, 5);
+  gst_query_unref (query);
+  gst_object_unref (sinkpad);
+  gst_object_unref (queue);
+  gst_element_set_state (bin, GST_STATE_NULL);
+  gst_object_unref (bin);
+}
+
+GST_END_TEST;
+
 static Suite *
 patchinterleave_suite (void)
 {
@@ -531,6 +561,7 @@ patchinterleave_suite (void)
   tcase_add_test (tc, test_null_playing_null_repeated);
   tcase_add_test (tc, test_skip_patches_resumes_tail);
   tcase_add_test (tc, test_skip_patches_property);
+  tcase_add_test (tc, test_pool_size_query);
   return s;
 }
 

@@ -420,6 +420,25 @@ GST_START_TEST (test_missing_location_error)
 
 GST_END_TEST;
 
+/* Setting location keeps the annotations folder (it used to free it: a
+ * dangling pointer when location came second, a leak at finalize). */
+GST_START_TEST (test_location_keeps_annotations)
+{
+  GstElement *src = gst_element_factory_make ("wsislidesrc", NULL);
+  gchar *annotations = NULL;
+
+  fail_unless (src != NULL);
+  g_object_set (src, "annotations", "/data/annotations-folder", NULL);
+  g_object_set (src, "location", "/data/slides", NULL);
+  g_object_set (src, "location", "/data/other-slides", NULL);
+  g_object_get (src, "annotations", &annotations, NULL);
+  fail_unless_equals_string (annotations, "/data/annotations-folder");
+  g_free (annotations);
+  gst_object_unref (src);
+}
+
+GST_END_TEST;
+
 /* A folder without slides (empty, or only files of other formats) and a
  * binary file of a format this build does not read: the error names the
  * location and the extensions searched, and speaks of no ranks when there
@@ -1005,15 +1024,17 @@ GST_END_TEST;
 
 /* One level wider than a decoded block and much taller than an overview
  * row: the overview is put together from several blocks and row groups
- * and must show no seams or misplaced tissue. */
+ * and must show no seams or misplaced tissue. 16 px tiles cap the DCT
+ * scale at 1/2 (tiles stay 8 px), so the scaled level (4200x600) is still
+ * wider than a block (4096). */
 GST_START_TEST (test_overview_from_blocks)
 {
   WsiTestSlideSpec spec;
 
   wsi_test_slide_spec_init (&spec);
-  spec.width = 6000;
+  spec.width = 8400;
   spec.height = 1200;
-  spec.tile_size = 256;
+  spec.tile_size = 16;
   spec.levels = 1;
   spec.tissue_blobs = 5;
   spec.seed = 4;
@@ -1718,6 +1739,7 @@ wsislidesrc_suite (void)
   tcase_add_test (tc, test_state_changes_repeatable);
   tcase_add_test (tc, test_flush_while_cycling);
   tcase_add_test (tc, test_real_slides);
+  tcase_add_test (tc, test_location_keeps_annotations);
   return s;
 }
 
