@@ -1362,7 +1362,6 @@ gst_wsi_slide_src_set_property (GObject * object, guint prop_id,
   switch (prop_id) {
     case PROP_LOCATION:
       g_free (self->location);
-  g_free (self->annotations);
       self->location = g_value_dup_string (value);
       break;
     case PROP_RANK:
@@ -1494,6 +1493,7 @@ gst_wsi_slide_src_finalize (GObject * object)
 
   clear_streaming_state (self);
   g_free (self->location);
+  g_free (self->annotations);
   g_ptr_array_unref (self->given_up);
   g_hash_table_unref (self->rejected);
   wsi_refusal_clear (&self->refused);

@@ -53,17 +53,18 @@ invalid (GError ** error, const gchar * path, const gchar * reason)
   return FALSE;
 }
 
-/* Header and footer: magic, version, offsets inside the file. */
+/* Header and footer: magic, version, offsets inside the file. The footer
+ * ends the file, whose size need not be a multiple of 8: it is copied into
+ * @footer_copy, not read in place (a misaligned access, UBSan). */
 static gboolean
-check_frame (WsiShard * shard, const WsiShardFooter ** footer_out,
-    GError ** error)
+check_frame (WsiShard * shard, WsiShardFooter * footer_copy, GError ** error)
 {
   const WsiShardHeader *header = (const WsiShardHeader *) shard->data;
-  const WsiShardFooter *footer;
+  const WsiShardFooter *footer = footer_copy;
 
   if (shard->size < sizeof (WsiShardHeader) + sizeof (WsiShardFooter))
     return invalid (error, shard->path, "too short (truncated?)");
-  footer = (const WsiShardFooter *) (shard->data + shard->size -
+  memcpy (footer_copy, shard->data + shard->size - sizeof (WsiShardFooter),
       sizeof (WsiShardFooter));
   if (memcmp (header->magic, WSI_SHARD_MAGIC, 8) != 0)
     return invalid (error, shard->path, "no shard header");
@@ -93,7 +94,6 @@ check_frame (WsiShard * shard, const WsiShardFooter ** footer_out,
   memcpy (shard->video_format, header->video_format,
       sizeof (shard->video_format));
   shard->video_format[sizeof (shard->video_format) - 1] = '\0';
-  *footer_out = footer;
   return TRUE;
 }
 
@@ -186,7 +186,8 @@ WsiShard *
 wsi_shard_open (const gchar * path, gboolean verify, GError ** error)
 {
   WsiShard *shard = g_new0 (WsiShard, 1);
-  const WsiShardFooter *footer = NULL;
+  WsiShardFooter footer_copy;
+  const WsiShardFooter *footer = &footer_copy;
   GError *map_error = NULL;
 
   shard->path = g_strdup (path);
@@ -201,7 +202,7 @@ wsi_shard_open (const gchar * path, gboolean verify, GError ** error)
   }
   shard->data = (const guint8 *) g_mapped_file_get_contents (shard->map);
   shard->size = g_mapped_file_get_length (shard->map);
-  if (!check_frame (shard, &footer, error))
+  if (!check_frame (shard, &footer_copy, error))
     goto fail;
   shard->crc32 = footer->crc32;
   if (verify && crc32 (crc32 (0, NULL, 0), shard->data,

@@ -15,6 +15,11 @@ while it waits, as object storage does not cost the client's CPU. (The
 project's Python faultproxy, which the tests use for faults, is not used
 here: on 2 busy cores it served ~150 requests/s and measured itself.)
 
+Every source runs the same patchreader settings: `read-ahead=256`, the
+automatic depth for slides at URLs, also for local disk (its automatic
+depth, 8 patches at 2 threads, starved the decoders on the busy machine:
+half the rate); `--reader-extra ''` compares the automatic depths instead.
+
 Cases, each streamed in its own process (the range cache is per process, so
 no case finds another's bytes), in rounds alternating the sources so that
 machine load hits them alike; the median round is printed:
@@ -179,7 +184,8 @@ def child(args, location, mode, extra_env=None, strace_to=None):
         cmd = ["strace", "-f", "-qq", "-s", "0", "--seccomp-bpf",
                "-e", "trace=pread64", "-o", strace_to] + cmd
     # No on-disk index cache unless asked: every case opens cold.
-    env = dict(os.environ, WSI_INDEX_CACHE_DIR="none", **(extra_env or {}))
+    env = dict(os.environ, WSI_INDEX_CACHE_DIR="none")
+    env.update(extra_env or {})
     out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE,
                          env=env).stdout
     return json.loads(out.decode().strip().splitlines()[-1])
@@ -333,15 +339,17 @@ def print_table(title, rows, tile_bytes, opens):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--slides", type=int, default=3)
-    ap.add_argument("--patches-per-slide", type=int, default=1500)
-    ap.add_argument("--single-patches", type=int, default=3000,
+    ap.add_argument("--patches-per-slide", type=int, default=1000)
+    ap.add_argument("--single-patches", type=int, default=2000,
                     help="patches of the one-slide case")
     ap.add_argument("--patch-size", type=int, default=224)
     ap.add_argument("--batch-size", type=int, default=32)
-    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--delays", default="0,10,50")
-    ap.add_argument("--reader-extra", default="",
-                    help="extra patchreader properties, e.g. read-ahead=64")
+    ap.add_argument("--reader-extra", default="read-ahead=256",
+                    help="patchreader properties of every source (default: "
+                    "the automatic depth for URLs, so local disk gets the "
+                    "same queue; '' for each side's automatic one)")
     ap.add_argument("--no-dicom", action="store_true")
     ap.add_argument("--cases", default="multi,single,dicom",
                     help="which of multi,single,dicom to run")
@@ -418,8 +426,11 @@ def main():
         for title, pps, sources, tile_paths, open_cases in cases:
             args.patches_per_slide = pps
             runs = {name: [] for name, _ in sources}
-            for _ in range(args.rounds):
+            for r in range(args.rounds):
                 for name, loc in sources:
+                    print("[%3.0f s] %s, round %d: %s" % (
+                        time.monotonic() - t_start, title, r + 1, name),
+                        file=sys.stderr, flush=True)
                     runs[name].append(child(args, loc, "stream"))
             local_runs = runs["local disk"]
             rows = [(name, summarize(runs[name], local_runs))

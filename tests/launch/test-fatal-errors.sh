@@ -48,7 +48,10 @@ run() {
   [ "$expect" = pass ] && hold=(WSI_SLOW_LOOP_MS=300)
   start=$(date +%s%N)
   # shellcheck disable=SC2046
-  out=$(env "${hold[@]}" LD_PRELOAD="$shim" timeout $limit \
+  # the shim after what is preloaded already (scripts/test-asan.sh puts
+  # the ASan runtime first)
+  out=$(env "${hold[@]}" LD_PRELOAD="${LD_PRELOAD:+$LD_PRELOAD:}$shim" \
+    timeout $limit \
     gst-launch-1.0 -q $(pipeline "$location") 2>&1)
   rc=$?
   ms=$(( ($(date +%s%N) - start) / 1000000 ))

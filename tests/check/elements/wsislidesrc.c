@@ -420,6 +420,25 @@ GST_START_TEST (test_missing_location_error)
 
 GST_END_TEST;
 
+/* Setting location keeps the annotations folder (it used to free it: a
+ * dangling pointer when location came second, a leak at finalize). */
+GST_START_TEST (test_location_keeps_annotations)
+{
+  GstElement *src = gst_element_factory_make ("wsislidesrc", NULL);
+  gchar *annotations = NULL;
+
+  fail_unless (src != NULL);
+  g_object_set (src, "annotations", "/data/annotations-folder", NULL);
+  g_object_set (src, "location", "/data/slides", NULL);
+  g_object_set (src, "location", "/data/other-slides", NULL);
+  g_object_get (src, "annotations", &annotations, NULL);
+  fail_unless_equals_string (annotations, "/data/annotations-folder");
+  g_free (annotations);
+  gst_object_unref (src);
+}
+
+GST_END_TEST;
+
 /* A folder without slides (empty, or only files of other formats) and a
  * binary file of a format this build does not read: the error names the
  * location and the extensions searched, and speaks of no ranks when there
@@ -1720,6 +1739,7 @@ wsislidesrc_suite (void)
   tcase_add_test (tc, test_state_changes_repeatable);
   tcase_add_test (tc, test_flush_while_cycling);
   tcase_add_test (tc, test_real_slides);
+  tcase_add_test (tc, test_location_keeps_annotations);
   return s;
 }
 

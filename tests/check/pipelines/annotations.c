@@ -47,10 +47,7 @@ static const Rect shapes[] = {
 static gchar *
 test_dir (const gchar * name)
 {
-  gchar *dir = g_build_filename (WSI_TEST_TMPDIR, name, NULL);
-
-  wsi_test_make_dir (WSI_TEST_TMPDIR, name);
-  return dir;
+  return wsi_test_make_dir (WSI_TEST_TMPDIR, name);
 }
 
 static void
