@@ -79,6 +79,15 @@
  * naming every slide and why, so that the application learns it from
  * gst_element_set_state() and not from a streaming thread.
  *
+ * Slide visits are prepared ahead of need (#wsislidesrc:prepare-ahead, by
+ * default as many as patchinterleave's pool downstream holds): worker
+ * threads open the next slides and read their overviews while earlier ones
+ * stream, and the source hands them out strictly in visit order, so the
+ * stream is the same whatever the look-ahead or the thread count. The
+ * overview's level is decoded at the largest JPEG DCT scale (1/2, 1/4,
+ * 1/8) that keeps it at least the overview's size. The wsistats tracer
+ * shows the preparation per slide (`prep-*-ns` fields of the meta).
+ *
  * On revisits the source reopens nothing it does not need: it remembers
  * each slide's description, and before reading an overview it asks
  * downstream with a custom query (structure `wsi-mask-cached`, field `path`)

@@ -438,7 +438,8 @@ GST_START_TEST (test_jpegls_same_as_uncompressed)
   guint m;
 
   if (!WSI_TEST_READS_JPEGLS) {
-    wsi_test_skip (__func__, "built without CharLS (libcharls-dev)");
+    wsi_test_skip (__func__, "built without JPEG-LS (-Djpegls=enabled, "
+        "libcharls-dev)");
     g_free (raw_dir);
     g_free (tiff_path);
     g_free (dir);

@@ -34,6 +34,12 @@ variant raw --uncompressed
 # TILED_SPARSE without an offset table.
 variant j2k-lossless --j2k lossless
 variant j2k-lossy-sparse --j2k lossy --sparse --table none
+# HTJ2K (OpenJPH's ojph_compress, Debian openjph-tools) and JPEG-LS
+# (CharLS), line-interleaved.
+if command -v ojph_compress >/dev/null; then
+  variant htj2k --j2k htj2k
+fi
+variant jpegls-line --jpegls line
 # Implicit VR little endian, written by pydicom from the uncompressed
 # TILED_SPARSE instance (sequences of undefined length, no VRs).
 variant raw-sparse --uncompressed --sparse
