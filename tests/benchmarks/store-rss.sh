@@ -14,6 +14,11 @@
 # (a systemd host), the large store is also served under a cap of half its
 # size, which makes the kernel reclaim; elsewhere (containers without
 # systemd or a delegated cgroup) that step is skipped and says why.
+# With SQUEEZE=1 (a quiet machine without swap only: it takes most of the
+# RAM), a second process first fills and holds all the memory available but
+# half the large store's size, so the large store is twice the RAM left to
+# the page cache; the store is then served under that real memory pressure
+# and max RssFile shows the kernel reclaiming mapped store pages.
 #
 #   meson devenv -C build -w . tests/benchmarks/store-rss.sh [PATCHES (4096)]
 #
@@ -78,4 +83,35 @@ if systemd-run --scope -q -p MemoryMax=64M true 2>/dev/null; then
   echo "under a cgroup cap of $cap MB (half the store): max RssAnon $(mb "$a3") MB, max RssFile $(mb "$f3") MB, $s3 s, served to the end"
 else
   echo "no memory cap: systemd-run --scope does not work here ($(systemd-run --scope -q true 2>&1 | head -1)); the cgroup step is skipped"
+fi
+
+if [ "${SQUEEZE:-0}" = 1 ]; then
+  if [ "$(awk '/^SwapTotal:/ {print $2}' /proc/meminfo)" != 0 ]; then
+    echo "SQUEEZE skipped: this machine has swap, a memory hog would be swapped out instead of shrinking the page cache"
+    exit 0
+  fi
+  avail_mb=$(awk '/^MemAvailable:/ {print int($2/1024)}' /proc/meminfo)
+  left_mb=$((large_mb / 2))
+  hog_mb=$((avail_mb - left_mb))
+  # Anonymous memory without swap cannot be reclaimed: touching it takes it
+  # from the page cache for as long as the hog lives.
+  /usr/bin/python3 -c '
+import sys, time, mmap
+n = int(sys.argv[1]) << 20
+m = mmap.mmap(-1, n)
+for off in range(0, n, 4096):
+    m[off] = 1
+print("ready", flush=True)
+time.sleep(3600)' "$hog_mb" > "$out/hog.txt" &
+  hog=$!
+  trap 'kill $hog 2>/dev/null; rm -rf "$out"' EXIT
+  until grep -q ready "$out/hog.txt" 2>/dev/null; do
+    kill -0 "$hog" 2>/dev/null || { echo "SQUEEZE: the memory hog died"; exit 1; }
+    sleep 0.5
+  done
+  now_mb=$(awk '/^MemAvailable:/ {print int($2/1024)}' /proc/meminfo)
+  wrap=""
+  read -r a4 f4 s4 < <(serve "$large")
+  kill "$hog"; wait "$hog" 2>/dev/null || true
+  echo "under memory pressure (a hog holds $hog_mb MB; MemAvailable $now_mb MB for a $large_mb MB store): max RssAnon $(mb "$a4") MB, max RssFile $(mb "$f4") MB, $s4 s, served to the end"
 fi
