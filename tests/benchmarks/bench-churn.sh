@@ -20,13 +20,16 @@
 #   meson devenv -C build -w . tests/benchmarks/bench-churn.sh [N ...]
 # Environment: BUILD (build folder, default build), BATCHES (measured,
 # default 100), WARMUP (default 20), THREADS (default 2), AHEAD (the
-# prepared-ahead run's prepare-ahead, default: the element's default).
+# prepared-ahead run's prepare-ahead, default: the element's default),
+# TILE_CACHE (patchreader tile-cache-size in MiB; 0 isolates what churn
+# costs from what the tile cache saves when 8 slides are revisited).
 set -euo pipefail
 build="${BUILD:-build}"
 batches="${BATCHES:-100}"
 warmup="${WARMUP:-20}"
 threads="${THREADS:-2}"
 ahead="${AHEAD:-}"
+cache="${TILE_CACHE:-}"
 if [ "$#" -gt 0 ]; then counts=("$@"); else counts=(8 100 1000); fi
 
 work="$(mktemp -d -t bench-churn-XXXXXX)"
@@ -47,6 +50,7 @@ run_one() {
   elif [ -n "$ahead" ]; then
     extra=(--prepare-ahead "$ahead")
   fi
+  if [ -n "$cache" ]; then extra+=(--tile-cache-mb "$cache"); fi
   out="$(GST_TRACERS="wsistats(interval=0)" \
     "$build/tests/benchmarks/bench-pipeline" --steady --location "$dir" \
     --threads "$threads" --target-mpp 0.5 --patches-per-slide 16 \

@@ -48,6 +48,7 @@ typedef struct
   gint patch_size, patches_per_slide, pool_size, patches_per_visit;
   gint batch_size, queue_batches, repeats, warmup, batches;
   gint prepare_ahead;           /* wsislidesrc prepare-ahead, -1: default */
+  gint tile_cache_mb;           /* patchreader tile-cache-size, -1: default */
   gint64 seed;
   gchar *threads;
   gboolean steady;
@@ -75,22 +76,25 @@ pipeline_description (const BenchOptions * o, guint threads, gboolean cycle,
     const gchar * sink)
 {
   gchar mpp[G_ASCII_DTOSTR_BUF_SIZE], dmpp[G_ASCII_DTOSTR_BUF_SIZE];
-  gchar ahead[32] = "";
+  gchar ahead[32] = "", cache[48] = "";
 
   g_ascii_dtostr (mpp, sizeof (mpp), o->target_mpp);
   g_ascii_dtostr (dmpp, sizeof (dmpp), o->default_mpp);
   if (o->prepare_ahead >= 0)
     g_snprintf (ahead, sizeof (ahead), " prepare-ahead=%d", o->prepare_ahead);
+  if (o->tile_cache_mb >= 0)
+    g_snprintf (cache, sizeof (cache), " tile-cache-size=%d", o->tile_cache_mb);
   return g_strdup_printf ("wsislidesrc location=\"%s\" cycle=%s seed=%"
       G_GINT64_FORMAT " default-mpp=%s%s ! tissuemask ! queue "
       "max-size-buffers=4 max-size-bytes=0 max-size-time=0 "
       "! patchsampler patch-size=%d target-mpp=%s patches-per-slide=%d "
       "! patchinterleave pool-size=%d patches-per-visit=%d "
-      "! patchreader name=reader threads=%u ! queue max-size-buffers=%d "
+      "! patchreader name=reader threads=%u%s ! queue max-size-buffers=%d "
       "max-size-bytes=0 max-size-time=0 ! patchbatch batch-size=%d ! %s",
       o->location, cycle ? "true" : "false", o->seed, dmpp, ahead,
       o->patch_size,
       mpp, o->patches_per_slide, o->pool_size, o->patches_per_visit, threads,
+      cache,
       o->queue_batches * o->batch_size, o->batch_size, sink);
 }
 
@@ -505,7 +509,7 @@ steady_mode (const BenchOptions * o)
 int
 main (int argc, char **argv)
 {
-  BenchOptions o = { NULL, 0.0, 0.0, 256, 100, 8, 4, 64, 4, 3, 30, 100, -1, 7,
+  BenchOptions o = { NULL, 0.0, 0.0, 256, 100, 8, 4, 64, 4, 3, 30, 100, -1, -1, 7,
     NULL, FALSE
   };
   GOptionEntry entries[] = {
@@ -534,6 +538,9 @@ main (int argc, char **argv)
         "Alternated (a)/(b) runs per thread count (default 3)", "N"},
     {"prepare-ahead", 0, 0, G_OPTION_ARG_INT, &o.prepare_ahead,
         "wsislidesrc prepare-ahead (default: the element's)", "N"},
+    {"tile-cache-mb", 0, 0, G_OPTION_ARG_INT, &o.tile_cache_mb,
+          "patchreader tile-cache-size in MiB, 0 = no tile cache (default: "
+          "the element's)", "MB"},
     {"seed", 0, 0, G_OPTION_ARG_INT64, &o.seed, "wsislidesrc seed (default 7)",
         "S"},
     {"steady", 0, 0, G_OPTION_ARG_NONE, &o.steady,
