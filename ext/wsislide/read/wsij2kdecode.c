@@ -62,6 +62,81 @@ main_header_find (const guint8 * data, gsize size, guint wanted)
   return 0;
 }
 
+#ifndef WSI_DECODE_HTJ2K
+/* Does the codestream select the HT block coder anywhere: a CAP marker, or
+ * a COD or COC (main header or any tile-part header) whose code-block style
+ * has the HT bit? OpenJPEG picks its HT decoder per code-block from that
+ * bit, and asserts (aborting the process) on some damaged HT code-blocks,
+ * so a frame is handed to it only when the walk proves it HT-free: headers
+ * that cannot be walked count as "may use HT". */
+static gboolean
+codestream_may_use_ht (const guint8 * data, gsize size)
+{
+  gsize siz = main_header_start (data, size), i = siz, next = 0;
+  gboolean in_tile_part = FALSE;
+  guint ccoc_bytes;
+
+  if (siz == 0 || siz + 40 > size)
+    return TRUE;
+  /* SIZ: Csiz after L, Rsiz and eight 32-bit sizes; COC's component
+   * index is 2 bytes when Csiz >= 257. */
+  ccoc_bytes = (((guint) data[siz + 38] << 8) | data[siz + 39]) < 257 ? 1 : 2;
+  for (;;) {
+    guint marker;
+    gsize length;
+
+    if (!in_tile_part && next > 0 && i >= size)
+      return FALSE;             /* every tile-part walked, no EOC */
+    if (i + 2 > size || data[i] != 0xFF)
+      return TRUE;
+    marker = data[i + 1];
+    if (marker == 0xD9)         /* EOC */
+      return FALSE;
+    if (marker == 0x93) {       /* SOD: the tile-part's data follows */
+      if (!in_tile_part)
+        return TRUE;
+      if (next == 0)            /* Psot 0: the last tile-part */
+        return FALSE;
+      i = next;
+      in_tile_part = FALSE;
+      continue;
+    }
+    if (i + 4 > size)
+      return TRUE;
+    length = ((gsize) data[i + 2] << 8) | data[i + 3];
+    if (length < 2 || i + 2 + length > size)
+      return TRUE;
+    switch (marker) {
+      case 0x50:               /* CAP */
+        return TRUE;
+      case 0x52:               /* COD: cblksty after Scod, SGcod, levels, xcb, ycb */
+        if (length < 11 || (data[i + 12] & 0x40) != 0)
+          return TRUE;
+        break;
+      case 0x53:               /* COC: the same after Ccoc and Scoc */
+        if (length < 7 + ccoc_bytes || (data[i + 8 + ccoc_bytes] & 0x40) != 0)
+          return TRUE;
+        break;
+      case 0x90:{              /* SOT: Isot, Psot (the tile-part's length) */
+        guint32 psot;
+        if (length != 10 || in_tile_part)
+          return TRUE;
+        psot = ((guint32) data[i + 6] << 24) | ((guint32) data[i + 7] << 16)
+            | ((guint32) data[i + 8] << 8) | data[i + 9];
+        if (psot != 0 && (psot < 14 || psot > size - i))
+          return TRUE;
+        next = psot == 0 ? 0 : i + psot;
+        in_tile_part = TRUE;
+        break;
+      }
+      default:
+        break;
+    }
+    i += 2 + length;
+  }
+}
+#endif
+
 gint
 wsi_j2k_decomposition_levels (const guint8 * data, gsize size)
 {
@@ -265,6 +340,15 @@ wsi_j2k_decode (const WsiJ2kFrame * frame, guint scale, guint x, guint y,
     decode_fail (error, NULL, "out of memory");
     goto done;
   }
+#ifndef WSI_DECODE_HTJ2K
+  if (codestream_may_use_ht (frame->data, frame->size)) {
+    decode_fail (error, NULL, "HTJ2K code-blocks (or marker segments that "
+        "cannot be walked) are not decoded in this build: OpenJPEG asserts "
+        "on some damaged HT code-blocks, which would abort the process "
+        "(-Dhtj2k=enabled reads them)");
+    goto done;
+  }
+#endif
   opj_set_error_handler (codec, on_error, &message);
   opj_set_warning_handler (codec, on_quiet, NULL);
   opj_set_info_handler (codec, on_quiet, NULL);
