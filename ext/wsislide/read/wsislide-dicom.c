@@ -811,6 +811,42 @@ decode_jpeg (WsiSlide * slide, WsiReadContext * ctx, const DicomPart * part,
 static void raw_row_convert (const guint8 * src, guint samples,
     gboolean invert, guint w, guint8 * dst, gint layout);
 
+#if defined (WSI_HAVE_OPENJPEG) || defined (WSI_HAVE_CHARLS)
+/* The codecs that decode whole codestreams (JPEG 2000, JPEG-LS): the
+ * frame's bytes read into the thread's scratch and its fragments joined
+ * (@size), with scratch for the w x h RGB rectangle they decode to. */
+static gboolean
+fetch_encapsulated_frame (WsiSlide * slide, WsiReadContext * ctx,
+    const DicomPart * part, const WsiDicomFrame * frame, gint level,
+    gint64 col, gint64 row, gint64 index, guint w, guint h, guint8 ** bytes,
+    gsize * size, guint8 ** rgb, GError ** error)
+{
+  const WsiDicomInstance *inst = &part->inst;
+  guint64 limit = (guint64) inst->rows * inst->columns * 3
+      * inst->bits_allocated + FRAME_BYTES_SLACK;
+  GError *local = NULL;
+
+  if (frame->length > limit)
+    return tile_fail (slide, level, col, row, index, error, "%"
+        G_GUINT64_FORMAT " bytes is implausible for a frame", frame->length);
+  *bytes = wsi_read_context_scratch (ctx, SCRATCH_FRAME_BYTES, frame->length);
+  *rgb = wsi_read_context_scratch (ctx, SCRATCH_DECODED_RGB, (gsize) w * h * 3);
+  if (*bytes == NULL || *rgb == NULL)
+    return tile_fail (slide, level, col, row, index, error, "out of memory");
+  if (!wsi_byte_source_read (part->source, frame->offset, frame->length,
+          *bytes, &local)) {
+    tile_fail (slide, level, col, row, index, error, "%s", local->message);
+    g_error_free (local);
+    return FALSE;
+  }
+  if (!fragments_join (*bytes, frame->length, size))
+    return tile_fail (slide, level, col, row, index, error, "no fragment "
+        "item at offset %" G_GUINT64_FORMAT " (%s)", frame->offset,
+        inst->frame_index_source);
+  return TRUE;
+}
+#endif
+
 #ifdef WSI_HAVE_OPENJPEG
 static WsiJ2kColor
 j2k_color (const WsiDicomInstance * inst)
@@ -832,31 +868,14 @@ decode_j2k (WsiSlide * slide, WsiReadContext * ctx, const DicomPart * part,
     const WsiTiledTarget * target, GError ** error)
 {
   const WsiDicomInstance *inst = &part->inst;
-  guint64 limit = (guint64) inst->rows * inst->columns * 3
-      * inst->bits_allocated + FRAME_BYTES_SLACK;
   WsiJ2kFrame j2k = { 0, };
-  GError *local = NULL;
-  guint8 *bytes, *rgb;
+  guint8 *bytes = NULL, *rgb = NULL;
   gsize size;
   guint i;
 
-  if (frame->length > limit)
-    return tile_fail (slide, level, col, row, index, error, "%"
-        G_GUINT64_FORMAT " bytes is implausible for a frame", frame->length);
-  bytes = wsi_read_context_scratch (ctx, SCRATCH_FRAME_BYTES, frame->length);
-  rgb = wsi_read_context_scratch (ctx, SCRATCH_DECODED_RGB, (gsize) w * h * 3);
-  if (bytes == NULL || rgb == NULL)
-    return tile_fail (slide, level, col, row, index, error, "out of memory");
-  if (!wsi_byte_source_read (part->source, frame->offset, frame->length,
-          bytes, &local)) {
-    tile_fail (slide, level, col, row, index, error, "%s", local->message);
-    g_error_free (local);
+  if (!fetch_encapsulated_frame (slide, ctx, part, frame, level, col, row,
+          index, w, h, &bytes, &size, &rgb, error))
     return FALSE;
-  }
-  if (!fragments_join (bytes, frame->length, &size))
-    return tile_fail (slide, level, col, row, index, error, "no fragment "
-        "item at offset %" G_GUINT64_FORMAT " (%s)", frame->offset,
-        inst->frame_index_source);
   j2k.data = bytes;
   j2k.size = size;
   j2k.width = inst->columns;
@@ -885,31 +904,14 @@ decode_jls (WsiSlide * slide, WsiReadContext * ctx, const DicomPart * part,
     const WsiTiledTarget * target, GError ** error)
 {
   const WsiDicomInstance *inst = &part->inst;
-  guint64 limit = (guint64) inst->rows * inst->columns * 3
-      * inst->bits_allocated + FRAME_BYTES_SLACK;
   WsiJlsFrame jls = { 0, };
-  GError *local = NULL;
-  guint8 *bytes, *rgb;
+  guint8 *bytes = NULL, *rgb = NULL;
   gsize size;
   guint i;
 
-  if (frame->length > limit)
-    return tile_fail (slide, level, col, row, index, error, "%"
-        G_GUINT64_FORMAT " bytes is implausible for a frame", frame->length);
-  bytes = wsi_read_context_scratch (ctx, SCRATCH_FRAME_BYTES, frame->length);
-  rgb = wsi_read_context_scratch (ctx, SCRATCH_DECODED_RGB, (gsize) w * h * 3);
-  if (bytes == NULL || rgb == NULL)
-    return tile_fail (slide, level, col, row, index, error, "out of memory");
-  if (!wsi_byte_source_read (part->source, frame->offset, frame->length,
-          bytes, &local)) {
-    tile_fail (slide, level, col, row, index, error, "%s", local->message);
-    g_error_free (local);
+  if (!fetch_encapsulated_frame (slide, ctx, part, frame, level, col, row,
+          index, w, h, &bytes, &size, &rgb, error))
     return FALSE;
-  }
-  if (!fragments_join (bytes, frame->length, &size))
-    return tile_fail (slide, level, col, row, index, error, "no fragment "
-        "item at offset %" G_GUINT64_FORMAT " (%s)", frame->offset,
-        inst->frame_index_source);
   jls.data = bytes;
   jls.size = size;
   jls.width = inst->columns;
