@@ -30,7 +30,7 @@
  *   bench-pipeline --location DIR [--target-mpp 0] [--threads 1,2]
  *                  [--repeats 3] [--seed 7] [--patches-per-slide 100]
  *   bench-pipeline --steady --location DIR [--pool-size 8] [--threads 2]
- *                  [--batch-size 64] [--queue-batches 4]
+ *                  [--batch-size 64] [--queue-batches 4] [--read-ahead N]
  */
 
 #include <gst/gst.h>
@@ -49,6 +49,7 @@ typedef struct
   gint batch_size, queue_batches, repeats, warmup, batches;
   gint prepare_ahead;           /* wsislidesrc prepare-ahead, -1: default */
   gint tile_cache_mb;           /* patchreader tile-cache-size, -1: default */
+  gint read_ahead;              /* patchreader read-ahead, -1: default */
   gint64 seed;
   gchar *threads;
   gboolean steady;
@@ -76,7 +77,7 @@ pipeline_description (const BenchOptions * o, guint threads, gboolean cycle,
     const gchar * sink)
 {
   gchar mpp[G_ASCII_DTOSTR_BUF_SIZE], dmpp[G_ASCII_DTOSTR_BUF_SIZE];
-  gchar ahead[32] = "", cache[48] = "";
+  gchar ahead[32] = "", cache[80] = "";
 
   g_ascii_dtostr (mpp, sizeof (mpp), o->target_mpp);
   g_ascii_dtostr (dmpp, sizeof (dmpp), o->default_mpp);
@@ -84,6 +85,9 @@ pipeline_description (const BenchOptions * o, guint threads, gboolean cycle,
     g_snprintf (ahead, sizeof (ahead), " prepare-ahead=%d", o->prepare_ahead);
   if (o->tile_cache_mb >= 0)
     g_snprintf (cache, sizeof (cache), " tile-cache-size=%d", o->tile_cache_mb);
+  if (o->read_ahead >= 0)
+    g_snprintf (cache + strlen (cache), sizeof (cache) - strlen (cache),
+        " read-ahead=%d", o->read_ahead);
   return g_strdup_printf ("wsislidesrc location=\"%s\" cycle=%s seed=%"
       G_GINT64_FORMAT " default-mpp=%s%s ! tissuemask ! queue "
       "max-size-buffers=4 max-size-bytes=0 max-size-time=0 "
@@ -509,8 +513,8 @@ steady_mode (const BenchOptions * o)
 int
 main (int argc, char **argv)
 {
-  BenchOptions o = { NULL, 0.0, 0.0, 256, 100, 8, 4, 64, 4, 3, 30, 100, -1, -1, 7,
-    NULL, FALSE
+  BenchOptions o = { NULL, 0.0, 0.0, 256, 100, 8, 4, 64, 4, 3, 30, 100, -1, -1,
+    -1, 7, NULL, FALSE
   };
   GOptionEntry entries[] = {
     {"location", 0, 0, G_OPTION_ARG_FILENAME, &o.location,
@@ -541,6 +545,9 @@ main (int argc, char **argv)
     {"tile-cache-mb", 0, 0, G_OPTION_ARG_INT, &o.tile_cache_mb,
           "patchreader tile-cache-size in MiB, 0 = no tile cache (default: "
           "the element's)", "MB"},
+    {"read-ahead", 0, 0, G_OPTION_ARG_INT, &o.read_ahead,
+          "patchreader read-ahead in patches, 0 = automatic (default: the "
+          "element's)", "N"},
     {"seed", 0, 0, G_OPTION_ARG_INT64, &o.seed, "wsislidesrc seed (default 7)",
         "S"},
     {"steady", 0, 0, G_OPTION_ARG_NONE, &o.steady,
