@@ -334,8 +334,12 @@ measure (const BenchOptions * o, gint kind, guint threads,
     case SLIDES:
     case MULTICROP_SLIDES:
       src = source_description (o, threads);
+      /* tile-cache-size=0: DINOv2's crops read no slide, and patchviews'
+       * default would raise the tile cache it shares with patchreader
+       * (wsireadcaches.h: the largest any member asks) over the reader's
+       * --reader-extra setting. */
       views = g_strdup_printf ("patchviews preset=dinov2 seed=1 threads=%u "
-          "!", threads);
+          "tile-cache-size=0 !", threads);
       desc = g_strdup_printf ("%s ! %s queue ! patchbatch batch-size=%d ! "
           "fakesink sync=false", src, kind == SLIDES ? "" : views,
           o->batch_size);
