@@ -1129,16 +1129,18 @@ view_psnr (WsiRun * a, WsiRun * b, guint i, guint v)
 }
 
 /* Views @views of @store made from its JPEGs by patchviews (partial, DCT
- * scaled decodes) and from patchstoresrc's decoded pixels (a capsfilter
- * asks for video/x-raw): every view identical when @exact, else at least
- * 40 dB; returns the ratio of pixels decoded to whole patches. */
+ * scaled decodes; a capsfilter asks for image/jpeg, which patchviews
+ * prefers only where it can save work) and from patchstoresrc's decoded
+ * pixels (a capsfilter asks for video/x-raw): every view identical when
+ * @exact, else at least 40 dB; returns the ratio of pixels decoded to
+ * whole patches. */
 static gdouble
 compare_view_paths (const gchar * store, const gchar * views,
     gboolean exact)
 {
   gchar *from_jpeg = g_strdup_printf ("patchstoresrc location=\"%s\" "
-      "threads=2 ! patchviews name=views threads=2 seed=5 %s ! appsink "
-      "name=sink sync=false", store, views);
+      "threads=2 ! image/jpeg ! patchviews name=views threads=2 seed=5 %s ! "
+      "appsink name=sink sync=false", store, views);
   gchar *from_pixels = g_strdup_printf ("patchstoresrc location=\"%s\" "
       "threads=2 ! video/x-raw ! patchviews name=views threads=2 seed=5 %s ! "
       "appsink name=sink sync=false", store, views);
@@ -1221,10 +1223,70 @@ GST_START_TEST (test_views_from_jpeg_store)
      * pixels), close to a whole decode then a crop */
     fail_unless (compare_view_paths (store, "views=big:2:48:0.5:1.0 "
             "interpolation=area", FALSE) <= 0.5);
+    /* DINOv2's crops: whole decodes at full scale, same bytes */
+    fail_unless (compare_view_paths (store, "preset=dinov2", TRUE) >= 1.0);
     remove_store (store);
     g_free (store);
     g_free (desc);
   }
+  g_free (slides);
+}
+
+GST_END_TEST;
+
+/* Who decodes by default: patchviews takes the JPEGs (image/jpeg) where
+ * decoding them beside the crops can save work (small crops, region
+ * decodes; area crops, DCT scaling), and pixels decoded by patchstoresrc
+ * on its own threads where every location would be one whole decode at
+ * full scale anyway (DINOv2's crops; the patch itself among the views). */
+GST_START_TEST (test_views_default_decoder)
+{
+  gchar *slides = make_slides ("default-slides");
+  gchar *store = g_strdup_printf ("%s/default-jpeg", WSI_TEST_TMPDIR);
+  gchar *desc = g_strdup_printf ("wsislidesrc location=\"%s\" seed=3 ! "
+      "tissuemask ! queue ! patchsampler patch-size=%d patches-per-slide=3 "
+      "! patchinterleave ! patchreader threads=2 ! patchstoresink "
+      "location=\"%s\" encoding=jpeg quality=90", slides, VIEWS_PATCH, store);
+  static const struct
+  {
+    const gchar *views;
+    const gchar *caps;
+  } cases[] = {
+    {"preset=dinov2", "video/x-raw"},
+    {"views=target:patch,crop:2:64:0.3:1.0", "video/x-raw"},
+    {"views=big:2:48:0.5:1.0,small:4:24:0.04:0.1", "video/x-raw"},
+    {"views=small:3:40:0.02:0.06", "image/jpeg"},
+    {"views=big:2:48:0.5:1.0 interpolation=area", "image/jpeg"},
+  };
+  gchar *error;
+  guint k;
+
+  remove_store (store);
+  error = run_to_end (desc);
+  fail_unless (error == NULL, "%s", error);
+  for (k = 0; k < G_N_ELEMENTS (cases); k++) {
+    gchar *views = g_strdup_printf ("patchstoresrc location=\"%s\" "
+        "threads=2 ! queue ! patchviews name=views threads=2 seed=5 %s ! "
+        "appsink name=sink sync=false", store, cases[k].views);
+    guint64 decoded;
+    gchar *caps;
+    WsiRun *run = run_views (views, &decoded, &caps);
+
+    fail_unless (run->error == NULL, "%s", GST_STR_NULL (run->error));
+    fail_unless (run->batches->len > 0);
+    fail_unless_equals_string (caps, cases[k].caps);
+    if (g_str_equal (cases[k].caps, "video/x-raw")) {
+      fail_unless_equals_uint64 (decoded, 0);
+    } else {
+      fail_unless (decoded > 0, "%s", cases[k].views);
+    }
+    wsi_run_free (run);
+    g_free (caps);
+    g_free (views);
+  }
+  remove_store (store);
+  g_free (store);
+  g_free (desc);
   g_free (slides);
 }
 
@@ -1383,6 +1445,7 @@ patchstore_suite (void)
   tcase_add_test (tc, test_state_changes_repeat);
   tcase_add_test (tc, test_sink_restarts);
   tcase_add_test (tc, test_views_from_jpeg_store);
+  tcase_add_test (tc, test_views_default_decoder);
   tcase_add_test (tc, test_raw_served_from_mapping);
   tcase_add_test (tc, test_views_round_trip);
   tcase_add_test (tc, test_slide_mpp_round_trip);
