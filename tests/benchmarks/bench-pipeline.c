@@ -85,7 +85,8 @@ pipeline_description (const BenchOptions * o, guint threads, gboolean cycle,
   if (o->prepare_ahead >= 0)
     g_snprintf (ahead, sizeof (ahead), " prepare-ahead=%d", o->prepare_ahead);
   if (o->tile_cache_mb >= 0)
-    g_snprintf (reader_props, sizeof (reader_props), " tile-cache-size=%d", o->tile_cache_mb);
+    g_snprintf (reader_props, sizeof (reader_props), " tile-cache-size=%d",
+        o->tile_cache_mb);
   if (o->read_ahead >= 0)
     g_snprintf (reader_props + strlen (reader_props),
         sizeof (reader_props) - strlen (reader_props),
