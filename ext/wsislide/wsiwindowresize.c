@@ -323,15 +323,20 @@ linear_row_sse2 (const LinearTaps * tx, const guint8 * src, guint16 * out,
     const guint C)
 {
   const __m128i zero = _mm_setzero_si128 ();
+  /* Locals: the stores to @out could alias @tx for all the compiler knows,
+   * which made it reload every field on every pixel. */
+  const guint32 *first = tx->first;
+  const guint16 *weights = tx->pair_w;
+  const guint n = tx->simd_n;
   guint o;
 
-  for (o = 0; o < tx->simd_n; o++) {
+  for (o = 0; o < n; o++) {
     __m128i px, prod;
 
     px = _mm_unpacklo_epi8 (_mm_loadl_epi64 ((const __m128i *) (src +
-                (gsize) tx->first[o] * C)), zero);
+                (gsize) first[o] * C)), zero);
     prod = _mm_mullo_epi16 (px,
-        _mm_loadu_si128 ((const __m128i *) (tx->pair_w + (gsize) o * 8)));
+        _mm_loadu_si128 ((const __m128i *) (weights + (gsize) o * 8)));
     prod = _mm_add_epi16 (prod, C == 3 ? _mm_srli_si128 (prod, 6) :
         _mm_srli_si128 (prod, 8));
     _mm_storel_epi64 ((__m128i *) (out + (gsize) o * C), prod);
@@ -347,10 +352,12 @@ linear_row (const LinearTaps * tx, const guint8 * src, guint16 * out,
     guint o, guint dst_w, const guint C)
 {
   const guint one = 1u << H_BITS;
+  const guint32 *first = tx->first;     /* locals: see linear_row_sse2() */
+  const guint16 *w1 = tx->w1;
 
   for (; o < dst_w; o++) {
-    const guint8 *s = src + (gsize) tx->first[o] * C;
-    const guint b = tx->w1[o], a = one - b;
+    const guint8 *s = src + (gsize) first[o] * C;
+    const guint b = w1[o], a = one - b;
     guint16 *d = out + (gsize) o * C;
 
     /* Written out: -O2 does not unroll even a constant 3-step loop. */
