@@ -1225,6 +1225,44 @@ GST_START_TEST (test_views_from_jpeg_store)
 
 GST_END_TEST;
 
+/* Views @views of @store, as negotiated by default, byte-identical with
+ * 1 and with 4 threads in patchstoresrc and patchviews. */
+static void
+assert_views_same_at_threads (const gchar * store, const gchar * views)
+{
+  gchar *one = g_strdup_printf ("patchstoresrc location=\"%s\" threads=1 ! "
+      "patchviews name=views threads=1 seed=5 %s ! appsink name=sink "
+      "sync=false", store, views);
+  gchar *four = g_strdup_printf ("patchstoresrc location=\"%s\" threads=4 ! "
+      "queue ! patchviews name=views threads=4 seed=5 %s ! appsink name=sink "
+      "sync=false", store, views);
+  guint64 decoded_one, decoded_four;
+  gchar *caps_one, *caps_four;
+  WsiRun *a = run_views (one, &decoded_one, &caps_one);
+  WsiRun *b = run_views (four, &decoded_four, &caps_four);
+  guint i, v;
+
+  fail_unless (a->error == NULL && b->error == NULL);
+  fail_unless_equals_string (caps_one, caps_four);
+  fail_unless (a->batches->len > 0);
+  fail_unless_equals_int (a->batches->len, b->batches->len);
+  for (i = 0; i < a->batches->len; i++) {
+    guint n = gst_buffer_n_memory (g_ptr_array_index (a->batches, i));
+
+    fail_unless_equals_int (n,
+        gst_buffer_n_memory (g_ptr_array_index (b->batches, i)));
+    for (v = 0; v < n; v++)
+      fail_unless (view_psnr (a, b, i, v) == 99.0, "%s: view %u of location "
+          "%u differs between 1 and 4 threads", views, v, i);
+  }
+  wsi_run_free (a);
+  wsi_run_free (b);
+  g_free (caps_one);
+  g_free (caps_four);
+  g_free (one);
+  g_free (four);
+}
+
 /* Who decodes by default: patchviews takes the JPEGs (image/jpeg) where
  * decoding them beside the crops can save work (small crops, region
  * decodes; area crops, DCT scaling), and pixels decoded by patchstoresrc
@@ -1275,6 +1313,7 @@ GST_START_TEST (test_views_default_decoder)
     g_free (caps);
     g_free (views);
   }
+  assert_views_same_at_threads (store, "preset=dinov2");
   remove_store (store);
   g_free (store);
   g_free (desc);
