@@ -1054,6 +1054,64 @@ GST_START_TEST (test_raw_served_from_mapping)
 
 GST_END_TEST;
 
+/* A raw store served from its mapping into batches big enough (700 x 64
+ * px RGB = 8.6 MB) that patchbatch copies with streaming stores
+ * (wsibatchcopy.h): every slot of the batch is the stored patch, at 1 and
+ * 2 threads. */
+GST_START_TEST (test_raw_into_big_batches)
+{
+  gchar *slides = make_slides ("big-slides");
+  gchar *store = g_build_filename (WSI_TEST_TMPDIR, "big-store", NULL);
+  gchar *desc = g_strdup_printf ("wsislidesrc location=\"%s\" seed=3 ! "
+      "tissuemask ! queue ! patchsampler patch-size=64 patches-per-slide=7 ! "
+      "patchinterleave ! patchreader threads=2 ! tee name=t ! queue ! "
+      "patchstoresink location=\"%s\" patches-per-shard=4 t. ! queue ! "
+      "appsink name=sink sync=false", slides, store);
+  const gsize patch_bytes = 64 * 64 * 3;
+  WsiRun *written, *served;
+  guint i, t;
+
+  remove_store (store);
+  written = run_collecting (desc);
+  fail_unless (written->error == NULL, "%s", written->error);
+  fail_unless_equals_int (written->batches->len, 14);
+  g_free (desc);
+  for (t = 1; t <= 2; t++) {
+    GstBuffer *batch;
+    GstMapInfo mb;
+
+    desc = g_strdup_printf ("patchstoresrc location=\"%s\" threads=%u ! "
+        "queue ! patchbatch batch-size=700 ! appsink name=sink sync=false",
+        store, t);
+    served = wsi_run_pipeline (desc, 0);
+    fail_unless (served->error == NULL, "%s", served->error);
+    fail_unless_equals_int (served->batches->len, 1);
+    fail_unless_equals_int (served->records->len, 14);
+    batch = g_ptr_array_index (served->batches, 0);
+    fail_unless (gst_buffer_map (batch, &mb, GST_MAP_READ));
+    fail_unless (mb.size >= 14 * patch_bytes);
+    for (i = 0; i < 14; i++) {
+      GstBuffer *x = g_ptr_array_index (written->batches, i);
+      GstMapInfo mx;
+
+      fail_unless (gst_buffer_map (x, &mx, GST_MAP_READ));
+      fail_unless_equals_uint64 (mx.size, patch_bytes);
+      fail_unless (memcmp (mb.data + i * patch_bytes, mx.data,
+              patch_bytes) == 0, "threads=%u: slot %u differs", t, i);
+      gst_buffer_unmap (x, &mx);
+    }
+    gst_buffer_unmap (batch, &mb);
+    wsi_run_free (served);
+    g_free (desc);
+  }
+  wsi_run_free (written);
+  remove_store (store);
+  g_free (store);
+  g_free (slides);
+}
+
+GST_END_TEST;
+
 /* ---- crops from a jpeg store: patchviews decodes only what they need ---- */
 
 #define VIEWS_PATCH 256
@@ -1234,6 +1292,44 @@ GST_START_TEST (test_views_from_jpeg_store)
 
 GST_END_TEST;
 
+/* Views @views of @store, as negotiated by default, byte-identical with
+ * 1 and with 4 threads in patchstoresrc and patchviews. */
+static void
+assert_views_same_at_threads (const gchar * store, const gchar * views)
+{
+  gchar *one = g_strdup_printf ("patchstoresrc location=\"%s\" threads=1 ! "
+      "patchviews name=views threads=1 seed=5 %s ! appsink name=sink "
+      "sync=false", store, views);
+  gchar *four = g_strdup_printf ("patchstoresrc location=\"%s\" threads=4 ! "
+      "queue ! patchviews name=views threads=4 seed=5 %s ! appsink name=sink "
+      "sync=false", store, views);
+  guint64 decoded_one, decoded_four;
+  gchar *caps_one, *caps_four;
+  WsiRun *a = run_views (one, &decoded_one, &caps_one);
+  WsiRun *b = run_views (four, &decoded_four, &caps_four);
+  guint i, v;
+
+  fail_unless (a->error == NULL && b->error == NULL);
+  fail_unless_equals_string (caps_one, caps_four);
+  fail_unless (a->batches->len > 0);
+  fail_unless_equals_int (a->batches->len, b->batches->len);
+  for (i = 0; i < a->batches->len; i++) {
+    guint n = gst_buffer_n_memory (g_ptr_array_index (a->batches, i));
+
+    fail_unless_equals_int (n,
+        gst_buffer_n_memory (g_ptr_array_index (b->batches, i)));
+    for (v = 0; v < n; v++)
+      fail_unless (view_psnr (a, b, i, v) == 99.0, "%s: view %u of location "
+          "%u differs between 1 and 4 threads", views, v, i);
+  }
+  wsi_run_free (a);
+  wsi_run_free (b);
+  g_free (caps_one);
+  g_free (caps_four);
+  g_free (one);
+  g_free (four);
+}
+
 /* Who decodes by default: patchviews takes the JPEGs (image/jpeg) where
  * decoding them beside the crops can save work (small crops, region
  * decodes; area crops, DCT scaling), and pixels decoded by patchstoresrc
@@ -1284,6 +1380,7 @@ GST_START_TEST (test_views_default_decoder)
     g_free (caps);
     g_free (views);
   }
+  assert_views_same_at_threads (store, "preset=dinov2");
   remove_store (store);
   g_free (store);
   g_free (desc);
@@ -1447,6 +1544,7 @@ patchstore_suite (void)
   tcase_add_test (tc, test_views_from_jpeg_store);
   tcase_add_test (tc, test_views_default_decoder);
   tcase_add_test (tc, test_raw_served_from_mapping);
+  tcase_add_test (tc, test_raw_into_big_batches);
   tcase_add_test (tc, test_views_round_trip);
   tcase_add_test (tc, test_slide_mpp_round_trip);
   return s;
