@@ -22,6 +22,11 @@
 # $CI is set: CI installs them (scripts/install-deps.sh), so there it fails.
 # Runs with -j2 and one fuzzing process (the machine is shared).
 set -uo pipefail
+# The targets link clang's own sanitizer runtime: a runtime preloaded for
+# the calling shell (scripts/test-asan.sh's wrapper preloads gcc's libasan
+# into bash) makes each of them abort at start ("Your application is linked
+# against incompatible ASan runtimes").
+unset LD_PRELOAD
 root=$(cd "$(dirname "$0")/.." && pwd)
 builddir=$root/build-fuzz
 seconds=60 runs="" smoke=0 targets=()
