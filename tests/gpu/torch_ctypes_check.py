@@ -77,11 +77,11 @@ class Pipeline:
         """Yields (view tensor, seconds waited for it) until EOS."""
         while True:
             t0 = time.perf_counter()
-            sample = gstapp.gst_app_sink_try_pull_sample(self.sink, 60 * SECOND)
+            sample = gstapp.gst_app_sink_try_pull_sample(self.sink, 20 * SECOND)
             waited = time.perf_counter() - t0
             if not sample:
                 if not gstapp.gst_app_sink_is_eos(self.sink):
-                    raise RuntimeError("no batch within 60 s and no EOS")
+                    raise RuntimeError("no batch within 20 s and no EOS (an element failed? rerun with GST_DEBUG=3)")
                 return
             buf = gst.gst_sample_get_buffer(sample)
             caps = gst.gst_sample_get_caps(sample)
