@@ -22,7 +22,9 @@
 # default 100), WARMUP (default 20), THREADS (default 2), AHEAD (the
 # prepared-ahead run's prepare-ahead, default: the element's default),
 # TILE_CACHE (patchreader tile-cache-size in MiB; 0 isolates what churn
-# costs from what the tile cache saves when 8 slides are revisited).
+# costs from what the tile cache saves when 8 slides are revisited),
+# THUMBNAIL (wsislidesrc thumbnail-size: the overview, hence the mask, is
+# what each new slide costs; default: the element's, 1024).
 set -euo pipefail
 build="${BUILD:-build}"
 batches="${BATCHES:-100}"
@@ -30,6 +32,7 @@ warmup="${WARMUP:-20}"
 threads="${THREADS:-2}"
 ahead="${AHEAD:-}"
 cache="${TILE_CACHE:-}"
+thumbnail="${THUMBNAIL:-}"
 if [ "$#" -gt 0 ]; then counts=("$@"); else counts=(8 100 1000); fi
 
 work="$(mktemp -d -t bench-churn-XXXXXX)"
@@ -51,6 +54,7 @@ run_one() {
     extra=(--prepare-ahead "$ahead")
   fi
   if [ -n "$cache" ]; then extra+=(--tile-cache-mb "$cache"); fi
+  if [ -n "$thumbnail" ]; then extra+=(--thumbnail-size "$thumbnail"); fi
   out="$(GST_TRACERS="wsistats(interval=0)" \
     "$build/tests/benchmarks/bench-pipeline" --steady --location "$dir" \
     --threads "$threads" --target-mpp 0.5 --patches-per-slide 16 \
