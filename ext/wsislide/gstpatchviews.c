@@ -77,7 +77,15 @@
  * gst-launch-1.0 patchstoresrc location=store/ ! \
  *     patchviews preset=dinov2 seed=42 ! patchbatch batch-size=64 ! \
  *     fakesink sync=false
- * ]| DINOv2 crops from a jpeg patch store, decoded by patchviews.
+ * ]| DINOv2 crops from a patch store (from a jpeg store, decoded by
+ * patchstoresrc's threads: these crops gain nothing from a partial
+ * decode).
+ * |[
+ * gst-launch-1.0 patchstoresrc location=store/ ! \
+ *     patchviews views=small:8:32:0.01:0.05 seed=42 ! \
+ *     patchbatch batch-size=64 ! fakesink sync=false
+ * ]| Small crops from a jpeg store: patchviews takes the JPEGs and decodes
+ * only the rows and columns each crop reads.
  */
 
 #ifdef HAVE_CONFIG_H

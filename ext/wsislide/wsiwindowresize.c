@@ -17,6 +17,13 @@
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
+#if defined (__x86_64__) && defined (__GNUC__) && !defined (WSI_RESIZE_NO_AVX2)
+#include <immintrin.h>
+/* An AVX2 variant of the horizontal SIMD loop, picked at run time
+ * (tests build without it too, -DWSI_RESIZE_NO_AVX2, to check the SSE2
+ * loop on machines that have AVX2). */
+#define HAVE_AVX2_VARIANT 1
+#endif
 
 /* Output sample o of one axis is the sum of weights[offset + k] times
  * source sample first + k, k < n. */
@@ -314,13 +321,13 @@ linear_pair_weights (LinearTaps * taps, guint out_len, guint channels,
 }
 
 #ifdef __SSE2__
-/* Output pixels 0 .. tx->simd_n of one row through SSE2: load both
+/* Output pixels @o .. tx->simd_n of one row through SSE2: load both
  * source pixels (8 bytes), widen to 16 bits, multiply by the weight
  * vector, fold the second pixel onto the first, store 4 lanes (the 4th is
  * the next pixel's first, overwritten next). Returns how many it made. */
 static G_ALWAYS_INLINE inline guint
 linear_row_sse2 (const LinearTaps * tx, const guint8 * src, guint16 * out,
-    const guint C)
+    guint o, const guint C)
 {
   const __m128i zero = _mm_setzero_si128 ();
   /* Locals: the stores to @out could alias @tx for all the compiler knows,
@@ -328,9 +335,8 @@ linear_row_sse2 (const LinearTaps * tx, const guint8 * src, guint16 * out,
   const guint32 *first = tx->first;
   const guint16 *weights = tx->pair_w;
   const guint n = tx->simd_n;
-  guint o;
 
-  for (o = 0; o < n; o++) {
+  for (; o < n; o++) {
     __m128i px, prod;
 
     px = _mm_unpacklo_epi8 (_mm_loadl_epi64 ((const __m128i *) (src +
@@ -342,6 +348,54 @@ linear_row_sse2 (const LinearTaps * tx, const guint8 * src, guint16 * out,
     _mm_storel_epi64 ((__m128i *) (out + (gsize) o * C), prod);
   }
   return o;
+}
+#endif
+
+#ifdef HAVE_AVX2_VARIANT
+/* linear_row_sse2() two output pixels at a time: both pixels' 8 bytes in
+ * one 256-bit register (one per 128-bit lane), so one widening, one
+ * multiply and one in-lane fold serve two pixels. The same integer
+ * arithmetic: the same bytes. Returns the pixels made (even). */
+__attribute__ ((target ("avx2")))
+static guint
+linear_row_avx2 (const LinearTaps * tx, const guint8 * src, guint16 * out,
+    guint C)
+{
+  const guint32 *first = tx->first;
+  const guint16 *weights = tx->pair_w;
+  const guint n = tx->simd_n;
+  guint o;
+
+  for (o = 0; o + 1 < n; o += 2) {
+    __m128i a = _mm_loadl_epi64 ((const __m128i *) (src +
+            (gsize) first[o] * C));
+    __m128i b = _mm_loadl_epi64 ((const __m128i *) (src +
+            (gsize) first[o + 1] * C));
+    __m256i px = _mm256_cvtepu8_epi16 (_mm_unpacklo_epi64 (a, b));
+    __m256i prod = _mm256_mullo_epi16 (px,
+        _mm256_loadu_si256 ((const __m256i *) (weights + (gsize) o * 8)));
+
+    prod = _mm256_add_epi16 (prod, C == 3 ? _mm256_srli_si256 (prod, 6) :
+        _mm256_srli_si256 (prod, 8));
+    /* pixel o first: its 4th lane is overwritten by pixel o + 1 */
+    _mm_storel_epi64 ((__m128i *) (out + (gsize) o * C),
+        _mm256_castsi256_si128 (prod));
+    _mm_storel_epi64 ((__m128i *) (out + (gsize) (o + 1) * C),
+        _mm256_extracti128_si256 (prod, 1));
+  }
+  return o;
+}
+
+static gboolean
+have_avx2 (void)
+{
+  static gint known = -1;       /* racy but idempotent */
+
+  if (known < 0) {
+    __builtin_cpu_init ();
+    known = __builtin_cpu_supports ("avx2") ? 1 : 0;
+  }
+  return known == 1;
 }
 #endif
 
@@ -377,16 +431,20 @@ linear_row_any (const LinearTaps * tx, const guint8 * src, guint16 * out,
 {
   guint o = 0;
 
+#ifdef HAVE_AVX2_VARIANT
+  if ((channels == 3 || channels == 4) && have_avx2 ())
+    o = linear_row_avx2 (tx, src, out, channels);
+#endif
   switch (channels) {
     case 3:
 #ifdef __SSE2__
-      o = linear_row_sse2 (tx, src, out, 3);
+      o = linear_row_sse2 (tx, src, out, o, 3);
 #endif
       linear_row (tx, src, out, o, dst_w, 3);
       break;
     case 4:
 #ifdef __SSE2__
-      o = linear_row_sse2 (tx, src, out, 4);
+      o = linear_row_sse2 (tx, src, out, o, 4);
 #endif
       linear_row (tx, src, out, o, dst_w, 4);
       break;

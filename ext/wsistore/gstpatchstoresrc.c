@@ -585,7 +585,12 @@ queue_patch (GstPatchStoreSrc * self)
   work.epoch = self->epoch;
   work.index = index;
   work.position = self->position;
-  ret = wsi_ordered_pool_queue_work (self->pool, &work);
+  /* wrapping stored bytes costs less than waking a worker: done here */
+  if (work.as_stored)
+    ret = wsi_ordered_pool_queue_done (self->pool, &work,
+        store_process (&work, NULL, self));
+  else
+    ret = wsi_ordered_pool_queue_work (self->pool, &work);
   if (ret == GST_FLOW_OK) {
     self->step++;
     self->position++;

@@ -1054,6 +1054,64 @@ GST_START_TEST (test_raw_served_from_mapping)
 
 GST_END_TEST;
 
+/* A raw store served from its mapping into batches big enough (700 x 64
+ * px RGB = 8.6 MB) that patchbatch copies with streaming stores
+ * (wsibatchcopy.h): every slot of the batch is the stored patch, at 1 and
+ * 2 threads. */
+GST_START_TEST (test_raw_into_big_batches)
+{
+  gchar *slides = make_slides ("big-slides");
+  gchar *store = g_build_filename (WSI_TEST_TMPDIR, "big-store", NULL);
+  gchar *desc = g_strdup_printf ("wsislidesrc location=\"%s\" seed=3 ! "
+      "tissuemask ! queue ! patchsampler patch-size=64 patches-per-slide=7 ! "
+      "patchinterleave ! patchreader threads=2 ! tee name=t ! queue ! "
+      "patchstoresink location=\"%s\" patches-per-shard=4 t. ! queue ! "
+      "appsink name=sink sync=false", slides, store);
+  const gsize patch_bytes = 64 * 64 * 3;
+  WsiRun *written, *served;
+  guint i, t;
+
+  remove_store (store);
+  written = run_collecting (desc);
+  fail_unless (written->error == NULL, "%s", written->error);
+  fail_unless_equals_int (written->batches->len, 14);
+  g_free (desc);
+  for (t = 1; t <= 2; t++) {
+    GstBuffer *batch;
+    GstMapInfo mb;
+
+    desc = g_strdup_printf ("patchstoresrc location=\"%s\" threads=%u ! "
+        "queue ! patchbatch batch-size=700 ! appsink name=sink sync=false",
+        store, t);
+    served = wsi_run_pipeline (desc, 0);
+    fail_unless (served->error == NULL, "%s", served->error);
+    fail_unless_equals_int (served->batches->len, 1);
+    fail_unless_equals_int (served->records->len, 14);
+    batch = g_ptr_array_index (served->batches, 0);
+    fail_unless (gst_buffer_map (batch, &mb, GST_MAP_READ));
+    fail_unless (mb.size >= 14 * patch_bytes);
+    for (i = 0; i < 14; i++) {
+      GstBuffer *x = g_ptr_array_index (written->batches, i);
+      GstMapInfo mx;
+
+      fail_unless (gst_buffer_map (x, &mx, GST_MAP_READ));
+      fail_unless_equals_uint64 (mx.size, patch_bytes);
+      fail_unless (memcmp (mb.data + i * patch_bytes, mx.data,
+              patch_bytes) == 0, "threads=%u: slot %u differs", t, i);
+      gst_buffer_unmap (x, &mx);
+    }
+    gst_buffer_unmap (batch, &mb);
+    wsi_run_free (served);
+    g_free (desc);
+  }
+  wsi_run_free (written);
+  remove_store (store);
+  g_free (store);
+  g_free (slides);
+}
+
+GST_END_TEST;
+
 /* ---- crops from a jpeg store: patchviews decodes only what they need ---- */
 
 #define VIEWS_PATCH 256
@@ -1486,6 +1544,7 @@ patchstore_suite (void)
   tcase_add_test (tc, test_views_from_jpeg_store);
   tcase_add_test (tc, test_views_default_decoder);
   tcase_add_test (tc, test_raw_served_from_mapping);
+  tcase_add_test (tc, test_raw_into_big_batches);
   tcase_add_test (tc, test_views_round_trip);
   tcase_add_test (tc, test_slide_mpp_round_trip);
   return s;
