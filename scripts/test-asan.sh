@@ -67,6 +67,11 @@ supp="$root/$builddir/lsan.supp"
 export LSAN_OPTIONS="suppressions=$supp:print_suppressions=0"
 # gst-check: the default per-test timeout is too short for ASan builds
 export CK_DEFAULT_TIMEOUT=${CK_DEFAULT_TIMEOUT:-600}
+# ... but tests/check/meson.build sets CK_DEFAULT_TIMEOUT=300 in each
+# test's environment, over the line above: check's own multiplier scales
+# it (and every tcase_set_timeout) as --timeout-multiplier below scales
+# meson's (elements_wsislidesrc's overview-truth test ran past 300 s)
+export CK_TIMEOUT_MULTIPLIER=${CK_TIMEOUT_MULTIPLIER:-3}
 
 wrapper="$root/$builddir/asan-test-wrapper.sh"
 cat >"$wrapper" <<EOF
