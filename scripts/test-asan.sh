@@ -67,6 +67,11 @@ supp="$root/$builddir/lsan.supp"
 export LSAN_OPTIONS="suppressions=$supp:print_suppressions=0"
 # gst-check: the default per-test timeout is too short for ASan builds
 export CK_DEFAULT_TIMEOUT=${CK_DEFAULT_TIMEOUT:-600}
+# ... but tests/check/meson.build sets CK_DEFAULT_TIMEOUT=300 in each
+# test's environment, over the line above: check's own multiplier scales
+# it (and every tcase_set_timeout) as --timeout-multiplier below scales
+# meson's (elements_wsislidesrc's overview-truth test ran past 300 s)
+export CK_TIMEOUT_MULTIPLIER=${CK_TIMEOUT_MULTIPLIER:-3}
 
 wrapper="$root/$builddir/asan-test-wrapper.sh"
 cat >"$wrapper" <<EOF
@@ -86,6 +91,23 @@ fi
 exec "\$@"
 EOF
 chmod +x "$wrapper"
+
+# Tests written in C that spawn gst-launch-1.0 (pipelines/patchstore kills a
+# writer mid-shard) run it from PATH: this one preloads the runtime, as the
+# wrapper does for bash and python3; without it the system's uninstrumented
+# gst-launch-1.0 aborts at start ("ASan runtime does not come first").
+bindir="$root/$builddir/asan-bin"
+mkdir -p "$bindir"
+cat >"$bindir/gst-launch-1.0" <<EOF
+#!/usr/bin/env bash
+# Written by scripts/test-asan.sh: the system's gst-launch-1.0, the ASan
+# runtime first (no leak check: an uninstrumented program).
+export LD_PRELOAD="$preload\${LD_PRELOAD:+:\$LD_PRELOAD}"
+export ASAN_OPTIONS="\$ASAN_OPTIONS:detect_leaks=0"
+exec $(command -v gst-launch-1.0) "\$@"
+EOF
+chmod +x "$bindir/gst-launch-1.0"
+export PATH="$bindir:$PATH"
 
 tests=()
 if [ "${WSI_ASAN_SKIP_PYTHON:-0}" = 1 ] && [ $# -eq 0 ]; then

@@ -65,9 +65,11 @@
  * upstream with a custom `wsi-slide-rejected` event (wsislidesrc counts
  * them). docs/tissue.md compares every method with the Python peer.
  *
- * Masks are kept in a small LRU cache keyed by slide path and overview size
+ * Masks are kept in an LRU cache keyed by slide path and overview size
  * (#GstTissueMask:mask-cache-size), because wsislidesrc in cycle mode visits
- * the same slides again. Before reading an overview, wsislidesrc sends a
+ * the same slides again; they are kept run-length coded (a few KB each for
+ * tissue, at most 32 MiB in all), so the default 1024 slides cost little
+ * memory and a cycle over hundreds of distinct slides masks each only once. Before reading an overview, wsislidesrc sends a
  * custom downstream query named `wsi-mask-cached` with a string field `path`;
  * tissuemask answers it (boolean field `cached` = %TRUE) when it holds that
  * slide's mask, and the source then pushes the slide without its overview
@@ -135,7 +137,12 @@ GST_DEBUG_CATEGORY_STATIC (gst_tissue_mask_debug);
 #define DEFAULT_MIN_COMPONENT_AREA 0.0005
 #define DEFAULT_MIN_HOLE_AREA 0.0002
 #define DEFAULT_MIN_TISSUE_FRACTION 0.01
-#define DEFAULT_MASK_CACHE_SIZE 64
+/* Masks are kept run-length coded (a few KB each), so the cache can hold
+ * a thousand slides' masks where 64 raw ones (0.8 MB each at 1024x768) used
+ * to: runs over many distinct slides revisit each only after a whole cycle
+ * (issue 23). The bytes held are capped as well, whatever the count. */
+#define DEFAULT_MASK_CACHE_SIZE 1024
+#define MASK_CACHE_MAX_BYTES (32 << 20)
 #define MAX_KERNEL 255
 #define MAX_HUE 180
 #define MAX_MASK_CACHE_SIZE 65536
@@ -170,14 +177,16 @@ enum
   PROP_VALUE_MIN,
 };
 
-/* One cached mask. The cache holds an exclusive lock on @mask, so the
- * buffers that share it can never map it writable and alter the cache. */
+/* One cached mask: @runs holds it run-length coded (mask_encode()), or
+ * the raw bytes when coding would not make it smaller (@coded FALSE). Each
+ * hit decodes a fresh memory, so downstream can never alter the cache. */
 typedef struct
 {
   gchar *path;
   gint width;
   gint height;
-  GstMemory *mask;
+  GBytes *runs;
+  gboolean coded;
   gdouble fraction;
 } MaskCacheEntry;
 
@@ -200,6 +209,7 @@ struct _GstTissueMask
   /* MaskCacheEntry*, most recently used first. A list is enough: it is
    * searched once per slide, never per patch. */
   GQueue cache;
+  gsize cache_bytes;            /* coded bytes held by the entries */
   guint64 masks_computed;
   guint64 cache_hits;
   /* A tissuemask downstream combines with our masks (atomic). */
@@ -281,12 +291,63 @@ gst_tissue_mask_otsu_channel_get_type (void)
 
 /* ---- the cache (call with the lock held) -------------------------------- */
 
+/* Run-length codes @n mask bytes: each run is one value byte followed by
+ * its 32-bit length (host order). Returns NULL when that is no smaller than
+ * the mask itself (a speckled mask). */
+static GBytes *
+mask_encode (const guint8 * mask, gsize n)
+{
+  GByteArray *runs = g_byte_array_new ();
+  gsize i = 0;
+
+  while (i < n) {
+    guint8 value = mask[i];
+    guint32 length = 1;
+
+    while (i + length < n && mask[i + length] == value && length < G_MAXUINT32)
+      length++;
+    g_byte_array_append (runs, &value, 1);
+    g_byte_array_append (runs, (const guint8 *) &length, sizeof (length));
+    i += length;
+    if (runs->len >= n) {
+      g_byte_array_unref (runs);
+      return NULL;
+    }
+  }
+  return g_byte_array_free_to_bytes (runs);
+}
+
+/* A new memory of @n bytes holding the mask @entry keeps. */
+static GstMemory *
+mask_decode (const MaskCacheEntry * entry, gsize n)
+{
+  GstMemory *memory = gst_allocator_alloc (NULL, n, NULL);
+  gsize size, at = 0, i;
+  const guint8 *runs = (const guint8 *) g_bytes_get_data (entry->runs, &size);
+  GstMapInfo map;
+
+  gst_memory_map (memory, &map, GST_MAP_WRITE);
+  if (!entry->coded) {
+    memcpy (map.data, runs, MIN (size, n));
+  } else {
+    for (i = 0; i + 1 + sizeof (guint32) <= size && at < n;
+        i += 1 + sizeof (guint32)) {
+      guint32 length;
+
+      memcpy (&length, runs + i + 1, sizeof (length));
+      length = (guint32) MIN ((gsize) length, n - at);
+      memset (map.data + at, runs[i], length);
+      at += length;
+    }
+  }
+  gst_memory_unmap (memory, &map);
+  return memory;
+}
+
 static void
 mask_cache_entry_free (MaskCacheEntry * entry)
 {
-  gst_mini_object_unlock (GST_MINI_OBJECT_CAST (entry->mask),
-      GST_LOCK_FLAG_EXCLUSIVE);
-  gst_memory_unref (entry->mask);
+  g_bytes_unref (entry->runs);
   g_free (entry->path);
   g_free (entry);
 }
@@ -295,13 +356,24 @@ static void
 mask_cache_clear (GstTissueMask * self)
 {
   g_queue_clear_full (&self->cache, (GDestroyNotify) mask_cache_entry_free);
+  self->cache_bytes = 0;
+}
+
+static void
+mask_cache_pop_oldest (GstTissueMask * self)
+{
+  MaskCacheEntry *entry = (MaskCacheEntry *) g_queue_pop_tail (&self->cache);
+
+  self->cache_bytes -= g_bytes_get_size (entry->runs);
+  mask_cache_entry_free (entry);
 }
 
 static void
 mask_cache_trim (GstTissueMask * self)
 {
-  while (self->cache.length > self->mask_cache_size)
-    mask_cache_entry_free ((MaskCacheEntry *) g_queue_pop_tail (&self->cache));
+  while (self->cache.length > self->mask_cache_size
+      || (self->cache.length > 0 && self->cache_bytes > MASK_CACHE_MAX_BYTES))
+    mask_cache_pop_oldest (self);
 }
 
 /* Finds @path (any overview size when @width is 0) and makes it the most
@@ -329,21 +401,29 @@ mask_cache_insert (GstTissueMask * self, const gchar * path, gint width,
     gint height, GstMemory * mask, gdouble fraction)
 {
   MaskCacheEntry *entry;
+  GstMapInfo map;
 
   if (self->mask_cache_size == 0)
     return;
   /* Same path, other overview size: the new mask replaces the old one. */
   entry = mask_cache_lookup (self, path, 0, 0);
-  if (entry != NULL)
+  if (entry != NULL) {
+    self->cache_bytes -= g_bytes_get_size (entry->runs);
     mask_cache_entry_free ((MaskCacheEntry *) g_queue_pop_head (&self->cache));
+  }
 
   entry = g_new0 (MaskCacheEntry, 1);
   entry->path = g_strdup (path);
   entry->width = width;
   entry->height = height;
-  entry->mask = gst_memory_ref (mask);
-  gst_mini_object_lock (GST_MINI_OBJECT_CAST (mask), GST_LOCK_FLAG_EXCLUSIVE);
+  gst_memory_map (mask, &map, GST_MAP_READ);
+  entry->runs = mask_encode (map.data, map.size);
+  entry->coded = entry->runs != NULL;
+  if (!entry->coded)
+    entry->runs = g_bytes_new (map.data, map.size);
+  gst_memory_unmap (mask, &map);
   entry->fraction = fraction;
+  self->cache_bytes += g_bytes_get_size (entry->runs);
   g_queue_push_head (&self->cache, entry);
   mask_cache_trim (self);
 }
@@ -435,7 +515,7 @@ gst_tissue_mask_lookup (GstTissueMask * self, const gchar * path, gint width,
   g_mutex_lock (&self->lock);
   entry = mask_cache_lookup (self, path, width, height);
   if (entry != NULL) {
-    memory = gst_memory_ref (entry->mask);
+    memory = mask_decode (entry, (gsize) width * height);
     *fraction = entry->fraction;
     self->cache_hits++;
   }
@@ -976,7 +1056,8 @@ gst_tissue_mask_install_properties (GObjectClass * gobject_class)
       g_param_spec_uint ("mask-cache-size", "Mask cache size",
           "Number of slides whose masks are kept (least recently used "
           "evicted first) so that revisited slides need no overview. "
-          "Range 0-65536 (0 = no cache), default 64",
+          "Masks are run-length coded and their bytes capped at 32 MiB "
+          "whatever the count. Range 0-65536 (0 = no cache), default 1024",
           0, MAX_MASK_CACHE_SIZE, DEFAULT_MASK_CACHE_SIZE, rw));
   g_object_class_install_property (gobject_class, PROP_MASKS_COMPUTED,
       g_param_spec_uint64 ("masks-computed", "Masks computed",

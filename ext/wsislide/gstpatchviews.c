@@ -47,8 +47,12 @@
  * so that finite quotas refill it.
  *
  * Patches may also arrive compressed: `image/jpeg` with a `decoded-format`
- * field, as patchstoresrc serves a jpeg store when patchviews is
- * downstream. Each location's crops are then drawn first and the JPEG is
+ * field, as patchstoresrc serves a jpeg store when patchviews prefers it:
+ * it does unless its views gain nothing from decoding here (the patch
+ * itself is a view, or the crops can neither be DCT scaled nor are small
+ * enough for region decodes to beat one whole decode, as DINOv2's): then
+ * it prefers pixels, decoded upstream on that element's threads, same
+ * bytes. Each location's crops are then drawn first and the JPEG is
  * decoded once as a whole, or, when that is cheaper, once per crop for
  * only the rows and columns the crop's resampling reads (libjpeg-turbo's
  * jpeg_skip_scanlines and jpeg_crop_scanline): never a whole decode then a
@@ -73,7 +77,15 @@
  * gst-launch-1.0 patchstoresrc location=store/ ! \
  *     patchviews preset=dinov2 seed=42 ! patchbatch batch-size=64 ! \
  *     fakesink sync=false
- * ]| DINOv2 crops from a jpeg patch store, decoded by patchviews.
+ * ]| DINOv2 crops from a patch store (from a jpeg store, decoded by
+ * patchstoresrc's threads: these crops gain nothing from a partial
+ * decode).
+ * |[
+ * gst-launch-1.0 patchstoresrc location=store/ ! \
+ *     patchviews views=small:8:32:0.01:0.05 seed=42 ! \
+ *     patchbatch batch-size=64 ! fakesink sync=false
+ * ]| Small crops from a jpeg store: patchviews takes the JPEGs and decodes
+ * only the rows and columns each crop reads.
  */
 
 #ifdef HAVE_CONFIG_H
@@ -309,6 +321,11 @@ struct _GstPatchViews
   WsiPixelFormat format;
   gboolean compressed;          /* patches arrive as JPEG */
   gboolean warned_no_meta;
+  /* atomic, set at start: the views gain nothing from decoding JPEG
+   * patches here (wsi_crop_plan_always_whole()), so the sink pad's caps
+   * list video/x-raw before image/jpeg and the upstream element decodes
+   * on its own threads, beside the crops. */
+  gint prefer_pixels;
 
   /* source task (finish, in order) */
   guint drop_warnings;
@@ -950,14 +967,60 @@ gst_patch_views_set_caps (WsiPoolElement * element, GstCaps * caps)
       "n-views", G_TYPE_INT, (gint) self->config.set->n_views, NULL);
 }
 
-/* Patches and views share no memory to allocate; the rest (caps, the
+/* The sink template, image/jpeg first (decoding JPEG patches here can
+ * skip what the crops do not read) or, when that gains nothing
+ * (prefer_pixels), video/x-raw first: caps are in order of preference, and
+ * patchstoresrc serves JPEG only to a peer that prefers it. Both give the
+ * same bytes when every location is one whole decode at full scale. */
+static GstCaps *
+sink_caps_in_preference (GstPatchViews * self, GstCaps * filter)
+{
+  GstCaps *tmpl = gst_static_pad_template_get_caps (&sink_template);
+  GstCaps *ordered = gst_caps_new_empty (), *result;
+  gboolean pixels_first = g_atomic_int_get (&self->prefer_pixels);
+  guint pass, i;
+
+  for (pass = 0; pass < 2; pass++)
+    for (i = 0; i < gst_caps_get_size (tmpl); i++) {
+      gboolean is_jpeg = gst_structure_has_name (gst_caps_get_structure (tmpl,
+              i), "image/jpeg");
+
+      if (is_jpeg == (pass == (pixels_first ? 1u : 0u)))
+        gst_caps_append_structure (ordered,
+            gst_structure_copy (gst_caps_get_structure (tmpl, i)));
+    }
+  gst_caps_unref (tmpl);
+  if (filter == NULL)
+    return ordered;
+  result = gst_caps_intersect_full (filter, ordered, GST_CAPS_INTERSECT_FIRST);
+  gst_caps_unref (ordered);
+  return result;
+}
+
+/* Patches and views share no memory to allocate; caps come in the order
+ * of preference (sink_caps_in_preference()); the rest (the
  * delivery-accounting query) is answered as usual. */
 static gboolean
 gst_patch_views_sink_query (WsiPoolElement * element, GstQuery * query)
 {
-  if (GST_QUERY_TYPE (query) == GST_QUERY_ALLOCATION)
-    return FALSE;
-  return WSI_POOL_ELEMENT_CLASS (parent_class)->sink_query (element, query);
+  GstPatchViews *self = GST_PATCH_VIEWS (element);
+
+  switch (GST_QUERY_TYPE (query)) {
+    case GST_QUERY_ALLOCATION:
+      return FALSE;
+    case GST_QUERY_CAPS:{
+      GstCaps *filter, *caps;
+
+      gst_query_parse_caps (query, &filter);
+      caps = sink_caps_in_preference (self, filter);
+      gst_query_set_caps_result (query, caps);
+      gst_caps_unref (caps);
+      return TRUE;
+    }
+    default:
+      return WSI_POOL_ELEMENT_CLASS (parent_class)->sink_query (element,
+          query);
+  }
 }
 
 /* ---- state and properties ------------------------------------------------ */
@@ -996,6 +1059,9 @@ gst_patch_views_start (WsiPoolElement * element, guint * n_threads)
   self->slide_cache = wsi_read_caches_client_slides (&self->read.caches);
   self->tile_cache = wsi_read_caches_client_tiles (&self->read.caches);
   self->config.names = wsi_view_set_names (self->config.set);
+  g_atomic_int_set (&self->prefer_pixels,
+      wsi_crop_plan_always_whole (self->config.set,
+          crop_max_dct_scale (self)));
 
   self->drop_warnings = 0;
   GST_DEBUG_OBJECT (self, "%u views", self->config.set->n_views);

@@ -147,6 +147,47 @@ wsi_crop_plan (guint width, guint height, const WsiCropBox * boxes,
   plan->per_crop = per_crop < whole;
 }
 
+/* Lower bounds, as fractions of the patch, of the height and the area of
+ * any box wsi_view_draw_crop() draws for @spec: its smallest area at its
+ * widest ratio, or the centred fallback box if that is smaller. */
+static void
+crop_lower_bounds (const WsiViewSpec * spec, gdouble * height, gdouble * area)
+{
+  gdouble ratio_min = exp (spec->log_ratio_min);
+  gdouble ratio_max = exp (spec->log_ratio_max);
+  gdouble fallback_w = ratio_max < 1.0 ? ratio_max : 1.0;
+  gdouble fallback_h = ratio_min > 1.0 ? 1.0 / ratio_min : 1.0;
+
+  *height = MIN (sqrt (spec->scale_min / ratio_max), fallback_h);
+  *area = MIN (spec->scale_min, fallback_w * fallback_h);
+}
+
+gboolean
+wsi_crop_plan_always_whole (const WsiViewSet * set, guint max_scale)
+{
+  gdouble per_crop = 0.0;
+  guint v;
+
+  for (v = 0; v < set->n_views; v++) {
+    const WsiViewSpec *spec = &set->views[v];
+    gdouble height, area;
+
+    if (spec->kind == WSI_VIEW_KIND_PATCH)
+      return TRUE;
+    if (spec->kind != WSI_VIEW_KIND_CROP)
+      continue;
+    if (max_scale > 1)
+      return FALSE;             /* a crop may decode at a DCT scale */
+    /* region_cost() at scale 1, less its set-up and margins: every row
+     * down to the crop's bottom (>= its height) entropy decoded, at least
+     * its area through the rest. */
+    crop_lower_bounds (spec, &height, &area);
+    per_crop += ENTROPY_SHARE * height + (1.0 - ENTROPY_SHARE) * area;
+  }
+  /* One whole decode costs 1 (plus one set-up, fewer than n crops'). */
+  return per_crop >= 1.0;
+}
+
 static gboolean
 reserve_scratch (WsiCropDecoder * decoder, gsize bytes, GError ** error)
 {

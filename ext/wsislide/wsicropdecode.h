@@ -89,6 +89,15 @@ void wsi_crop_plan (guint width, guint height, const WsiCropBox * boxes,
     const guint * scales, guint n_crops, gboolean need_whole,
     WsiCropPlan * plan);
 
+/* TRUE when wsi_crop_plan() is sure to pick one whole decode at full
+ * scale for every location of @set, whatever the patch size and the
+ * draws (crops decoded at scales up to @max_scale): a view is the patch
+ * itself, or no crop can be DCT scaled and the cheapest boxes the crops
+ * can draw already cost a whole decode in region decodes. Then decoding
+ * the JPEG beside the crops gains nothing over pixels decoded upstream. */
+gboolean wsi_crop_plan_always_whole (const WsiViewSet * set,
+    guint max_scale);
+
 /* Decodes @patch at 1 / @scale: the whole of it (@region NULL), or the
  * part the resampling of the crop @region (patch pixels) reads. FALSE
  * with @error (libjpeg's reason) on a damaged stream. */

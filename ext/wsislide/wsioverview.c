@@ -168,6 +168,38 @@ read_row_group (WsiOverviewReader * r, gint first,
   return TRUE;
 }
 
+/* The scaled level is exactly the overview's size (a 2048x1536 level read
+ * at 1/2 for a 1024x768 overview): every tap is one whole source pixel, so
+ * the area average is the identity and the decoded pixels go straight to
+ * @out. Byte for byte what read_row_group() gives (shares of exactly 1.0,
+ * rounded back to the same byte), without its per-pixel float sums, which
+ * were as much CPU as the decode itself (issue 23). */
+static gboolean
+read_identity (WsiOverviewReader * r, guint8 * out, GError ** error)
+{
+  gint64 block_cols = MIN (r->level_width, BLOCK_COLS);
+  gint64 x, y, i;
+
+  for (y = 0; y < r->level_height; y += STRIP_ROWS) {
+    gint64 rows = MIN (STRIP_ROWS, r->level_height - y);
+
+    for (x = 0; x < r->level_width; x += block_cols) {
+      gint64 cols = MIN (block_cols, r->level_width - x);
+
+      /* Fails without an error: the caller sees its cancel flag. */
+      if (g_atomic_int_get (r->cancel))
+        return FALSE;
+      if (!wsi_slide_read_region_scaled (r->slide, r->ctx, r->argb, r->level,
+              r->scale, x, y, cols, rows, error))
+        return FALSE;
+      for (i = 0; i < rows; i++)
+        wsi_argb_to_rgb_on_white (r->argb + i * cols,
+            out + ((y + i) * r->ow + x) * 3, cols);
+    }
+  }
+  return TRUE;
+}
+
 /* Reads the closest larger level in strips so that memory stays bounded. */
 gboolean
 wsi_overview_read (WsiSlide * slide, gint ow, gint oh, const gint * cancel,
@@ -189,17 +221,23 @@ wsi_overview_read (WsiSlide * slide, gint ow, gint oh, const gint * cancel,
    * would mix in the tile's padding. */
   r.level_width = slide->level_width[r.level] / r.scale;
   r.level_height = slide->level_height[r.level] / r.scale;
-  r.col_taps = wsi_box_taps_new (r.level_width, ow);
-  r.row_taps = wsi_box_taps_new (r.level_height, oh);
   /* A remote slide's tiles for the whole level come at once (one round
    * trip), not strip by strip as the reads below reach them. */
   wsi_slide_prefetch_level (slide, r.level, 0, 0, r.level_width,
       r.level_height);
-  r.rows_per_group = CLAMP ((gint) (STRIP_ROWS * (gdouble) oh /
-          r.level_height), 1, oh);
   block_pixels = MIN (r.level_width, BLOCK_COLS) * MIN (r.level_height,
       STRIP_ROWS);
   r.argb = g_new (guint32, block_pixels);
+  if (r.level_width == ow && r.level_height == oh) {
+    ok = read_identity (&r, out, error);
+    wsi_read_context_free (r.ctx);
+    g_free (r.argb);
+    return ok;
+  }
+  r.col_taps = wsi_box_taps_new (r.level_width, ow);
+  r.row_taps = wsi_box_taps_new (r.level_height, oh);
+  r.rows_per_group = CLAMP ((gint) (STRIP_ROWS * (gdouble) oh /
+          r.level_height), 1, oh);
   r.rgb = g_new (guint8, block_pixels * 3);
   r.acc = g_new (gfloat, (gsize) r.rows_per_group * ow * 3);
 

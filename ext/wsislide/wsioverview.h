@@ -24,7 +24,9 @@
  * Cost: the level is decoded in strips of 256 rows by blocks of at most
  * 4096 columns, so memory stays at a few MB whatever the slide size; time is
  * one decode of that level at that scale (a 2048x1536 level for a 1024x768
- * overview: a quarter of the pixels at 1/2).
+ * overview: a quarter of the pixels at 1/2). When the level at that scale
+ * is exactly ow x oh the decoded pixels are copied, not averaged (the same
+ * bytes, about half the CPU of a new slide's overview).
  *
  * Threading: a call keeps its own read context and buffers; calls on
  * different slides may run at once. @cancel is read atomically, so another

@@ -17,6 +17,8 @@
 
 #include "wsireadcaches.h"
 
+#include <gst/wsi/wsitoplevel.h>
+
 #include <string.h>
 
 struct _WsiReadCaches
@@ -40,14 +42,13 @@ registry_quark (void)
 static GstObject *
 top_level_of (GstElement * element)
 {
-  GstObject *top = gst_object_get_parent (GST_OBJECT (element));
-  GstObject *up;
+  GstElement *top = wsi_element_get_top_level (element);
 
-  while (top != NULL && (up = gst_object_get_parent (top)) != NULL) {
+  if (top == element) {
     gst_object_unref (top);
-    top = up;
+    return NULL;
   }
-  return top;
+  return GST_OBJECT (top);
 }
 
 static WsiReadCaches *

@@ -35,7 +35,9 @@
  * After patchviews the sink stores multi-view locations
  * (`application/x-wsi-views`): one entry per location with every view, its
  * view record and name (store format version 2), served back by
- * patchstoresrc as patchviews pushed them.
+ * patchstoresrc as patchviews pushed them. With `format=webdataset` each
+ * location is one sample: KEY.NAME.jpg (or .png) per view, KEY.json with
+ * the record and the views' records, KEY.cls (docs/data-formats.md).
  *
  * ## Example launch line
  * |[
@@ -161,8 +163,9 @@ gst_patch_store_format_get_type (void)
     {GST_PATCH_STORE_FORMAT_NATIVE, "The patch store patchstoresrc serves "
           "(shards, index, manifest)", "native"},
     {GST_PATCH_STORE_FORMAT_WEBDATASET, "webdataset tar shards: KEY.jpg "
-          "(encoding=jpeg) or KEY.png, KEY.json (record, path, label, "
-          "columns), KEY.cls (label)", "webdataset"},
+          "(encoding=jpeg) or KEY.png (multi-view locations: KEY.NAME.jpg "
+          "per view), KEY.json (record, path, label, columns, views), "
+          "KEY.cls (label)", "webdataset"},
     {0, NULL, NULL}
   };
 
@@ -518,12 +521,8 @@ gst_patch_store_sink_set_caps (GstBaseSink * sink, GstCaps * caps)
   if (!parse_caps (caps, &vinfo, &format, &views))
     return FALSE;
   if (self->manifest == NULL) {
-    if (views) {
-      GST_ELEMENT_ERROR (self, STREAM, FORMAT, ("format=webdataset stores "
-              "single patches, not multi-view locations (use format=native)."),
-          (NULL));
-      return FALSE;
-    }
+    /* format=webdataset: patches, or views (one image per view) */
+    self->views = views;
     self->vinfo = vinfo;
     self->have_vinfo = wsi_store_pixels_from_format (format, &self->pixels);
     return self->have_vinfo;
@@ -583,6 +582,72 @@ finish_shard (GstPatchStoreSink * self, GError ** error)
   return TRUE;
 }
 
+/* After a webdataset sample went out (or failed with @error). */
+static GstFlowReturn
+sample_added (GstPatchStoreSink * self, gboolean ok, GError * error)
+{
+  if (!ok)
+    return write_error (self, error);
+  GST_OBJECT_LOCK (self);
+  self->patches_written++;
+  self->shards_written = wsi_web_dataset_writer_shards (self->webdataset);
+  GST_OBJECT_UNLOCK (self);
+  return GST_FLOW_OK;
+}
+
+static gboolean encode_view (GstPatchStoreSink * self, GstBuffer * buffer,
+    guint v, gboolean png, WsiStoreView * view, GError ** error);
+static void slide_from_meta (const GstStructure * meta,
+    WsiStoreSlideRef * slide);
+
+/* format=webdataset, a multi-view location: one sample, KEY.NAME.jpg (or
+ * .png) per view, KEY.json with the record and the views' records,
+ * KEY.cls. */
+static GstFlowReturn
+write_views_sample (GstPatchStoreSink * self, GstBuffer * buffer,
+    const GstStructure * meta, const WsiPatchRecord * record)
+{
+  const gchar *const *names = wsi_structure_get_strv (meta, "view-names");
+  const GValue *value = gst_structure_get_value (meta, "views");
+  GBytes *bytes = value && G_VALUE_HOLDS (value, G_TYPE_BYTES) ?
+      g_value_get_boxed (value) : NULL;
+  gboolean jpeg = self->stream_encoding == WSI_STORE_ENCODING_JPEG;
+  const WsiViewRecord *records;
+  WsiWebDatasetImage images[16];
+  WsiStoreView views[16];
+  WsiStoreSlideRef slide = { 0, };
+  GError *error = NULL;
+  gsize size = 0;
+  guint v, n;
+  gboolean ok = TRUE;
+
+  records = bytes ? g_bytes_get_data (bytes, &size) : NULL;
+  n = size / sizeof (WsiViewRecord);
+  if (records == NULL || n == 0 || n > 16 || names == NULL
+      || g_strv_length ((gchar **) names) != n) {
+    GST_ELEMENT_ERROR (self, STREAM, FORMAT, ("A multi-view location "
+            "without its views and view-names (patchviews' meta)."), (NULL));
+    return GST_FLOW_ERROR;
+  }
+  /* every view encoded into self->scratch first: it may move as it grows */
+  g_byte_array_set_size (self->scratch, 0);
+  memset (views, 0, sizeof (views));
+  for (v = 0; v < n && ok; v++) {
+    views[v].record = records[v];
+    ok = encode_view (self, buffer, v, !jpeg, &views[v], &error);
+  }
+  for (v = 0; v < n && ok; v++) {
+    images[v].name = names[v];
+    images[v].view = &records[v];
+    images[v].data = self->scratch->data + views[v].offset;
+    images[v].size = views[v].size;
+  }
+  slide_from_meta (meta, &slide);
+  ok = ok && wsi_web_dataset_writer_add (self->webdataset, jpeg ? "jpg" :
+      "png", images, n, record, &slide, &error);
+  return sample_added (self, ok, error);
+}
+
 /* format=webdataset: the patch as KEY.jpg or KEY.png, KEY.json, KEY.cls. */
 static GstFlowReturn
 write_sample (GstPatchStoreSink * self, GstBuffer * buffer,
@@ -620,15 +685,15 @@ write_sample (GstPatchStoreSink * self, GstBuffer * buffer,
         GST_VIDEO_FRAME_WIDTH (&frame), GST_VIDEO_FRAME_HEIGHT (&frame),
         self->scratch, &error);
   gst_video_frame_unmap (&frame);
-  ok = ok && wsi_web_dataset_writer_add (self->webdataset, jpeg ? "jpg" :
-      "png", self->scratch->data, self->scratch->len, record, &slide, &error);
-  if (!ok)
-    return write_error (self, error);
-  GST_OBJECT_LOCK (self);
-  self->patches_written++;
-  self->shards_written = wsi_web_dataset_writer_shards (self->webdataset);
-  GST_OBJECT_UNLOCK (self);
-  return GST_FLOW_OK;
+  if (ok) {
+    WsiWebDatasetImage image = { NULL, NULL, self->scratch->data,
+      self->scratch->len
+    };
+
+    ok = wsi_web_dataset_writer_add (self->webdataset, jpeg ? "jpg" : "png",
+        &image, 1, record, &slide, &error);
+  }
+  return sample_added (self, ok, error);
 }
 
 /* The slide of the patch of @meta, as the shard's slide table keeps it. */
@@ -671,10 +736,11 @@ patch_added (GstPatchStoreSink * self, gboolean ok, GError * error)
 }
 
 /* Encodes memory @v of @buffer (view @v, @record's size, tight rows) at
- * the end of self->scratch; fills in @view's place and size. */
+ * the end of self->scratch, as the store's encoding or (@png, webdataset
+ * exports of raw pixels) as PNG; fills in @view's place and size. */
 static gboolean
 encode_view (GstPatchStoreSink * self, GstBuffer * buffer, guint v,
-    WsiStoreView * view, GError ** error)
+    gboolean png, WsiStoreView * view, GError ** error)
 {
   guint width = view->record.out_width, height = view->record.out_height;
   gsize row = (gsize) width * self->pixels.channels;
@@ -695,9 +761,13 @@ encode_view (GstPatchStoreSink * self, GstBuffer * buffer, guint v,
     return FALSE;
   }
   view->offset = self->scratch->len;
-  ok = wsi_store_encode (self->codec, self->stream_encoding,
-      self->stream_quality, self->stream_420, &self->pixels, map.data, row,
-      width, height, self->scratch, error);
+  if (png)
+    ok = wsi_store_encode_png (&self->pixels, map.data, row, width, height,
+        self->scratch, error);
+  else
+    ok = wsi_store_encode (self->codec, self->stream_encoding,
+        self->stream_quality, self->stream_420, &self->pixels, map.data, row,
+        width, height, self->scratch, error);
   gst_buffer_unmap (buffer, &map);
   view->size = self->scratch->len - view->offset;
   return ok;
@@ -742,7 +812,7 @@ write_location (GstPatchStoreSink * self, GstBuffer * buffer,
   for (v = 0; v < n && ok; v++) {
     views[v].record = records[v];
     g_strlcpy (views[v].name, names[v], sizeof (views[v].name));
-    ok = encode_view (self, buffer, v, &views[v], &error);
+    ok = encode_view (self, buffer, v, FALSE, &views[v], &error);
   }
   if (!ok) {
     GST_ELEMENT_ERROR (self, STREAM, FAILED, ("Could not store a multi-view "
@@ -769,7 +839,8 @@ write_patch (GstPatchStoreSink * self, GstBuffer * buffer,
   gboolean ok;
 
   if (self->webdataset != NULL)
-    return write_sample (self, buffer, meta, record);
+    return self->views ? write_views_sample (self, buffer, meta, record) :
+        write_sample (self, buffer, meta, record);
   if (self->views)
     return write_location (self, buffer, meta, record);
   if (!ensure_writer (self, &error))

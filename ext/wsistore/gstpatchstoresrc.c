@@ -23,7 +23,8 @@
  * stream (from 0, continuing across epochs).
  *
  * From a `jpeg` store, when the element downstream asks for `image/jpeg`
- * by name (patchviews does), the patches go out as stored: `image/jpeg`
+ * by name before `video/x-raw` (patchviews does when decoding parts of a
+ * patch can save work), the patches go out as stored: `image/jpeg`
  * buffers with `decoded-format` (the pixel format they decode to) and the
  * same meta, and the element downstream decodes only what it needs (for
  * patchviews, the regions of its crops). Put a `video/x-raw` capsfilter in
@@ -460,9 +461,31 @@ queue_stream_start (GstPatchStoreSrc * self)
   return ret;
 }
 
+/* Whether @peer (caps in order of preference) prefers image/jpeg: its
+ * first structure that is JPEG we can send or raw video decides. */
+static gboolean
+peer_prefers_jpeg (GstCaps * peer, GstCaps * jpeg)
+{
+  guint i;
+
+  for (i = 0; i < gst_caps_get_size (peer); i++) {
+    GstCaps *one = gst_caps_copy_nth (peer, i);
+    gboolean is_jpeg = gst_caps_can_intersect (one, jpeg);
+    gboolean is_raw = gst_structure_has_name (gst_caps_get_structure (one, 0),
+        "video/x-raw");
+
+    gst_caps_unref (one);
+    if (is_jpeg || is_raw)
+      return is_jpeg;
+  }
+  return FALSE;
+}
+
 /* Whether downstream decodes the stored JPEGs itself: a jpeg store, and
- * a peer that asks for image/jpeg by name (one that takes anything, such
- * as fakesink or an appsink without caps, gets pixels). */
+ * a peer that asks for image/jpeg by name before raw video (patchviews
+ * does when decoding can skip work, an image/jpeg capsfilter always; one
+ * that takes anything, such as fakesink or an appsink without caps, gets
+ * pixels). */
 static gboolean
 downstream_takes_jpeg (GstPatchStoreSrc * self)
 {
@@ -474,7 +497,7 @@ downstream_takes_jpeg (GstPatchStoreSrc * self)
     return FALSE;
   jpeg = gst_caps_from_string (JPEG_CAPS);
   peer = gst_pad_peer_query_caps (self->srcpad, NULL);
-  takes = !gst_caps_is_any (peer) && gst_caps_can_intersect (peer, jpeg);
+  takes = !gst_caps_is_any (peer) && peer_prefers_jpeg (peer, jpeg);
   gst_caps_unref (peer);
   gst_caps_unref (jpeg);
   return takes;
@@ -562,7 +585,12 @@ queue_patch (GstPatchStoreSrc * self)
   work.epoch = self->epoch;
   work.index = index;
   work.position = self->position;
-  ret = wsi_ordered_pool_queue_work (self->pool, &work);
+  /* wrapping stored bytes costs less than waking a worker: done here */
+  if (work.as_stored)
+    ret = wsi_ordered_pool_queue_done (self->pool, &work,
+        store_process (&work, NULL, self));
+  else
+    ret = wsi_ordered_pool_queue_work (self->pool, &work);
   if (ret == GST_FLOW_OK) {
     self->step++;
     self->position++;

@@ -13,21 +13,9 @@
 
 #include "wsipipelinesettings.h"
 
+#include <gst/wsi/wsitoplevel.h>
+
 #include <string.h>
-
-/* The outermost bin holding @element (itself when it has no parent). */
-static GstElement *
-top_bin (GstElement * element)
-{
-  GstObject *top = gst_object_ref (GST_OBJECT (element));
-  GstObject *parent;
-
-  while ((parent = gst_object_get_parent (top)) != NULL) {
-    gst_object_unref (top);
-    top = parent;
-  }
-  return GST_ELEMENT (top);
-}
 
 static JsonNode *
 describe_element (GstElement * element)
@@ -91,7 +79,7 @@ JsonNode *
 wsi_pipeline_settings_describe (GstElement * element, gboolean * has_seed,
     guint64 * seed)
 {
-  GstElement *top = top_bin (element);
+  GstElement *top = wsi_element_get_top_level (element);
   GPtrArray *elements = g_ptr_array_new_with_free_func (gst_object_unref);
   JsonArray *array = json_array_new ();
   JsonNode *node = json_node_new (JSON_NODE_ARRAY);

@@ -44,9 +44,46 @@ writer_free (WsiWebDatasetWriter * writer)
   g_free (writer);
 }
 
+/* "views": each view's name and record (wsirecord.h), in view order. */
+static void
+add_views_json (JsonBuilder * b, const WsiWebDatasetImage * images, guint n)
+{
+  guint i;
+
+  json_builder_set_member_name (b, "views");
+  json_builder_begin_array (b);
+  for (i = 0; i < n; i++) {
+    const WsiViewRecord *v = images[i].view;
+
+    json_builder_begin_object (b);
+    json_builder_set_member_name (b, "name");
+    json_builder_add_string_value (b, images[i].name);
+#define NUMBER(name, value) \
+  json_builder_set_member_name (b, name); \
+  json_builder_add_double_value (b, value);
+    NUMBER ("x", v->x);
+    NUMBER ("y", v->y);
+    NUMBER ("width0", v->width0);
+    NUMBER ("height0", v->height0);
+    NUMBER ("mpp", v->mpp);
+#undef NUMBER
+#define INT_FIELD(name, value) \
+  json_builder_set_member_name (b, name); \
+  json_builder_add_int_value (b, (gint64) (value));
+    INT_FIELD ("view_index", v->view_index);
+    INT_FIELD ("out_width", v->out_width);
+    INT_FIELD ("out_height", v->out_height);
+    INT_FIELD ("flags", v->flags);
+#undef INT_FIELD
+    json_builder_end_object (b);
+  }
+  json_builder_end_array (b);
+}
+
 static gchar *
 sample_json (guint64 key, const WsiPatchRecord * r,
-    const WsiStoreSlideRef * slide)
+    const WsiStoreSlideRef * slide, const WsiWebDatasetImage * images,
+    guint n_images)
 {
   JsonBuilder *b = json_builder_new ();
   JsonNode *root;
@@ -91,6 +128,8 @@ sample_json (guint64 key, const WsiPatchRecord * r,
         slide->column_values[i] : "");
   }
   json_builder_end_object (b);
+  if (images[0].view != NULL)
+    add_views_json (b, images, n_images);
   json_builder_end_object (b);
   root = json_builder_get_root (b);
   text = json_to_string (root, FALSE);
@@ -99,15 +138,17 @@ sample_json (guint64 key, const WsiPatchRecord * r,
   return text;
 }
 
+/* Member KEY.EXTENSION, or KEY.FIELD.EXTENSION when @field is set. */
 static gboolean
-add_member (WsiWebDatasetWriter * writer, const gchar * extension,
-    const guint8 * data, gsize size, GError ** error)
+add_member (WsiWebDatasetWriter * writer, const gchar * field,
+    const gchar * extension, const guint8 * data, gsize size, GError ** error)
 {
-  gchar name[40];
+  gchar *name = g_strdup_printf ("%010" G_GUINT64_FORMAT "%s%s.%s",
+      writer->key, field ? "." : "", field ? field : "", extension);
+  gboolean ok = wsi_tar_writer_add (writer->tar, name, data, size, error);
 
-  g_snprintf (name, sizeof (name), "%010" G_GUINT64_FORMAT ".%s",
-      writer->key, extension);
-  return wsi_tar_writer_add (writer->tar, name, data, size, error);
+  g_free (name);
+  return ok;
 }
 
 static gboolean
@@ -123,13 +164,16 @@ finish_shard (WsiWebDatasetWriter * writer, GError ** error)
 
 gboolean
 wsi_web_dataset_writer_add (WsiWebDatasetWriter * writer,
-    const gchar * extension, const guint8 * image, gsize size,
-    const WsiPatchRecord * record, const WsiStoreSlideRef * slide,
-    GError ** error)
+    const gchar * extension, const WsiWebDatasetImage * images,
+    guint n_images, const WsiPatchRecord * record,
+    const WsiStoreSlideRef * slide, GError ** error)
 {
   const gchar *label = slide->label ? slide->label : "";
   gchar *json;
-  gboolean ok;
+  gboolean ok = TRUE;
+  guint i;
+
+  g_return_val_if_fail (n_images >= 1, FALSE);
 
   if (writer->tar == NULL) {
     gchar *name = g_strdup_printf ("shard-%06u.tar", writer->shards);
@@ -141,12 +185,14 @@ wsi_web_dataset_writer_add (WsiWebDatasetWriter * writer,
     if (writer->tar == NULL)
       return FALSE;
   }
-  json = sample_json (writer->key, record, slide);
-  ok = add_member (writer, extension, image, size, error)
-      && add_member (writer, "json", (const guint8 *) json, strlen (json),
-      error)
-      && add_member (writer, "cls", (const guint8 *) label, strlen (label),
-      error);
+  json = sample_json (writer->key, record, slide, images, n_images);
+  for (i = 0; i < n_images && ok; i++)
+    ok = add_member (writer, images[i].name, extension, images[i].data,
+        images[i].size, error);
+  ok = ok && add_member (writer, NULL, "json", (const guint8 *) json,
+      strlen (json), error)
+      && add_member (writer, NULL, "cls", (const guint8 *) label,
+      strlen (label), error);
   g_free (json);
   if (!ok)
     return FALSE;

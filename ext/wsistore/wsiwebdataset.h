@@ -17,7 +17,11 @@
  * "KKKKKKKKKK.jpg" or ".png" (the image), "KKKKKKKKKK.json" (the record's
  * fields, slide path, label and columns) and "KKKKKKKKKK.cls" (the label,
  * as text), KKKKKKKKKK being k in ten digits: what webdataset groups into
- * one sample by key.
+ * one sample by key. A multi-view location (patchviews) is one sample
+ * too: one image per view, "KKKKKKKKKK.NAME.jpg" (NAME the view's name,
+ * [A-Za-z][A-Za-z0-9_-]*: webdataset's key stops at the first dot, so
+ * the views are fields "NAME.jpg" of sample KKKKKKKKKK), and the JSON
+ * lists the views' records under "views", in view order.
  *
  * Cost: the image bytes as given plus a few hundred bytes of JSON a sample.
  * Threading: one thread at a time.
@@ -35,11 +39,23 @@ typedef struct _WsiWebDatasetWriter WsiWebDatasetWriter;
 WsiWebDatasetWriter *wsi_web_dataset_writer_new (const gchar * dir,
     guint samples_per_shard);
 
-/* @extension: "jpg" or "png". */
+/* One image of a sample: the patch (@name and @view NULL: member
+ * KEY.EXTENSION) or a view (member KEY.NAME.EXTENSION, its record in the
+ * JSON). */
+typedef struct
+{
+  const gchar *name;
+  const WsiViewRecord *view;
+  const guint8 *data;
+  gsize size;
+} WsiWebDatasetImage;
+
+/* @extension: "jpg" or "png"; @images: the patch, or every view of a
+ * location (1..16). */
 gboolean wsi_web_dataset_writer_add (WsiWebDatasetWriter * writer,
-    const gchar * extension, const guint8 * image, gsize size,
-    const WsiPatchRecord * record, const WsiStoreSlideRef * slide,
-    GError ** error);
+    const gchar * extension, const WsiWebDatasetImage * images,
+    guint n_images, const WsiPatchRecord * record,
+    const WsiStoreSlideRef * slide, GError ** error);
 
 guint wsi_web_dataset_writer_shards (const WsiWebDatasetWriter * writer);
 

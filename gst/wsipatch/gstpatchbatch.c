@@ -127,6 +127,7 @@
 #include "gstwsipatchelements.h"
 #include "wsistreamstats.h"
 #include "wsibatchdelivery.h"
+#include "wsibatchcopy.h"
 #include "wsibatchformat.h"
 #include "wsibatchmeta.h"
 #include "wsinormalize.h"
@@ -200,6 +201,7 @@ struct _GstPatchBatch
   GstMapInfo maps[MAX_VIEWS];   /* video uint8: maps[0] maps the buffer */
   guint capacity;               /* locations in a full batch */
   WsiBatchMeta meta;            /* meta.n = locations so far */
+  gboolean stream_copy;         /* copies bypass the caches (wsibatchcopy.h) */
 
   /* output memory; the object lock guards the pointer because FLUSH_START
    * (another thread) must unblock an acquire */
@@ -522,6 +524,7 @@ start_batch (GstPatchBatch * self)
   GST_OBJECT_UNLOCK (self);
   wsi_batch_meta_start (&self->meta, self->capacity);
   bytes = wsi_batch_layout_bytes (&self->layout, self->capacity);
+  self->stream_copy = wsi_batch_copy_should_stream (bytes);
 
   if (!push_src_caps (self, wsi_batch_layout_caps (&self->layout,
               self->capacity)))
@@ -648,7 +651,8 @@ put_image (GstPatchBatch * self, guint plane, const guint8 * src,
         self->layout.width[plane], self->layout.height[plane],
         (gfloat *) dest);
   } else if (stride == row_bytes) {
-    memcpy (dest, src, self->layout.out_bytes[plane]);
+    wsi_batch_copy (dest, src, self->layout.out_bytes[plane],
+        self->stream_copy);
   } else {
     for (row = 0; row < self->layout.height[plane]; row++)
       memcpy (dest + row * row_bytes, src + row * stride, row_bytes);

@@ -33,16 +33,23 @@ wsi_batch_meta_clear (WsiBatchMeta * m)
   wsi_batch_meta_init (m);
 }
 
-const gchar *const *
-wsi_batch_meta_strv (const GstStructure * s, const gchar * field, guint * n)
+/* As wsi_batch_meta_strv(), by quark (wsi_meta_quarks()). */
+static const gchar *const *
+strv_by_id (const GstStructure * s, GQuark field, guint * n)
 {
-  const GValue *value = s ? gst_structure_get_value (s, field) : NULL;
+  const GValue *value = s ? gst_structure_id_get_value (s, field) : NULL;
   const gchar *const *strv = NULL;
 
   if (value != NULL && G_VALUE_HOLDS (value, G_TYPE_STRV))
     strv = (const gchar * const *) g_value_get_boxed (value);
   *n = strv ? g_strv_length ((gchar **) strv) : 0;
   return strv;
+}
+
+const gchar *const *
+wsi_batch_meta_strv (const GstStructure * s, const gchar * field, guint * n)
+{
+  return strv_by_id (s, g_quark_from_string (field), n);
 }
 
 void
@@ -148,9 +155,9 @@ static void
 append_columns (WsiBatchMeta * m, const GstStructure * in, guint i)
 {
   guint n_names, n_values, j;
-  const gchar *const *names = wsi_batch_meta_strv (in, "column-names",
-      &n_names);
-  const gchar *const *values = wsi_batch_meta_strv (in, "column-values",
+  const WsiMetaQuarks *q = wsi_meta_quarks ();
+  const gchar *const *names = strv_by_id (in, q->column_names, &n_names);
+  const gchar *const *values = strv_by_id (in, q->column_values,
       &n_values);
   gboolean aligned;
 
@@ -184,7 +191,8 @@ static void
 append_slide (WsiBatchMeta * m, const GstStructure * in, guint i)
 {
   guint n_uris;
-  const gchar *const *uris = wsi_batch_meta_strv (in, "uris", &n_uris);
+  const gchar *const *uris = strv_by_id (in, wsi_meta_quarks ()->uris,
+      &n_uris);
 
   m->uris[m->n] = intern_cached (i < n_uris ? uris[i] : NULL, &m->last_uri);
   m->mpps[m->n] = in ? wsi_patch_meta_mpp (in, i) : 0.0;
@@ -199,7 +207,8 @@ wsi_batch_meta_append (WsiBatchMeta * m, const GstStructure * in, guint i,
   WsiPatchRecord *record = &m->records[m->n];
   const WsiPatchRecord *records = NULL;
   guint n_records = 0, n_strings;
-  const gchar *const *paths = wsi_batch_meta_strv (in, "paths", &n_strings);
+  const WsiMetaQuarks *q = wsi_meta_quarks ();
+  const gchar *const *paths = strv_by_id (in, q->paths, &n_strings);
   const gchar *const *labels;
 
   g_return_val_if_fail (m->n < m->capacity, FALSE);
@@ -214,7 +223,7 @@ wsi_batch_meta_append (WsiBatchMeta * m, const GstStructure * in, guint i,
   }
   m->paths[m->n] = intern_cached (i < n_strings ? paths[i] : NULL,
       &m->last_path);
-  labels = wsi_batch_meta_strv (in, "labels", &n_strings);
+  labels = strv_by_id (in, q->labels, &n_strings);
   m->labels[m->n] = intern_cached (i < n_strings ? labels[i] : NULL,
       &m->last_label);
   append_slide (m, in, i);

@@ -30,7 +30,7 @@
  *   bench-pipeline --location DIR [--target-mpp 0] [--threads 1,2]
  *                  [--repeats 3] [--seed 7] [--patches-per-slide 100]
  *   bench-pipeline --steady --location DIR [--pool-size 8] [--threads 2]
- *                  [--batch-size 64] [--queue-batches 4]
+ *                  [--batch-size 64] [--queue-batches 4] [--read-ahead N]
  */
 
 #include <gst/gst.h>
@@ -49,6 +49,8 @@ typedef struct
   gint batch_size, queue_batches, repeats, warmup, batches;
   gint prepare_ahead;           /* wsislidesrc prepare-ahead, -1: default */
   gint tile_cache_mb;           /* patchreader tile-cache-size, -1: default */
+  gint read_ahead;              /* patchreader read-ahead, -1: default */
+  gint thumbnail_size;          /* wsislidesrc thumbnail-size, -1: default */
   gint64 seed;
   gchar *threads;
   gboolean steady;
@@ -76,25 +78,32 @@ pipeline_description (const BenchOptions * o, guint threads, gboolean cycle,
     const gchar * sink)
 {
   gchar mpp[G_ASCII_DTOSTR_BUF_SIZE], dmpp[G_ASCII_DTOSTR_BUF_SIZE];
-  gchar ahead[32] = "", cache[48] = "";
+  gchar ahead[32] = "", reader_props[80] = "", thumb[40] = "";
 
   g_ascii_dtostr (mpp, sizeof (mpp), o->target_mpp);
   g_ascii_dtostr (dmpp, sizeof (dmpp), o->default_mpp);
   if (o->prepare_ahead >= 0)
     g_snprintf (ahead, sizeof (ahead), " prepare-ahead=%d", o->prepare_ahead);
   if (o->tile_cache_mb >= 0)
-    g_snprintf (cache, sizeof (cache), " tile-cache-size=%d", o->tile_cache_mb);
+    g_snprintf (reader_props, sizeof (reader_props), " tile-cache-size=%d",
+        o->tile_cache_mb);
+  if (o->read_ahead >= 0)
+    g_snprintf (reader_props + strlen (reader_props),
+        sizeof (reader_props) - strlen (reader_props),
+        " read-ahead=%d", o->read_ahead);
+  if (o->thumbnail_size > 0)
+    g_snprintf (thumb, sizeof (thumb), " thumbnail-size=%d", o->thumbnail_size);
   return g_strdup_printf ("wsislidesrc location=\"%s\" cycle=%s seed=%"
-      G_GINT64_FORMAT " default-mpp=%s%s ! tissuemask ! queue "
+      G_GINT64_FORMAT " default-mpp=%s%s%s ! tissuemask ! queue "
       "max-size-buffers=4 max-size-bytes=0 max-size-time=0 "
       "! patchsampler patch-size=%d target-mpp=%s patches-per-slide=%d "
       "! patchinterleave pool-size=%d patches-per-visit=%d "
       "! patchreader name=reader threads=%u%s ! queue max-size-buffers=%d "
       "max-size-bytes=0 max-size-time=0 ! patchbatch batch-size=%d ! %s",
-      o->location, cycle ? "true" : "false", o->seed, dmpp, ahead,
+      o->location, cycle ? "true" : "false", o->seed, dmpp, ahead, thumb,
       o->patch_size,
       mpp, o->patches_per_slide, o->pool_size, o->patches_per_visit, threads,
-      cache,
+      reader_props,
       o->queue_batches * o->batch_size, o->batch_size, sink);
 }
 
@@ -509,8 +518,8 @@ steady_mode (const BenchOptions * o)
 int
 main (int argc, char **argv)
 {
-  BenchOptions o = { NULL, 0.0, 0.0, 256, 100, 8, 4, 64, 4, 3, 30, 100, -1, -1, 7,
-    NULL, FALSE
+  BenchOptions o = { NULL, 0.0, 0.0, 256, 100, 8, 4, 64, 4, 3, 30, 100, -1, -1,
+    -1, -1, 7, NULL, FALSE
   };
   GOptionEntry entries[] = {
     {"location", 0, 0, G_OPTION_ARG_FILENAME, &o.location,
@@ -541,6 +550,11 @@ main (int argc, char **argv)
     {"tile-cache-mb", 0, 0, G_OPTION_ARG_INT, &o.tile_cache_mb,
           "patchreader tile-cache-size in MiB, 0 = no tile cache (default: "
           "the element's)", "MB"},
+    {"read-ahead", 0, 0, G_OPTION_ARG_INT, &o.read_ahead,
+          "patchreader read-ahead in patches, 0 = automatic (default: the "
+          "element's)", "N"},
+    {"thumbnail-size", 0, 0, G_OPTION_ARG_INT, &o.thumbnail_size,
+        "wsislidesrc thumbnail-size (default: the element's)", "PX"},
     {"seed", 0, 0, G_OPTION_ARG_INT64, &o.seed, "wsislidesrc seed (default 7)",
         "S"},
     {"steady", 0, 0, G_OPTION_ARG_NONE, &o.steady,

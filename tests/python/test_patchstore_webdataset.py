@@ -89,3 +89,52 @@ def test_webdataset_png_is_the_native_stores_patch(slides, tmp_root):
         assert np.array_equal(png, pixels), i
         sequence = int(entry[16:24].view("<u8")[0])
         assert json.loads(found[f"{i:010d}"]["json"])["record"]["sequence"] == sequence
+
+
+VIEWS = "target:patch,crop:2:24:0.3:1.0"
+VIEW_NAMES = ["target", "crop_0", "crop_1"]
+VIEW_SIZES = {"target": 64, "crop_0": 24, "crop_1": 24}
+
+
+@pytest.mark.skipif(Gst.ElementFactory.find("patchviews") is None,
+                    reason="patchviews not built (needs OpenSlide)")
+@pytest.mark.parametrize("encoding,image", [("raw", "png"), ("jpeg", "jpg")])
+def test_webdataset_multi_view_samples(slides, tmp_root, encoding, image):
+    """patchviews' locations exported: one sample per location with
+    KEY.NAME.png (or .jpg) per view, KEY.json (record + the views' records)
+    and KEY.cls; the PNG views are the very pixels patchviews pushed (the
+    same seeded pipeline into an appsink), the JPEG views close to them."""
+    PIL = pytest.importorskip("PIL.Image")
+    import gstwsi
+    out = tmp_root / f"wds-views-{encoding}"
+    head = (f'wsislidesrc location="{slides}" seed=4 ! tissuemask ! queue ! '
+            f"patchsampler patch-size=64 max-patches={PATCHES} ! patchinterleave ! "
+            f'patchreader threads=2 ! patchviews views="{VIEWS}" seed=9 threads=2')
+    run(f'{head} ! patchstoresink location="{out}" format=webdataset '
+        f"encoding={encoding} patches-per-shard=10")
+    with gstwsi.BatchStream(f"{head} ! patchbatch batch-size=1 ! "
+                            "appsink name=sink sync=false", torch=False,
+                            copy=True) as stream:
+        pushed = list(stream)
+    assert len(pushed) == PATCHES
+    found = samples(out)
+    assert sorted(found) == [f"{k:010d}" for k in range(PATCHES)]
+    for k, batch in enumerate(pushed):
+        parts = found[f"{k:010d}"]
+        assert set(parts) == {f"{n}.{image}" for n in VIEW_NAMES} | {"json", "cls"}
+        meta = json.loads(parts["json"])
+        assert meta["record"]["sequence"] == int(batch.records["sequence"][0])
+        assert [v["name"] for v in meta["views"]] == VIEW_NAMES
+        assert [v["view_index"] for v in meta["views"]] == [0, 1, 2]
+        for v, name in enumerate(VIEW_NAMES):
+            picture = np.asarray(PIL.open(io.BytesIO(parts[f"{name}.{image}"])))
+            want = batch.views[name][0]
+            assert picture.shape == (VIEW_SIZES[name], VIEW_SIZES[name], 3)
+            assert meta["views"][v]["out_width"] == VIEW_SIZES[name]
+            assert meta["views"][v]["x"] == pytest.approx(
+                float(batch.view_records["x"][0, v]))
+            if image == "png":
+                assert np.array_equal(picture, want), (k, name)
+            else:
+                err = np.mean((picture.astype(float) - want) ** 2)
+                assert 10 * np.log10(255.0 ** 2 / max(err, 1e-9)) >= 30, (k, name)

@@ -758,6 +758,18 @@ adobe_transform (const guint8 * data, gsize size)
   return -1;
 }
 
+/* A codec's error, prefixed with the frame it was decoding (the slide,
+ * the level, the tile and the frame's 1-based number); FALSE. */
+static gboolean
+frame_decode_failed (WsiSlide * slide, gint level, gint64 col, gint64 row,
+    gint64 index, GError ** error)
+{
+  g_prefix_error (error, "%s: level %d tile (%" G_GINT64_FORMAT ", %"
+      G_GINT64_FORMAT ") frame %" G_GINT64_FORMAT ": ", slide->display, level,
+      col, row, index + 1);
+  return FALSE;
+}
+
 static gboolean
 decode_jpeg (WsiSlide * slide, WsiReadContext * ctx, const DicomPart * part,
     const WsiDicomFrame * frame, gint level, gint64 col, gint64 row,
@@ -799,12 +811,8 @@ decode_jpeg (WsiSlide * slide, WsiReadContext * ctx, const DicomPart * part,
   tile.width = inst->columns;
   tile.height = inst->rows;
   if (!wsi_jpeg_decoder_decode (decoder, &tile, scale, x, y, w, h,
-          target->data, target->stride, target->layout, error)) {
-    g_prefix_error (error, "%s: level %d tile (%" G_GINT64_FORMAT ", %"
-        G_GINT64_FORMAT ") frame %" G_GINT64_FORMAT ": ", slide->display, level,
-        col, row, index + 1);
-    return FALSE;
-  }
+          target->data, target->stride, target->layout, error))
+    return frame_decode_failed (slide, level, col, row, index, error);
   return TRUE;
 }
 
@@ -845,6 +853,24 @@ fetch_encapsulated_frame (WsiSlide * slide, WsiReadContext * ctx,
         inst->frame_index_source);
   return TRUE;
 }
+
+/* The tail of those codecs: when the frame @decoded to the w x h RGB
+ * scratch, its rows written in the target's layout; else the codec's
+ * error, prefixed with the frame. */
+static gboolean
+deliver_decoded_rgb (WsiSlide * slide, gint level, gint64 col, gint64 row,
+    gint64 index, gboolean decoded, const guint8 * rgb, guint w, guint h,
+    const WsiTiledTarget * target, GError ** error)
+{
+  guint i;
+
+  if (!decoded)
+    return frame_decode_failed (slide, level, col, row, index, error);
+  for (i = 0; i < h; i++)
+    raw_row_convert (rgb + (gsize) i * w * 3, 3, FALSE, w,
+        target->data + (gsize) i * target->stride, target->layout);
+  return TRUE;
+}
 #endif
 
 #ifdef WSI_HAVE_OPENJPEG
@@ -871,7 +897,6 @@ decode_j2k (WsiSlide * slide, WsiReadContext * ctx, const DicomPart * part,
   WsiJ2kFrame j2k = { 0, };
   guint8 *bytes = NULL, *rgb = NULL;
   gsize size;
-  guint i;
 
   if (!fetch_encapsulated_frame (slide, ctx, part, frame, level, col, row,
           index, w, h, &bytes, &size, &rgb, error))
@@ -881,16 +906,9 @@ decode_j2k (WsiSlide * slide, WsiReadContext * ctx, const DicomPart * part,
   j2k.width = inst->columns;
   j2k.height = inst->rows;
   j2k.color = j2k_color (inst);
-  if (!wsi_j2k_decode (&j2k, scale, x, y, w, h, rgb, (gsize) w * 3, error)) {
-    g_prefix_error (error, "%s: level %d tile (%" G_GINT64_FORMAT ", %"
-        G_GINT64_FORMAT ") frame %" G_GINT64_FORMAT ": ", slide->display, level,
-        col, row, index + 1);
-    return FALSE;
-  }
-  for (i = 0; i < h; i++)
-    raw_row_convert (rgb + (gsize) i * w * 3, 3, FALSE, w,
-        target->data + (gsize) i * target->stride, target->layout);
-  return TRUE;
+  return deliver_decoded_rgb (slide, level, col, row, index,
+      wsi_j2k_decode (&j2k, scale, x, y, w, h, rgb, (gsize) w * 3, error),
+      rgb, w, h, target, error);
 }
 #endif
 
@@ -907,7 +925,6 @@ decode_jls (WsiSlide * slide, WsiReadContext * ctx, const DicomPart * part,
   WsiJlsFrame jls = { 0, };
   guint8 *bytes = NULL, *rgb = NULL;
   gsize size;
-  guint i;
 
   if (!fetch_encapsulated_frame (slide, ctx, part, frame, level, col, row,
           index, w, h, &bytes, &size, &rgb, error))
@@ -918,16 +935,9 @@ decode_jls (WsiSlide * slide, WsiReadContext * ctx, const DicomPart * part,
   jls.height = inst->rows;
   jls.components = inst->samples_per_pixel;
   jls.invert = g_strcmp0 (inst->photometric, "MONOCHROME1") == 0;
-  if (!wsi_jls_decode (&jls, x, y, w, h, rgb, (gsize) w * 3, error)) {
-    g_prefix_error (error, "%s: level %d tile (%" G_GINT64_FORMAT ", %"
-        G_GINT64_FORMAT ") frame %" G_GINT64_FORMAT ": ", slide->display, level,
-        col, row, index + 1);
-    return FALSE;
-  }
-  for (i = 0; i < h; i++)
-    raw_row_convert (rgb + (gsize) i * w * 3, 3, FALSE, w,
-        target->data + (gsize) i * target->stride, target->layout);
-  return TRUE;
+  return deliver_decoded_rgb (slide, level, col, row, index,
+      wsi_jls_decode (&jls, x, y, w, h, rgb, (gsize) w * 3, error),
+      rgb, w, h, target, error);
 }
 #endif
 

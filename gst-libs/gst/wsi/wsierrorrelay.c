@@ -17,6 +17,7 @@
 #endif
 
 #include "wsierrorrelay.h"
+#include "wsitoplevel.h"
 
 /* An ERROR waiting for a loop on the default context. */
 typedef struct
@@ -55,19 +56,6 @@ default_context_running (void)
     return TRUE;
   g_main_context_release (context);
   return FALSE;
-}
-
-static GstElement *
-top_level_of (GstElement * element)
-{
-  GstObject *top = gst_object_ref (GST_OBJECT (element));
-  GstObject *parent;
-
-  while ((parent = gst_object_get_parent (top)) != NULL) {
-    gst_object_unref (top);
-    top = parent;
-  }
-  return GST_ELEMENT (top);
 }
 
 static guint32
@@ -143,7 +131,7 @@ wsi_error_relay_watch (GstElement * element, GstMessage * message)
   if (default_context_running ())
     return;
 
-  top = top_level_of (element);
+  top = wsi_element_get_top_level (element);
   relayed = g_new0 (RelayedError, 1);
   g_weak_ref_init (&relayed->element, element);
   g_weak_ref_init (&relayed->top, top);

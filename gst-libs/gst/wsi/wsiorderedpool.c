@@ -76,6 +76,9 @@ struct _WsiOrderedPool
   GCond item_added;             /* workers wait here for work */
   GCond item_done;              /* the task and resets wait here */
   GCond space_freed;            /* queueing and drain wait here */
+  /* threads waiting on each condition: a signal without a waiter is
+   * skipped (GLib's costs a futex system call even then) */
+  guint added_waiters, done_waiters, room_waiters, drain_waiters;
   PoolItem *ring;
   guint min_items;              /* ring size asked by the element, or 0 */
   guint default_items;          /* the ring size for the thread count */
@@ -100,6 +103,37 @@ static inline PoolItem *
 ring_slot (WsiOrderedPool * pool, guint64 position)
 {
   return &pool->ring[position % pool->capacity];
+}
+
+/* Waits on @cond, counted in @waiters (lock held). */
+static void
+wait_counted (WsiOrderedPool * pool, GCond * cond, guint * waiters)
+{
+  (*waiters)++;
+  g_cond_wait (cond, &pool->lock);
+  (*waiters)--;
+}
+
+static void
+wake_item_done_locked (WsiOrderedPool * pool)
+{
+  if (pool->done_waiters > 0)
+    g_cond_broadcast (&pool->item_done);
+}
+
+static guint queue_limit (WsiOrderedPool * pool);
+
+/* The task took or pushed an item. Queueing that waits for room is woken
+ * once half the ring is free, not at every item: a producer faster than
+ * downstream would otherwise sleep and wake once per item (a context
+ * switch each, which costs as much as serving a stored patch). Drain is
+ * woken every time (it waits for the ring to empty). */
+static void
+wake_room_freed_locked (WsiOrderedPool * pool)
+{
+  if (pool->drain_waiters > 0 || (pool->room_waiters > 0
+          && pool->n_queued - pool->n_taken <= queue_limit (pool) / 2))
+    g_cond_broadcast (&pool->space_freed);
 }
 
 static void
@@ -204,7 +238,7 @@ worker_main (gpointer data)
   while (!pool->workers_quit) {
     item = take_next_work_locked (pool);
     if (item == NULL) {
-      g_cond_wait (&pool->item_added, &pool->lock);
+      wait_counted (pool, &pool->item_added, &pool->added_waiters);
       continue;
     }
     item->state = ITEM_PROCESSING;
@@ -223,7 +257,7 @@ worker_main (gpointer data)
     item->result = result;
     item->state = ITEM_DONE;
     pool->n_processing--;
-    g_cond_broadcast (&pool->item_done);
+    wake_item_done_locked (pool);
   }
   g_mutex_unlock (&pool->lock);
 
@@ -358,7 +392,7 @@ take_head_locked (WsiOrderedPool * pool, GstEvent ** event,
   item_clear (pool, item);
   pool->n_taken++;
   pool->task_pushing = TRUE;
-  g_cond_broadcast (&pool->space_freed);
+  wake_room_freed_locked (pool);
 }
 
 /* Tells tracers which worker made @buffer and when (wsiworkmeta.h). The
@@ -398,7 +432,7 @@ task_loop (gpointer data)
 
   g_mutex_lock (&pool->lock);
   while (!pool->flushing && !head_ready_locked (pool))
-    g_cond_wait (&pool->item_done, &pool->lock);
+    wait_counted (pool, &pool->item_done, &pool->done_waiters);
   if (pool->flushing) {
     g_mutex_unlock (&pool->lock);
     gst_pad_pause_task (pad);
@@ -427,7 +461,11 @@ task_loop (gpointer data)
   if (ret != GST_FLOW_OK && (!pool->flushing || ret != GST_FLOW_FLUSHING))
     pool->flow = ret;
   eos_queued = pool->eos_queued;
-  g_cond_broadcast (&pool->space_freed);
+  /* a flow error must reach whoever waits for room now */
+  if (ret != GST_FLOW_OK)
+    g_cond_broadcast (&pool->space_freed);
+  else
+    wake_room_freed_locked (pool);
   g_mutex_unlock (&pool->lock);
   if (ret == GST_FLOW_OK)
     return;
@@ -483,7 +521,7 @@ wait_for_room (WsiOrderedPool * pool, GstClockTime * wait_start,
       && pool->n_queued - pool->n_taken >= queue_limit (pool)) {
     if (began == 0)
       began = gst_util_get_timestamp ();
-    g_cond_wait (&pool->space_freed, &pool->lock);
+    wait_counted (pool, &pool->space_freed, &pool->room_waiters);
   }
   if (began != 0 && wait_start != NULL) {
     *wait_start = began;
@@ -498,8 +536,11 @@ wait_for_room (WsiOrderedPool * pool, GstClockTime * wait_start,
   return ret;
 }
 
-GstFlowReturn
-wsi_ordered_pool_queue_work (WsiOrderedPool * pool, gconstpointer work)
+/* Waits for room and fills the next slot with a copy of @work; returns
+ * with the lock held on GST_FLOW_OK only (else @work is cleared). */
+static GstFlowReturn
+queue_work_locked (WsiOrderedPool * pool, gconstpointer work,
+    PoolItem ** item_out)
 {
   GstClockTime wait_start = 0, wait_end = 0;
   GstFlowReturn ret = wait_for_room (pool, &wait_start, &wait_end);
@@ -517,12 +558,44 @@ wsi_ordered_pool_queue_work (WsiOrderedPool * pool, gconstpointer work)
   item = ring_slot (pool, pool->n_queued);
   memcpy (item->work, work, pool->work_size);
   item->kind = ITEM_WORK;
-  item->state = ITEM_WAITING;
   item->wait_start = wait_start;
   item->wait_end = wait_end;
   item->queued_tid = wait_start ? (gint) syscall (SYS_gettid) : 0;
   pool->n_queued++;
-  g_cond_signal (&pool->item_added);
+  *item_out = item;
+  return GST_FLOW_OK;
+}
+
+GstFlowReturn
+wsi_ordered_pool_queue_work (WsiOrderedPool * pool, gconstpointer work)
+{
+  PoolItem *item;
+  GstFlowReturn ret = queue_work_locked (pool, work, &item);
+
+  if (ret != GST_FLOW_OK)
+    return ret;
+  item->state = ITEM_WAITING;
+  if (pool->added_waiters > 0)
+    g_cond_signal (&pool->item_added);
+  g_mutex_unlock (&pool->lock);
+  return GST_FLOW_OK;
+}
+
+GstFlowReturn
+wsi_ordered_pool_queue_done (WsiOrderedPool * pool, gconstpointer work,
+    GstBuffer * result)
+{
+  PoolItem *item;
+  GstFlowReturn ret = queue_work_locked (pool, work, &item);
+
+  if (ret != GST_FLOW_OK) {
+    gst_clear_buffer (&result);
+    return ret;
+  }
+  /* workers skip it (not ITEM_WAITING); no worker name: no WsiWorkMeta */
+  item->state = ITEM_DONE;
+  item->result = result;
+  wake_item_done_locked (pool);
   g_mutex_unlock (&pool->lock);
   return GST_FLOW_OK;
 }
@@ -552,7 +625,7 @@ wsi_ordered_pool_queue_event (WsiOrderedPool * pool, GstEvent * event)
   item->state = ITEM_DONE;
   item->event = event;
   pool->n_queued++;
-  g_cond_broadcast (&pool->item_done);
+  wake_item_done_locked (pool);
   g_mutex_unlock (&pool->lock);
   return GST_FLOW_OK;
 }
@@ -565,7 +638,7 @@ wsi_ordered_pool_drain (WsiOrderedPool * pool)
   g_mutex_lock (&pool->lock);
   while (!pool->flushing && pool->flow == GST_FLOW_OK
       && (pool->n_taken < pool->n_queued || pool->task_pushing))
-    g_cond_wait (&pool->space_freed, &pool->lock);
+    wait_counted (pool, &pool->space_freed, &pool->drain_waiters);
   ret = pool->flushing ? GST_FLOW_FLUSHING : pool->flow;
   g_mutex_unlock (&pool->lock);
   return ret;
@@ -589,7 +662,7 @@ wsi_ordered_pool_reset (WsiOrderedPool * pool)
 {
   g_mutex_lock (&pool->lock);
   while (pool->n_processing > 0)
-    g_cond_wait (&pool->item_done, &pool->lock);
+    wait_counted (pool, &pool->item_done, &pool->done_waiters);
   if (pool->ring != NULL)
     ring_clear_locked (pool);
   pool->flushing = FALSE;

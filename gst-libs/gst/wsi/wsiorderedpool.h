@@ -99,6 +99,12 @@ void wsi_ordered_pool_stop_workers (WsiOrderedPool * pool);
 /* Queues a copy of @work (the pool then owns what it holds). */
 GstFlowReturn wsi_ordered_pool_queue_work (WsiOrderedPool * pool,
     gconstpointer work);
+/* Queues a copy of @work that the caller already processed into @result
+ * (ownership taken; NULL drops the item): no worker is woken, the task
+ * pushes it at its place after `finish`. For work that costs less than a
+ * hand-over to a worker (patchstoresrc wrapping stored bytes). */
+GstFlowReturn wsi_ordered_pool_queue_done (WsiOrderedPool * pool,
+    gconstpointer work, GstBuffer * result);
 /* Queues a serialized event (ownership taken). EOS is remembered. */
 GstFlowReturn wsi_ordered_pool_queue_event (WsiOrderedPool * pool,
     GstEvent * event);

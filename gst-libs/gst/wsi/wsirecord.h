@@ -199,6 +199,56 @@ wsi_slide_meta_copy (GstBuffer * dest, GstBuffer * src)
   gst_structure_foreach (from, wsi_structure_copy_field, to);
 }
 
+/* The WsiPatchMeta field names as quarks, made once per file that
+ * includes this header. A field looked up or set by name costs
+ * g_quark_from_string(): a process-wide lock and a hash lookup, several
+ * times per patch on every streaming thread; the per-patch paths (store
+ * serving, batching) go by quark. */
+typedef struct
+{
+  GQuark count, records, paths, labels, uris, mpps, column_names,
+      column_values, views;
+} WsiMetaQuarks;
+
+static inline const WsiMetaQuarks *
+wsi_meta_quarks (void)
+{
+  static WsiMetaQuarks q;
+  static gsize made = 0;
+
+  if (g_once_init_enter (&made)) {
+    q.count = g_quark_from_static_string ("count");
+    q.records = g_quark_from_static_string ("records");
+    q.paths = g_quark_from_static_string ("paths");
+    q.labels = g_quark_from_static_string ("labels");
+    q.uris = g_quark_from_static_string ("uris");
+    q.mpps = g_quark_from_static_string ("mpps");
+    q.column_names = g_quark_from_static_string ("column-names");
+    q.column_values = g_quark_from_static_string ("column-values");
+    q.views = g_quark_from_static_string ("views");
+    g_once_init_leave (&made, 1);
+  }
+  return &q;
+}
+
+/* Sets field @field of @s to a GstValueArray of @n doubles. */
+static inline void
+wsi_structure_id_set_double_array (GstStructure * s, GQuark field,
+    const gdouble * values, guint n)
+{
+  GValue array = G_VALUE_INIT, item = G_VALUE_INIT;
+  guint i;
+
+  g_value_init (&array, GST_TYPE_ARRAY);
+  g_value_init (&item, G_TYPE_DOUBLE);
+  for (i = 0; i < n; i++) {
+    g_value_set_double (&item, values[i]);
+    gst_value_array_append_value (&array, &item);
+  }
+  gst_structure_id_take_value (s, field, &array);
+  g_value_unset (&item);
+}
+
 /* Sets @field of @s to a GstValueArray of @n doubles (GStreamer's own
  * type for an ordered list of values in a structure, as audio caps'
  * channel positions use: typed numbers, no formatting or parsing). */
@@ -242,10 +292,10 @@ wsi_structure_set_int64_array (GstStructure * s, const gchar * field,
  * double; @fallback when the field is absent, not an array, shorter than
  * @i + 1 or holds another type. No allocation, no parsing. */
 static inline gdouble
-wsi_structure_array_get (const GstStructure * s, const gchar * field,
-    guint i, gdouble fallback)
+wsi_structure_array_id_get (const GstStructure * s, GQuark field, guint i,
+    gdouble fallback)
 {
-  const GValue *array = gst_structure_get_value (s, field);
+  const GValue *array = gst_structure_id_get_value (s, field);
   const GValue *item;
 
   if (array == NULL || !GST_VALUE_HOLDS_ARRAY (array)
@@ -257,6 +307,14 @@ wsi_structure_array_get (const GstStructure * s, const gchar * field,
   if (G_VALUE_HOLDS_INT64 (item))
     return (gdouble) g_value_get_int64 (item);
   return fallback;
+}
+
+static inline gdouble
+wsi_structure_array_get (const GstStructure * s, const gchar * field,
+    guint i, gdouble fallback)
+{
+  return wsi_structure_array_id_get (s, g_quark_from_string (field), i,
+      fallback);
 }
 
 /* ---- WsiPatchMeta -------------------------------------------------------
@@ -283,6 +341,7 @@ static inline GstStructure *
 wsi_patch_meta_add (GstBuffer * buffer, const WsiPatchRecord * records,
     guint n_records, const gchar * const *paths, const gchar * const *labels)
 {
+  const WsiMetaQuarks *q = wsi_meta_quarks ();
   GstCustomMeta *meta;
   GstStructure *s;
   GBytes *bytes;
@@ -291,9 +350,9 @@ wsi_patch_meta_add (GstBuffer * buffer, const WsiPatchRecord * records,
   meta = gst_buffer_add_custom_meta (buffer, WSI_PATCH_META_NAME);
   s = gst_custom_meta_get_structure (meta);
   bytes = g_bytes_new (records, n_records * sizeof (WsiPatchRecord));
-  gst_structure_set (s, "count", G_TYPE_UINT, n_records,
-      "records", G_TYPE_BYTES, bytes,
-      "paths", G_TYPE_STRV, paths, "labels", G_TYPE_STRV, labels, NULL);
+  gst_structure_id_set (s, q->count, G_TYPE_UINT, n_records,
+      q->records, G_TYPE_BYTES, bytes,
+      q->paths, G_TYPE_STRV, paths, q->labels, G_TYPE_STRV, labels, NULL);
   g_bytes_unref (bytes);
   return s;
 }
@@ -308,15 +367,17 @@ static inline void
 wsi_patch_meta_set_slides (GstStructure * s, const gchar * const *uris,
     const gdouble * mpps, guint n)
 {
-  gst_structure_set (s, "uris", G_TYPE_STRV, uris, NULL);
-  wsi_structure_set_double_array (s, "mpps", mpps, n);
+  const WsiMetaQuarks *q = wsi_meta_quarks ();
+
+  gst_structure_id_set (s, q->uris, G_TYPE_STRV, uris, NULL);
+  wsi_structure_id_set_double_array (s, q->mpps, mpps, n);
 }
 
 /* Level-0 mpp of patch @i (`mpps`), 0 when unknown or absent. */
 static inline gdouble
 wsi_patch_meta_mpp (const GstStructure * s, guint i)
 {
-  return wsi_structure_array_get (s, "mpps", i, 0.0);
+  return wsi_structure_array_id_get (s, wsi_meta_quarks ()->mpps, i, 0.0);
 }
 
 /* Returns the records of a WsiPatchMeta structure (owned by it) and their
@@ -324,7 +385,8 @@ wsi_patch_meta_mpp (const GstStructure * s, guint i)
 static inline const WsiPatchRecord *
 wsi_patch_meta_records (const GstStructure * s, guint * n_records)
 {
-  const GValue *value = gst_structure_get_value (s, "records");
+  const GValue *value = gst_structure_id_get_value (s,
+      wsi_meta_quarks ()->records);
   GBytes *bytes;
   gsize size = 0;
   const WsiPatchRecord *records = NULL;
@@ -402,8 +464,10 @@ wsi_meta_set_columns (GstStructure * s, const gchar * const *names,
 {
   static const gchar *const none[] = { NULL };
 
-  gst_structure_set (s, "column-names", G_TYPE_STRV, names ? names : none,
-      "column-values", G_TYPE_STRV, values ? values : none, NULL);
+  const WsiMetaQuarks *q = wsi_meta_quarks ();
+
+  gst_structure_id_set (s, q->column_names, G_TYPE_STRV, names ? names :
+      none, q->column_values, G_TYPE_STRV, values ? values : none, NULL);
 }
 
 /* Value of column @name for location @i of a WsiPatchMeta (i = 0 for a
@@ -488,7 +552,8 @@ G_STATIC_ASSERT (sizeof (WsiViewRecord) == 48);
 static inline const WsiViewRecord *
 wsi_patch_meta_views (const GstStructure * s, guint * n_views_total)
 {
-  const GValue *value = gst_structure_get_value (s, "views");
+  const GValue *value = gst_structure_id_get_value (s,
+      wsi_meta_quarks ()->views);
   gsize size = 0;
   const WsiViewRecord *views = NULL;
 

@@ -70,25 +70,51 @@ wsi_work_meta_ensure (GstBuffer * buffer)
 
 /* ---- I/O waits of the item a thread is making ----------------------------- */
 
-static GPrivate current_waits;  /* WsiWorkIoWaits *, or NULL */
+/* The thread's current item's WsiWorkIoWaits is kept under one key per
+ * process, not one per copy of this file. Each plugin links its own copy
+ * of the pool, but the WsiPoolElement class is registered once, by name,
+ * by the first plugin loaded: patchreader's workers may run wsipatch's
+ * copy of the pool (begin and end on that copy's key) while wsislide's
+ * byte sources note waits through wsislide's copy of
+ * wsi_work_io_wait_note(). With a key per copy every wait was lost when
+ * wsipatch happened to load first (an in-process registry scan does). The
+ * first copy to ask publishes its key on the default registry, a
+ * process-wide object, with a compare-and-set; every copy uses that one. */
+static GPrivate own_waits_key;  /* WsiWorkIoWaits *, or NULL */
+
+static GPrivate *
+waits_key (void)
+{
+  static GPrivate *key;
+
+  if (g_once_init_enter (&key)) {
+    GObject *registry = G_OBJECT (gst_registry_get ());
+    GQuark quark = g_quark_from_static_string ("wsi-work-io-waits-key");
+
+    g_object_replace_qdata (registry, quark, NULL, &own_waits_key, NULL,
+        NULL);
+    g_once_init_leave (&key, g_object_get_qdata (registry, quark));
+  }
+  return key;
+}
 
 void
 wsi_work_io_waits_begin (WsiWorkIoWaits * waits)
 {
   memset (waits, 0, sizeof (*waits));
-  g_private_set (&current_waits, waits);
+  g_private_set (waits_key (), waits);
 }
 
 void
 wsi_work_io_waits_end (void)
 {
-  g_private_set (&current_waits, NULL);
+  g_private_set (waits_key (), NULL);
 }
 
 void
 wsi_work_io_wait_note (guint64 start_ns, guint64 end_ns)
 {
-  WsiWorkIoWaits *waits = g_private_get (&current_waits);
+  WsiWorkIoWaits *waits = g_private_get (waits_key ());
 
   if (waits == NULL || end_ns < start_ns)
     return;

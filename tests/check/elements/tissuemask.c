@@ -510,6 +510,74 @@ GST_START_TEST (test_cache_hit_without_overview)
 
 GST_END_TEST;
 
+/* Masks are cached run-length coded, or raw when coding gains nothing: a
+ * checkerboard of tissue pixels (a run per pixel) must come back from the
+ * cache byte for byte, as the ellipse does above. */
+GST_START_TEST (test_cache_keeps_speckled_mask)
+{
+  GstHarness *h = harness_new ();
+  Overview ov = overview_new_blank (OV_W, OV_H);
+  guint32 noise = 99;
+  GstBuffer *out1, *out2;
+  guint8 *mask1, *mask2;
+  guint changes = 0;
+
+  for (gint y = 0; y < OV_H; y++)
+    for (gint x = (y & 1); x < OV_W; x += 2)
+      paint_pixel (&ov, x, y, PINK, &noise);
+  overview_recount (&ov);
+  out1 = push_slide (h, "/slides/speckled.tiff", &ov);
+  mask1 = check_masked_slide (out1, &ov);
+  for (gsize i = 1; i < (gsize) OV_W * OV_H; i++)
+    changes += mask1[i] != mask1[i - 1];
+  fail_unless (changes > OV_W * OV_H / 2, "the mask is not speckled: %u "
+      "changes", changes);
+
+  out2 = push_slide (h, "/slides/speckled.tiff", NULL);
+  mask2 = check_masked_slide (out2, NULL);
+  fail_unless (memcmp (mask1, mask2, OV_W * OV_H) == 0);
+  fail_unless_equals_uint64 (counter (h, "cache-hits"), 1);
+
+  g_free (mask1);
+  g_free (mask2);
+  g_free (ov.rgb);
+  gst_buffer_unref (out1);
+  gst_buffer_unref (out2);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+/* The default cache holds the masks of hundreds of distinct slides (issue
+ * 23: many slides cycled): none of 300 is masked twice. */
+GST_START_TEST (test_cache_holds_many_slides)
+{
+  GstHarness *h = harness_new ();
+  Overview ov = overview_new_ellipse ();
+  guint i;
+
+  for (i = 0; i < 300; i++) {
+    gchar *path = g_strdup_printf ("/slides/s%03u.tiff", i);
+
+    gst_buffer_unref (push_slide (h, path, &ov));
+    g_free (path);
+  }
+  for (i = 0; i < 300; i++) {
+    gchar *path = g_strdup_printf ("/slides/s%03u.tiff", i);
+
+    fail_unless (query_mask_cached (h, path), "%s evicted", path);
+    gst_buffer_unref (push_slide (h, path, NULL));
+    g_free (path);
+  }
+  fail_unless_equals_uint64 (counter (h, "masks-computed"), 300);
+  fail_unless_equals_uint64 (counter (h, "cache-hits"), 300);
+
+  g_free (ov.rgb);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_cache_is_bounded)
 {
   GstHarness *h = harness_new ();
@@ -1273,6 +1341,8 @@ tissuemask_suite (void)
   tcase_add_test (tc, test_min_tissue_fraction);
   tcase_add_test (tc, test_clam_drops_specks_fills_holes);
   tcase_add_test (tc, test_cache_hit_without_overview);
+  tcase_add_test (tc, test_cache_keeps_speckled_mask);
+  tcase_add_test (tc, test_cache_holds_many_slides);
   tcase_add_test (tc, test_cache_is_bounded);
   tcase_add_test (tc, test_property_change_clears_cache);
   tcase_add_test (tc, test_bad_values_refused);

@@ -1043,6 +1043,26 @@ GST_START_TEST (test_overview_from_blocks)
 
 GST_END_TEST;
 
+/* The same slide with the overview exactly the size of its level at 1/2
+ * DCT scale (4200x600): wsioverview copies the decoded pixels instead of
+ * averaging them (issue 23); they must land in place across both column
+ * blocks and every strip. */
+GST_START_TEST (test_overview_level_size_copied)
+{
+  WsiTestSlideSpec spec;
+
+  wsi_test_slide_spec_init (&spec);
+  spec.width = 8400;
+  spec.height = 1200;
+  spec.tile_size = 16;
+  spec.levels = 1;
+  spec.tissue_blobs = 5;
+  spec.seed = 4;
+  assert_overview_matches_truth (&spec, 4200);
+}
+
+GST_END_TEST;
+
 /* A blank slide is uniformly white: the area average adds no bias and
  * transparent (unscanned) areas of a level come out white too. */
 GST_START_TEST (test_overview_blank_is_white)
@@ -1726,6 +1746,7 @@ wsislidesrc_suite (void)
   tcase_add_test (tc, test_overview_size);
   tcase_add_test (tc, test_overview_content);
   tcase_add_test (tc, test_overview_from_blocks);
+  tcase_add_test (tc, test_overview_level_size_copied);
   tcase_add_test (tc, test_overview_blank_is_white);
   tcase_add_test (tc, test_mpp_sources);
   tcase_add_test (tc, test_broken_files_skipped);

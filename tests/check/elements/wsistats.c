@@ -822,6 +822,11 @@ main (int argc, char **argv)
   g_setenv ("CK_FORK", "no", TRUE);
 
   gst_check_init (&argc, &argv);
+  /* wsipatch first, as an in-process registry scan loads it: the
+   * WsiPoolElement class (registered once, by name) is then wsipatch's
+   * copy of the pool, and patchreader's I/O waits, noted by wsislide's
+   * copy, must still reach its items (test_remote_reads_show_io_wait) */
+  gst_object_unref (gst_plugin_load_by_name ("wsipatch"));
   s = wsistats_suite ();
   failed = gst_check_run_suite (s, "wsistats", __FILE__);
   g_free (stats_path);

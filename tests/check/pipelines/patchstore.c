@@ -830,11 +830,12 @@ GST_START_TEST (test_kill_then_resume)
   gchar *store = g_build_filename (WSI_TEST_TMPDIR, "kill-store", NULL);
   gchar *reference = g_build_filename (WSI_TEST_TMPDIR, "kill-ref", NULL);
   gchar *launch = g_find_program_in_path ("gst-launch-1.0");
-  gchar *desc, *error, *second = NULL, *tmp = NULL, **argv = NULL;
+  gchar *desc, *error, *second = NULL, *third = NULL, *tmp = NULL;
+  gchar **argv = NULL;
   GError *err = NULL;
   GPid pid;
-  gint i, status;
-  gboolean mid_shard = FALSE;
+  gint i, status = 0;
+  gboolean mid_shard = FALSE, writer_ended = FALSE;
 
   fail_unless (launch != NULL, "gst-launch-1.0 not found");
   remove_store (store);
@@ -858,17 +859,24 @@ GST_START_TEST (test_kill_then_resume)
     g_ptr_array_unref (args);
   }
   second = shard_path (store, 1);
-  tmp = g_strconcat (shard_path (store, 2), ".tmp", NULL);
-  for (i = 0; i < 3000 && !mid_shard; i++) {
+  third = shard_path (store, 2);
+  tmp = g_strconcat (third, ".tmp", NULL);
+  /* no deadline: however slow the writer (a sanitizer build on a loaded
+   * machine), it either gets to the third shard or ends by itself */
+  while (!mid_shard && !writer_ended) {
     mid_shard = g_file_test (second, G_FILE_TEST_EXISTS)
         && g_file_test (tmp, G_FILE_TEST_EXISTS);
-    if (!mid_shard)
+    writer_ended = !mid_shard && waitpid (pid, &status, WNOHANG) == pid;
+    if (!mid_shard && !writer_ended)
       g_usleep (5000);
   }
-  kill (pid, SIGKILL);
-  fail_unless (waitpid (pid, &status, 0) == pid);
+  if (!writer_ended) {
+    kill (pid, SIGKILL);
+    fail_unless (waitpid (pid, &status, 0) == pid);
+  }
   g_spawn_close_pid (pid);
-  fail_unless (mid_shard, "the writer never got to the third shard");
+  fail_unless (mid_shard, "the writer ended (wait status %d) before the "
+      "third shard", status);
   fail_unless (WIFSIGNALED (status), "the writer ended before the kill");
 
   g_free (desc);
@@ -882,6 +890,7 @@ GST_START_TEST (test_kill_then_resume)
   g_free (launch);
   g_free (desc);
   g_free (second);
+  g_free (third);
   g_free (tmp);
   remove_store (store);
   remove_store (reference);
@@ -1045,6 +1054,64 @@ GST_START_TEST (test_raw_served_from_mapping)
 
 GST_END_TEST;
 
+/* A raw store served from its mapping into batches big enough (700 x 64
+ * px RGB = 8.6 MB) that patchbatch copies with streaming stores
+ * (wsibatchcopy.h): every slot of the batch is the stored patch, at 1 and
+ * 2 threads. */
+GST_START_TEST (test_raw_into_big_batches)
+{
+  gchar *slides = make_slides ("big-slides");
+  gchar *store = g_build_filename (WSI_TEST_TMPDIR, "big-store", NULL);
+  gchar *desc = g_strdup_printf ("wsislidesrc location=\"%s\" seed=3 ! "
+      "tissuemask ! queue ! patchsampler patch-size=64 patches-per-slide=7 ! "
+      "patchinterleave ! patchreader threads=2 ! tee name=t ! queue ! "
+      "patchstoresink location=\"%s\" patches-per-shard=4 t. ! queue ! "
+      "appsink name=sink sync=false", slides, store);
+  const gsize patch_bytes = 64 * 64 * 3;
+  WsiRun *written, *served;
+  guint i, t;
+
+  remove_store (store);
+  written = run_collecting (desc);
+  fail_unless (written->error == NULL, "%s", written->error);
+  fail_unless_equals_int (written->batches->len, 14);
+  g_free (desc);
+  for (t = 1; t <= 2; t++) {
+    GstBuffer *batch;
+    GstMapInfo mb;
+
+    desc = g_strdup_printf ("patchstoresrc location=\"%s\" threads=%u ! "
+        "queue ! patchbatch batch-size=700 ! appsink name=sink sync=false",
+        store, t);
+    served = wsi_run_pipeline (desc, 0);
+    fail_unless (served->error == NULL, "%s", served->error);
+    fail_unless_equals_int (served->batches->len, 1);
+    fail_unless_equals_int (served->records->len, 14);
+    batch = g_ptr_array_index (served->batches, 0);
+    fail_unless (gst_buffer_map (batch, &mb, GST_MAP_READ));
+    fail_unless (mb.size >= 14 * patch_bytes);
+    for (i = 0; i < 14; i++) {
+      GstBuffer *x = g_ptr_array_index (written->batches, i);
+      GstMapInfo mx;
+
+      fail_unless (gst_buffer_map (x, &mx, GST_MAP_READ));
+      fail_unless_equals_uint64 (mx.size, patch_bytes);
+      fail_unless (memcmp (mb.data + i * patch_bytes, mx.data,
+              patch_bytes) == 0, "threads=%u: slot %u differs", t, i);
+      gst_buffer_unmap (x, &mx);
+    }
+    gst_buffer_unmap (batch, &mb);
+    wsi_run_free (served);
+    g_free (desc);
+  }
+  wsi_run_free (written);
+  remove_store (store);
+  g_free (store);
+  g_free (slides);
+}
+
+GST_END_TEST;
+
 /* ---- crops from a jpeg store: patchviews decodes only what they need ---- */
 
 #define VIEWS_PATCH 256
@@ -1120,16 +1187,18 @@ view_psnr (WsiRun * a, WsiRun * b, guint i, guint v)
 }
 
 /* Views @views of @store made from its JPEGs by patchviews (partial, DCT
- * scaled decodes) and from patchstoresrc's decoded pixels (a capsfilter
- * asks for video/x-raw): every view identical when @exact, else at least
- * 40 dB; returns the ratio of pixels decoded to whole patches. */
+ * scaled decodes; a capsfilter asks for image/jpeg, which patchviews
+ * prefers only where it can save work) and from patchstoresrc's decoded
+ * pixels (a capsfilter asks for video/x-raw): every view identical when
+ * @exact, else at least 40 dB; returns the ratio of pixels decoded to
+ * whole patches. */
 static gdouble
 compare_view_paths (const gchar * store, const gchar * views,
     gboolean exact)
 {
   gchar *from_jpeg = g_strdup_printf ("patchstoresrc location=\"%s\" "
-      "threads=2 ! patchviews name=views threads=2 seed=5 %s ! appsink "
-      "name=sink sync=false", store, views);
+      "threads=2 ! image/jpeg ! patchviews name=views threads=2 seed=5 %s ! "
+      "appsink name=sink sync=false", store, views);
   gchar *from_pixels = g_strdup_printf ("patchstoresrc location=\"%s\" "
       "threads=2 ! video/x-raw ! patchviews name=views threads=2 seed=5 %s ! "
       "appsink name=sink sync=false", store, views);
@@ -1212,10 +1281,109 @@ GST_START_TEST (test_views_from_jpeg_store)
      * pixels), close to a whole decode then a crop */
     fail_unless (compare_view_paths (store, "views=big:2:48:0.5:1.0 "
             "interpolation=area", FALSE) <= 0.5);
+    /* DINOv2's crops: whole decodes at full scale, same bytes */
+    fail_unless (compare_view_paths (store, "preset=dinov2", TRUE) >= 1.0);
     remove_store (store);
     g_free (store);
     g_free (desc);
   }
+  g_free (slides);
+}
+
+GST_END_TEST;
+
+/* Views @views of @store, as negotiated by default, byte-identical with
+ * 1 and with 4 threads in patchstoresrc and patchviews. */
+static void
+assert_views_same_at_threads (const gchar * store, const gchar * views)
+{
+  gchar *one = g_strdup_printf ("patchstoresrc location=\"%s\" threads=1 ! "
+      "patchviews name=views threads=1 seed=5 %s ! appsink name=sink "
+      "sync=false", store, views);
+  gchar *four = g_strdup_printf ("patchstoresrc location=\"%s\" threads=4 ! "
+      "queue ! patchviews name=views threads=4 seed=5 %s ! appsink name=sink "
+      "sync=false", store, views);
+  guint64 decoded_one, decoded_four;
+  gchar *caps_one, *caps_four;
+  WsiRun *a = run_views (one, &decoded_one, &caps_one);
+  WsiRun *b = run_views (four, &decoded_four, &caps_four);
+  guint i, v;
+
+  fail_unless (a->error == NULL && b->error == NULL);
+  fail_unless_equals_string (caps_one, caps_four);
+  fail_unless (a->batches->len > 0);
+  fail_unless_equals_int (a->batches->len, b->batches->len);
+  for (i = 0; i < a->batches->len; i++) {
+    guint n = gst_buffer_n_memory (g_ptr_array_index (a->batches, i));
+
+    fail_unless_equals_int (n,
+        gst_buffer_n_memory (g_ptr_array_index (b->batches, i)));
+    for (v = 0; v < n; v++)
+      fail_unless (view_psnr (a, b, i, v) == 99.0, "%s: view %u of location "
+          "%u differs between 1 and 4 threads", views, v, i);
+  }
+  wsi_run_free (a);
+  wsi_run_free (b);
+  g_free (caps_one);
+  g_free (caps_four);
+  g_free (one);
+  g_free (four);
+}
+
+/* Who decodes by default: patchviews takes the JPEGs (image/jpeg) where
+ * decoding them beside the crops can save work (small crops, region
+ * decodes; area crops, DCT scaling), and pixels decoded by patchstoresrc
+ * on its own threads where every location would be one whole decode at
+ * full scale anyway (DINOv2's crops; the patch itself among the views). */
+GST_START_TEST (test_views_default_decoder)
+{
+  gchar *slides = make_slides ("default-slides");
+  gchar *store = g_strdup_printf ("%s/default-jpeg", WSI_TEST_TMPDIR);
+  gchar *desc = g_strdup_printf ("wsislidesrc location=\"%s\" seed=3 ! "
+      "tissuemask ! queue ! patchsampler patch-size=%d patches-per-slide=3 "
+      "! patchinterleave ! patchreader threads=2 ! patchstoresink "
+      "location=\"%s\" encoding=jpeg quality=90", slides, VIEWS_PATCH, store);
+  static const struct
+  {
+    const gchar *views;
+    const gchar *caps;
+  } cases[] = {
+    {"preset=dinov2", "video/x-raw"},
+    {"views=target:patch,crop:2:64:0.3:1.0", "video/x-raw"},
+    {"views=big:2:48:0.5:1.0,small:4:24:0.04:0.1", "video/x-raw"},
+    {"views=small:3:40:0.02:0.06", "image/jpeg"},
+    {"views=big:2:48:0.5:1.0 interpolation=area", "image/jpeg"},
+  };
+  gchar *error;
+  guint k;
+
+  remove_store (store);
+  error = run_to_end (desc);
+  fail_unless (error == NULL, "%s", error);
+  for (k = 0; k < G_N_ELEMENTS (cases); k++) {
+    gchar *views = g_strdup_printf ("patchstoresrc location=\"%s\" "
+        "threads=2 ! queue ! patchviews name=views threads=2 seed=5 %s ! "
+        "appsink name=sink sync=false", store, cases[k].views);
+    guint64 decoded;
+    gchar *caps;
+    WsiRun *run = run_views (views, &decoded, &caps);
+
+    fail_unless (run->error == NULL, "%s", GST_STR_NULL (run->error));
+    fail_unless (run->batches->len > 0);
+    fail_unless_equals_string (caps, cases[k].caps);
+    if (g_str_equal (cases[k].caps, "video/x-raw")) {
+      fail_unless_equals_uint64 (decoded, 0);
+    } else {
+      fail_unless (decoded > 0, "%s", cases[k].views);
+    }
+    wsi_run_free (run);
+    g_free (caps);
+    g_free (views);
+  }
+  assert_views_same_at_threads (store, "preset=dinov2");
+  remove_store (store);
+  g_free (store);
+  g_free (desc);
   g_free (slides);
 }
 
@@ -1374,7 +1542,9 @@ patchstore_suite (void)
   tcase_add_test (tc, test_state_changes_repeat);
   tcase_add_test (tc, test_sink_restarts);
   tcase_add_test (tc, test_views_from_jpeg_store);
+  tcase_add_test (tc, test_views_default_decoder);
   tcase_add_test (tc, test_raw_served_from_mapping);
+  tcase_add_test (tc, test_raw_into_big_batches);
   tcase_add_test (tc, test_views_round_trip);
   tcase_add_test (tc, test_slide_mpp_round_trip);
   return s;
