@@ -161,6 +161,10 @@ open_device (GstWsiCudaUpload * self)
         ("gst_cuda_load_library or the event symbols of libcuda failed"));
     return FALSE;
   }
+  /* registers libgstcuda's CUDA allocator, which GstCudaBufferPool
+   * allocates from: without it (no nvcodec element loaded in the process)
+   * the output pool refuses every config. Found on a GPU (issue 25). */
+  gst_cuda_memory_init_once ();
   /* asks neighbours and the application (need-context) before creating one */
   if (!gst_cuda_ensure_element_context (GST_ELEMENT_CAST (self), device_id,
           &self->context)) {

@@ -302,12 +302,24 @@ mask_encode (const guint8 * mask, gsize n)
 
   while (i < n) {
     guint8 value = mask[i];
-    guint32 length = 1;
+    guint64 pattern = G_GUINT64_CONSTANT (0x0101010101010101) * value, word;
+    gsize length = 1;
+    guint32 stored;
 
-    while (i + length < n && mask[i + length] == value && length < G_MAXUINT32)
+    /* Eight bytes at a time through the long runs of tissue and glass:
+     * this runs once per new slide on the streaming thread. */
+    while (i + length + sizeof (word) <= n) {
+      memcpy (&word, mask + i + length, sizeof (word));
+      if (word != pattern)
+        break;
+      length += sizeof (word);
+    }
+    while (i + length < n && mask[i + length] == value)
       length++;
+    /* Masks are at most 8192 x 8192 (thumbnail-size): a run fits. */
+    stored = (guint32) length;
     g_byte_array_append (runs, &value, 1);
-    g_byte_array_append (runs, (const guint8 *) &length, sizeof (length));
+    g_byte_array_append (runs, (const guint8 *) &stored, sizeof (stored));
     i += length;
     if (runs->len >= n) {
       g_byte_array_unref (runs);

@@ -200,6 +200,26 @@ read_identity (WsiOverviewReader * r, guint8 * out, GError ** error)
   return TRUE;
 }
 
+/* The decode block of the calling thread, kept from one overview to the
+ * next: freed and allocated again for every new slide, its megabyte was
+ * handed back to the kernel and faulted in again each time (issue 23). At
+ * most BLOCK_COLS x STRIP_ROWS ARGB pixels (4 MiB) per thread that ever
+ * read an overview. */
+static GPrivate block_scratch = G_PRIVATE_INIT (g_free);
+
+static guint32 *
+thread_block (gsize pixels)
+{
+  gsize *held = (gsize *) g_private_get (&block_scratch);
+
+  if (held == NULL || held[0] < pixels) {
+    held = (gsize *) g_malloc (sizeof (gsize) * 2 + pixels * sizeof (guint32));
+    held[0] = pixels;
+    g_private_replace (&block_scratch, held);
+  }
+  return (guint32 *) (held + 2);
+}
+
 /* Reads the closest larger level in strips so that memory stays bounded. */
 gboolean
 wsi_overview_read (WsiSlide * slide, gint ow, gint oh, const gint * cancel,
@@ -227,11 +247,10 @@ wsi_overview_read (WsiSlide * slide, gint ow, gint oh, const gint * cancel,
       r.level_height);
   block_pixels = MIN (r.level_width, BLOCK_COLS) * MIN (r.level_height,
       STRIP_ROWS);
-  r.argb = g_new (guint32, block_pixels);
+  r.argb = thread_block (block_pixels);
   if (r.level_width == ow && r.level_height == oh) {
     ok = read_identity (&r, out, error);
     wsi_read_context_free (r.ctx);
-    g_free (r.argb);
     return ok;
   }
   r.col_taps = wsi_box_taps_new (r.level_width, ow);
@@ -251,7 +270,6 @@ wsi_overview_read (WsiSlide * slide, gint ow, gint oh, const gint * cancel,
   wsi_read_context_free (r.ctx);
   g_free (r.col_taps);
   g_free (r.row_taps);
-  g_free (r.argb);
   g_free (r.rgb);
   g_free (r.acc);
   return ok;

@@ -29,7 +29,9 @@
  * bytes, about half the CPU of a new slide's overview).
  *
  * Threading: a call keeps its own read context and buffers; calls on
- * different slides may run at once. @cancel is read atomically, so another
+ * different slides may run at once. Each thread keeps its decode block
+ * (at most 4 MiB, usually 1 MiB) from one call to the next, so that a new
+ * slide does not fault it in again. @cancel is read atomically, so another
  * thread may set it at any time.
  */
 

@@ -37,6 +37,17 @@ except RuntimeError as e:
     print("SKIP: share_torch_context: no CUDA device:", e)
 
 
+# The CUDA interface, described without a GPU: PyTorch's as_tensor refuses
+# one marked read-only (data=(ptr, True)); seen on an H100 (issue 25).
+cuda_view = object.__new__(gstwsi_cuda.BatchView)
+cuda_view.is_cuda, cuda_view.device_id = True, 0
+cuda_view.shape, cuda_view.strides = (B, P, P, 3), (P * P * 4, P * 4, 3, 1)
+cuda_view.data = 0x7f0000000000
+iface = cuda_view.__cuda_array_interface__
+assert iface["data"] == (0x7f0000000000, False), iface["data"]
+assert iface["version"] == 3 and iface["stream"] is None
+assert iface["shape"] == (B, P, P, 3) and iface["typestr"] == "|u1"
+
 try:
     import torch
 except ImportError:

@@ -192,24 +192,37 @@ decoder_configure (WsiJpegDecoder * decoder, const WsiJpegTile * tile,
   cinfo->scale_denom = scale;
 }
 
+/* TRUE when some component is upsampled horizontally to the output: its
+ * samples times its IDCT output size fall short of the luma's. With DCT
+ * scaling libjpeg-turbo scales chroma up in the IDCT where it can (4:2:0
+ * at 1/2: chroma IDCT at 8x8, luma at 4x4), so no upsampler runs and a
+ * crop edge needs no margin; at full scale this is chroma subsampling. */
 static gboolean
-chroma_subsampled_horizontally (j_decompress_ptr cinfo)
+chroma_upsampled_horizontally (j_decompress_ptr cinfo)
 {
+  int luma = cinfo->max_h_samp_factor * cinfo->min_DCT_scaled_size;
   int ci;
 
   for (ci = 0; ci < cinfo->num_components; ci++) {
-    if (cinfo->comp_info[ci].h_samp_factor < cinfo->max_h_samp_factor)
+    const jpeg_component_info *comp = &cinfo->comp_info[ci];
+
+    if (comp->h_samp_factor * comp->DCT_scaled_size < luma)
       return TRUE;
   }
   return FALSE;
 }
 
-/* jpeg_crop_scanline() in libjpeg-turbo 2.1.5 leaves some output columns
- * unwritten (they keep whatever an earlier decode left in libjpeg's
- * buffers; found with valgrind) with DCT scaling for several samplings and
- * at full scale for h1v2 and h4v2 luma. It is exact, checked column by
- * column against whole decodes, at full scale for chroma 1x1 with luma
- * 1x1, 2x1, 2x2 or 4x1 (4:4:4, 4:2:2, 4:2:0, 4:1:1: what slides use). */
+/* jpeg_crop_scanline() in libjpeg-turbo 2.1.5 crops exactly, checked
+ * column by column against whole decodes and under valgrind
+ * (tests/check/libs/wsislide.c test_scaled_crop_identical), for chroma 1x1
+ * with luma 1x1, 2x1, 2x2 or 4x1 (4:4:4, 4:2:2, 4:2:0, 4:1:1: what slides
+ * use) at full scale and at 1/2, with the one-iMCU margin of
+ * decoder_crop() where chroma is upsampled. Elsewhere it is not: without
+ * that margin it left output columns unwritten (they kept whatever an
+ * earlier decode had left in libjpeg's buffers); at 1/4 and 1/8 valgrind
+ * still finds uninitialised bytes of libjpeg's main buffer in the output
+ * (4:4:4 at 1/4, 4:2:0 at 1/8); at full scale h1v2 and h4v2 luma do the
+ * same. Those decode whole rows. */
 static gboolean
 crop_is_exact (j_decompress_ptr cinfo, guint scale)
 {
@@ -217,7 +230,7 @@ crop_is_exact (j_decompress_ptr cinfo, guint scale)
   int v = cinfo->comp_info[0].v_samp_factor;
   int ci;
 
-  if (scale != 1)
+  if (scale > 2)
     return FALSE;
   for (ci = 1; ci < cinfo->num_components; ci++) {
     if (cinfo->comp_info[ci].h_samp_factor != 1
@@ -250,7 +263,7 @@ decoder_crop (WsiJpegDecoder * decoder, guint scale, guint x, guint w)
     return 0;
   if (!crop_is_exact (cinfo, scale))
     return x;
-  if (chroma_subsampled_horizontally (cinfo)) {
+  if (chroma_upsampled_horizontally (cinfo)) {
     JDIMENSION imcu = (JDIMENSION) cinfo->max_h_samp_factor *
         (JDIMENSION) cinfo->min_DCT_scaled_size;
     JDIMENSION end = ((x + w + imcu - 1) / imcu + 1) * imcu;

@@ -23,13 +23,14 @@
  *
  * Only the rectangle is decoded: jpeg_skip_scanlines() for the rows above
  * it, the decode stops after its last row, and jpeg_crop_scanline() keeps
- * its columns, widened by one pixel on each side when chroma is subsampled
+ * its columns, widened by one iMCU on each side when chroma is upsampled
  * horizontally (fancy upsampling of a crop edge would otherwise treat it as
  * the image edge and differ from a whole-tile decode). Cropping is used only
- * where libjpeg-turbo 2.1.5 crops exactly: at full scale with 4:4:4, 4:2:2,
- * 4:2:0 or 4:1:1 sampling (see crop_is_exact()); elsewhere whole rows are
- * decoded. With @scale 2, 4 or 8 libjpeg's DCT scaling decodes the tile at
- * 1/scale of its size.
+ * where libjpeg-turbo 2.1.5 crops exactly: at full scale and at 1/2 with
+ * 4:4:4, 4:2:2, 4:2:0 or 4:1:1 sampling (see crop_is_exact(); at 1/2 a
+ * 4:2:0 tile's chroma is scaled up in the IDCT, so no margin is needed
+ * there); elsewhere whole rows are decoded. With @scale 2, 4 or 8
+ * libjpeg's DCT scaling decodes the tile at 1/scale of its size.
  *
  * Cost: about (rectangle rows + one iMCU row) x (rectangle width rounded
  * out to iMCUs, or the tile width) of IDCT work; no allocation once the row

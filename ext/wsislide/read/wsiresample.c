@@ -56,6 +56,7 @@ typedef struct
   guint *first;
   guint *count;
   gfloat *weight;               /* out_size * max_taps */
+  gsize first_len, count_len, weight_len;       /* grow-only capacities */
 } AxisTaps;
 
 struct _WsiResampler
@@ -159,6 +160,18 @@ write_row_on_white (const guint32 * argb, guint8 * dst, guint n,
   }
 }
 
+/* Grow-only scratch: after the first reads the hot path allocates nothing. */
+static gboolean
+reserve (gpointer * mem, gsize * have, gsize need, gsize elem)
+{
+  if (need <= *have)
+    return TRUE;
+  g_free (*mem);
+  *mem = g_try_malloc (need * elem);
+  *have = *mem ? need : 0;
+  return *mem != NULL;
+}
+
 /* Output pixel i covers [origin + i * s, origin + (i + 1) * s) of the
  * source, s = span / out; edge source pixels count for the part of them
  * inside that interval, as cv::INTER_AREA does. Recomputed only when the
@@ -173,15 +186,21 @@ axis_taps_prepare (AxisTaps * taps, guint in_size, gdouble origin,
   if (taps->in_size == in_size && taps->out_size == out_size
       && taps->origin == origin && taps->span == span)
     return TRUE;
-  axis_taps_clear (taps);
+  /* A fractional origin (near-whole factors) changes with every patch:
+   * the arrays are kept and only grow. */
+  taps->in_size = 0;
   taps->max_taps = (guint) ceil (scale) + 2;
-  taps->first = g_try_new (guint, out_size);
-  taps->count = g_try_new (guint, out_size);
-  taps->weight = g_try_new0 (gfloat, (gsize) out_size * taps->max_taps);
-  if (!taps->first || !taps->count || !taps->weight) {
+  if (!reserve ((gpointer *) & taps->first, &taps->first_len, out_size,
+          sizeof (guint))
+      || !reserve ((gpointer *) & taps->count, &taps->count_len, out_size,
+          sizeof (guint))
+      || !reserve ((gpointer *) & taps->weight, &taps->weight_len,
+          (gsize) out_size * taps->max_taps, sizeof (gfloat))) {
     axis_taps_clear (taps);
     return FALSE;
   }
+  memset (taps->weight, 0, (gsize) out_size * taps->max_taps *
+      sizeof (gfloat));
   taps->in_size = in_size;
   taps->out_size = out_size;
   taps->origin = origin;
@@ -395,18 +414,6 @@ static gboolean
 is_whole (gdouble v)
 {
   return fabs (v - round (v)) < 1e-9;
-}
-
-/* Grow-only scratch: after the first reads the hot path allocates nothing. */
-static gboolean
-reserve (gpointer * mem, gsize * have, gsize need, gsize elem)
-{
-  if (need <= *have)
-    return TRUE;
-  g_free (*mem);
-  *mem = g_try_malloc (need * elem);
-  *have = *mem ? need : 0;
-  return *mem != NULL;
 }
 
 gboolean

@@ -257,7 +257,10 @@ worker_main (gpointer data)
     item->result = result;
     item->state = ITEM_DONE;
     pool->n_processing--;
-    wake_item_done_locked (pool);
+    /* the task waits for the head item only, reset for no processing:
+     * an item done out of order changes neither */
+    if (item == ring_slot (pool, pool->n_taken) || pool->n_processing == 0)
+      wake_item_done_locked (pool);
   }
   g_mutex_unlock (&pool->lock);
 

@@ -28,8 +28,10 @@
  *
  * Threading: every function is called from the element's streaming
  * thread or its state changes, never from a worker. `process` runs with no
- * lock held. Cost per item: one mutex round trip and one condition signal
- * on each side; no allocation.
+ * lock held. Cost per item: one mutex round trip on each side and a
+ * condition signal only where a thread waits for it; queueing that found
+ * the ring full sleeps until half of it is free, so a producer faster than
+ * downstream wakes once per half ring, not once per item; no allocation.
  *
  * Not GstTaskPool: GstTaskPool hands out one-shot jobs with no order and no
  * per-thread state; keeping output order, per-thread decoders and

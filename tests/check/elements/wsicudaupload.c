@@ -21,6 +21,7 @@
 #endif
 #include <gst/check/gstcheck.h>
 #include <gst/check/gstharness.h>
+#include <gst/app/gstappsink.h>
 #include <gst/video/video.h>
 #include <gst/cuda/gstcudaloader.h>
 #include <gst/cuda/gstcudamemory.h>
@@ -377,6 +378,243 @@ GST_START_TEST (test_tensor_cuda_memory)
 
 GST_END_TEST;
 
+/* ---- the whole pipeline into the GPU ---------------------------------- */
+
+#define PIPE_PATCH 64
+#define PIPE_BATCH 8
+#define PIPE_BATCHES 6
+
+/* One batch as it reached the appsink: its pixels with tight rows (copied
+ * back from the GPU for CUDA memory) and its patches' sequence numbers and
+ * positions, to compare a GPU run with a CPU run of the same seed. */
+typedef struct
+{
+  GByteArray *pixels;
+  GArray *records;              /* WsiPatchRecord */
+} PulledBatch;
+
+static void
+pulled_batch_free (gpointer data)
+{
+  PulledBatch *b = data;
+
+  g_byte_array_unref (b->pixels);
+  g_array_unref (b->records);
+  g_free (b);
+}
+
+static const gchar *
+pipeline_slide_dir (void)
+{
+  static gchar *dir;
+
+  if (dir == NULL) {
+    WsiTestSlideSpec spec;
+
+    dir = wsi_test_make_dir (WSI_TEST_TMPDIR, "slides");
+    wsi_test_slide_spec_init (&spec);
+    spec.width = 2048;
+    spec.height = 1536;
+    spec.tile_size = 256;
+    spec.levels = 3;
+    spec.level_step = 2;
+    spec.mpp = 0.25;
+    spec.tissue_blobs = 3;
+    spec.seed = 11;
+    g_free (wsi_test_write_slide (dir, "slide00.tiff", &spec));
+  }
+  return dir;
+}
+
+/* Copies the frame of a CUDA memory back with cuMemcpy2D from the device
+ * pointer that GST_MAP_CUDA gives, so the bytes compared are the ones in
+ * device memory (a plain CPU map could serve a host-side staging copy). */
+static void
+download_cuda_frame (GstMemory * mem, guint8 * dst, gsize row_bytes,
+    guint rows)
+{
+  GstCudaMemory *cmem = GST_CUDA_MEMORY_CAST (mem);
+  CUDA_MEMCPY2D copy = { 0, };
+  GstMapInfo map;
+  CUresult res;
+
+  fail_unless (gst_memory_map (mem, &map, GST_MAP_READ | GST_MAP_CUDA),
+      "cannot map the batch's CUDA memory");
+  copy.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+  copy.srcDevice = (CUdeviceptr) (guintptr) map.data;
+  copy.srcPitch = GST_VIDEO_INFO_PLANE_STRIDE (&cmem->info, 0);
+  copy.dstMemoryType = CU_MEMORYTYPE_HOST;
+  copy.dstHost = dst;
+  copy.dstPitch = row_bytes;
+  copy.WidthInBytes = row_bytes;
+  copy.Height = rows;
+  fail_unless (gst_cuda_context_push (cmem->context));
+  res = CuMemcpy2D (&copy);
+  gst_cuda_context_pop (NULL);
+  gst_memory_unmap (mem, &map);
+  fail_unless_equals_int (res, CUDA_SUCCESS);
+}
+
+static PulledBatch *
+pulled_batch_new (GstSample * sample, gboolean expect_cuda)
+{
+  GstBuffer *buf = gst_sample_get_buffer (sample);
+  GstMemory *mem = gst_buffer_peek_memory (buf, 0);
+  GstStructure *meta = wsi_patch_meta_get (buf);
+  PulledBatch *b = g_new0 (PulledBatch, 1);
+  const WsiPatchRecord *records;
+  GstVideoInfo info;
+  gsize row_bytes;
+  guint n_records, rows, y;
+
+  fail_unless (gst_video_info_from_caps (&info, gst_sample_get_caps (sample)));
+  row_bytes = (gsize) GST_VIDEO_INFO_WIDTH (&info) *
+      GST_VIDEO_INFO_COMP_PSTRIDE (&info, 0);
+  rows = GST_VIDEO_INFO_HEIGHT (&info);
+  b->pixels = g_byte_array_sized_new (row_bytes * rows);
+  g_byte_array_set_size (b->pixels, row_bytes * rows);
+  fail_unless_equals_int (gst_buffer_n_memory (buf), 1);
+  fail_unless_equals_int (gst_is_cuda_memory (mem), expect_cuda);
+  if (expect_cuda) {
+    download_cuda_frame (mem, b->pixels->data, row_bytes, rows);
+  } else {
+    GstVideoFrame frame;
+
+    fail_unless (gst_video_frame_map (&frame, &info, buf, GST_MAP_READ));
+    for (y = 0; y < rows; y++)
+      memcpy (b->pixels->data + y * row_bytes,
+          (guint8 *) GST_VIDEO_FRAME_PLANE_DATA (&frame, 0)
+          + y * GST_VIDEO_FRAME_PLANE_STRIDE (&frame, 0), row_bytes);
+    gst_video_frame_unmap (&frame);
+  }
+  fail_unless (meta != NULL, "WsiPatchMeta lost on the way to the sink");
+  records = wsi_patch_meta_records (meta, &n_records);
+  b->records = g_array_sized_new (FALSE, FALSE, sizeof (WsiPatchRecord),
+      n_records);
+  g_array_append_vals (b->records, records, n_records);
+  return b;
+}
+
+/* Runs the pipeline with @upload ("" for none) before the appsink and
+ * returns its batches (PulledBatch). */
+static GPtrArray *
+pull_pipeline_batches (const gchar * upload, gboolean expect_cuda)
+{
+  GPtrArray *batches = g_ptr_array_new_with_free_func (pulled_batch_free);
+  gchar *desc = g_strdup_printf ("wsislidesrc location=\"%s\" seed=7 ! "
+      "tissuemask ! queue max-size-buffers=4 ! "
+      "patchsampler patch-size=%d target-mpp=0.5 patches-per-slide=%d ! "
+      "patchinterleave ! patchreader threads=2 ! "
+      "queue max-size-buffers=64 max-size-bytes=0 max-size-time=0 ! "
+      "patchbatch batch-size=%d ! %s appsink name=sink sync=false",
+      pipeline_slide_dir (), PIPE_PATCH, PIPE_BATCH * PIPE_BATCHES,
+      PIPE_BATCH, upload);
+  GError *err = NULL;
+  GstElement *pipeline = gst_parse_launch (desc, &err);
+  GstElement *sink;
+  GstBus *bus;
+  GstSample *sample;
+  guint idle_s = 0;
+
+  fail_unless (pipeline != NULL, "%s: %s", desc, err ? err->message : "?");
+  sink = gst_bin_get_by_name (GST_BIN (pipeline), "sink");
+  bus = gst_element_get_bus (pipeline);
+  fail_unless_equals_int (gst_element_set_state (pipeline, GST_STATE_PLAYING),
+      GST_STATE_CHANGE_ASYNC);
+  /* CK_FORK=no has no test timeout: an error must end the test, not a hang */
+  while (!gst_app_sink_is_eos (GST_APP_SINK (sink))) {
+    gchar *error = wsi_test_pop_message_text (bus, GST_MESSAGE_ERROR);
+
+    fail_unless (error == NULL, "%s: %s", upload, error);
+    sample = gst_app_sink_try_pull_sample (GST_APP_SINK (sink), GST_SECOND);
+    if (sample == NULL) {
+      fail_unless (++idle_s < 60, "%s: no batch and no EOS within 60 s",
+          upload);
+      continue;
+    }
+    idle_s = 0;
+    g_ptr_array_add (batches, pulled_batch_new (sample, expect_cuda));
+    gst_sample_unref (sample);
+  }
+  gst_object_unref (bus);
+  gst_element_set_state (pipeline, GST_STATE_NULL);
+  gst_object_unref (sink);
+  gst_object_unref (pipeline);
+  g_free (desc);
+  return batches;
+}
+
+static void
+check_same_batches (GPtrArray * gpu, GPtrArray * cpu, const gchar * upload)
+{
+  guint i, r;
+
+  fail_unless_equals_int (cpu->len, PIPE_BATCHES);
+  fail_unless_equals_int (gpu->len, cpu->len);
+  for (i = 0; i < cpu->len; i++) {
+    PulledBatch *g = g_ptr_array_index (gpu, i);
+    PulledBatch *c = g_ptr_array_index (cpu, i);
+
+    fail_unless_equals_int (g->records->len, c->records->len);
+    for (r = 0; r < c->records->len; r++) {
+      WsiPatchRecord *gr = &g_array_index (g->records, WsiPatchRecord, r);
+      WsiPatchRecord *cr = &g_array_index (c->records, WsiPatchRecord, r);
+
+      fail_unless_equals_uint64 (gr->sequence, cr->sequence);
+      fail_unless_equals_int64 (gr->x, cr->x);
+      fail_unless_equals_int64 (gr->y, cr->y);
+    }
+    fail_unless_equals_int (g->pixels->len, c->pixels->len);
+    fail_unless (memcmp (g->pixels->data, c->pixels->data,
+            c->pixels->len) == 0, "%s: batch %u differs from the CPU batch",
+        upload, i);
+  }
+}
+
+/* The README pipeline into the GPU: every batch arrives in CUDA memory and
+ * the device bytes equal the CPU run's batch for the same seed, patch
+ * records included, through wsicudaupload (both overlap modes). */
+GST_START_TEST (test_pipeline_wsicudaupload_equals_cpu)
+{
+  GPtrArray *cpu, *gpu;
+
+  SKIP_WITHOUT_GPU ();
+  cpu = pull_pipeline_batches ("", FALSE);
+  gpu = pull_pipeline_batches ("queue max-size-buffers=2 max-size-bytes=0 "
+      "max-size-time=0 ! wsicudaupload !", TRUE);
+  check_same_batches (gpu, cpu, "wsicudaupload");
+  g_ptr_array_unref (gpu);
+  gpu = pull_pipeline_batches ("wsicudaupload overlap=false !", TRUE);
+  check_same_batches (gpu, cpu, "wsicudaupload overlap=false");
+  g_ptr_array_unref (gpu);
+  g_ptr_array_unref (cpu);
+}
+
+GST_END_TEST;
+
+/* The same through the stock cudaupload of gst-plugins-bad (nvcodec). */
+GST_START_TEST (test_pipeline_stock_cudaupload_equals_cpu)
+{
+  GstElementFactory *stock;
+  GPtrArray *cpu, *gpu;
+
+  SKIP_WITHOUT_GPU ();
+  stock = gst_element_factory_find ("cudaupload");
+  if (stock == NULL) {
+    WSI_TEST_SKIP ("no cudaupload (gst-plugins-bad nvcodec not installed)");
+    return;
+  }
+  gst_object_unref (stock);
+  cpu = pull_pipeline_batches ("", FALSE);
+  gpu = pull_pipeline_batches ("queue max-size-buffers=2 max-size-bytes=0 "
+      "max-size-time=0 ! cudaupload ! video/x-raw(memory:CUDAMemory) !", TRUE);
+  check_same_batches (gpu, cpu, "cudaupload");
+  g_ptr_array_unref (gpu);
+  g_ptr_array_unref (cpu);
+}
+
+GST_END_TEST;
+
 static gboolean
 cuda_device_available (void)
 {
@@ -403,6 +641,8 @@ wsicudaupload_suite (void)
   tcase_add_test (tc, test_overlap_holds_one_batch);
   tcase_add_test (tc, test_offers_pinned_pool);
   tcase_add_test (tc, test_tensor_cuda_memory);
+  tcase_add_test (tc, test_pipeline_wsicudaupload_equals_cpu);
+  tcase_add_test (tc, test_pipeline_stock_cudaupload_equals_cpu);
   return s;
 }
 

@@ -97,6 +97,10 @@ class BatchView:
         if not self.is_cuda:
             raise AttributeError("batch is in system memory")
         iface = self._interface()
+        # PyTorch refuses read-only CUDA interfaces ("the read only flag is
+        # not supported", seen on an H100, issue 25): the batch is the
+        # caller's own buffer from the appsink, so the tensor may be written
+        iface["data"] = (self.data, False)
         # wsicudaupload and cudaupload finish their copies before pushing
         iface["stream"] = None
         return iface
