@@ -251,22 +251,14 @@ wsi_structure_id_set_double_array (GstStructure * s, GQuark field,
 
 /* Sets @field of @s to a GstValueArray of @n doubles (GStreamer's own
  * type for an ordered list of values in a structure, as audio caps'
- * channel positions use: typed numbers, no formatting or parsing). */
+ * channel positions use: typed numbers, no formatting or parsing). The
+ * by-name form of wsi_structure_id_set_double_array(). */
 static inline void
 wsi_structure_set_double_array (GstStructure * s, const gchar * field,
     const gdouble * values, guint n)
 {
-  GValue array = G_VALUE_INIT, item = G_VALUE_INIT;
-  guint i;
-
-  g_value_init (&array, GST_TYPE_ARRAY);
-  g_value_init (&item, G_TYPE_DOUBLE);
-  for (i = 0; i < n; i++) {
-    g_value_set_double (&item, values[i]);
-    gst_value_array_append_value (&array, &item);
-  }
-  gst_structure_take_value (s, field, &array);
-  g_value_unset (&item);
+  wsi_structure_id_set_double_array (s, g_quark_from_string (field), values,
+      n);
 }
 
 /* Sets @field of @s to a GstValueArray of @n gint64. */
