@@ -19,6 +19,9 @@
  * use alone. HSV is OpenCV's 8-bit HSV (COLOR_RGB2HSV): hue 0-179 (degrees
  * halved), saturation and value 0-255, the scale the Python peer
  * (wsistream, cv2) uses too. wsi_tissue_and() intersects two masks.
+ * Kernel sides are multiplied by @kernel_scale first (odd ones kept odd),
+ * so that overviews of one slide at other sizes apply the same kernel in
+ * micrometres; 1 uses them as given.
  *
  * Cost: one colour conversion and a few whole-image passes (blur,
  * threshold, morphology, connected components) per method, on the overview
@@ -83,6 +86,9 @@ typedef struct
 
   /* fluorescence */
   guint value_floor;
+
+  /* Every kernel side above is multiplied by this before use (> 0). */
+  gdouble kernel_scale;
 } WsiTissueSettings;
 
 /* Thresholds the methods chose, for the caller's debug log (-1 = unused). */
