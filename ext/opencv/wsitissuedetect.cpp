@@ -20,13 +20,28 @@
 #include <opencv2/core.hpp>
 #include <opencv2/imgproc.hpp>
 
+/* Overviews up to this many pixels (2048 x 2048) keep their scratch
+ * images on the thread for the next slide; larger ones free them. */
+#define SCRATCH_MAX_PIXELS (4 << 20)
+
+/* Each thread's HSV image and channel plane, reused from one slide to the
+ * next: a new slide then allocates (and faults in) neither, which with
+ * many distinct slides is a visible share of a slide's CPU (issue 23). */
+typedef struct
+{
+  cv::Mat hsv;
+  cv::Mat plane;
+} TissueScratch;
+
+static thread_local TissueScratch scratch;
+
+/* One channel of @hsv, in this thread's scratch plane (valid until the
+ * next call). */
 static cv::Mat
 hsv_channel (const cv::Mat & hsv, int channel)
 {
-  cv::Mat plane;
-
-  cv::extractChannel (hsv, plane, channel);
-  return plane;
+  cv::extractChannel (hsv, scratch.plane, channel);
+  return scratch.plane;
 }
 
 /* @side scaled by @scale, rounded; 0 stays 0 (off). */
@@ -274,15 +289,23 @@ wsi_tissue_detect (const guint8 * rgb, gint width, gint height,
     return 1.0;
   }
   try {
-    cv::Mat hsv, mask;
+    /* The methods write straight into the caller's memory; a header of
+     * the same size and type is never reallocated by OpenCV, but copy
+     * should one ever be. */
+    cv::Mat mask = out;
 
-    cv::cvtColor (overview, hsv, cv::COLOR_RGB2HSV);
-    mask_of_method (s->method, overview, hsv, s, mask, report);
-    mask.copyTo (out);
+    cv::cvtColor (overview, scratch.hsv, cv::COLOR_RGB2HSV);
+    mask_of_method (s->method, overview, scratch.hsv, s, mask, report);
+    if (mask.data != out.data)
+      mask.copyTo (out);
   }
   catch (const cv::Exception & e) {
     *error = g_strdup (e.what ());
     return -1.0;
+  }
+  if ((gsize) width * height > SCRATCH_MAX_PIXELS) {
+    scratch.hsv.release ();
+    scratch.plane.release ();
   }
   return (gdouble) cv::countNonZero (out) / ((gdouble) width * height);
 }

@@ -25,10 +25,14 @@
  *
  * Cost: one colour conversion and a few whole-image passes (blur,
  * threshold, morphology, connected components) per method, on the overview
- * only (about 1 Mpx at the default 1024 px): milliseconds, once per slide;
- * temporary images are allocated per call.
+ * only (about 1 Mpx at the default 1024 px): milliseconds, once per slide.
+ * Each thread keeps its HSV image and one channel plane (4 bytes per
+ * overview pixel, for overviews up to 4 Mpx) from one call to the next, so
+ * that a stream of new slides does not allocate them again; the other
+ * temporaries (blurs, morphology, components) are allocated per call.
  *
- * Threading: no shared state; any number of calls may run at once.
+ * Threading: no shared state but each thread's own scratch images; any
+ * number of calls may run at once on different threads.
  */
 
 #ifndef __WSI_TISSUE_DETECT_H__
