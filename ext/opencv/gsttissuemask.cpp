@@ -58,6 +58,18 @@
  *   own properties above (the peer's CombinedTissueDetector).
  * * `none`: every pixel is tissue.
  *
+ * Kernel sides (#GstTissueMask:median-kernel, #GstTissueMask:close-kernel,
+ * #GstTissueMask:otsu-blur-kernel, #GstTissueMask:otsu-close-kernel) are
+ * given in pixels of the slide's overview whose longest side is
+ * #GstTissueMask:kernel-reference-size (1024 by default, wsislidesrc's
+ * default thumbnail-size); an overview of another size scales them (odd
+ * kernels kept odd), so that every overview of a slide closes and blurs
+ * over the same micrometres: a closing of 4 pixels on a 1024 px overview is
+ * one of 16 pixels on a 4096 px one, not another morphological operation.
+ * With `kernel-reference-size=0` the sides are in pixels of whatever
+ * overview arrives (the meaning before). Area shares
+ * (#GstTissueMask:min-component-area...) do not depend on the size.
+ *
  * A second tissuemask in a chain combines its mask with the one already on
  * the buffer (logical AND; tissue-fraction and tissue-rejected follow the
  * intersection) and says so in the debug log, so any set of detectors can
@@ -137,6 +149,10 @@ GST_DEBUG_CATEGORY_STATIC (gst_tissue_mask_debug);
 #define DEFAULT_MIN_COMPONENT_AREA 0.0005
 #define DEFAULT_MIN_HOLE_AREA 0.0002
 #define DEFAULT_MIN_TISSUE_FRACTION 0.01
+/* Kernels are in pixels of the 1024 px overview (wsislidesrc's default
+ * thumbnail-size), so the default overview gets the masks it always had. */
+#define DEFAULT_KERNEL_REFERENCE_SIZE 1024
+#define MAX_KERNEL_REFERENCE_SIZE 8192
 /* Masks are kept run-length coded (a few KB each), so the cache can hold
  * a thousand slides' masks where 64 raw ones (0.8 MB each at 1024x768) used
  * to: runs over many distinct slides revisit each only after a whole cycle
@@ -175,6 +191,7 @@ enum
   PROP_HUE_MAX,
   PROP_HSV_SATURATION_MIN,
   PROP_VALUE_MIN,
+  PROP_KERNEL_REFERENCE_SIZE,
 };
 
 /* One cached mask: @runs holds it run-length coded (mask_encode()), or
@@ -205,6 +222,8 @@ struct _GstTissueMask
    * is not cached. */
   guint settings_generation;
   gdouble min_tissue_fraction;
+  /* Longest overview side the kernel sides are given at; 0 = any. */
+  gint kernel_reference_size;
   guint mask_cache_size;
   /* MaskCacheEntry*, most recently used first. A list is enough: it is
    * searched once per slide, never per patch. */
@@ -454,13 +473,26 @@ current_settings (GstTissueMask * self)
   return settings;
 }
 
+/* What the kernel sides are multiplied by on a @width x @height overview
+ * of a slide whose level 0's longest side is @slide_longest: the overview
+ * at @reference px (or level 0, when smaller) keeps them as given. */
+static gdouble
+kernel_scale (gint reference, gint width, gint height, gint64 slide_longest)
+{
+  if (reference <= 0 || slide_longest <= 0)
+    return 1.0;
+  return (gdouble) MAX (width, height) / (gdouble) MIN (reference,
+      slide_longest);
+}
+
 /* Computes the mask of the overview at the start of @buffer (followed by
- * @trailing bytes: an earlier tissuemask's mask); returns NULL (error
- * posted) when the buffer does not hold what its meta says. */
+ * @trailing bytes: an earlier tissuemask's mask) of a slide whose level 0's
+ * longest side is @slide_longest (0 = unknown); returns NULL (error posted)
+ * when the buffer does not hold what its meta says. */
 static GstMemory *
 gst_tissue_mask_compute (GstTissueMask * self, GstBuffer * buffer,
-    const gchar * path, gint width, gint height, gsize trailing,
-    gdouble * fraction)
+    const gchar * path, gint width, gint height, gint64 slide_longest,
+    gsize trailing, gdouble * fraction)
 {
   gsize expected = (gsize) width * height * 3;
   WsiTissueSettings settings;
@@ -484,6 +516,8 @@ gst_tissue_mask_compute (GstTissueMask * self, GstBuffer * buffer,
 
   g_mutex_lock (&self->lock);
   settings = current_settings (self);
+  settings.kernel_scale = kernel_scale (self->kernel_reference_size, width,
+      height, slide_longest);
   generation = self->settings_generation;
   g_mutex_unlock (&self->lock);
 
@@ -504,9 +538,10 @@ gst_tissue_mask_compute (GstTissueMask * self, GstBuffer * buffer,
   }
 
   GST_DEBUG_OBJECT (self, "mask of %s (%dx%d): tissue fraction %.4f "
-      "(Otsu threshold %.0f, fluorescence threshold %.0f; -1 = unused)",
-      path, width, height, *fraction, report.otsu_threshold,
-      report.fluorescence_threshold);
+      "(Otsu threshold %.0f, fluorescence threshold %.0f; -1 = unused; "
+      "kernels x %.3f)", path, width, height, *fraction,
+      report.otsu_threshold, report.fluorescence_threshold,
+      settings.kernel_scale);
 
   g_mutex_lock (&self->lock);
   self->masks_computed++;
@@ -642,6 +677,7 @@ gst_tissue_mask_transform_ip (GstBaseTransform * trans, GstBuffer * buffer)
   GstStructure *meta = wsi_slide_meta_get (buffer);
   gboolean has_overview = FALSE, has_mask = FALSE;
   gint width = 0, height = 0;
+  gint64 slide_width = 0, slide_height = 0;
   gdouble fraction = 0.0, before = -1.0;
   GstMemory *mask;
   gboolean computed = FALSE;
@@ -661,6 +697,8 @@ gst_tissue_mask_transform_ip (GstBaseTransform * trans, GstBuffer * buffer)
   gst_structure_get_boolean (meta, "has-mask", &has_mask);
   gst_structure_get_int (meta, "overview-width", &width);
   gst_structure_get_int (meta, "overview-height", &height);
+  gst_structure_get_int64 (meta, "width", &slide_width);
+  gst_structure_get_int64 (meta, "height", &slide_height);
   gst_structure_get_double (meta, "tissue-fraction", &before);
   mask_size = (gsize) MAX (width, 0) * MAX (height, 0);
 
@@ -680,7 +718,8 @@ gst_tissue_mask_transform_ip (GstBaseTransform * trans, GstBuffer * buffer)
     gint64 start = g_get_monotonic_time ();
 
     mask = gst_tissue_mask_compute (self, buffer, path, width, height,
-        has_mask ? mask_size : 0, &fraction);
+        MAX (slide_width, slide_height), has_mask ? mask_size : 0,
+        &fraction);
     if (mask == NULL) {
       g_free (path);
       return GST_FLOW_ERROR;
@@ -898,6 +937,12 @@ gst_tissue_mask_set_property (GObject * object, guint prop_id,
     case PROP_VALUE_MIN:
       SET_SETTING (value_min, g_value_get_uint (value));
       break;
+    case PROP_KERNEL_REFERENCE_SIZE:
+      if (self->kernel_reference_size != g_value_get_int (value)) {
+        self->kernel_reference_size = g_value_get_int (value);
+        settings_changed (self);
+      }
+      break;
     case PROP_MIN_TISSUE_FRACTION:
       /* Rejection is decided per buffer: the cache stays valid. */
       self->min_tissue_fraction = g_value_get_double (value);
@@ -972,6 +1017,9 @@ gst_tissue_mask_get_property (GObject * object, guint prop_id,
     case PROP_VALUE_MIN:
       g_value_set_uint (value, self->settings.value_min);
       break;
+    case PROP_KERNEL_REFERENCE_SIZE:
+      g_value_set_int (value, self->kernel_reference_size);
+      break;
     case PROP_MASK_CACHE_SIZE:
       g_value_set_uint (value, self->mask_cache_size);
       break;
@@ -1038,15 +1086,17 @@ gst_tissue_mask_install_properties (GObjectClass * gobject_class)
           0, 255, DEFAULT_VALUE_FLOOR, rw));
   g_object_class_install_property (gobject_class, PROP_MEDIAN_KERNEL,
       g_param_spec_uint ("median-kernel", "Median kernel",
-          "Side in overview pixels of the median blur applied to the "
-          "saturation, for method clam (CLAM's mthresh). Odd, range 1-255 "
-          "(1 = no blur), default 7",
+          "Side of the median blur applied to the saturation, for method "
+          "clam (CLAM's mthresh), in pixels of the kernel-reference-size "
+          "overview (scaled to the overview's size, kept odd). Odd, range "
+          "1-255 (1 = no blur), default 7",
           1, MAX_KERNEL, DEFAULT_MEDIAN_KERNEL, rw));
   g_object_class_install_property (gobject_class, PROP_CLOSE_KERNEL,
       g_param_spec_uint ("close-kernel", "Close kernel",
-          "Side in overview pixels of the square morphological closing, for "
-          "methods clam (CLAM's close) and fluorescence (joins clusters of "
-          "nuclei). Range 0-255 (0 = no closing), default 4",
+          "Side of the square morphological closing, for methods clam "
+          "(CLAM's close) and fluorescence (joins clusters of nuclei), in "
+          "pixels of the kernel-reference-size overview (scaled to the "
+          "overview's size). Range 0-255 (0 = no closing), default 4",
           0, MAX_KERNEL, DEFAULT_CLOSE_KERNEL, rw));
   g_object_class_install_property (gobject_class, PROP_MIN_COMPONENT_AREA,
       g_param_spec_double ("min-component-area", "Minimum component area",
@@ -1098,14 +1148,16 @@ gst_tissue_mask_install_range_properties (GObjectClass * gobject_class)
           DEFAULT_OTSU_CHANNEL, rw));
   g_object_class_install_property (gobject_class, PROP_OTSU_BLUR_KERNEL,
       g_param_spec_uint ("otsu-blur-kernel", "Otsu blur kernel",
-          "Side in overview pixels of the Gaussian blur before Otsu's "
-          "threshold (methods otsu and combined). Odd, range 1-255 (1 = no "
-          "blur), default 1", 1, MAX_KERNEL, DEFAULT_OTSU_BLUR_KERNEL, rw));
+          "Side of the Gaussian blur before Otsu's threshold (methods otsu "
+          "and combined), in pixels of the kernel-reference-size overview "
+          "(scaled to the overview's size, kept odd). Odd, range 1-255 "
+          "(1 = no blur), default 1", 1, MAX_KERNEL, DEFAULT_OTSU_BLUR_KERNEL, rw));
   g_object_class_install_property (gobject_class, PROP_OTSU_CLOSE_KERNEL,
       g_param_spec_uint ("otsu-close-kernel", "Otsu close kernel",
-          "Diameter in overview pixels of the elliptical closing after "
-          "Otsu's threshold (methods otsu and combined). Range 0-255 "
-          "(0 = no closing), default 0", 0, MAX_KERNEL,
+          "Diameter of the elliptical closing after Otsu's threshold "
+          "(methods otsu and combined), in pixels of the "
+          "kernel-reference-size overview (scaled to the overview's size). "
+          "Range 0-255 (0 = no closing), default 0", 0, MAX_KERNEL,
           DEFAULT_OTSU_CLOSE_KERNEL, rw));
   g_object_class_install_property (gobject_class, PROP_OTSU_MIN_AREA,
       g_param_spec_double ("otsu-min-area", "Otsu minimum area",
@@ -1135,6 +1187,16 @@ gst_tissue_mask_install_range_properties (GObjectClass * gobject_class)
           "Lowest HSV value (brightness, 0-255) of tissue for methods hsv "
           "and combined (darker pixels are dirt, pen, folds). Range 0-255, "
           "default 0", 0, 255, DEFAULT_VALUE_MIN, rw));
+  g_object_class_install_property (gobject_class, PROP_KERNEL_REFERENCE_SIZE,
+      g_param_spec_int ("kernel-reference-size", "Kernel reference size",
+          "Longest side in pixels of the slide overview at which the kernel "
+          "sides (median-kernel, close-kernel, otsu-blur-kernel, "
+          "otsu-close-kernel) are given; other overview sizes of the slide "
+          "scale them to cover the same micrometres (a slide smaller than "
+          "this: its level 0). 0 = in pixels of the overview received, "
+          "whatever its size. Range 0-8192, default 1024 (wsislidesrc's "
+          "default thumbnail-size)", 0, MAX_KERNEL_REFERENCE_SIZE,
+          DEFAULT_KERNEL_REFERENCE_SIZE, rw));
 }
 
 /* Every error of ours must end the application's main loop, however
@@ -1203,6 +1265,7 @@ gst_tissue_mask_init (GstTissueMask * self)
   self->settings.value_min = DEFAULT_VALUE_MIN;
   self->hsv_saturation_min = DEFAULT_HSV_SATURATION_MIN;
   self->min_tissue_fraction = DEFAULT_MIN_TISSUE_FRACTION;
+  self->kernel_reference_size = DEFAULT_KERNEL_REFERENCE_SIZE;
   self->mask_cache_size = DEFAULT_MASK_CACHE_SIZE;
   g_queue_init (&self->cache);
 

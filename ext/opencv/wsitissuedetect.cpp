@@ -20,13 +20,45 @@
 #include <opencv2/core.hpp>
 #include <opencv2/imgproc.hpp>
 
+/* Overviews up to this many pixels (2048 x 2048) keep their scratch
+ * images on the thread for the next slide; larger ones free them. */
+#define SCRATCH_MAX_PIXELS (4 << 20)
+
+/* Each thread's HSV image and channel plane, reused from one slide to the
+ * next: a new slide then allocates (and faults in) neither, which with
+ * many distinct slides is a visible share of a slide's CPU (issue 23). */
+typedef struct
+{
+  cv::Mat hsv;
+  cv::Mat plane;
+} TissueScratch;
+
+static thread_local TissueScratch scratch;
+
+/* One channel of @hsv, in this thread's scratch plane (valid until the
+ * next call). */
 static cv::Mat
 hsv_channel (const cv::Mat & hsv, int channel)
 {
-  cv::Mat plane;
+  cv::extractChannel (hsv, scratch.plane, channel);
+  return scratch.plane;
+}
 
-  cv::extractChannel (hsv, plane, channel);
-  return plane;
+/* @side scaled by @scale, rounded; 0 stays 0 (off). */
+static guint
+scaled_side (guint side, gdouble scale)
+{
+  return (guint) lround (side * scale);
+}
+
+/* An odd @side scaled by @scale, rounded to the nearest odd side, at
+ * least 1 (no blur). */
+static guint
+scaled_odd_side (guint side, gdouble scale)
+{
+  long half = lround ((side * scale - 1.0) / 2.0);
+
+  return (guint) (2 * MAX (half, 0L) + 1);
 }
 
 /* Closing (dilate, then erode) with a @side x @side kernel; 0 does
@@ -121,14 +153,15 @@ mask_otsu (const cv::Mat & rgb, const cv::Mat & hsv,
   bool gray = s->otsu_channel == WSI_OTSU_GRAY;
   cv::Mat plane;
   double threshold;
+  guint blur;
 
   if (gray)
     cv::cvtColor (rgb, plane, cv::COLOR_RGB2GRAY);
   else
     plane = hsv_channel (hsv, 1);
-  if (s->otsu_blur_kernel > 1)
-    cv::GaussianBlur (plane, plane, cv::Size (s->otsu_blur_kernel,
-            s->otsu_blur_kernel), 0);
+  blur = scaled_odd_side (s->otsu_blur_kernel, s->kernel_scale);
+  if (blur > 1)
+    cv::GaussianBlur (plane, plane, cv::Size (blur, blur), 0);
 
   threshold = cv::threshold (plane, mask, 0, 255,
       (gray ? cv::THRESH_BINARY_INV : cv::THRESH_BINARY) | cv::THRESH_OTSU);
@@ -138,7 +171,8 @@ mask_otsu (const cv::Mat & rgb, const cv::Mat & hsv,
   }
   report->otsu_threshold = threshold;
 
-  close_mask (mask, s->otsu_close_kernel, cv::MORPH_ELLIPSE);
+  close_mask (mask, scaled_side (s->otsu_close_kernel, s->kernel_scale),
+      cv::MORPH_ELLIPSE);
   /* The peer truncates the area to whole pixels: do the same. */
   drop_small_components (mask, floor (s->otsu_min_area * mask.total ()));
 }
@@ -159,7 +193,8 @@ mask_fluorescence (const cv::Mat & hsv, const WsiTissueSettings * s,
     cv::threshold (value, mask, threshold, 255, cv::THRESH_BINARY);
   }
   report->fluorescence_threshold = threshold;
-  close_mask (mask, s->close_kernel, cv::MORPH_RECT);
+  close_mask (mask, scaled_side (s->close_kernel, s->kernel_scale),
+      cv::MORPH_RECT);
 }
 
 /* Inclusive ranges on the three channels (cv::inRange); a hue range whose
@@ -188,11 +223,16 @@ mask_clam (const cv::Mat & hsv, const WsiTissueSettings * s, cv::Mat & mask)
 {
   cv::Mat blurred;
   double area = (double) hsv.rows * hsv.cols;
+  guint median = scaled_odd_side (s->median_kernel, s->kernel_scale);
 
-  cv::medianBlur (hsv_channel (hsv, 1), blurred, s->median_kernel);
+  if (median > 1)
+    cv::medianBlur (hsv_channel (hsv, 1), blurred, median);
+  else
+    blurred = hsv_channel (hsv, 1);
   cv::threshold (blurred, mask, s->saturation_threshold, 255,
       cv::THRESH_BINARY);
-  close_mask (mask, s->close_kernel, cv::MORPH_RECT);
+  close_mask (mask, scaled_side (s->close_kernel, s->kernel_scale),
+      cv::MORPH_RECT);
   drop_small_components (mask, s->min_component_area * area);
   fill_small_holes (mask, s->min_hole_area * area);
 }
@@ -249,15 +289,23 @@ wsi_tissue_detect (const guint8 * rgb, gint width, gint height,
     return 1.0;
   }
   try {
-    cv::Mat hsv, mask;
+    /* The methods write straight into the caller's memory; a header of
+     * the same size and type is never reallocated by OpenCV, but copy
+     * should one ever be. */
+    cv::Mat mask = out;
 
-    cv::cvtColor (overview, hsv, cv::COLOR_RGB2HSV);
-    mask_of_method (s->method, overview, hsv, s, mask, report);
-    mask.copyTo (out);
+    cv::cvtColor (overview, scratch.hsv, cv::COLOR_RGB2HSV);
+    mask_of_method (s->method, overview, scratch.hsv, s, mask, report);
+    if (mask.data != out.data)
+      mask.copyTo (out);
   }
   catch (const cv::Exception & e) {
     *error = g_strdup (e.what ());
     return -1.0;
+  }
+  if ((gsize) width * height > SCRATCH_MAX_PIXELS) {
+    scratch.hsv.release ();
+    scratch.plane.release ();
   }
   return (gdouble) cv::countNonZero (out) / ((gdouble) width * height);
 }

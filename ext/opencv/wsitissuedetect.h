@@ -19,13 +19,20 @@
  * use alone. HSV is OpenCV's 8-bit HSV (COLOR_RGB2HSV): hue 0-179 (degrees
  * halved), saturation and value 0-255, the scale the Python peer
  * (wsistream, cv2) uses too. wsi_tissue_and() intersects two masks.
+ * Kernel sides are multiplied by @kernel_scale first (odd ones kept odd),
+ * so that overviews of one slide at other sizes apply the same kernel in
+ * micrometres; 1 uses them as given.
  *
  * Cost: one colour conversion and a few whole-image passes (blur,
  * threshold, morphology, connected components) per method, on the overview
- * only (about 1 Mpx at the default 1024 px): milliseconds, once per slide;
- * temporary images are allocated per call.
+ * only (about 1 Mpx at the default 1024 px): milliseconds, once per slide.
+ * Each thread keeps its HSV image and one channel plane (4 bytes per
+ * overview pixel, for overviews up to 4 Mpx) from one call to the next, so
+ * that a stream of new slides does not allocate them again; the other
+ * temporaries (blurs, morphology, components) are allocated per call.
  *
- * Threading: no shared state; any number of calls may run at once.
+ * Threading: no shared state but each thread's own scratch images; any
+ * number of calls may run at once on different threads.
  */
 
 #ifndef __WSI_TISSUE_DETECT_H__
@@ -83,6 +90,9 @@ typedef struct
 
   /* fluorescence */
   guint value_floor;
+
+  /* Every kernel side above is multiplied by this before use (> 0). */
+  gdouble kernel_scale;
 } WsiTissueSettings;
 
 /* Thresholds the methods chose, for the caller's debug log (-1 = unused). */

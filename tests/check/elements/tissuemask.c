@@ -136,10 +136,11 @@ overview_tissue_share (const Overview * ov)
 }
 
 /* A slide buffer as wsislidesrc pushes it: the overview (or nothing when
- * @ov is NULL) and a WsiSlideMeta. */
+ * @ov is NULL) and a WsiSlideMeta, for a slide whose level 0 is
+ * @slide_width x @slide_height. */
 static GstBuffer *
-slide_buffer_new (const gchar * path, const Overview * ov, gint width,
-    gint height)
+slide_buffer_new_sized (const gchar * path, const Overview * ov, gint width,
+    gint height, gint64 slide_width, gint64 slide_height)
 {
   GstBuffer *buffer;
   GstStructure *meta;
@@ -152,8 +153,8 @@ slide_buffer_new (const gchar * path, const Overview * ov, gint width,
   gst_structure_set (meta, "path", G_TYPE_STRING, path,
       "index", G_TYPE_UINT, 0, "cycle", G_TYPE_UINT, 0,
       "label", G_TYPE_STRING, "", "vendor", G_TYPE_STRING, "generic-tiff",
-      "width", G_TYPE_INT64, (gint64) width * 32,
-      "height", G_TYPE_INT64, (gint64) height * 32,
+      "width", G_TYPE_INT64, slide_width,
+      "height", G_TYPE_INT64, slide_height,
       "overview-width", G_TYPE_INT, width,
       "overview-height", G_TYPE_INT, height,
       "has-overview", G_TYPE_BOOLEAN, ov != NULL,
@@ -161,6 +162,15 @@ slide_buffer_new (const gchar * path, const Overview * ov, gint width,
       "tissue-fraction", G_TYPE_DOUBLE, -1.0,
       "tissue-rejected", G_TYPE_BOOLEAN, FALSE, NULL);
   return buffer;
+}
+
+/* A slide no larger than its overview (its level 0), so that the kernels
+ * apply in overview pixels as given (kernel-reference-size). */
+static GstBuffer *
+slide_buffer_new (const gchar * path, const Overview * ov, gint width,
+    gint height)
+{
+  return slide_buffer_new_sized (path, ov, width, height, width, height);
 }
 
 static GstHarness *
@@ -966,6 +976,70 @@ GST_START_TEST (test_fluorescence_closing_joins_nuclei)
 
 GST_END_TEST;
 
+/* Fluorescence mask of @ov (nuclei cluster) as an overview of a slide
+ * whose level 0 is @scale times larger, with @close_kernel and
+ * @reference (kernel-reference-size). */
+static guint8 *
+mask_of_slide_overview (const Overview * ov, gint scale, guint close_kernel,
+    gint reference)
+{
+  GstHarness *h = harness_new ();
+  GstBuffer *out;
+  guint8 *mask;
+
+  g_object_set (h->element, "close-kernel", close_kernel,
+      "kernel-reference-size", reference, NULL);
+  gst_util_set_object_arg (G_OBJECT (h->element), "method", "fluorescence");
+  fail_unless_equals_int (gst_harness_push (h, slide_buffer_new_sized
+          ("/slides/dapi.ndpi", ov, OV_W, OV_H, (gint64) OV_W * scale,
+              (gint64) OV_H * scale)), GST_FLOW_OK);
+  out = gst_harness_pull (h);
+  mask = check_masked_slide (out, ov);
+  gst_buffer_unref (out);
+  gst_harness_teardown (h);
+  return mask;
+}
+
+/* Kernel sides are in pixels of the slide's kernel-reference-size
+ * overview: the 400 px overview of an 800 px slide (reference 1024: level
+ * 0) is at half its resolution, so close-kernel=4 closes over 2 of its
+ * pixels (the 2-pixel gaps between nuclei stay open) and close-kernel=8
+ * over 4 (they close); (269, 149) is the second pixel of a diagonal gap,
+ * which an even kernel's off-centre anchor cannot reach by shifting an
+ * edge. With kernel-reference-size=0 the sides are in
+ * pixels of the overview received, as before: 4 closes them; and a
+ * 400 px reference on a large slide is this very overview. */
+GST_START_TEST (test_kernels_follow_overview_resolution)
+{
+  Overview ov = overview_new_fluorescence ();
+  guint32 noise = 55;
+  guint8 *mask;
+
+  for (gint y = 130; y < 170; y += 5)
+    for (gint x = 250; x < 310; x += 5)
+      for (gint dy = 0; dy < 3; dy++)
+        for (gint dx = 0; dx < 3; dx++)
+          paint_pixel (&ov, x + dx, y + dy, DAPI, &noise);
+
+  mask = mask_of_slide_overview (&ov, 2, 4, 1024);
+  fail_unless_equals_int (MASK_AT (mask, 266, 146), 255);
+  fail_unless_equals_int (MASK_AT (mask, 269, 149), 0);
+  g_free (mask);
+  mask = mask_of_slide_overview (&ov, 2, 8, 1024);
+  fail_unless_equals_int (MASK_AT (mask, 269, 149), 255);
+  fail_unless_equals_int (MASK_AT (mask, 240, 150), 0);
+  g_free (mask);
+  mask = mask_of_slide_overview (&ov, 2, 4, 0);
+  fail_unless_equals_int (MASK_AT (mask, 269, 149), 255);
+  g_free (mask);
+  mask = mask_of_slide_overview (&ov, 32, 4, OV_W);
+  fail_unless_equals_int (MASK_AT (mask, 269, 149), 255);
+  g_free (mask);
+  g_free (ov.rgb);
+}
+
+GST_END_TEST;
+
 /* A blank black overview is not tissue: value-floor keeps Otsu from
  * splitting the background noise. With no floor, it does. */
 GST_START_TEST (test_fluorescence_blank_dark_rejected)
@@ -1352,6 +1426,7 @@ tissuemask_suite (void)
   tcase_add_test (tc, test_flush_keeps_working);
   tcase_add_test (tc, test_fluorescence_finds_bright_blobs);
   tcase_add_test (tc, test_fluorescence_closing_joins_nuclei);
+  tcase_add_test (tc, test_kernels_follow_overview_resolution);
   tcase_add_test (tc, test_fluorescence_blank_dark_rejected);
   tcase_add_test (tc, test_combined_is_and_of_methods);
   tcase_add_test (tc, test_combined_keeps_own_parameters);
