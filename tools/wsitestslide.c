@@ -238,6 +238,53 @@ tissue_blobs_new (const WsiTestSlideSpec * spec)
   return blobs;
 }
 
+/* The blobs of the last spec asked about, per thread: tests ask
+ * wsi_test_slide_is_tissue() about every pixel of an overview (millions of
+ * calls), and drawing the blobs again each time (a malloc and the trig of
+ * every blob) was most of such a test's time, and far more under ASan's
+ * full-stack unwinding of each allocation. */
+typedef struct
+{
+  guint width, height, tissue_blobs;
+  guint32 seed;
+  TissueBlob *blobs;            /* NULL until the first call */
+} TissueBlobCache;
+
+static void
+tissue_blob_cache_free (gpointer data)
+{
+  TissueBlobCache *cache = data;
+
+  g_free (cache->blobs);
+  g_free (cache);
+}
+
+static GPrivate tissue_blob_cache = G_PRIVATE_INIT (tissue_blob_cache_free);
+
+/* @spec's blobs, drawn once per thread while the spec's geometry stays. */
+static const TissueBlob *
+tissue_blobs_cached (const WsiTestSlideSpec * spec)
+{
+  TissueBlobCache *cache = g_private_get (&tissue_blob_cache);
+
+  if (cache == NULL) {
+    cache = g_new0 (TissueBlobCache, 1);
+    g_private_set (&tissue_blob_cache, cache);
+  }
+  if (cache->blobs == NULL || cache->width != spec->width
+      || cache->height != spec->height
+      || cache->tissue_blobs != spec->tissue_blobs
+      || cache->seed != spec->seed) {
+    g_free (cache->blobs);
+    cache->blobs = tissue_blobs_new (spec);
+    cache->width = spec->width;
+    cache->height = spec->height;
+    cache->tissue_blobs = spec->tissue_blobs;
+    cache->seed = spec->seed;
+  }
+  return cache->blobs;
+}
+
 /* The level-0 x interval [*lo, *hi] of @blob on the row at level-0 @y.
  * The one formula both the painter and wsi_test_slide_is_tissue() use. */
 static gboolean
@@ -263,7 +310,7 @@ tissue_blob_row_span (const TissueBlob * blob, gdouble y, gdouble * lo,
 gboolean
 wsi_test_slide_is_tissue (const WsiTestSlideSpec * spec, gdouble x, gdouble y)
 {
-  TissueBlob *blobs;
+  const TissueBlob *blobs;
   gboolean inside = FALSE;
   guint i;
 
@@ -274,13 +321,16 @@ wsi_test_slide_is_tissue (const WsiTestSlideSpec * spec, gdouble x, gdouble y)
   if (x < 0 || y < 0 || x > spec->width || y > spec->height)
     return FALSE;
 
-  blobs = tissue_blobs_new (spec);
+  blobs = tissue_blobs_cached (spec);
   for (i = 0; i < spec->tissue_blobs && !inside; i++) {
     gdouble lo, hi;
+
+    /* (the span lies within the blob's bounding box: skip the root) */
+    if (fabs (x - blobs[i].cx) > blobs[i].half_w + 1.0)
+      continue;
     if (tissue_blob_row_span (&blobs[i], y, &lo, &hi))
       inside = (x >= lo && x <= hi);
   }
-  g_free (blobs);
   return inside;
 }
 

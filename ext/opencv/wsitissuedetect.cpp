@@ -20,13 +20,73 @@
 #include <opencv2/core.hpp>
 #include <opencv2/imgproc.hpp>
 
-static cv::Mat
-hsv_channel (const cv::Mat & hsv, int channel)
-{
-  cv::Mat plane;
+/* Overviews up to this many pixels (2048 x 2048) keep their scratch
+ * images on the thread for the next slide; larger ones free them. */
+#define SCRATCH_MAX_PIXELS (4 << 20)
 
-  cv::extractChannel (hsv, plane, channel);
-  return plane;
+/* Each thread's HSV image and channel plane, reused from one slide to the
+ * next: a new slide then allocates (and faults in) neither, which with
+ * many distinct slides is a visible share of a slide's CPU (issue 23). */
+typedef struct
+{
+  cv::Mat hsv;
+  cv::Mat plane;
+} TissueScratch;
+
+static thread_local TissueScratch scratch;
+
+/* OpenCV's 8-bit saturation divisor table (RGB2HSV_b, 12-bit fixed
+ * point): s = (diff * table[v] + 2^11) >> 12. */
+#define HSV_SHIFT 12
+struct SaturationTable
+{
+  int div[256];
+    SaturationTable ()
+  {
+    div[0] = 0;
+    for (int i = 1; i < 256; i++)
+      div[i] = cvRound ((255 << HSV_SHIFT) / (1. * i));
+  }
+};
+
+void
+wsi_tissue_hsv_plane (const guint8 * rgb, gint width, gint height,
+    gint channel, guint8 * out)
+{
+  static const SaturationTable table;
+  gsize n = (gsize) width * height;
+
+  for (gsize i = 0; i < n; i++) {
+    int r = rgb[3 * i], g = rgb[3 * i + 1], b = rgb[3 * i + 2];
+    int v = MAX (MAX (r, g), b), vmin = MIN (MIN (r, g), b);
+
+    out[i] = channel == 2 ? (guint8) v : (guint8) (((v - vmin) *
+            table.div[v] + (1 << (HSV_SHIFT - 1))) >> HSV_SHIFT);
+  }
+}
+
+/* The overview and its HSV image when a method needs hue (has_hsv: in
+ * this thread's scratch); saturation and value alone are computed
+ * straight from RGB, a third of cv::cvtColor's work for the same bytes. */
+typedef struct
+{
+  cv::Mat rgb;
+  bool has_hsv;
+} OverviewPlanes;
+
+/* HSV channel 1 (saturation) or 2 (value) of the overview, in this
+ * thread's scratch plane (valid until the next call). */
+static cv::Mat
+hsv_channel (const OverviewPlanes * o, int channel)
+{
+  if (o->has_hsv) {
+    cv::extractChannel (scratch.hsv, scratch.plane, channel);
+  } else {
+    scratch.plane.create (o->rgb.rows, o->rgb.cols, CV_8UC1);
+    wsi_tissue_hsv_plane (o->rgb.data, o->rgb.cols, o->rgb.rows, channel,
+        scratch.plane.data);
+  }
+  return scratch.plane;
 }
 
 /* @side scaled by @scale, rounded; 0 stays 0 (off). */
@@ -132,8 +192,8 @@ fill_small_holes (cv::Mat & mask, double max_pixels)
  * peer's OtsuTissueDetector, no floor. Then the optional blur, closing and
  * small-piece removal, all off by default. */
 static void
-mask_otsu (const cv::Mat & rgb, const cv::Mat & hsv,
-    const WsiTissueSettings * s, cv::Mat & mask, WsiTissueReport * report)
+mask_otsu (const OverviewPlanes * o, const WsiTissueSettings * s,
+    cv::Mat & mask, WsiTissueReport * report)
 {
   bool gray = s->otsu_channel == WSI_OTSU_GRAY;
   cv::Mat plane;
@@ -141,9 +201,9 @@ mask_otsu (const cv::Mat & rgb, const cv::Mat & hsv,
   guint blur;
 
   if (gray)
-    cv::cvtColor (rgb, plane, cv::COLOR_RGB2GRAY);
+    cv::cvtColor (o->rgb, plane, cv::COLOR_RGB2GRAY);
   else
-    plane = hsv_channel (hsv, 1);
+    plane = hsv_channel (o, 1);
   blur = scaled_odd_side (s->otsu_blur_kernel, s->kernel_scale);
   if (blur > 1)
     cv::GaussianBlur (plane, plane, cv::Size (blur, blur), 0);
@@ -166,10 +226,10 @@ mask_otsu (const cv::Mat & rgb, const cv::Mat & hsv,
  * whatever colour the channel is shown, so brightness (HSV value, the
  * largest of R, G, B) is the signal and saturation is meaningless. */
 static void
-mask_fluorescence (const cv::Mat & hsv, const WsiTissueSettings * s,
+mask_fluorescence (const OverviewPlanes * o, const WsiTissueSettings * s,
     cv::Mat & mask, WsiTissueReport * report)
 {
-  cv::Mat value = hsv_channel (hsv, 2);
+  cv::Mat value = hsv_channel (o, 2);
   double threshold = cv::threshold (value, mask, 0, 255,
       cv::THRESH_BINARY | cv::THRESH_OTSU);
 
@@ -204,16 +264,17 @@ mask_hsv (const cv::Mat & hsv, const WsiTissueSettings * s, cv::Mat & mask)
 }
 
 static void
-mask_clam (const cv::Mat & hsv, const WsiTissueSettings * s, cv::Mat & mask)
+mask_clam (const OverviewPlanes * o, const WsiTissueSettings * s,
+    cv::Mat & mask)
 {
   cv::Mat blurred;
-  double area = (double) hsv.rows * hsv.cols;
+  double area = (double) o->rgb.rows * o->rgb.cols;
   guint median = scaled_odd_side (s->median_kernel, s->kernel_scale);
 
   if (median > 1)
-    cv::medianBlur (hsv_channel (hsv, 1), blurred, median);
+    cv::medianBlur (hsv_channel (o, 1), blurred, median);
   else
-    blurred = hsv_channel (hsv, 1);
+    blurred = hsv_channel (o, 1);
   cv::threshold (blurred, mask, s->saturation_threshold, 255,
       cv::THRESH_BINARY);
   close_mask (mask, scaled_side (s->close_kernel, s->kernel_scale),
@@ -224,33 +285,32 @@ mask_clam (const cv::Mat & hsv, const WsiTissueSettings * s, cv::Mat & mask)
 
 /* Every method but none, into @mask (CV_8UC1, 0 or 255). */
 static void
-mask_of_method (WsiTissueMethod method, const cv::Mat & rgb,
-    const cv::Mat & hsv, const WsiTissueSettings * s, cv::Mat & mask,
-    WsiTissueReport * report)
+mask_of_method (WsiTissueMethod method, const OverviewPlanes * o,
+    const WsiTissueSettings * s, cv::Mat & mask, WsiTissueReport * report)
 {
   switch (method) {
     case WSI_TISSUE_HSV:
-      mask_hsv (hsv, s, mask);
+      mask_hsv (scratch.hsv, s, mask);
       break;
     case WSI_TISSUE_CLAM:
-      mask_clam (hsv, s, mask);
+      mask_clam (o, s, mask);
       break;
     case WSI_TISSUE_FLUORESCENCE:
-      mask_fluorescence (hsv, s, mask, report);
+      mask_fluorescence (o, s, mask, report);
       break;
     case WSI_TISSUE_COMBINED:{
       cv::Mat part;
 
-      mask_otsu (rgb, hsv, s, mask, report);
-      mask_hsv (hsv, s, part);
+      mask_otsu (o, s, mask, report);
+      mask_hsv (scratch.hsv, s, part);
       cv::bitwise_and (mask, part, mask);
-      mask_clam (hsv, s, part);
+      mask_clam (o, s, part);
       cv::bitwise_and (mask, part, mask);
       break;
     }
     case WSI_TISSUE_OTSU:
     default:
-      mask_otsu (rgb, hsv, s, mask, report);
+      mask_otsu (o, s, mask, report);
       break;
   }
 }
@@ -261,8 +321,8 @@ wsi_tissue_detect (const guint8 * rgb, gint width, gint height,
     gchar ** error)
 {
   WsiTissueReport unused;
-  cv::Mat overview (height, width, CV_8UC3, (void *) rgb, (size_t) width * 3);
   cv::Mat out (height, width, CV_8UC1, mask_data, (size_t) width);
+  OverviewPlanes planes;
 
   if (report == NULL)
     report = &unused;
@@ -273,16 +333,30 @@ wsi_tissue_detect (const guint8 * rgb, gint width, gint height,
     out.setTo (255);
     return 1.0;
   }
+  planes.rgb = cv::Mat (height, width, CV_8UC3, (void *) rgb,
+      (size_t) width * 3);
+  /* Only the hue ranges need the whole HSV image. */
+  planes.has_hsv = s->method == WSI_TISSUE_HSV
+      || s->method == WSI_TISSUE_COMBINED;
   try {
-    cv::Mat hsv, mask;
+    /* The methods write straight into the caller's memory; a header of
+     * the same size and type is never reallocated by OpenCV, but copy
+     * should one ever be. */
+    cv::Mat mask = out;
 
-    cv::cvtColor (overview, hsv, cv::COLOR_RGB2HSV);
-    mask_of_method (s->method, overview, hsv, s, mask, report);
-    mask.copyTo (out);
+    if (planes.has_hsv)
+      cv::cvtColor (planes.rgb, scratch.hsv, cv::COLOR_RGB2HSV);
+    mask_of_method (s->method, &planes, s, mask, report);
+    if (mask.data != out.data)
+      mask.copyTo (out);
   }
   catch (const cv::Exception & e) {
     *error = g_strdup (e.what ());
     return -1.0;
+  }
+  if ((gsize) width * height > SCRATCH_MAX_PIXELS) {
+    scratch.hsv.release ();
+    scratch.plane.release ();
   }
   return (gdouble) cv::countNonZero (out) / ((gdouble) width * height);
 }

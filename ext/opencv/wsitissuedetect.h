@@ -23,12 +23,17 @@
  * so that overviews of one slide at other sizes apply the same kernel in
  * micrometres; 1 uses them as given.
  *
- * Cost: one colour conversion and a few whole-image passes (blur,
+ * Cost: one colour conversion (saturation or value alone unless a method
+ * needs hue: wsi_tissue_hsv_plane()) and a few whole-image passes (blur,
  * threshold, morphology, connected components) per method, on the overview
- * only (about 1 Mpx at the default 1024 px): milliseconds, once per slide;
- * temporary images are allocated per call.
+ * only (about 1 Mpx at the default 1024 px): milliseconds, once per slide.
+ * Each thread keeps its HSV image and one channel plane (4 bytes per
+ * overview pixel, for overviews up to 4 Mpx) from one call to the next, so
+ * that a stream of new slides does not allocate them again; the other
+ * temporaries (blurs, morphology, components) are allocated per call.
  *
- * Threading: no shared state; any number of calls may run at once.
+ * Threading: no shared state but each thread's own scratch images; any
+ * number of calls may run at once on different threads.
  */
 
 #ifndef __WSI_TISSUE_DETECT_H__
@@ -105,6 +110,15 @@ typedef struct
 gdouble wsi_tissue_detect (const guint8 * rgb, gint width, gint height,
     const WsiTissueSettings * settings, guint8 * mask,
     WsiTissueReport * report, gchar ** error);
+
+/* Channel 1 (saturation) or 2 (value) of OpenCV's 8-bit RGB -> HSV of
+ * the @width x @height RGB image @rgb (tight rows) into @out (one byte per
+ * pixel): value = max (R, G, B), saturation = 255 (value - min) / value in
+ * OpenCV's 12-bit fixed point, the bytes cv::cvtColor (COLOR_RGB2HSV)
+ * gives (checked over every colour by libs_wsitissuedetect) at a third of
+ * its cost, since hue is not computed. */
+void wsi_tissue_hsv_plane (const guint8 * rgb, gint width, gint height,
+    gint channel, guint8 * out);
 
 /* @dst[i] = @dst[i] AND @other[i] for @n mask bytes; returns the number of
  * tissue bytes left in @dst. */

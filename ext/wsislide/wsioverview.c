@@ -135,6 +135,55 @@ store_rows (const gfloat * acc, gsize n_values, guint8 * out)
     out[i] = (guint8) CLAMP ((gint) (acc[i] + 0.5f), 0, 255);
 }
 
+/* Called with each decoded block: @cols x @rows ARGB pixels at r->argb,
+ * from (x, y) of the scaled level. */
+typedef void (*WsiOverviewBlockFunc) (WsiOverviewReader * r, gint64 x,
+    gint64 y, gint64 cols, gint64 rows, gpointer data);
+
+/* Decodes source rows [y_begin, y_end) of the scaled level block by block
+ * (STRIP_ROWS x BLOCK_COLS at most, left to right, then down) and hands
+ * each block to @func. Fails without an error when cancelled: the caller
+ * sees its cancel flag. */
+static gboolean
+for_each_block (WsiOverviewReader * r, gint64 y_begin, gint64 y_end,
+    WsiOverviewBlockFunc func, gpointer data, GError ** error)
+{
+  gint64 block_cols = MIN (r->level_width, BLOCK_COLS);
+  gint64 x, y;
+
+  for (y = y_begin; y < y_end; y += STRIP_ROWS) {
+    gint64 rows = MIN (STRIP_ROWS, y_end - y);
+
+    for (x = 0; x < r->level_width; x += block_cols) {
+      gint64 cols = MIN (block_cols, r->level_width - x);
+
+      if (g_atomic_int_get (r->cancel))
+        return FALSE;
+      if (!wsi_slide_read_region_scaled (r->slide, r->ctx, r->argb, r->level,
+              r->scale, x, y, cols, rows, error))
+        return FALSE;
+      func (r, x, y, cols, rows, data);
+    }
+  }
+  return TRUE;
+}
+
+/* The output rows a row group sums: [first, first + n_rows). */
+typedef struct
+{
+  gint first, n_rows;
+} WsiOverviewRowGroup;
+
+static void
+accumulate_decoded (WsiOverviewReader * r, gint64 x, gint64 y, gint64 cols,
+    gint64 rows, gpointer data)
+{
+  const WsiOverviewRowGroup *group = data;
+
+  wsi_argb_to_rgb_on_white (r->argb, r->rgb, cols * rows);
+  accumulate_block (r, group->first, group->n_rows, x, y, cols, rows);
+}
+
 /* Sums the source rows covering output rows [first, first + n_rows). */
 static gboolean
 read_row_group (WsiOverviewReader * r, gint first,
@@ -144,28 +193,26 @@ read_row_group (WsiOverviewReader * r, gint first,
   gint64 y_begin = (gint64) floor (first * rows_per_out);
   gint64 y_end = MIN (r->level_height,
       (gint64) ceil ((first + n_rows) * rows_per_out));
-  gint64 block_cols = MIN (r->level_width, BLOCK_COLS);
-  gint64 x, y;
+  WsiOverviewRowGroup group = { first, n_rows };
 
   memset (r->acc, 0, sizeof (gfloat) * n_rows * r->ow * 3);
-  for (y = y_begin; y < y_end; y += STRIP_ROWS) {
-    gint64 rows = MIN (STRIP_ROWS, y_end - y);
-
-    for (x = 0; x < r->level_width; x += block_cols) {
-      gint64 cols = MIN (block_cols, r->level_width - x);
-
-      /* Fails without an error: the caller sees its cancel flag. */
-      if (g_atomic_int_get (r->cancel))
-        return FALSE;
-      if (!wsi_slide_read_region_scaled (r->slide, r->ctx, r->argb, r->level,
-              r->scale, x, y, cols, rows, error))
-        return FALSE;
-      wsi_argb_to_rgb_on_white (r->argb, r->rgb, cols * rows);
-      accumulate_block (r, first, n_rows, x, y, cols, rows);
-    }
-  }
+  if (!for_each_block (r, y_begin, y_end, accumulate_decoded, &group, error))
+    return FALSE;
   store_rows (r->acc, (gsize) n_rows * r->ow * 3, out);
   return TRUE;
+}
+
+/* Puts a decoded block in place in the overview @data. */
+static void
+copy_decoded (WsiOverviewReader * r, gint64 x, gint64 y, gint64 cols,
+    gint64 rows, gpointer data)
+{
+  guint8 *out = data;
+  gint64 i;
+
+  for (i = 0; i < rows; i++)
+    wsi_argb_to_rgb_on_white (r->argb + i * cols,
+        out + ((y + i) * r->ow + x) * 3, cols);
 }
 
 /* The scaled level is exactly the overview's size (a 2048x1536 level read
@@ -177,27 +224,7 @@ read_row_group (WsiOverviewReader * r, gint first,
 static gboolean
 read_identity (WsiOverviewReader * r, guint8 * out, GError ** error)
 {
-  gint64 block_cols = MIN (r->level_width, BLOCK_COLS);
-  gint64 x, y, i;
-
-  for (y = 0; y < r->level_height; y += STRIP_ROWS) {
-    gint64 rows = MIN (STRIP_ROWS, r->level_height - y);
-
-    for (x = 0; x < r->level_width; x += block_cols) {
-      gint64 cols = MIN (block_cols, r->level_width - x);
-
-      /* Fails without an error: the caller sees its cancel flag. */
-      if (g_atomic_int_get (r->cancel))
-        return FALSE;
-      if (!wsi_slide_read_region_scaled (r->slide, r->ctx, r->argb, r->level,
-              r->scale, x, y, cols, rows, error))
-        return FALSE;
-      for (i = 0; i < rows; i++)
-        wsi_argb_to_rgb_on_white (r->argb + i * cols,
-            out + ((y + i) * r->ow + x) * 3, cols);
-    }
-  }
-  return TRUE;
+  return for_each_block (r, 0, r->level_height, copy_decoded, out, error);
 }
 
 /* The decode block of the calling thread, kept from one overview to the

@@ -600,6 +600,30 @@ static gboolean encode_view (GstPatchStoreSink * self, GstBuffer * buffer,
 static void slide_from_meta (const GstStructure * meta,
     WsiStoreSlideRef * slide);
 
+/* The views of a multi-view location (patchviews' meta): @n (1 to 16)
+ * view records and as many names, both owned by @meta. FALSE, with the
+ * element error posted, when the meta does not hold them. */
+static gboolean
+location_views (GstPatchStoreSink * self, const GstStructure * meta,
+    const WsiViewRecord ** records, const gchar * const **names, guint * n)
+{
+  const GValue *value = gst_structure_get_value (meta, "views");
+  GBytes *bytes = value && G_VALUE_HOLDS (value, G_TYPE_BYTES) ?
+      g_value_get_boxed (value) : NULL;
+  gsize size = 0;
+
+  *names = wsi_structure_get_strv (meta, "view-names");
+  *records = bytes ? g_bytes_get_data (bytes, &size) : NULL;
+  *n = size / sizeof (WsiViewRecord);
+  if (*records == NULL || *n == 0 || *n > 16 || *names == NULL
+      || g_strv_length ((gchar **) * names) != *n) {
+    GST_ELEMENT_ERROR (self, STREAM, FORMAT, ("A multi-view location "
+            "without its views and view-names (patchviews' meta)."), (NULL));
+    return FALSE;
+  }
+  return TRUE;
+}
+
 /* format=webdataset, a multi-view location: one sample, KEY.NAME.jpg (or
  * .png) per view, KEY.json with the record and the views' records,
  * KEY.cls. */
@@ -607,28 +631,18 @@ static GstFlowReturn
 write_views_sample (GstPatchStoreSink * self, GstBuffer * buffer,
     const GstStructure * meta, const WsiPatchRecord * record)
 {
-  const gchar *const *names = wsi_structure_get_strv (meta, "view-names");
-  const GValue *value = gst_structure_get_value (meta, "views");
-  GBytes *bytes = value && G_VALUE_HOLDS (value, G_TYPE_BYTES) ?
-      g_value_get_boxed (value) : NULL;
+  const gchar *const *names;
   gboolean jpeg = self->stream_encoding == WSI_STORE_ENCODING_JPEG;
   const WsiViewRecord *records;
   WsiWebDatasetImage images[16];
   WsiStoreView views[16];
   WsiStoreSlideRef slide = { 0, };
   GError *error = NULL;
-  gsize size = 0;
   guint v, n;
   gboolean ok = TRUE;
 
-  records = bytes ? g_bytes_get_data (bytes, &size) : NULL;
-  n = size / sizeof (WsiViewRecord);
-  if (records == NULL || n == 0 || n > 16 || names == NULL
-      || g_strv_length ((gchar **) names) != n) {
-    GST_ELEMENT_ERROR (self, STREAM, FORMAT, ("A multi-view location "
-            "without its views and view-names (patchviews' meta)."), (NULL));
+  if (!location_views (self, meta, &records, &names, &n))
     return GST_FLOW_ERROR;
-  }
   /* every view encoded into self->scratch first: it may move as it grows */
   g_byte_array_set_size (self->scratch, 0);
   memset (views, 0, sizeof (views));
@@ -664,12 +678,7 @@ write_sample (GstPatchStoreSink * self, GstBuffer * buffer,
             "buffer."), (NULL));
     return GST_FLOW_ERROR;
   }
-  slide.path = wsi_patch_meta_string (meta, "paths", 0);
-  slide.uri = wsi_patch_meta_string (meta, "uris", 0);
-  slide.label = wsi_patch_meta_string (meta, "labels", 0);
-  slide.column_names = wsi_structure_get_strv (meta, "column-names");
-  slide.column_values = wsi_structure_get_strv (meta, "column-values");
-  slide.mpp = wsi_patch_meta_mpp (meta, 0);
+  slide_from_meta (meta, &slide);
   g_byte_array_set_size (self->scratch, 0);
   if (jpeg)
     ok = wsi_store_encode (self->codec, WSI_STORE_ENCODING_JPEG,
@@ -779,27 +788,17 @@ static GstFlowReturn
 write_location (GstPatchStoreSink * self, GstBuffer * buffer,
     const GstStructure * meta, const WsiPatchRecord * record)
 {
-  const gchar *const *names = wsi_structure_get_strv (meta, "view-names");
-  const GValue *value = gst_structure_get_value (meta, "views");
-  GBytes *bytes = value && G_VALUE_HOLDS (value, G_TYPE_BYTES) ?
-      g_value_get_boxed (value) : NULL;
+  const gchar *const *names;
   const WsiViewRecord *records;
   WsiStoreSlideRef slide = { 0, };
   WsiStoreViewsHeader header = { 0, };
   WsiStoreView views[16];
   GError *error = NULL;
-  gsize size = 0;
   guint v, n;
   gboolean ok = TRUE;
 
-  records = bytes ? g_bytes_get_data (bytes, &size) : NULL;
-  n = size / sizeof (WsiViewRecord);
-  if (records == NULL || n == 0 || n > 16 || names == NULL
-      || g_strv_length ((gchar **) names) != n) {
-    GST_ELEMENT_ERROR (self, STREAM, FORMAT, ("A multi-view location "
-            "without its views and view-names (patchviews' meta)."), (NULL));
+  if (!location_views (self, meta, &records, &names, &n))
     return GST_FLOW_ERROR;
-  }
   if (!ensure_writer (self, &error))
     return write_error (self, error);
   memset (views, 0, sizeof (views));

@@ -48,28 +48,28 @@ typedef struct
 } PixelLayout;
 
 /* Box-filter taps of one axis: output i averages source pixels
- * first[i] .. first[i] + count[i] - 1 with weights summing to 1. */
+ * first[i] .. first[i] + count[i] - 1 with fixed-point weights summing to
+ * exactly 1 << WEIGHT_BITS. */
 typedef struct
 {
   guint in_size, out_size, max_taps;
   gdouble origin, span;
   guint *first;
   guint *count;
-  gfloat *weight;               /* out_size * max_taps */
+  guint16 *weight;              /* out_size * max_taps */
   gsize first_len, count_len, weight_len;       /* grow-only capacities */
 } AxisTaps;
 
 struct _WsiResampler
 {
   AxisTaps taps_x, taps_y;
-  gfloat *rows;                 /* rows_needed x out_w RGB floats */
-  gsize rows_floats;
   guint32 *sums;                /* out_w ARGB channel sums (4 each) */
   gsize sums_len;
-  gfloat *composited;           /* one source row on white, RGB floats */
-  gsize composited_floats;
-  gfloat *acc;                  /* one output row's sums, RGB floats */
-  gsize acc_floats;
+  guint16 *column_sums;         /* one output row's vertical pass: the
+                                 * window's columns, 4 channels each */
+  gsize column_sums_len;
+  guint32 *wide;                /* the same before narrowing (3+ taps) */
+  gsize wide_len;
 };
 
 static PixelLayout
@@ -116,10 +116,9 @@ wsi_resampler_free (WsiResampler * resampler)
     return;
   axis_taps_clear (&resampler->taps_x);
   axis_taps_clear (&resampler->taps_y);
-  g_free (resampler->rows);
   g_free (resampler->sums);
-  g_free (resampler->composited);
-  g_free (resampler->acc);
+  g_free (resampler->column_sums);
+  g_free (resampler->wide);
   g_free (resampler);
 }
 
@@ -172,6 +171,39 @@ reserve (gpointer * mem, gsize * have, gsize need, gsize elem)
   return *mem != NULL;
 }
 
+/* Fixed-point weights: each axis's taps sum to exactly 1 << WEIGHT_BITS,
+ * so an average of bytes never exceeds 255, and the vertical pass's
+ * results (255 << MID_BITS at most: below 2^15, a signed 16-bit lane)
+ * times the horizontal weights stay below 2^29. 14 bits of weight and 7
+ * kept between the passes hold the rounding error of the whole resample
+ * near half a level (against 0.5 for any rounding to bytes). */
+#define WEIGHT_BITS 14
+#define WEIGHT_ONE (1u << WEIGHT_BITS)
+/* Fractional bits the vertical pass keeps for the horizontal one. */
+#define MID_BITS 7
+#define MID_SHIFT (WEIGHT_BITS - MID_BITS)
+#define OUT_SHIFT (WEIGHT_BITS + MID_BITS)
+
+/* Rounds @w (@count fractions summing to 1) to integers summing to exactly
+ * WEIGHT_ONE: the rounding remainder goes to the largest tap, where it
+ * matters least. */
+static void
+quantise_weights (const gdouble * w, guint count, guint max_taps,
+    guint16 * out)
+{
+  guint k, largest = 0;
+  gint total = 0;
+
+  memset (out, 0, max_taps * sizeof (guint16));
+  for (k = 0; k < count; k++) {
+    out[k] = (guint16) floor (w[k] * WEIGHT_ONE + 0.5);
+    total += out[k];
+    if (w[k] > w[largest])
+      largest = k;
+  }
+  out[largest] = (guint16) (out[largest] + ((gint) WEIGHT_ONE - total));
+}
+
 /* Output pixel i covers [origin + i * s, origin + (i + 1) * s) of the
  * source, s = span / out; edge source pixels count for the part of them
  * inside that interval, as cv::INTER_AREA does. Recomputed only when the
@@ -181,6 +213,7 @@ axis_taps_prepare (AxisTaps * taps, guint in_size, gdouble origin,
     gdouble span, guint out_size)
 {
   gdouble scale = span / out_size;
+  gdouble small[64], *exact;
   guint i;
 
   if (taps->in_size == in_size && taps->out_size == out_size
@@ -195,12 +228,12 @@ axis_taps_prepare (AxisTaps * taps, guint in_size, gdouble origin,
       || !reserve ((gpointer *) & taps->count, &taps->count_len, out_size,
           sizeof (guint))
       || !reserve ((gpointer *) & taps->weight, &taps->weight_len,
-          (gsize) out_size * taps->max_taps, sizeof (gfloat))) {
+          (gsize) out_size * taps->max_taps, sizeof (guint16))) {
     axis_taps_clear (taps);
     return FALSE;
   }
-  memset (taps->weight, 0, (gsize) out_size * taps->max_taps *
-      sizeof (gfloat));
+  exact = taps->max_taps <= G_N_ELEMENTS (small) ? small :
+      g_new (gdouble, taps->max_taps);
   taps->in_size = in_size;
   taps->out_size = out_size;
   taps->origin = origin;
@@ -211,7 +244,6 @@ axis_taps_prepare (AxisTaps * taps, guint in_size, gdouble origin,
     gdouble end = MIN (origin + (i + 1) * scale, (gdouble) in_size);
     guint k0 = MIN ((guint) floor (start), in_size - 1);
     guint k1 = MIN ((guint) ceil (end), in_size);
-    gfloat *w = taps->weight + (gsize) i * taps->max_taps;
     gdouble total = 0.0;
     guint k;
 
@@ -222,20 +254,17 @@ axis_taps_prepare (AxisTaps * taps, guint in_size, gdouble origin,
     for (k = 0; k < taps->count[i]; k++) {
       gdouble lo = MAX (start, (gdouble) (k0 + k));
       gdouble hi = MIN (end, (gdouble) (k0 + k + 1));
-      w[k] = (gfloat) MAX (hi - lo, 0.0);
-      total += w[k];
+      exact[k] = MAX (hi - lo, 0.0);
+      total += exact[k];
     }
     for (k = 0; k < taps->count[i]; k++)
-      w[k] = total > 0.0 ? (gfloat) (w[k] / total) : 1.0f / taps->count[i];
+      exact[k] = total > 0.0 ? exact[k] / total : 1.0 / taps->count[i];
+    quantise_weights (exact, taps->count[i], taps->max_taps,
+        taps->weight + (gsize) i * taps->max_taps);
   }
+  if (exact != small)
+    g_free (exact);
   return TRUE;
-}
-
-static inline guint8
-clamp_to_byte (gfloat v)
-{
-  v += 0.5f;
-  return v >= 255.0f ? 255 : (v <= 0.0f ? 0 : (guint8) v);
 }
 
 static void
@@ -300,113 +329,213 @@ box_integer (WsiResampler * r, const guint32 * argb, gsize src_stride,
   }
 }
 
-/* @n source pixels composited on white as RGB floats: each is converted
- * once, not once per output pixel it weighs in (1-4 times). */
-static void
-composite_row_floats (const guint32 * src, guint n, gfloat * out)
+/* Where A, R, G, B lie in the bytes of a host-order ARGB word. */
+#if G_BYTE_ORDER == G_LITTLE_ENDIAN
+enum { BYTE_B, BYTE_G, BYTE_R, BYTE_A };
+#else
+enum { BYTE_A, BYTE_R, BYTE_G, BYTE_B };
+#endif
+
+/* The vertical pass is plain loops over arrays that GCC vectorises at
+ * -O3 (checked with -fopt-info-vec; -O2's very-cheap cost model leaves
+ * loops of unknown length scalar). */
+#if defined(__GNUC__) && !defined(__clang__)
+#define VECTORISE __attribute__ ((optimize ("O3")))
+#else
+#define VECTORISE
+#endif
+
+/* One output row's vertical pass: the weighted sum of the @count source
+ * rows under it (from @top, @stride_bytes apart), byte by byte over @n
+ * bytes (the window's columns, 4 channels each, still premultiplied),
+ * kept with MID_BITS fractional bits. @wide: n words of scratch for
+ * three taps or more. */
+static void VECTORISE
+vertical_pass (const guint8 * restrict top, gsize stride_bytes,
+    const guint16 * w, guint count, gsize n, guint16 * restrict sums,
+    guint32 * restrict wide)
 {
-  guint i;
-
-  for (i = 0; i < n; i++, out += 3) {
-    guint32 p = src[i];
-    guint32 glass = 255 - (p >> 24);
-
-    out[0] = (gfloat) (((p >> 16) & 0xff) + glass);
-    out[1] = (gfloat) (((p >> 8) & 0xff) + glass);
-    out[2] = (gfloat) ((p & 0xff) + glass);
-  }
-  out[0] = out[1] = out[2] = 0.0f;      /* the padding pixel */
-}
-
-/* acc += weight * row, element by element (no reassociation: the same
- * bits as a scalar loop, four lanes at a time). */
-static void
-add_weighted_row (gfloat * restrict acc,
-    const gfloat * restrict row, gfloat weight, gsize n)
-{
+  const guint32 half = 1u << (MID_SHIFT - 1);
   gsize j;
+  guint k;
 
-  for (j = 0; j + 4 <= n; j += 4) {
-    acc[j + 0] += weight * row[j + 0];
-    acc[j + 1] += weight * row[j + 1];
-    acc[j + 2] += weight * row[j + 2];
-    acc[j + 3] += weight * row[j + 3];
+  if (count == 1) {
+    /* The one weight is WEIGHT_ONE: (b << 14 + half) >> 7 = b << 7. */
+    for (j = 0; j < n; j++)
+      sums[j] = (guint16) (top[j] << MID_BITS);
+  } else if (count == 2) {
+    const guint8 *restrict next = top + stride_bytes;
+    guint16 w0 = w[0], w1 = w[1];
+
+    for (j = 0; j < n; j++)
+      sums[j] = (guint16) (((guint32) top[j] * w0 + (guint32) next[j] * w1 +
+              half) >> MID_SHIFT);
+  } else {
+    guint16 w0 = w[0];
+
+    for (j = 0; j < n; j++)
+      wide[j] = (guint32) top[j] * w0 + half;
+    for (k = 1; k < count; k++) {
+      const guint8 *restrict row = top + k * stride_bytes;
+      guint16 wk = w[k];
+
+      for (j = 0; j < n; j++)
+        wide[j] += (guint32) row[j] * wk;
+    }
+    for (j = 0; j < n; j++)
+      sums[j] = (guint16) (wide[j] >> MID_SHIFT);
   }
-  for (; j < n; j++)
-    acc[j] += weight * row[j];
 }
 
-/* Area average, separable: the source rows the output needs first
- * (composited on white, as floats), then columns, into the output. The
- * sums run over the taps in order, so the bytes do not depend on how the
- * loops are arranged (the vertical pass adds whole rows: it vectorises). */
+/* The horizontal pass works on one output pixel at a time: PixelSums
+ * holds its 4 channel sums (OUT_SHIFT fractional bits, in the byte order
+ * of the source words), sums_add_pair() adds two neighbouring pixels of
+ * the vertical sums with their weights, sums_write() composites on white
+ * and stores. SSE2 (every x86-64) does a pair in one multiply-add of
+ * 16-bit lanes (sums below 2^15, weights up to 2^14, so the 32-bit
+ * results cannot overflow); elsewhere the same integer arithmetic in C,
+ * so the bytes are the same on every host. */
+#if defined(__SSE2__) && G_BYTE_ORDER == G_LITTLE_ENDIAN
+#include <emmintrin.h>
+
+typedef __m128i PixelSums;
+
+static inline PixelSums
+sums_zero (void)
+{
+  return _mm_setzero_si128 ();
+}
+
+static inline PixelSums
+sums_add_pair (PixelSums s, const guint16 * p, guint16 w0, guint16 w1)
+{
+  __m128i two = _mm_loadu_si128 ((const __m128i *) p);
+  /* (p0 c, p1 c) pairs of each channel c, times (w0, w1), added. */
+  __m128i pairs = _mm_unpacklo_epi16 (two, _mm_unpackhi_epi64 (two, two));
+
+  return _mm_add_epi32 (s, _mm_madd_epi16 (pairs,
+          _mm_set1_epi32 ((gint) (w0 | ((guint32) w1 << 16)))));
+}
+
+/* Composited on white: mean (c + 255 - a) = mean c + 255 - mean a
+ * (compositing is linear, so it is applied once, here); the alpha lane
+ * becomes 255 by the same sum. The packs saturate a colour above its
+ * alpha (not premultiplied) at 255. @tight: write 3 bytes of an RGB pixel
+ * exactly (the row's last), else 4 (the next pixel overwrites the 4th). */
+static inline void
+sums_write (PixelSums s, guint8 * dst, const PixelLayout * layout,
+    gboolean tight)
+{
+  const __m128i white_half = _mm_set1_epi32 ((255 << OUT_SHIFT) +
+      (1 << (OUT_SHIFT - 1)));
+  __m128i alpha = _mm_shuffle_epi32 (s, _MM_SHUFFLE (3, 3, 3, 3));
+  __m128i c = _mm_srai_epi32 (_mm_add_epi32 (_mm_sub_epi32 (s, alpha),
+          white_half), OUT_SHIFT);
+  guint32 word;
+
+  /* Lanes are B, G, R, A: RGB, RGBA and RGBx want R, G, B, A. */
+  if (layout->r == 0)
+    c = _mm_shuffle_epi32 (c, _MM_SHUFFLE (3, 0, 1, 2));
+  c = _mm_packs_epi32 (c, c);
+  word = (guint32) _mm_cvtsi128_si32 (_mm_packus_epi16 (c, c));
+  if (layout->pixel_stride == 4 || !tight) {
+    memcpy (dst, &word, 4);
+  } else {
+    memcpy (dst, &word, 2);
+    dst[2] = (guint8) (word >> 16);
+  }
+}
+#else
+typedef struct
+{
+  guint32 c[4];
+} PixelSums;
+
+static inline PixelSums
+sums_zero (void)
+{
+  PixelSums s = { {0, 0, 0, 0} };
+  return s;
+}
+
+static inline PixelSums
+sums_add_pair (PixelSums s, const guint16 * p, guint16 w0, guint16 w1)
+{
+  guint c;
+
+  for (c = 0; c < 4; c++)
+    s.c[c] += (guint32) p[c] * w0 + (guint32) p[4 + c] * w1;
+  return s;
+}
+
+/* The same arithmetic as the SSE2 form above. */
+static inline void
+sums_write (PixelSums s, guint8 * dst, const PixelLayout * layout,
+    gboolean tight)
+{
+  const guint32 white_half = (255u << OUT_SHIFT) + (1u << (OUT_SHIFT - 1));
+  guint32 glass = white_half - s.c[BYTE_A];
+
+  (void) tight;
+  dst[layout->r] = MIN ((s.c[BYTE_R] + glass) >> OUT_SHIFT, 255);
+  dst[layout->g] = MIN ((s.c[BYTE_G] + glass) >> OUT_SHIFT, 255);
+  dst[layout->b] = MIN ((s.c[BYTE_B] + glass) >> OUT_SHIFT, 255);
+  if (layout->a >= 0)
+    dst[layout->a] = 255;
+}
+#endif
+
+/* One output row's horizontal pass over the vertical pass's sums: each
+ * output pixel adds its taps two at a time (a missing second tap weighs
+ * 0 and reads at most the zero pixel past the window's end). */
+static void
+horizontal_pass (const guint16 * sums, const AxisTaps * tx, guint col0,
+    guint8 * dst, const PixelLayout * layout)
+{
+  guint x, k, last = tx->out_size - 1;
+
+  if (tx->max_taps <= 3) {
+    /* Scales up to 1x (the near-whole rests): at most two taps. */
+    for (x = 0; x <= last; x++, dst += layout->pixel_stride) {
+      const guint16 *w = tx->weight + (gsize) x * tx->max_taps;
+
+      sums_write (sums_add_pair (sums_zero (), sums + (gsize) (tx->first[x] -
+                  col0) * 4, w[0], w[1]), dst, layout, x == last);
+    }
+    return;
+  }
+  for (x = 0; x <= last; x++, dst += layout->pixel_stride) {
+    const guint16 *w = tx->weight + (gsize) x * tx->max_taps;
+    const guint16 *p = sums + (gsize) (tx->first[x] - col0) * 4;
+    PixelSums s = sums_zero ();
+
+    for (k = 0; k < tx->count[x]; k += 2, p += 8)
+      s = sums_add_pair (s, p, w[k], k + 1 < tx->count[x] ? w[k + 1] : 0);
+    sums_write (s, dst, layout, x == last);
+  }
+}
+
+/* Area average, separable, one output row at a time: the rows under it
+ * summed column by column (vertical pass, premultiplied), then the
+ * columns under each output pixel (horizontal pass), composited on white
+ * at the end. */
 static void
 area_average (WsiResampler * r, const guint32 * argb, gsize src_stride,
     const WsiImage * out, const PixelLayout * layout)
 {
-  AxisTaps *tx = &r->taps_x, *ty = &r->taps_y;
-  guint row0 = ty->first[0];
-  guint row1 = ty->first[out->height - 1] + ty->count[out->height - 1];
+  const AxisTaps *tx = &r->taps_x, *ty = &r->taps_y;
   guint col0 = tx->first[0];
-  guint col1 = tx->first[out->width - 1] + tx->count[out->width - 1];
-  gsize row_floats = (gsize) out->width * 3;
-  guint x, y, k;
-  gsize j;
-
-  for (y = row0; y < row1; y++) {
-    gfloat *row = r->rows + (gsize) (y - row0) * row_floats;
-
-    composite_row_floats (argb + (gsize) y * src_stride + col0, col1 - col0,
-        r->composited);
-    if (tx->max_taps <= 3) {
-      /* Up to 1x downscales (near-whole rests such as 0.99): at most two
-       * taps, summed without a loop (a missing second tap weighs 0 and
-       * reads the padding pixel; adding 0 leaves the sum's bits as they
-       * are). */
-      for (x = 0; x < out->width; x++) {
-        const gfloat *w = tx->weight + (gsize) x * tx->max_taps;
-        const gfloat *p = r->composited + (gsize) (tx->first[x] - col0) * 3;
-        gfloat w1 = tx->count[x] > 1 ? w[1] : 0.0f;
-
-        row[3 * x + 0] = w[0] * p[0] + w1 * p[3];
-        row[3 * x + 1] = w[0] * p[1] + w1 * p[4];
-        row[3 * x + 2] = w[0] * p[2] + w1 * p[5];
-      }
-      continue;
-    }
-    for (x = 0; x < out->width; x++) {
-      const gfloat *w = tx->weight + (gsize) x * tx->max_taps;
-      const gfloat *p = r->composited + (gsize) (tx->first[x] - col0) * 3;
-      gfloat cr = 0.0f, cg = 0.0f, cb = 0.0f;
-
-      for (k = 0; k < tx->count[x]; k++, p += 3) {
-        cr += w[k] * p[0];
-        cg += w[k] * p[1];
-        cb += w[k] * p[2];
-      }
-      row[3 * x + 0] = cr;
-      row[3 * x + 1] = cg;
-      row[3 * x + 2] = cb;
-    }
-  }
+  gsize n = (gsize) (tx->first[out->width - 1] + tx->count[out->width - 1] -
+      col0) * 4;
+  guint y;
 
   for (y = 0; y < out->height; y++) {
-    const gfloat *w = ty->weight + (gsize) y * ty->max_taps;
-    guint8 *dst = out->data + (gsize) y * out->stride;
-    gfloat *acc = r->acc;
-
-    for (j = 0; j < row_floats; j++)
-      acc[j] = 0.0f;
-    for (k = 0; k < ty->count[y]; k++)
-      add_weighted_row (acc, r->rows + (gsize) (ty->first[y] + k - row0) *
-          row_floats, w[k], row_floats);
-    for (x = 0; x < out->width; x++, dst += layout->pixel_stride) {
-      dst[layout->r] = clamp_to_byte (acc[3 * x + 0]);
-      dst[layout->g] = clamp_to_byte (acc[3 * x + 1]);
-      dst[layout->b] = clamp_to_byte (acc[3 * x + 2]);
-      if (layout->a >= 0)
-        dst[layout->a] = 255;
-    }
+    vertical_pass ((const guint8 *) (argb + (gsize) ty->first[y] *
+            src_stride + col0), src_stride * sizeof (guint32),
+        ty->weight + (gsize) y * ty->max_taps, ty->count[y], n,
+        r->column_sums, r->wide);
+    horizontal_pass (r->column_sums, tx, col0,
+        out->data + (gsize) y * out->stride, layout);
   }
 }
 
@@ -423,7 +552,7 @@ wsi_resample_argb (WsiResampler * r, const guint32 * argb, guint src_w,
 {
   PixelLayout layout = pixel_layout (out->format);
   gboolean whole_origin = is_whole (x0) && is_whole (y0);
-  guint k;
+  guint k, window_w;
 
   g_return_val_if_fail (out->width > 0 && out->height > 0, FALSE);
   g_return_val_if_fail (src_w > 0 && src_h > 0, FALSE);
@@ -451,17 +580,15 @@ wsi_resample_argb (WsiResampler * r, const guint32 * argb, guint src_w,
   if (!axis_taps_prepare (&r->taps_x, src_w, x0, span_w, out->width)
       || !axis_taps_prepare (&r->taps_y, src_h, y0, span_h, out->height))
     return FALSE;
-  if (!reserve ((gpointer *) & r->rows, &r->rows_floats,
-          (gsize) (r->taps_y.first[out->height - 1] +
-              r->taps_y.count[out->height - 1] - r->taps_y.first[0]) *
-          out->width * 3, sizeof (gfloat))
-      || !reserve ((gpointer *) & r->composited, &r->composited_floats,
-          (gsize) (r->taps_x.first[out->width - 1] +
-              r->taps_x.count[out->width - 1] - r->taps_x.first[0] + 1) * 3,
-          sizeof (gfloat))
-      || !reserve ((gpointer *) & r->acc, &r->acc_floats,
-          (gsize) out->width * 3, sizeof (gfloat)))
+  window_w = r->taps_x.first[out->width - 1] +
+      r->taps_x.count[out->width - 1] - r->taps_x.first[0];
+  /* One zero pixel past the window: a missing second tap reads it. */
+  if (!reserve ((gpointer *) & r->column_sums, &r->column_sums_len,
+          (gsize) (window_w + 1) * 4, sizeof (guint16))
+      || !reserve ((gpointer *) & r->wide, &r->wide_len,
+          (gsize) window_w * 4, sizeof (guint32)))
     return FALSE;
+  memset (r->column_sums + (gsize) window_w * 4, 0, 4 * sizeof (guint16));
   area_average (r, argb, src_stride, out, &layout);
   return TRUE;
 }

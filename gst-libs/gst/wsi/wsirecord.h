@@ -231,22 +231,42 @@ wsi_meta_quarks (void)
   return &q;
 }
 
-/* Sets field @field of @s to a GstValueArray of @n doubles. */
+/* Sets field @field of @s to a GstValueArray of the @n numbers at
+ * @values, of @type: G_TYPE_DOUBLE (gdouble) or G_TYPE_INT64 (gint64). */
 static inline void
-wsi_structure_id_set_double_array (GstStructure * s, GQuark field,
-    const gdouble * values, guint n)
+wsi_structure_id_set_number_array (GstStructure * s, GQuark field,
+    GType type, gconstpointer values, guint n)
 {
   GValue array = G_VALUE_INIT, item = G_VALUE_INIT;
   guint i;
 
   g_value_init (&array, GST_TYPE_ARRAY);
-  g_value_init (&item, G_TYPE_DOUBLE);
+  g_value_init (&item, type);
   for (i = 0; i < n; i++) {
-    g_value_set_double (&item, values[i]);
+    if (type == G_TYPE_DOUBLE)
+      g_value_set_double (&item, ((const gdouble *) values)[i]);
+    else
+      g_value_set_int64 (&item, ((const gint64 *) values)[i]);
     gst_value_array_append_value (&array, &item);
   }
   gst_structure_id_take_value (s, field, &array);
   g_value_unset (&item);
+}
+
+/* Sets field @field of @s to a GstValueArray of @n doubles. */
+static inline void
+wsi_structure_id_set_double_array (GstStructure * s, GQuark field,
+    const gdouble * values, guint n)
+{
+  wsi_structure_id_set_number_array (s, field, G_TYPE_DOUBLE, values, n);
+}
+
+/* Sets field @field of @s to a GstValueArray of @n gint64. */
+static inline void
+wsi_structure_id_set_int64_array (GstStructure * s, GQuark field,
+    const gint64 * values, guint n)
+{
+  wsi_structure_id_set_number_array (s, field, G_TYPE_INT64, values, n);
 }
 
 /* Sets @field of @s to a GstValueArray of @n doubles (GStreamer's own
@@ -261,22 +281,14 @@ wsi_structure_set_double_array (GstStructure * s, const gchar * field,
       n);
 }
 
-/* Sets @field of @s to a GstValueArray of @n gint64. */
+/* Sets @field of @s to a GstValueArray of @n gint64: the by-name form of
+ * wsi_structure_id_set_int64_array(). */
 static inline void
 wsi_structure_set_int64_array (GstStructure * s, const gchar * field,
     const gint64 * values, guint n)
 {
-  GValue array = G_VALUE_INIT, item = G_VALUE_INIT;
-  guint i;
-
-  g_value_init (&array, GST_TYPE_ARRAY);
-  g_value_init (&item, G_TYPE_INT64);
-  for (i = 0; i < n; i++) {
-    g_value_set_int64 (&item, values[i]);
-    gst_value_array_append_value (&array, &item);
-  }
-  gst_structure_take_value (s, field, &array);
-  g_value_unset (&item);
+  wsi_structure_id_set_int64_array (s, g_quark_from_string (field), values,
+      n);
 }
 
 /* Entry @i of the GstValueArray field @field of @s (doubles or gint64, e.g.

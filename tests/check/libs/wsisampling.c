@@ -143,6 +143,57 @@ GST_START_TEST (test_tissue_fraction)
 
 GST_END_TEST;
 
+/* The integral image and the tissue box against a brute-force count, on
+ * a speckled mask with bytes on both sides of the threshold (127, 128),
+ * more than 8 bytes of glass either side of most rows (the word scans)
+ * and one tissue pixel in the bottom-right corner. */
+GST_START_TEST (test_tissue_map_build_matches_brute_force)
+{
+  const gint64 w = 37, h = 23;
+  guint8 *mask = g_malloc0 (w * h);
+  guint32 *integral = g_new (guint32, (w + 1) * (h + 1));
+  const guint8 values[] = { 0, 127, 128, 200, 255 };
+  WsiTissueMap map;
+  WsiRng rng;
+  gint64 x, y, x0 = w, y0 = h, x1 = 0, y1 = 0;
+
+  wsi_rng_seed (&rng, 9, 0, 0);
+  for (y = 5; y < h; y++)
+    for (x = 11; x < w - 9; x++)
+      mask[y * w + x] = values[wsi_rng_below (&rng, G_N_ELEMENTS (values))];
+  mask[(h - 1) * w + (w - 1)] = 128;
+  for (y = 0; y < h; y++)
+    for (x = 0; x < w; x++)
+      if (mask[y * w + x] >= 128) {
+        x0 = MIN (x0, x);
+        x1 = MAX (x1, x + 1);
+        y0 = MIN (y0, y);
+        y1 = MAX (y1, y + 1);
+      }
+
+  wsi_tissue_map_init (&map, w * 10, h * 10);
+  wsi_tissue_map_build (&map, integral, mask, w, h);
+  for (y = 0; y <= h; y++)
+    for (x = 0; x <= w; x++) {
+      guint32 count = 0;
+
+      for (gint64 yy = 0; yy < y; yy++)
+        for (gint64 xx = 0; xx < x; xx++)
+          count += mask[yy * w + xx] >= 128;
+      fail_unless_equals_int (integral[y * (w + 1) + x], count);
+    }
+  fail_unless_equals_int64 (map.tissue_x0, x0);
+  fail_unless_equals_int64 (map.tissue_x1, x1);
+  fail_unless_equals_int64 (map.tissue_y0, y0);
+  fail_unless_equals_int64 (map.tissue_y1, y1);
+  fail_unless_equals_int64 (x1, w);
+  fail_unless_equals_int64 (y1, h);
+  g_free (mask);
+  g_free (integral);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_parse_list)
 {
   GArray *v = g_array_new (FALSE, FALSE, sizeof (gdouble));
@@ -741,6 +792,7 @@ wsisampling_suite (void)
 
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_tissue_fraction);
+  tcase_add_test (tc, test_tissue_map_build_matches_brute_force);
   tcase_add_test (tc, test_parse_list);
   tcase_add_test (tc, test_quota);
   tcase_add_test (tc, test_discrete_histogram);
