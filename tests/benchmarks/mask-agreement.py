@@ -11,14 +11,14 @@ wsislidesrc's thumbnail-size. The mask exists to accept or reject candidate
 patches: patchsampler keeps a footprint when the share of the mask pixels it
 touches that are tissue is at least min-tissue (default 0.5). So what a
 coarser overview must preserve is those decisions, measured against a
-reference: the mask of an overview 4-8x finer than the default 1024 px
+reference: the mask of an overview 2.9-8x finer than the default 1024 px
 (the slide's level 0, at most 8192 px), not the 1024 mask, which is itself
 an approximation.
 
 For each real slide of ../shared/slides and a few generated slides, this
 streams `wsislidesrc ! tissuemask` (default settings but the method) at
 thumbnail-size S = 128, 256, 512, 1024 and at the reference size, lays a
-grid of patch footprints over the slide (step half a footprint) for two
+grid of patch footprints over the slide (step a quarter footprint) for two
 patch settings (256 px at 0.5 um/px, 224 px at 1.0 um/px), computes each
 footprint's tissue share as patchsampler does (every mask pixel the
 footprint touches counts) and prints, per slide, setting and S:
@@ -38,7 +38,7 @@ the 1024 mask's on every slide and setting. Kernel sides of tissuemask are
 given in pixels of the slide's 1024 px overview (kernel-reference-size,
 default 1024), so every S uses the same kernels in micrometres;
 KERNELS=overview passes kernel-reference-size=0 (the old meaning: pixels of
-whatever overview arrives). No timing involved; about a minute.
+whatever overview arrives). No timing involved; about 2 minutes on 2 busy cores.
 Environment: BUILD (build folder, default build), GENERATED (how many
 generated slides, default 3; 0 = none).
 """
@@ -219,8 +219,8 @@ def main():
         if note:
             print(f"\n({name}: {note})")
         study(path, method, width, height, mpp, extra, rows)
-    print(f"\n(skipped ../shared/slides/dicom: 50 x 50 px, smaller than any"
-          f" overview, so every S gives the same mask)")
+    print("\n(skipped ../shared/slides/dicom: 50 x 50 px, smaller than any"
+          " overview, so every S gives the same mask)")
     count = int(os.environ.get("GENERATED", "3"))
     if count > 0:
         with tempfile.TemporaryDirectory(prefix="mask-agreement-") as work:
