@@ -27,6 +27,10 @@ zero by more than two standard errors AND above the floor (default
                                  unbounded structure (ours or a library's)
   in use flat, RSS grows      -> memory malloc keeps: fragmentation, arenas
   both flat                   -> flat within noise
+It also lists the steps of bytes in use (persistent rises of more than
+1.5 MB): a buffer pool reaching a new high-water mark (patchreader's, up
+to the queue after it; docs/reliability.md) rises in steps of whole
+buffers, a leak per patch in a slope.
 """
 
 import argparse
@@ -111,6 +115,29 @@ def fit(xs, ys):
     return slope, se
 
 
+def median(values):
+    ordered = sorted(values)
+    return ordered[len(ordered) // 2]
+
+
+def steps(samples, rise=1.5, width=3):
+    """Persistent rises: (seconds, MB) where the median of the next `width`
+    samples exceeds the median of the previous `width` by more than `rise`
+    MB, the largest of its neighbourhood. A buffer pool reaching a new
+    high-water mark moves bytes in use this way; a leak per patch does not."""
+    values = [v for _, v in samples]
+    rises = {}
+    for i in range(width, len(values) - width + 1):
+        rises[i] = median(values[i:i + width]) - median(values[i - width:i])
+    found = []
+    for i, d in rises.items():
+        before = [rises.get(j, 0) for j in range(i - width + 1, i)]
+        after = [rises.get(j, 0) for j in range(i + 1, i + width)]
+        if d > rise and all(d > b for b in before) and all(d >= a for a in after):
+            found.append((samples[i][0], d))
+    return found
+
+
 def describe(name, samples, counts, warmup, floor):
     """Prints one series' slopes; returns its verdict ("grows"/"flat") or None."""
     kept = [(t, v) for t, v in samples if t >= warmup]
@@ -158,6 +185,13 @@ def main():
     heap = read_mallinfo(args.mallinfo, args.pid)
     verdicts = {name: describe(name, samples, counts, args.warmup, args.floor)
                 for name, samples in heap.items()}
+    in_use_samples = heap.get("in use (uordblks+hblkhd)", [])
+    rises = steps(in_use_samples)
+    if rises:
+        after = sum(d for t, d in rises if t >= args.warmup)
+        print("  steps of bytes in use (30-s medians rising > 1.5 MB): "
+              + ", ".join(f"t={t:.0f} s {d:+.1f} MB" for t, d in rises)
+              + f"; {after:+.1f} MB of them after the warm-up")
     in_use = verdicts.get("in use (uordblks+hblkhd)")
     if in_use is None or rss_verdict is None:
         print("soak verdict: undecided (too few samples or no patch counts)")

@@ -2,8 +2,8 @@
 # Memory soak of the standard pipeline under gst-launch-1.0 (issue 26, point 5).
 #
 #   scripts/soak.sh [--minutes N] [--interval S] [--warmup S] [--arena N]
-#                   [--trim] [--threads N] [--tile-cache MB] [--build-dir DIR]
-#                   [--out FILE] SLIDES
+#                   [--trim] [--threads N] [--tile-cache MB] [--queue N]
+#                   [--floor MB] [--build-dir DIR] [--out FILE] SLIDES
 #
 # Streams SLIDES (a slide, folder or list) with cycle=true through the
 # README's pipeline into fakesink for N minutes (default 60), samples the
@@ -37,6 +37,11 @@
 # still allocated: a leak, or a cache still filling (patchreader's tile
 # cache is bounded by tile-cache-size, 64 MiB by default; --tile-cache 0
 # runs without it: what is left growing then is not the cache).
+# Bytes in use also climb in steps until the queue between patchreader and
+# patchbatch (--queue, 256 patches as in the README) has once been full:
+# patchreader's buffer pool keeps every patch buffer it ever needed at once
+# (docs/reliability.md, "What the quiet hour's drift was"); --queue 16
+# reaches that bound in the first seconds.
 # --out FILE also writes the samples as "seconds rss_kb threads fds" lines,
 # FILE.heap the mallinfo2 samples ("pid seconds arena hblkhd uordblks
 # fordblks") and FILE.jsonl the tracer's interval records (patch counts).
@@ -44,7 +49,7 @@ set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 builddir=$root/build
 minutes=60 interval=10 warmup="" arena="" trim=0 threads=0 out="" location=""
-floor=0.1
+floor=0.1 queue=256
 tile_cache=64
 while [ $# -gt 0 ]; do
   case $1 in
@@ -58,7 +63,8 @@ while [ $# -gt 0 ]; do
     --build-dir) builddir=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --floor) floor=$2; shift 2 ;;
-    -h|--help) sed -n '2,48p' "$0"; exit 0 ;;
+    --queue) queue=$2; shift 2 ;;
+    -h|--help) sed -n '2,47p' "$0"; exit 0 ;;
     *) location=$1; shift ;;
   esac
 done
@@ -83,6 +89,7 @@ env_args=(GST_PLUGIN_PATH="$builddir/ext/wsislide:$builddir/ext/opencv:$builddir
           WSI_MALLINFO_FILE="$heap_file" WSI_MALLINFO_SECONDS="$interval")
 label="glibc defaults"
 [ "$tile_cache" = 64 ] || label="tile cache $tile_cache MiB"
+[ "$queue" = 256 ] || label="$label, queue of $queue patches"
 if [ -n "$arena" ]; then env_args+=(MALLOC_ARENA_MAX="$arena"); label="$label, MALLOC_ARENA_MAX=$arena"; fi
 if [ $trim -eq 1 ]; then
   shim=$builddir/tests/launch/libwsi-trimloop.so
@@ -96,7 +103,7 @@ env "${env_args[@]}" gst-launch-1.0 -q wsislidesrc location="$location" cycle=tr
   patchsampler patch-size=256 target-mpp=0.5 ! \
   patchinterleave pool-size=8 patches-per-visit=4 ! patchreader threads="$threads" \
   tile-cache-size="$tile_cache" ! \
-  queue max-size-buffers=256 max-size-bytes=0 max-size-time=0 ! \
+  queue max-size-buffers="$queue" max-size-bytes=0 max-size-time=0 ! \
   patchbatch batch-size=64 ! fakesink sync=false >"$log" 2>&1 &
 pid=$!
 trap 'kill -INT $pid 2>/dev/null; rm -rf "$work"' EXIT

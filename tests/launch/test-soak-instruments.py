@@ -50,8 +50,11 @@ def check_mallinfo_shim(shim, workdir):
           f"in use +{growth:.1f} MiB for 80 MiB kept")
 
 
-def write_soak(workdir, name, rss_mb_per_mpatch, in_use_mb_per_mpatch, rate, seed):
-    """A 20-minute soak at `rate` patches/s, 10 s samples, with noise."""
+def write_soak(workdir, name, rss_mb_per_mpatch, in_use_mb_per_mpatch, rate, seed,
+               step_at=None, step_mb=0.0):
+    """A 20-minute soak at `rate` patches/s, 10 s samples, with noise;
+    bytes in use rise by step_mb from step_at seconds (a pool's new
+    high-water mark)."""
     rng = random.Random(seed)
     base = os.path.join(workdir, name)
     with open(base, "w") as rss, open(base + ".heap", "w") as heap, \
@@ -60,6 +63,8 @@ def write_soak(workdir, name, rss_mb_per_mpatch, in_use_mb_per_mpatch, rate, see
             t = step * 10
             mpatches = rate * t / 1e6
             in_use = 100 + in_use_mb_per_mpatch * mpatches + rng.gauss(0, 0.3)
+            if step_at is not None and t >= step_at:
+                in_use += step_mb
             kept = 30 + (rss_mb_per_mpatch - in_use_mb_per_mpatch) * mpatches \
                 + rng.gauss(0, 2)
             resident = in_use + kept + 30 + rng.gauss(0, 1)
@@ -108,7 +113,13 @@ def check_verdicts(script, workdir):
     # The floor: a resolved but tiny slope is flat.
     tiny = verdict(script, write_soak(workdir, "tiny", 0.05, 0.05, 1700, 4), "--floor", "0.1")
     assert "soak verdict: FLAT" in tiny, tiny
-    print("ok: soak-verdict.py: leak, kept, flat, rate and floor")
+    # A pool's high-water mark: one step of 10 MB at 600 s, flat around it.
+    step = verdict(script, write_soak(workdir, "step", 0.0, 0.0, 1700, 5, 600, 10.0))
+    found = re.findall(r"t=(\d+) s ([+-][0-9.]+) MB", step)
+    assert len(found) == 1, f"expected one step, got {found}"
+    assert abs(int(found[0][0]) - 600) <= 10 and abs(float(found[0][1]) - 10) < 1.5, found
+    assert "steps of bytes in use" not in flat, flat
+    print("ok: soak-verdict.py: leak, kept, flat, rate, floor and a step")
 
 
 def main():
