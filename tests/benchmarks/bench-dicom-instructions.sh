@@ -72,4 +72,4 @@ awk -v tt="$tt" -v td="$td" -v dt="$dt" -v ct="$ct" -v dd="$dd" -v cd="$cd" 'BEG
     print "tile decode: no per-call figures (callgrind_annotate found no decode calls)"
 }'
 echo "goal (issue 20): DICOM >= 0.90 x TIFF patches/s; by instructions DICOM costs" \
-  "$(awk -v a="$td" -v b="$tt" 'BEGIN { printf "%.1f %%", (a / b - 1) * 100 }') more than TIFF"
+  "$(awk -v a="$td" -v b="$tt" 'BEGIN { printf "%.2f %%", (a / b - 1) * 100 }') more than TIFF"
