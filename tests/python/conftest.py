@@ -2,6 +2,7 @@
 import os
 import pathlib
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -17,6 +18,27 @@ sys.path.insert(0, str(ROOT / "python"))
 import gstwsi  # noqa: E402
 
 gstwsi.init(monitor=True, tracer_params="interval=200,summary=false")
+
+
+def run_process_group(argv, timeout, **popen_args):
+    """Runs argv in a process group of its own and returns the
+    CompletedProcess (text, stdout and stderr captured). If it outlives
+    timeout, the whole group is killed before subprocess.TimeoutExpired is
+    raised: torchrun's workers are its children, and killing torchrun alone
+    (what subprocess.run does) left them streaming after the test."""
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True, **popen_args)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        raise
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    return subprocess.CompletedProcess(argv, proc.returncode, out, err)
 
 
 def _generator():

@@ -6,13 +6,16 @@ import subprocess
 import sys
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, run_process_group
 
 from gstwsi.stream import Gst
 
 
 def run(cmd, env, timeout=240):
-    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+    try:
+        proc = run_process_group(cmd, timeout, env=env)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"did not end within {timeout} s (its process group was killed): {cmd}")
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     return proc.stdout
 

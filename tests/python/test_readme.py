@@ -16,7 +16,7 @@ import subprocess
 
 import pytest
 
-from conftest import ROOT, _generator
+from conftest import ROOT, _generator, run_process_group
 
 README = ROOT / "README.md"
 BLOCK = re.compile(r"^```sh\n(.*?)^```", re.S | re.M)
@@ -86,8 +86,7 @@ def test_readme_command_ends(command, slides, tmp_root, example_env):
     argv, extra_env = concrete(command, slides, workdir)
     env = dict(example_env, **extra_env)
     try:
-        done = subprocess.run(argv, env=env, cwd=workdir, capture_output=True, text=True,
-                              timeout=TIME_LIMIT)
+        done = run_process_group(argv, TIME_LIMIT, env=env, cwd=workdir)
     except subprocess.TimeoutExpired:
         pytest.fail(f"did not end within {TIME_LIMIT} s: {command}")
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
