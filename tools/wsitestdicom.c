@@ -683,6 +683,27 @@ frame_broken (const guint8 * data, gsize size)
   return copy;
 }
 
+/* One frame as @items fragment items: even-sized pieces (a pad byte inside
+ * the codestream would corrupt it), the last one padded to even length. */
+static void
+frame_items (GByteArray * out, const guint8 * data, gsize size, guint items)
+{
+  gsize piece = (size / items) & ~(gsize) 1, done = 0;
+  guint8 zero = 0;
+  guint i;
+
+  for (i = 0; i < items; i++) {
+    gsize length = i + 1 < items ? piece : size - done;
+    put16 (out, 0xFFFE);
+    put16 (out, 0xE000);
+    put32 (out, length + (length & 1));
+    g_byte_array_append (out, data + done, length);
+    if (length & 1)
+      g_byte_array_append (out, &zero, 1);
+    done += length;
+  }
+}
+
 static void
 write_encapsulated (GByteArray * out, const Instance * in)
 {
@@ -695,19 +716,14 @@ write_encapsulated (GByteArray * out, const Instance * in)
   for (k = 0; k < in->n_frames; k++) {
     gsize size;
     const guint8 *data = frame_data (in, k, &size);
-    guint8 *broken = NULL, zero = 0;
+    guint8 *broken = NULL;
 
     if (in->damaged && spec->damage == WSI_TEST_DICOM_DAMAGE_JPEG_DATA
         && k == 1)
       data = broken = frame_broken (data, size);
     offsets[k] = fragments->len;
     lengths[k] = size;
-    put16 (fragments, 0xFFFE);
-    put16 (fragments, 0xE000);
-    put32 (fragments, size + (size & 1));
-    g_byte_array_append (fragments, data, size);
-    if (size & 1)
-      g_byte_array_append (fragments, &zero, 1);
+    frame_items (fragments, data, size, MAX (spec->fragments, 1));
     g_free (broken);
   }
   if (in->damaged && spec->damage == WSI_TEST_DICOM_DAMAGE_BAD_OFFSET

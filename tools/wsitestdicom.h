@@ -93,6 +93,7 @@ typedef struct
   gboolean uncompressed;        /* explicit VR LE raw RGB (else JPEG) */
   WsiTestDicomJ2k j2k;          /* JPEG 2000 frames (overrides the two above) */
   WsiTestDicomTable table;      /* encapsulated only */
+  guint fragments;              /* encapsulated: items a frame (0, 1: one) */
   gboolean thumbnail;           /* also a THUMBNAIL instance */
   gdouble mpp;                  /* PixelSpacing in µm; 0: none */
   guint omit_every;             /* sparse: leave out every Nth tile (0: none) */

@@ -713,27 +713,32 @@ tile_fail (WsiSlide * slide, gint level, gint64 col, gint64 row,
   return FALSE;
 }
 
-/* The frame's fragments, joined in place: the JPEG stream. */
-static gboolean
+/* The frame's fragments joined in place behind the first one's item
+ * header: the codestream (@joined bytes at the pointer returned), or NULL
+ * when the items are malformed. The first fragment stays where it was
+ * read, so a one-fragment frame (the usual case) is never copied; later
+ * fragments move left over the item headers. */
+static guint8 *
 fragments_join (guint8 * bytes, gsize length, gsize * joined)
 {
-  gsize in = 0, out = 0;
+  gsize in = 0, out = 8;
 
   while (in < length) {
     guint32 item_length;
     if (length - in < 8 || bytes[in] != 0xFE || bytes[in + 1] != 0xFF
         || bytes[in + 2] != 0x00 || bytes[in + 3] != 0xE0)
-      return FALSE;
+      return NULL;
     item_length = bytes[in + 4] | (bytes[in + 5] << 8)
         | (bytes[in + 6] << 16) | ((guint32) bytes[in + 7] << 24);
     if (item_length > length - in - 8)
-      return FALSE;
-    memmove (bytes + out, bytes + in + 8, item_length);
+      return NULL;
+    if (in + 8 != out)
+      memmove (bytes + out, bytes + in + 8, item_length);
     out += item_length;
     in += 8 + (gsize) item_length;
   }
-  *joined = out;
-  return out > 0;
+  *joined = out - 8;
+  return out > 8 ? bytes + 8 : NULL;
 }
 
 /* An APP14 "Adobe" segment before the frame header: its transform (0 = RGB,
@@ -799,7 +804,8 @@ decode_jpeg (WsiSlide * slide, WsiReadContext * ctx, const DicomPart * part,
     g_error_free (local);
     return FALSE;
   }
-  if (!fragments_join (bytes, frame->length, &size))
+  bytes = fragments_join (bytes, frame->length, &size);
+  if (bytes == NULL)
     return tile_fail (slide, level, col, row, index, error, "no fragment "
         "item at offset %" G_GUINT64_FORMAT " (%s)", frame->offset,
         inst->frame_index_source);
@@ -847,7 +853,8 @@ fetch_encapsulated_frame (WsiSlide * slide, WsiReadContext * ctx,
     g_error_free (local);
     return FALSE;
   }
-  if (!fragments_join (*bytes, frame->length, size))
+  *bytes = fragments_join (*bytes, frame->length, size);
+  if (*bytes == NULL)
     return tile_fail (slide, level, col, row, index, error, "no fragment "
         "item at offset %" G_GUINT64_FORMAT " (%s)", frame->offset,
         inst->frame_index_source);

@@ -297,6 +297,32 @@ GST_START_TEST (test_full_jpeg_same_as_tiff)
 
 GST_END_TEST;
 
+/* A frame split over several fragment items (legal with an offset table)
+ * reads as the one-item frame: the items are joined behind the first. */
+GST_START_TEST (test_fragmented_frames_same_as_tiff)
+{
+  WsiTestDicomSpec spec;
+
+  wsi_test_dicom_spec_init (&spec);
+  spec.mpp = 0.25;
+  spec.fragments = 3;
+  check_variant ("fragmented-jpeg-basic", WSI_TEST_LAYOUT_GENERIC, 256,
+      &spec, INFINITY);
+  spec.table = WSI_TEST_DICOM_TABLE_EXTENDED;
+  spec.fragments = 2;
+  check_variant ("fragmented-jpeg-extended", WSI_TEST_LAYOUT_GENERIC, 256,
+      &spec, INFINITY);
+#ifdef WSI_HAVE_OPENJPEG
+  spec.table = WSI_TEST_DICOM_TABLE_BASIC;
+  spec.j2k = WSI_TEST_DICOM_J2K_LOSSLESS;
+  spec.fragments = 3;
+  check_variant ("fragmented-j2k", WSI_TEST_LAYOUT_GENERIC, 256, &spec,
+      40.0);
+#endif
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_aperio_tiles_same_as_tiff)
 {
   WsiTestDicomSpec spec;
@@ -860,6 +886,7 @@ wsidicom_suite (void)
 
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_full_jpeg_same_as_tiff);
+  tcase_add_test (tc, test_fragmented_frames_same_as_tiff);
   tcase_add_test (tc, test_aperio_tiles_same_as_tiff);
   tcase_add_test (tc, test_sparse_jpeg_same_as_tiff);
   tcase_add_test (tc, test_concatenation_same_as_tiff);
