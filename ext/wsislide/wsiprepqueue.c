@@ -57,9 +57,17 @@ wsi_prep_queue_new (guint n_threads, WsiPrepRunFunc run,
   g_mutex_init (&queue->lock);
   g_cond_init (&queue->done_cond);
   g_queue_init (&queue->items);
-  /* Not exclusive: GLib's shared threads; pushes never fail then. */
+  /* Exclusive: the workers live as long as the queue. GLib's shared
+   * threads leave an idle pool after half a second and are replaced by new
+   * ones when work comes again: a thread created and destroyed every few
+   * slide visits for as long as the stream runs, which a week-long run
+   * should not pay for. If the threads cannot be made now, fall back to the
+   * shared ones, whose pushes never fail. */
   queue->pool = g_thread_pool_new (prep_queue_worker, queue,
-      (gint) MAX (n_threads, 1), FALSE, NULL);
+      (gint) MAX (n_threads, 1), TRUE, NULL);
+  if (queue->pool == NULL)
+    queue->pool = g_thread_pool_new (prep_queue_worker, queue,
+        (gint) MAX (n_threads, 1), FALSE, NULL);
   return queue;
 }
 

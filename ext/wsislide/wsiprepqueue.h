@@ -22,6 +22,8 @@
  * owner bounds it (wsi_prep_queue_length()).
  *
  * Cost: one mutex round trip per push, run and pop; the work is the jobs'.
+ * The `n_threads` workers are made with the queue and live until it is
+ * freed (no thread is created or ended while a stream runs).
  *
  * Threading: every function but `run` is called from one owner thread
  * (wsislidesrc's streaming thread or its state change); `run` runs on a
