@@ -29,18 +29,9 @@ else   # a folder of our own: removed at exit (slides and callgrind files, ~30 M
 fi
 warmup="${WARMUP:-5}"
 batches="${BATCHES:-30}"
-mkdir -p "$work/tiff" "$work/dicom"
-
 # The slides of bench-dicom.sh (same command, same seeds).
-if [ -z "$(ls "$work/tiff")" ]; then
-  "$build/tools/wsi-make-test-slides" -n 2 -W 8192 -H 6144 -l 3 --layout generic \
-    -m 0.25 "$work/tiff" >/dev/null
-  for t in "$work"/tiff/*.tiff; do
-    name=$(basename "$t" .tiff)
-    "$build/tools/wsi-make-test-dicom" "$t" "$work/dicom" --prefix "$name" \
-      --mpp 0.25 --thumbnail --seed "${name//[!0-9]/}" >/dev/null
-  done
-fi
+. "$(dirname "$0")/dicom-bench-slides.sh"
+make_dicom_bench_slides "$build" "$work"
 
 profile() {   # profile SIDE: callgrind output in $work/callgrind.SIDE
   valgrind --tool=callgrind --callgrind-out-file="$work/callgrind.$1" \

@@ -21,17 +21,8 @@ work="${1:-$(mktemp -d)}"
 rounds="${2:-3}"
 warmup="${WARMUP:-20}"
 batches="${BATCHES:-60}"
-mkdir -p "$work/tiff" "$work/dicom"
-
-if [ -z "$(ls "$work/tiff")" ]; then
-  "$build/tools/wsi-make-test-slides" -n 2 -W 8192 -H 6144 -l 3 --layout generic \
-    -m 0.25 "$work/tiff" >/dev/null
-  for t in "$work"/tiff/*.tiff; do
-    name=$(basename "$t" .tiff)
-    "$build/tools/wsi-make-test-dicom" "$t" "$work/dicom" --prefix "$name" \
-      --mpp 0.25 --thumbnail --seed "${name//[!0-9]/}" >/dev/null
-  done
-fi
+. "$(dirname "$0")/dicom-bench-slides.sh"
+make_dicom_bench_slides "$build" "$work"
 
 run() {   # run LOCATION THREADS -> "patches/s CPU-us/patch"
   "$build/tests/benchmarks/bench-pipeline" --steady --location "$1" --threads "$2" \
