@@ -28,7 +28,11 @@ typedef struct
   guint64 dropped;
   gboolean closed;
   gboolean reported;            /* its loss was already returned once */
-  GHashTable *reasons;          /* slide index -> "path: reason" */
+  /* slide index -> "path (reason)"; made at the cycle's first drop: a
+   * healthy cycle's tally stays a few words, and a cycling stream makes
+   * one tally per pass for as long as it runs (they are not freed: a
+   * closed cycle's drops may still arrive from patches in flight). */
+  GHashTable *reasons;
 } CycleTally;
 
 struct _WsiDelivery
@@ -46,7 +50,8 @@ struct _WsiDelivery
 static void
 cycle_tally_free (CycleTally * tally)
 {
-  g_hash_table_unref (tally->reasons);
+  if (tally->reasons != NULL)
+    g_hash_table_unref (tally->reasons);
   g_free (tally);
 }
 
@@ -58,7 +63,6 @@ cycle_tally_get_locked (WsiDelivery * delivery, guint cycle)
 
   if (tally == NULL) {
     tally = g_new0 (CycleTally, 1);
-    tally->reasons = g_hash_table_new_full (NULL, NULL, NULL, g_free);
     g_hash_table_insert (delivery->cycles, GUINT_TO_POINTER (cycle), tally);
   }
   return tally;
@@ -160,6 +164,8 @@ count_dropped (WsiDelivery * delivery, guint slide, guint cycle,
   delivery->dropped++;
   tally = cycle_tally_get_locked (delivery, cycle);
   tally->dropped++;
+  if (tally->reasons == NULL)
+    tally->reasons = g_hash_table_new_full (NULL, NULL, NULL, g_free);
   g_hash_table_replace (tally->reasons, GUINT_TO_POINTER (slide),
       g_strdup_printf ("%s (%s)", GST_STR_NULL (path), GST_STR_NULL (reason)));
   if (cycle_lost (tally) && !tally->reported) {
@@ -228,7 +234,7 @@ wsi_delivery_describe_loss (WsiDelivery * delivery, guint cycle)
       "cycle %u were dropped; slides given up or unreadable: ",
       tally->planned, cycle);
   /* In slide order, so the message is the same every run. */
-  keys = g_hash_table_get_keys (tally->reasons);
+  keys = tally->reasons ? g_hash_table_get_keys (tally->reasons) : NULL;
   keys = g_list_sort (keys, (GCompareFunc) compare_slide_keys);
   for (l = keys; l != NULL && named < MAX_NAMED_SLIDES; l = l->next, named++)
     g_string_append_printf (out, "%s%s", named ? "; " : "",
