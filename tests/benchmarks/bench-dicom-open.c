@@ -18,10 +18,23 @@
  * first), and the median, min and max wall time printed.
  *
  *   meson devenv -C build ./tests/benchmarks/bench-dicom-open [--tiles 100000] WORK_DIR
+ *
+ * With --folder N it measures instead what opening one series costs when
+ * its folder holds N instances (an IDC download puts whole series, or many
+ * series, in one folder): N/3 series of 3 small levels (512x384, 128-pixel
+ * tiles) are written into WORK_DIR/folder-N, and the level 0 of the first
+ * series is opened --repeats times in this process, as a slide pool that
+ * reopens slides does. Per open it prints the wall time and what the
+ * process read (/proc/self/io: read calls and bytes, page cache hits
+ * included):
+ *
+ *   meson devenv -C build ./tests/benchmarks/bench-dicom-open --folder 2000 --repeats 10 WORK_DIR
  */
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "wsislide.h"
 #include "wsitestslide.h"
@@ -86,15 +99,110 @@ series (const gchar * tiff, const gchar * dir, const gchar * name,
   return level0;
 }
 
+/* The process's read calls and bytes read so far (/proc/self/io). */
+static void
+io_read (guint64 * calls, guint64 * bytes)
+{
+  gchar *text = NULL;
+  const gchar *at;
+
+  *calls = *bytes = 0;
+  if (!g_file_get_contents ("/proc/self/io", &text, NULL, NULL))
+    return;
+  if ((at = strstr (text, "rchar: ")) != NULL)
+    *bytes = g_ascii_strtoull (at + 7, NULL, 10);
+  if ((at = strstr (text, "syscr: ")) != NULL)
+    *calls = g_ascii_strtoull (at + 7, NULL, 10);
+  g_free (text);
+}
+
+/* WORK_DIR/folder-N: N/3 series of 3 levels each; returns the level 0 of
+ * the first. */
+static gchar *
+write_folder (const gchar * work_dir, gint instances)
+{
+  gchar *dir = g_strdup_printf ("%s/folder-%d", work_dir, instances);
+  gchar *tiff = g_build_filename (work_dir, "folder-source.tiff", NULL);
+  gchar *first = g_build_filename (dir, "s0000-level0.dcm", NULL);
+  gint n_series = MAX (instances / 3, 1), i;
+  WsiTestSlideSpec spec;
+  GError *error = NULL;
+
+  wsi_test_slide_spec_init (&spec);
+  spec.width = 512;
+  spec.height = 384;
+  spec.tile_size = 128;
+  spec.levels = 3;
+  g_mkdir_with_parents (work_dir, 0755);
+  if (!g_file_test (tiff, G_FILE_TEST_EXISTS)
+      && !wsi_test_slide_write (tiff, &spec, &error)) {
+    g_printerr ("%s\n", error->message);
+    exit (1);
+  }
+  g_mkdir_with_parents (dir, 0755);
+  for (i = 0; i < n_series; i++) {
+    gchar *prefix = g_strdup_printf ("s%04d", i);
+    gchar *level0 = g_strdup_printf ("%s/%s-level0.dcm", dir, prefix);
+    WsiTestDicomSpec dicom;
+
+    wsi_test_dicom_spec_init (&dicom);
+    dicom.seed = 1000 + i;
+    dicom.mpp = 0.25;
+    if (!g_file_test (level0, G_FILE_TEST_EXISTS)
+        && !wsi_test_dicom_from_tiff (tiff, dir, prefix, &dicom, NULL,
+            &error)) {
+      g_printerr ("%s\n", error->message);
+      exit (1);
+    }
+    g_free (level0);
+    g_free (prefix);
+  }
+  g_free (tiff);
+  g_free (dir);
+  return first;
+}
+
+static void
+time_folder_opens (const gchar * path, gint instances, gint repeats)
+{
+  gint i;
+
+  g_print ("opening %s (%d instances in its folder) %d times in one "
+      "process\n", path, instances, repeats);
+  for (i = 0; i < repeats; i++) {
+    GError *error = NULL;
+    guint64 calls0, bytes0, calls1, bytes1;
+    gint64 start;
+    gdouble ms;
+    WsiSlide *slide;
+
+    io_read (&calls0, &bytes0);
+    start = g_get_monotonic_time ();
+    slide = wsi_slide_open (path, WSI_BACKEND_DICOM, &error);
+    ms = (g_get_monotonic_time () - start) / 1e3;
+    io_read (&calls1, &bytes1);
+    if (slide == NULL) {
+      g_printerr ("%s: %s\n", path, error->message);
+      exit (1);
+    }
+    g_print ("open %2d: %8.2f ms, %d levels, %7" G_GUINT64_FORMAT
+        " read calls, %10" G_GUINT64_FORMAT " bytes read\n", i + 1,
+        ms, slide->level_count, calls1 - calls0, bytes1 - bytes0);
+    wsi_slide_close (slide);
+  }
+}
+
 int
 main (int argc, char **argv)
 {
-  gint tiles = 100000, repeats = 5;
+  gint tiles = 100000, repeats = 5, folder = 0;
   GOptionEntry entries[] = {
     {"tiles", 0, 0, G_OPTION_ARG_INT, &tiles,
         "About this many frames in the level (default 100000)", "N"},
     {"repeats", 0, 0, G_OPTION_ARG_INT, &repeats,
         "Opens of each series (default 5)", "N"},
+    {"folder", 0, 0, G_OPTION_ARG_INT, &folder,
+        "Instead: open one series of a folder of about N instances", "N"},
     {NULL}
   };
   GOptionContext *context = g_option_context_new ("WORK_DIR");
@@ -106,8 +214,16 @@ main (int argc, char **argv)
   g_option_context_add_main_entries (context, entries, NULL);
   if (!g_option_context_parse (context, &argc, &argv, &error) || argc != 2
       || tiles < 1 || repeats < 1) {
-    g_printerr ("usage: bench-dicom-open [--tiles N] [--repeats N] WORK_DIR\n");
+    g_printerr ("usage: bench-dicom-open [--tiles N | --folder N] "
+        "[--repeats N] WORK_DIR\n");
     return 2;
+  }
+  if (folder > 0) {
+    path = write_folder (argv[1], folder);
+    time_folder_opens (path, MAX (folder / 3, 1) * 3, repeats);
+    g_free (path);
+    g_option_context_free (context);
+    return 0;
   }
   side = (guint) ceil (sqrt (tiles)) * 16;
   g_mkdir_with_parents (argv[1], 0755);
