@@ -58,18 +58,16 @@ fi
 
 # The JPEG decode experiment: tiles as our slides hold them, the CPU
 # decoder (libjpeg-turbo), the GPU decoder's source
-cc -O2 -Wall -o "$stage/jpeg-tiles" "$src/tests/gpu/jpeg-tiles.c" \
-   $(pkg-config --cflags --libs libtiff-4)
-cc -O2 -Wall -pthread -o "$dest/bin/jpeg-decode-cpu" "$src/tests/gpu/jpeg-decode-cpu.c" -ljpeg
+cp "$build/tests/gpu/jpeg-decode-cpu" "$dest/bin/"
 cp "$src/tests/gpu/nvjpeg-decode.cu" "$src/tests/gpu/jpeg-tiles-file.h" "$dest/jpeg/"
 "$build/tools/wsi-make-test-slides" -n 2 -W 9600 -H 7200 -t 240 --layout aperio \
    "$stage/slides" > /dev/null
-"$stage/jpeg-tiles" "$dest/jpeg/generated.tiles" "$stage"/slides/*.svs
+"$build/tests/gpu/jpeg-tiles" "$dest/jpeg/generated.tiles" "$stage"/slides/*.svs
 cmu="$src/../shared/slides/Aperio-CMU-1-Small-Region.svs"
 if [ -f "$cmu" ]; then
-  "$stage/jpeg-tiles" "$dest/jpeg/cmu1.tiles" "$cmu"
+  "$build/tests/gpu/jpeg-tiles" "$dest/jpeg/cmu1.tiles" "$cmu"
 fi
-rm -rf "$stage/slides" "$stage/jpeg-tiles"
+rm -rf "$stage/slides"
 
 for f in "$dest"/bin/* "$dest"/plugins/* "$dest"/sysplugins/* "$stage"/lib/* \
          "${pygi_libs[@]}"; do

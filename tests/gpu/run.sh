@@ -165,8 +165,11 @@ step "JPEG tiles: GPU batched decode (nvJPEG) vs libjpeg-turbo on $(nproc) threa
   if [ -n "$lib" ]; then
     inc=()
     [ -n "$hdr" ] && inc=(-I"$(dirname "$hdr")")
+    libdir=$(dirname "$lib")
+    link=(-Xlinker "$lib")          # nvcc takes no versioned .so as an input
+    [ -e "$libdir/libnvjpeg.so" ] && link=(-L"$libdir" -lnvjpeg)
     nvcc -O2 -std=c++17 "${inc[@]}" -o "$work/nvjpeg-decode" "$here/jpeg/nvjpeg-decode.cu" \
-      "$lib" -lcudart -Xlinker -rpath="$(dirname "$lib")" && echo "nvjpeg-decode built"
+      "${link[@]}" -lcudart -Xlinker -rpath="$libdir" && echo "nvjpeg-decode built"
   fi
   for set in generated:${JPEG_ROUNDS_GEN:-8} cmu1:${JPEG_ROUNDS_CMU:-100}; do
     name=${set%%:*} rounds=${set##*:}
