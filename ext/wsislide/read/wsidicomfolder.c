@@ -190,6 +190,7 @@ folder_index_build (FolderIndex * index, gint64 mtime_ns)
 {
   gint64 started = g_get_real_time (), mtime_after = 0;
   GDir *dir = g_dir_open (index->dir, 0, NULL);
+  gboolean listed = dir != NULL;
   const gchar *name;
   guint probed = 0;
 
@@ -211,7 +212,7 @@ folder_index_build (FolderIndex * index, gint64 mtime_ns)
     g_dir_close (dir);
   g_ptr_array_sort (index->volumes, volume_compare);
   index->mtime_ns = mtime_ns;
-  index->indexed = dir != NULL
+  index->indexed = listed
       && started - mtime_ns / 1000 >= REUSE_AFTER_US
       && folder_mtime (index->dir, &mtime_after) && mtime_after == mtime_ns;
   return probed;

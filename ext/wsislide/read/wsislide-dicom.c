@@ -17,8 +17,9 @@
  * a list file, a manifest, an object-storage prefix), else every DICOM
  * file in the same folder, with the same SeriesInstanceUID join it (the
  * folder's instances indexed once per version of the folder,
- * wsidicomfolder.h; a URL nobody recorded is a one-instance series). Levels are the VOLUME instances (an
- * instance's concatenation counts as one), widest first; two instances of
+ * wsidicomfolder.h; a URL nobody recorded is a one-instance series).
+ * Levels are the VOLUME instances (an instance's concatenation counts as
+ * one), widest first; two instances of
  * one size (other optical paths or focal planes stored apart) keep the
  * first by file name. THUMBNAIL, OVERVIEW and LABEL instances are never
  * levels: wsislidesrc's overview comes from the smallest level, and a label
