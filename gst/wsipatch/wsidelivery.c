@@ -18,20 +18,22 @@
 #include <gst/wsi/wsievent.h>
 #include <gst/wsi/wsirecord.h>
 
+#include <string.h>
+
 /* Slides named in a loss message, at most. */
 #define MAX_NAMED_SLIDES 4
 
-/* What one cycle planned and lost. */
+/* What one cycle planned and lost; a slot of WsiDelivery's ring. */
 typedef struct
 {
+  gboolean used;
+  guint cycle;
   guint64 planned;
   guint64 dropped;
   gboolean closed;
   gboolean reported;            /* its loss was already returned once */
-  /* slide index -> "path (reason)"; made at the cycle's first drop: a
-   * healthy cycle's tally stays a few words, and a cycling stream makes
-   * one tally per pass for as long as it runs (they are not freed: a
-   * closed cycle's drops may still arrive from patches in flight). */
+  /* slide index -> "path (reason)"; made at the cycle's first drop, so a
+   * healthy cycle holds no table. */
   GHashTable *reasons;
 } CycleTally;
 
@@ -44,28 +46,54 @@ struct _WsiDelivery
   guint64 dropped;
   guint check_round;
   guint ack_round;
-  GHashTable *cycles;           /* cycle -> CycleTally */
+  /* Cycle c lives in slot c % WSI_DELIVERY_KEPT_CYCLES until cycle
+   * c + WSI_DELIVERY_KEPT_CYCLES takes the slot: a fixed ring, so a stream
+   * that cycles for a week holds the same memory as one that cycled once
+   * (a table per cycle used to grow for the stream's life). */
+  CycleTally tallies[WSI_DELIVERY_KEPT_CYCLES];
 };
 
 static void
-cycle_tally_free (CycleTally * tally)
+cycle_tally_clear (CycleTally * tally)
 {
   if (tally->reasons != NULL)
     g_hash_table_unref (tally->reasons);
-  g_free (tally);
+  memset (tally, 0, sizeof (*tally));
 }
 
+/* The tally of @cycle, made when missing; NULL when a newer cycle holds
+ * its slot (@cycle was forgotten: see wsidelivery.h). */
 static CycleTally *
 cycle_tally_get_locked (WsiDelivery * delivery, guint cycle)
 {
-  CycleTally *tally = g_hash_table_lookup (delivery->cycles,
-      GUINT_TO_POINTER (cycle));
+  CycleTally *tally = &delivery->tallies[cycle % WSI_DELIVERY_KEPT_CYCLES];
 
-  if (tally == NULL) {
-    tally = g_new0 (CycleTally, 1);
-    g_hash_table_insert (delivery->cycles, GUINT_TO_POINTER (cycle), tally);
-  }
+  if (tally->used && tally->cycle == cycle)
+    return tally;
+  if (tally->used && tally->cycle > cycle)
+    return NULL;
+  cycle_tally_clear (tally);
+  tally->used = TRUE;
+  tally->cycle = cycle;
   return tally;
+}
+
+/* Like cycle_tally_get_locked() but never makes one. */
+static CycleTally *
+cycle_tally_find_locked (WsiDelivery * delivery, guint cycle)
+{
+  CycleTally *tally = &delivery->tallies[cycle % WSI_DELIVERY_KEPT_CYCLES];
+
+  return tally->used && tally->cycle == cycle ? tally : NULL;
+}
+
+static void
+cycle_tallies_clear_locked (WsiDelivery * delivery)
+{
+  guint i;
+
+  for (i = 0; i < WSI_DELIVERY_KEPT_CYCLES; i++)
+    cycle_tally_clear (&delivery->tallies[i]);
 }
 
 static gboolean
@@ -82,15 +110,13 @@ wsi_delivery_new (void)
 
   g_mutex_init (&delivery->lock);
   g_cond_init (&delivery->acked);
-  delivery->cycles = g_hash_table_new_full (NULL, NULL, NULL,
-      (GDestroyNotify) cycle_tally_free);
   return delivery;
 }
 
 void
 wsi_delivery_free (WsiDelivery * delivery)
 {
-  g_hash_table_unref (delivery->cycles);
+  cycle_tallies_clear_locked (delivery);
   g_mutex_clear (&delivery->lock);
   g_cond_clear (&delivery->acked);
   g_free (delivery);
@@ -103,7 +129,7 @@ wsi_delivery_reset (WsiDelivery * delivery)
   delivery->active = FALSE;
   delivery->dropped = 0;
   delivery->check_round = delivery->ack_round = 0;
-  g_hash_table_remove_all (delivery->cycles);
+  cycle_tallies_clear_locked (delivery);
   g_mutex_unlock (&delivery->lock);
 }
 
@@ -138,8 +164,12 @@ wsi_delivery_active (WsiDelivery * delivery)
 void
 wsi_delivery_planned (WsiDelivery * delivery, guint cycle, guint64 n)
 {
+  CycleTally *tally;
+
   g_mutex_lock (&delivery->lock);
-  cycle_tally_get_locked (delivery, cycle)->planned += n;
+  tally = cycle_tally_get_locked (delivery, cycle);
+  if (tally != NULL)
+    tally->planned += n;
   g_mutex_unlock (&delivery->lock);
 }
 
@@ -163,6 +193,11 @@ count_dropped (WsiDelivery * delivery, guint slide, guint cycle,
   g_mutex_lock (&delivery->lock);
   delivery->dropped++;
   tally = cycle_tally_get_locked (delivery, cycle);
+  if (tally == NULL) {
+    /* A cycle that long closed: counted in the stream, nothing more. */
+    g_mutex_unlock (&delivery->lock);
+    return;
+  }
   tally->dropped++;
   if (tally->reasons == NULL)
     tally->reasons = g_hash_table_new_full (NULL, NULL, NULL, g_free);
@@ -203,13 +238,32 @@ wsi_delivery_close_cycle (WsiDelivery * delivery, guint cycle)
   CycleTally *tally;
   gboolean lost;
 
+  lost = FALSE;
   g_mutex_lock (&delivery->lock);
   tally = cycle_tally_get_locked (delivery, cycle);
-  tally->closed = TRUE;
-  lost = cycle_lost (tally) && !tally->reported;
-  tally->reported |= lost;
+  if (tally != NULL) {
+    tally->closed = TRUE;
+    lost = cycle_lost (tally) && !tally->reported;
+    tally->reported |= lost;
+  }
   g_mutex_unlock (&delivery->lock);
   return lost;
+}
+
+guint
+wsi_delivery_tallies_kept (WsiDelivery * delivery, guint * with_reasons)
+{
+  guint i, kept = 0, tables = 0;
+
+  g_mutex_lock (&delivery->lock);
+  for (i = 0; i < WSI_DELIVERY_KEPT_CYCLES; i++) {
+    kept += delivery->tallies[i].used;
+    tables += delivery->tallies[i].reasons != NULL;
+  }
+  g_mutex_unlock (&delivery->lock);
+  if (with_reasons != NULL)
+    *with_reasons = tables;
+  return kept;
 }
 
 static gint
@@ -229,7 +283,14 @@ wsi_delivery_describe_loss (WsiDelivery * delivery, guint cycle)
   guint named = 0;
 
   g_mutex_lock (&delivery->lock);
-  tally = cycle_tally_get_locked (delivery, cycle);
+  tally = cycle_tally_find_locked (delivery, cycle);
+  if (tally == NULL) {
+    /* Only if the stream ran on for WSI_DELIVERY_KEPT_CYCLES cycles. */
+    g_mutex_unlock (&delivery->lock);
+    g_string_append_printf (out, "all patches planned in cycle %u were "
+        "dropped", cycle);
+    return g_string_free (out, FALSE);
+  }
   g_string_append_printf (out, "all %" G_GUINT64_FORMAT " patches planned in "
       "cycle %u were dropped; slides given up or unreadable: ",
       tally->planned, cycle);

@@ -24,9 +24,17 @@
  * the delivery query (wsi_delivery_probe()); otherwise planned counts as
  * delivered, as before accounting existed.
  *
+ * Memory: fixed. The tallies of the last WSI_DELIVERY_KEPT_CYCLES cycles
+ * live in a ring made with the tally (about 40 bytes a cycle); a cycle's
+ * tally is forgotten when the cycle WSI_DELIVERY_KEPT_CYCLES later starts,
+ * so a stream that cycles for a week holds what one that cycled once
+ * holds. A drop for a forgotten cycle still counts in
+ * wsi_delivery_dropped(); it can no longer complete that cycle's loss.
+ * Only a cycle that dropped something holds a table of reasons.
+ *
  * Cost: a check drains the pipeline behind the planner (everything in
  * flight reaches patchbatch): done only when a finite quota looks met.
- * Counting is a mutex and a hash lookup per planned buffer or dropped
+ * Counting is a mutex and a slot of the ring per planned buffer or dropped
  * patch. Threading: planning calls come from the planner's streaming
  * thread, events from whichever thread pushes them upstream; everything
  * is under one mutex, and the wait is interrupted by set_flushing().
@@ -40,6 +48,12 @@
 G_BEGIN_DECLS
 
 typedef struct _WsiDelivery WsiDelivery;
+
+/* Cycles whose tallies are kept. A closed cycle's late drops come from its
+ * patches still in flight behind the planner: the drops that lose a whole
+ * pass come from patchreader, right behind patchinterleave, whose pool
+ * holds at most 1024 slides (1024 cycles when a rank has one slide). */
+#define WSI_DELIVERY_KEPT_CYCLES 2048
 
 WsiDelivery *wsi_delivery_new (void);
 void wsi_delivery_free (WsiDelivery * delivery);
@@ -68,6 +82,12 @@ gboolean wsi_delivery_handle_event (WsiDelivery * delivery, GstEvent * event,
 /* Marks @cycle as complete (a later one started). Returns TRUE when every
  * patch planned in it was already reported dropped (and there were some). */
 gboolean wsi_delivery_close_cycle (WsiDelivery * delivery, guint cycle);
+
+/* Cycle tallies held now, and in *@with_reasons (nullable) how many of
+ * them hold a table of drop reasons: at most WSI_DELIVERY_KEPT_CYCLES
+ * whatever the stream's length. For tests and debugging. */
+guint wsi_delivery_tallies_kept (WsiDelivery * delivery,
+    guint * with_reasons);
 
 /* Why the patches of @cycle were lost: the slides and their reasons, as
  * one sentence (newly allocated). */

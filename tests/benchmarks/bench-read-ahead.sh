@@ -11,9 +11,12 @@
 # patchreader read-ahead=0 (automatic: 8 queued for 2 threads), 16, 32 and
 # 256, alternating, ROUNDS times, each run its own process. It prints every
 # run's line, then per setting the median patches/s and peak RSS and the
-# ratio against the first setting in the same rounds, and the goal line:
-# a deeper read-ahead > 1.05x the automatic rate at < 1.10x its peak RSS
-# (the case for a deeper default).
+# ratio against the first setting in the same rounds, then a verdict line
+# for EACH other depth against the rule of docs/benchmarks.md (> 1.05x the
+# automatic rate at < 1.10x its peak RSS: the case for a deeper default)
+# and which depth, if any, would be the better default (the fastest of
+# those that meet it); read-ahead-verdict.py does the arithmetic, and
+# tests/benchmarks/test-read-ahead-verdict.py tests it on known tables.
 #
 #   meson devenv -C build -w . tests/benchmarks/bench-read-ahead.sh
 # Environment: BUILD (default build), ROUNDS (default 3), DEPTHS (default
@@ -67,31 +70,4 @@ for ((r = 1; r <= rounds; r++)); do
   for depth in "${depths[@]}"; do run_one "$depth"; done
 done
 
-/usr/bin/python3 - "$work/table" "${depths[0]}" <<'EOF'
-import statistics, sys
-rows = [l.split() for l in open(sys.argv[1])]
-base_depth = int(sys.argv[2])
-by = {}
-for d, rate, rss in rows:
-    by.setdefault(int(d), []).append((float(rate), float(rss)))
-def med(d, i):
-    return statistics.median(x[i] for x in by[d])
-base_rate, base_rss = med(base_depth, 0), med(base_depth, 1)
-print(f"\nread-ahead  patches/s median (min-max)  peak RSS MiB  rate vs {base_depth}  RSS vs {base_depth}")
-for d in by:
-    rates = [r for r, _ in by[d]]
-    name = "auto (0)" if d == 0 else str(d)
-    print(f"{name:>10}  {med(d, 0):8.0f} ({min(rates):.0f}-{max(rates):.0f})"
-          f"          {med(d, 1):8.1f}      {med(d, 0) / base_rate:6.2f}x    "
-          f"{med(d, 1) / base_rss:6.2f}x")
-deeper = [d for d in by if d != base_depth]
-if deeper:
-    best = max(deeper, key=lambda d: med(d, 0))
-    gain, grow = med(best, 0) / base_rate, med(best, 1) / base_rss
-    case = gain > 1.05 and grow < 1.10
-    print(f"goal (issue 26): a read-ahead > 1.05x the rate of "
-          f"read-ahead={base_depth} at < 1.10x its peak RSS; best "
-          f"read-ahead={best}: {gain:.2f}x rate, {grow:.2f}x RSS: "
-          f"{'a case for a deeper default' if case else 'no case for a deeper default'}"
-          f" (one run; repeat it: at load the ratios swing)")
-EOF
+/usr/bin/python3 "$(dirname "$0")/read-ahead-verdict.py" "$work/table" "${depths[0]}"

@@ -37,6 +37,7 @@ run store "${dev[@]}" build/tests/benchmarks/bench-store
 run store-rss "${dev[@]}" tests/benchmarks/store-rss.sh 4096
 run dicom tests/benchmarks/bench-dicom.sh
 run dicom-instructions tests/benchmarks/bench-dicom-instructions.sh
+run delivery-tally build/tests/benchmarks/bench-delivery-tally
 if [ -n "${WSISTREAM_SRC:-}" ]; then
   run peer env MEASURE_BATCHES=60 "${dev[@]}" tests/benchmarks/bench-vs-peer.sh \
     sample-slides 2

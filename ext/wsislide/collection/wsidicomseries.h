@@ -12,8 +12,9 @@
  * per series, for the collection's folder scans, prefix listings, lists
  * and manifests (wsicollection.c).
  *
- * Contract: wsi_dicom_series_pick() reads the header of each file
- * (wsidicom.h, up to Pixel Data) and returns one path per
+ * Contract: wsi_dicom_series_pick() reads the identity of each file
+ * (wsidicom.h, header_only: the attributes up to (0048,0007)) and returns
+ * one path per
  * SeriesInstanceUID of VL Whole Slide Microscopy instances: the series'
  * widest VOLUME instance (its level 0; ties by name). That path names the
  * slide, and opening it opens the whole series: the members of each
@@ -24,7 +25,7 @@
  * classes give no slide; a file that cannot be parsed is returned as it
  * is, so that opening it reports why.
  *
- * Cost: one header parse per file (ranged reads for a URL). Threading:
+ * Cost: one identity read per file, a few KiB (ranged reads for a URL). Threading:
  * the series map is locked; nothing else is shared.
  */
 

@@ -28,6 +28,10 @@
 #define PREAMBLE_BYTES 128
 /* Bytes read at a time while walking the data set. */
 #define WINDOW_BYTES (256 * 1024)
+/* The same when only the identity is wanted (header_only): the meta and
+ * the attributes up to (0048,0007) take a few KiB; a folder scan probes
+ * thousands of files, so a 256 KiB read each would dominate it. */
+#define IDENTITY_WINDOW_BYTES (8 * 1024)
 /* Sequences nest a few levels in WSI files; hostile files nest forever. */
 #define MAX_DEPTH 12
 /* String values longer than this are not attributes we use. */
@@ -85,6 +89,7 @@ typedef struct
   gsize capacity;
   guint64 start;                /* file offset of buf[0] */
   gsize length;                 /* valid bytes in buf */
+  gsize window_bytes;           /* bytes read at a time, at least */
   /* The data set (not the group 2 meta) is implicit VR little endian. */
   gboolean implicit;
 } Window;
@@ -122,7 +127,7 @@ window_at (Window * w, guint64 offset, gsize n, GError ** error)
   }
   if (offset >= w->start && offset + n <= w->start + w->length)
     return w->buf + (offset - w->start);
-  want = MIN (MAX (n, WINDOW_BYTES), w->size - offset);
+  want = MIN (MAX (n, w->window_bytes), w->size - offset);
   if (want > w->capacity) {
     g_free (w->buf);
     w->buf = g_try_malloc (want);
@@ -289,6 +294,9 @@ typedef struct
   SequenceLevel stack[MAX_DEPTH];
   guint depth;
   gboolean meta_done;           /* the first data-set element was seen */
+  /* header_only: the walk ends at the first top-level data-set element
+   * after this tag (the last attribute of the identity). */
+  guint32 last_tag;
   gboolean pixel_data_found;
   guint64 eot_offset, eot_length;       /* Extended Offset Table value */
   gboolean shared_spacing;      /* spacing came from the shared groups */
@@ -636,6 +644,10 @@ walk_elements (Parser * p, guint64 offset, guint64 end, gboolean undefined,
     if (p->depth == 0 && !p->meta_done && (e.tag >> 16) != 0x0002
         && !check_transfer_syntax (p))
       return FALSE;
+    if (p->depth == 0 && p->last_tag != 0 && e.tag > p->last_tag) {
+      *next = e.offset;
+      return TRUE;
+    }
     if (p->depth == 0 && e.tag == TAG_PIXEL_DATA) {
       p->pixel_data_found = TRUE;
       p->instance->pixel_data_offset = e.value_offset;
@@ -1039,8 +1051,15 @@ instance_parse (Parser * p, gboolean header_only)
   if (!wsi_dicom_sniff (head, PREAMBLE_BYTES + 4))
     return fail (p->error, p->window.uri, "not a DICOM file (no DICM after "
         "the 128-byte preamble)");
+  if (header_only)
+    p->last_tag = TAG_TOTAL_ROWS;
   if (!walk_elements (p, PREAMBLE_BYTES + 4, p->window.size, FALSE, &next))
     return FALSE;
+  if (header_only && p->meta_done) {
+    /* The identity is read; Pixel Data is looked for by the full parse. */
+    inst->pixels = pixels_from_transfer_syntax (inst->transfer_syntax);
+    return TRUE;
+  }
   if (!p->pixel_data_found)
     return fail (p->error, p->window.uri, "no Pixel Data");
   inst->pixels = pixels_from_transfer_syntax (inst->transfer_syntax);
@@ -1062,6 +1081,7 @@ wsi_dicom_instance_read (WsiDicomInstance * instance, WsiByteSource * source,
   p.window.source = source;
   p.window.uri = wsi_byte_source_get_display_uri (source);
   p.window.size = wsi_byte_source_get_size (source);
+  p.window.window_bytes = header_only ? IDENTITY_WINDOW_BYTES : WINDOW_BYTES;
   p.instance = instance;
   p.error = &local;
   p.item_z = p.first_z = NAN;

@@ -30,8 +30,9 @@
  * every length is checked against its parent and the object's size, nesting
  * is bounded, and nothing is allocated from a length before that check.
  *
- * Cost: the data set is read in 256 KiB windows (Pixel Data and large
- * values such as ICC profiles are skipped, not read); the per-frame
+ * Cost: the data set is read in 256 KiB windows, 8 KiB for the identity
+ * alone (header_only); Pixel Data and large values such as ICC profiles
+ * are skipped, not read. The per-frame
  * functional groups of a 10^5-frame TILED_SPARSE level are walked in one
  * tight pass over memory (no tree is built), keeping 16 bytes a frame.
  * Walking items without an offset table costs one 8-byte read per
@@ -150,9 +151,16 @@ gboolean wsi_dicom_source_is_dicom (WsiByteSource * source);
  * extension. */
 gboolean wsi_dicom_path_is_dicom (const gchar * path);
 
-/* Parses @source into @instance (zeroed first). With @header_only, frames
- * are not located (grouping files into series). The error names the
- * source's display URI and the reason. On failure @instance is cleared. */
+/* Parses @source into @instance (zeroed first). The error names the
+ * source's display URI and the reason. On failure @instance is cleared.
+ * With @header_only (grouping files into series) only the identity is
+ * read: the file meta and the top-level attributes up to
+ * TotalPixelMatrixRows (0048,0007), i.e. the SOP class and instance,
+ * ImageType (flavor), series and concatenation UIDs, the Image Pixel
+ * attributes and the total pixel matrix; the walk stops at the first
+ * top-level element after it, in 8 KiB windows, so an instance costs a few
+ * KiB read whatever its size. Optical paths, spacing, the per-frame groups
+ * and Pixel Data are not looked at (a file without Pixel Data passes). */
 gboolean wsi_dicom_instance_read (WsiDicomInstance * instance,
     WsiByteSource * source, gboolean header_only, GError ** error);
 

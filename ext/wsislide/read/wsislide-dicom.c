@@ -15,9 +15,11 @@
  * Contract: a slide is a series. Opening one instance file opens its
  * series: the instances a collection recorded for it (wsidicomseriesmap.h:
  * a list file, a manifest, an object-storage prefix), else every DICOM
- * file in the same folder, with the same SeriesInstanceUID join it (a URL
- * nobody recorded is a one-instance series). Levels are the VOLUME instances (an
- * instance's concatenation counts as one), widest first; two instances of
+ * file in the same folder, with the same SeriesInstanceUID join it (the
+ * folder's instances indexed once per version of the folder,
+ * wsidicomfolder.h; a URL nobody recorded is a one-instance series).
+ * Levels are the VOLUME instances (an instance's concatenation counts as
+ * one), widest first; two instances of
  * one size (other optical paths or focal planes stored apart) keep the
  * first by file name. THUMBNAIL, OVERVIEW and LABEL instances are never
  * levels: wsislidesrc's overview comes from the smallest level, and a label
@@ -46,6 +48,8 @@
  * sticky.
  *
  * Cost: open parses every instance of the series once (see wsidicom.h);
+ * the other files of its folder cost nothing once the folder is indexed
+ * (its first open reads a few KiB of each);
  * reads are those of wsitiledread.h, one ranged byte-source read per frame
  * (only the rows needed for uncompressed frames); for a remote source the
  * frames a read (or a prefetch hint) covers are hinted first, so they are
@@ -62,6 +66,7 @@
 #include "wsislide.h"
 #include "wsibytesource.h"
 #include "wsidicom.h"
+#include "wsidicomfolder.h"
 #include "wsidicomseriesmap.h"
 #include "wsijpegdecode.h"
 #include "wsitiledread.h"
@@ -197,89 +202,92 @@ is_dicom_name (const gchar * name)
   return dcm;
 }
 
-static gint
-name_compare (gconstpointer a, gconstpointer b)
+/* Whether @inst, parsed in full, belongs to @first's series as another
+ * level: a VOLUME instance of its SeriesInstanceUID, not @first again
+ * (a copy under another name). Checked after the full parse too, since the
+ * folder index (wsidicomfolder.h) may predate a file rewritten in place. */
+static gboolean
+is_sibling (const WsiDicomInstance * inst, const DicomPart * first)
 {
-  return strcmp (*(const gchar * const *) a, *(const gchar * const *) b);
+  return inst->flavor == WSI_DICOM_FLAVOR_VOLUME
+      && g_strcmp0 (inst->series_uid, first->inst.series_uid) == 0
+      && g_strcmp0 (inst->sop_instance_uid,
+      first->inst.sop_instance_uid) != 0;
 }
 
-/* The other DICOM files of @path's folder (sorted by name): .dcm names,
- * and names without a slide extension that sniff DICOM. */
+/* The members a collection recorded for @path's series (a list, a
+ * manifest, an object-storage prefix) that are other VOLUME instances of
+ * it: each one's identity is read (a few KiB), since a collection records
+ * every instance of the series, labels and thumbnails too. */
 static GPtrArray *
-folder_members (const gchar * path)
+recorded_volumes (gchar ** recorded, const gchar * path,
+    const DicomPart * first)
 {
-  gchar *dir_path = g_path_get_dirname (path);
   GPtrArray *members = g_ptr_array_new_with_free_func (g_free);
-  GDir *dir = g_dir_open (dir_path, 0, NULL);
-  const gchar *name;
+  guint i;
 
-  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL) {
-    gchar *child = g_build_filename (dir_path, name, NULL);
-    if (strcmp (child, path) != 0 && wsi_dicom_path_is_dicom (child))
-      g_ptr_array_add (members, child);
-    else
-      g_free (child);
+  for (i = 0; recorded[i] != NULL; i++) {
+    DicomPart *head;
+
+    if (strcmp (recorded[i], path) == 0)
+      continue;
+    head = dicom_part_open (recorded[i], TRUE, NULL);
+    if (head != NULL && is_sibling (&head->inst, first))
+      g_ptr_array_add (members, g_strdup (recorded[i]));
+    if (head != NULL)
+      dicom_part_free (head);
   }
-  if (dir != NULL)
-    g_dir_close (dir);
-  g_ptr_array_sort (members, name_compare);
-  g_free (dir_path);
   return members;
 }
 
-/* Where the rest of @path's series may be: the members a collection
- * recorded for it (a list, a manifest, an object-storage prefix), else the
- * DICOM files of its folder; a URL nobody recorded has none. */
+/* The other VOLUME instances of @path's series: those a collection
+ * recorded, else those of its folder (indexed once per folder version,
+ * wsidicomfolder.h); a URL nobody recorded has none. */
 static GPtrArray *
-series_candidates (const gchar * path)
+sibling_volumes (const gchar * path, const DicomPart * first)
 {
   gchar **recorded = wsi_dicom_series_map_get (path);
   GPtrArray *members;
-  guint i;
 
-  if (recorded == NULL)
-    return wsi_location_is_remote (path)
-        ? g_ptr_array_new_with_free_func (g_free) : folder_members (path);
-  members = g_ptr_array_new_with_free_func (g_free);
-  for (i = 0; recorded[i] != NULL; i++)
-    if (strcmp (recorded[i], path) != 0)
-      g_ptr_array_add (members, g_strdup (recorded[i]));
-  g_strfreev (recorded);
-  return members;
+  if (recorded != NULL) {
+    members = recorded_volumes (recorded, path, first);
+    g_strfreev (recorded);
+    return members;
+  }
+  if (wsi_location_is_remote (path))
+    return g_ptr_array_new_with_free_func (g_free);
+  return wsi_dicom_folder_volumes (path, first->inst.series_uid,
+      first->inst.sop_instance_uid);
 }
 
 /* The other VOLUME instances of @first's series, parsed. */
 static void
 add_siblings (GPtrArray * parts, const gchar * path, const DicomPart * first)
 {
-  GPtrArray *candidates;
+  GPtrArray *members;
   guint i;
 
   if (first->inst.series_uid == NULL)
     return;
-  candidates = series_candidates (path);
-  for (i = 0; i < candidates->len; i++) {
-    const gchar *child = candidates->pdata[i];
-    DicomPart *head = dicom_part_open (child, TRUE, NULL), *part = NULL;
-    gboolean member = head != NULL
-        && head->inst.flavor == WSI_DICOM_FLAVOR_VOLUME
-        && g_strcmp0 (head->inst.series_uid, first->inst.series_uid) == 0;
+  members = sibling_volumes (path, first);
+  for (i = 0; i < members->len; i++) {
+    const gchar *child = members->pdata[i];
+    DicomPart *part = dicom_part_open (child, FALSE, NULL);
 
-    if (member && g_strcmp0 (head->inst.sop_instance_uid,
-            first->inst.sop_instance_uid) != 0)
-      part = dicom_part_open (child, FALSE, NULL);
-    if (part != NULL) {
+    if (part != NULL && is_sibling (&part->inst, first)) {
       g_ptr_array_add (parts, part);
-    } else if (member) {
+      continue;
+    }
+    if (part != NULL) {
+      dicom_part_free (part);
+    } else {
       gchar *display = wsi_location_display (child);
       g_debug ("%s: an instance of the series that cannot be read is left "
           "out", display);
       g_free (display);
     }
-    if (head != NULL)
-      dicom_part_free (head);
   }
-  g_ptr_array_unref (candidates);
+  g_ptr_array_unref (members);
 }
 
 /* ---- levels ------------------------------------------------------------- */

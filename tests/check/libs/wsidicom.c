@@ -20,11 +20,14 @@
 
 #include <gst/check/gstcheck.h>
 #include <glib/gstdio.h>
+#include <fcntl.h>
 #include <math.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "wsislide.h"
 #include "wsidicom.h"
+#include "wsidicomfolder.h"
 #include "wsibytesource.h"
 #include "wsitilecache.h"
 #include "wsitestslide.h"
@@ -878,6 +881,227 @@ GST_START_TEST (test_tile_grid_bounded_by_frames)
 
 GST_END_TEST;
 
+/* ---- folder scans ------------------------------------------------------- */
+
+/* A byte source over a local file that counts the bytes read through it. */
+typedef struct
+{
+  WsiByteSource parent;
+  WsiByteSource *file;
+  guint64 bytes_read;
+} CountingSource;
+
+static gboolean
+counting_read (WsiByteSource * source, guint64 offset, gsize length,
+    guint8 * dest, GError ** error)
+{
+  CountingSource *self = (CountingSource *) source;
+
+  self->bytes_read += length;
+  return wsi_byte_source_read (self->file, offset, length, dest, error);
+}
+
+static void
+counting_finalize (WsiByteSource * source)
+{
+  wsi_byte_source_unref (((CountingSource *) source)->file);
+}
+
+static const WsiByteSourceClass counting_class = {
+  "counting", counting_read, NULL, counting_finalize
+};
+
+static CountingSource *
+counting_source_open (const gchar * path)
+{
+  CountingSource *self = g_new0 (CountingSource, 1);
+  GError *error = NULL;
+
+  self->file = wsi_byte_source_open (path, &error);
+  fail_unless (self->file != NULL, "%s", error ? error->message : "?");
+  wsi_byte_source_init (&self->parent, &counting_class, path,
+      wsi_byte_source_get_display_uri (self->file),
+      wsi_byte_source_get_size (self->file),
+      wsi_byte_source_get_identity (self->file), TRUE);
+  return self;
+}
+
+/* The identity read (header_only) reads a few KiB of a big instance and
+ * gives what the full parse gives for the attributes a folder scan uses. */
+GST_START_TEST (test_identity_read_is_bounded)
+{
+  gchar *dir = test_dir ("dicom-identity");
+  gchar *tiff = tiff_slide (dir, WSI_TEST_LAYOUT_GENERIC, 256);
+  WsiTestDicomSpec spec;
+  gchar *level0;
+  CountingSource *head, *full;
+  WsiDicomInstance a, b;
+  GError *error = NULL;
+
+  wsi_test_dicom_spec_init (&spec);
+  spec.sparse = TRUE;           /* per-frame groups: what the scan skips */
+  spec.mpp = 0.25;
+  spec.icc_profile = TRUE;
+  level0 = dicom_series (tiff, dir, &spec);
+  head = counting_source_open (level0);
+  full = counting_source_open (level0);
+  fail_unless (wsi_byte_source_get_size (&head->parent) > 64 * 1024);
+  fail_unless (wsi_dicom_instance_read (&a, &head->parent, TRUE, &error),
+      "%s", error ? error->message : "?");
+  fail_unless (wsi_dicom_instance_read (&b, &full->parent, FALSE, &error),
+      "%s", error ? error->message : "?");
+  fail_unless (head->bytes_read <= 16 * 1024, "the identity read %"
+      G_GUINT64_FORMAT " bytes", head->bytes_read);
+  fail_unless (full->bytes_read > head->bytes_read);
+  fail_unless_equals_string (a.series_uid, b.series_uid);
+  fail_unless_equals_string (a.sop_instance_uid, b.sop_instance_uid);
+  fail_unless_equals_string (a.sop_class_uid, WSI_DICOM_SOP_CLASS_WSI);
+  fail_unless_equals_int (a.flavor, WSI_DICOM_FLAVOR_VOLUME);
+  fail_unless_equals_int (a.pixels, b.pixels);
+  fail_unless_equals_uint64 (a.total_columns, b.total_columns);
+  fail_unless_equals_uint64 (a.total_rows, b.total_rows);
+  fail_unless (a.frames == NULL && a.frame_column_position == NULL);
+  fail_unless (b.frames != NULL);
+  wsi_dicom_instance_clear (&a);
+  wsi_dicom_instance_clear (&b);
+  wsi_byte_source_unref (&head->parent);
+  wsi_byte_source_unref (&full->parent);
+  g_free (level0);
+  g_free (tiff);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
+/* Sets @dir's modification time to @seconds from now (ns kept at 0). */
+static void
+folder_time_set (const gchar * dir, gint64 seconds)
+{
+  struct timespec times[2];
+
+  times[0].tv_sec = times[1].tv_sec = time (NULL) + seconds;
+  times[0].tv_nsec = times[1].tv_nsec = 0;
+  fail_unless (utimensat (AT_FDCWD, dir, times, 0) == 0);
+}
+
+/* Opens @path; checks its level count; returns the folder headers read. */
+static guint64
+open_counting (const gchar * path, gint levels)
+{
+  guint64 before = wsi_dicom_folder_headers_read ();
+  WsiSlide *slide = open_slide (path, WSI_BACKEND_DICOM);
+
+  fail_unless_equals_int (slide->level_count, levels);
+  wsi_slide_close (slide);
+  return wsi_dicom_folder_headers_read () - before;
+}
+
+/* @dir, empty (an earlier run's files removed). */
+static void
+folder_empty (const gchar * dir)
+{
+  GDir *listing = g_dir_open (dir, 0, NULL);
+  const gchar *name;
+
+  while (listing != NULL && (name = g_dir_read_name (listing)) != NULL) {
+    gchar *child = g_build_filename (dir, name, NULL);
+    fail_unless (g_unlink (child) == 0, "%s", child);
+    g_free (child);
+  }
+  if (listing != NULL)
+    g_dir_close (listing);
+  g_mkdir_with_parents (dir, 0755);
+}
+
+static void
+write_series (const gchar * tiff, const gchar * dir, const gchar * prefix,
+    guint32 seed)
+{
+  WsiTestDicomSpec spec;
+  GError *error = NULL;
+
+  wsi_test_dicom_spec_init (&spec);
+  spec.seed = seed;
+  fail_unless (wsi_test_dicom_from_tiff (tiff, dir, prefix, &spec, NULL,
+          &error), "%s", error ? error->message : "?");
+}
+
+/* Opening a slide whose folder holds other series reads each file's
+ * identity once; reopens read none until the folder changes; a folder
+ * whose time is not 2 s in the past is read on every open; a file
+ * rewritten in place (folder time unchanged) cannot bring a foreign
+ * instance into the series. */
+GST_START_TEST (test_folder_scanned_once)
+{
+  gchar *root = test_dir ("dicom-folder-index");
+  gchar *dir = g_build_filename (root, "instances", NULL);
+  gchar *tiff = tiff_slide (root, WSI_TEST_LAYOUT_GENERIC, 256);
+  gchar *level0 = g_build_filename (dir, "a-level0.dcm", NULL);
+  gchar *level1 = g_build_filename (dir, "a-level1.dcm", NULL);
+  gchar *level2 = g_build_filename (dir, "a-level2.dcm", NULL);
+  gchar *foreign = g_build_filename (dir, "b1-level1.dcm", NULL);
+  gchar *notes = g_build_filename (dir, "README", NULL);
+  gchar *bytes;
+  gsize size;
+  struct stat st;
+  struct timespec kept[2];
+  guint i;
+
+  folder_empty (dir);
+  write_series (tiff, dir, "a", 1);
+  for (i = 1; i <= 5; i++) {
+    gchar *prefix = g_strdup_printf ("b%u", i);
+    write_series (tiff, dir, prefix, 100 + i);
+    g_free (prefix);
+  }
+  fail_unless (g_file_set_contents (notes, "not DICOM\n", -1, NULL));
+  folder_time_set (dir, -60);
+
+  /* 18 instances: the first open reads each identity once, then none. */
+  fail_unless_equals_uint64 (open_counting (level0, 3), 18);
+  fail_unless_equals_uint64 (open_counting (level0, 3), 0);
+  fail_unless_equals_uint64 (open_counting (level1, 3), 0);
+
+  /* A new series: the folder's time moves, the next open reads it again. */
+  write_series (tiff, dir, "c", 200);
+  folder_time_set (dir, -30);
+  fail_unless_equals_uint64 (open_counting (level0, 3), 21);
+  fail_unless_equals_uint64 (open_counting (level0, 3), 0);
+
+  /* A level removed: the series shrinks at once. */
+  fail_unless (g_unlink (level2) == 0);
+  folder_time_set (dir, -20);
+  fail_unless_equals_uint64 (open_counting (level0, 2), 20);
+  fail_unless_equals_uint64 (open_counting (level0, 2), 0);
+
+  /* Rewritten in place, the folder's time as it was: the index still
+   * names a-level1.dcm, the full parse finds another series in it. */
+  fail_unless (g_stat (dir, &st) == 0);
+  kept[0] = st.st_atim;
+  kept[1] = st.st_mtim;
+  fail_unless (g_file_get_contents (foreign, &bytes, &size, NULL));
+  fail_unless (g_file_set_contents (level1, bytes, size, NULL));
+  g_free (bytes);
+  fail_unless (utimensat (AT_FDCWD, dir, kept, 0) == 0);
+  fail_unless_equals_uint64 (open_counting (level0, 1), 0);
+
+  /* A folder time in the future (or within 2 s): read on every open. */
+  folder_time_set (dir, 3600);
+  fail_unless_equals_uint64 (open_counting (level0, 1), 20);
+  fail_unless_equals_uint64 (open_counting (level0, 1), 20);
+
+  g_free (notes);
+  g_free (foreign);
+  g_free (level2);
+  g_free (level1);
+  g_free (level0);
+  g_free (tiff);
+  g_free (dir);
+  g_free (root);
+}
+
+GST_END_TEST;
+
 static Suite *
 wsidicom_suite (void)
 {
@@ -899,6 +1123,8 @@ wsidicom_suite (void)
   tcase_add_test (tc, test_real_files_open);
   tcase_add_test (tc, test_hostile_files);
   tcase_add_test (tc, test_tile_grid_bounded_by_frames);
+  tcase_add_test (tc, test_identity_read_is_bounded);
+  tcase_add_test (tc, test_folder_scanned_once);
   return s;
 }
 
