@@ -661,6 +661,21 @@ patch_sampler_cycle_lost (GstPatchSampler * self, guint cycle)
   g_free (why);
 }
 
+/* A patch of @cycle was dropped after WSI_DELIVERY_KEPT_CYCLES later
+ * cycles began (wsidelivery.h): the check that stops a stream whose
+ * every pass is lost cannot look that far back. Said once per stream. */
+static void
+patch_sampler_warn_forgotten (GstPatchSampler * self, guint cycle)
+{
+  GST_ELEMENT_WARNING (self, STREAM, FAILED,
+      ("Patches are dropped more than %d passes over the slides after they "
+          "were planned, so a pass that delivers nothing can no longer be "
+          "detected. Keep fewer patches in flight (patchreader read-ahead, "
+          "patchinterleave pool-size, queues before patchfilter) or give "
+          "each rank more slides.", WSI_DELIVERY_KEPT_CYCLES),
+      ("a drop arrived for cycle %u, whose tally was forgotten", cycle));
+}
+
 /* Called for every slide before planning: when the slide opens a new
  * cycle, checks that the previous one produced something. */
 static gboolean
@@ -1381,13 +1396,15 @@ gst_patch_sampler_src_event (GstPad * pad, GstObject * parent,
     GstEvent * event)
 {
   GstPatchSampler *self = GST_PATCH_SAMPLER (parent);
-  guint lost_cycle = 0;
+  guint lost_cycle = 0, forgotten;
 
   if (!wsi_delivery_handle_event (self->delivery, event, &lost_cycle))
     return gst_pad_event_default (pad, parent, event);
   gst_event_unref (event);
   if (lost_cycle > 0)
     patch_sampler_cycle_lost (self, lost_cycle - 1);
+  if (wsi_delivery_take_forgotten (self->delivery, &forgotten))
+    patch_sampler_warn_forgotten (self, forgotten);
   return TRUE;
 }
 
