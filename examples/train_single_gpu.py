@@ -12,6 +12,10 @@ Resume a stopped run at step k (the stream is deterministic for a given
 --seed, so batch k is the batch the stopped run would have seen next):
 
     ... examples/train_single_gpu.py --slides sample-slides --steps 200 --resume-step 100
+
+With --cuda-upload (a GPU and a build with ext/cuda), wsicudaupload copies each
+batch into CUDA memory from a pinned pool and batch.images arrives as a torch
+CUDA tensor over it (gstwsi_cuda on PYTHONPATH; docs/cuda.md): no host copy.
 """
 import argparse
 import json
@@ -34,7 +38,8 @@ def make_model():
 
 def to_input(images, device):
     # uint8 NHWC (shared with the GStreamer buffer) -> float NCHW on device:
-    # the only copy of the pixels, done once per batch.
+    # the only copy of the pixels, done once per batch (with --cuda-upload the
+    # images are already on the device and .to() is free).
     x = images.to(device, non_blocking=True).permute(0, 3, 1, 2).float()
     return x.div_(255.0).sub_(0.5)
 
@@ -53,6 +58,8 @@ def parse_args(argv=None):
     p.add_argument("--log-every", type=int, default=20)
     p.add_argument("--resume-step", type=int, default=0,
                    help="continue the stream at this batch (needs patchinterleave skip-patches)")
+    p.add_argument("--cuda-upload", action="store_true",
+                   help="batches into CUDA memory through wsicudaupload (needs a GPU)")
     return p.parse_args(argv)
 
 
@@ -67,7 +74,7 @@ def main(argv=None):
     description = gstwsi.standard_pipeline(
         args.slides, batch_size=args.batch_size, patch_size=args.patch_size,
         target_mpp=args.target_mpp, patches_per_slide=args.patches_per_slide,
-        threads=args.threads, seed=args.seed, cycle=True)
+        threads=args.threads, seed=args.seed, cycle=True, cuda_upload=args.cuda_upload)
     stream = gstwsi.BatchStream(description, start_batch=args.resume_step)
     monitor = gstwsi.Monitor(stream, log_every=args.log_every)
 

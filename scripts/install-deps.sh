@@ -19,6 +19,8 @@ packages=(
   python3-pydicom
   libcurl4-openssl-dev nginx-light curl
   openjph-tools
+  # tests/gpu/build-pygi.sh (PyGObject for the GPU machine's Python, docs/cuda.md)
+  libgirepository1.0-dev libffi-dev
 )
 
 missing=()

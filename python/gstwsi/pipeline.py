@@ -97,7 +97,12 @@ _KEYWORDS = {
 }
 
 # Keywords that are not element properties.
-_OWN_KEYWORDS = ("tissue", "prefetch", "sink")
+_OWN_KEYWORDS = ("tissue", "prefetch", "sink", "cuda_upload")
+
+# What cuda_upload=True puts between patchbatch and the appsink: a queue, so
+# that batches are assembled in their own thread (docs/cuda.md), then the
+# upload into CUDA memory.
+_CUDA_UPLOAD = "queue max-size-buffers=2 max-size-bytes=0 max-size-time=0 ! wsicudaupload"
 
 
 def keyword_property(keyword):
@@ -167,7 +172,7 @@ def _check_keyword(keyword, factory, prop, text):
 def standard_pipeline(location, *, batch_size=64, patch_size=224, target_mpp=None,
                       patches_per_slide=64, threads=2, pool_size=8,
                       patches_per_visit=4, cycle=True, seed=0, tissue=True,
-                      prefetch=256, sink="sink", **settings):
+                      prefetch=256, sink="sink", cuda_upload=False, **settings):
     """The documented gst-wsi training pipeline as a description string.
 
     `location`: a slide, a folder, a list or manifest file, a patch store, or a
@@ -193,6 +198,10 @@ def standard_pipeline(location, *, batch_size=64, patch_size=224, target_mpp=Non
 
     `tissue`: True (tissuemask with its default method), False (no
     tissuemask) or a method name (`"clam"`, same as `tissue_method`).
+    `cuda_upload`: True puts `wsicudaupload` before the appsink: batches
+    arrive in CUDA memory and `BatchStream` yields them as torch CUDA tensors
+    without a host round trip (needs ext/cuda, a GPU and gstwsi_cuda;
+    docs/cuda.md).  Not for patch stores.
     `target_mpp` defaults to 0.5, or 0 when `level` is given.  `target_mpps`
     alone implies `mode="multi-magnification"`, `mpp_min`/`mpp_max`
     `mode="continuous-magnification"`.  `rank`/`world_size` unset:
@@ -206,6 +215,9 @@ def standard_pipeline(location, *, batch_size=64, patch_size=224, target_mpp=Non
     may still come later).
     """
     if is_patch_store(location):
+        if cuda_upload:
+            raise SettingsError(f"cuda_upload=True is not supported for a patch store "
+                                f"({location})", "wsicudaupload", None, "True", None)
         settings.setdefault("epochs", 0 if cycle else 1)
         return store_pipeline(location, batch_size=batch_size, threads=threads, seed=seed,
                               prefetch=prefetch, sink=sink, **settings)
@@ -223,8 +235,12 @@ def standard_pipeline(location, *, batch_size=64, patch_size=224, target_mpp=Non
         given[keyword] = value
     init()                            # the checks read the elements' ParamSpecs
     props = _stage_settings(given, tissue)
+    if cuda_upload and class_specs("wsicudaupload") is None:
+        raise SettingsError("cuda_upload=True needs the wsicudaupload element, which this "
+                            "build lacks (ext/cuda is built only with the CUDA toolkit "
+                            "headers; docs/cuda.md)", "wsicudaupload", None, "True", None)
     description = _describe_pipeline(location, props, tissue, _prefetch_text(prefetch),
-                                     sink)
+                                     sink, cuda_upload)
     validate_description(description)
     return description
 
@@ -343,7 +359,7 @@ def _prefetch_text(prefetch):
     return text
 
 
-def _describe_pipeline(location, props, tissue, prefetch, sink):
+def _describe_pipeline(location, props, tissue, prefetch, sink, cuda_upload=False):
     """The description: each stage with its settings, in order."""
     def stage(element, first=""):
         words = [element] + ([first] if first else [])
@@ -357,6 +373,8 @@ def _describe_pipeline(location, props, tissue, prefetch, sink):
     parts += ["queue max-size-buffers=4", stage("patchsampler"), stage("patchinterleave"),
               stage("patchreader"),
               f"queue max-size-buffers={prefetch} max-size-bytes=0 max-size-time=0",
-              stage("patchbatch"),
-              f"appsink name={sink} sync=false max-buffers=2"]
+              stage("patchbatch")]
+    if cuda_upload:
+        parts.append(_CUDA_UPLOAD)
+    parts.append(f"appsink name={sink} sync=false max-buffers=2")
     return " ! ".join(parts)

@@ -14,6 +14,7 @@ import warnings
 import weakref
 
 from ._utils.buffers import as_tensor, batch_arrays, resolve_torch
+from ._utils.cuda import cuda_images, is_cuda_sample, share_torch_context
 from ._utils.elements import elements_of, find_appsink
 from ._utils.gst import (PULL_LANE, check_fork, find_tracer, init, mark_threads_started,
                          open_streams, timeline_slice)
@@ -234,6 +235,12 @@ class BatchStream:
         check_fork()
         self._state = "playing"
         self._resume_pending = False
+        if elements_of(self._pipeline, "wsicudaupload"):
+            try:
+                share_torch_context(self._pipeline)     # before leaving NULL
+            except PipelineError:
+                self.close()
+                raise
         open_streams.add(self)
         mark_threads_started()
         if self._pipeline.set_state(Gst.State.PLAYING) == Gst.StateChangeReturn.FAILURE:
@@ -305,8 +312,14 @@ class BatchStream:
             return None
         buffer = sample.get_buffer()
         meta = decode_metadata(buffer)
-        images, views = batch_arrays(sample, meta, self._must_copy(), self._held)
-        if self._torch is not None:
+        on_gpu = is_cuda_sample(sample)
+        if on_gpu:
+            # wsicudaupload's batches: a torch CUDA tensor over the buffer
+            # whatever `torch` says (numpy cannot hold device memory)
+            images, views = cuda_images(sample, self.copy), None
+        else:
+            images, views = batch_arrays(sample, meta, self._must_copy(), self._held)
+        if self._torch is not None and not on_gpu:
             images = as_tensor(self._torch, images)
             if views is not None:
                 views = {name: as_tensor(self._torch, a) for name, a in views.items()}

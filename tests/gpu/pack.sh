@@ -7,6 +7,13 @@
 # except glibc's and the driver's (libcuda comes with the GPU machine) and
 # libstdc++/libgcc_s (taken from that machine: newer and compatible; kept in
 # a fallback folder). The libraries go in a tar.xz (94 MB unpacked).
+# Also: the gstwsi Python module, examples/train_single_gpu.py and, where
+# BUILD_DIR/pygi-site exists (tests/gpu/build-pygi.sh), PyGObject and the
+# Gst overrides built for the device's CPython 3.12 with the GObject
+# typelibs they need, so run.sh can run the example with `gi`; the JPEG
+# decode experiment: jpeg-tiles files of a generated Aperio-like slide and
+# of ../shared/slides' CMU-1-Small-Region.svs, the libjpeg-turbo decoder
+# built here and the nvJPEG one's source (built there with nvcc).
 #
 #   tests/gpu/pack.sh BUILD_DIR DEST       # e.g. build /work/main/.gpu
 set -euo pipefail
@@ -14,7 +21,7 @@ build=$(realpath "$1")
 dest=$2
 src=$(cd "$(dirname "$0")/../.." && pwd)
 sysplugins=/usr/lib/x86_64-linux-gnu/gstreamer-1.0
-rm -rf "$dest" && mkdir -p "$dest"/{bin,plugins,sysplugins,python}
+rm -rf "$dest" && mkdir -p "$dest"/{bin,plugins,sysplugins,python,jpeg}
 stage=$(mktemp -d)
 mkdir -p "$stage/lib" "$stage/libfallback"
 
@@ -28,9 +35,42 @@ cp /usr/bin/gst-launch-1.0 /usr/bin/gst-inspect-1.0 \
    "$build/tools/wsi-make-test-slides" "$dest/bin/"
 cp -r "$src/ext/cuda/tensor/gstwsi_cuda" "$src/tests/gpu/torch_ctypes_check.py" \
    "$dest/python/"
+cp -r "$src/python/gstwsi" "$src/examples/train_single_gpu.py" \
+   "$src/tests/gpu/gstwsi_cuda_stream_check.py" "$dest/python/"
+find "$dest/python" -name __pycache__ -prune -exec rm -rf {} +
 cp "$src/tests/gpu/run.sh" "$dest/"
 
-for f in "$dest"/bin/* "$dest"/plugins/* "$dest"/sysplugins/* "$stage"/lib/*; do
+# PyGObject for the device's python3 (3.12), if built (tests/gpu/build-pygi.sh)
+pygi_libs=()
+if [ -d "$build/pygi-site/gi" ]; then
+  cp -r "$build/pygi-site" "$dest/pygi"
+  find "$dest/pygi" -name __pycache__ -prune -exec rm -rf {} +
+  mkdir -p "$dest/typelibs"
+  for t in GLib-2.0 GObject-2.0 Gio-2.0 GModule-2.0 Gst-1.0 GstBase-1.0 GstApp-1.0 \
+           GstVideo-1.0; do
+    cp "/usr/lib/x86_64-linux-gnu/girepository-1.0/$t.typelib" "$dest/typelibs/"
+  done
+  pygi_libs=("$dest"/pygi/gi/_gi*.so "$dest"/pygi/gi/overrides/_gi_gst*.so)
+else
+  echo "pack.sh: no $build/pygi-site (tests/gpu/build-pygi.sh): run.sh will skip" \
+       "train_single_gpu.py" >&2
+fi
+
+# The JPEG decode experiment: tiles as our slides hold them, the CPU
+# decoder (libjpeg-turbo), the GPU decoder's source
+cp "$build/tests/gpu/jpeg-decode-cpu" "$dest/bin/"
+cp "$src/tests/gpu/nvjpeg-decode.cu" "$src/tests/gpu/jpeg-tiles-file.h" "$dest/jpeg/"
+"$build/tools/wsi-make-test-slides" -n 2 -W 9600 -H 7200 -t 240 --layout aperio \
+   "$stage/slides" > /dev/null
+"$build/tests/gpu/jpeg-tiles" "$dest/jpeg/generated.tiles" "$stage"/slides/*.svs
+cmu="$src/../shared/slides/Aperio-CMU-1-Small-Region.svs"
+if [ -f "$cmu" ]; then
+  "$build/tests/gpu/jpeg-tiles" "$dest/jpeg/cmu1.tiles" "$cmu"
+fi
+rm -rf "$stage/slides"
+
+for f in "$dest"/bin/* "$dest"/plugins/* "$dest"/sysplugins/* "$stage"/lib/* \
+         "${pygi_libs[@]}"; do
   ldd "$f" | awk '/=>/ && $3 ~ /^\// {print $3}'
 done | sort -u | while read -r lib; do
   case "$(basename "$lib")" in

@@ -1,13 +1,22 @@
 #!/usr/bin/env bash
 # The GPU proof (issue 25), run on a GPU machine from the folder that
-# tests/gpu/pack.sh made (it holds this script): unit tests that need a
-# device, the upload bandwidth bench, patches/s into the GPU with the
-# wsistats verdict at patchreader threads=4/8/16, and the PyTorch path
-# (tests/gpu/torch_ctypes_check.py). Writes its logs to $OUT (default
-# /tmp/wsi-gpu-out) and a summary on stdout. Needs nothing installed but the
-# NVIDIA driver, and python3 with torch(vision) for the last step.
+# tests/gpu/pack.sh made (it holds this script). Parts (PARTS, default all):
+#   unit      unit tests that need a device (elements_wsicudaupload)
+#   bench     the upload bandwidth bench (bench-cuda)
+#   pipeline  patches/s into the GPU with the wsistats verdict, threads 4/8/16
+#   torch     the PyTorch path through ctypes (torch_ctypes_check.py)
+#   stream    gstwsi.BatchStream with cuda_upload=True against the CPU stream
+#   train     examples/train_single_gpu.py, CPU batches and --cuda-upload:
+#             steps/s, patches/s and the data-wait share per step
+#   jpeg      the GPU JPEG decode experiment: nvjpeg-decode (built here with
+#             nvcc) against jpeg-decode-cpu (libjpeg-turbo, 16 threads)
+# stream and train need the PyGObject that pack.sh carries (pygi/,
+# typelibs/). Writes its logs to $OUT (default /tmp/wsi-gpu-out) and a
+# summary on stdout. Needs nothing installed but the NVIDIA driver, python3
+# with torch and numpy, and nvcc for the jpeg part.
 #
-#   .gpu/run.sh                            # about 2-3 minutes on an H100
+#   .gpu/run.sh                            # about 3-4 minutes on an H100
+#   PARTS="train jpeg" .gpu/run.sh
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 out=${OUT:-/tmp/wsi-gpu-out}
@@ -29,6 +38,15 @@ export PATH="$here/bin:$PATH"
 export GST_DEBUG="${GST_DEBUG:-*:ERROR}"
 
 step() { echo; echo "=== $* ($(date -u +%T))"; }
+parts=" ${PARTS:-unit bench pipeline torch stream train jpeg} "
+want() { [[ $parts == *" $1 "* ]]; }
+if [ -d "$here/pygi" ]; then
+  export GI_TYPELIB_PATH="$here/typelibs"
+  pypath="$here/pygi:$here/python"
+else
+  pypath="$here/python"
+fi
+export GSTWSI_CUDA_LIBRARY="$work/lib/libgstwsicudatensor.so"
 
 {
   step environment
@@ -41,20 +59,25 @@ step() { echo; echo "=== $* ($(date -u +%T))"; }
 } > "$out/env.log" 2>&1
 cat "$out/env.log"
 
+if want unit; then
 step "unit tests (elements_wsicudaupload, CK_FORK=no)"
 CK_DEFAULT_TIMEOUT=60 timeout 150 elements_wsicudaupload > "$out/unit.log" 2>&1
 echo "rc=$?" >> "$out/unit.log"
 tail -12 "$out/unit.log"
+fi
 
+if want bench; then
 step "upload bandwidth (bench-cuda)"
 timeout 120 bench-cuda --batches 300 --rounds 5 > "$out/bench.log" 2>&1
 echo "rc=$?" >> "$out/bench.log"
 tail -9 "$out/bench.log"
+fi
 
 step "sample slides"
 timeout 60 wsi-make-test-slides -n 4 -W 8192 -H 6144 "$work/slides" > /dev/null 2>&1
 ls "$work/slides"
 
+if want pipeline; then
 step "patches/s into the GPU, wsistats tracer (README pipeline, 4 slides x patches-per-slide)"
 for threads in ${THREADS_LIST:-4 8 16}; do
   for tail in "queue max-size-buffers=2 max-size-bytes=0 max-size-time=0 ! wsicudaupload name=upload ! fakesink sync=false" \
@@ -72,10 +95,117 @@ for threads in ${THREADS_LIST:-4 8 16}; do
   done
 done > "$out/pipeline.log" 2>&1
 grep -E "^---|^rc=|ERROR|^patchreader0|^upload|^fakesink0|^patchbatch0|^verdict|^sink" "$out/pipeline.log"
+fi
 
+if want torch; then
 step "PyTorch through gstwsi_cuda (ctypes, no gi)"
 PYTHONUNBUFFERED=1 PYTHONPATH="$here/python" \
-  GSTWSI_CUDA_LIBRARY="$work/lib/libgstwsicudatensor.so" \
   timeout 150 python3 "$here/python/torch_ctypes_check.py" "$work/slides" > "$out/torch.log" 2>&1
 echo "rc=$?" >> "$out/torch.log"
 cat "$out/torch.log" | tail -25
+fi
+
+if want stream || want train; then
+  if [ ! -d "$here/pygi" ]; then
+    echo "SKIP: stream, train: pack.sh found no pygi-site (tests/gpu/build-pygi.sh)"
+    parts=${parts/ stream / }; parts=${parts/ train / }
+  else
+    step "PyGObject for $(python3 -V)"
+    PYTHONPATH="$pypath" python3 -c "import gi; gi.require_version('Gst', '1.0'); \
+from gi.repository import Gst; Gst.init(None); print('gi', gi.__version__, Gst.version_string())" 2>&1
+  fi
+fi
+
+if want stream; then
+step "gstwsi.BatchStream, cuda_upload=True, against the CPU stream"
+PYTHONUNBUFFERED=1 PYTHONPATH="$pypath" timeout 120 \
+  python3 "$here/python/gstwsi_cuda_stream_check.py" "$work/slides" > "$out/stream.log" 2>&1
+echo "rc=$?" >> "$out/stream.log"
+tail -8 "$out/stream.log"
+fi
+
+if want train; then
+step "examples/train_single_gpu.py: CPU batches, then --cuda-upload (threads ${TRAIN_THREADS:-16})"
+for mode in "" "--cuda-upload"; do
+  echo "--- train_single_gpu.py ${mode:-(CPU batches)}"
+  PYTHONUNBUFFERED=1 PYTHONPATH="$pypath" timeout 150 python3 "$here/python/train_single_gpu.py" \
+    --slides "$work/slides" --steps ${TRAIN_STEPS:-600} --log-every ${TRAIN_LOG_EVERY:-100} \
+    --batch-size 64 --patch-size 256 --patches-per-slide 10000 \
+    --threads ${TRAIN_THREADS:-16} $mode 2>&1
+  echo "rc=$?"
+done > "$out/train.log" 2>&1
+python3 - "$out/train.log" <<'PY'
+import json, sys
+mode = None
+for line in open(sys.argv[1]):
+    if line.startswith("---"):
+        mode = line[4:].strip(); print(line.rstrip())
+    elif line.startswith("{"):
+        d = json.loads(line)
+        print(f"  step {d['train/step']:5d}: {d['data/batches_per_s']:6.1f} steps/s "
+              f"{d['data/patches_per_s']:8.0f} patches/s  data-wait share "
+              f"{100 * d['data/wait_share']:5.1f} %  wait p50/p95 {d['data/wait_ms_p50']:.2f}/"
+              f"{d['data/wait_ms_p95']:.2f} ms  step p50 {d['data/step_ms_p50']:.2f} ms")
+    elif line.startswith(("done:", "rc=", "Traceback")) or "Error" in line:
+        print("  " + line.rstrip())
+PY
+fi
+
+if want jpeg; then
+step "JPEG tiles: GPU batched decode (nvJPEG) vs libjpeg-turbo on $(nproc) threads"
+{
+  nvcc --version | tail -2
+  # the toolkit's own copy first, then pip's (nvidia-*, torchvision's bundled one)
+  hdr=$( (find /usr/local/cuda*/ /usr/include -name nvjpeg.h; find /opt -name nvjpeg.h) \
+         2>/dev/null | head -1)
+  lib=$( (find /usr/local/cuda*/ -name 'libnvjpeg.so*'; find /opt /usr/lib -name 'libnvjpeg*.so*') \
+         2>/dev/null | head -1)
+  echo "nvjpeg.h: ${hdr:-none}; libnvjpeg: ${lib:-none}; all copies:"
+  find /usr/local /usr/lib /opt -name 'libnvjpeg*.so*' 2>/dev/null
+  if [ -n "$lib" ]; then
+    inc=()
+    [ -n "$hdr" ] && inc=(-I"$(dirname "$hdr")")
+    libdir=$(dirname "$lib")
+    link=(-Xlinker "$lib")          # nvcc takes no versioned .so as an input
+    [ -e "$libdir/libnvjpeg.so" ] && link=(-L"$libdir" -lnvjpeg)
+    nvcc -O2 -std=c++17 "${inc[@]}" -o "$work/nvjpeg-decode" "$here/jpeg/nvjpeg-decode.cu" \
+      "${link[@]}" -lcudart -Xlinker -rpath="$libdir" && echo "nvjpeg-decode built"
+  fi
+  for set in generated:${JPEG_ROUNDS_GEN:-8} cmu1:${JPEG_ROUNDS_CMU:-100}; do
+    name=${set%%:*} rounds=${set##*:}
+    tiles="$here/jpeg/$name.tiles"
+    [ -f "$tiles" ] || continue
+    echo "--- $name tiles"
+    timeout 120 jpeg-decode-cpu "$tiles" "$(nproc)" $((rounds * 2)) "$work/$name.rgb" 16
+    if [ -x "$work/nvjpeg-decode" ]; then
+      timeout 150 "$work/nvjpeg-decode" "$tiles" "$rounds" ${JPEG_BATCH:-256} "$work/$name.rgb"
+      echo "rc=$?"
+    fi
+  done
+  echo "--- torchvision.io.decode_jpeg on cuda (batched nvJPEG inside torchvision), same tiles"
+  PYTHONUNBUFFERED=1 timeout 120 python3 - "$here/jpeg" <<'PY'
+import struct, sys, time
+import torch, torchvision
+from torchvision.io import decode_jpeg
+for name, rounds in (("generated", 8), ("cmu1", 100)):
+    blob = open(f"{sys.argv[1]}/{name}.tiles", "rb").read()
+    count, at, tiles = struct.unpack_from("<I", blob, 8)[0], 12, []
+    for _ in range(count):
+        n = struct.unpack_from("<I", blob, at)[0]
+        tiles.append(torch.frombuffer(bytearray(blob[at + 4:at + 4 + n]), dtype=torch.uint8))
+        at += 4 + n
+    batches = [tiles[i:i + 256] for i in range(0, len(tiles), 256)]
+    decode_jpeg(batches[0], device="cuda"); torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(rounds):
+        for b in batches:
+            decode_jpeg(b, device="cuda")
+    torch.cuda.synchronize()
+    s = time.perf_counter() - t0
+    print(f"torchvision {torchvision.__version__} decode_jpeg cuda {name}: "
+          f"{count * rounds} tiles {s:.3f} s {count * rounds / s:.0f} tiles/s")
+PY
+  echo "rc=$?"
+} > "$out/jpeg.log" 2>&1
+grep -v ": tile [0-9]* mean" "$out/jpeg.log"
+fi
