@@ -60,4 +60,4 @@ gcc -O2 -shared -fPIC -DHAVE_CONFIG_H -I"$work" -I"$src/gi" -I"$pyinc" \
   "$overrides/gstmodule.c" $(pkg-config --libs gstreamer-1.0) \
   -o "$dest/gi/overrides/_gi_gst$suffix"
 cp "$overrides"/Gst*.py "$dest/gi/overrides/"
-echo "PyGObject $(cd "$src" && grep -m1 "version :" meson.build | tr -d " ',") for CPython $tag in $dest"
+echo "PyGObject $(sed -n "s/^ *version : '\([0-9.]*\)'.*/\1/p" "$src/meson.build" | head -1) for CPython $tag in $dest"
