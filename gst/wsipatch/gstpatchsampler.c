@@ -90,7 +90,11 @@
  *
  * When a whole pass over the slides (one cycle) yields no patch at all,
  * the element posts an error instead of cycling forever; at EOS with no
- * patch planned in total it posts a warning.
+ * patch planned in total it posts a warning. The same error comes when
+ * every patch planned in a pass is dropped downstream (unreadable slides,
+ * reported by patchreader); a drop reported more than 2048 passes after
+ * its plan is past that check (the tallies of older passes are not kept),
+ * and the element warns once per stream.
  *
  * ## Finite runs and DDP
  *
