@@ -25,7 +25,11 @@
  * identity, so a stale index can leave an instance out of a series until
  * the folder changes, never put a foreign one in. Folders are indexed by
  * the spelling of their path; at most 4096 folders and 65536 volumes are
- * kept, the oldest indexed dropped first.
+ * kept, the oldest indexed dropped first (a single folder of more volumes
+ * is kept alone: indexing it again on every open would cost far more). A
+ * member that vanished or was cut short since indexing is left out by the
+ * backend's full parse; a FIFO named like an instance is refused without
+ * waiting (wsibytesource.h).
  *
  * Cost: the first question about a folder of N files: one directory
  * listing and N header reads of a few KiB each (N opens); then one stat()
