@@ -1119,6 +1119,7 @@ GST_START_TEST (test_folder_odd_and_stale_entries)
   gchar *odd = g_build_filename (dir, "a level2 \n\xff.dcm", NULL);
   gchar *fifo = g_build_filename (dir, "pipe.dcm", NULL);
   gchar *subdir = g_build_filename (dir, "sub.dcm", NULL);
+  gchar *uri;
   GError *error = NULL;
   struct stat st;
   struct timespec kept[2];
@@ -1141,6 +1142,11 @@ GST_START_TEST (test_folder_odd_and_stale_entries)
   /* 5 identity reads tried (the FIFO and the folder are taken by their
    * names, then refused); the odd name is a level. */
   fail_unless_equals_uint64 (open_counting (level0, 3), 5);
+  /* The same slide named by a file:// URI finds the same series. */
+  uri = g_filename_to_uri (level0, NULL, NULL);
+  fail_unless (uri != NULL);
+  fail_unless_equals_uint64 (open_counting (uri, 3), 0);
+  g_free (uri);
 
   /* Gone or cut short after indexing, the folder's time as it was: the
    * stale index names them, opening leaves them out. */
