@@ -222,19 +222,31 @@ folder_index_build (FolderIndex * index, gint64 mtime_ns)
   return probed;
 }
 
+/* @location as a local path: a file:// URI names a local file too
+ * (wsi_byte_source_open() takes both). NULL for a URI that is not one. */
+static gchar *
+local_path (const gchar * location)
+{
+  if (g_ascii_strncasecmp (location, "file://", 7) == 0)
+    return g_filename_from_uri (location, NULL, NULL);
+  return g_strdup (location);
+}
+
 GPtrArray *
-wsi_dicom_folder_volumes (const gchar * path, const gchar * series_uid,
+wsi_dicom_folder_volumes (const gchar * location, const gchar * series_uid,
     const gchar * sop_instance_uid)
 {
   GPtrArray *members = g_ptr_array_new_with_free_func (g_free);
-  gchar *dir = g_path_get_dirname (path);
+  gchar *path = local_path (location);
+  gchar *dir = path ? g_path_get_dirname (path) : NULL;
   FolderIndex *index;
   gint64 mtime_ns;
   gboolean built = FALSE;
   guint i, probed = 0;
 
-  if (series_uid == NULL || !folder_mtime (dir, &mtime_ns)) {
+  if (dir == NULL || series_uid == NULL || !folder_mtime (dir, &mtime_ns)) {
     g_free (dir);
+    g_free (path);
     return members;
   }
   index = folder_index_get (dir);
@@ -257,6 +269,7 @@ wsi_dicom_folder_volumes (const gchar * path, const gchar * series_uid,
   g_mutex_unlock (&index->lock);
   folder_index_unref (index);
   g_free (dir);
+  g_free (path);
   return members;
 }
 

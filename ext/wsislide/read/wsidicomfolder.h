@@ -47,10 +47,11 @@
 G_BEGIN_DECLS
 
 /* The paths (sorted by name; free with g_ptr_array_unref) of the VOLUME
- * instances of series @series_uid in the folder of the local file @path,
- * other than @path itself and other files of SOPInstanceUID
- * @sop_instance_uid (copies of it). Empty when the folder cannot be read. */
-GPtrArray *wsi_dicom_folder_volumes (const gchar * path,
+ * instances of series @series_uid in the folder of the local file
+ * @location (a path or a file:// URI), other than @location itself and
+ * other files of SOPInstanceUID @sop_instance_uid (copies of it). Empty
+ * when the folder cannot be read. */
+GPtrArray *wsi_dicom_folder_volumes (const gchar * location,
     const gchar * series_uid, const gchar * sop_instance_uid);
 
 /* The identity reads this process made to index folders, for the tests
