@@ -159,6 +159,7 @@ typedef struct
   guint8 *rgb;
   gfloat *acc;                  /* rows_per_group output rows being summed */
   gint rows_per_group;
+  gint64 strip_rows;            /* rows decoded at a time: whole tile rows */
   const gint *cancel;           /* atomic: stop when non-zero */
 } WsiOverviewReader;
 
@@ -200,10 +201,30 @@ store_rows (const gfloat * acc, gsize n_values, guint8 * out)
 typedef void (*WsiOverviewBlockFunc) (WsiOverviewReader * r, gint64 x,
     gint64 y, gint64 cols, gint64 rows, gpointer data);
 
+/* Rows per strip: whole rows of the level's tiles at its DCT scale, as
+ * many as fit in STRIP_ROWS. A strip that ends inside a tile row has that
+ * row's tiles decoded again by the next strip: with 240 px tiles read at
+ * 1/2 (120 rows) and strips of 256, 81 tile decodes per 1024 px overview
+ * instead of 63 (issue 23). Tiles taller than 4 strips, or not tiled: plain
+ * STRIP_ROWS, so that memory stays bounded. */
+static gint64
+strip_rows_of (const WsiSlide * slide, gint level, guint scale)
+{
+  gint64 tile_rows = slide->level_tile_height[level] / scale;
+
+  if (tile_rows <= 0 || tile_rows > 4 * STRIP_ROWS)
+    return STRIP_ROWS;
+  return MAX (tile_rows, STRIP_ROWS / tile_rows * tile_rows);
+}
+
 /* Decodes source rows [y_begin, y_end) of the scaled level block by block
- * (STRIP_ROWS x BLOCK_COLS at most, left to right, then down) and hands
- * each block to @func. Fails without an error when cancelled: the caller
- * sees its cancel flag. */
+ * (strip_rows x BLOCK_COLS at most, left to right, then down) and hands
+ * each block to @func. From y_begin = 0 (the whole level copied) strips
+ * end on tile rows; a row group's strips start where its rows do, as
+ * before, since JPEG 2000 region reads differ by a few levels near a
+ * region's edge and moving the edges would change those slides' masks.
+ * Fails without an error when cancelled: the caller sees its cancel
+ * flag. */
 static gboolean
 for_each_block (WsiOverviewReader * r, gint64 y_begin, gint64 y_end,
     WsiOverviewBlockFunc func, gpointer data, GError ** error)
@@ -211,8 +232,8 @@ for_each_block (WsiOverviewReader * r, gint64 y_begin, gint64 y_end,
   gint64 block_cols = MIN (r->level_width, BLOCK_COLS);
   gint64 x, y;
 
-  for (y = y_begin; y < y_end; y += STRIP_ROWS) {
-    gint64 rows = MIN (STRIP_ROWS, y_end - y);
+  for (y = y_begin; y < y_end; y += r->strip_rows) {
+    gint64 rows = MIN (r->strip_rows, y_end - y);
 
     for (x = 0; x < r->level_width; x += block_cols) {
       gint64 cols = MIN (block_cols, r->level_width - x);
@@ -332,8 +353,9 @@ wsi_overview_read (WsiSlide * slide, gint ow, gint oh, const gint * cancel,
    * trip), not strip by strip as the reads below reach them. */
   wsi_slide_prefetch_level (slide, r.level, 0, 0, r.level_width,
       r.level_height);
+  r.strip_rows = strip_rows_of (slide, r.level, r.scale);
   block_pixels = MIN (r.level_width, BLOCK_COLS) * MIN (r.level_height,
-      STRIP_ROWS);
+      r.strip_rows);
   r.argb = thread_block (block_pixels);
   if (r.level_width == ow && r.level_height == oh) {
     ok = read_identity (&r, out, error);

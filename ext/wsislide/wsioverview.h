@@ -21,8 +21,9 @@
  * unset when *@cancel became non-zero (wsislidesrc's flushing flag), leaving
  * @out partly written.
  *
- * Cost: the level is decoded in strips of 256 rows by blocks of at most
- * 4096 columns, so memory stays at a few MB whatever the slide size; time is
+ * Cost: the level is decoded in strips of about 256 rows (whole tile rows
+ * where the level is copied) by blocks of at most 4096 columns, so memory
+ * stays at a few MB whatever the slide size; time is
  * one decode of that level at that scale (a 2048x1536 level for a 1024x768
  * overview: a quarter of the pixels at 1/2). When the level at that scale
  * is exactly ow x oh the decoded pixels are copied, not averaged (the same

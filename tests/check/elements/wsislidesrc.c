@@ -1108,6 +1108,26 @@ GST_START_TEST (test_overview_level_size_copied)
 
 GST_END_TEST;
 
+/* The same with 240 px tiles (120 rows at 1/2): the copied level is then
+ * decoded in strips of two tile rows (240, not 256, so that no tile row
+ * is decoded twice: issue 23), 240 + 60 rows here; each block must still
+ * land in place. */
+GST_START_TEST (test_overview_copied_in_tile_row_strips)
+{
+  WsiTestSlideSpec spec;
+
+  wsi_test_slide_spec_init (&spec);
+  spec.width = 8400;
+  spec.height = 600;
+  spec.tile_size = 240;
+  spec.levels = 1;
+  spec.tissue_blobs = 24;
+  spec.seed = 90;
+  assert_overview_regions_match_truth (&spec, 4200, 4096, 240, 0.999);
+}
+
+GST_END_TEST;
+
 /* A blank slide is uniformly white: the area average adds no bias and
  * transparent (unscanned) areas of a level come out white too. */
 GST_START_TEST (test_overview_blank_is_white)
@@ -1792,6 +1812,7 @@ wsislidesrc_suite (void)
   tcase_add_test (tc, test_overview_content);
   tcase_add_test (tc, test_overview_from_blocks);
   tcase_add_test (tc, test_overview_level_size_copied);
+  tcase_add_test (tc, test_overview_copied_in_tile_row_strips);
   tcase_add_test (tc, test_overview_blank_is_white);
   tcase_add_test (tc, test_mpp_sources);
   tcase_add_test (tc, test_broken_files_skipped);
