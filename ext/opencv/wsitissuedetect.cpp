@@ -19,6 +19,7 @@
 
 #include <opencv2/core.hpp>
 #include <opencv2/imgproc.hpp>
+#include <opencv2/core/hal/intrin.hpp>
 
 /* Overviews up to this many pixels (2048 x 2048) keep their scratch
  * images on the thread for the next slide; larger ones free them. */
@@ -49,20 +50,87 @@ struct SaturationTable
   }
 };
 
-void
-wsi_tissue_hsv_plane (const guint8 * rgb, gint width, gint height,
-    gint channel, guint8 * out)
+/* The scalar form, for the pixels [first, n) that do not fill a SIMD
+ * vector (and every pixel where OpenCV has no 128-bit SIMD). */
+static void
+hsv_plane_scalar (const guint8 * rgb, gsize first, gsize n, gint channel,
+    const SaturationTable & table, guint8 * out)
 {
-  static const SaturationTable table;
-  gsize n = (gsize) width * height;
-
-  for (gsize i = 0; i < n; i++) {
+  for (gsize i = first; i < n; i++) {
     int r = rgb[3 * i], g = rgb[3 * i + 1], b = rgb[3 * i + 2];
     int v = MAX (MAX (r, g), b), vmin = MIN (MIN (r, g), b);
 
     out[i] = channel == 2 ? (guint8) v : (guint8) (((v - vmin) *
             table.div[v] + (1 << (HSV_SHIFT - 1))) >> HSV_SHIFT);
   }
+}
+
+#if CV_SIMD128
+/* Saturation of four pixels from their value and (value - min) in 32-bit
+ * lanes: the scalar formula lane by lane (the divisor by table lookup). */
+static inline cv::v_int32x4
+saturation_x4 (const cv::v_uint32x4 & v, const cv::v_uint32x4 & diff,
+    const SaturationTable & table)
+{
+  cv::v_int32x4 div = cv::v_lut (table.div, cv::v_reinterpret_as_s32 (v));
+
+  return (cv::v_reinterpret_as_s32 (diff) * div +
+      cv::v_setall_s32 (1 << (HSV_SHIFT - 1))) >> HSV_SHIFT;
+}
+
+/* Sixteen pixels at a time in OpenCV's 128-bit universal intrinsics (SSE2
+ * on x86-64, NEON on ARM): the same integer arithmetic as the scalar
+ * form, so the same bytes, at a fraction of its instructions (this plane
+ * was a fifth of a new slide's instructions, issue 23). Returns the
+ * number of pixels done (a multiple of 16). */
+static gsize
+hsv_plane_simd (const guint8 * rgb, gsize n, gint channel,
+    const SaturationTable & table, guint8 * out)
+{
+  gsize i;
+
+  for (i = 0; i + 16 <= n; i += 16) {
+    cv::v_uint8x16 r, g, b, v, diff;
+
+    cv::v_load_deinterleave (rgb + 3 * i, r, g, b);
+    v = cv::v_max (cv::v_max (r, g), b);
+    if (channel == 2) {
+      cv::v_store (out + i, v);
+      continue;
+    }
+    diff = v - cv::v_min (cv::v_min (r, g), b);
+
+    cv::v_uint16x8 v16[2], d16[2];
+    cv::v_int32x4 s32[4];
+    cv::v_expand (v, v16[0], v16[1]);
+    cv::v_expand (diff, d16[0], d16[1]);
+    for (int half = 0; half < 2; half++) {
+      cv::v_uint32x4 v32a, v32b, d32a, d32b;
+
+      cv::v_expand (v16[half], v32a, v32b);
+      cv::v_expand (d16[half], d32a, d32b);
+      s32[2 * half] = saturation_x4 (v32a, d32a, table);
+      s32[2 * half + 1] = saturation_x4 (v32b, d32b, table);
+    }
+    /* Every lane is 0..255, so the saturating packs are exact. */
+    cv::v_store (out + i, cv::v_pack_u (cv::v_pack (s32[0], s32[1]),
+            cv::v_pack (s32[2], s32[3])));
+  }
+  return i;
+}
+#endif
+
+void
+wsi_tissue_hsv_plane (const guint8 * rgb, gint width, gint height,
+    gint channel, guint8 * out)
+{
+  static const SaturationTable table;
+  gsize n = (gsize) width * height, done = 0;
+
+#if CV_SIMD128
+  done = hsv_plane_simd (rgb, n, channel, table, out);
+#endif
+  hsv_plane_scalar (rgb, done, n, channel, table, out);
 }
 
 /* The overview and its HSV image when a method needs hue (has_hsv: in

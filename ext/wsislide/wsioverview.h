@@ -49,6 +49,11 @@ gint wsi_overview_level (const WsiSlide * slide, gint ow, gint oh);
 gboolean wsi_overview_read (WsiSlide * slide, gint ow, gint oh,
     const gint * cancel, guint8 * out, GError ** error);
 
+/* @n premultiplied ARGB pixels composited on white into @rgb (3 * @n
+ * bytes, nothing written beyond): the bytes of wsi_argb_to_rgb_on_white(),
+ * four pixels per SSSE3 step where the CPU has it. */
+void wsi_overview_argb_to_rgb (const guint32 * argb, guint8 * rgb, gsize n);
+
 G_END_DECLS
 
 #endif /* __WSI_OVERVIEW_H__ */

@@ -90,7 +90,11 @@
  *
  * When a whole pass over the slides (one cycle) yields no patch at all,
  * the element posts an error instead of cycling forever; at EOS with no
- * patch planned in total it posts a warning.
+ * patch planned in total it posts a warning. The same error comes when
+ * every patch planned in a pass is dropped downstream (unreadable slides,
+ * reported by patchreader); a drop reported more than 2048 passes after
+ * its plan is past that check (the tallies of older passes are not kept),
+ * and the element warns once per stream.
  *
  * ## Finite runs and DDP
  *
@@ -659,6 +663,21 @@ patch_sampler_cycle_lost (GstPatchSampler * self, guint cycle)
       ("A whole pass over the slides delivered no patch: %s.", why),
       ("cycle %u: stopping instead of cycling forever", cycle));
   g_free (why);
+}
+
+/* A patch of @cycle was dropped after WSI_DELIVERY_KEPT_CYCLES later
+ * cycles began (wsidelivery.h): the check that stops a stream whose
+ * every pass is lost cannot look that far back. Said once per stream. */
+static void
+patch_sampler_warn_forgotten (GstPatchSampler * self, guint cycle)
+{
+  GST_ELEMENT_WARNING (self, STREAM, FAILED,
+      ("Patches are dropped more than %d passes over the slides after they "
+          "were planned, so a pass that delivers nothing can no longer be "
+          "detected. Keep fewer patches in flight (patchreader read-ahead, "
+          "patchinterleave pool-size, queues before patchfilter) or give "
+          "each rank more slides.", WSI_DELIVERY_KEPT_CYCLES),
+      ("a drop arrived for cycle %u, whose tally was forgotten", cycle));
 }
 
 /* Called for every slide before planning: when the slide opens a new
@@ -1381,13 +1400,15 @@ gst_patch_sampler_src_event (GstPad * pad, GstObject * parent,
     GstEvent * event)
 {
   GstPatchSampler *self = GST_PATCH_SAMPLER (parent);
-  guint lost_cycle = 0;
+  guint lost_cycle = 0, forgotten;
 
   if (!wsi_delivery_handle_event (self->delivery, event, &lost_cycle))
     return gst_pad_event_default (pad, parent, event);
   gst_event_unref (event);
   if (lost_cycle > 0)
     patch_sampler_cycle_lost (self, lost_cycle - 1);
+  if (wsi_delivery_take_forgotten (self->delivery, &forgotten))
+    patch_sampler_warn_forgotten (self, forgotten);
   return TRUE;
 }
 

@@ -46,6 +46,9 @@ struct _WsiDelivery
   guint64 dropped;
   guint check_round;
   guint ack_round;
+  /* A drop came for a forgotten cycle (the first one's cycle); told once. */
+  gboolean forgotten_seen, forgotten_told;
+  guint forgotten_cycle;
   /* Cycle c lives in slot c % WSI_DELIVERY_KEPT_CYCLES until cycle
    * c + WSI_DELIVERY_KEPT_CYCLES takes the slot: a fixed ring, so a stream
    * that cycles for a week holds the same memory as one that cycled once
@@ -129,6 +132,7 @@ wsi_delivery_reset (WsiDelivery * delivery)
   delivery->active = FALSE;
   delivery->dropped = 0;
   delivery->check_round = delivery->ack_round = 0;
+  delivery->forgotten_seen = delivery->forgotten_told = FALSE;
   cycle_tallies_clear_locked (delivery);
   g_mutex_unlock (&delivery->lock);
 }
@@ -194,7 +198,12 @@ count_dropped (WsiDelivery * delivery, guint slide, guint cycle,
   delivery->dropped++;
   tally = cycle_tally_get_locked (delivery, cycle);
   if (tally == NULL) {
-    /* A cycle that long closed: counted in the stream, nothing more. */
+    /* A cycle that long closed: counted in the stream; its loss cannot be
+     * checked any more, which wsi_delivery_take_forgotten() tells. */
+    if (!delivery->forgotten_seen) {
+      delivery->forgotten_seen = TRUE;
+      delivery->forgotten_cycle = cycle;
+    }
     g_mutex_unlock (&delivery->lock);
     return;
   }
@@ -248,6 +257,20 @@ wsi_delivery_close_cycle (WsiDelivery * delivery, guint cycle)
   }
   g_mutex_unlock (&delivery->lock);
   return lost;
+}
+
+gboolean
+wsi_delivery_take_forgotten (WsiDelivery * delivery, guint * cycle)
+{
+  gboolean tell;
+
+  g_mutex_lock (&delivery->lock);
+  tell = delivery->forgotten_seen && !delivery->forgotten_told;
+  delivery->forgotten_told |= tell;
+  if (tell && cycle != NULL)
+    *cycle = delivery->forgotten_cycle;
+  g_mutex_unlock (&delivery->lock);
+  return tell;
 }
 
 guint

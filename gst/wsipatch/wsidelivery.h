@@ -50,9 +50,19 @@ G_BEGIN_DECLS
 typedef struct _WsiDelivery WsiDelivery;
 
 /* Cycles whose tallies are kept. A closed cycle's late drops come from its
- * patches still in flight behind the planner: the drops that lose a whole
- * pass come from patchreader, right behind patchinterleave, whose pool
- * holds at most 1024 slides (1024 cycles when a rank has one slide). */
+ * patches still in flight between the planner and the last element that
+ * drops (patchreader, patchviews, patchfilter): patchinterleave's pool
+ * (pool-size plans, at most 1024: 1024 cycles when a rank has one slide),
+ * the patches each of those elements queues ahead (patchreader's
+ * read-ahead, up to 4096) and any queue placed between them. A cycle in
+ * flight holds at least one patch, so several slides per rank or plans of
+ * many patches keep this far below 2048 cycles; one slide per rank with
+ * plans of one or a few patches, a read-ahead in the thousands or a long
+ * queue before patchfilter can pass it. A drop for a forgotten cycle still
+ * counts, and wsi_delivery_take_forgotten() says so (patchsampler warns),
+ * but that cycle's loss can no longer be reported. Not raised instead:
+ * only an acknowledged check bounds what is in flight, and most streams
+ * (no finite quota) make none. */
 #define WSI_DELIVERY_KEPT_CYCLES 2048
 
 WsiDelivery *wsi_delivery_new (void);
@@ -82,6 +92,11 @@ gboolean wsi_delivery_handle_event (WsiDelivery * delivery, GstEvent * event,
 /* Marks @cycle as complete (a later one started). Returns TRUE when every
  * patch planned in it was already reported dropped (and there were some). */
 gboolean wsi_delivery_close_cycle (WsiDelivery * delivery, guint cycle);
+
+/* TRUE once per stream (until reset), at the first drop reported for a
+ * cycle already forgotten (see WSI_DELIVERY_KEPT_CYCLES); *@cycle
+ * (nullable) is that cycle. */
+gboolean wsi_delivery_take_forgotten (WsiDelivery * delivery, guint * cycle);
 
 /* Cycle tallies held now, and in *@with_reasons (nullable) how many of
  * them hold a table of drop reasons: at most WSI_DELIVERY_KEPT_CYCLES

@@ -73,6 +73,10 @@ def main():
         sys.exit(f"{sys.argv[1]}: no run of the baseline read-ahead={base}")
     figures = medians(runs)
     base_rate, base_rss = figures[base][0], figures[base][1]
+    if base_rate <= 0 or base_rss <= 0:
+        # Ratios against nothing mean nothing (a run that streamed no patch).
+        sys.exit(f"{sys.argv[1]}: the baseline read-ahead={base} has a median of "
+                 f"{base_rate:g} patches/s and {base_rss:g} MiB: nothing to compare with")
 
     print(f"\nread-ahead  patches/s median (min-max)  peak RSS MiB  "
           f"rate vs {base}  RSS vs {base}")

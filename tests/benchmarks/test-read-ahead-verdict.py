@@ -12,7 +12,8 @@ median peak RSS) on synthetic tables whose answer is known:
    RSS, does not meet the rule; nothing meets it: "none".
 4. medians, not means or single rounds, are judged (one wild round of a
    depth does not make it win), and the baseline may be any depth.
-5. a malformed table or a missing baseline is an error naming the file.
+5. a malformed table, a missing baseline or one whose median rate is 0
+   (no division by zero) is an error naming the file.
 
 Usage: test-read-ahead-verdict.py VERDICT_SCRIPT WORKDIR
 """
@@ -93,7 +94,10 @@ def main():
     # 5. bad input.
     run(script, workdir, "malformed", [(0, "1000", "300 extra")], 0, expect_fail=True)
     run(script, workdir, "no-baseline", rounds(16, [1000], 300), 0, expect_fail=True)
-    print("ok: a malformed table and a missing baseline are errors naming the file")
+    run(script, workdir, "zero-baseline", rounds(0, [0, 0], 300) + rounds(16, [1000], 300),
+        0, expect_fail=True)
+    print("ok: a malformed table, a missing baseline and one that streamed nothing are "
+          "errors naming the file")
 
 
 if __name__ == "__main__":

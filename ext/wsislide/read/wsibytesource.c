@@ -246,7 +246,10 @@ file_source_open (const gchar * path, GError ** error)
   struct stat st;
   gchar *display = wsi_display_text (path);
   gchar *identity;
-  int fd = open (path, O_RDONLY | O_CLOEXEC);
+  /* O_NONBLOCK: opening a FIFO (or a device) named like a slide would
+   * otherwise wait forever for a writer, e.g. while a folder is indexed;
+   * fstat() then refuses it. Reads of a regular file ignore the flag. */
+  int fd = open (path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 
   if (fd < 0 || fstat (fd, &st) != 0 || !S_ISREG (st.st_mode)) {
     int saved = fd < 0 ? errno : (errno ? errno : EISDIR);

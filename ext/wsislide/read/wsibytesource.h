@@ -98,7 +98,9 @@ gchar *wsi_location_display (const gchar * location);
 void wsi_location_remember (const gchar * location);
 
 /* Opens a local path (or file:// URI) or, where the build has remote
- * sources, a URL. NULL with @error set when it cannot be opened. */
+ * sources, a URL. NULL with @error set when it cannot be opened; a local
+ * path must be a regular file (a FIFO or device is refused at once, never
+ * waited on). */
 WsiByteSource *wsi_byte_source_open (const gchar * location, GError ** error);
 
 WsiByteSource *wsi_byte_source_ref (WsiByteSource * source);

@@ -37,8 +37,12 @@ typedef struct
   gchar *sop_instance_uid;
 } FolderVolume;
 
+/* Reference-counted by hand rather than with g_atomic_rc_box: the table
+ * lives until exit, and leak checkers (valgrind) report a block known
+ * only by an interior pointer (the rc box's) as possibly lost. */
 typedef struct
 {
+  gint refcount;                /* atomic */
   gchar *dir;
   GMutex lock;                  /* held while indexing and answering */
   gboolean indexed;             /* volumes describe the folder at mtime_ns */
@@ -65,18 +69,15 @@ folder_volume_free (FolderVolume * volume)
 }
 
 static void
-folder_index_clear (FolderIndex * index)
+folder_index_unref (FolderIndex * index)
 {
+  if (!g_atomic_int_dec_and_test (&index->refcount))
+    return;
   g_free (index->dir);
   g_mutex_clear (&index->lock);
   if (index->volumes != NULL)
     g_ptr_array_unref (index->volumes);
-}
-
-static void
-folder_index_unref (FolderIndex * index)
-{
-  g_atomic_rc_box_release_full (index, (GDestroyNotify) folder_index_clear);
+  g_free (index);
 }
 
 /* The folder's modification time in ns; FALSE when it cannot be stat'ed. */
@@ -104,13 +105,14 @@ folder_index_get (const gchar * dir)
         (GDestroyNotify) folder_index_unref);
   index = g_hash_table_lookup (folders, dir);
   if (index == NULL) {
-    index = g_atomic_rc_box_new0 (FolderIndex);
+    index = g_new0 (FolderIndex, 1);
+    index->refcount = 1;        /* the table's */
     index->dir = g_strdup (dir);
     g_mutex_init (&index->lock);
     g_hash_table_insert (folders, index->dir, index);
     g_queue_push_tail (&folder_order, index);
   }
-  g_atomic_rc_box_acquire (index);
+  g_atomic_int_inc (&index->refcount);
   g_mutex_unlock (&folders_lock);
   return index;
 }
@@ -136,7 +138,9 @@ folders_trim (FolderIndex * keep)
 }
 
 /* Counts @index's @kept volumes (after indexing it) and the @probed
- * header reads made; trims. */
+ * header reads made; trims. Under index->lock, so that two builds of one
+ * folder are counted in the order they were made (the lock order is
+ * index->lock, then folders_lock; folders_trim() takes no index lock). */
 static void
 folders_account (FolderIndex * index, guint kept, guint probed)
 {
@@ -218,19 +222,31 @@ folder_index_build (FolderIndex * index, gint64 mtime_ns)
   return probed;
 }
 
+/* @location as a local path: a file:// URI names a local file too
+ * (wsi_byte_source_open() takes both). NULL for a URI that is not one. */
+static gchar *
+local_path (const gchar * location)
+{
+  if (g_ascii_strncasecmp (location, "file://", 7) == 0)
+    return g_filename_from_uri (location, NULL, NULL);
+  return g_strdup (location);
+}
+
 GPtrArray *
-wsi_dicom_folder_volumes (const gchar * path, const gchar * series_uid,
+wsi_dicom_folder_volumes (const gchar * location, const gchar * series_uid,
     const gchar * sop_instance_uid)
 {
   GPtrArray *members = g_ptr_array_new_with_free_func (g_free);
-  gchar *dir = g_path_get_dirname (path);
+  gchar *path = local_path (location);
+  gchar *dir = path ? g_path_get_dirname (path) : NULL;
   FolderIndex *index;
   gint64 mtime_ns;
   gboolean built = FALSE;
-  guint i, probed = 0, kept;
+  guint i, probed = 0;
 
-  if (series_uid == NULL || !folder_mtime (dir, &mtime_ns)) {
+  if (dir == NULL || series_uid == NULL || !folder_mtime (dir, &mtime_ns)) {
     g_free (dir);
+    g_free (path);
     return members;
   }
   index = folder_index_get (dir);
@@ -248,12 +264,12 @@ wsi_dicom_folder_volumes (const gchar * path, const gchar * series_uid,
   }
   if (!index->indexed)
     g_ptr_array_set_size (index->volumes, 0);
-  kept = index->volumes->len;
-  g_mutex_unlock (&index->lock);
   if (built)
-    folders_account (index, kept, probed);
+    folders_account (index, index->volumes->len, probed);
+  g_mutex_unlock (&index->lock);
   folder_index_unref (index);
   g_free (dir);
+  g_free (path);
   return members;
 }
 

@@ -25,7 +25,11 @@
  * identity, so a stale index can leave an instance out of a series until
  * the folder changes, never put a foreign one in. Folders are indexed by
  * the spelling of their path; at most 4096 folders and 65536 volumes are
- * kept, the oldest indexed dropped first.
+ * kept, the oldest indexed dropped first (a single folder of more volumes
+ * is kept alone: indexing it again on every open would cost far more). A
+ * member that vanished or was cut short since indexing is left out by the
+ * backend's full parse; a FIFO named like an instance is refused without
+ * waiting (wsibytesource.h).
  *
  * Cost: the first question about a folder of N files: one directory
  * listing and N header reads of a few KiB each (N opens); then one stat()
@@ -43,10 +47,11 @@
 G_BEGIN_DECLS
 
 /* The paths (sorted by name; free with g_ptr_array_unref) of the VOLUME
- * instances of series @series_uid in the folder of the local file @path,
- * other than @path itself and other files of SOPInstanceUID
- * @sop_instance_uid (copies of it). Empty when the folder cannot be read. */
-GPtrArray *wsi_dicom_folder_volumes (const gchar * path,
+ * instances of series @series_uid in the folder of the local file
+ * @location (a path or a file:// URI), other than @location itself and
+ * other files of SOPInstanceUID @sop_instance_uid (copies of it). Empty
+ * when the folder cannot be read. */
+GPtrArray *wsi_dicom_folder_volumes (const gchar * location,
     const gchar * series_uid, const gchar * sop_instance_uid);
 
 /* The identity reads this process made to index folders, for the tests

@@ -17,8 +17,10 @@
 #include <gst/check/gstcheck.h>
 #include <gst/check/gstharness.h>
 #include <gst/wsi/wsirecord.h>
+#include <gst/wsi/wsievent.h>
 
 #include "wsitestutil.h"
+#include "wsidelivery.h"          /* WSI_DELIVERY_KEPT_CYCLES */
 
 /* A test slide: level-0 size, resolution, and a mask of MASK_SCALE
  * level-0 pixels per mask pixel whose tissue is the rectangle
@@ -751,6 +753,43 @@ GST_START_TEST (test_cycle_without_patch_errors)
   fail_unless (text != NULL);
   fail_unless (strstr (text, "whole pass") != NULL, "%s", text);
   g_free (text);
+  sampler_free (h, bus);
+}
+
+GST_END_TEST;
+
+/* A drop that arrives after WSI_DELIVERY_KEPT_CYCLES later cycles began
+ * (patches in flight far behind the planner) is counted, and the sampler
+ * warns once that a whole-pass loss can no longer be detected. */
+GST_START_TEST (test_forgotten_cycle_drop_warns)
+{
+  GstBus *bus;
+  GstHarness *h = sampler_new (&bus);
+  TestSlide s;
+  WsiPatchRecord *r;
+  guint n, i;
+  gchar *text;
+
+  test_slide_init (&s);
+  r = push_slide (h, &s, &n, NULL);
+  fail_unless (n > 0);
+  g_free (r);
+  s.cycle = WSI_DELIVERY_KEPT_CYCLES;   /* takes cycle 0's slot */
+  r = push_slide (h, &s, &n, NULL);
+  fail_unless (n > 0);
+  g_free (r);
+  fail_unless (gst_bus_pop_filtered (bus, GST_MESSAGE_WARNING) == NULL);
+
+  for (i = 0; i < 2; i++)
+    fail_unless (gst_harness_push_upstream_event (h,
+            wsi_event_new_patch_dropped (0, 0, i, "/slides/a.svs", "late")));
+  text = wsi_test_pop_message_text (bus, GST_MESSAGE_WARNING);
+  fail_unless (text != NULL);
+  fail_unless (strstr (text, "can no longer be detected") != NULL, "%s", text);
+  g_free (text);
+  /* Once per stream. */
+  fail_unless (gst_bus_pop_filtered (bus, GST_MESSAGE_WARNING) == NULL);
+  fail_unless (gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR) == NULL);
   sampler_free (h, bus);
 }
 
@@ -1557,6 +1596,7 @@ patchsampler_suite (void)
   tcase_add_test (tc, test_unknown_mpp);
   tcase_add_test (tc, test_rejected_slide);
   tcase_add_test (tc, test_cycle_without_patch_errors);
+  tcase_add_test (tc, test_forgotten_cycle_drop_warns);
   tcase_add_test (tc, test_cycle_with_patch_continues);
   tcase_add_test (tc, test_eos_without_patch_errors);
   tcase_add_test (tc, test_meta_offset_sequence_time);

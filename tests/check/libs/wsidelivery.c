@@ -56,7 +56,7 @@ run_healthy_cycles (WsiDelivery * delivery, guint first, guint n)
 GST_START_TEST (test_long_stream_holds_bounded_tallies)
 {
   WsiDelivery *delivery = wsi_delivery_new ();
-  guint kept, with_reasons;
+  guint kept, with_reasons, forgotten = G_MAXUINT;
 
   run_healthy_cycles (delivery, 0, LONG_RUN_CYCLES);
   kept = wsi_delivery_tallies_kept (delivery, &with_reasons);
@@ -67,17 +67,28 @@ GST_START_TEST (test_long_stream_holds_bounded_tallies)
   /* Forgetting tallies does not change the stream's count. */
   fail_unless_equals_uint64 (wsi_delivery_dropped (delivery),
       LONG_RUN_CYCLES);
-  /* A late drop for a forgotten cycle counts, and makes no tally. */
+  /* A late drop for a forgotten cycle counts, and makes no tally; it is
+   * told once (patchsampler warns that such a loss goes unchecked). */
+  fail_if (wsi_delivery_take_forgotten (delivery, NULL));
   fail_unless_equals_int (drop_one (delivery, 0, 3, "late"), 0);
   fail_unless_equals_uint64 (wsi_delivery_dropped (delivery),
       LONG_RUN_CYCLES + 1);
   fail_unless_equals_int (wsi_delivery_tallies_kept (delivery, NULL), kept);
+  fail_unless (wsi_delivery_take_forgotten (delivery, &forgotten));
+  fail_unless_equals_int (forgotten, 3);
+  fail_unless_equals_int (drop_one (delivery, 0, 4, "late"), 0);
+  fail_if (wsi_delivery_take_forgotten (delivery, NULL));
 
   wsi_delivery_reset (delivery);
   fail_unless_equals_int (wsi_delivery_tallies_kept (delivery, &with_reasons),
       0);
   fail_unless_equals_int (with_reasons, 0);
   fail_unless_equals_uint64 (wsi_delivery_dropped (delivery), 0);
+  /* A new stream tells again. */
+  run_healthy_cycles (delivery, 0, WSI_DELIVERY_KEPT_CYCLES + 1);
+  fail_unless_equals_int (drop_one (delivery, 0, 0, "late"), 0);
+  fail_unless (wsi_delivery_take_forgotten (delivery, &forgotten));
+  fail_unless_equals_int (forgotten, 0);
   wsi_delivery_free (delivery);
 }
 
@@ -130,6 +141,8 @@ GST_START_TEST (test_loss_reported_after_forgetting)
   fail_unless_equals_int (drop_one (delivery, 1, cycle, "a bad tile"), 0);
   fail_unless (wsi_delivery_tallies_kept (delivery, NULL)
       <= WSI_DELIVERY_KEPT_CYCLES);
+  /* Every drop came within what is kept: nothing to tell. */
+  fail_if (wsi_delivery_take_forgotten (delivery, NULL));
   wsi_delivery_free (delivery);
 }
 

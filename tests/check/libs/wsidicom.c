@@ -24,6 +24,7 @@
 #include <math.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "wsislide.h"
 #include "wsidicom.h"
@@ -1102,6 +1103,219 @@ GST_START_TEST (test_folder_scanned_once)
 
 GST_END_TEST;
 
+/* Files that change after the folder was indexed (its time kept, so the
+ * index is stale) and odd entries: a FIFO named like an instance (opening
+ * it must not wait for a writer), a folder named like one, a name with
+ * spaces, a newline and a byte that is not UTF-8. Opening never hangs or
+ * fails: what cannot be read is left out. */
+GST_START_TEST (test_folder_odd_and_stale_entries)
+{
+  gchar *root = test_dir ("dicom-folder-odd");
+  gchar *dir = g_build_filename (root, "instances", NULL);
+  gchar *tiff = tiff_slide (root, WSI_TEST_LAYOUT_GENERIC, 256);
+  gchar *level0 = g_build_filename (dir, "a-level0.dcm", NULL);
+  gchar *level1 = g_build_filename (dir, "a-level1.dcm", NULL);
+  gchar *level2 = g_build_filename (dir, "a-level2.dcm", NULL);
+  gchar *odd = g_build_filename (dir, "a level2 \n\xff.dcm", NULL);
+  gchar *fifo = g_build_filename (dir, "pipe.dcm", NULL);
+  gchar *subdir = g_build_filename (dir, "sub.dcm", NULL);
+  gchar *uri;
+  GError *error = NULL;
+  struct stat st;
+  struct timespec kept[2];
+
+  g_rmdir (subdir);              /* left by an earlier, failed run */
+  folder_empty (dir);
+  write_series (tiff, dir, "a", 1);
+  fail_unless (g_rename (level2, odd) == 0);
+  fail_unless (mkfifo (fifo, 0644) == 0, "mkfifo %s", fifo);
+  fail_unless (g_mkdir (subdir, 0755) == 0);
+  folder_time_set (dir, -60);
+
+  /* A FIFO is refused at once, by name and reason. */
+  fail_unless (wsi_byte_source_open (fifo, &error) == NULL);
+  fail_unless (strstr (error->message, "pipe.dcm") != NULL
+      && strstr (error->message, "not a regular file") != NULL, "%s",
+      error->message);
+  g_clear_error (&error);
+
+  /* 5 identity reads tried (the FIFO and the folder are taken by their
+   * names, then refused); the odd name is a level. */
+  fail_unless_equals_uint64 (open_counting (level0, 3), 5);
+  /* The same slide named by a file:// URI finds the same series. */
+  uri = g_filename_to_uri (level0, NULL, NULL);
+  fail_unless (uri != NULL);
+  fail_unless_equals_uint64 (open_counting (uri, 3), 0);
+  g_free (uri);
+
+  /* Gone or cut short after indexing, the folder's time as it was: the
+   * stale index names them, opening leaves them out. */
+  fail_unless (g_stat (dir, &st) == 0);
+  kept[0] = st.st_atim;
+  kept[1] = st.st_mtim;
+  fail_unless (g_unlink (odd) == 0);
+  fail_unless (utimensat (AT_FDCWD, dir, kept, 0) == 0);
+  fail_unless_equals_uint64 (open_counting (level0, 2), 0);
+  fail_unless (truncate (level1, 256) == 0);   /* inside its header */
+  fail_unless_equals_uint64 (open_counting (level0, 1), 0);
+
+  g_unlink (fifo);
+  g_rmdir (subdir);
+  g_free (subdir);
+  g_free (fifo);
+  g_free (odd);
+  g_free (level2);
+  g_free (level1);
+  g_free (level0);
+  g_free (tiff);
+  g_free (dir);
+  g_free (root);
+}
+
+GST_END_TEST;
+
+typedef struct
+{
+  const gchar *path;
+  gint levels;                  /* -1: the open failed */
+} ConcurrentOpen;
+
+static gpointer
+concurrent_open (gpointer data)
+{
+  ConcurrentOpen *job = data;
+  WsiSlide *slide = wsi_slide_open (job->path, WSI_BACKEND_DICOM, NULL);
+
+  job->levels = slide ? (gint) slide->level_count : -1;
+  if (slide != NULL)
+    wsi_slide_close (slide);
+  return NULL;
+}
+
+/* Several threads opening slides of one folder at once (as wsislidesrc's
+ * preparation threads do) wait for one indexing run: each file's identity
+ * is read once in all, and every thread sees the whole series. */
+GST_START_TEST (test_folder_indexed_once_by_concurrent_opens)
+{
+  gchar *root = test_dir ("dicom-folder-concurrent");
+  gchar *dir = g_build_filename (root, "instances", NULL);
+  gchar *tiff = tiff_slide (root, WSI_TEST_LAYOUT_GENERIC, 256);
+  gchar *paths[3];
+  ConcurrentOpen jobs[8];
+  GThread *threads[G_N_ELEMENTS (jobs)];
+  guint64 before;
+  guint i;
+
+  folder_empty (dir);
+  write_series (tiff, dir, "a", 1);
+  write_series (tiff, dir, "b", 2);
+  folder_time_set (dir, -60);
+  for (i = 0; i < 3; i++)
+    paths[i] = g_strdup_printf ("%s/%c-level%u.dcm", dir, "aab"[i], i);
+  before = wsi_dicom_folder_headers_read ();
+  for (i = 0; i < G_N_ELEMENTS (jobs); i++) {
+    jobs[i].path = paths[i % 3];
+    threads[i] = g_thread_new ("open", concurrent_open, &jobs[i]);
+  }
+  for (i = 0; i < G_N_ELEMENTS (jobs); i++) {
+    g_thread_join (threads[i]);
+    fail_unless_equals_int (jobs[i].levels, 3);
+  }
+  fail_unless_equals_uint64 (wsi_dicom_folder_headers_read () - before, 6);
+
+  for (i = 0; i < 3; i++)
+    g_free (paths[i]);
+  g_free (tiff);
+  g_free (dir);
+  g_free (root);
+}
+
+GST_END_TEST;
+
+typedef struct
+{
+  const gchar *path;
+  gint stop;                    /* atomic */
+  guint opens, bad_opens;
+} RepeatedOpen;
+
+static gpointer
+repeated_open (gpointer data)
+{
+  RepeatedOpen *job = data;
+
+  while (!g_atomic_int_get (&job->stop)) {
+    WsiSlide *slide = wsi_slide_open (job->path, WSI_BACKEND_DICOM, NULL);
+
+    job->opens++;
+    job->bad_opens += slide == NULL || slide->level_count != 3;
+    if (slide != NULL)
+      wsi_slide_close (slide);
+  }
+  return NULL;
+}
+
+/* Asks the folder index about @n empty folders named @prefix-NNNN. */
+static void
+index_other_folders (const gchar * root, const gchar * prefix, guint n)
+{
+  guint i;
+
+  for (i = 0; i < n; i++) {
+    gchar *other = g_strdup_printf ("%s/%s-%04u", root, prefix, i);
+    gchar *member = g_build_filename (other, "x.dcm", NULL);
+    GPtrArray *volumes;
+
+    g_mkdir_with_parents (other, 0755);
+    volumes = wsi_dicom_folder_volumes (member, "1.2.3", NULL);
+    fail_unless_equals_int (volumes->len, 0);
+    g_ptr_array_unref (volumes);
+    g_free (member);
+    g_free (other);
+  }
+}
+
+/* The index keeps at most 4096 folders, the oldest indexed dropped first:
+ * after 4100 other folders, a folder's slide is indexed again. Dropping a
+ * folder while another thread opens a slide in it is safe (that thread
+ * holds its own reference): every open sees the whole series. */
+GST_START_TEST (test_folder_index_drops_oldest)
+{
+  gchar *root = test_dir ("dicom-folder-evict");
+  gchar *dir = g_build_filename (root, "instances", NULL);
+  gchar *tiff = tiff_slide (root, WSI_TEST_LAYOUT_GENERIC, 256);
+  gchar *level0 = g_build_filename (dir, "a-level0.dcm", NULL);
+  RepeatedOpen job = { level0, 0, 0, 0 };
+  GThread *thread;
+
+  folder_empty (dir);
+  write_series (tiff, dir, "a", 1);
+  folder_time_set (dir, -60);
+  fail_unless_equals_uint64 (open_counting (level0, 3), 3);
+  fail_unless_equals_uint64 (open_counting (level0, 3), 0);
+
+  /* Folders dropped while a thread opens the slide, again and again. */
+  thread = g_thread_new ("open", repeated_open, &job);
+  index_other_folders (root, "busy", 4100);
+  g_atomic_int_set (&job.stop, 1);
+  g_thread_join (thread);
+  fail_unless (job.opens > 0);
+  fail_unless_equals_int (job.bad_opens, 0);
+
+  /* Dropped by the 4100 folders after it; indexed again, then kept. */
+  open_counting (level0, 3);
+  index_other_folders (root, "quiet", 4100);
+  fail_unless_equals_uint64 (open_counting (level0, 3), 3);
+  fail_unless_equals_uint64 (open_counting (level0, 3), 0);
+
+  g_free (level0);
+  g_free (tiff);
+  g_free (dir);
+  g_free (root);
+}
+
+GST_END_TEST;
+
 static Suite *
 wsidicom_suite (void)
 {
@@ -1125,6 +1339,9 @@ wsidicom_suite (void)
   tcase_add_test (tc, test_tile_grid_bounded_by_frames);
   tcase_add_test (tc, test_identity_read_is_bounded);
   tcase_add_test (tc, test_folder_scanned_once);
+  tcase_add_test (tc, test_folder_odd_and_stale_entries);
+  tcase_add_test (tc, test_folder_indexed_once_by_concurrent_opens);
+  tcase_add_test (tc, test_folder_index_drops_oldest);
   return s;
 }
 
