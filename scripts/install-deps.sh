@@ -17,6 +17,9 @@ packages=(
   python3-pil fonts-dejavu-core
   python3-matplotlib python3-pil
   python3-pydicom
+  # tests/benchmarks: mask-threshold-study.py (cv2), bench-slide-cost.sh and
+  # bench-dicom-instructions.sh (callgrind)
+  python3-opencv valgrind
   libcurl4-openssl-dev nginx-light curl
   openjph-tools
   # tests/gpu/build-pygi.sh (PyGObject for the GPU machine's Python, docs/cuda.md)
