@@ -50,7 +50,9 @@
  * about once and gets empty values).
  *
  * Read-only counters: #wsislidesrc:slides-opened (distinct slides opened),
- * #wsislidesrc:slides-failed, #wsislidesrc:slides-rejected (rejected by a
+ * #wsislidesrc:slides-failed, #wsislidesrc:slides-damaged (opened, but a
+ * file declares frames it does not hold: warned about once, naming the
+ * file and the reason; the stream goes on), #wsislidesrc:slides-rejected (rejected by a
  * tissuemask downstream, reported with an upstream `wsi-slide-rejected`
  * event) and #wsislidesrc:slides-blank (of those, masks without tissue).
  *
@@ -183,6 +185,7 @@ enum
   PROP_DEFAULT_MPP,
   PROP_SLIDES_TOTAL,
   PROP_SLIDES_FAILED,
+  PROP_SLIDES_DAMAGED,
   PROP_CYCLES_COMPLETED,
   PROP_RANK_SLIDES_MIN,
   PROP_TCGA,
@@ -231,6 +234,7 @@ struct _GstWsiSlideSrc
   gint prepare_ahead;           /* -1: the pool downstream */
   guint slides_total;
   guint slides_failed;
+  guint slides_damaged;         /* opened, but damaged (WsiSlide.damaged) */
   guint slides_opened;
   /* Slide index -> GINT_TO_POINTER (blank): slides tissuemask rejected
    * (WSI_SLIDE_REJECTED_EVENT), each counted once. */
@@ -637,6 +641,16 @@ attach_slide_meta (GstWsiSlideSrc * self, GstBuffer * buffer,
   g_free (uri);
 }
 
+/* @reason without the file name it starts with ("PATH: why"). */
+static const gchar *
+reason_without_path (const WsiSlideEntry * entry, const gchar * reason)
+{
+  if (g_str_has_prefix (reason, entry->path)
+      && g_str_has_prefix (reason + strlen (entry->path), ": "))
+    return reason + strlen (entry->path) + 2;
+  return reason;
+}
+
 /* Once per slide (its first open): the direct reader declined a file of a
  * format it reads, and another backend reads it now, slower and painting
  * whatever it paints where the file is damaged. */
@@ -644,19 +658,31 @@ static void
 warn_declined (GstWsiSlideSrc * self, const WsiSlideEntry * entry,
     const gchar * declined, const GstStructure * description)
 {
-  const gchar *why;
-
   if (declined == NULL)
     return;
-  /* the reason without the file name it starts with */
-  why = declined;
-  if (g_str_has_prefix (why, entry->path)
-      && g_str_has_prefix (why + strlen (entry->path), ": "))
-    why += strlen (entry->path) + 2;
   GST_ELEMENT_WARNING (self, RESOURCE, READ,
       ("Slide %s is read through %s: %s.", entry->display,
-          gst_structure_get_string (description, "backend"), why),
+          gst_structure_get_string (description, "backend"),
+          reason_without_path (entry, declined)),
       ("backend=auto fell back; patchreader does the same for its patches"));
+}
+
+/* Once per slide (its first open): the file opened but is damaged
+ * (WsiSlide.damaged: frames it declares and does not hold); the stream goes
+ * on without the tiles it lacks. Counted in slides-damaged. */
+static void
+warn_damaged (GstWsiSlideSrc * self, const WsiSlideEntry * entry,
+    const gchar * damaged)
+{
+  if (damaged == NULL)
+    return;
+  GST_ELEMENT_WARNING (self, RESOURCE, READ,
+      ("Slide %s is damaged: %s.", entry->display,
+          reason_without_path (entry, damaged)),
+      ("the slide is read; patches over the missing tiles fail to read"));
+  g_mutex_lock (&self->lock);
+  self->slides_damaged++;
+  g_mutex_unlock (&self->lock);
 }
 
 /* ---- Slide preparation ahead of need ------------------------------------ */
@@ -676,6 +702,7 @@ typedef struct
   /* results */
   GstStructure *description;
   gchar *declined;              /* auto fell back: why (wsislide.h) */
+  gchar *damaged;               /* opened, but damaged: why (wsislide.h) */
   GstBuffer *buffer;            /* the overview, or NULL */
   GError *error;
   gboolean cancelled;           /* a flush stopped it: run it again */
@@ -689,6 +716,7 @@ slide_prep_free (SlidePrep * prep)
 {
   g_clear_pointer (&prep->description, gst_structure_free);
   g_free (prep->declined);
+  g_free (prep->damaged);
   gst_clear_buffer (&prep->buffer);
   g_clear_error (&prep->error);
   g_free (prep);
@@ -718,6 +746,7 @@ slide_prep_run (gpointer data, gpointer user_data)
   if (describe) {
     prep->description = describe_slide (self, slide);
     prep->declined = g_strdup (slide->declined);
+    prep->damaged = g_strdup (slide->damaged);
     gst_structure_get_int (prep->description, "overview-width", &prep->ow);
     gst_structure_get_int (prep->description, "overview-height", &prep->oh);
   }
@@ -802,6 +831,7 @@ remember_description (GstWsiSlideSrc * self, SlidePrep * prep)
     return description;
   description = g_steal_pointer (&prep->description);
   warn_declined (self, entry, prep->declined, description);
+  warn_damaged (self, entry, prep->damaged);
   describe_annotations (self, entry, description);
   g_hash_table_insert (self->descriptions, g_strdup (entry->path),
       description);
@@ -1275,6 +1305,7 @@ gst_wsi_slide_src_start (GstBaseSrc * bsrc)
   g_mutex_lock (&self->lock);
   self->slides_total = self->entries->len;
   self->slides_failed = 0;
+  self->slides_damaged = 0;
   self->slides_opened = 0;
   self->slides_blank = 0;
   g_hash_table_remove_all (self->rejected);
@@ -1458,6 +1489,9 @@ gst_wsi_slide_src_get_property (GObject * object, guint prop_id,
     case PROP_SLIDES_FAILED:
       g_value_set_uint (value, self->slides_failed);
       break;
+    case PROP_SLIDES_DAMAGED:
+      g_value_set_uint (value, self->slides_damaged);
+      break;
     case PROP_CYCLES_COMPLETED:
       g_value_set_uint (value, self->cycles_completed);
       break;
@@ -1592,6 +1626,11 @@ gst_wsi_slide_src_install_properties (GObjectClass * gobject_class)
   g_object_class_install_property (gobject_class, PROP_SLIDES_FAILED,
       g_param_spec_uint ("slides-failed", "Slides failed",
           "Slides skipped because they could not be read (read-only)",
+          0, G_MAXUINT, 0, ro));
+  g_object_class_install_property (gobject_class, PROP_SLIDES_DAMAGED,
+      g_param_spec_uint ("slides-damaged", "Slides damaged",
+          "Distinct slides that opened although a file declares frames it "
+          "does not hold (truncated); warned about once each (read-only)",
           0, G_MAXUINT, 0, ro));
   g_object_class_install_property (gobject_class, PROP_CYCLES_COMPLETED,
       g_param_spec_uint ("cycles-completed", "Cycles completed",

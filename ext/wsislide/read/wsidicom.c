@@ -920,6 +920,20 @@ frames_encapsulated (Parser * p)
   return TRUE;
 }
 
+/* Every frame of an instance is declared by NumberOfFrames (a TILED_SPARSE
+ * one lists each in its per-frame groups): one the file does not hold is
+ * damage, which the backend reports at open (wsislide-dicom.c). */
+static void
+frames_count_missing (WsiDicomInstance * inst)
+{
+  guint32 i;
+
+  inst->n_frames_missing = 0;
+  for (i = 0; i < inst->n_frames; i++)
+    if (inst->frames[i].length == 0)
+      inst->n_frames_missing++;
+}
+
 static gboolean
 frames_locate (Parser * p)
 {
@@ -935,12 +949,17 @@ frames_locate (Parser * p)
   if (inst->frames == NULL)
     return fail (p->error, p->window.uri, "out of memory for %u frames",
         inst->n_frames);
-  if (inst->pixels == WSI_DICOM_PIXELS_NATIVE)
-    return frames_native (p);
-  if (inst->pixel_data_length != UNDEFINED_LENGTH)
+  if (inst->pixels == WSI_DICOM_PIXELS_NATIVE) {
+    if (!frames_native (p))
+      return FALSE;
+  } else if (inst->pixel_data_length != UNDEFINED_LENGTH) {
     return fail (p->error, p->window.uri, "compressed Pixel Data is not "
         "encapsulated");
-  return frames_encapsulated (p);
+  } else if (!frames_encapsulated (p)) {
+    return FALSE;
+  }
+  frames_count_missing (inst);
+  return TRUE;
 }
 
 /* ---- public ------------------------------------------------------------- */

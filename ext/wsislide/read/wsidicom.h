@@ -135,6 +135,10 @@ typedef struct
   guint64 pixel_data_length;
   WsiDicomFrame *frames;
   const gchar *frame_index_source;      /* "basic offset table", ... */
+  /* Frames NumberOfFrames declares that the file does not hold (length 0:
+   * cut inside Pixel Data, an item running past the end, fewer items):
+   * damage, unlike a TILED_SPARSE tile no frame lists (glass, by design). */
+  guint32 n_frames_missing;
 } WsiDicomInstance;
 
 /* TRUE when @bytes (the first @size bytes of a file) hold the DICOM

@@ -645,6 +645,29 @@ dicom_slide_describe (WsiSlide * slide, const DicomSlide * ds)
   icc_profile_describe (slide, ds->levels[0].first);
 }
 
+/* The first instance of the slide that declares frames it does not hold
+ * (wsidicom.h: n_frames_missing), named in slide->damaged: the level opens
+ * and those tiles fail to read, but the user hears why once. Tiles that a
+ * TILED_SPARSE instance does not list are glass, not damage. */
+static void
+note_missing_frames (WsiSlide * slide, const DicomSlide * ds)
+{
+  guint i;
+
+  for (i = 0; i < ds->parts->len; i++) {
+    const DicomPart *part = ds->parts->pdata[i];
+    const WsiDicomInstance *inst = &part->inst;
+
+    if (inst->n_frames_missing == 0)
+      continue;
+    slide->damaged = g_strdup_printf ("%s: truncated or damaged: %u of the "
+        "%u frames its NumberOfFrames declares are not in the file (%s), "
+        "so their tiles cannot be read", part_uri (part),
+        inst->n_frames_missing, inst->n_frames, inst->frame_index_source);
+    return;
+  }
+}
+
 static gboolean
 dicom_open (WsiSlide * slide, GError ** error)
 {
@@ -686,6 +709,7 @@ dicom_open (WsiSlide * slide, GError ** error)
     return FALSE;
   }
   dicom_slide_describe (slide, ds);
+  note_missing_frames (slide, ds);
   slide->handle = ds;
   return TRUE;
 }

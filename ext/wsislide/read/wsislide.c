@@ -293,6 +293,7 @@ wsi_slide_close (WsiSlide * slide)
   g_free (slide->vendor);
   g_free (slide->icc_profile_sha256);
   g_free (slide->declined);
+  g_free (slide->damaged);
   g_free (slide->level_width);
   g_free (slide->level_height);
   g_free (slide->level_downsample);

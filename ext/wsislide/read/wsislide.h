@@ -86,6 +86,10 @@ struct _WsiSlide
    * (WSI_SLIDE_ERROR_DECLINED) before this one opened it with `auto`:
    * "the tiff backend declined it: ..." */
   gchar *declined;
+  /* NULL, or why the file that opened is damaged though it opened (a DICOM
+   * instance declaring frames it does not hold: cut inside Pixel Data):
+   * "FILE: truncated: ...". The stream goes on; the caller says so once. */
+  gchar *damaged;
   gint level_count;
   gint64 *level_width;          /* level_count entries */
   gint64 *level_height;

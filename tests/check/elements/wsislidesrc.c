@@ -15,12 +15,14 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <glib/gstdio.h>
 #include <gst/check/gstcheck.h>
 #include <gst/wsi/wsievent.h>
 #include <gst/wsi/wsirecord.h>
 
 #include "wsitestslide.h"
+#include "wsitestdicom.h"
 #include "wsitestutil.h"
 
 /* ---- Helpers: slides on disk ------------------------------------------- */
@@ -1582,6 +1584,89 @@ GST_START_TEST (test_declined_slide_named_once)
 
 GST_END_TEST;
 
+/* A DICOM instance cut inside its Pixel Data still opens (the stream goes
+ * on), but the source says once that the slide is damaged, naming the file
+ * and "truncated", and counts it in slides-damaged. */
+GST_START_TEST (test_truncated_dicom_named_once)
+{
+  gchar *dir = make_temp_dir ();
+  gchar *tiff = g_build_filename (dir, "slide.tiff", NULL);
+  WsiTestSlideSpec spec;
+  WsiTestDicomSpec dicom;
+  gchar **paths = NULL;
+  GstElement *pipeline, *src;
+  GstBus *bus;
+  GstMessage *msg;
+  guint n_damaged = 0, counted = 0;
+  gchar *launch;
+  GStatBuf st;
+  FILE *f;
+
+  wsi_test_slide_spec_init (&spec);
+  /* The overview comes from an intact lower level; only level 0's file
+   * is cut. */
+  spec.width = 4096;
+  spec.height = 3072;
+  spec.levels = 3;
+  fail_unless (wsi_test_slide_write (tiff, &spec, NULL));
+  wsi_test_dicom_spec_init (&dicom);
+  fail_unless (wsi_test_dicom_from_tiff (tiff, dir, "slide", &dicom, &paths,
+          NULL));
+  fail_unless (g_stat (paths[0], &st) == 0);
+  f = g_fopen (paths[0], "r+b");
+  fail_unless (f != NULL);
+  fail_unless (ftruncate (fileno (f), st.st_size * 3 / 4) == 0);
+  fclose (f);
+
+  launch = g_strdup_printf ("wsislidesrc name=src location=\"%s\" "
+      "cycle=true ! fakesink num-buffers=3", paths[0]);
+  pipeline = gst_parse_launch (launch, NULL);
+  fail_unless (pipeline != NULL);
+  src = gst_bin_get_by_name (GST_BIN (pipeline), "src");
+  gst_element_set_state (pipeline, GST_STATE_PLAYING);
+  bus = gst_element_get_bus (pipeline);
+  while ((msg = gst_bus_timed_pop_filtered (bus, 30 * GST_SECOND,
+              GST_MESSAGE_EOS | GST_MESSAGE_ERROR | GST_MESSAGE_WARNING))) {
+    GError *err = NULL;
+
+    if (GST_MESSAGE_TYPE (msg) != GST_MESSAGE_WARNING) {
+      if (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_ERROR) {
+        GError *e = NULL;
+        gst_message_parse_error (msg, &e, NULL);
+        fail ("%s", e->message);
+      }
+      fail_unless (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_EOS);
+      gst_message_unref (msg);
+      break;
+    }
+    gst_message_parse_warning (msg, &err, NULL);
+    if (strstr (err->message, "is damaged") != NULL) {
+      n_damaged++;
+      fail_unless (strstr (err->message, paths[0]) != NULL, "%s",
+          err->message);
+      fail_unless (strstr (err->message, "truncated") != NULL, "%s",
+          err->message);
+    }
+    g_error_free (err);
+    gst_message_unref (msg);
+  }
+  /* three visits of the slide, one word, one count */
+  fail_unless_equals_int (n_damaged, 1);
+  g_object_get (src, "slides-damaged", &counted, NULL);
+  fail_unless_equals_int (counted, 1);
+  gst_element_set_state (pipeline, GST_STATE_NULL);
+  gst_object_unref (src);
+  gst_object_unref (bus);
+  gst_object_unref (pipeline);
+  g_free (launch);
+  g_strfreev (paths);
+  g_free (tiff);
+  remove_tree (dir);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_bad_property_values)
 {
   GstElement *src = gst_element_factory_make ("wsislidesrc", NULL);
@@ -1823,6 +1908,7 @@ wsislidesrc_suite (void)
   tcase_add_test (tc, test_uri_handler);
   tcase_add_test (tc, test_bad_property_values);
   tcase_add_test (tc, test_declined_slide_named_once);
+  tcase_add_test (tc, test_truncated_dicom_named_once);
   tcase_add_test (tc, test_state_changes_repeatable);
   tcase_add_test (tc, test_flush_while_cycling);
   tcase_add_test (tc, test_real_slides);

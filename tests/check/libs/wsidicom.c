@@ -662,6 +662,12 @@ check_damage_codec (WsiTestDicomDamage damage, WsiTestDicomTable table,
   spec.j2k = j2k;
   level0 = dicom_series (tiff_path, dir, &spec);
   slide = open_slide (level0, WSI_BACKEND_DICOM);
+  /* A frame that runs past the end of the file is named when it opens. */
+  if (damage == WSI_TEST_DICOM_DAMAGE_TRUNCATED_ITEM)
+    fail_unless (slide->damaged != NULL
+        && g_str_has_prefix (slide->damaged, level0)
+        && strstr (slide->damaged, "truncated") != NULL, "%s: %s", name,
+        slide->damaged);
   for (round = 0; round < 2; round++) {
     bad.cache = good.cache = round == 1 ? cache : NULL;
     pixels = read_patch (slide, ctx, &bad, &error);
@@ -720,6 +726,68 @@ GST_START_TEST (test_damaged_frames_fail_their_reads)
       WSI_TEST_DICOM_TABLE_NONE, WSI_TEST_DICOM_J2K_LOSSY, 19,
       "holds no such frame");
 #endif
+}
+
+GST_END_TEST;
+
+/* Level 0's instance cut with ftruncate inside its Pixel Data: it still
+ * opens (the stream goes on), but WsiSlide.damaged names the file and says
+ * it is truncated, and the frames it lost fail their reads; a sparse
+ * instance with unlisted tiles and an intact series are not damaged. */
+GST_START_TEST (test_truncated_instance_named_at_open)
+{
+  gchar *dir = test_dir ("truncated");
+  gchar *tiff_path = tiff_slide (dir, WSI_TEST_LAYOUT_GENERIC, 256);
+  WsiTestDicomSpec spec;
+  WsiReadContext *ctx = wsi_read_context_new ();
+  Patch last = { 4 * 256 + 8, 3 * 256 + 8, 64, 64, 64, 64 };
+  Patch first = { 0, 0, 128, 128, 128, 128 };
+  GError *error = NULL;
+  WsiSlide *slide;
+  gchar *level0;
+  GStatBuf st;
+  gint fd;
+
+  wsi_test_dicom_spec_init (&spec);
+  level0 = dicom_series (tiff_path, dir, &spec);
+  slide = open_slide (level0, WSI_BACKEND_DICOM);
+  fail_unless (slide->damaged == NULL, "intact: %s", slide->damaged);
+  wsi_slide_close (slide);
+
+  /* Keep 3/4 of the file: the header and the first frames. */
+  fail_unless (g_stat (level0, &st) == 0);
+  fd = g_open (level0, O_WRONLY, 0);
+  fail_unless (fd >= 0);
+  fail_unless (ftruncate (fd, st.st_size * 3 / 4) == 0);
+  close (fd);
+  slide = open_slide (level0, WSI_BACKEND_DICOM);
+  fail_unless (slide->damaged != NULL, "a truncated instance opened silently");
+  fail_unless (g_str_has_prefix (slide->damaged, level0), "%s",
+      slide->damaged);
+  fail_unless (strstr (slide->damaged, "truncated") != NULL, "%s",
+      slide->damaged);
+  fail_unless (strstr (slide->damaged, "of the 20 frames") != NULL, "%s",
+      slide->damaged);
+  g_free (read_ok (slide, ctx, &first));
+  fail_unless (read_patch (slide, ctx, &last, &error) == NULL);
+  fail_unless (g_error_matches (error, WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_READ),
+      "%s", error->message);
+  g_clear_error (&error);
+  wsi_slide_close (slide);
+
+  /* TILED_SPARSE with tiles left out on purpose: glass, not damage. */
+  spec.sparse = TRUE;
+  spec.omit_every = 3;
+  g_free (level0);
+  level0 = dicom_series (tiff_path, dir, &spec);
+  slide = open_slide (level0, WSI_BACKEND_DICOM);
+  fail_unless (slide->damaged == NULL, "sparse: %s", slide->damaged);
+  wsi_slide_close (slide);
+
+  wsi_read_context_free (ctx);
+  g_free (level0);
+  g_free (tiff_path);
+  g_free (dir);
 }
 
 GST_END_TEST;
@@ -1334,6 +1402,7 @@ wsidicom_suite (void)
   tcase_add_test (tc, test_jpegls_same_as_uncompressed);
   tcase_add_test (tc, test_sparse_missing_tiles_are_white);
   tcase_add_test (tc, test_damaged_frames_fail_their_reads);
+  tcase_add_test (tc, test_truncated_instance_named_at_open);
   tcase_add_test (tc, test_real_files_open);
   tcase_add_test (tc, test_hostile_files);
   tcase_add_test (tc, test_tile_grid_bounded_by_frames);
