@@ -13,14 +13,9 @@
 #   tests/benchmarks/bench-dicom-instructions.sh [WORK_DIR]   (from the source root)
 set -euo pipefail
 build="${BUILD_DIR:-build}"
-if ! command -v valgrind >/dev/null || ! command -v callgrind_annotate >/dev/null; then
-  echo "SKIP: valgrind (callgrind) is not installed"
-  exit 77
-fi
-# The plugins of this build: run inside its developer environment.
-if [ -z "${MESON_DEVENV:-}" ]; then
-  exec meson devenv -C "$build" -w "$PWD" "$0" "$@"
-fi
+# callgrind present, and the plugins of this build: its developer environment.
+. "$(dirname "$0")/callgrind-devenv.sh"
+callgrind_in_devenv "$build" "$0" "$@"
 if [ -n "${1:-}" ]; then
   work="$1"
 else   # a folder of our own: removed at exit (slides and callgrind files, ~30 MB)

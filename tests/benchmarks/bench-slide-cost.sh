@@ -16,14 +16,9 @@
 # thumbnail-size; default: the element's, 1024).
 set -euo pipefail
 build="${BUILD:-build}"
-if ! command -v valgrind >/dev/null || ! command -v callgrind_annotate >/dev/null; then
-  echo "SKIP: valgrind (callgrind) is not installed"
-  exit 77
-fi
-# The plugins of this build: run inside its developer environment.
-if [ -z "${MESON_DEVENV:-}" ]; then
-  exec meson devenv -C "$build" -w "$PWD" "$0" "$@"
-fi
+# callgrind present, and the plugins of this build: its developer environment.
+. "$(dirname "$0")/callgrind-devenv.sh"
+callgrind_in_devenv "$build" "$0" "$@"
 work="$(mktemp -d -t bench-slide-cost-XXXXXX)"
 trap 'rm -rf "$work"' EXIT
 
