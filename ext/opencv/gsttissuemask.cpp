@@ -81,7 +81,14 @@
  * (#GstTissueMask:mask-cache-size), because wsislidesrc in cycle mode visits
  * the same slides again; they are kept run-length coded (a few KB each for
  * tissue, at most 32 MiB in all), so the default 1024 slides cost little
- * memory and a cycle over hundreds of distinct slides masks each only once. Before reading an overview, wsislidesrc sends a
+ * memory and a cycle over hundreds of distinct slides masks each only once.
+ * When the cache is full, a new mask evicts the least recently used one and
+ * is itself kept last in line, to be evicted by the next new mask unless a
+ * revisit hits it first: a cycle over more slides than the cache holds then
+ * still finds all but one of the cached masks on every pass, where plain
+ * LRU would evict each mask just before its revisit and find none
+ * (#GstTissueMask:mask-cache-bytes says what the masks take). Before
+ * reading an overview, wsislidesrc sends a
  * custom downstream query named `wsi-mask-cached` with a string field `path`;
  * tissuemask answers it (boolean field `cached` = %TRUE) when it holds that
  * slide's mask, and the source then pushes the slide without its overview
@@ -212,6 +219,7 @@ enum
   PROP_KERNEL_REFERENCE_SIZE,
   PROP_MASK_CACHE_DIR,
   PROP_DISK_HITS,
+  PROP_MASK_CACHE_BYTES,
 };
 
 /* One cached mask: @runs holds it run-length coded (mask_encode()), or
@@ -457,12 +465,29 @@ mask_cache_lookup (GstTissueMask * self, const gchar * path, gint width,
   return NULL;
 }
 
+/* Evicts least recently used entries until one more entry of @size bytes
+ * fits; returns whether the cache was full (anything had to go). */
+static gboolean
+mask_cache_make_room (GstTissueMask * self, gsize size)
+{
+  gboolean full = FALSE;
+
+  while (self->cache.length > 0
+      && (self->cache.length + 1 > self->mask_cache_size
+          || self->cache_bytes + size > MASK_CACHE_MAX_BYTES)) {
+    mask_cache_pop_oldest (self);
+    full = TRUE;
+  }
+  return full;
+}
+
 static void
 mask_cache_insert (GstTissueMask * self, const gchar * path, gint width,
     gint height, GstMemory * mask, gdouble fraction)
 {
   MaskCacheEntry *entry;
   GstMapInfo map;
+  gsize size;
 
   if (self->mask_cache_size == 0)
     return;
@@ -484,9 +509,22 @@ mask_cache_insert (GstTissueMask * self, const gchar * path, gint width,
     entry->runs = g_bytes_new (map.data, map.size);
   gst_memory_unmap (mask, &map);
   entry->fraction = fraction;
-  self->cache_bytes += g_bytes_get_size (entry->runs);
-  g_queue_push_head (&self->cache, entry);
-  mask_cache_trim (self);
+  size = g_bytes_get_size (entry->runs);
+  if (size > MASK_CACHE_MAX_BYTES) {
+    mask_cache_entry_free (entry);
+    return;
+  }
+  /* Full: the new mask goes last in line (see the section above), so
+   * that a cycle over more slides than fit keeps hitting the rest. */
+  if (mask_cache_make_room (self, size))
+    g_queue_push_tail (&self->cache, entry);
+  else
+    g_queue_push_head (&self->cache, entry);
+  self->cache_bytes += size;
+  GST_DEBUG_OBJECT (self, "cached the %dx%d mask of %s in %" G_GSIZE_FORMAT
+      " bytes (%s): %u masks, %" G_GSIZE_FORMAT " bytes held", width, height,
+      path, g_bytes_get_size (entry->runs), entry->coded ? "run-length coded"
+      : "raw", self->cache.length, self->cache_bytes);
 }
 
 /* ---- the disk cache (mask-cache-dir, wsimaskstore.h) -------------------- */
@@ -1395,6 +1433,9 @@ gst_tissue_mask_get_property (GObject * object, guint prop_id,
     case PROP_DISK_HITS:
       g_value_set_uint64 (value, self->disk_hits);
       break;
+    case PROP_MASK_CACHE_BYTES:
+      g_value_set_uint64 (value, self->cache_bytes);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -1486,7 +1527,8 @@ gst_tissue_mask_install_properties (GObjectClass * gobject_class)
   g_object_class_install_property (gobject_class, PROP_MASK_CACHE_SIZE,
       g_param_spec_uint ("mask-cache-size", "Mask cache size",
           "Number of slides whose masks are kept (least recently used "
-          "evicted first) so that revisited slides need no overview. "
+          "evicted first; when full, a new mask is next in line) so that "
+          "revisited slides need no overview. "
           "Masks are run-length coded and their bytes capped at 32 MiB "
           "whatever the count. Range 0-65536 (0 = no cache), default 1024",
           0, MAX_MASK_CACHE_SIZE, DEFAULT_MASK_CACHE_SIZE, rw));
@@ -1512,6 +1554,10 @@ gst_tissue_mask_install_properties (GObjectClass * gobject_class)
       g_param_spec_uint64 ("disk-hits", "Disk hits",
           "Number of masks loaded from mask-cache-dir since the element "
           "started (read-only)", 0, G_MAXUINT64, 0, ro));
+  g_object_class_install_property (gobject_class, PROP_MASK_CACHE_BYTES,
+      g_param_spec_uint64 ("mask-cache-bytes", "Mask cache bytes",
+          "Bytes the cached masks take, run-length coded (at most 32 MiB; "
+          "read-only)", 0, G_MAXUINT64, 0, ro));
 }
 
 /* The properties of otsu's optional steps and of hsv's ranges (methods

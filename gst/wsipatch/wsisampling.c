@@ -17,6 +17,10 @@
 
 #include "wsisampling.h"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 /* Rejection draws per patch before the lattice fallback. */
 #define ATTEMPTS_PER_PATCH 50
 /* Magnification modes: resolutions in a row that fit nowhere on the
@@ -54,6 +58,31 @@ word_has_tissue (const guint8 * p)
   return (word & G_GUINT64_CONSTANT (0x8080808080808080)) != 0;
 }
 
+/* Whether @row (@w bytes) holds a tissue pixel: the row's bytes ORed
+ * together, 16 (or 8) at a time, and the top bits tested once. */
+static gboolean
+row_has_tissue (const guint8 * row, gint64 w)
+{
+  guint8 tail = 0;
+  gint64 x = 0;
+
+#if defined(__SSE2__)
+  __m128i any = _mm_setzero_si128 ();
+
+  for (; x + 16 <= w; x += 16)
+    any = _mm_or_si128 (any, _mm_loadu_si128 ((const __m128i *) (row + x)));
+  if (_mm_movemask_epi8 (any) != 0)
+    return TRUE;
+#else
+  for (; x + 8 <= w; x += 8)
+    if (word_has_tissue (row + x))
+      return TRUE;
+#endif
+  for (; x < w; x++)
+    tail |= row[x];
+  return tail >= WSI_TISSUE_THRESHOLD;
+}
+
 /* Widens [*x0, *x1) to the tissue pixels of @row, a row known to hold
  * some (so both scans stop at a tissue pixel); 8 bytes at a time through
  * the glass on either side. */
@@ -74,51 +103,116 @@ widen_to_row_tissue (const guint8 * row, gint64 w, gint64 * x0, gint64 * x1)
   *x1 = MAX (*x1, end);
 }
 
-/* One integral row: @out[x + 1] = @above[x + 1] + tissue pixels of
- * @row[0..x]; returns the row's tissue count. Branch-free and on
- * disjoint rows (restrict): this runs over every mask pixel of every new
- * slide (issue 23). */
-static guint32
-integral_row (const guint8 * restrict row, const guint32 * restrict above,
-    guint32 * restrict out, gint64 w)
+/* The tissue bounding box of the mask into @map (empty: x0 = w, x1 = 0). */
+static void
+find_tissue_box (WsiTissueMap * map, const guint8 * mask, gint64 w, gint64 h)
 {
-  guint32 row_sum = 0;
-  gint64 x;
+  gint64 x0 = w, y0 = h, x1 = 0, y1 = 0, y;
 
-  out[0] = 0;
-  for (x = 0; x < w; x++) {
-    row_sum += row[x] >> 7;
-    out[x + 1] = above[x + 1] + row_sum;
-  }
-  return row_sum;
-}
-
-/* Fills @integral ((w + 1) × (h + 1), row 0 and column 0 zero) with the
- * integral image of "mask pixel is tissue" and the tissue bounding box. */
-void
-wsi_tissue_map_build (WsiTissueMap * map, guint32 * integral,
-    const guint8 * mask, gint64 w, gint64 h)
-{
-  gint64 stride = w + 1, y;
-  gint64 x0 = w, y0 = h, x1 = 0, y1 = 0;
-
-  memset (integral, 0, stride * sizeof (guint32));
   for (y = 0; y < h; y++) {
     const guint8 *row = mask + y * w;
 
-    if (integral_row (row, integral + y * stride,
-            integral + (y + 1) * stride, w) > 0) {
+    if (row_has_tissue (row, w)) {
       widen_to_row_tissue (row, w, &x0, &x1);
       y0 = MIN (y0, y);
       y1 = y + 1;
     }
   }
-  map->mask_width = w;
-  map->mask_height = h;
   map->tissue_x0 = x0;
   map->tissue_y0 = y0;
   map->tissue_x1 = x1;
   map->tissue_y1 = y1;
+}
+
+#if defined(__SSE2__)
+/* integral_row's first (w / 16) × 16 pixels, 16 at a time: the tissue
+ * bits' prefix sums within the 16 bytes (log-step shifts; at most 16, so
+ * bytes hold them), widened to 32 bits and added to the carry and to the
+ * row above. Returns the pixels done; *@row_sum gets their tissue count. */
+static gint64
+integral_row_sse2 (const guint8 * restrict row,
+    const guint32 * restrict above, guint32 * restrict out, gint64 w,
+    guint32 * row_sum)
+{
+  const __m128i ones = _mm_set1_epi8 (1), zero = _mm_setzero_si128 ();
+  __m128i carry = _mm_setzero_si128 ();
+  gint64 x;
+
+  for (x = 0; x + 16 <= w; x += 16) {
+    __m128i v = _mm_loadu_si128 ((const __m128i *) (row + x));
+    __m128i lo, hi, part[4];
+    gint k;
+
+    /* the top bit of each byte (srli by 7 in 16-bit lanes leaves it as
+     * bit 0 of its own byte; the other bits are masked away) */
+    v = _mm_and_si128 (_mm_srli_epi16 (v, 7), ones);
+    v = _mm_add_epi8 (v, _mm_slli_si128 (v, 1));
+    v = _mm_add_epi8 (v, _mm_slli_si128 (v, 2));
+    v = _mm_add_epi8 (v, _mm_slli_si128 (v, 4));
+    v = _mm_add_epi8 (v, _mm_slli_si128 (v, 8));
+    lo = _mm_unpacklo_epi8 (v, zero);
+    hi = _mm_unpackhi_epi8 (v, zero);
+    part[0] = _mm_unpacklo_epi16 (lo, zero);
+    part[1] = _mm_unpackhi_epi16 (lo, zero);
+    part[2] = _mm_unpacklo_epi16 (hi, zero);
+    part[3] = _mm_unpackhi_epi16 (hi, zero);
+    for (k = 0; k < 4; k++) {
+      __m128i a = _mm_loadu_si128 ((const __m128i *) (above + x + 1 + 4 * k));
+
+      _mm_storeu_si128 ((__m128i *) (out + x + 1 + 4 * k),
+          _mm_add_epi32 (_mm_add_epi32 (part[k], carry), a));
+    }
+    /* the 16 bytes' total (the last prefix) joins the carry */
+    carry = _mm_add_epi32 (carry, _mm_shuffle_epi32 (part[3], 0xff));
+  }
+  *row_sum = (guint32) _mm_cvtsi128_si32 (carry);
+  return x;
+}
+#endif
+
+/* One integral row: @out[x + 1] = @above[x + 1] + tissue pixels of
+ * @row[0..x], @out[0] = 0. On disjoint rows (restrict); vectorised
+ * where SSE2 is there: this runs over every pixel of the tissue box of
+ * every new slide (issue 23). */
+static void
+integral_row (const guint8 * restrict row, const guint32 * restrict above,
+    guint32 * restrict out, gint64 w)
+{
+  guint32 row_sum = 0;
+  gint64 x = 0;
+
+  out[0] = 0;
+#if defined(__SSE2__)
+  x = integral_row_sse2 (row, above, out, w, &row_sum);
+#endif
+  for (; x < w; x++) {
+    row_sum += row[x] >> 7;
+    out[x + 1] = above[x + 1] + row_sum;
+  }
+}
+
+/* Finds the tissue bounding box of @mask (@w × @h), then fills @integral
+ * (room for (@w + 1) × (@h + 1) entries; (box width + 1) × (box height
+ * + 1) are used, row 0 and column 0 zero) with the integral image of "mask
+ * pixel is tissue" over the box only: outside it there is no tissue, so
+ * the work is proportional to the box, not to the slide. */
+void
+wsi_tissue_map_build (WsiTissueMap * map, guint32 * integral,
+    const guint8 * mask, gint64 w, gint64 h)
+{
+  gint64 box_w, box_h, stride, y;
+
+  find_tissue_box (map, mask, w, h);
+  box_w = MAX (map->tissue_x1 - map->tissue_x0, 0);
+  box_h = MAX (map->tissue_y1 - map->tissue_y0, 0);
+  stride = box_w + 1;
+  memset (integral, 0, stride * sizeof (guint32));
+  for (y = 0; y < box_h; y++)
+    integral_row (mask + (map->tissue_y0 + y) * w + map->tissue_x0,
+        integral + y * stride, integral + (y + 1) * stride, box_w);
+  map->mask_width = w;
+  map->mask_height = h;
+  map->integral_stride = stride;
   map->integral = integral;
 }
 
@@ -128,6 +222,28 @@ wsi_tissue_map_is_blank (const WsiTissueMap * map)
   return map->integral != NULL && map->tissue_x1 <= map->tissue_x0;
 }
 
+/* Tissue pixels of the mask rectangle [mx0, mx1) × [my0, my1) (inside
+ * the mask, mx0 <= mx1, my0 <= my1); its area when the map has no mask. */
+guint64
+wsi_tissue_map_count (const WsiTissueMap * map, gint64 mx0, gint64 my0,
+    gint64 mx1, gint64 my1)
+{
+  const guint32 *I = map->integral;
+  gint64 stride = map->integral_stride, x0, y0, x1, y1;
+
+  if (I == NULL)
+    return (guint64) ((mx1 - mx0) * (my1 - my0));
+  if (wsi_tissue_map_is_blank (map))
+    return 0;
+  /* no tissue outside the box: clamp to it, in the integral's frame */
+  x0 = CLAMP (mx0, map->tissue_x0, map->tissue_x1) - map->tissue_x0;
+  x1 = CLAMP (mx1, map->tissue_x0, map->tissue_x1) - map->tissue_x0;
+  y0 = CLAMP (my0, map->tissue_y0, map->tissue_y1) - map->tissue_y0;
+  y1 = CLAMP (my1, map->tissue_y0, map->tissue_y1) - map->tissue_y0;
+  return (guint64) ((gint64) I[y1 * stride + x1] - I[y0 * stride + x1]
+      - I[y1 * stride + x0] + I[y0 * stride + x0]);
+}
+
 /* Share of the mask pixels touched by the footprint (x, y, side) that are
  * tissue. The touched rectangle is rounded outwards, so 1.0 means the
  * footprint lies wholly on tissue. */
@@ -135,10 +251,9 @@ gdouble
 wsi_tissue_map_fraction (const WsiTissueMap * map, gint64 x, gint64 y,
     gint64 side)
 {
-  gint64 mx0, mx1, my0, my1, stride, count;
-  const guint32 *I = map->integral;
+  gint64 mx0, mx1, my0, my1;
 
-  if (I == NULL)
+  if (map->integral == NULL)
     return 1.0;
 
   mx0 = x * map->mask_width / map->slide_width;
@@ -150,10 +265,8 @@ wsi_tissue_map_fraction (const WsiTissueMap * map, gint64 x, gint64 y,
   mx1 = CLAMP (mx1, mx0 + 1, map->mask_width);
   my1 = CLAMP (my1, my0 + 1, map->mask_height);
 
-  stride = map->mask_width + 1;
-  count = (gint64) I[my1 * stride + mx1] - I[my0 * stride + mx1]
-      - I[my1 * stride + mx0] + I[my0 * stride + mx0];
-  return (gdouble) count / (gdouble) ((mx1 - mx0) * (my1 - my0));
+  return (gdouble) wsi_tissue_map_count (map, mx0, my0, mx1, my1) /
+      (gdouble) ((mx1 - mx0) * (my1 - my0));
 }
 
 /* Whether the footprint (x, y, side) may be a patch: tissue share at

@@ -21,9 +21,11 @@
  * on earlier visits having been planned in this process (resume, ranks).
  * patchsampler keeps the policy (properties, events, quotas, records).
  *
- * Cost: building the tissue map is one pass over the mask; a tissue share
- * is four reads; random draws are O(patches) with a bounded number of
- * rejections, then one lattice pass when a slide has little tissue;
+ * Cost: building the tissue map is one pass over the mask to find the
+ * tissue's bounding box (16 bytes a step) and a vectorised pass over the
+ * box for the integral image; a tissue share is four reads; random
+ * draws are O(patches) with a bounded number of rejections, then one
+ * lattice pass when a slide has little tissue;
  * lattice plans (grid, without replacement) are one or two passes over the
  * lattice plus O(tissue positions) for the permutation of an epoch.
  *
@@ -49,8 +51,10 @@ G_BEGIN_DECLS
 typedef gint32 (*WsiRegionFilter) (gpointer data, gint64 x, gint64 y,
     gint64 side);
 
-/* Tissue lookup for one slide: an integral image over the mask, so the
- * tissue share of any footprint costs four reads. */
+/* Tissue lookup for one slide: an integral image over the mask's tissue
+ * bounding box (there is no tissue outside it, so a rectangle is clamped
+ * to the box first), so the tissue share of any footprint costs four
+ * reads. */
 typedef struct
 {
   const guint32 *integral;      /* NULL: the whole slide is tissue */
@@ -59,8 +63,10 @@ typedef struct
   gint64 slide_width;
   gint64 slide_height;
   /* bounding box of the tissue, mask pixels, end exclusive (empty when
-   * the mask has no tissue) */
+   * the mask has no tissue); the integral image's origin */
   gint64 tissue_x0, tissue_y0, tissue_x1, tissue_y1;
+  /* entries per integral row: tissue_x1 - tissue_x0 + 1 */
+  gint64 integral_stride;
   /* NULL, or a test every kept position must also pass (and its label) */
   WsiRegionFilter region_filter;
   gpointer region_data;
@@ -71,6 +77,8 @@ void wsi_tissue_map_init (WsiTissueMap * map, gint64 slide_width,
 void wsi_tissue_map_build (WsiTissueMap * map, guint32 * integral,
     const guint8 * mask, gint64 mask_width, gint64 mask_height);
 gboolean wsi_tissue_map_is_blank (const WsiTissueMap * map);
+guint64 wsi_tissue_map_count (const WsiTissueMap * map, gint64 mx0,
+    gint64 my0, gint64 mx1, gint64 my1);
 gdouble wsi_tissue_map_fraction (const WsiTissueMap * map, gint64 x,
     gint64 y, gint64 side);
 gboolean wsi_tissue_map_accepts (const WsiTissueMap * map, gint64 x,

@@ -25,12 +25,19 @@
  * --steady: one cycling pipeline (cycle=true, masks cached after the first
  * pass) into an appsink pulled as fast as possible; after --warmup batches
  * it measures --batches batches: patches/s, batch time p50/p95/max (time
- * between two pulls) and the process peak RSS.
+ * between two pulls) and the process peak RSS. With --first-pass-batches K
+ * the measured batches are also split at batch K of the stream (warm-up
+ * included): a line for the batches up to K ("first pass": with few patches
+ * per slide, every slide seen for the first time) and one for those after
+ * ("later passes": slides revisited, masks cached), each with its slide
+ * visits, overviews read and masks computed over the same window, so that
+ * a cold and a warm rate come from one run.
  *
  *   bench-pipeline --location DIR [--target-mpp 0] [--threads 1,2]
  *                  [--repeats 3] [--seed 7] [--patches-per-slide 100]
  *   bench-pipeline --steady --location DIR [--pool-size 8] [--threads 2]
  *                  [--batch-size 64] [--queue-batches 4] [--read-ahead N]
+ *                  [--first-pass-batches K]
  */
 
 #include <gst/gst.h>
@@ -51,6 +58,7 @@ typedef struct
   gint tile_cache_mb;           /* patchreader tile-cache-size, -1: default */
   gint read_ahead;              /* patchreader read-ahead, -1: default */
   gint thumbnail_size;          /* wsislidesrc thumbnail-size, -1: default */
+  gint first_pass_batches;      /* --steady: phase split, 0: none */
   gint64 seed;
   gchar *threads;
   gboolean steady;
@@ -93,8 +101,9 @@ pipeline_description (const BenchOptions * o, guint threads, gboolean cycle,
         " read-ahead=%d", o->read_ahead);
   if (o->thumbnail_size > 0)
     g_snprintf (thumb, sizeof (thumb), " thumbnail-size=%d", o->thumbnail_size);
-  return g_strdup_printf ("wsislidesrc location=\"%s\" cycle=%s seed=%"
-      G_GINT64_FORMAT " default-mpp=%s%s%s ! tissuemask ! queue "
+  return g_strdup_printf ("wsislidesrc name=src location=\"%s\" cycle=%s "
+      "seed=%" G_GINT64_FORMAT " default-mpp=%s%s%s ! tissuemask name=mask "
+      "! queue "
       "max-size-buffers=4 max-size-bytes=0 max-size-time=0 "
       "! patchsampler patch-size=%d target-mpp=%s patches-per-slide=%d "
       "! patchinterleave pool-size=%d patches-per-visit=%d "
@@ -454,6 +463,94 @@ compare_mode (const BenchOptions * o)
   return 0;
 }
 
+/* Slide visits the source pushed and how many carried an overview (the
+ * rest had their mask cached downstream), counted at its source pad. */
+typedef struct
+{
+  gint visits;                  /* atomic */
+  gint overviews;               /* atomic */
+} SlideCounts;
+
+static GstPadProbeReturn
+count_slide (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
+{
+  SlideCounts *counts = user_data;
+  GstStructure *meta = wsi_slide_meta_get (GST_PAD_PROBE_INFO_BUFFER (info));
+  gboolean has_overview = FALSE;
+
+  if (meta == NULL)
+    return GST_PAD_PROBE_OK;
+  gst_structure_get_boolean (meta, "has-overview", &has_overview);
+  g_atomic_int_inc (&counts->visits);
+  if (has_overview)
+    g_atomic_int_inc (&counts->overviews);
+  return GST_PAD_PROBE_OK;
+}
+
+/* Where the stream stood when a batch arrived at the sink. */
+typedef struct
+{
+  gint batch;                   /* batches pulled, this one included */
+  gint64 wall_us, cpu_us;
+  guint64 patches;              /* measured patches up to this batch */
+  gint visits, overviews;
+  guint64 masks;                /* tissuemask masks-computed */
+} StreamMark;
+
+static StreamMark
+mark_stream (GstElement * mask, const SlideCounts * counts, gint batch,
+    gint64 now, guint64 patches)
+{
+  StreamMark m = { batch, now, cpu_time_us (), patches,
+    g_atomic_int_get (&counts->visits), g_atomic_int_get (&counts->overviews),
+    0
+  };
+
+  g_object_get (mask, "masks-computed", &m.masks, NULL);
+  return m;
+}
+
+/* One line for the batches between two marks (@intervals: the time before
+ * each measured batch, in ms; the batch after @from is intervals[0] when
+ * @from is the warm-up's end). The source runs ahead of the sink, so the
+ * slide counts are those of the visits the source pushed meanwhile. */
+static void
+print_phase (const gchar * name, const StreamMark * from,
+    const StreamMark * to, const gdouble * intervals, gint warmup)
+{
+  guint n = (guint) (to->batch - from->batch);
+  gdouble *window = g_memdup2 (intervals + (from->batch - warmup - 1),
+      n * sizeof (gdouble));
+  gdouble p50 = percentile (window, n, 50), p95 = percentile (window, n, 95);
+  guint64 patches = to->patches - from->patches;
+
+  g_print ("%s: %u batches (%d to %d): %.1f patches/s, batch time p50 %.1f "
+      "ms, p95 %.1f ms (p95/p50 %.2f), CPU %.0f us/patch; %d slide visits, "
+      "%d overviews read, %" G_GUINT64_FORMAT " masks computed\n", name, n,
+      from->batch + 1, to->batch,
+      patches / ((to->wall_us - from->wall_us) / 1e6), p50, p95, p95 / p50,
+      (to->cpu_us - from->cpu_us) / (gdouble) MAX (patches, 1),
+      to->visits - from->visits, to->overviews - from->overviews,
+      to->masks - from->masks);
+  g_free (window);
+}
+
+/* What tissuemask's mask cache held at the end, and what it served. */
+static void
+print_mask_cache (GstElement * mask)
+{
+  guint64 bytes = 0, computed = 0, hits = 0;
+
+  if (g_object_class_find_property (G_OBJECT_GET_CLASS (mask),
+          "mask-cache-bytes") == NULL)
+    return;
+  g_object_get (mask, "mask-cache-bytes", &bytes, "masks-computed",
+      &computed, "cache-hits", &hits, NULL);
+  g_print ("mask cache: %.2f MiB of run-length coded masks held at the end; "
+      "%" G_GUINT64_FORMAT " masks computed, %" G_GUINT64_FORMAT " served "
+      "from the cache in the whole run\n", bytes / 1048576.0, computed, hits);
+}
+
 static int
 steady_mode (const BenchOptions * o)
 {
@@ -462,11 +559,19 @@ steady_mode (const BenchOptions * o)
       "appsink name=sink sync=false max-buffers=2");
   GstElement *pipeline = make_pipeline (desc);
   GstElement *sink = gst_bin_get_by_name (GST_BIN (pipeline), "sink");
+  GstElement *src = gst_bin_get_by_name (GST_BIN (pipeline), "src");
+  GstElement *mask = gst_bin_get_by_name (GST_BIN (pipeline), "mask");
+  GstPad *srcpad = gst_element_get_static_pad (src, "src");
   gdouble *intervals = g_new (gdouble, o->batches);
+  SlideCounts counts = { 0, 0 };
+  StreamMark start_mark = { 0 }, split_mark = { 0 }, end_mark;
+  gint split = o->first_pass_batches;
   guint64 patches = 0;
-  gint64 last = 0, start = 0, cpu_start = 0;
+  gint64 last = 0;
   gint i;
 
+  gst_pad_add_probe (srcpad, GST_PAD_PROBE_TYPE_BUFFER, count_slide,
+      &counts, NULL);
   g_print ("steady state: %s\n", desc);
   gst_element_set_state (pipeline, GST_STATE_PLAYING);
   for (i = 0; i < o->warmup + o->batches; i++) {
@@ -478,10 +583,6 @@ steady_mode (const BenchOptions * o)
       g_printerr ("the stream ended after %d batches\n", i);
       return 1;
     }
-    if (i == o->warmup) {
-      start = now;
-      cpu_start = cpu_time_us ();
-    }
     if (i > o->warmup) {
       GstStructure *meta =
           wsi_patch_meta_get (gst_sample_get_buffer (sample));
@@ -492,22 +593,40 @@ steady_mode (const BenchOptions * o)
       patches += count;
       intervals[i - o->warmup - 1] = (now - last) / 1000.0;
     }
+    if (i == o->warmup)
+      start_mark = mark_stream (mask, &counts, i + 1, now, 0);
+    if (i + 1 == split)
+      split_mark = mark_stream (mask, &counts, i + 1, now, patches);
     last = now;
     gst_sample_unref (sample);
   }
+  end_mark = mark_stream (mask, &counts, i, last, patches);
   {
     guint n = o->batches - 1;
-    gdouble p50 = percentile (intervals, n, 50);
-    gdouble p95 = percentile (intervals, n, 95);
-    gdouble cpu_per_patch = (cpu_time_us () - cpu_start) / (gdouble) patches;
+    gdouble *sorted = g_memdup2 (intervals, n * sizeof (gdouble));
+    gdouble p50 = percentile (sorted, n, 50);
+    gdouble p95 = percentile (sorted, n, 95);
+    gdouble cpu_per_patch = (end_mark.cpu_us - start_mark.cpu_us) /
+        (gdouble) patches;
 
     g_print ("%d batches after %d warm-up: %.1f patches/s, batch time p50 "
         "%.1f ms, p95 %.1f ms (p95/p50 %.2f), max %.1f ms, CPU %.0f us/patch, "
         "peak RSS %.1f MiB\n", n, o->warmup,
-        patches / ((last - start) / 1e6), p50, p95, p95 / p50,
-        intervals[n - 1], cpu_per_patch, peak_rss_kib () / 1024.0);
+        patches / ((last - start_mark.wall_us) / 1e6), p50, p95, p95 / p50,
+        sorted[n - 1], cpu_per_patch, peak_rss_kib () / 1024.0);
+    g_free (sorted);
   }
+  if (split > 0) {
+    print_phase ("first pass", &start_mark, &split_mark, intervals,
+        o->warmup);
+    print_phase ("later passes", &split_mark, &end_mark, intervals,
+        o->warmup);
+  }
+  print_mask_cache (mask);
   gst_element_set_state (pipeline, GST_STATE_NULL);
+  gst_object_unref (srcpad);
+  gst_object_unref (src);
+  gst_object_unref (mask);
   gst_object_unref (sink);
   gst_object_unref (pipeline);
   g_free (intervals);
@@ -519,7 +638,7 @@ int
 main (int argc, char **argv)
 {
   BenchOptions o = { NULL, 0.0, 0.0, 256, 100, 8, 4, 64, 4, 3, 30, 100, -1, -1,
-    -1, -1, 7, NULL, FALSE
+    -1, -1, 0, 7, NULL, FALSE
   };
   GOptionEntry entries[] = {
     {"location", 0, 0, G_OPTION_ARG_FILENAME, &o.location,
@@ -563,6 +682,11 @@ main (int argc, char **argv)
         "--steady: batches before measuring (default 30)", "N"},
     {"batches", 0, 0, G_OPTION_ARG_INT, &o.batches,
         "--steady: batches measured (default 100)", "N"},
+    {"first-pass-batches", 0, 0, G_OPTION_ARG_INT, &o.first_pass_batches,
+          "--steady: also measure the batches up to batch K of the stream "
+          "(warm-up included) and those after it apart, with the slide "
+          "visits, overviews read and masks computed of each (default 0: "
+          "no split)", "K"},
     {NULL}
   };
   GOptionContext *ctx = g_option_context_new ("- the whole pipeline against "
@@ -578,7 +702,9 @@ main (int argc, char **argv)
   }
   g_option_context_free (ctx);
   if (o.location == NULL || o.repeats < 1 || o.batches < 2 || o.warmup < 0
-      || o.batch_size < 1 || o.queue_batches < 1) {
+      || o.batch_size < 1 || o.queue_batches < 1
+      || (o.first_pass_batches != 0 && (o.first_pass_batches < o.warmup + 2
+              || o.first_pass_batches > o.warmup + o.batches - 2))) {
     g_printerr ("usage: bench-pipeline --location PATH [options] (--help)\n");
     return 2;
   }

@@ -558,29 +558,98 @@ GST_START_TEST (test_cache_keeps_speckled_mask)
 
 GST_END_TEST;
 
-/* The default cache holds the masks of hundreds of distinct slides (issue
- * 23: many slides cycled): none of 300 is masked twice. */
+/* The default cache holds the masks of a thousand distinct slides (issue
+ * 23: bench-churn's N = 1,000 cycled): none is masked twice, and the
+ * bytes they take are counted (a few hundred each for this ellipse). */
 GST_START_TEST (test_cache_holds_many_slides)
 {
   GstHarness *h = harness_new ();
   Overview ov = overview_new_ellipse ();
+  const guint slides = 1000;
+  guint64 one_mask = 0;
   guint i;
 
-  for (i = 0; i < 300; i++) {
-    gchar *path = g_strdup_printf ("/slides/s%03u.tiff", i);
+  fail_unless_equals_uint64 (counter (h, "mask-cache-bytes"), 0);
+  for (i = 0; i < slides; i++) {
+    gchar *path = g_strdup_printf ("/slides/s%04u.tiff", i);
 
     gst_buffer_unref (push_slide (h, path, &ov));
+    if (i == 0)
+      one_mask = counter (h, "mask-cache-bytes");
     g_free (path);
   }
-  for (i = 0; i < 300; i++) {
-    gchar *path = g_strdup_printf ("/slides/s%03u.tiff", i);
+  /* Run-length coded: far under the 120,000 raw bytes of this mask. */
+  fail_unless (one_mask > 0 && one_mask < OV_W * OV_H / 20,
+      "%" G_GUINT64_FORMAT " bytes", one_mask);
+  fail_unless_equals_uint64 (counter (h, "mask-cache-bytes"),
+      slides * one_mask);
+  for (i = 0; i < slides; i++) {
+    gchar *path = g_strdup_printf ("/slides/s%04u.tiff", i);
 
     fail_unless (query_mask_cached (h, path), "%s evicted", path);
     gst_buffer_unref (push_slide (h, path, NULL));
     g_free (path);
   }
-  fail_unless_equals_uint64 (counter (h, "masks-computed"), 300);
-  fail_unless_equals_uint64 (counter (h, "cache-hits"), 300);
+  fail_unless_equals_uint64 (counter (h, "masks-computed"), slides);
+  fail_unless_equals_uint64 (counter (h, "cache-hits"), slides);
+
+  g_free (ov.rgb);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
+/* One pass of wsislidesrc over @n slides, as it visits them: it asks
+ * first and sends the overview only when the mask is not cached. Returns
+ * how many were cached, and sets bit i of @cached when slide i was. */
+static guint
+visit_slides (GstHarness * h, const Overview * ov, guint n, guint32 * cached)
+{
+  guint i, hits = 0;
+
+  *cached = 0;
+  for (i = 0; i < n; i++) {
+    gchar *path = g_strdup_printf ("/slides/s%03u.tiff", i);
+    gboolean hit = query_mask_cached (h, path);
+    GstBuffer *out = push_slide (h, path, hit ? NULL : ov);
+
+    fail_unless (meta_boolean (out, "has-mask"), "%s has no mask", path);
+    if (hit) {
+      *cached |= 1u << i;
+      hits++;
+    }
+    gst_buffer_unref (out);
+    g_free (path);
+  }
+  return hits;
+}
+
+/* A cycle over more slides than the cache holds (issue 23: a rank with
+ * more slides than mask-cache-size). Plain LRU would evict each mask just
+ * before its revisit and never hit; a new mask is kept last in line
+ * instead, so every later pass finds the same size - 1 masks cached. */
+GST_START_TEST (test_cache_cycle_over_capacity)
+{
+  GstHarness *h = harness_new ();
+  Overview ov = overview_new_ellipse ();
+  const guint size = 4, slides = 6, passes = 4;
+  guint32 first_cached, cached;
+  guint pass;
+
+  g_object_set (h->element, "mask-cache-size", size, NULL);
+  fail_unless_equals_int (visit_slides (h, &ov, slides, &cached), 0);
+  fail_unless_equals_uint64 (counter (h, "masks-computed"), slides);
+  fail_unless_equals_int (visit_slides (h, &ov, slides, &first_cached),
+      size - 1);
+  for (pass = 2; pass < passes; pass++) {
+    fail_unless_equals_int (visit_slides (h, &ov, slides, &cached),
+        size - 1);
+    fail_unless_equals_int (cached, first_cached);
+  }
+  fail_unless_equals_uint64 (counter (h, "cache-hits"),
+      (passes - 1) * (size - 1));
+  fail_unless_equals_uint64 (counter (h, "masks-computed"),
+      slides + (passes - 1) * (slides - size + 1));
 
   g_free (ov.rgb);
   gst_harness_teardown (h);
@@ -1417,6 +1486,7 @@ tissuemask_suite (void)
   tcase_add_test (tc, test_cache_hit_without_overview);
   tcase_add_test (tc, test_cache_keeps_speckled_mask);
   tcase_add_test (tc, test_cache_holds_many_slides);
+  tcase_add_test (tc, test_cache_cycle_over_capacity);
   tcase_add_test (tc, test_cache_is_bounded);
   tcase_add_test (tc, test_property_change_clears_cache);
   tcase_add_test (tc, test_bad_values_refused);

@@ -180,7 +180,8 @@ GST_START_TEST (test_tissue_map_build_matches_brute_force)
       for (gint64 yy = 0; yy < y; yy++)
         for (gint64 xx = 0; xx < x; xx++)
           count += mask[yy * w + xx] >= 128;
-      fail_unless_equals_int (integral[y * (w + 1) + x], count);
+      fail_unless_equals_int (wsi_tissue_map_count (&map, 0, 0, x, y),
+          count);
     }
   fail_unless_equals_int64 (map.tissue_x0, x0);
   fail_unless_equals_int64 (map.tissue_x1, x1);
@@ -190,6 +191,115 @@ GST_START_TEST (test_tissue_map_build_matches_brute_force)
   fail_unless_equals_int64 (y1, h);
   g_free (mask);
   g_free (integral);
+}
+
+GST_END_TEST;
+
+/* The map as it was before issue 23 cut its cost: an integral image over
+ * the whole mask, built pixel by pixel, and the share from its four
+ * corners. The box-clamped, vectorised map must give the same share,
+ * bit for bit, so every accept/reject decision stays the same. */
+static gdouble
+reference_fraction (const guint32 * full, gint64 mw, gint64 mh,
+    gint64 slide_w, gint64 slide_h, gint64 x, gint64 y, gint64 side)
+{
+  gint64 stride = mw + 1, count;
+  gint64 mx0 = x * mw / slide_w, my0 = y * mh / slide_h;
+  gint64 mx1 = ((x + side) * mw + slide_w - 1) / slide_w;
+  gint64 my1 = ((y + side) * mh + slide_h - 1) / slide_h;
+
+  mx1 = CLAMP (mx1, mx0 + 1, mw);
+  my1 = CLAMP (my1, my0 + 1, mh);
+  count = (gint64) full[my1 * stride + mx1] - full[my0 * stride + mx1]
+      - full[my1 * stride + mx0] + full[my0 * stride + mx0];
+  return (gdouble) count / (gdouble) ((mx1 - mx0) * (my1 - my0));
+}
+
+static void
+reference_integral (guint32 * full, const guint8 * mask, gint64 mw,
+    gint64 mh)
+{
+  gint64 stride = mw + 1, x, y;
+
+  memset (full, 0, stride * sizeof (guint32));
+  for (y = 0; y < mh; y++) {
+    guint32 row_sum = 0;
+
+    full[(y + 1) * stride] = 0;
+    for (x = 0; x < mw; x++) {
+      row_sum += mask[y * mw + x] >= 128;
+      full[(y + 1) * stride + x + 1] = full[y * stride + x + 1] + row_sum;
+    }
+  }
+}
+
+/* Random masks (sizes on both sides of the 16-byte steps, tissue blobs
+ * anywhere, edges included, bytes either side of the threshold, some
+ * blank): every count of random rectangles and every share of random
+ * footprints equal to the old whole-mask integral's. */
+GST_START_TEST (test_tissue_map_matches_old_form)
+{
+  const guint8 values[] = { 0, 1, 127, 128, 129, 254, 255 };
+  WsiRng rng;
+  guint trial;
+
+  wsi_rng_seed (&rng, 23, 0, 0);
+  for (trial = 0; trial < 300; trial++) {
+    gint64 mw = 1 + wsi_rng_below (&rng, 90), mh = 1 + wsi_rng_below (&rng, 50);
+    gint64 slide_w = mw * (1 + wsi_rng_below (&rng, 20)) +
+        wsi_rng_below (&rng, 7);
+    gint64 slide_h = mh * (1 + wsi_rng_below (&rng, 20)) +
+        wsi_rng_below (&rng, 7);
+    guint8 *mask = g_malloc0 (mw * mh);
+    guint32 *full = g_new (guint32, (mw + 1) * (mh + 1));
+    guint32 *integral = g_new (guint32, (mw + 1) * (mh + 1));
+    guint blobs = (guint) wsi_rng_below (&rng, 4), b, i;
+    WsiTissueMap map;
+
+    for (b = 0; b < blobs; b++) {
+      gint64 bx0 = wsi_rng_below (&rng, mw), by0 = wsi_rng_below (&rng, mh);
+      gint64 bx1 = bx0 + 1 + wsi_rng_below (&rng, mw - bx0);
+      gint64 by1 = by0 + 1 + wsi_rng_below (&rng, mh - by0);
+      guint density = 1 + (guint) wsi_rng_below (&rng, 4);
+
+      for (gint64 y = by0; y < by1; y++)
+        for (gint64 x = bx0; x < bx1; x++)
+          if (wsi_rng_below (&rng, 4) < density)
+            mask[y * mw + x] = values[wsi_rng_below (&rng,
+                    G_N_ELEMENTS (values))];
+    }
+    reference_integral (full, mask, mw, mh);
+    wsi_tissue_map_init (&map, slide_w, slide_h);
+    wsi_tissue_map_build (&map, integral, mask, mw, mh);
+    fail_unless_equals_int (wsi_tissue_map_is_blank (&map),
+        full[(mw + 1) * (mh + 1) - 1] == 0);
+
+    for (i = 0; i < 200; i++) {
+      gint64 x0 = wsi_rng_below (&rng, mw + 1), y0 = wsi_rng_below (&rng,
+          mh + 1);
+      gint64 x1 = x0 + wsi_rng_below (&rng, mw - x0 + 1);
+      gint64 y1 = y0 + wsi_rng_below (&rng, mh - y0 + 1);
+      gint64 stride = mw + 1;
+      guint64 want = (gint64) full[y1 * stride + x1] - full[y0 * stride + x1]
+          - full[y1 * stride + x0] + full[y0 * stride + x0];
+
+      fail_unless_equals_uint64 (wsi_tissue_map_count (&map, x0, y0, x1, y1),
+          want);
+    }
+    for (i = 0; i < 200; i++) {
+      gint64 side = 1 + wsi_rng_below (&rng, MIN (slide_w, slide_h));
+      gint64 x = wsi_rng_below (&rng, slide_w - side + 1);
+      gint64 y = wsi_rng_below (&rng, slide_h - side + 1);
+
+      fail_unless (wsi_tissue_map_fraction (&map, x, y, side) ==
+          reference_fraction (full, mw, mh, slide_w, slide_h, x, y, side),
+          "trial %u: share at (%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT
+          ") differs", trial, x, y);
+    }
+    g_free (mask);
+    g_free (full);
+    g_free (integral);
+  }
 }
 
 GST_END_TEST;
@@ -793,6 +903,7 @@ wsisampling_suite (void)
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_tissue_fraction);
   tcase_add_test (tc, test_tissue_map_build_matches_brute_force);
+  tcase_add_test (tc, test_tissue_map_matches_old_form);
   tcase_add_test (tc, test_parse_list);
   tcase_add_test (tc, test_quota);
   tcase_add_test (tc, test_discrete_histogram);
