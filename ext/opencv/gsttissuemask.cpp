@@ -80,8 +80,9 @@
  * Masks are kept in an LRU cache keyed by slide path and overview size
  * (#GstTissueMask:mask-cache-size), because wsislidesrc in cycle mode visits
  * the same slides again; they are kept run-length coded (a few KB each for
- * tissue, at most 32 MiB in all), so the default 1024 slides cost little
- * memory and a cycle over hundreds of distinct slides masks each only once.
+ * smooth tissue, about 45 KB for a 1024 px mask of H&E texture; at most 32
+ * MiB in all), so the default 1024 slides cost little memory and a cycle
+ * over hundreds of distinct slides masks each only once.
  * When the cache is full, a new mask evicts the least recently used one and
  * is itself kept last in line, to be evicted by the next new mask unless a
  * revisit hits it first: a cycle over more slides than the cache holds then
@@ -178,7 +179,8 @@ GST_DEBUG_CATEGORY_STATIC (gst_tissue_mask_debug);
  * thumbnail-size), so the default overview gets the masks it always had. */
 #define DEFAULT_KERNEL_REFERENCE_SIZE 1024
 #define MAX_KERNEL_REFERENCE_SIZE 8192
-/* Masks are kept run-length coded (a few KB each), so the cache can hold
+/* Masks are kept run-length coded (a few KB each, at most about 45 KB on
+ * the real slides of ../shared/slides at 1024 px), so the cache can hold
  * a thousand slides' masks where 64 raw ones (0.8 MB each at 1024x768) used
  * to: runs over many distinct slides revisit each only after a whole cycle
  * (issue 23). The bytes held are capped as well, whatever the count. */
@@ -222,8 +224,9 @@ enum
   PROP_MASK_CACHE_BYTES,
 };
 
-/* One cached mask: @runs holds it run-length coded (mask_encode()), or
- * the raw bytes when coding would not make it smaller (@coded FALSE). Each
+/* One cached mask: @runs holds its run lengths (mask_encode()), the runs
+ * alternating between @values, or the raw bytes when coding would not make
+ * it smaller (@coded FALSE). Each
  * hit decodes a fresh memory, so downstream can never alter the cache. */
 typedef struct
 {
@@ -232,6 +235,7 @@ typedef struct
   gint height;
   GBytes *runs;
   gboolean coded;
+  guint8 values[2];
   gdouble fraction;
 } MaskCacheEntry;
 
@@ -348,20 +352,58 @@ gst_tissue_mask_otsu_channel_get_type (void)
 
 /* ---- the cache (call with the lock held) -------------------------------- */
 
-/* Run-length codes @n mask bytes: each run is one value byte followed by
- * its 32-bit length (host order). Returns NULL when that is no smaller than
- * the mask itself (a speckled mask). */
+/* Appends @value as a LEB128 varint: 7 bits a byte, low bits first, so a
+ * run under 128 pixels takes one byte. */
+static void
+append_varint (GByteArray * out, gsize value)
+{
+  guint8 byte;
+
+  while (value >= 0x80) {
+    byte = (guint8) (value | 0x80);
+    g_byte_array_append (out, &byte, 1);
+    value >>= 7;
+  }
+  byte = (guint8) value;
+  g_byte_array_append (out, &byte, 1);
+}
+
+/* Reads a varint of append_varint() at *@at, or returns FALSE at the end. */
+static gboolean
+read_varint (const guint8 * data, gsize size, gsize * at, gsize * value)
+{
+  guint shift = 0;
+
+  *value = 0;
+  while (*at < size && shift < 8 * sizeof (gsize)) {
+    guint8 byte = data[(*at)++];
+
+    *value |= (gsize) (byte & 0x7f) << shift;
+    if (!(byte & 0x80))
+      return TRUE;
+    shift += 7;
+  }
+  return FALSE;
+}
+
+/* Run-length codes @n mask bytes. A mask holds two values (tissue and
+ * glass), so each run's value is the other one than its predecessor's:
+ * only the lengths are kept, as varints, alternating from @values[0] (real
+ * H&E masks at 1024 px have tens of thousands of short runs: one byte each
+ * instead of five with a value byte and a 32-bit length, issue 23).
+ * Returns NULL when that is no smaller than the mask itself (a speckled
+ * mask) or when the mask holds a third value. */
 static GBytes *
-mask_encode (const guint8 * mask, gsize n)
+mask_encode (const guint8 * mask, gsize n, guint8 values[2])
 {
   GByteArray *runs = g_byte_array_new ();
-  gsize i = 0;
+  gsize i = 0, k = 0;
 
+  values[0] = values[1] = n > 0 ? mask[0] : 0;
   while (i < n) {
     guint8 value = mask[i];
     guint64 pattern = G_GUINT64_CONSTANT (0x0101010101010101) * value, word;
     gsize length = 1;
-    guint32 stored;
 
     /* Eight bytes at a time through the long runs of tissue and glass:
      * this runs once per new slide on the streaming thread. */
@@ -373,11 +415,15 @@ mask_encode (const guint8 * mask, gsize n)
     }
     while (i + length < n && mask[i + length] == value)
       length++;
-    /* Masks are at most 8192 x 8192 (thumbnail-size): a run fits. */
-    stored = (guint32) length;
-    g_byte_array_append (runs, &value, 1);
-    g_byte_array_append (runs, (const guint8 *) &stored, sizeof (stored));
+    if (k == 1)
+      values[1] = value;        /* the second run names the other value */
+    else if (k > 1 && value != values[k & 1]) {
+      g_byte_array_unref (runs);
+      return NULL;
+    }
+    append_varint (runs, length);
     i += length;
+    k++;
     if (runs->len >= n) {
       g_byte_array_unref (runs);
       return NULL;
@@ -391,7 +437,7 @@ static GstMemory *
 mask_decode (const MaskCacheEntry * entry, gsize n)
 {
   GstMemory *memory = gst_allocator_alloc (NULL, n, NULL);
-  gsize size, at = 0, i;
+  gsize size, at = 0, i = 0, length, k = 0;
   const guint8 *runs = (const guint8 *) g_bytes_get_data (entry->runs, &size);
   GstMapInfo map;
 
@@ -399,13 +445,9 @@ mask_decode (const MaskCacheEntry * entry, gsize n)
   if (!entry->coded) {
     memcpy (map.data, runs, MIN (size, n));
   } else {
-    for (i = 0; i + 1 + sizeof (guint32) <= size && at < n;
-        i += 1 + sizeof (guint32)) {
-      guint32 length;
-
-      memcpy (&length, runs + i + 1, sizeof (length));
-      length = (guint32) MIN ((gsize) length, n - at);
-      memset (map.data + at, runs[i], length);
+    while (at < n && read_varint (runs, size, &i, &length)) {
+      length = MIN (length, n - at);
+      memset (map.data + at, entry->values[k++ & 1], length);
       at += length;
     }
   }
@@ -503,7 +545,7 @@ mask_cache_insert (GstTissueMask * self, const gchar * path, gint width,
   entry->width = width;
   entry->height = height;
   gst_memory_map (mask, &map, GST_MAP_READ);
-  entry->runs = mask_encode (map.data, map.size);
+  entry->runs = mask_encode (map.data, map.size, entry->values);
   entry->coded = entry->runs != NULL;
   if (!entry->coded)
     entry->runs = g_bytes_new (map.data, map.size);

@@ -116,10 +116,29 @@ gdouble wsi_tissue_detect (const guint8 * rgb, gint width, gint height,
  * pixel): value = max (R, G, B), saturation = 255 (value - min) / value in
  * OpenCV's 12-bit fixed point, the bytes cv::cvtColor (COLOR_RGB2HSV)
  * gives (checked over every colour by libs_wsitissuedetect) at a fraction
- * of its cost: hue is not computed, and 16 pixels at a time go through
+ * of its cost: hue is not computed, and 32 pixels at a time go through
+ * AVX2 where the CPU has it (picked at run time), else 16 through
  * OpenCV's 128-bit universal intrinsics (same integer arithmetic). */
 void wsi_tissue_hsv_plane (const guint8 * rgb, gint width, gint height,
     gint channel, guint8 * out);
+
+/* Which kernel wsi_tissue_hsv_plane_with() runs (the same bytes from
+ * each): AUTO picks AVX2 (32 pixels a step) when the CPU has it, else the
+ * 128-bit one; the others force one, for tests and benchmarks. */
+typedef enum
+{
+  WSI_TISSUE_KERNEL_AUTO,
+  WSI_TISSUE_KERNEL_128,
+  WSI_TISSUE_KERNEL_AVX2,
+} WsiTissueKernel;
+
+/* TRUE when this build and CPU can run WSI_TISSUE_KERNEL_AVX2. */
+gboolean wsi_tissue_have_avx2 (void);
+
+/* wsi_tissue_hsv_plane() through @kernel; FALSE (and nothing written) when
+ * AVX2 is asked for and wsi_tissue_have_avx2() is FALSE. */
+gboolean wsi_tissue_hsv_plane_with (const guint8 * rgb, gint width,
+    gint height, gint channel, guint8 * out, WsiTissueKernel kernel);
 
 /* @dst[i] = @dst[i] AND @other[i] for @n mask bytes; returns the number of
  * tissue bytes left in @dst. */

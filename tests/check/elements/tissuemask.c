@@ -558,6 +558,65 @@ GST_START_TEST (test_cache_keeps_speckled_mask)
 
 GST_END_TEST;
 
+/* Runs of every length class (1 to 127 pixels, 128 and more, and one of
+ * 40,000: one, two and three bytes of run length) come back from the
+ * cache byte for byte, and the coding takes at most two bytes a run for
+ * runs under 16,384 pixels (issue 23: real H&E masks at 1024 px have tens
+ * of thousands of short runs; the old coding took five bytes each). */
+GST_START_TEST (test_cache_codes_runs_compactly)
+{
+  GstHarness *h = harness_new ();
+  Overview ov = overview_new_blank (OV_W, OV_H);
+  guint32 noise = 7;
+  GstBuffer *out1, *out2;
+  guint8 *mask1, *mask2;
+  guint runs = 1, short_runs = 0, long_runs = 0, run = 1;
+  gint x, y, length = 1;
+
+  /* Rows 0-99: tissue stripes 1, 2, 3 ... pixels long, one pixel apart;
+   * rows 150-249: all tissue (one run of 40,000 pixels). */
+  for (y = 0; y < 100; y++)
+    for (x = 0; x < OV_W; x += length + 1, length = length % 300 + 1)
+      for (gint i = x; i < MIN (x + length, OV_W); i++)
+        paint_pixel (&ov, i, y, PINK, &noise);
+  for (y = 150; y < 250; y++)
+    for (x = 0; x < OV_W; x++)
+      paint_pixel (&ov, x, y, PINK, &noise);
+  overview_recount (&ov);
+  out1 = push_slide (h, "/slides/runs.tiff", &ov);
+  mask1 = check_masked_slide (out1, &ov);
+  for (gsize i = 1; i <= (gsize) OV_W * OV_H; i++) {
+    if (i < (gsize) OV_W * OV_H && mask1[i] == mask1[i - 1]) {
+      run++;
+      continue;
+    }
+    short_runs += run < 128;
+    long_runs += run >= 16384;
+    runs += i < (gsize) OV_W * OV_H;
+    run = 1;
+  }
+  fail_unless (runs > 300 && short_runs > 100 && long_runs > 0,
+      "%u runs, %u under 128 pixels, %u of 16384 or more", runs, short_runs,
+      long_runs);
+  fail_unless (counter (h, "mask-cache-bytes") <= 2 * runs + 2,
+      "%" G_GUINT64_FORMAT " bytes for %u runs",
+      counter (h, "mask-cache-bytes"), runs);
+
+  out2 = push_slide (h, "/slides/runs.tiff", NULL);
+  mask2 = check_masked_slide (out2, NULL);
+  fail_unless (memcmp (mask1, mask2, OV_W * OV_H) == 0);
+  fail_unless_equals_uint64 (counter (h, "cache-hits"), 1);
+
+  g_free (mask1);
+  g_free (mask2);
+  g_free (ov.rgb);
+  gst_buffer_unref (out1);
+  gst_buffer_unref (out2);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
 /* The default cache holds the masks of a thousand distinct slides (issue
  * 23: bench-churn's N = 1,000 cycled): none is masked twice, and the
  * bytes they take are counted (a few hundred each for this ellipse). */
@@ -1485,6 +1544,7 @@ tissuemask_suite (void)
   tcase_add_test (tc, test_clam_drops_specks_fills_holes);
   tcase_add_test (tc, test_cache_hit_without_overview);
   tcase_add_test (tc, test_cache_keeps_speckled_mask);
+  tcase_add_test (tc, test_cache_codes_runs_compactly);
   tcase_add_test (tc, test_cache_holds_many_slides);
   tcase_add_test (tc, test_cache_cycle_over_capacity);
   tcase_add_test (tc, test_cache_is_bounded);

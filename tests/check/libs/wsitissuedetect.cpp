@@ -19,6 +19,8 @@
 
 /* The C++ headers first: check's fail* macros would rename std::ios's
  * members. */
+#include <algorithm>
+#include <string.h>
 #include <vector>
 #include <opencv2/core.hpp>
 #include <opencv2/imgproc.hpp>
@@ -42,27 +44,44 @@ GST_START_TEST (test_hsv_planes_match_opencv_every_colour)
   }
   cv::cvtColor (rgb, hsv, cv::COLOR_RGB2HSV);
 
-  /* Whole 16-pixel vectors, then a count that leaves 13 pixels to the
-   * scalar tail. */
-  for (int tail = 0; tail <= 1; tail++) {
-    gint width = tail ? SIDE * SIDE - 3 : SIDE, height = tail ? 1 : SIDE;
-    gsize n = (gsize) width * height;
+  /* Each kernel: whole vectors, then a count that leaves 29 pixels (AVX2:
+   * 16 of them to the 128-bit kernel, 13 to the scalar tail; 128-bit: 13
+   * to the scalar tail). */
+  for (int k = WSI_TISSUE_KERNEL_128; k <= WSI_TISSUE_KERNEL_AVX2; k++) {
+    WsiTissueKernel kernel = (WsiTissueKernel) k;
 
-    for (int channel = 1; channel <= 2; channel++) {
-      gsize differ = 0, first = 0;
+    if (kernel == WSI_TISSUE_KERNEL_AVX2 && !wsi_tissue_have_avx2 ()) {
+      g_print ("AVX2 kernel skipped: this CPU (or build) has no AVX2\n");
+      fail_if (wsi_tissue_hsv_plane_with (rgb.data, 1, 1, 1, plane.data (),
+              kernel));
+      continue;
+    }
+    for (int tail = 0; tail <= 1; tail++) {
+      gint width = tail ? SIDE * SIDE - 3 : SIDE, height = tail ? 1 : SIDE;
+      gsize n = (gsize) width * height;
 
-      cv::extractChannel (hsv, reference, channel);
-      wsi_tissue_hsv_plane (rgb.data, width, height, channel, plane.data ());
-      for (gsize i = 0; i < n; i++) {
-        if (plane[i] != reference.data[i] && differ++ == 0)
-          first = i;
+      for (int channel = 1; channel <= 2; channel++) {
+        gsize differ = 0, first = 0;
+
+        cv::extractChannel (hsv, reference, channel);
+        std::fill (plane.begin (), plane.end (), 0x5a);
+        fail_unless (wsi_tissue_hsv_plane_with (rgb.data, width, height,
+                channel, plane.data (), kernel));
+        for (gsize i = 0; i < n; i++) {
+          if (plane[i] != reference.data[i] && differ++ == 0)
+            first = i;
+        }
+        fail_unless (differ == 0, "kernel %d, channel %d (%dx%d): %"
+            G_GSIZE_FORMAT " colours differ from OpenCV, the first RGB %06"
+            G_GSIZE_MODIFIER "x (%u, OpenCV %u)", k, channel, width, height,
+            differ, first, plane[first], reference.data[first]);
       }
-      fail_unless (differ == 0, "channel %d (%dx%d): %" G_GSIZE_FORMAT
-          " colours differ from OpenCV, the first RGB %06" G_GSIZE_MODIFIER
-          "x (%u, OpenCV %u)", channel, width, height, differ, first,
-          plane[first], reference.data[first]);
     }
   }
+  /* AUTO (what tissuemask runs) is one of them. */
+  wsi_tissue_hsv_plane (rgb.data, SIDE, SIDE, 1, plane.data ());
+  cv::extractChannel (hsv, reference, 1);
+  fail_unless (memcmp (plane.data (), reference.data, plane.size ()) == 0);
 }
 
 GST_END_TEST;
