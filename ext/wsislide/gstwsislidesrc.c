@@ -131,6 +131,7 @@
 #endif
 
 #include <math.h>
+#include <glib/gstdio.h>
 #include <string.h>
 
 #include <gst/wsi/wsiannotation.h>
@@ -461,14 +462,31 @@ describe_slide (GstWsiSlideSrc * self, const WsiSlide * slide)
 
 /* ---- One slide visit ---------------------------------------------------- */
 
-/* TRUE when a downstream element (tissuemask) already holds the mask of
- * @path, so the overview need not be decoded again. */
-static gboolean
-downstream_has_mask (GstWsiSlideSrc * self, const gchar * path)
+/* The identity of @entry's file for masks kept across runs (tissuemask's
+ * mask-cache-dir): its size and mtime to the nanosecond, so a rewrite or a
+ * touch makes a new key. NULL for a remote object, whose validator is only
+ * known once it is opened: its mask is not looked up on disk. */
+static gchar *
+entry_identity (const WsiSlideEntry * entry)
 {
-  GstQuery *query = wsi_query_new_mask_cached (path);
+  GStatBuf st;
+
+  if (wsi_location_is_remote (entry->path) || g_stat (entry->path, &st) != 0)
+    return NULL;
+  return g_strdup_printf ("%" G_GUINT64_FORMAT ":%" G_GINT64_FORMAT ".%09ld",
+      (guint64) st.st_size, (gint64) st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+}
+
+/* TRUE when a downstream element (tissuemask) already holds the mask of
+ * @entry (file @identity), so the overview need not be decoded again. */
+static gboolean
+downstream_has_mask (GstWsiSlideSrc * self, const WsiSlideEntry * entry,
+    const gchar * identity)
+{
+  GstQuery *query = wsi_query_new_mask_cached (entry->display);
   gboolean cached = FALSE;
 
+  wsi_query_set_mask_source (query, identity, self->run.thumbnail_size);
   if (gst_pad_peer_query (GST_BASE_SRC_PAD (self), query))
     wsi_query_parse_mask_cached (query, NULL, &cached, NULL);
   gst_query_unref (query);
@@ -720,6 +738,7 @@ typedef struct
   guint cycle;
   gboolean describe;            /* no description was known when planned */
   gboolean overview;            /* no mask was cached downstream then */
+  gchar *identity;              /* entry_identity(), or NULL */
   gint ow, oh;                  /* overview size, when already described */
   /* results */
   GstStructure *description;
@@ -739,6 +758,7 @@ slide_prep_free (SlidePrep * prep)
   g_clear_pointer (&prep->description, gst_structure_free);
   g_free (prep->declined);
   g_free (prep->damaged);
+  g_free (prep->identity);
   gst_clear_buffer (&prep->buffer);
   g_clear_error (&prep->error);
   g_free (prep);
@@ -819,7 +839,8 @@ slide_prep_new (GstWsiSlideSrc * self, WsiSlideEntry * entry, guint cycle)
   prep->entry = entry;
   prep->cycle = cycle;
   prep->describe = description == NULL;
-  prep->overview = !downstream_has_mask (self, entry->display);
+  prep->identity = entry_identity (entry);
+  prep->overview = !downstream_has_mask (self, entry, prep->identity);
   if (description != NULL) {
     gst_structure_get_int (description, "overview-width", &prep->ow);
     gst_structure_get_int (description, "overview-height", &prep->oh);
@@ -874,7 +895,7 @@ make_slide_buffer (GstWsiSlideSrc * self, SlidePrep * prep, GError ** error)
   gboolean has_overview;
 
   if (prep->error == NULL && prep->buffer == NULL
-      && !downstream_has_mask (self, prep->entry->display)) {
+      && !downstream_has_mask (self, prep->entry, prep->identity)) {
     prep->overview = TRUE;
     slide_prep_run (prep, NULL);
   }
@@ -900,6 +921,10 @@ make_slide_buffer (GstWsiSlideSrc * self, SlidePrep * prep, GError ** error)
       "prep-open-ns", G_TYPE_UINT64, prep->open_ns,
       "prep-overview-ns", G_TYPE_UINT64, prep->overview_ns,
       "prep-wait-ns", G_TYPE_UINT64, prep->wait_ns, NULL);
+  /* What tissuemask keys the masks it keeps across runs on. */
+  gst_structure_set (wsi_slide_meta_get (buffer),
+      "source-identity", G_TYPE_STRING, prep->identity ? prep->identity : "",
+      "thumbnail-size", G_TYPE_INT, self->run.thumbnail_size, NULL);
   return buffer;
 }
 
