@@ -17,6 +17,7 @@
 
 #include <glib/gstdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #define PATCH 64
 
@@ -842,6 +843,114 @@ GST_START_TEST (test_prepare_ahead_deterministic)
 
 GST_END_TEST;
 
+/* Slide visits the source pushed, and those that carried an overview. */
+typedef struct
+{
+  guint visits;
+  guint overviews;
+} VisitCounts;
+
+static GstPadProbeReturn
+count_visit (GstPad * pad, GstPadProbeInfo * info, gpointer user_data)
+{
+  VisitCounts *counts = user_data;
+  GstStructure *meta = wsi_slide_meta_get (GST_PAD_PROBE_INFO_BUFFER (info));
+  gboolean has_overview = FALSE;
+
+  fail_unless (meta != NULL);
+  gst_structure_get_boolean (meta, "has-overview", &has_overview);
+  counts->visits++;
+  counts->overviews += has_overview;
+  return GST_PAD_PROBE_OK;
+}
+
+/* @passes cycles over the slides of @dir with slides prepared ahead
+ * (the default), tissuemask's cache holding @cache_size masks; returns its
+ * masks-computed and sets @counts. */
+static guint64
+cycle_masks (const gchar * dir, guint slides, guint passes, guint cache_size,
+    VisitCounts * counts)
+{
+  gchar *desc = g_strdup_printf ("wsislidesrc name=src location=\"%s\" "
+      "cycle=true num-buffers=%u ! tissuemask name=mask mask-cache-size=%u "
+      "! fakesink sync=false", dir, slides * passes, cache_size);
+  GstElement *pipeline = gst_parse_launch (desc, NULL);
+  GstElement *src, *mask;
+  GstPad *pad;
+  GstMessage *msg;
+  guint64 computed = 0;
+
+  fail_unless (pipeline != NULL, "%s", desc);
+  src = gst_bin_get_by_name (GST_BIN (pipeline), "src");
+  mask = gst_bin_get_by_name (GST_BIN (pipeline), "mask");
+  pad = gst_element_get_static_pad (src, "src");
+  memset (counts, 0, sizeof (*counts));
+  gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER, count_visit, counts,
+      NULL);
+  fail_unless (gst_element_set_state (pipeline, GST_STATE_PLAYING) !=
+      GST_STATE_CHANGE_FAILURE);
+  msg = gst_bus_timed_pop_filtered (GST_ELEMENT_BUS (pipeline),
+      GST_CLOCK_TIME_NONE, GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+  fail_unless_equals_int (GST_MESSAGE_TYPE (msg), GST_MESSAGE_EOS);
+  gst_message_unref (msg);
+  g_object_get (mask, "masks-computed", &computed, NULL);
+  gst_element_set_state (pipeline, GST_STATE_NULL);
+  gst_object_unref (pad);
+  gst_object_unref (src);
+  gst_object_unref (mask);
+  gst_object_unref (pipeline);
+  g_free (desc);
+  return computed;
+}
+
+/* Issue 23, warm epochs: cycling over many distinct slides (symbolic links,
+ * as bench-churn makes them) with visits planned ahead, each slide's
+ * overview is read and its mask computed once: the mask-cached query of a
+ * revisit, asked when the visit is planned, finds the mask (no race with
+ * its insertion, same key). With fewer cache places than slides, a pass
+ * still finds all but one of the cached masks (plain LRU: none). */
+GST_START_TEST (test_cycle_masks_each_slide_once)
+{
+  gchar *dir = wsi_test_make_dir (WSI_TEST_TMPDIR, "warm-cycle");
+  gchar *links = wsi_test_make_dir (dir, "links");
+  const guint slides = 40, passes = 3, small_cache = 30;
+  WsiTestSlideSpec specs[2];
+  VisitCounts counts;
+  guint64 computed;
+  guint i;
+
+  write_good_slides (dir, 2, specs);
+  for (i = 0; i < slides; i++) {
+    gchar *target = g_strdup_printf ("%s/slide%02u.%s", dir, i % 2,
+        (i % 2) ? "svs" : "tiff");
+    gchar *link = g_strdup_printf ("%s/s%03u.%s", links, i,
+        (i % 2) ? "svs" : "tiff");
+
+    g_unlink (link);
+    fail_unless (symlink (target, link) == 0, "%s", link);
+    g_free (target);
+    g_free (link);
+  }
+
+  computed = cycle_masks (links, slides, passes, 1024, &counts);
+  fail_unless_equals_int (counts.visits, slides * passes);
+  fail_unless_equals_int (counts.overviews, slides);
+  fail_unless_equals_uint64 (computed, slides);
+
+  /* Each later pass: small_cache - 1 hits, the other slides masked again. */
+  computed = cycle_masks (links, slides, passes, small_cache, &counts);
+  fail_unless_equals_int (counts.visits, slides * passes);
+  fail_unless (computed <= slides + (passes - 1) * (slides - small_cache + 1),
+      "%" G_GUINT64_FORMAT " masks", computed);
+  fail_unless (counts.overviews <= computed, "%u overviews, %"
+      G_GUINT64_FORMAT " masks", counts.overviews, computed);
+
+  g_free (links);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
 static Suite *
 stream_suite (void)
 {
@@ -853,6 +962,7 @@ stream_suite (void)
   tcase_add_test (tc, test_stream_counts_bounds_and_tissue);
   tcase_add_test (tc, test_deterministic_across_threads);
   tcase_add_test (tc, test_prepare_ahead_deterministic);
+  tcase_add_test (tc, test_cycle_masks_each_slide_once);
   tcase_add_test (tc, test_near_whole_scaling_deterministic);
   tcase_add_test (tc, test_every_mode_deterministic);
   tcase_add_test (tc, test_target_mpp_read_sizes);
