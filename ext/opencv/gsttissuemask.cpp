@@ -88,7 +88,9 @@
  * revisit hits it first: a cycle over more slides than the cache holds then
  * still finds all but one of the cached masks on every pass, where plain
  * LRU would evict each mask just before its revisit and find none
- * (#GstTissueMask:mask-cache-bytes says what the masks take). Before
+ * (#GstTissueMask:mask-cache-bytes says what the masks take). A mask loaded
+ * from #GstTissueMask:mask-cache-dir for a visit still to come goes first
+ * in line instead, so that it is still there when that visit streams. Before
  * reading an overview, wsislidesrc sends a
  * custom downstream query named `wsi-mask-cached` with a string field `path`;
  * tissuemask answers it (boolean field `cached` = %TRUE) when it holds that
@@ -99,6 +101,18 @@
  * (custom upstream event `wsi-mask-chained`); from then on they ask it
  * before answering, and the overview is skipped only when every one of
  * them holds the mask.
+ *
+ * With #GstTissueMask:mask-cache-dir set, masks are also kept on disk, one
+ * small file per slide and mask settings, so that later runs (and epochs
+ * over more slides than the memory cache holds) skip every overview read
+ * and mask: on an in-memory miss the mask is loaded from the folder, and
+ * the `wsi-mask-cached` query is answered for a mask found there too. A
+ * file is used only for the same slide path, the same file (size and
+ * mtime, which wsislidesrc passes along), the same wsislidesrc
+ * thumbnail-size and the same value of every mask-shaping property; a
+ * damaged file is warned about (naming it) and replaced, an unusable folder
+ * is warned about once and then ignored. Remote slides are not cached on
+ * disk.
  *
  * ## Example launch line
  * |[
@@ -115,6 +129,11 @@
  * gst-launch-1.0 wsislidesrc location=/data/slides/ ! tissuemask method=combined hue-min=90 \
  *     hsv-saturation-min=8 value-min=103 value-threshold=255 ! queue ! patchsampler ! fakesink
  * ]| Tissue is where Otsu, Midnight's HSV ranges and CLAM all agree.
+ * |[
+ * gst-launch-1.0 wsislidesrc location=/data/slides/ ! tissuemask mask-cache-dir=/data/masks ! \
+ *     fakesink
+ * ]| Masks every slide once and keeps the masks in /data/masks: the same
+ * command run again reads no overview.
  */
 
 #ifdef HAVE_CONFIG_H
@@ -128,6 +147,7 @@
 #include <gst/wsi/wsirecord.h>
 #include <gst/wsi/wsirefusal.h>
 
+#include "wsimaskstore.h"
 #include "wsitissuedetect.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_tissue_mask_debug);
@@ -201,6 +221,8 @@ enum
   PROP_HSV_SATURATION_MIN,
   PROP_VALUE_MIN,
   PROP_KERNEL_REFERENCE_SIZE,
+  PROP_MASK_CACHE_DIR,
+  PROP_DISK_HITS,
   PROP_MASK_CACHE_BYTES,
 };
 
@@ -252,6 +274,16 @@ struct _GstTissueMask
   gboolean announced_chain;
   /* Values our validation refused (wsirefusal.h); object lock. */
   GHashTable *refused;
+  /* Masks kept across runs (wsimaskstore.h): the folder (NULL = off),
+   * masks loaded from it, whether it failed this run (warned once, then
+   * unused), the files warned about as unusable (not warned again until we
+   * replace them), and the settings part of the key with its generation. */
+  gchar *mask_cache_dir;
+  guint64 disk_hits;
+  gboolean disk_failed;
+  GHashTable *disk_refused;
+  gchar *disk_settings;
+  guint disk_settings_generation;
 };
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
@@ -503,9 +535,13 @@ mask_cache_make_room (GstTissueMask * self, gsize size)
   return full;
 }
 
+/* @used: the mask was just handed to a slide buffer (computed, or loaded
+ * for it). Otherwise it was loaded for a visit still to come (the query
+ * of a visit planned ahead) and goes first in line even when the cache is
+ * full, so that the next new masks do not evict it before that visit. */
 static void
 mask_cache_insert (GstTissueMask * self, const gchar * path, gint width,
-    gint height, GstMemory * mask, gdouble fraction)
+    gint height, GstMemory * mask, gdouble fraction, gboolean used)
 {
   MaskCacheEntry *entry;
   GstMapInfo map;
@@ -533,9 +569,9 @@ mask_cache_insert (GstTissueMask * self, const gchar * path, gint width,
     mask_cache_entry_free (entry);
     return;
   }
-  /* Full: the new mask goes last in line (see the section above), so
+  /* Full: a used mask goes last in line (see the section above), so
    * that a cycle over more slides than fit keeps hitting the rest. */
-  if (mask_cache_make_room (self, size)) {
+  if (mask_cache_make_room (self, size) && used) {
     g_queue_push_tail (&self->cache, entry);
     g_hash_table_insert (self->cache_index, entry->path, self->cache.tail);
   } else {
@@ -547,6 +583,275 @@ mask_cache_insert (GstTissueMask * self, const gchar * path, gint width,
       " bytes (%s): %u masks, %" G_GSIZE_FORMAT " bytes held", width, height,
       path, g_bytes_get_size (entry->runs), entry->coded ? "run-length coded"
       : "raw", self->cache.length, self->cache_bytes);
+}
+
+/* ---- the disk cache (mask-cache-dir, wsimaskstore.h) -------------------- */
+
+/* Properties that do not change a mask, left out of the disk key. Every
+ * other property of tissuemask is in it, so a new mask-shaping property
+ * cannot be forgotten (tests/check/elements/tissuemask.c changes each one
+ * and expects a new mask). */
+static const gchar *const not_mask_shaping[] = {
+  "min-tissue-fraction", "mask-cache-size", "mask-cache-dir", NULL
+};
+
+static gint
+compare_pspec_names (gconstpointer a, gconstpointer b)
+{
+  return strcmp ((*(GParamSpec * const *) a)->name,
+      (*(GParamSpec * const *) b)->name);
+}
+
+/* "name=value" lines of every mask-shaping property, sorted by name (a
+ * double in full precision). get_property takes the lock: call without. */
+static gchar *
+describe_mask_settings (GstTissueMask * self)
+{
+  guint n, i;
+  GParamSpec **pspecs =
+      g_object_class_list_properties (G_OBJECT_GET_CLASS (self), &n);
+  GString *out = g_string_new (NULL);
+
+  qsort (pspecs, n, sizeof (GParamSpec *), compare_pspec_names);
+  for (i = 0; i < n; i++) {
+    GParamSpec *pspec = pspecs[i];
+    GValue value = G_VALUE_INIT;
+    gchar number[G_ASCII_DTOSTR_BUF_SIZE], *text;
+
+    if (pspec->owner_type != GST_TYPE_TISSUE_MASK
+        || (pspec->flags & G_PARAM_READWRITE) != G_PARAM_READWRITE
+        || g_strv_contains (not_mask_shaping, pspec->name))
+      continue;
+    g_value_init (&value, pspec->value_type);
+    g_object_get_property (G_OBJECT (self), pspec->name, &value);
+    if (G_VALUE_HOLDS_DOUBLE (&value))
+      text = g_strdup (g_ascii_dtostr (number, sizeof (number),
+              g_value_get_double (&value)));
+    else
+      text = g_strdup_value_contents (&value);
+    wsi_mask_store_key_add (out, pspec->name, text);
+    g_free (text);
+    g_value_unset (&value);
+  }
+  g_free (pspecs);
+  return g_string_free (out, FALSE);
+}
+
+/* The settings part of the disk key and the settings generation it
+ * describes (kept until the settings change). */
+static gchar *
+mask_settings_key (GstTissueMask * self, guint * generation)
+{
+  for (;;) {
+    gchar *described;
+    guint now;
+
+    g_mutex_lock (&self->lock);
+    now = self->settings_generation;
+    if (self->disk_settings != NULL && self->disk_settings_generation == now) {
+      described = g_strdup (self->disk_settings);
+      g_mutex_unlock (&self->lock);
+      *generation = now;
+      return described;
+    }
+    g_mutex_unlock (&self->lock);
+
+    described = describe_mask_settings (self);
+    g_mutex_lock (&self->lock);
+    if (now == self->settings_generation) {
+      g_free (self->disk_settings);
+      self->disk_settings = g_strdup (described);
+      self->disk_settings_generation = now;
+      g_mutex_unlock (&self->lock);
+      *generation = now;
+      return described;
+    }
+    g_mutex_unlock (&self->lock);
+    g_free (described);         /* changed while described: again */
+  }
+}
+
+/* The disk key of @path's mask and the folder (@dir, a new string); NULL
+ * when the disk cache is off or failed, or when the slide file's identity
+ * is unknown (a remote slide, see wsi_query_set_mask_source). */
+static gchar *
+disk_key (GstTissueMask * self, const gchar * path, const gchar * identity,
+    gint thumbnail_size, gchar ** dir, guint * generation)
+{
+  GString *key;
+  gchar *text;
+
+  g_mutex_lock (&self->lock);
+  *dir = self->disk_failed || self->mask_cache_dir == NULL
+      || self->mask_cache_dir[0] == '\0' ? NULL :
+      g_strdup (self->mask_cache_dir);
+  g_mutex_unlock (&self->lock);
+  if (*dir == NULL || identity == NULL || identity[0] == '\0') {
+    g_clear_pointer (dir, g_free);
+    return NULL;
+  }
+
+  key = g_string_new (NULL);
+  text = g_strdup_printf ("gst-wsi tissue mask %d", WSI_MASK_STORE_VERSION);
+  wsi_mask_store_key_add (key, "format", text);
+  g_free (text);
+  wsi_mask_store_key_add (key, "gst-wsi", VERSION);
+  wsi_mask_store_key_add (key, "path", path);
+  wsi_mask_store_key_add (key, "source-identity", identity);
+  text = g_strdup_printf ("%d", thumbnail_size);
+  wsi_mask_store_key_add (key, "thumbnail-size", text);
+  g_free (text);
+  text = mask_settings_key (self, generation);
+  g_string_append (key, text);
+  g_free (text);
+  return g_string_free (key, FALSE);
+}
+
+/* Warns (once per file) that a stored mask cannot be used. */
+static void
+warn_unusable_file (GstTissueMask * self, const gchar * file,
+    const gchar * path, const GError * error)
+{
+  gboolean first;
+
+  g_mutex_lock (&self->lock);
+  first = g_hash_table_add (self->disk_refused, g_strdup (file));
+  g_mutex_unlock (&self->lock);
+  if (first)
+    GST_ELEMENT_WARNING (self, RESOURCE, READ,
+        ("The tissue mask of slide \"%s\" is computed again: %s", path,
+            error->message), (NULL));
+}
+
+/* The folder cannot be read or written: warned about once, then unused
+ * for the rest of the run (the stream goes on without it). */
+static void
+disable_disk_cache (GstTissueMask * self, const gchar * dir,
+    const GError * error)
+{
+  gboolean first;
+
+  g_mutex_lock (&self->lock);
+  first = !self->disk_failed;
+  self->disk_failed = TRUE;
+  g_mutex_unlock (&self->lock);
+  if (first)
+    GST_ELEMENT_WARNING (self, RESOURCE, OPEN_READ_WRITE,
+        ("Tissue masks are not kept in mask-cache-dir \"%s\" for the rest "
+            "of this run: %s", dir, error->message), (NULL));
+}
+
+/* @path's mask from the disk cache, or NULL: a miss, or a file that
+ * cannot be used (warned about, and replaced when the mask is computed).
+ * @width x @height: the size expected (0 x 0: any; set to the mask's).
+ * @generation: the settings it was made with. */
+static GstMemory *
+disk_cache_load (GstTissueMask * self, const gchar * path,
+    const gchar * identity, gint thumbnail_size, gint * width, gint * height,
+    gdouble * fraction, guint * generation)
+{
+  gchar *dir, *key = disk_key (self, path, identity, thumbnail_size, &dir,
+      generation), *file;
+  WsiStoredMask stored;
+  GError *error = NULL;
+  GstMemory *memory = NULL;
+  gboolean refused;
+
+  if (key == NULL)
+    return NULL;
+  file = wsi_mask_store_file (dir, key);
+  g_mutex_lock (&self->lock);
+  refused = g_hash_table_contains (self->disk_refused, file);
+  g_mutex_unlock (&self->lock);
+
+  if (refused) {
+    /* Warned already: it is replaced once the mask is computed. */
+  } else if (!wsi_mask_store_load (dir, key, &stored, &error)) {
+    if (g_error_matches (error, G_FILE_ERROR, G_FILE_ERROR_INVAL))
+      warn_unusable_file (self, file, path, error);
+    else if (error != NULL)
+      disable_disk_cache (self, dir, error);
+  } else if (*width != 0 && ((gint) stored.width != *width
+          || (gint) stored.height != *height)) {
+    GST_DEBUG_OBJECT (self, "%s: stored mask is %ux%u, the overview %dx%d",
+        file, stored.width, stored.height, *width, *height);
+    wsi_mask_stored_clear (&stored);
+  } else {
+    gsize n;
+    gpointer data = g_bytes_unref_to_data (g_steal_pointer (&stored.mask),
+        &n);
+
+    memory = gst_memory_new_wrapped ((GstMemoryFlags) 0, data, n, 0, n,
+        data, g_free);
+    *fraction = stored.fraction;
+    *width = (gint) stored.width;
+    *height = (gint) stored.height;
+    GST_LOG_OBJECT (self, "mask of %s loaded from %s", path, file);
+    g_mutex_lock (&self->lock);
+    self->disk_hits++;
+    g_mutex_unlock (&self->lock);
+  }
+  g_clear_error (&error);
+  g_free (file);
+  g_free (key);
+  g_free (dir);
+  return memory;
+}
+
+/* Keeps a mask loaded from disk in memory too, unless the settings
+ * changed since it was looked up. */
+static void
+remember_loaded_mask (GstTissueMask * self, const gchar * path, gint width,
+    gint height, GstMemory * mask, gdouble fraction, guint generation,
+    gboolean used)
+{
+  g_mutex_lock (&self->lock);
+  if (generation == self->settings_generation)
+    mask_cache_insert (self, path, width, height, mask, fraction, used);
+  g_mutex_unlock (&self->lock);
+}
+
+/* Stores a computed mask under the key of @meta's slide; a folder that
+ * cannot be written is warned about once and not used again this run. */
+static void
+disk_cache_save (GstTissueMask * self, const GstStructure * meta,
+    const gchar * path, GstMemory * mask, gint width, gint height,
+    gdouble fraction, guint generation)
+{
+  gint thumbnail_size = 0;
+  guint key_generation;
+  gchar *dir, *key, *file;
+  GError *error = NULL;
+  GstMapInfo map;
+  gboolean saved;
+
+  gst_structure_get_int (meta, "thumbnail-size", &thumbnail_size);
+  key = disk_key (self, path, gst_structure_get_string (meta,
+          "source-identity"), thumbnail_size, &dir, &key_generation);
+  if (key == NULL)
+    return;
+  if (key_generation != generation) {   /* settings changed meanwhile */
+    g_free (key);
+    g_free (dir);
+    return;
+  }
+  gst_memory_map (mask, &map, GST_MAP_READ);
+  saved = wsi_mask_store_save (dir, key, map.data, (guint) width,
+      (guint) height, fraction, &error);
+  gst_memory_unmap (mask, &map);
+
+  file = wsi_mask_store_file (dir, key);
+  if (saved) {
+    g_mutex_lock (&self->lock);
+    g_hash_table_remove (self->disk_refused, file);
+    g_mutex_unlock (&self->lock);
+  } else {
+    disable_disk_cache (self, dir, error);
+  }
+  g_clear_error (&error);
+  g_free (file);
+  g_free (key);
+  g_free (dir);
 }
 
 /* ---- buffers ------------------------------------------------------------ */
@@ -578,11 +883,12 @@ kernel_scale (gint reference, gint width, gint height, gint64 slide_longest)
 /* Computes the mask of the overview at the start of @buffer (followed by
  * @trailing bytes: an earlier tissuemask's mask) of a slide whose level 0's
  * longest side is @slide_longest (0 = unknown); returns NULL (error posted)
- * when the buffer does not hold what its meta says. */
+ * when the buffer does not hold what its meta says. @generation: the
+ * settings it was computed with. */
 static GstMemory *
 gst_tissue_mask_compute (GstTissueMask * self, GstBuffer * buffer,
     const gchar * path, gint width, gint height, gint64 slide_longest,
-    gsize trailing, gdouble * fraction)
+    gsize trailing, gdouble * fraction, guint * generation_out)
 {
   gsize expected = (gsize) width * height * 3;
   WsiTissueSettings settings;
@@ -610,6 +916,7 @@ gst_tissue_mask_compute (GstTissueMask * self, GstBuffer * buffer,
       height, slide_longest);
   generation = self->settings_generation;
   g_mutex_unlock (&self->lock);
+  *generation_out = generation;
 
   memory = gst_allocator_alloc (NULL, (gsize) width * height, NULL);
   gst_buffer_map_range (buffer, first_mem, n_mems, &overview, GST_MAP_READ);
@@ -636,7 +943,7 @@ gst_tissue_mask_compute (GstTissueMask * self, GstBuffer * buffer,
   g_mutex_lock (&self->lock);
   self->masks_computed++;
   if (generation == self->settings_generation)
-    mask_cache_insert (self, path, width, height, memory, *fraction);
+    mask_cache_insert (self, path, width, height, memory, *fraction, TRUE);
   g_mutex_unlock (&self->lock);
   return memory;
 }
@@ -760,6 +1067,26 @@ warn_no_mask (GstTissueMask * self, GstStructure * meta, const gchar * path,
   gst_tissue_mask_set_result (self, meta, path, FALSE, 0.0, FALSE);
 }
 
+/* On an in-memory miss: the mask kept in mask-cache-dir for @meta's
+ * slide (then kept in memory too), or NULL. */
+static GstMemory *
+load_from_disk (GstTissueMask * self, const GstStructure * meta,
+    const gchar * path, gint width, gint height, gdouble * fraction)
+{
+  gint thumbnail_size = 0;
+  guint generation;
+  GstMemory *mask;
+
+  gst_structure_get_int (meta, "thumbnail-size", &thumbnail_size);
+  mask = disk_cache_load (self, path, gst_structure_get_string (meta,
+          "source-identity"), thumbnail_size, &width, &height, fraction,
+      &generation);
+  if (mask != NULL)
+    remember_loaded_mask (self, path, width, height, mask, *fraction,
+        generation, TRUE);
+  return mask;
+}
+
 static GstFlowReturn
 gst_tissue_mask_transform_ip (GstBaseTransform * trans, GstBuffer * buffer)
 {
@@ -773,6 +1100,7 @@ gst_tissue_mask_transform_ip (GstBaseTransform * trans, GstBuffer * buffer)
   gboolean computed = FALSE;
   gsize mask_size;
   gchar *path;
+  guint generation;
 
   if (meta == NULL) {
     GST_ELEMENT_ERROR (self, STREAM, FORMAT,
@@ -804,17 +1132,21 @@ gst_tissue_mask_transform_ip (GstBaseTransform * trans, GstBuffer * buffer)
   /* An earlier tissuemask's time is its own (recorded at its push). */
   gst_structure_remove_field (meta, "prep-mask-ns");
   mask = gst_tissue_mask_lookup (self, path, width, height, &fraction);
+  if (mask == NULL && mask_size > 0)
+    mask = load_from_disk (self, meta, path, width, height, &fraction);
   if (mask == NULL && has_overview && mask_size > 0) {
     gint64 start = g_get_monotonic_time ();
 
     mask = gst_tissue_mask_compute (self, buffer, path, width, height,
         MAX (slide_width, slide_height), has_mask ? mask_size : 0,
-        &fraction);
+        &fraction, &generation);
     if (mask == NULL) {
       g_free (path);
       return GST_FLOW_ERROR;
     }
     computed = TRUE;
+    disk_cache_save (self, meta, path, mask, width, height, fraction,
+        generation);
     /* For wsistats' slide preparation stage (not stream content). */
     gst_structure_set (meta, "prep-mask-ns", G_TYPE_UINT64,
         (guint64) (g_get_monotonic_time () - start) * 1000, NULL);
@@ -839,6 +1171,31 @@ gst_tissue_mask_transform_ip (GstBaseTransform * trans, GstBuffer * buffer)
   return GST_FLOW_OK;
 }
 
+/* The query's slide mask from mask-cache-dir, put in the memory cache
+ * for the slide buffer that follows (without overview); TRUE when found.
+ * Without a memory cache the buffer loads it again. */
+static gboolean
+preload_from_disk (GstTissueMask * self, GstQuery * query,
+    const gchar * path)
+{
+  const gchar *identity = NULL;
+  gint thumbnail_size = 0, width = 0, height = 0;
+  gdouble fraction;
+  guint generation;
+  GstMemory *mask;
+
+  if (!wsi_query_parse_mask_source (query, &identity, &thumbnail_size))
+    return FALSE;
+  mask = disk_cache_load (self, path, identity, thumbnail_size, &width,
+      &height, &fraction, &generation);
+  if (mask == NULL)
+    return FALSE;
+  remember_loaded_mask (self, path, width, height, mask, fraction,
+      generation, FALSE);
+  gst_memory_unref (mask);
+  return TRUE;
+}
+
 /* Answers wsislidesrc's "is this slide's mask cached?" query. When a
  * later tissuemask combines with ours, it is asked first: the overview may
  * be skipped only when every one of them holds the mask. */
@@ -859,6 +1216,8 @@ gst_tissue_mask_query (GstBaseTransform * trans, GstPadDirection direction,
   g_mutex_lock (&self->lock);
   cached = mask_cache_lookup (self, path, 0, 0) != NULL;
   g_mutex_unlock (&self->lock);
+  if (!cached)
+    cached = preload_from_disk (self, query, path);
 
   if (cached && g_atomic_int_get (&self->later_mask)) {
     gst_pad_peer_query (GST_BASE_TRANSFORM_SRC_PAD (trans), query);
@@ -895,6 +1254,9 @@ gst_tissue_mask_start (GstBaseTransform * trans)
   g_mutex_lock (&self->lock);
   self->masks_computed = 0;
   self->cache_hits = 0;
+  self->disk_hits = 0;
+  self->disk_failed = FALSE;
+  g_hash_table_remove_all (self->disk_refused);
   g_mutex_unlock (&self->lock);
   self->announced_chain = FALSE;
   g_atomic_int_set (&self->later_mask, 0);
@@ -1041,6 +1403,11 @@ gst_tissue_mask_set_property (GObject * object, guint prop_id,
       self->mask_cache_size = g_value_get_uint (value);
       mask_cache_trim (self);
       break;
+    case PROP_MASK_CACHE_DIR:
+      g_free (self->mask_cache_dir);
+      self->mask_cache_dir = g_value_dup_string (value);
+      self->disk_failed = FALSE;
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -1119,6 +1486,12 @@ gst_tissue_mask_get_property (GObject * object, guint prop_id,
     case PROP_CACHE_HITS:
       g_value_set_uint64 (value, self->cache_hits);
       break;
+    case PROP_MASK_CACHE_DIR:
+      g_value_set_string (value, self->mask_cache_dir);
+      break;
+    case PROP_DISK_HITS:
+      g_value_set_uint64 (value, self->disk_hits);
+      break;
     case PROP_MASK_CACHE_BYTES:
       g_value_set_uint64 (value, self->cache_bytes);
       break;
@@ -1137,6 +1510,9 @@ gst_tissue_mask_finalize (GObject * object)
   mask_cache_clear (self);
   g_hash_table_unref (self->cache_index);
   wsi_refusal_clear (&self->refused);
+  g_free (self->mask_cache_dir);
+  g_free (self->disk_settings);
+  g_hash_table_unref (self->disk_refused);
   g_mutex_clear (&self->lock);
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
@@ -1224,6 +1600,20 @@ gst_tissue_mask_install_properties (GObjectClass * gobject_class)
       g_param_spec_uint64 ("cache-hits", "Cache hits",
           "Number of slides that got their mask from the cache since the "
           "element started (read-only)", 0, G_MAXUINT64, 0, ro));
+  g_object_class_install_property (gobject_class, PROP_MASK_CACHE_DIR,
+      g_param_spec_string ("mask-cache-dir", "Mask cache folder",
+          "Folder where masks are kept across runs (created if missing), "
+          "one file of a few KB per slide and mask settings, named by a "
+          "hash (no path or URL in names), keyed by the slide path, its "
+          "file's size and mtime, wsislidesrc's thumbnail-size and every "
+          "mask-shaping property: a later run loads them instead of "
+          "reading overviews. Nothing is evicted (delete the folder to "
+          "reclaim space). Local slides only. Empty = off. Default: empty",
+          NULL, rw));
+  g_object_class_install_property (gobject_class, PROP_DISK_HITS,
+      g_param_spec_uint64 ("disk-hits", "Disk hits",
+          "Number of masks loaded from mask-cache-dir since the element "
+          "started (read-only)", 0, G_MAXUINT64, 0, ro));
   g_object_class_install_property (gobject_class, PROP_MASK_CACHE_BYTES,
       g_param_spec_uint64 ("mask-cache-bytes", "Mask cache bytes",
           "Bytes the cached masks take, run-length coded (at most 32 MiB; "
@@ -1368,6 +1758,8 @@ gst_tissue_mask_init (GstTissueMask * self)
   self->mask_cache_size = DEFAULT_MASK_CACHE_SIZE;
   g_queue_init (&self->cache);
   self->cache_index = g_hash_table_new (g_str_hash, g_str_equal);
+  self->disk_refused = g_hash_table_new_full (g_str_hash, g_str_equal,
+      g_free, NULL);
 
   /* The slide buffer leaves with a mask appended: never passthrough. */
   gst_base_transform_set_in_place (GST_BASE_TRANSFORM (self), TRUE);

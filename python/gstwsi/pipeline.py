@@ -52,6 +52,7 @@ _KEYWORDS = {
     "min_hole_area": ("tissuemask", "min-hole-area"),
     "min_tissue_fraction": ("tissuemask", "min-tissue-fraction"),
     "mask_cache_size": ("tissuemask", "mask-cache-size"),
+    "mask_cache_dir": ("tissuemask", "mask-cache-dir"),
     # sampling
     "patch_size": ("patchsampler", "patch-size"),
     "target_mpp": ("patchsampler", "target-mpp"),
@@ -172,7 +173,8 @@ def _check_keyword(keyword, factory, prop, text):
 def standard_pipeline(location, *, batch_size=64, patch_size=224, target_mpp=None,
                       patches_per_slide=64, threads=2, pool_size=8,
                       patches_per_visit=4, cycle=True, seed=0, tissue=True,
-                      prefetch=256, sink="sink", cuda_upload=False, **settings):
+                      prefetch=256, sink="sink", cuda_upload=False, mask_cache_dir=None,
+                      **settings):
     """The documented gst-wsi training pipeline as a description string.
 
     `location`: a slide, a folder, a list or manifest file, a patch store, or a
@@ -183,7 +185,8 @@ def standard_pipeline(location, *, batch_size=64, patch_size=224, target_mpp=Non
     tells which): slides `cycle seed slide_order rank world_size default_mpp
     tcga thumbnail_size annotations`; tissue `tissue_method saturation_threshold
     value_threshold value_floor hue_min hue_max close_kernel median_kernel
-    min_component_area min_hole_area min_tissue_fraction mask_cache_size`;
+    min_component_area min_hole_area min_tissue_fraction mask_cache_size
+    mask_cache_dir`;
     sampling `patch_size target_mpp patches_per_slide mode target_mpps
     mpp_weights mpp_min mpp_max mpp_distribution maxavg_lambda min_tissue
     replacement stride level align max_attempts max_patches rank_quota`;
@@ -198,6 +201,10 @@ def standard_pipeline(location, *, batch_size=64, patch_size=224, target_mpp=Non
 
     `tissue`: True (tissuemask with its default method), False (no
     tissuemask) or a method name (`"clam"`, same as `tissue_method`).
+    `mask_cache_dir`: a folder where tissuemask keeps every slide's mask
+    across runs (created if missing; None = off): runs after the first skip
+    each local slide's overview read and mask (a few KB per slide, keyed by
+    the slide file's size and mtime and the mask settings; docs/tissue.md).
     `cuda_upload`: True puts `wsicudaupload` before the appsink: batches
     arrive in CUDA memory and `BatchStream` yields them as torch CUDA tensors
     without a host round trip (needs ext/cuda, a GPU and gstwsi_cuda;
@@ -214,6 +221,8 @@ def standard_pipeline(location, *, batch_size=64, patch_size=224, target_mpp=Non
     from the C code).  Initialises GStreamer (`init()`; `init(monitor=True)`
     may still come later).
     """
+    if mask_cache_dir is not None:
+        settings["mask_cache_dir"] = str(mask_cache_dir)
     if is_patch_store(location):
         if cuda_upload:
             raise SettingsError(f"cuda_upload=True is not supported for a patch store "

@@ -35,7 +35,13 @@
 # TILE_CACHE (patchreader tile-cache-size in MiB; 0 isolates what churn
 # costs from what the tile cache saves when 8 slides are revisited),
 # THUMBNAIL (wsislidesrc thumbnail-size: the overview, hence the mask, is
-# what each new slide costs; default: the element's, 1024).
+# what each new slide costs; default: the element's, 1024), MASK_CACHE_DIR
+# (tissuemask mask-cache-dir for every run, as a training run after the
+# first one has it: before each N is measured, one pass of wsislidesrc !
+# tissuemask over its N slides fills the folder, so both runs of that N
+# start with every mask on disk and "first pass" is a new process's first
+# epoch; default: off; bench-mask-store.sh measures an empty and a filled
+# folder side by side).
 set -euo pipefail
 build="${BUILD:-build}"
 batches="${BATCHES:-100}"
@@ -44,6 +50,7 @@ threads="${THREADS:-2}"
 ahead="${AHEAD:-}"
 cache="${TILE_CACHE:-}"
 thumbnail="${THUMBNAIL:-}"
+mask_dir="${MASK_CACHE_DIR:-}"
 if [ "$#" -gt 0 ]; then counts=("$@"); else counts=(8 100 1000); fi
 
 work="$(mktemp -d -t bench-churn-XXXXXX)"
@@ -68,6 +75,7 @@ run_one() {
   fi
   if [ -n "$cache" ]; then extra+=(--tile-cache-mb "$cache"); fi
   if [ -n "$thumbnail" ]; then extra+=(--thumbnail-size "$thumbnail"); fi
+  if [ -n "$mask_dir" ]; then extra+=(--mask-cache-dir "$mask_dir"); fi
   # a first pass long enough to measure apart: split it from the revisits
   if [ "$first" -ge 16 ]; then
     w=4
@@ -81,7 +89,7 @@ run_one() {
   line="$(grep -E '^[0-9]+ batches after' <<< "$out")" || {
     echo "$out" >&2; exit 1; }
   echo "-- $mode: $line"
-  grep -E '^(first pass|later passes|mask cache): ' <<< "$out" \
+  grep -E '^(first pass|later passes|mask cache|mask disk cache): ' <<< "$out" \
     | sed 's/^/   /' || true
   grep -E '^(slides|reader) [^ ]+: ' <<< "$out" | sed 's/^/   /' || true
   rss="$(sed -E 's/.*peak RSS ([0-9.]+) MiB.*/\1/' <<< "$line")"
@@ -104,8 +112,14 @@ for n in "${counts[@]}"; do
   for ((i = 0; i < n; i++)); do
     ln -s "${originals[i % 8]}" "$(printf '%s/s%05d.svs' "$dir" "$i")"
   done
+  if [ -n "$mask_dir" ]; then
+    warm=(location="$dir" num-buffers="$n")
+    if [ -n "$thumbnail" ]; then warm+=(thumbnail-size="$thumbnail"); fi
+    gst-launch-1.0 -q wsislidesrc "${warm[@]}" ! tissuemask \
+      mask-cache-dir="$mask_dir" ! fakesink > /dev/null
+  fi
   echo "== N = $n distinct slides, 16 patches per visit, $threads threads" \
-    "(load: $(cut -d' ' -f1-3 /proc/loadavg))"
+    "(load: $(cut -d' ' -f1-3 /proc/loadavg))${mask_dir:+, masks on disk in $mask_dir}"
   run_one "$n" serial "$dir"
   run_one "$n" ahead "$dir"
 done
@@ -121,8 +135,10 @@ prep_cpu() {
   local -a props=(location="$work/n${counts[-1]}" prepare-ahead=0
     num-buffers="$visits")
   if [ -n "$thumbnail" ]; then props+=(thumbnail-size="$thumbnail"); fi
+  local -a mask_props=()
+  if [ -n "$mask_dir" ]; then mask_props=(mask-cache-dir="$mask_dir"); fi
   t="$( { TIMEFORMAT='%U %S'; time gst-launch-1.0 -q wsislidesrc "${props[@]}" \
-    ! tissuemask ! patchsampler patch-size=256 target-mpp=0.5 \
+    ! tissuemask "${mask_props[@]}" ! patchsampler patch-size=256 target-mpp=0.5 \
     patches-per-slide=16 ! fakesink > /dev/null 2>&1; } 2>&1 )"
   awk '{ print $1 + $2 }' <<< "$t"
 }

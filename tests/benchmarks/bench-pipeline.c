@@ -62,6 +62,7 @@ typedef struct
   gint64 seed;
   gchar *threads;
   gboolean steady;
+  gchar *mask_cache_dir;        /* tissuemask mask-cache-dir, NULL: off */
 } BenchOptions;
 
 /* One region of the plan, as patchreader read it. */
@@ -87,6 +88,7 @@ pipeline_description (const BenchOptions * o, guint threads, gboolean cycle,
 {
   gchar mpp[G_ASCII_DTOSTR_BUF_SIZE], dmpp[G_ASCII_DTOSTR_BUF_SIZE];
   gchar ahead[32] = "", reader_props[80] = "", thumb[40] = "";
+  gchar *mask_props = g_strdup (""), *desc;
 
   g_ascii_dtostr (mpp, sizeof (mpp), o->target_mpp);
   g_ascii_dtostr (dmpp, sizeof (dmpp), o->default_mpp);
@@ -101,8 +103,12 @@ pipeline_description (const BenchOptions * o, guint threads, gboolean cycle,
         " read-ahead=%d", o->read_ahead);
   if (o->thumbnail_size > 0)
     g_snprintf (thumb, sizeof (thumb), " thumbnail-size=%d", o->thumbnail_size);
-  return g_strdup_printf ("wsislidesrc name=src location=\"%s\" cycle=%s "
-      "seed=%" G_GINT64_FORMAT " default-mpp=%s%s%s ! tissuemask name=mask "
+  if (o->mask_cache_dir != NULL) {
+    g_free (mask_props);
+    mask_props = g_strdup_printf (" mask-cache-dir=\"%s\"", o->mask_cache_dir);
+  }
+  desc = g_strdup_printf ("wsislidesrc name=src location=\"%s\" cycle=%s "
+      "seed=%" G_GINT64_FORMAT " default-mpp=%s%s%s ! tissuemask name=mask%s "
       "! queue "
       "max-size-buffers=4 max-size-bytes=0 max-size-time=0 "
       "! patchsampler patch-size=%d target-mpp=%s patches-per-slide=%d "
@@ -110,10 +116,12 @@ pipeline_description (const BenchOptions * o, guint threads, gboolean cycle,
       "! patchreader name=reader threads=%u%s ! queue max-size-buffers=%d "
       "max-size-bytes=0 max-size-time=0 ! patchbatch batch-size=%d ! %s",
       o->location, cycle ? "true" : "false", o->seed, dmpp, ahead, thumb,
-      o->patch_size,
+      mask_props, o->patch_size,
       mpp, o->patches_per_slide, o->pool_size, o->patches_per_visit, threads,
       reader_props,
       o->queue_batches * o->batch_size, o->batch_size, sink);
+  g_free (mask_props);
+  return desc;
 }
 
 static GstElement *
@@ -549,6 +557,12 @@ print_mask_cache (GstElement * mask)
   g_print ("mask cache: %.2f MiB of run-length coded masks held at the end; "
       "%" G_GUINT64_FORMAT " masks computed, %" G_GUINT64_FORMAT " served "
       "from the cache in the whole run\n", bytes / 1048576.0, computed, hits);
+  if (g_object_class_find_property (G_OBJECT_GET_CLASS (mask),
+          "disk-hits") != NULL) {
+    g_object_get (mask, "disk-hits", &hits, NULL);
+    g_print ("mask disk cache: %" G_GUINT64_FORMAT " masks loaded from "
+        "mask-cache-dir in the whole run\n", hits);
+  }
 }
 
 static int
@@ -674,6 +688,9 @@ main (int argc, char **argv)
           "element's)", "N"},
     {"thumbnail-size", 0, 0, G_OPTION_ARG_INT, &o.thumbnail_size,
         "wsislidesrc thumbnail-size (default: the element's)", "PX"},
+    {"mask-cache-dir", 0, 0, G_OPTION_ARG_FILENAME, &o.mask_cache_dir,
+          "tissuemask mask-cache-dir: masks kept on disk across runs "
+          "(default: off)", "DIR"},
     {"seed", 0, 0, G_OPTION_ARG_INT64, &o.seed, "wsislidesrc seed (default 7)",
         "S"},
     {"steady", 0, 0, G_OPTION_ARG_NONE, &o.steady,

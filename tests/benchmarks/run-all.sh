@@ -32,6 +32,7 @@ run backends build/tests/benchmarks/bench-backends --rounds 3 --patches 300 \
   --threads 1 --slides 4 --cases 40x-0.5,40x-1.0,20x-0.5 \
   --contenders bare-os,tiff,libjpeg
 run churn "${dev[@]}" tests/benchmarks/bench-churn.sh
+run mask-store "${dev[@]}" tests/benchmarks/bench-mask-store.sh
 run remote "${dev[@]}" /usr/bin/python3 tests/benchmarks/bench-remote.py
 run store "${dev[@]}" build/tests/benchmarks/bench-store
 run store-rss "${dev[@]}" tests/benchmarks/store-rss.sh 4096

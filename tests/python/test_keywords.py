@@ -22,6 +22,7 @@ LIST_VALUES = {
 # the text read back.
 TEXT_VALUES = {
     "annotations": ("/data/annotations", "/data/annotations"),
+    "mask_cache_dir": ("/data/masks", "/data/masks"),
     "annotation_classes": (["Tumor", "Stroma"], "Tumor,Stroma"),
     "annotation_exclude": (["Ignore", "Pen"], "Ignore,Pen"),
     "class_weights": ([1.0, 3.0], "1.0,3.0"),

@@ -31,6 +31,8 @@
  * the later one of the overview. */
 #define FIELD_OVERVIEW_NEEDED "overview-needed"
 #define FIELD_POOL_SIZE "pool-size"
+#define FIELD_SOURCE_IDENTITY "source-identity"
+#define FIELD_THUMBNAIL_SIZE "thumbnail-size"
 
 /* The structure of @event when it is a custom event of @type named @name. */
 static const GstStructure *
@@ -302,6 +304,32 @@ wsi_query_set_mask_cached (GstQuery * query, gboolean cached)
   }
   gst_structure_remove_field (s, FIELD_CACHED);
   gst_structure_set (s, FIELD_OVERVIEW_NEEDED, G_TYPE_BOOLEAN, TRUE, NULL);
+}
+
+void
+wsi_query_set_mask_source (GstQuery * query, const gchar * identity,
+    gint thumbnail_size)
+{
+  g_return_if_fail (custom_query_structure (query, WSI_MASK_CACHED_QUERY));
+  gst_structure_set (gst_query_writable_structure (query),
+      FIELD_SOURCE_IDENTITY, G_TYPE_STRING, identity ? identity : "",
+      FIELD_THUMBNAIL_SIZE, G_TYPE_INT, thumbnail_size, NULL);
+}
+
+gboolean
+wsi_query_parse_mask_source (GstQuery * query, const gchar ** identity,
+    gint * thumbnail_size)
+{
+  const GstStructure *s = custom_query_structure (query,
+      WSI_MASK_CACHED_QUERY);
+
+  if (s == NULL)
+    return FALSE;
+  get_string (s, FIELD_SOURCE_IDENTITY, identity);
+  if (thumbnail_size != NULL && !gst_structure_get_int (s,
+          FIELD_THUMBNAIL_SIZE, thumbnail_size))
+    *thumbnail_size = 0;
+  return TRUE;
 }
 
 /* ---- pool size query ---------------------------------------------------- */

@@ -105,6 +105,16 @@ gboolean wsi_query_parse_mask_cached (GstQuery * query, const gchar ** path,
 /* TRUE: answer "cached"; FALSE: withdraw any "cached" and say that the
  * overview is needed, so an earlier tissuemask does not answer for us. */
 void wsi_query_set_mask_cached (GstQuery * query, gboolean cached);
+/* What a mask kept across runs (tissuemask's mask-cache-dir) is keyed on
+ * besides the path: the slide file's @identity (size and mtime of a local
+ * file; NULL or "" when unknown: no disk lookup) and the source's
+ * @thumbnail_size (the overview's longest side). wsislidesrc sets them on
+ * the query and puts the same values in the slide meta (fields
+ * "source-identity" and "thumbnail-size"). */
+void wsi_query_set_mask_source (GstQuery * query, const gchar * identity,
+    gint thumbnail_size);
+gboolean wsi_query_parse_mask_source (GstQuery * query,
+    const gchar ** identity, gint * thumbnail_size);
 
 /* wsislidesrc asks how many slides the pool downstream (patchinterleave)
  * holds at once; @pool_size: 0 when nobody answered. */

@@ -99,7 +99,7 @@ wsi_run_poll_bus (WsiRun * run, GstBus * bus)
 
 /* Runs @description until EOS, an error, or @max_batches batches (0 = no
  * limit). The description must end in "appsink name=sink". */
-static WsiRun *
+static G_GNUC_UNUSED WsiRun *
 wsi_run_pipeline (const gchar * description, guint max_batches)
 {
   WsiRun *run = g_new0 (WsiRun, 1);

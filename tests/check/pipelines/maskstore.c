@@ -1,0 +1,576 @@
+/* gst-wsi
+ * Copyright (C) 2026 gst-wsi developers
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+
+/* tissuemask's disk cache (mask-cache-dir, issue 23) in whole pipelines:
+ * the stream is the same without it, with a cold and with a warm folder;
+ * a warm run computes no mask and reads no overview; a changed slide file,
+ * mask setting or thumbnail size makes a new mask; a damaged file is
+ * warned about (naming it) and replaced; an unwritable folder is warned
+ * about once and the stream goes on. Everything is counted, nothing
+ * timed. */
+
+#include "wsipipeline.h"
+#include "wsitestslide.h"
+#include "wsitestutil.h"
+
+#include <glib/gstdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <fcntl.h>
+
+#define N_SLIDES 3
+#define PATCH 64
+
+typedef struct
+{
+  WsiRun *run;
+  guint64 computed;             /* tissuemask masks-computed */
+  guint64 disk_hits;            /* tissuemask disk-hits */
+  guint overviews;              /* slide buffers that carried an overview */
+} CountedRun;
+
+static void
+counted_run_free (CountedRun * c)
+{
+  wsi_run_free (c->run);
+  g_free (c);
+}
+
+static void
+write_slides (const gchar * dir, guint n, guint32 first_seed)
+{
+  guint i;
+
+  for (i = 0; i < n; i++) {
+    WsiTestSlideSpec spec;
+    gchar name[32];
+
+    wsi_test_slide_spec_init (&spec);
+    spec.width = 1536;
+    spec.height = 1024;
+    spec.tile_size = 256;
+    spec.levels = 3;
+    spec.level_step = 2;
+    spec.mpp = 0.25;
+    spec.tissue_blobs = 3;
+    spec.seed = first_seed + i;
+    g_snprintf (name, sizeof (name), "slide%02u.tiff", i);
+    g_free (wsi_test_write_slide (dir, name, &spec));
+  }
+}
+
+static GstPadProbeReturn
+count_overviews (GstPad * pad, GstPadProbeInfo * info, gpointer data)
+{
+  GstStructure *meta = wsi_slide_meta_get (GST_PAD_PROBE_INFO_BUFFER (info));
+  gboolean has_overview = FALSE;
+
+  if (meta != NULL && gst_structure_get_boolean (meta, "has-overview",
+          &has_overview) && has_overview)
+    g_atomic_int_inc ((gint *) data);
+  return GST_PAD_PROBE_OK;
+}
+
+/* Runs the standard pipeline over @slides with tissuemask @mask_extra and
+ * wsislidesrc @src_extra, counting what tissuemask did. */
+static CountedRun *
+run_counted (const gchar * slides, const gchar * src_extra,
+    const gchar * mask_extra, guint threads)
+{
+  CountedRun *c = g_new0 (CountedRun, 1);
+  gchar *desc = g_strdup_printf ("wsislidesrc location=\"%s\" seed=3 %s ! "
+      "tissuemask name=mask %s ! queue max-size-buffers=4 ! "
+      "patchsampler patch-size=%d patches-per-slide=8 ! "
+      "patchinterleave pool-size=2 ! patchreader threads=%u ! "
+      "queue max-size-buffers=64 max-size-bytes=0 max-size-time=0 ! "
+      "patchbatch batch-size=8 ! appsink name=sink sync=false "
+      "wait-on-eos=false", slides, src_extra, mask_extra, PATCH, threads);
+  GstElement *pipeline = gst_parse_launch (desc, NULL), *sink, *mask;
+  GstBus *bus;
+  GstPad *pad;
+  gboolean over = FALSE;
+  gint overviews = 0;
+
+  fail_unless (pipeline != NULL, "cannot parse %s", desc);
+  c->run = g_new0 (WsiRun, 1);
+  c->run->batches = g_ptr_array_new_with_free_func (
+      (GDestroyNotify) gst_buffer_unref);
+  c->run->records = g_array_new (FALSE, FALSE, sizeof (WsiPatchRecord));
+  c->run->paths = g_ptr_array_new_with_free_func (g_free);
+  c->run->labels = g_ptr_array_new_with_free_func (g_free);
+  c->run->warnings = g_ptr_array_new_with_free_func (g_free);
+  sink = gst_bin_get_by_name (GST_BIN (pipeline), "sink");
+  mask = gst_bin_get_by_name (GST_BIN (pipeline), "mask");
+  pad = gst_element_get_static_pad (mask, "sink");
+  gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER, count_overviews,
+      &overviews, NULL);
+  gst_object_unref (pad);
+  bus = gst_element_get_bus (pipeline);
+
+  gst_element_set_state (pipeline, GST_STATE_PLAYING);
+  while (!over) {
+    GstSample *sample = gst_app_sink_try_pull_sample (GST_APP_SINK (sink),
+        GST_SECOND / 20);
+
+    if (sample != NULL) {
+      wsi_run_collect (c->run, sample);
+      gst_sample_unref (sample);
+    } else if (gst_app_sink_is_eos (GST_APP_SINK (sink))) {
+      over = TRUE;
+    }
+    if (wsi_run_poll_bus (c->run, bus) && sample == NULL)
+      over = TRUE;
+  }
+  wsi_run_poll_bus (c->run, bus);
+  g_object_get (mask, "masks-computed", &c->computed, "disk-hits",
+      &c->disk_hits, NULL);
+  c->overviews = (guint) g_atomic_int_get (&overviews);
+  fail_unless_equals_int (gst_element_set_state (pipeline, GST_STATE_NULL),
+      GST_STATE_CHANGE_SUCCESS);
+  fail_unless (c->run->error == NULL, "%s: %s", desc, c->run->error);
+  fail_unless (c->run->records->len > 0, "%s: no patch", desc);
+  gst_object_unref (bus);
+  gst_object_unref (sink);
+  gst_object_unref (mask);
+  gst_object_unref (pipeline);
+  g_free (desc);
+  return c;
+}
+
+/* Fails unless @a and @b delivered the same batches, byte for byte, and
+ * the same records (creation times aside). */
+static void
+assert_same_stream (const WsiRun * a, const WsiRun * b, const gchar * what)
+{
+  guint i;
+
+  fail_unless_equals_int (a->batches->len, b->batches->len);
+  for (i = 0; i < a->batches->len; i++) {
+    GstBuffer *x = g_ptr_array_index (a->batches, i);
+    GstBuffer *y = g_ptr_array_index (b->batches, i);
+    GstMapInfo mx, my;
+
+    fail_unless (gst_buffer_map (x, &mx, GST_MAP_READ));
+    fail_unless (gst_buffer_map (y, &my, GST_MAP_READ));
+    fail_unless (mx.size == my.size && memcmp (mx.data, my.data,
+            mx.size) == 0, "%s: batch %u differs", what, i);
+    gst_buffer_unmap (x, &mx);
+    gst_buffer_unmap (y, &my);
+  }
+  fail_unless_equals_int (a->records->len, b->records->len);
+  for (i = 0; i < a->records->len; i++) {
+    WsiPatchRecord ra = *WSI_RECORD (a, i), rb = *WSI_RECORD (b, i);
+
+    ra.created_ns = rb.created_ns = 0;
+    fail_unless (memcmp (&ra, &rb, sizeof (ra)) == 0, "%s: record %u "
+        "differs", what, i);
+  }
+}
+
+static guint
+count_mask_files (const gchar * cache)
+{
+  GDir *dir = g_dir_open (cache, 0, NULL);
+  const gchar *name;
+  guint n = 0;
+
+  if (dir == NULL)
+    return 0;
+  while ((name = g_dir_read_name (dir)) != NULL)
+    n += g_str_has_suffix (name, ".mask");
+  g_dir_close (dir);
+  return n;
+}
+
+/* The names of the .mask files in @cache, sorted. */
+static GPtrArray *
+mask_files (const gchar * cache)
+{
+  GPtrArray *files = g_ptr_array_new_with_free_func (g_free);
+  GDir *dir = g_dir_open (cache, 0, NULL);
+  const gchar *name;
+
+  fail_unless (dir != NULL);
+  while ((name = g_dir_read_name (dir)) != NULL)
+    if (g_str_has_suffix (name, ".mask"))
+      g_ptr_array_add (files, g_build_filename (cache, name, NULL));
+  g_dir_close (dir);
+  g_ptr_array_sort (files, (GCompareFunc) g_strcmp0);
+  return files;
+}
+
+/* An empty cache folder @name (files of an earlier run of the test are
+ * removed). */
+static gchar *
+fresh_cache (const gchar * name)
+{
+  gchar *cache = wsi_test_make_dir (WSI_TEST_TMPDIR, name);
+  GPtrArray *old = mask_files (cache);
+  guint i;
+
+  for (i = 0; i < old->len; i++)
+    g_unlink (g_ptr_array_index (old, i));
+  g_ptr_array_unref (old);
+  return cache;
+}
+
+static gchar *
+cache_setting (const gchar * cache)
+{
+  return g_strdup_printf ("mask-cache-dir=\"%s\"", cache);
+}
+
+GST_START_TEST (test_cold_and_warm_streams_are_the_same)
+{
+  gchar *slides = wsi_test_make_dir (WSI_TEST_TMPDIR, "same-slides");
+  gchar *cache = fresh_cache ("same-cache");
+  gchar *with_cache = cache_setting (cache);
+  CountedRun *none, *cold, *warm, *warm2, *cold2;
+  gchar *cache2 = fresh_cache ("same-cache2");
+  gchar *with_cache2 = cache_setting (cache2);
+
+  write_slides (slides, N_SLIDES, 40);
+  none = run_counted (slides, "", "", 1);
+  fail_unless_equals_uint64 (none->computed, N_SLIDES);
+  fail_unless_equals_uint64 (none->disk_hits, 0);
+
+  /* Cold: every mask computed from its overview, and stored. */
+  cold = run_counted (slides, "", with_cache, 1);
+  fail_unless_equals_uint64 (cold->computed, N_SLIDES);
+  fail_unless_equals_int (cold->overviews, N_SLIDES);
+  fail_unless_equals_uint64 (cold->disk_hits, 0);
+  fail_unless_equals_int (count_mask_files (cache), N_SLIDES);
+  assert_same_stream (none->run, cold->run, "cold cache");
+
+  /* Warm, a new pipeline (a new process would do the same): no mask
+   * computed, no overview read, at 1 and 2 reader threads. */
+  warm = run_counted (slides, "", with_cache, 1);
+  fail_unless_equals_uint64 (warm->computed, 0);
+  fail_unless_equals_int (warm->overviews, 0);
+  fail_unless_equals_uint64 (warm->disk_hits, N_SLIDES);
+  assert_same_stream (none->run, warm->run, "warm cache");
+  warm2 = run_counted (slides, "", with_cache, 2);
+  fail_unless_equals_uint64 (warm2->computed, 0);
+  fail_unless_equals_int (warm2->overviews, 0);
+  assert_same_stream (none->run, warm2->run, "warm cache, 2 threads");
+  /* A cold cache at 2 threads too. */
+  cold2 = run_counted (slides, "", with_cache2, 2);
+  fail_unless_equals_uint64 (cold2->computed, N_SLIDES);
+  assert_same_stream (none->run, cold2->run, "cold cache, 2 threads");
+  fail_unless (none->run->warnings->len == 0 && warm->run->warnings->len == 0,
+      "unexpected warning");
+
+  counted_run_free (none);
+  counted_run_free (cold);
+  counted_run_free (warm);
+  counted_run_free (warm2);
+  counted_run_free (cold2);
+  g_free (with_cache);
+  g_free (with_cache2);
+  g_free (cache);
+  g_free (cache2);
+  g_free (slides);
+}
+
+GST_END_TEST;
+
+/* A touched or rewritten slide file has a new identity: its mask is made
+ * again, the others still come from the folder. */
+GST_START_TEST (test_changed_slide_file_recomputes)
+{
+  gchar *slides = wsi_test_make_dir (WSI_TEST_TMPDIR, "changed-slides");
+  gchar *cache = fresh_cache ("changed-cache");
+  gchar *with_cache = cache_setting (cache);
+  gchar *first = g_build_filename (slides, "slide00.tiff", NULL);
+  struct timespec times[2] = { {0, UTIME_OMIT}, {1234567890, 5} };
+  CountedRun *c;
+
+  write_slides (slides, N_SLIDES, 50);
+  counted_run_free (run_counted (slides, "", with_cache, 1));
+
+  /* touch: same bytes, another mtime. */
+  fail_unless (utimensat (AT_FDCWD, first, times, 0) == 0);
+  c = run_counted (slides, "", with_cache, 1);
+  fail_unless_equals_uint64 (c->computed, 1);
+  fail_unless_equals_uint64 (c->disk_hits, N_SLIDES - 1);
+  fail_unless_equals_int (c->overviews, 1);
+  counted_run_free (c);
+
+  /* Rewritten with other content. */
+  write_slides (slides, 1, 70);
+  c = run_counted (slides, "", with_cache, 1);
+  fail_unless_equals_uint64 (c->computed, 1);
+  fail_unless_equals_uint64 (c->disk_hits, N_SLIDES - 1);
+  counted_run_free (c);
+
+  /* Another thumbnail size: other overviews, other masks. */
+  c = run_counted (slides, "thumbnail-size=512", with_cache, 1);
+  fail_unless_equals_uint64 (c->computed, N_SLIDES);
+  fail_unless_equals_uint64 (c->disk_hits, 0);
+  counted_run_free (c);
+
+  g_free (first);
+  g_free (with_cache);
+  g_free (cache);
+  g_free (slides);
+}
+
+GST_END_TEST;
+
+/* A value of @pspec other than its default, valid for tissuemask (odd
+ * kernels), as a gst-launch setting. */
+static gchar *
+other_value (GParamSpec * pspec)
+{
+  if (G_IS_PARAM_SPEC_UINT (pspec)) {
+    GParamSpecUInt *p = G_PARAM_SPEC_UINT (pspec);
+    guint v = p->default_value + 2 <= p->maximum ? p->default_value + 2 :
+        p->default_value - 2;
+
+    return g_strdup_printf ("%s=%u", pspec->name, v);
+  }
+  if (G_IS_PARAM_SPEC_INT (pspec)) {
+    GParamSpecInt *p = G_PARAM_SPEC_INT (pspec);
+    gint v = p->default_value + 2 <= p->maximum ? p->default_value + 2 :
+        p->default_value - 2;
+
+    return g_strdup_printf ("%s=%d", pspec->name, v);
+  }
+  if (G_IS_PARAM_SPEC_DOUBLE (pspec)) {
+    GParamSpecDouble *p = G_PARAM_SPEC_DOUBLE (pspec);
+    gchar number[G_ASCII_DTOSTR_BUF_SIZE];
+    gdouble v = p->default_value + 0.001 <= p->maximum ?
+        p->default_value + 0.001 : p->default_value - 0.001;
+
+    return g_strdup_printf ("%s=%s", pspec->name,
+        g_ascii_dtostr (number, sizeof (number), v));
+  }
+  if (G_IS_PARAM_SPEC_ENUM (pspec)) {
+    GParamSpecEnum *p = G_PARAM_SPEC_ENUM (pspec);
+    guint i;
+
+    for (i = 0; i < p->enum_class->n_values; i++)
+      if (p->enum_class->values[i].value != p->default_value)
+        return g_strdup_printf ("%s=%s", pspec->name,
+            p->enum_class->values[i].value_nick);
+  }
+  fail ("no other value for tissuemask property %s (%s): extend this test",
+      pspec->name, g_type_name (pspec->value_type));
+  return NULL;
+}
+
+/* Every writable tissuemask property but those that cannot change a mask
+ * is in the key: changing any one of them alone gets new masks. A
+ * mask-shaping property missed by the key would be served the old masks
+ * here and fail. */
+GST_START_TEST (test_every_mask_setting_is_in_the_key)
+{
+  static const gchar *const not_mask_shaping[] = {
+    "min-tissue-fraction", "mask-cache-size", "mask-cache-dir", NULL
+  };
+  gchar *slides = wsi_test_make_dir (WSI_TEST_TMPDIR, "settings-slides");
+  gchar *cache = fresh_cache ("settings-cache");
+  gchar *with_cache = cache_setting (cache);
+  GstElement *element = gst_element_factory_make ("tissuemask", NULL);
+  GParamSpec **pspecs;
+  CountedRun *c;
+  guint n, i, checked = 0;
+
+  write_slides (slides, 1, 60);
+  counted_run_free (run_counted (slides, "", with_cache, 1));
+  c = run_counted (slides, "", with_cache, 1);
+  fail_unless_equals_uint64 (c->computed, 0);
+  counted_run_free (c);
+
+  pspecs = g_object_class_list_properties (G_OBJECT_GET_CLASS (element), &n);
+  for (i = 0; i < n; i++) {
+    gchar *setting, *extra;
+
+    if (pspecs[i]->owner_type != G_OBJECT_TYPE (element)
+        || (pspecs[i]->flags & G_PARAM_READWRITE) != G_PARAM_READWRITE
+        || g_strv_contains (not_mask_shaping, pspecs[i]->name))
+      continue;
+    setting = other_value (pspecs[i]);
+    extra = g_strdup_printf ("%s %s", with_cache, setting);
+    c = run_counted (slides, "", extra, 1);
+    fail_unless (c->computed == 1, "%s: the stored mask was used "
+        "(masks-computed %" G_GUINT64_FORMAT ")", setting, c->computed);
+    fail_unless_equals_uint64 (c->disk_hits, 0);
+    counted_run_free (c);
+    g_free (extra);
+    g_free (setting);
+    checked++;
+  }
+  /* method, the thresholds, kernels, areas, hue, otsu-*: 17 today. */
+  fail_unless (checked >= 17, "only %u properties checked", checked);
+
+  /* The excluded ones really do not need a new mask. */
+  {
+    gchar *extra = g_strdup_printf ("%s min-tissue-fraction=0.02 "
+        "mask-cache-size=3", with_cache);
+
+    c = run_counted (slides, "", extra, 1);
+    fail_unless_equals_uint64 (c->computed, 0);
+    counted_run_free (c);
+    g_free (extra);
+  }
+
+  g_free (pspecs);
+  gst_object_unref (element);
+  g_free (with_cache);
+  g_free (cache);
+  g_free (slides);
+}
+
+GST_END_TEST;
+
+/* A truncated file and one with a flipped byte are warned about, naming
+ * them; their masks are computed again, the stream is unchanged, and the
+ * files are replaced (the next run computes nothing). */
+GST_START_TEST (test_damaged_file_warns_and_recomputes)
+{
+  gchar *slides = wsi_test_make_dir (WSI_TEST_TMPDIR, "damaged-slides");
+  gchar *cache = fresh_cache ("damaged-cache");
+  gchar *with_cache = cache_setting (cache);
+  CountedRun *cold, *damaged, *again;
+  GPtrArray *files;
+  gchar *contents;
+  gsize size;
+
+  write_slides (slides, N_SLIDES, 80);
+  cold = run_counted (slides, "", with_cache, 1);
+  files = mask_files (cache);
+  fail_unless_equals_int (files->len, N_SLIDES);
+
+  fail_unless (g_file_get_contents (g_ptr_array_index (files, 0), &contents,
+          &size, NULL));
+  fail_unless (g_file_set_contents (g_ptr_array_index (files, 0), contents,
+          size / 2, NULL));
+  g_free (contents);
+  fail_unless (g_file_get_contents (g_ptr_array_index (files, 1), &contents,
+          &size, NULL));
+  contents[size / 2] ^= 0x01;
+  fail_unless (g_file_set_contents (g_ptr_array_index (files, 1), contents,
+          size, NULL));
+  g_free (contents);
+
+  damaged = run_counted (slides, "", with_cache, 1);
+  fail_unless_equals_uint64 (damaged->computed, 2);
+  fail_unless_equals_uint64 (damaged->disk_hits, N_SLIDES - 2);
+  fail_unless (wsi_run_has_warning (damaged->run,
+          (const gchar *) g_ptr_array_index (files, 0), "truncated", NULL));
+  fail_unless (wsi_run_has_warning (damaged->run,
+          (const gchar *) g_ptr_array_index (files, 1), "corrupt", NULL));
+  fail_unless_equals_int (damaged->run->warnings->len, 2);
+  assert_same_stream (cold->run, damaged->run, "damaged cache files");
+
+  again = run_counted (slides, "", with_cache, 1);
+  fail_unless_equals_uint64 (again->computed, 0);
+  fail_unless_equals_int (again->run->warnings->len, 0);
+  assert_same_stream (cold->run, again->run, "replaced cache files");
+
+  counted_run_free (cold);
+  counted_run_free (damaged);
+  counted_run_free (again);
+  g_ptr_array_unref (files);
+  g_free (with_cache);
+  g_free (cache);
+  g_free (slides);
+}
+
+GST_END_TEST;
+
+/* A folder that cannot be made (its parent is a file: refused even to
+ * root) is warned about once, naming it, and the stream is the one
+ * without a cache. */
+GST_START_TEST (test_unwritable_folder_warns_once)
+{
+  gchar *slides = wsi_test_make_dir (WSI_TEST_TMPDIR, "unwritable-slides");
+  gchar *file = g_build_filename (WSI_TEST_TMPDIR, "not-a-folder", NULL);
+  gchar *cache = g_build_filename (file, "masks", NULL);
+  gchar *with_cache = cache_setting (cache);
+  CountedRun *none, *c;
+
+  fail_unless (g_file_set_contents (file, "x", 1, NULL));
+  write_slides (slides, N_SLIDES, 90);
+  none = run_counted (slides, "", "", 1);
+  c = run_counted (slides, "", with_cache, 1);
+  fail_unless_equals_uint64 (c->computed, N_SLIDES);
+  fail_unless_equals_int (c->run->warnings->len, 1);
+  fail_unless (wsi_run_has_warning (c->run, cache, "mask-cache-dir", NULL),
+      "%s", (const gchar *) g_ptr_array_index (c->run->warnings, 0));
+  assert_same_stream (none->run, c->run, "unwritable cache folder");
+
+  counted_run_free (none);
+  counted_run_free (c);
+  g_free (with_cache);
+  g_free (cache);
+  g_free (file);
+  g_free (slides);
+}
+
+GST_END_TEST;
+
+/* Issue 23: a memory cache smaller than the slides cycled, masks on disk.
+ * A mask loaded for a visit planned ahead must still be in memory when
+ * that visit streams (loaded once a visit, not again on the way), and no
+ * mask is computed. */
+GST_START_TEST (test_small_memory_cache_loads_once_a_visit)
+{
+  gchar *slides = wsi_test_make_dir (WSI_TEST_TMPDIR, "small-memory-slides");
+  gchar *cache = fresh_cache ("small-memory-cache");
+  gchar *with_cache = cache_setting (cache);
+  gchar *small = g_strdup_printf ("%s mask-cache-size=4", with_cache);
+  const guint n = 6, passes = 3;
+  gchar *cycle = g_strdup_printf ("cycle=true num-buffers=%u", n * passes);
+  CountedRun *cold, *warm;
+
+  write_slides (slides, n, 60);
+  cold = run_counted (slides, "", with_cache, 1);
+  fail_unless_equals_uint64 (cold->computed, n);
+
+  warm = run_counted (slides, cycle, small, 1);
+  fail_unless_equals_uint64 (warm->computed, 0);
+  fail_unless_equals_int (warm->overviews, 0);
+  /* At most once a visit, plus the 2 visits (pool-size=2: prepare-ahead
+   * 2) planned past num-buffers, which are asked about too. A preloaded
+   * mask put last in line was evicted by the next preload and loaded again
+   * when its visit streamed: 33 loads. */
+  fail_unless (warm->disk_hits >= n && warm->disk_hits <= n * passes + 2,
+      "%" G_GUINT64_FORMAT " masks loaded for %u visits", warm->disk_hits,
+      n * passes);
+
+  counted_run_free (cold);
+  counted_run_free (warm);
+  g_free (cycle);
+  g_free (small);
+  g_free (with_cache);
+  g_free (cache);
+  g_free (slides);
+}
+
+GST_END_TEST;
+
+static Suite *
+maskstore_suite (void)
+{
+  Suite *s = suite_create ("maskstore");
+  TCase *tc = tcase_create ("general");
+
+  suite_add_tcase (s, tc);
+  tcase_add_test (tc, test_cold_and_warm_streams_are_the_same);
+  tcase_add_test (tc, test_changed_slide_file_recomputes);
+  tcase_add_test (tc, test_every_mask_setting_is_in_the_key);
+  tcase_add_test (tc, test_damaged_file_warns_and_recomputes);
+  tcase_add_test (tc, test_unwritable_folder_warns_once);
+  tcase_add_test (tc, test_small_memory_cache_loads_once_a_visit);
+  return s;
+}
+
+GST_CHECK_MAIN (maskstore);
