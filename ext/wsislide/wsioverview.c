@@ -156,7 +156,8 @@ typedef struct
   gint ow, oh;
   WsiBoxTap *col_taps, *row_taps;
   guint32 *argb;                /* one block of the source level */
-  guint8 *rgb;
+  guint8 *rgb;                  /* the block as RGB on white (averaging) */
+  gboolean rgb_direct;          /* the decoders write rgb themselves */
   gfloat *acc;                  /* rows_per_group output rows being summed */
   gint rows_per_group;
   gint64 strip_rows;            /* rows decoded at a time: whole tile rows */
@@ -196,8 +197,9 @@ store_rows (const gfloat * acc, gsize n_values, guint8 * out)
     out[i] = (guint8) CLAMP ((gint) (acc[i] + 0.5f), 0, 255);
 }
 
-/* Called with each decoded block: @cols x @rows ARGB pixels at r->argb,
- * from (x, y) of the scaled level. */
+/* Called with each decoded block, @cols x @rows pixels from (x, y) of the
+ * scaled level: RGB on white at r->rgb when the reader has that buffer
+ * (the averaging path), else ARGB at r->argb. */
 typedef void (*WsiOverviewBlockFunc) (WsiOverviewReader * r, gint64 x,
     gint64 y, gint64 cols, gint64 rows, gpointer data);
 
@@ -215,6 +217,25 @@ strip_rows_of (const WsiSlide * slide, gint level, guint scale)
   if (tile_rows <= 0 || tile_rows > 4 * STRIP_ROWS)
     return STRIP_ROWS;
   return MAX (tile_rows, STRIP_ROWS / tile_rows * tile_rows);
+}
+
+/* Decodes the block at (x, y) of the scaled level as WsiOverviewBlockFunc
+ * says: into r->rgb when the reader has it, straight from the decoders
+ * where the backend writes RGB (r->rgb_direct: no ARGB pass, issue 23),
+ * else through r->argb and the conversion; into r->argb otherwise. */
+static gboolean
+read_block (WsiOverviewReader * r, gint64 x, gint64 y, gint64 cols,
+    gint64 rows, GError ** error)
+{
+  if (r->rgb != NULL && r->rgb_direct)
+    return wsi_slide_read_region_scaled_rgb (r->slide, r->ctx, r->rgb,
+        (gsize) cols * 3, r->level, r->scale, x, y, cols, rows, error);
+  if (!wsi_slide_read_region_scaled (r->slide, r->ctx, r->argb, r->level,
+          r->scale, x, y, cols, rows, error))
+    return FALSE;
+  if (r->rgb != NULL)
+    wsi_overview_argb_to_rgb (r->argb, r->rgb, cols * rows);
+  return TRUE;
 }
 
 /* Decodes source rows [y_begin, y_end) of the scaled level block by block
@@ -240,8 +261,7 @@ for_each_block (WsiOverviewReader * r, gint64 y_begin, gint64 y_end,
 
       if (g_atomic_int_get (r->cancel))
         return FALSE;
-      if (!wsi_slide_read_region_scaled (r->slide, r->ctx, r->argb, r->level,
-              r->scale, x, y, cols, rows, error))
+      if (!read_block (r, x, y, cols, rows, error))
         return FALSE;
       func (r, x, y, cols, rows, data);
     }
@@ -261,7 +281,6 @@ accumulate_decoded (WsiOverviewReader * r, gint64 x, gint64 y, gint64 cols,
 {
   const WsiOverviewRowGroup *group = data;
 
-  wsi_overview_argb_to_rgb (r->argb, r->rgb, cols * rows);
   accumulate_block (r, group->first, group->n_rows, x, y, cols, rows);
 }
 
@@ -396,6 +415,7 @@ wsi_overview_read (WsiSlide * slide, gint ow, gint oh, const gint * cancel,
   r.rows_per_group = CLAMP ((gint) (STRIP_ROWS * (gdouble) oh /
           r.level_height), 1, oh);
   r.rgb = g_new (guint8, block_pixels * 3);
+  r.rgb_direct = wsi_slide_has_rgb_scaled (slide, r.level, r.scale);
   r.acc = g_new (gfloat, (gsize) r.rows_per_group * ow * 3);
 
   for (first = 0; ok && first < oh; first += r.rows_per_group) {
