@@ -51,8 +51,11 @@
  *
  * Read-only counters: #wsislidesrc:slides-opened (distinct slides opened),
  * #wsislidesrc:slides-failed, #wsislidesrc:slides-damaged (opened, but a
- * file declares frames it does not hold: warned about once, naming the
- * file and the reason; the stream goes on), #wsislidesrc:slides-rejected (rejected by a
+ * file declares frames it does not hold, or a TILED_FULL DICOM instance has
+ * fewer frames than its grid: warned about once, naming the file and the
+ * reason; the stream goes on; #wsislidesrc:damaged-slides names them, and
+ * the wsistats summary and gstwsi's Monitor show them),
+ * #wsislidesrc:slides-rejected (rejected by a
  * tissuemask downstream, reported with an upstream `wsi-slide-rejected`
  * event) and #wsislidesrc:slides-blank (of those, masks without tissue).
  *
@@ -187,6 +190,7 @@ enum
   PROP_SLIDES_TOTAL,
   PROP_SLIDES_FAILED,
   PROP_SLIDES_DAMAGED,
+  PROP_DAMAGED_SLIDES,
   PROP_CYCLES_COMPLETED,
   PROP_RANK_SLIDES_MIN,
   PROP_TCGA,
@@ -236,6 +240,7 @@ struct _GstWsiSlideSrc
   guint slides_total;
   guint slides_failed;
   guint slides_damaged;         /* opened, but damaged (WsiSlide.damaged) */
+  GPtrArray *damaged_names;     /* their display names, in the order found */
   guint slides_opened;
   /* Slide index -> GINT_TO_POINTER (blank): slides tissuemask rejected
    * (WSI_SLIDE_REJECTED_EVENT), each counted once. */
@@ -685,6 +690,21 @@ warn_declined (GstWsiSlideSrc * self, const WsiSlideEntry * entry,
       ("backend=auto fell back; patchreader does the same for its patches"));
 }
 
+/* damaged-slides keeps this many names; slides-damaged counts them all. */
+#define MAX_DAMAGED_NAMES 100
+
+/* A NULL-terminated copy of the damaged slides' names (self->lock held). */
+static gchar **
+damaged_names_copy (GstWsiSlideSrc * self)
+{
+  gchar **names = g_new0 (gchar *, self->damaged_names->len + 1);
+  guint i;
+
+  for (i = 0; i < self->damaged_names->len; i++)
+    names[i] = g_strdup (g_ptr_array_index (self->damaged_names, i));
+  return names;
+}
+
 /* Once per slide (its first open): the file opened but is damaged
  * (WsiSlide.damaged: frames it declares and does not hold); the stream goes
  * on without the tiles it lacks. Counted in slides-damaged. */
@@ -700,6 +720,8 @@ warn_damaged (GstWsiSlideSrc * self, const WsiSlideEntry * entry,
       ("the slide is read; patches over the missing tiles fail to read"));
   g_mutex_lock (&self->lock);
   self->slides_damaged++;
+  if (self->damaged_names->len < MAX_DAMAGED_NAMES)
+    g_ptr_array_add (self->damaged_names, g_strdup (entry->display));
   g_mutex_unlock (&self->lock);
 }
 
@@ -1331,6 +1353,7 @@ gst_wsi_slide_src_start (GstBaseSrc * bsrc)
   self->slides_total = self->entries->len;
   self->slides_failed = 0;
   self->slides_damaged = 0;
+  g_ptr_array_set_size (self->damaged_names, 0);
   self->slides_opened = 0;
   self->slides_blank = 0;
   g_hash_table_remove_all (self->rejected);
@@ -1517,6 +1540,9 @@ gst_wsi_slide_src_get_property (GObject * object, guint prop_id,
     case PROP_SLIDES_DAMAGED:
       g_value_set_uint (value, self->slides_damaged);
       break;
+    case PROP_DAMAGED_SLIDES:
+      g_value_take_boxed (value, damaged_names_copy (self));
+      break;
     case PROP_CYCLES_COMPLETED:
       g_value_set_uint (value, self->cycles_completed);
       break;
@@ -1555,6 +1581,7 @@ gst_wsi_slide_src_finalize (GObject * object)
   g_free (self->annotations);
   g_ptr_array_unref (self->given_up);
   g_hash_table_unref (self->rejected);
+  g_ptr_array_unref (self->damaged_names);
   wsi_refusal_clear (&self->refused);
   g_mutex_clear (&self->lock);
   G_OBJECT_CLASS (parent_class)->finalize (object);
@@ -1655,8 +1682,13 @@ gst_wsi_slide_src_install_properties (GObjectClass * gobject_class)
   g_object_class_install_property (gobject_class, PROP_SLIDES_DAMAGED,
       g_param_spec_uint ("slides-damaged", "Slides damaged",
           "Distinct slides that opened although a file declares frames it "
-          "does not hold (truncated); warned about once each (read-only)",
+          "does not hold (truncated, or a TILED_FULL NumberOfFrames short of "
+          "its grid); warned about once each (read-only)",
           0, G_MAXUINT, 0, ro));
+  g_object_class_install_property (gobject_class, PROP_DAMAGED_SLIDES,
+      g_param_spec_boxed ("damaged-slides", "Damaged slides",
+          "The slides counted in slides-damaged, named as in the warnings, "
+          "in the order found (the first 100; read-only)", G_TYPE_STRV, ro));
   g_object_class_install_property (gobject_class, PROP_CYCLES_COMPLETED,
       g_param_spec_uint ("cycles-completed", "Cycles completed",
           "Passes over the rank's slides completed so far (read-only)",
@@ -1734,6 +1766,7 @@ gst_wsi_slide_src_init (GstWsiSlideSrc * self)
   self->given_up = g_ptr_array_new_with_free_func ((GDestroyNotify)
       gst_event_unref);
   self->rejected = g_hash_table_new (g_direct_hash, g_direct_equal);
+  self->damaged_names = g_ptr_array_new_with_free_func (g_free);
   self->tcga = DEFAULT_TCGA;
   self->location = g_strdup (DEFAULT_LOCATION);
   self->rank = DEFAULT_RANK;

@@ -308,6 +308,29 @@ read_identity (WsiOverviewReader * r, guint8 * out, GError ** error)
   return for_each_block (r, 0, r->level_height, copy_decoded, out, error);
 }
 
+/* read_identity() with the decoders writing RGB on white straight into
+ * @out (backends that can: wsi_slide_has_rgb_scaled()): the same bytes
+ * without the ARGB block and its conversion pass (issue 23), strip by
+ * strip as for_each_block() so that a cancel is seen as soon. */
+static gboolean
+read_identity_rgb (WsiOverviewReader * r, guint8 * out, GError ** error)
+{
+  gsize stride = (gsize) r->ow * 3;
+  gint64 y;
+
+  for (y = 0; y < r->level_height; y += r->strip_rows) {
+    gint64 rows = MIN (r->strip_rows, r->level_height - y);
+
+    if (g_atomic_int_get (r->cancel))
+      return FALSE;
+    if (!wsi_slide_read_region_scaled_rgb (r->slide, r->ctx,
+            out + (gsize) y * stride, stride, r->level, r->scale, 0, y,
+            r->level_width, rows, error))
+      return FALSE;
+  }
+  return TRUE;
+}
+
 /* The decode block of the calling thread, kept from one overview to the
  * next: freed and allocated again for every new slide, its megabyte was
  * handed back to the kernel and faulted in again each time (issue 23). At
@@ -354,6 +377,12 @@ wsi_overview_read (WsiSlide * slide, gint ow, gint oh, const gint * cancel,
   wsi_slide_prefetch_level (slide, r.level, 0, 0, r.level_width,
       r.level_height);
   r.strip_rows = strip_rows_of (slide, r.level, r.scale);
+  if (r.level_width == ow && r.level_height == oh
+      && wsi_slide_has_rgb_scaled (slide, r.level, r.scale)) {
+    ok = read_identity_rgb (&r, out, error);
+    wsi_read_context_free (r.ctx);
+    return ok;
+  }
   block_pixels = MIN (r.level_width, BLOCK_COLS) * MIN (r.level_height,
       r.strip_rows);
   r.argb = thread_block (block_pixels);

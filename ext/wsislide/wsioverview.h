@@ -27,7 +27,10 @@
  * one decode of that level at that scale (a 2048x1536 level for a 1024x768
  * overview: a quarter of the pixels at 1/2). When the level at that scale
  * is exactly ow x oh the decoded pixels are copied, not averaged (the same
- * bytes, about half the CPU of a new slide's overview).
+ * bytes, about half the CPU of a new slide's overview), and where the
+ * backend decodes RGB itself (wsi_slide_has_rgb_scaled(): the TIFF and
+ * DICOM JPEG backends) they are decoded straight into @out, without the
+ * ARGB block and its conversion.
  *
  * Threading: a call keeps its own read context and buffers; calls on
  * different slides may run at once. Each thread keeps its decode block

@@ -854,14 +854,31 @@ patch_sampler_footprint (GstPatchSampler * self,
   return TRUE;
 }
 
-/* Points @map at the mask of @data (overview RGB, then mask), building the
- * integral image in the element's scratch. */
+/* Maps @size bytes of @slide from @offset for reading; *@skip gets where
+ * they start in @info. Only the memories holding them are mapped: a
+ * whole-buffer map of a slide buffer (the overview's memory, then the
+ * mask's) merged both into a new 3 MB block, a copy per new slide
+ * (issue 23). */
+static gboolean
+map_bytes_of (GstBuffer * slide, gsize offset, gsize size, GstMapInfo * info,
+    gsize * skip)
+{
+  guint idx, length;
+
+  if (!gst_buffer_find_memory (slide, offset, size, &idx, &length, skip))
+    return FALSE;
+  return gst_buffer_map_range (slide, idx, (gint) length, info, GST_MAP_READ);
+}
+
+/* Points @map at the mask of @slide (overview RGB, then mask), building
+ * the integral image in the element's scratch. */
 static gboolean
 patch_sampler_tissue_map (GstPatchSampler * self, const WsiSlideVisit * visit,
-    const guint8 * data, gsize size, WsiTissueMap * map)
+    GstBuffer * slide, WsiTissueMap * map)
 {
   gint64 mw = visit->overview_width, mh = visit->overview_height;
-  gsize overview_bytes, needed, integral_len;
+  gsize overview_bytes, needed, integral_len, size, skip;
+  GstMapInfo info;
 
   wsi_tissue_map_init (map, visit->width, visit->height);
   if (!visit->has_mask)
@@ -876,12 +893,18 @@ patch_sampler_tissue_map (GstPatchSampler * self, const WsiSlideVisit * visit,
   }
   overview_bytes = visit->has_overview ? (gsize) (mw * mh * 3) : 0;
   needed = overview_bytes + (gsize) (mw * mh);
+  size = gst_buffer_get_size (slide);
   if (size < needed) {
     GST_ELEMENT_ERROR (self, STREAM, FORMAT,
         ("The buffer of slide \"%s\" holds %" G_GSIZE_FORMAT " bytes, but "
             "its %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT " overview and mask "
             "need %" G_GSIZE_FORMAT ".", visit->path, size, mw, mh, needed),
         (NULL));
+    return FALSE;
+  }
+  if (!map_bytes_of (slide, overview_bytes, (gsize) (mw * mh), &info, &skip)) {
+    GST_ELEMENT_ERROR (self, STREAM, FAILED,
+        ("Could not read the buffer of slide \"%s\".", visit->path), (NULL));
     return FALSE;
   }
 
@@ -891,7 +914,9 @@ patch_sampler_tissue_map (GstPatchSampler * self, const WsiSlideVisit * visit,
     self->integral = g_new (guint32, integral_len);
     self->integral_len = integral_len;
   }
-  wsi_tissue_map_build (map, self->integral, data + overview_bytes, mw, mh);
+  /* the map keeps the integral image only: the mask can be unmapped */
+  wsi_tissue_map_build (map, self->integral, info.data + skip, mw, mh);
+  gst_buffer_unmap (slide, &info);
   return TRUE;
 }
 
@@ -1238,18 +1263,10 @@ patch_sampler_plan_slide (GstPatchSampler * self,
 {
   WsiMppDistribution *mpps;
   WsiTissueMap map;
-  GstMapInfo info;
 
   *out = NULL;
-  if (!gst_buffer_map (slide, &info, GST_MAP_READ)) {
-    GST_ELEMENT_ERROR (self, STREAM, FAILED,
-        ("Could not read the buffer of slide \"%s\".", visit->path), (NULL));
+  if (!patch_sampler_tissue_map (self, visit, slide, &map))
     return FALSE;
-  }
-  if (!patch_sampler_tissue_map (self, visit, info.data, info.size, &map)) {
-    gst_buffer_unmap (slide, &info);
-    return FALSE;
-  }
   mpps = settings_mpp_distribution (settings);
   if (settings->class_plan->mode != WSI_ANNOTATION_OFF)
     *out = patch_sampler_plan_regions (self, settings, visit, meta, &map,
@@ -1258,7 +1275,6 @@ patch_sampler_plan_slide (GstPatchSampler * self,
     *out = patch_sampler_plan (settings, visit, meta, &map, tmpl, mpps,
         reason);
   wsi_mpp_distribution_free (mpps);
-  gst_buffer_unmap (slide, &info);
   return TRUE;
 }
 

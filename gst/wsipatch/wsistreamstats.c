@@ -37,6 +37,7 @@ typedef struct
 static const WsiCounter counters[] = {
   {"slides-opened", "slides-opened"},
   {"slides-failed", "slides-failed"},
+  {"slides-damaged", "slides-damaged"},
   {"slides-rejected", "slides-rejected"},
   {"slides-blank", "slides-blank"},
   {"slides-without-regions", "slides-without-regions"},

@@ -335,6 +335,31 @@ print_read_stats (GString * out, const WsiElementSnapshot * e)
   print_io_wait (out, e);
 }
 
+/* "source wsislidesrc0: 12 slides opened, 1 failed, 2 damaged: a.dcm,
+ * b.dcm" for a slide source (a few names; the rest counted). */
+static void
+print_slide_counts (GString * out, const WsiElementSnapshot * e)
+{
+  const GValue *names;
+  guint opened = 0, failed = 0, damaged = 0, i, n;
+
+  if (e->slide_counts == NULL)
+    return;
+  gst_structure_get (e->slide_counts, "opened", G_TYPE_UINT, &opened,
+      "failed", G_TYPE_UINT, &failed, "damaged", G_TYPE_UINT, &damaged,
+      NULL);
+  g_string_append_printf (out, "source %s: %u slides opened, %u failed, %u "
+      "damaged", e->name, opened, failed, damaged);
+  names = gst_structure_get_value (e->slide_counts, "damaged-slides");
+  n = names ? gst_value_array_get_size (names) : 0;
+  for (i = 0; i < n && i < 5; i++)
+    g_string_append_printf (out, "%s %s", i ? "," : ":",
+        g_value_get_string (gst_value_array_get_value (names, i)));
+  if (damaged > MIN (n, 5))
+    g_string_append_printf (out, " and %u more", damaged - MIN (n, 5));
+  g_string_append_c (out, '\n');
+}
+
 gchar *
 wsi_stats_format_summary (const WsiStatsSnapshot * snap, const gchar * why)
 {
@@ -361,6 +386,8 @@ wsi_stats_format_summary (const WsiStatsSnapshot * snap, const gchar * why)
     print_queue_and_sink_lines (out, &snap->elements[i]);
     print_slide_prep_line (out, &snap->elements[i]);
   }
+  for (i = 0; i < snap->n_elements; i++)
+    print_slide_counts (out, &snap->elements[i]);
   for (i = 0; i < snap->n_elements; i++)
     print_read_stats (out, &snap->elements[i]);
   g_string_append_printf (out, "process: peak RSS %.1f MiB, CPU %.0f%%\n",

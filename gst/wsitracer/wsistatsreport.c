@@ -112,6 +112,9 @@ element_structure (const WsiElementSnapshot * e)
   if (e->read_stats)
     gst_structure_set (s, "read-stats", GST_TYPE_STRUCTURE, e->read_stats,
         NULL);
+  if (e->slide_counts)
+    gst_structure_set (s, "slides", GST_TYPE_STRUCTURE, e->slide_counts,
+        NULL);
   set_histograms (s, e);
 
   if (e->work_s > 0)

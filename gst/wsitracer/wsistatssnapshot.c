@@ -52,6 +52,8 @@ wsi_stats_snapshot_free (WsiStatsSnapshot * s)
   for (i = 0; i < s->n_elements; i++) {
     if (s->elements[i].read_stats)
       gst_structure_free (s->elements[i].read_stats);
+    if (s->elements[i].slide_counts)
+      gst_structure_free (s->elements[i].slide_counts);
   }
   g_free (s->elements);
   g_free (s);
@@ -136,6 +138,57 @@ read_stats_of (GstElement * element)
     return NULL;
   g_object_get (element, "read-stats", &stats, NULL);
   return stats;
+}
+
+/* A read-only guint property of @element named @name, or FALSE when it
+ * has none (a setting of that name is not a counter). */
+static gboolean
+uint_counter (GstElement * element, const gchar * name, guint * value)
+{
+  GParamSpec *spec = g_object_class_find_property (G_OBJECT_GET_CLASS
+      (element), name);
+
+  if (spec == NULL || spec->value_type != G_TYPE_UINT
+      || (spec->flags & G_PARAM_WRITABLE))
+    return FALSE;
+  g_object_get (element, name, value, NULL);
+  return TRUE;
+}
+
+/* Slide sources (wsislidesrc: `slides-damaged` and `damaged-slides` beside
+ * `slides-opened` and `slides-failed`): the slides opened, failed and found
+ * damaged, with the damaged ones' names, so the summary tells a user of
+ * them without querying the element. NULL for other elements. */
+static GstStructure *
+slide_counts_of (GstElement * element)
+{
+  GParamSpec *names_spec = g_object_class_find_property (G_OBJECT_GET_CLASS
+      (element), "damaged-slides");
+  guint opened = 0, failed = 0, damaged = 0;
+  GValue array = G_VALUE_INIT;
+  GstStructure *counts;
+  gchar **names = NULL;
+  guint i;
+
+  if (!uint_counter (element, "slides-damaged", &damaged))
+    return NULL;
+  uint_counter (element, "slides-opened", &opened);
+  uint_counter (element, "slides-failed", &failed);
+  if (names_spec != NULL && names_spec->value_type == G_TYPE_STRV)
+    g_object_get (element, "damaged-slides", &names, NULL);
+  gst_value_array_init (&array, names ? g_strv_length (names) : 0);
+  for (i = 0; names != NULL && names[i] != NULL; i++) {
+    GValue name = G_VALUE_INIT;
+
+    g_value_init (&name, G_TYPE_STRING);
+    g_value_set_string (&name, names[i]);
+    gst_value_array_append_and_take_value (&array, &name);
+  }
+  g_strfreev (names);
+  counts = gst_structure_new ("slides", "opened", G_TYPE_UINT, opened,
+      "failed", G_TYPE_UINT, failed, "damaged", G_TYPE_UINT, damaged, NULL);
+  gst_structure_take_value (counts, "damaged-slides", &array);
+  return counts;
 }
 
 static void
@@ -249,6 +302,7 @@ wsi_stats_snapshot_add_element (WsiStatsSnapshot * s, WsiElementStats * es,
   }
   if (alive) {
     e->read_stats = read_stats_of (alive);
+    e->slide_counts = slide_counts_of (alive);
     gst_object_unref (alive);
   }
   snapshot_histograms (e, es, c);

@@ -85,6 +85,9 @@ typedef struct
    * the summary shows them as such */
   gdouble span_s;
   GstStructure *read_stats;     /* a reader's `read-stats`, or NULL */
+  /* a slide source's counters ("slides", opened, failed, damaged,
+   * damaged-slides: array of names), or NULL */
+  GstStructure *slide_counts;
   WsiHistSnapshot hist[WSI_N_HISTS];
 
   /* a pool (patchreader): its workers' time making items, and of that the

@@ -29,6 +29,7 @@ from .streamstats import flat_keys
 # two properties, feed one key): the same table as patchbatch's
 # wsi-stream-stats message (gst/wsipatch/wsistreamstats.c).
 _COUNTERS = (("slides-opened", "slides_opened"), ("slides-failed", "slides_failed"),
+             ("slides-damaged", "slides_damaged"),
              ("slides-rejected", "slides_rejected"), ("slides-blank", "slides_blank"),
              ("patches-planned", "patches_planned"), ("patches-read", "patches_read"),
              ("patches-failed", "patches_dropped"), ("patches-skipped", "patches_dropped"),
@@ -73,6 +74,17 @@ def pipeline_counters(pipeline):
                 continue         # a setting of that name, not a counter
             out[key] = out.get(key, 0) + int(element.get_property(prop))
     return out
+
+
+def damaged_slides(pipeline):
+    """The slides the pipeline's wsislidesrc found damaged (opened, but a
+    file lacks frames it declares), named as in their warnings, in the order
+    found; counted in `pipeline/slides_damaged`."""
+    names = []
+    for element in _elements(pipeline):
+        if element.find_property("damaged-slides") is not None:
+            names.extend(element.get_property("damaged-slides") or [])
+    return names
 
 
 def _hist(stats, name):
@@ -149,6 +161,11 @@ class Monitor:
         self._window_patches = self.stream.patches
         self._window_batches = self.stream.batches
         return logs
+
+    def damaged_slides(self):
+        """Names of the damaged slides counted in `pipeline/slides_damaged`
+        (the dict holds numbers only): log them once, e.g. as text."""
+        return damaged_slides(self.stream.pipeline)
 
     def _draw_step(self, last_mark_ns, wait_ns, end_ns):
         # A step: from the last mark to the batch in hand (the end of the

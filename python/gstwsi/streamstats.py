@@ -11,7 +11,7 @@ __all__ = ["MESSAGE_NAME", "COUNTERS", "stats_dict", "flat_keys"]
 MESSAGE_NAME = "wsi-stream-stats"
 
 # Upstream counters the message may carry (absent: no element counts it).
-COUNTERS = ("slides-opened", "slides-failed", "slides-rejected", "slides-blank",
+COUNTERS = ("slides-opened", "slides-failed", "slides-damaged", "slides-rejected", "slides-blank",
             "slides-without-regions", "patches-planned", "patches-read", "patches-dropped", "patches-rejected")
 
 

@@ -1,4 +1,7 @@
 """gstwsi.Monitor: the flat dict a training loop logs."""
+import os
+import shutil
+import subprocess
 import time
 
 import pytest
@@ -257,3 +260,27 @@ def test_stream_stats_columns_and_labels(tmp_root, slides):
                for log in logs]
     assert counted[-1] > 0 and counted == sorted(counted)
     assert counted[-1] <= stats["patches"]
+
+
+def test_monitor_names_damaged_slides(slides, tmp_root):
+    """A DICOM series whose level-0 instance is cut short still streams;
+    the monitor counts it in pipeline/slides_damaged and names it."""
+    tool = os.environ.get("WSI_MAKE_TEST_DICOM") or shutil.which("wsi-make-test-dicom")
+    if not tool:
+        pytest.skip("wsi-make-test-dicom not found (set WSI_MAKE_TEST_DICOM)")
+    tiffs = sorted(slides.glob("*.tif*"))
+    out = tmp_root / "damaged-dicom"
+    subprocess.run([tool, str(tiffs[0]), str(out)], check=True, stdout=subprocess.DEVNULL)
+    level0 = out / "slide-level0.dcm"
+    os.truncate(level0, level0.stat().st_size * 3 // 4)
+    listing = tmp_root / "damaged-dicom.txt"
+    listing.write_text("\n".join([str(level0)] + [str(t) for t in tiffs[1:3]]) + "\n")
+    stream = gstwsi.BatchStream(pipeline(str(listing)), torch=False)
+    monitor = gstwsi.Monitor(stream, log_every=LOG_EVERY, prefix="data/")
+    last = run_logged(stream, monitor, 2, 0.0)[-1]
+    names = monitor.damaged_slides()
+    stream.close()
+    assert last["data/pipeline/slides_damaged"] == 1, last
+    assert names == [str(level0)]
+    # the intact slides next to it are not named
+    assert all(str(t) not in names for t in tiffs)

@@ -1,7 +1,9 @@
 """The wsistats summary on runs too short for rates, and on runs where
 nothing flowed: gst-launch-1.0 with GST_TRACERS=wsistats, reading the table
 the tracer prints on stderr."""
+import os
 import re
+import shutil
 import subprocess
 
 import pytest
@@ -48,3 +50,24 @@ def test_no_table_when_nothing_flowed(example_env, tmp_root):
     assert str(missing) in done.stderr
     assert "wsistats summary" not in done.stderr, done.stderr
     assert "peak RSS" not in done.stderr, done.stderr
+
+
+def test_damaged_slides_named(example_env, slides, tmp_root):
+    """A DICOM series whose level-0 instance is cut short: the summary's
+    source line counts it as damaged and names it, next to the slides that
+    opened and failed."""
+    tool = os.environ.get("WSI_MAKE_TEST_DICOM") or shutil.which("wsi-make-test-dicom")
+    if not tool:
+        pytest.skip("wsi-make-test-dicom not found (set WSI_MAKE_TEST_DICOM)")
+    tiffs = sorted(slides.glob("*.tif*"))
+    out = tmp_root / "summary-damaged"
+    subprocess.run([tool, str(tiffs[0]), str(out), "--prefix", "cut"], check=True,
+                   stdout=subprocess.DEVNULL)
+    level0 = out / "cut-level0.dcm"
+    os.truncate(level0, level0.stat().st_size * 3 // 4)
+    # the overview from an intact lower level, so the slide opens
+    done = launch(example_env, f"wsislidesrc name=dsrc location={out} thumbnail-size=256 "
+                  "! fakesink sync=false")
+    assert done.returncode == 0, done.stderr
+    line = next((l for l in done.stderr.splitlines() if l.startswith("source dsrc:")), None)
+    assert line == f"source dsrc: 1 slides opened, 0 failed, 1 damaged: {level0}", done.stderr

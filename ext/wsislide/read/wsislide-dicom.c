@@ -117,6 +117,8 @@ typedef struct
   WsiTiledLevel tiled;
   guint64 tiles_across, tiles_down;
   gint64 *tile_frame;           /* part << 32 | frame, or NO_FRAME */
+  guint64 n_frames;             /* of its instance and concatenation */
+  guint64 n_lost_tiles;         /* LOST_FRAME entries (TILED_FULL, short) */
   DicomPart *first;             /* geometry, photometric, codec */
 } DicomLevel;
 
@@ -495,6 +497,20 @@ level_frames (DicomSlide * ds, guint first_index)
   return frames;
 }
 
+/* Tiles of a TILED_FULL grid that no frame filled: its NumberOfFrames (or
+ * its concatenation's) is short of the grid. One pass at open, 8 bytes a
+ * tile, which level_build() bounds by the file's frames. */
+static guint64
+level_count_lost (const DicomLevel * level)
+{
+  guint64 i, n_tiles = level->tiles_across * level->tiles_down, lost = 0;
+
+  for (i = 0; i < n_tiles; i++)
+    if (level->tile_frame[i] == LOST_FRAME)
+      lost++;
+  return lost;
+}
+
 static gboolean
 level_build (DicomLevel * level, DicomSlide * ds, guint first_index,
     GError ** error)
@@ -522,6 +538,7 @@ level_build (DicomLevel * level, DicomSlide * ds, guint first_index,
     return open_fail (error, part_uri (first), "%" G_GUINT64_FORMAT " tiles "
         "in one level is implausible", n_tiles);
   frames = level_frames (ds, first_index);
+  level->n_frames = frames;
   if (n_tiles > MAX_TILES_PER_FRAME * frames)
     return open_fail (error, part_uri (first), "%" G_GUINT64_FORMAT " tiles "
         "(%" G_GUINT64_FORMAT " x %" G_GUINT64_FORMAT " pixels in tiles of "
@@ -547,6 +564,7 @@ level_build (DicomLevel * level, DicomSlide * ds, guint first_index,
           "those of %s in the same concatenation", part_uri (first));
     level_map_part (level, part, i);
   }
+  level->n_lost_tiles = level_count_lost (level);
   return TRUE;
 }
 
@@ -645,9 +663,35 @@ dicom_slide_describe (WsiSlide * slide, const DicomSlide * ds)
   icc_profile_describe (slide, ds->levels[0].first);
 }
 
+/* The first level whose TILED_FULL grid has more tiles than its frames
+ * (NumberOfFrames short of Columns/Rows vs the total pixel matrix), named
+ * in slide->damaged: those tiles fail to read (LOST_FRAME), as a truncated
+ * instance's do. */
+static void
+note_short_grid (WsiSlide * slide, const DicomSlide * ds)
+{
+  guint i;
+
+  for (i = 0; i < ds->n_levels; i++) {
+    const DicomLevel *lv = &ds->levels[i];
+    const WsiDicomInstance *inst = &lv->first->inst;
+
+    if (lv->n_lost_tiles == 0)
+      continue;
+    slide->damaged = g_strdup_printf ("%s: short: its NumberOfFrames gives "
+        "%" G_GUINT64_FORMAT " frames for level %u's TILED_FULL grid of %"
+        G_GUINT64_FORMAT " x %" G_GUINT64_FORMAT " tiles of %u x %u pixels, "
+        "so %" G_GUINT64_FORMAT " of its tiles cannot be read",
+        part_uri (lv->first), lv->n_frames, i, lv->tiles_across,
+        lv->tiles_down, inst->columns, inst->rows, lv->n_lost_tiles);
+    return;
+  }
+}
+
 /* The first instance of the slide that declares frames it does not hold
- * (wsidicom.h: n_frames_missing), named in slide->damaged: the level opens
- * and those tiles fail to read, but the user hears why once. Tiles that a
+ * (wsidicom.h: n_frames_missing), else the first level with fewer frames
+ * than its TILED_FULL grid, named in slide->damaged: the level opens and
+ * those tiles fail to read, but the user hears why once. Tiles that a
  * TILED_SPARSE instance does not list are glass, not damage. */
 static void
 note_missing_frames (WsiSlide * slide, const DicomSlide * ds)
@@ -666,6 +710,7 @@ note_missing_frames (WsiSlide * slide, const DicomSlide * ds)
         inst->n_frames_missing, inst->n_frames, inst->frame_index_source);
     return;
   }
+  note_short_grid (slide, ds);
 }
 
 static gboolean
@@ -1117,7 +1162,8 @@ dicom_decode_tile (WsiSlide * slide, WsiReadContext * ctx, gint level,
   if (entry == LOST_FRAME)
     return tile_fail (slide, level, column, row,
         row * lv->tiles_across + column, error, "the instance has fewer "
-        "frames (%u) than its TILED_FULL grid", lv->first->inst.n_frames);
+        "frames (%" G_GUINT64_FORMAT ") than its TILED_FULL grid",
+        lv->n_frames);
   part = ds->parts->pdata[entry >> 32];
   index = entry & G_MAXUINT32;
   frame = &part->inst.frames[index];
@@ -1178,4 +1224,5 @@ const WsiSlideBackend wsi_slide_backend_dicom = {
   .close = dicom_close,
   .native_scale = wsi_tiled_backend_native_scale,
   .read_argb_scaled = wsi_tiled_backend_read_argb_scaled,
+  .read_rgb_scaled = wsi_tiled_backend_read_rgb_scaled,
 };

@@ -406,4 +406,5 @@ const WsiSlideBackend wsi_slide_backend_tiff = {
   .prefetch = wsi_tiled_backend_prefetch,
   .native_scale = wsi_tiled_backend_native_scale,
   .read_argb_scaled = wsi_tiled_backend_read_argb_scaled,
+  .read_rgb_scaled = wsi_tiled_backend_read_rgb_scaled,
 };

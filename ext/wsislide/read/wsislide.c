@@ -351,6 +351,29 @@ wsi_slide_read_region_scaled (WsiSlide * slide, WsiReadContext * ctx,
   return ok;
 }
 
+gboolean
+wsi_slide_has_rgb_scaled (const WsiSlide * slide, gint level, guint scale)
+{
+  g_return_val_if_fail (level >= 0 && level < slide->level_count, FALSE);
+  return scale > 1 && slide->backend->read_rgb_scaled != NULL;
+}
+
+gboolean
+wsi_slide_read_region_scaled_rgb (WsiSlide * slide, WsiReadContext * ctx,
+    guint8 * rgb, gsize stride, gint level, guint scale, gint64 x, gint64 y,
+    gint64 w, gint64 h, GError ** error)
+{
+  gboolean ok;
+
+  g_return_val_if_fail (wsi_slide_has_rgb_scaled (slide, level, scale),
+      FALSE);
+  ok = slide->backend->read_rgb_scaled (slide, ctx, rgb, stride, level,
+      scale, x, y, w, h, error);
+  if (!ok && error != NULL)
+    make_error_displayable (*error);
+  return ok;
+}
+
 void
 wsi_slide_plan_read (const WsiSlide * slide, const WsiReadRequest * request,
     guint out_width, guint out_height, WsiReadPlan * plan)

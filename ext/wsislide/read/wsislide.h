@@ -204,6 +204,13 @@ struct _WsiSlideBackend
   gboolean (*read_argb_scaled) (WsiSlide * slide, WsiReadContext * ctx,
       guint32 * argb, gint level, guint scale, gint64 x, gint64 y, gint64 w,
       gint64 h, GError ** error);
+  /* Optional, with read_argb_scaled: the same region as tight RGB bytes
+   * composited on white, exactly what wsi_argb_to_rgb_on_white() makes of
+   * read_argb_scaled's pixels (outside the level: white), @stride bytes a
+   * row; decoders that write RGB themselves skip the ARGB words. */
+  gboolean (*read_rgb_scaled) (WsiSlide * slide, WsiReadContext * ctx,
+      guint8 * rgb, gsize stride, gint level, guint scale, gint64 x,
+      gint64 y, gint64 w, gint64 h, GError ** error);
 };
 
 /* Opens @path with the backend named @backend (WSI_BACKEND_*; NULL or
@@ -231,6 +238,19 @@ guint wsi_slide_native_scale (const WsiSlide * slide, gint level,
 gboolean wsi_slide_read_region_scaled (WsiSlide * slide, WsiReadContext * ctx,
     guint32 * argb, gint level, guint scale, gint64 x, gint64 y, gint64 w,
     gint64 h, GError ** error);
+
+/* TRUE when wsi_slide_read_region_scaled_rgb() can read level @level at
+ * @scale (> 1) of @slide: its backend decodes RGB itself. */
+gboolean wsi_slide_has_rgb_scaled (const WsiSlide * slide, gint level,
+    guint scale);
+
+/* wsi_slide_read_region_scaled() as RGB composited on white (the bytes
+ * wsi_argb_to_rgb_on_white() makes of its pixels), @stride bytes a row,
+ * decoded straight into @rgb (issue 23: the overview's conversion pass).
+ * Only where wsi_slide_has_rgb_scaled(). */
+gboolean wsi_slide_read_region_scaled_rgb (WsiSlide * slide,
+    WsiReadContext * ctx, guint8 * rgb, gsize stride, gint level, guint scale,
+    gint64 x, gint64 y, gint64 w, gint64 h, GError ** error);
 
 /* Resolves @request to a level and level region for an @out_width x
  * @out_height output: the coarsest level whose downsample does not exceed

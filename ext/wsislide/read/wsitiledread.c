@@ -360,13 +360,15 @@ tiled_native_scale (const WsiTiledLevel * level, guint wanted)
   return 1;
 }
 
+/* A scaled level region into @target (ARGB, or RGB on white: the same
+ * tiles, no cache). */
 static gboolean
-tiled_read_argb_scaled (WsiSlide * slide, WsiReadContext * ctx,
-    const WsiTiledLevel * level, guint32 * argb, gint level_index,
-    guint scale, gint64 x, gint64 y, gint64 w, gint64 h, GError ** error)
+tiled_read_scaled (WsiSlide * slide, WsiReadContext * ctx,
+    const WsiTiledLevel * level, const WsiTiledTarget * target,
+    gint level_index, guint scale, gint64 x, gint64 y, gint64 w, gint64 h,
+    GError ** error)
 {
   WsiReadContext *own_ctx = NULL;
-  WsiTiledTarget target = argb_target (argb, (gsize) w);
   LevelReader lr;
   gboolean ok;
 
@@ -376,10 +378,36 @@ tiled_read_argb_scaled (WsiSlide * slide, WsiReadContext * ctx,
   if (ctx == NULL)
     ctx = own_ctx = wsi_read_context_new ();
   level_reader_init (&lr, slide, ctx, level, level_index, scale, NULL);
-  ok = level_reader_fill (&lr, &target, x, y, w, h, error);
+  ok = level_reader_fill (&lr, target, x, y, w, h, error);
   if (own_ctx != NULL)
     wsi_read_context_free (own_ctx);
   return ok;
+}
+
+static gboolean
+tiled_read_argb_scaled (WsiSlide * slide, WsiReadContext * ctx,
+    const WsiTiledLevel * level, guint32 * argb, gint level_index,
+    guint scale, gint64 x, gint64 y, gint64 w, gint64 h, GError ** error)
+{
+  WsiTiledTarget target = argb_target (argb, (gsize) w);
+
+  return tiled_read_scaled (slide, ctx, level, &target, level_index, scale,
+      x, y, w, h, error);
+}
+
+/* RGB straight from the decoders: their patch layout WSI_PIXEL_RGB is
+ * what compositing their ARGB on white gives (opaque tiles; glass outside
+ * the level is white in both). */
+static gboolean
+tiled_read_rgb_scaled (WsiSlide * slide, WsiReadContext * ctx,
+    const WsiTiledLevel * level, guint8 * rgb, gsize stride,
+    gint level_index, guint scale, gint64 x, gint64 y, gint64 w, gint64 h,
+    GError ** error)
+{
+  WsiTiledTarget target = { rgb, stride, WSI_PIXEL_RGB, 3 };
+
+  return tiled_read_scaled (slide, ctx, level, &target, level_index, scale,
+      x, y, w, h, error);
 }
 
 /* ---- read: the whole contract ------------------------------------------- */
@@ -628,6 +656,15 @@ wsi_tiled_backend_read_argb_scaled (WsiSlide * slide, WsiReadContext * ctx,
 {
   return tiled_read_argb_scaled (slide, ctx, tiled_level (slide, level),
       argb, level, scale, x, y, w, h, error);
+}
+
+gboolean
+wsi_tiled_backend_read_rgb_scaled (WsiSlide * slide, WsiReadContext * ctx,
+    guint8 * rgb, gsize stride, gint level, guint scale, gint64 x, gint64 y,
+    gint64 w, gint64 h, GError ** error)
+{
+  return tiled_read_rgb_scaled (slide, ctx, tiled_level (slide, level), rgb,
+      stride, level, scale, x, y, w, h, error);
 }
 
 void

@@ -120,6 +120,11 @@ guint wsi_tiled_backend_native_scale (const WsiSlide * slide, gint level,
 gboolean wsi_tiled_backend_read_argb_scaled (WsiSlide * slide,
     WsiReadContext * ctx, guint32 * argb, gint level, guint scale, gint64 x,
     gint64 y, gint64 w, gint64 h, GError ** error);
+/* read_rgb_scaled of wsislide.h: the same tiles decoded straight into RGB
+ * (the decoders' patch layout; glass outside the level white). */
+gboolean wsi_tiled_backend_read_rgb_scaled (WsiSlide * slide,
+    WsiReadContext * ctx, guint8 * rgb, gsize stride, gint level,
+    guint scale, gint64 x, gint64 y, gint64 w, gint64 h, GError ** error);
 
 /* Sets WSI_SLIDE_ERROR_READ "<display>: level L tile (col, row): <reason>"
  * and returns FALSE: the message of every tile a read cannot produce. */

@@ -1584,10 +1584,12 @@ GST_START_TEST (test_declined_slide_named_once)
 
 GST_END_TEST;
 
-/* A DICOM instance cut inside its Pixel Data still opens (the stream goes
- * on), but the source says once that the slide is damaged, naming the file
- * and "truncated", and counts it in slides-damaged. */
-GST_START_TEST (test_truncated_dicom_named_once)
+/* A damaged DICOM series (level 0's instance cut with ftruncate when
+ * @cut, else its NumberOfFrames one short of its TILED_FULL grid) still
+ * opens (the stream goes on), but the source says once that the slide is
+ * damaged, naming the file and @word, and counts it in slides-damaged. */
+static void
+check_damaged_dicom_named_once (gboolean cut, const gchar * word)
 {
   gchar *dir = make_temp_dir ();
   gchar *tiff = g_build_filename (dir, "slide.tiff", NULL);
@@ -1598,25 +1600,29 @@ GST_START_TEST (test_truncated_dicom_named_once)
   GstBus *bus;
   GstMessage *msg;
   guint n_damaged = 0, counted = 0;
-  gchar *launch;
+  gchar *launch, **names = NULL;
   GStatBuf st;
   FILE *f;
 
   wsi_test_slide_spec_init (&spec);
   /* The overview comes from an intact lower level; only level 0's file
-   * is cut. */
+   * is damaged. */
   spec.width = 4096;
   spec.height = 3072;
   spec.levels = 3;
   fail_unless (wsi_test_slide_write (tiff, &spec, NULL));
   wsi_test_dicom_spec_init (&dicom);
+  if (!cut)
+    dicom.damage = WSI_TEST_DICOM_DAMAGE_FRAME_COUNT;
   fail_unless (wsi_test_dicom_from_tiff (tiff, dir, "slide", &dicom, &paths,
           NULL));
-  fail_unless (g_stat (paths[0], &st) == 0);
-  f = g_fopen (paths[0], "r+b");
-  fail_unless (f != NULL);
-  fail_unless (ftruncate (fileno (f), st.st_size * 3 / 4) == 0);
-  fclose (f);
+  if (cut) {
+    fail_unless (g_stat (paths[0], &st) == 0);
+    f = g_fopen (paths[0], "r+b");
+    fail_unless (f != NULL);
+    fail_unless (ftruncate (fileno (f), st.st_size * 3 / 4) == 0);
+    fclose (f);
+  }
 
   launch = g_strdup_printf ("wsislidesrc name=src location=\"%s\" "
       "cycle=true ! fakesink num-buffers=3", paths[0]);
@@ -1644,7 +1650,7 @@ GST_START_TEST (test_truncated_dicom_named_once)
       n_damaged++;
       fail_unless (strstr (err->message, paths[0]) != NULL, "%s",
           err->message);
-      fail_unless (strstr (err->message, "truncated") != NULL, "%s",
+      fail_unless (strstr (err->message, word) != NULL, "%s",
           err->message);
     }
     g_error_free (err);
@@ -1652,8 +1658,12 @@ GST_START_TEST (test_truncated_dicom_named_once)
   }
   /* three visits of the slide, one word, one count */
   fail_unless_equals_int (n_damaged, 1);
-  g_object_get (src, "slides-damaged", &counted, NULL);
+  g_object_get (src, "slides-damaged", &counted, "damaged-slides", &names,
+      NULL);
   fail_unless_equals_int (counted, 1);
+  fail_unless (names != NULL && g_strv_length (names) == 1);
+  fail_unless_equals_string (names[0], paths[0]);
+  g_strfreev (names);
   gst_element_set_state (pipeline, GST_STATE_NULL);
   gst_object_unref (src);
   gst_object_unref (bus);
@@ -1663,6 +1673,21 @@ GST_START_TEST (test_truncated_dicom_named_once)
   g_free (tiff);
   remove_tree (dir);
   g_free (dir);
+}
+
+GST_START_TEST (test_truncated_dicom_named_once)
+{
+  check_damaged_dicom_named_once (TRUE, "truncated");
+}
+
+GST_END_TEST;
+
+/* A TILED_FULL instance with fewer frames than its grid: the same once-a-
+ * slide warning, with the counts (the tiles past its last frame fail their
+ * reads downstream, never a blank patch). */
+GST_START_TEST (test_short_tiled_full_dicom_named_once)
+{
+  check_damaged_dicom_named_once (FALSE, "NumberOfFrames gives");
 }
 
 GST_END_TEST;
@@ -1909,6 +1934,7 @@ wsislidesrc_suite (void)
   tcase_add_test (tc, test_bad_property_values);
   tcase_add_test (tc, test_declined_slide_named_once);
   tcase_add_test (tc, test_truncated_dicom_named_once);
+  tcase_add_test (tc, test_short_tiled_full_dicom_named_once);
   tcase_add_test (tc, test_state_changes_repeatable);
   tcase_add_test (tc, test_flush_while_cycling);
   tcase_add_test (tc, test_real_slides);

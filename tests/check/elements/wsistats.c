@@ -19,6 +19,7 @@
 #include <gst/wsi/wsirecord.h>
 
 #include "wsitestutil.h"
+#include "wsitestdicom.h"
 #include "../pipelines/wsiservers.h"
 
 #ifndef WSI_TEST_TMPDIR
@@ -677,6 +678,75 @@ GST_START_TEST (test_slide_preparation_stage)
 
 GST_END_TEST;
 
+/* A slide source's counters in the report: a folder of an intact TIFF and
+ * a DICOM series whose TILED_FULL level 0 is one frame short of its grid:
+ * two slides opened, none failed, one damaged, named as in its warning. */
+GST_START_TEST (test_damaged_slides_counted_and_named)
+{
+  GstElementFactory *factory = gst_element_factory_find ("wsislidesrc");
+  const GstStructure *src, *slides;
+  const GValue *names;
+  GstStructure *stats;
+  WsiTestSlideSpec spec;
+  WsiTestDicomSpec dspec;
+  gchar *dir, *tiff, *launch, **paths = NULL;
+  GstElement *pipeline;
+  GError *error = NULL;
+  guint opened = 0, failed = 1, damaged = 0;
+
+  if (factory == NULL) {
+    WSI_TEST_SKIP ("wsislidesrc not built");
+    return;
+  }
+  gst_object_unref (factory);
+  dir = wsi_test_make_dir (WSI_TEST_TMPDIR, "damaged");
+  wsi_test_slide_spec_init (&spec);
+  spec.width = 1024;
+  spec.height = 768;
+  tiff = wsi_test_write_slide (dir, "intact.tiff", &spec);
+  wsi_test_dicom_spec_init (&dspec);
+  dspec.damage = WSI_TEST_DICOM_DAMAGE_FRAME_COUNT;
+  fail_unless (wsi_test_dicom_from_tiff (tiff, dir, "short", &dspec, &paths,
+          &error), "%s", error ? error->message : "?");
+
+  reset_stats ();
+  /* the overview from an intact lower level (level 0 lacks its last tile,
+   * and an overview read from it would fail the slide) */
+  launch = g_strdup_printf ("wsislidesrc name=dsrc location=\"%s\" "
+      "thumbnail-size=256 ! fakesink name=dsink sync=false", dir);
+  /* the counters are read from the living source (as the summary printed
+   * when the pipeline stops does), so it stays until the report is had */
+  pipeline = gst_parse_launch (launch, &error);
+  fail_unless (pipeline != NULL, "%s", error ? error->message : "?");
+  run_to_eos (pipeline);
+  stats = get_stats ();
+  gst_object_unref (pipeline);
+  src = element_entry (stats, "dsrc");
+  fail_unless (gst_structure_has_field_typed (src, "slides",
+          GST_TYPE_STRUCTURE), "no slide counts for the source");
+  slides = gst_value_get_structure (gst_structure_get_value (src, "slides"));
+  fail_unless (gst_structure_get (slides, "opened", G_TYPE_UINT, &opened,
+          "failed", G_TYPE_UINT, &failed, "damaged", G_TYPE_UINT, &damaged,
+          NULL));
+  fail_unless (opened == 2 && failed == 0 && damaged == 1, "%u slides "
+      "opened, %u failed, %u damaged; expected 2, 0, 1", opened, failed,
+      damaged);
+  names = gst_structure_get_value (slides, "damaged-slides");
+  fail_unless (names != NULL && gst_value_array_get_size (names) == 1);
+  fail_unless_equals_string (g_value_get_string (gst_value_array_get_value
+          (names, 0)), paths[0]);
+  /* elements that are not slide sources have none */
+  fail_if (gst_structure_has_field (element_entry (stats, "dsink"),
+          "slides"));
+  gst_structure_free (stats);
+  g_strfreev (paths);
+  g_free (launch);
+  g_free (tiff);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
 /* A slide at a URL behind the fault proxy (10 ms per request), read
  * without read-ahead: the reader's workers block on remote bytes. The
  * report counts that I/O wait inside their work time; the timeline draws
@@ -800,6 +870,7 @@ wsistats_suite (void)
   tcase_add_test (tc, test_json_and_timeline_files_parse);
   tcase_add_test (tc, test_timeline_pool_lanes_and_blocking);
   tcase_add_test (tc, test_slide_preparation_stage);
+  tcase_add_test (tc, test_damaged_slides_counted_and_named);
   tcase_add_test (tc, test_remote_reads_show_io_wait);
   return s;
 }

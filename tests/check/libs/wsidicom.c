@@ -668,6 +668,19 @@ check_damage_codec (WsiTestDicomDamage damage, WsiTestDicomTable table,
         && g_str_has_prefix (slide->damaged, level0)
         && strstr (slide->damaged, "truncated") != NULL, "%s: %s", name,
         slide->damaged);
+  /* So is a TILED_FULL instance with fewer frames than its grid, with the
+   * counts: 19 frames for 5 x 4 tiles, 1 tile lost. */
+  if (damage == WSI_TEST_DICOM_DAMAGE_FRAME_COUNT)
+    fail_unless (slide->damaged != NULL
+        && g_str_has_prefix (slide->damaged, level0)
+        && strstr (slide->damaged, "NumberOfFrames gives 19 frames") != NULL
+        && strstr (slide->damaged, "grid of 5 x 4 tiles") != NULL
+        && strstr (slide->damaged, "so 1 of its tiles") != NULL,
+        "%s: a short TILED_FULL instance opened with damaged = %s", name,
+        slide->damaged);
+  /* The other damage is found when a frame is read, not at open. */
+  if (damage == WSI_TEST_DICOM_DAMAGE_JPEG_DATA)
+    fail_unless (slide->damaged == NULL, "%s: %s", name, slide->damaged);
   for (round = 0; round < 2; round++) {
     bad.cache = good.cache = round == 1 ? cache : NULL;
     pixels = read_patch (slide, ctx, &bad, &error);

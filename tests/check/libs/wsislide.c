@@ -23,6 +23,7 @@
 
 #include "wsislide.h"
 #include "wsitilecache.h"
+#include "wsiresample.h"
 #include "wsitestslide.h"
 #include "wsitestutil.h"
 
@@ -789,6 +790,69 @@ GST_END_TEST;
  * level read; at 1/2 and 1/4 every pixel is close to the area average of
  * the full decode's pixels it stands for (glass outside the level stays
  * transparent); OpenSlide has no native scale. */
+/* The overview's RGB read (issue 23): at every DCT scale, on generic
+ * (256 px tiles) and Aperio (240 px) slides, regions inside the level,
+ * across tiles and past the level's edge (glass), the RGB the decoders
+ * write equals the ARGB read composited on white, byte for byte, at a
+ * stride wider than the row (the bytes past it untouched). */
+GST_START_TEST (test_read_region_scaled_rgb)
+{
+  gchar *paths[] = { generic_slide (), aperio_slide () };
+  WsiReadContext *ctx = wsi_read_context_new ();
+  guint p;
+
+  for (p = 0; p < G_N_ELEMENTS (paths); p++) {
+    WsiSlide *direct = open_slide (paths[p], WSI_BACKEND_TIFF);
+    WsiSlide *os = open_slide (paths[p], WSI_BACKEND_OPENSLIDE);
+    guint scale;
+
+    fail_if (wsi_slide_has_rgb_scaled (direct, 0, 1));
+    fail_if (wsi_slide_has_rgb_scaled (os, 0, 2));
+    for (scale = 2; scale <= 8; scale *= 2) {
+      const gint64 regions[][4] = {
+        {0, 0, 1100 / scale, 900 / scale},      /* the whole level */
+        {7, 5, 61, 43},         /* inside, across tiles */
+        {1100 / scale - 20, 900 / scale - 9, 40, 30},   /* past the edge */
+      };
+      guint k;
+
+      fail_unless (wsi_slide_has_rgb_scaled (direct, 0, scale));
+      for (k = 0; k < G_N_ELEMENTS (regions); k++) {
+        gint64 x = regions[k][0], y = regions[k][1];
+        gint64 w = regions[k][2], h = regions[k][3], i;
+        gsize stride = (gsize) w * 3 + 5;
+        guint32 *argb = g_new (guint32, w * h);
+        guint8 *expected = g_new (guint8, w * 3);
+        guint8 *rgb = g_new (guint8, stride * h);
+        GError *error = NULL;
+
+        memset (rgb, 0x5a, stride * h);
+        fail_unless (wsi_slide_read_region_scaled (direct, ctx, argb, 0,
+                scale, x, y, w, h, &error), "%s", error ? error->message : "");
+        fail_unless (wsi_slide_read_region_scaled_rgb (direct, ctx, rgb,
+                stride, 0, scale, x, y, w, h, &error), "%s",
+            error ? error->message : "");
+        for (i = 0; i < h; i++) {
+          wsi_argb_to_rgb_on_white (argb + i * w, expected, w);
+          fail_unless (memcmp (rgb + i * stride, expected, w * 3) == 0,
+              "%s 1/%u region %u row %" G_GINT64_FORMAT " differs", paths[p],
+              scale, k, i);
+          fail_unless (rgb[i * stride + w * 3] == 0x5a);
+        }
+        g_free (argb);
+        g_free (expected);
+        g_free (rgb);
+      }
+    }
+    wsi_slide_close (direct);
+    wsi_slide_close (os);
+    g_free (paths[p]);
+  }
+  wsi_read_context_free (ctx);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_read_region_scaled)
 {
   gchar *path = generic_slide ();
@@ -1773,6 +1837,7 @@ wsislide_suite (void)
   tcase_add_test (tc, test_level0_pixels_identical_real_cmu);
   tcase_add_test (tc, test_read_region_argb_identical);
   tcase_add_test (tc, test_read_region_scaled);
+  tcase_add_test (tc, test_read_region_scaled_rgb);
   tcase_add_test (tc, test_levels_close_to_openslide);
   tcase_add_test (tc, test_generated_levels_derive_from_level0);
 #endif

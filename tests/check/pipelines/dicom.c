@@ -24,6 +24,7 @@
 
 #include <glib/gstdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #define PATCH 64
 #define DAMAGE_EVERY 3
@@ -235,6 +236,84 @@ GST_START_TEST (test_damaged_frames_like_damaged_tiles)
 
 GST_END_TEST;
 
+/* Writes series @prefix of @tiff into @dir with @damage. */
+static void
+write_series (const gchar * tiff, const gchar * dir, const gchar * prefix,
+    guint32 seed, WsiTestDicomDamage damage)
+{
+  WsiTestDicomSpec dspec;
+  GError *error = NULL;
+
+  wsi_test_dicom_spec_init (&dspec);
+  dspec.mpp = 0.25;
+  dspec.seed = seed;
+  dspec.damage = damage;
+  fail_unless (wsi_test_dicom_from_tiff (tiff, dir, prefix, &dspec, NULL,
+          &error), "%s", error ? error->message : "?");
+}
+
+/* The determinism promise on damaged DICOM: a folder of an intact series,
+ * a TILED_FULL one whose NumberOfFrames is one short of its grid and one
+ * whose level-0 instance is cut at 3/4 of its size streams byte-identical
+ * records and batches at 1, 2 and 4 reader threads; each damaged slide is
+ * warned about once, and the cut one loses patches (failed reads). */
+GST_START_TEST (test_damaged_series_deterministic_across_threads)
+{
+  static const guint threads[] = { 1, 2, 4 };
+  gchar *dir = wsi_test_make_dir (WSI_TEST_TMPDIR, "damaged-set");
+  gchar *tiff = g_build_filename (WSI_TEST_TMPDIR, "damaged-set.tiff", NULL);
+  gchar *cut = g_build_filename (dir, "cut-level0.dcm", NULL);
+  const gchar *sampler = "min-tissue=0";
+  const gchar *reader = "max-read-failures=1000000";
+  WsiTestSlideSpec spec;
+  WsiRun *reference = NULL;
+  GError *error = NULL;
+  GStatBuf st;
+  guint t;
+
+  wsi_test_slide_spec_init (&spec);
+  spec.width = 2048;
+  spec.height = 1536;
+  spec.tile_size = 256;
+  spec.levels = 3;
+  spec.mpp = 0.25;
+  spec.tissue_blobs = 3;
+  spec.seed = 7;
+  fail_unless (wsi_test_slide_write (tiff, &spec, &error), "%s",
+      error ? error->message : "?");
+  write_series (tiff, dir, "intact", 1, WSI_TEST_DICOM_DAMAGE_NONE);
+  write_series (tiff, dir, "short", 2, WSI_TEST_DICOM_DAMAGE_FRAME_COUNT);
+  write_series (tiff, dir, "cut", 3, WSI_TEST_DICOM_DAMAGE_NONE);
+  fail_unless (g_stat (cut, &st) == 0);
+  fail_unless (truncate (cut, st.st_size * 3 / 4) == 0);
+
+  for (t = 0; t < G_N_ELEMENTS (threads); t++) {
+    WsiRun *run = run_stream (dir, sampler, reader, "", threads[t]);
+
+    fail_unless (wsi_run_has_warning (run, "short-level0.dcm", "is damaged",
+            "NumberOfFrames", NULL), "threads=%u: the short instance was "
+        "not named", threads[t]);
+    fail_unless (wsi_run_has_warning (run, "cut-level0.dcm", "is damaged",
+            "truncated", NULL), "threads=%u: the cut instance was not named",
+        threads[t]);
+    if (reference == NULL) {
+      reference = run;
+      /* the cut slide's lost frames did cost patches */
+      fail_unless (reference->records->len < 3 * 40, "%u patches",
+          reference->records->len);
+    } else {
+      assert_same_stream (reference, run, "damaged, threads");
+      wsi_run_free (run);
+    }
+  }
+  wsi_run_free (reference);
+  g_free (cut);
+  g_free (tiff);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
 /* DICOM files without an extension (named by UID, as archives export
  * them) are found by their DICM magic in a folder scan and as a single
  * location, and stream exactly as the same series named .dcm; other
@@ -415,6 +494,7 @@ dicom_suite (void)
   tcase_add_test (tc, test_context_views_same_as_tiff);
   tcase_add_test (tc, test_deterministic_across_threads);
   tcase_add_test (tc, test_damaged_frames_like_damaged_tiles);
+  tcase_add_test (tc, test_damaged_series_deterministic_across_threads);
   tcase_add_test (tc, test_folder_of_series);
   tcase_add_test (tc, test_extensionless_files);
   tcase_add_test (tc, test_list_of_instances);

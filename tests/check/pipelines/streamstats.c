@@ -269,7 +269,7 @@ check_counters (const GstStructure * s, GstElement * pipeline)
   const gchar *src_counters[] = { "slides-opened", "slides-rejected",
     "slides-blank"
   };
-  guint failed, i;
+  guint failed, damaged, i;
 
   g_object_get (src, "slides-failed", &failed, NULL);
   fail_unless_equals_int (failed, 1);   /* broken.tiff */
@@ -282,6 +282,10 @@ check_counters (const GstStructure * s, GstElement * pipeline)
   fail_unless_equals_uint64 (u64 (s, "patches-dropped"), 0);
   fail_unless (u64 (s, "patches-planned") >= u64 (s, "patches-read"));
   fail_if (gst_structure_has_field (s, "patches-rejected"));    /* no filter */
+  /* every slide here is intact or unreadable, none damaged: still told */
+  g_object_get (src, "slides-damaged", &damaged, NULL);
+  fail_unless_equals_uint64 (u64 (s, "slides-damaged"), damaged);
+  fail_unless_equals_uint64 (u64 (s, "slides-damaged"), 0);
   /* wsislidesrc's visit counters, when this wsislidesrc has them */
   for (i = 0; i < G_N_ELEMENTS (src_counters); i++) {
     guint v;
