@@ -88,7 +88,9 @@
  * revisit hits it first: a cycle over more slides than the cache holds then
  * still finds all but one of the cached masks on every pass, where plain
  * LRU would evict each mask just before its revisit and find none
- * (#GstTissueMask:mask-cache-bytes says what the masks take). Before
+ * (#GstTissueMask:mask-cache-bytes says what the masks take). A mask loaded
+ * from #GstTissueMask:mask-cache-dir for a visit still to come goes first
+ * in line instead, so that it is still there when that visit streams. Before
  * reading an overview, wsislidesrc sends a
  * custom downstream query named `wsi-mask-cached` with a string field `path`;
  * tissuemask answers it (boolean field `cached` = %TRUE) when it holds that
@@ -257,9 +259,12 @@ struct _GstTissueMask
   /* Longest overview side the kernel sides are given at; 0 = any. */
   gint kernel_reference_size;
   guint mask_cache_size;
-  /* MaskCacheEntry*, most recently used first. A list is enough: it is
-   * searched once per slide, never per patch. */
+  /* MaskCacheEntry*, most recently used first, and the link of each path
+   * in it: a visit looks its slide up three or four times, and walking a
+   * list of 1024 entries (up to 65536) for each cost more than the hit
+   * saved at large mask-cache-size (issue 23). */
   GQueue cache;
+  GHashTable *cache_index;      /* entry->path (not owned) -> GList* */
   gsize cache_bytes;            /* coded bytes held by the entries */
   guint64 masks_computed;
   guint64 cache_hits;
@@ -466,17 +471,27 @@ mask_cache_entry_free (MaskCacheEntry * entry)
 static void
 mask_cache_clear (GstTissueMask * self)
 {
+  g_hash_table_remove_all (self->cache_index);
   g_queue_clear_full (&self->cache, (GDestroyNotify) mask_cache_entry_free);
   self->cache_bytes = 0;
+}
+
+/* Drops @link's entry from the cache (queue, index and bytes). */
+static void
+mask_cache_remove (GstTissueMask * self, GList * link)
+{
+  MaskCacheEntry *entry = (MaskCacheEntry *) link->data;
+
+  g_hash_table_remove (self->cache_index, entry->path);
+  g_queue_delete_link (&self->cache, link);
+  self->cache_bytes -= g_bytes_get_size (entry->runs);
+  mask_cache_entry_free (entry);
 }
 
 static void
 mask_cache_pop_oldest (GstTissueMask * self)
 {
-  MaskCacheEntry *entry = (MaskCacheEntry *) g_queue_pop_tail (&self->cache);
-
-  self->cache_bytes -= g_bytes_get_size (entry->runs);
-  mask_cache_entry_free (entry);
+  mask_cache_remove (self, self->cache.tail);
 }
 
 static void
@@ -493,18 +508,15 @@ static MaskCacheEntry *
 mask_cache_lookup (GstTissueMask * self, const gchar * path, gint width,
     gint height)
 {
-  for (GList * l = self->cache.head; l != NULL; l = l->next) {
-    MaskCacheEntry *entry = (MaskCacheEntry *) l->data;
+  GList *l = (GList *) g_hash_table_lookup (self->cache_index, path);
+  MaskCacheEntry *entry = l != NULL ? (MaskCacheEntry *) l->data : NULL;
 
-    if (strcmp (entry->path, path) != 0)
-      continue;
-    if (width != 0 && (entry->width != width || entry->height != height))
-      continue;
-    g_queue_unlink (&self->cache, l);
-    g_queue_push_head_link (&self->cache, l);
-    return entry;
-  }
-  return NULL;
+  if (entry == NULL
+      || (width != 0 && (entry->width != width || entry->height != height)))
+    return NULL;
+  g_queue_unlink (&self->cache, l);
+  g_queue_push_head_link (&self->cache, l);
+  return entry;
 }
 
 /* Evicts least recently used entries until one more entry of @size bytes
@@ -523,9 +535,13 @@ mask_cache_make_room (GstTissueMask * self, gsize size)
   return full;
 }
 
+/* @used: the mask was just handed to a slide buffer (computed, or loaded
+ * for it). Otherwise it was loaded for a visit still to come (the query
+ * of a visit planned ahead) and goes first in line even when the cache is
+ * full, so that the next new masks do not evict it before that visit. */
 static void
 mask_cache_insert (GstTissueMask * self, const gchar * path, gint width,
-    gint height, GstMemory * mask, gdouble fraction)
+    gint height, GstMemory * mask, gdouble fraction, gboolean used)
 {
   MaskCacheEntry *entry;
   GstMapInfo map;
@@ -534,11 +550,8 @@ mask_cache_insert (GstTissueMask * self, const gchar * path, gint width,
   if (self->mask_cache_size == 0)
     return;
   /* Same path, other overview size: the new mask replaces the old one. */
-  entry = mask_cache_lookup (self, path, 0, 0);
-  if (entry != NULL) {
-    self->cache_bytes -= g_bytes_get_size (entry->runs);
-    mask_cache_entry_free ((MaskCacheEntry *) g_queue_pop_head (&self->cache));
-  }
+  if (mask_cache_lookup (self, path, 0, 0) != NULL)
+    mask_cache_remove (self, self->cache.head);
 
   entry = g_new0 (MaskCacheEntry, 1);
   entry->path = g_strdup (path);
@@ -556,12 +569,15 @@ mask_cache_insert (GstTissueMask * self, const gchar * path, gint width,
     mask_cache_entry_free (entry);
     return;
   }
-  /* Full: the new mask goes last in line (see the section above), so
+  /* Full: a used mask goes last in line (see the section above), so
    * that a cycle over more slides than fit keeps hitting the rest. */
-  if (mask_cache_make_room (self, size))
+  if (mask_cache_make_room (self, size) && used) {
     g_queue_push_tail (&self->cache, entry);
-  else
+    g_hash_table_insert (self->cache_index, entry->path, self->cache.tail);
+  } else {
     g_queue_push_head (&self->cache, entry);
+    g_hash_table_insert (self->cache_index, entry->path, self->cache.head);
+  }
   self->cache_bytes += size;
   GST_DEBUG_OBJECT (self, "cached the %dx%d mask of %s in %" G_GSIZE_FORMAT
       " bytes (%s): %u masks, %" G_GSIZE_FORMAT " bytes held", width, height,
@@ -786,11 +802,12 @@ disk_cache_load (GstTissueMask * self, const gchar * path,
  * changed since it was looked up. */
 static void
 remember_loaded_mask (GstTissueMask * self, const gchar * path, gint width,
-    gint height, GstMemory * mask, gdouble fraction, guint generation)
+    gint height, GstMemory * mask, gdouble fraction, guint generation,
+    gboolean used)
 {
   g_mutex_lock (&self->lock);
   if (generation == self->settings_generation)
-    mask_cache_insert (self, path, width, height, mask, fraction);
+    mask_cache_insert (self, path, width, height, mask, fraction, used);
   g_mutex_unlock (&self->lock);
 }
 
@@ -926,7 +943,7 @@ gst_tissue_mask_compute (GstTissueMask * self, GstBuffer * buffer,
   g_mutex_lock (&self->lock);
   self->masks_computed++;
   if (generation == self->settings_generation)
-    mask_cache_insert (self, path, width, height, memory, *fraction);
+    mask_cache_insert (self, path, width, height, memory, *fraction, TRUE);
   g_mutex_unlock (&self->lock);
   return memory;
 }
@@ -1066,7 +1083,7 @@ load_from_disk (GstTissueMask * self, const GstStructure * meta,
       &generation);
   if (mask != NULL)
     remember_loaded_mask (self, path, width, height, mask, *fraction,
-        generation);
+        generation, TRUE);
   return mask;
 }
 
@@ -1174,7 +1191,7 @@ preload_from_disk (GstTissueMask * self, GstQuery * query,
   if (mask == NULL)
     return FALSE;
   remember_loaded_mask (self, path, width, height, mask, fraction,
-      generation);
+      generation, FALSE);
   gst_memory_unref (mask);
   return TRUE;
 }
@@ -1491,6 +1508,7 @@ gst_tissue_mask_finalize (GObject * object)
   GstTissueMask *self = GST_TISSUE_MASK (object);
 
   mask_cache_clear (self);
+  g_hash_table_unref (self->cache_index);
   wsi_refusal_clear (&self->refused);
   g_free (self->mask_cache_dir);
   g_free (self->disk_settings);
@@ -1740,6 +1758,7 @@ gst_tissue_mask_init (GstTissueMask * self)
   self->kernel_reference_size = DEFAULT_KERNEL_REFERENCE_SIZE;
   self->mask_cache_size = DEFAULT_MASK_CACHE_SIZE;
   g_queue_init (&self->cache);
+  self->cache_index = g_hash_table_new (g_str_hash, g_str_equal);
   self->disk_refused = g_hash_table_new_full (g_str_hash, g_str_equal,
       g_free, NULL);
 

@@ -435,6 +435,22 @@ icc_profile_note (WsiDicomInstance * inst, const Element * e)
   }
 }
 
+/* NumberOfFrames sizes the per-frame arrays when the per-frame groups
+ * start; a second, different value after them (out of tag order: two data
+ * sets run together) would let frame indices run past those arrays (found
+ * by fuzz-dicom), so it is refused. */
+static gboolean
+number_of_frames_set (Parser * p, guint32 n)
+{
+  WsiDicomInstance *inst = p->instance;
+
+  if (inst->frame_column_position != NULL && n != inst->n_frames)
+    return fail (p->error, p->window.uri, "NumberOfFrames changes from %u "
+        "to %u after the per-frame functional groups", inst->n_frames, n);
+  inst->n_frames = n;
+  return TRUE;
+}
+
 /* Top-level attributes. */
 static gboolean
 visit_top (Parser * p, const Element * e)
@@ -500,7 +516,7 @@ visit_top (Parser * p, const Element * e)
       else if (e->tag == TAG_PLANAR_CONFIGURATION)
         inst->planar_configuration = MIN (number[0], G_MAXUINT16);
       else if (e->tag == TAG_NUMBER_OF_FRAMES)
-        inst->n_frames = number[0];
+        return number_of_frames_set (p, number[0]);
       else if (e->tag == TAG_ROWS)
         inst->rows = number[0];
       else if (e->tag == TAG_COLUMNS)

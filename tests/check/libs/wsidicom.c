@@ -963,6 +963,31 @@ GST_START_TEST (test_tile_grid_bounded_by_frames)
 
 GST_END_TEST;
 
+/* A 2.9 KB file (found by fuzz-dicom, session 9): two data sets run
+ * together, the first with NumberOfFrames 1 and its per-frame groups, the
+ * second with NumberOfFrames 2 and per-frame groups again, so frame 1's
+ * plane position was written past the per-frame arrays sized for 1 frame
+ * (a heap overflow under ASan). Refused now, naming the file and both
+ * counts. */
+GST_START_TEST (test_frame_count_fixed_by_per_frame_groups)
+{
+  gchar *path = g_build_filename (WSI_TEST_SRCDIR, "..", "fuzz", "libfuzzer",
+      "corpus", "dicom", "crash-frames-count-changes-after-per-frame-groups",
+      NULL);
+  GError *error = NULL;
+  WsiSlide *slide = wsi_slide_open (path, WSI_BACKEND_DICOM, &error);
+
+  fail_unless (slide == NULL, "%s opened", path);
+  fail_unless (error != NULL);
+  fail_unless (strstr (error->message, path) != NULL
+      && strstr (error->message, "NumberOfFrames changes from 1 to 2 after "
+          "the per-frame functional groups") != NULL, "%s", error->message);
+  g_clear_error (&error);
+  g_free (path);
+}
+
+GST_END_TEST;
+
 /* ---- folder scans ------------------------------------------------------- */
 
 /* A byte source over a local file that counts the bytes read through it. */
@@ -1419,6 +1444,7 @@ wsidicom_suite (void)
   tcase_add_test (tc, test_real_files_open);
   tcase_add_test (tc, test_hostile_files);
   tcase_add_test (tc, test_tile_grid_bounded_by_frames);
+  tcase_add_test (tc, test_frame_count_fixed_by_per_frame_groups);
   tcase_add_test (tc, test_identity_read_is_bounded);
   tcase_add_test (tc, test_folder_scanned_once);
   tcase_add_test (tc, test_folder_odd_and_stale_entries);

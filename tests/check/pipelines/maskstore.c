@@ -517,6 +517,46 @@ GST_START_TEST (test_unwritable_folder_warns_once)
 
 GST_END_TEST;
 
+/* Issue 23: a memory cache smaller than the slides cycled, masks on disk.
+ * A mask loaded for a visit planned ahead must still be in memory when
+ * that visit streams (loaded once a visit, not again on the way), and no
+ * mask is computed. */
+GST_START_TEST (test_small_memory_cache_loads_once_a_visit)
+{
+  gchar *slides = wsi_test_make_dir (WSI_TEST_TMPDIR, "small-memory-slides");
+  gchar *cache = fresh_cache ("small-memory-cache");
+  gchar *with_cache = cache_setting (cache);
+  gchar *small = g_strdup_printf ("%s mask-cache-size=4", with_cache);
+  const guint n = 6, passes = 3;
+  gchar *cycle = g_strdup_printf ("cycle=true num-buffers=%u", n * passes);
+  CountedRun *cold, *warm;
+
+  write_slides (slides, n, 60);
+  cold = run_counted (slides, "", with_cache, 1);
+  fail_unless_equals_uint64 (cold->computed, n);
+
+  warm = run_counted (slides, cycle, small, 1);
+  fail_unless_equals_uint64 (warm->computed, 0);
+  fail_unless_equals_int (warm->overviews, 0);
+  /* At most once a visit, plus the 2 visits (pool-size=2: prepare-ahead
+   * 2) planned past num-buffers, which are asked about too. A preloaded
+   * mask put last in line was evicted by the next preload and loaded again
+   * when its visit streamed: 33 loads. */
+  fail_unless (warm->disk_hits >= n && warm->disk_hits <= n * passes + 2,
+      "%" G_GUINT64_FORMAT " masks loaded for %u visits", warm->disk_hits,
+      n * passes);
+
+  counted_run_free (cold);
+  counted_run_free (warm);
+  g_free (cycle);
+  g_free (small);
+  g_free (with_cache);
+  g_free (cache);
+  g_free (slides);
+}
+
+GST_END_TEST;
+
 static Suite *
 maskstore_suite (void)
 {
@@ -529,6 +569,7 @@ maskstore_suite (void)
   tcase_add_test (tc, test_every_mask_setting_is_in_the_key);
   tcase_add_test (tc, test_damaged_file_warns_and_recomputes);
   tcase_add_test (tc, test_unwritable_folder_warns_once);
+  tcase_add_test (tc, test_small_memory_cache_loads_once_a_visit);
   return s;
 }
 
