@@ -1606,7 +1606,8 @@ gst_tissue_mask_install_properties (GObjectClass * gobject_class)
   g_object_class_install_property (gobject_class, PROP_MASK_CACHE_DIR,
       g_param_spec_string ("mask-cache-dir", "Mask cache folder",
           "Folder where masks are kept across runs (created if missing), "
-          "one file of a few KB per slide and mask settings, named by a "
+          "one file of a few KB (up to about 100 KB for detailed H&E at "
+          "1024 px) per slide and mask settings, named by a "
           "hash (no path or URL in names), keyed by the slide path, its "
           "file's size and mtime, wsislidesrc's thumbnail-size and every "
           "mask-shaping property: a later run loads them instead of "

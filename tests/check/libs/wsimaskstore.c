@@ -78,6 +78,34 @@ GST_START_TEST (test_round_trip)
 
 GST_END_TEST;
 
+/* Run lengths of every varint size (1 to 4 bytes here) and one-pixel
+ * runs round-trip. */
+GST_START_TEST (test_run_lengths_round_trip)
+{
+  static const guint lengths[] = { 1, 1, 127, 128, 16383, 16384, 200000, 3 };
+  gchar *dir = test_dir ("lengths"), *key = test_key ("/long.svs");
+  guint8 *mask = g_malloc (500 * 500);
+  gsize at = 0, i;
+  WsiStoredMask stored;
+
+  for (i = 0; i < G_N_ELEMENTS (lengths); i++) {
+    memset (mask + at, i % 2 ? 255 : 0, lengths[i]);
+    at += lengths[i];
+  }
+  memset (mask + at, 255, 500 * 500 - at);
+  fail_unless (wsi_mask_store_save (dir, key, mask, 500, 500, 1.0, NULL));
+  fail_unless (wsi_mask_store_load (dir, key, &stored, NULL));
+  fail_unless (memcmp (g_bytes_get_data (stored.mask, NULL), mask,
+          500 * 500) == 0);
+  fail_unless (stored.fraction == 1.0);
+  wsi_mask_stored_clear (&stored);
+  g_free (mask);
+  g_free (key);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_key_escapes_and_names)
 {
   GString *a = g_string_new (NULL), *b = g_string_new (NULL);
@@ -211,6 +239,7 @@ wsimaskstore_suite (void)
 
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_round_trip);
+  tcase_add_test (tc, test_run_lengths_round_trip);
   tcase_add_test (tc, test_key_escapes_and_names);
   tcase_add_test (tc, test_damaged_bytes_are_refused);
   tcase_add_test (tc, test_missing_file_and_bad_folder);
