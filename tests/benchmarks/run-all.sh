@@ -33,6 +33,8 @@ run backends build/tests/benchmarks/bench-backends --rounds 3 --patches 300 \
   --contenders bare-os,tiff,libjpeg
 run churn "${dev[@]}" tests/benchmarks/bench-churn.sh
 run mask-store "${dev[@]}" tests/benchmarks/bench-mask-store.sh
+run slide-cost tests/benchmarks/bench-slide-cost.sh
+run slide-prep tests/benchmarks/bench-slide-prep.sh
 run remote "${dev[@]}" /usr/bin/python3 tests/benchmarks/bench-remote.py
 run store "${dev[@]}" build/tests/benchmarks/bench-store
 run store-rss "${dev[@]}" tests/benchmarks/store-rss.sh 4096
