@@ -19,7 +19,8 @@
 
 #define MAGIC "GWSIMASK"
 #define MAGIC_SIZE 8
-#define RUN_SIZE 5              /* u8 value, u32 length */
+#define MIN_RUN_SIZE 2          /* u8 value, varint length of 1-5 bytes */
+#define MAX_VARINT_SIZE 5       /* 35 bits: a 32-bit length */
 #define DIGEST_SIZE 32          /* SHA-256 */
 /* A key is a few hundred bytes of settings and a path: anything far
  * longer is not ours. */
@@ -82,6 +83,22 @@ put_f64 (GByteArray * out, gdouble value)
   g_byte_array_append (out, (const guint8 *) &bits, sizeof (bits));
 }
 
+/* Appends @value as a LEB128 varint: 7 bits a byte, low bits first, so a
+ * run under 128 pixels takes one byte (H&E texture is mostly short runs). */
+static void
+put_varint (GByteArray * out, guint32 value)
+{
+  guint8 byte;
+
+  while (value >= 0x80) {
+    byte = (guint8) (value | 0x80);
+    g_byte_array_append (out, &byte, 1);
+    value >>= 7;
+  }
+  byte = (guint8) value;
+  g_byte_array_append (out, &byte, 1);
+}
+
 /* Appends the run count and the runs of @n mask bytes. */
 static void
 put_runs (GByteArray * out, const guint8 * mask, gsize n)
@@ -97,7 +114,7 @@ put_runs (GByteArray * out, const guint8 * mask, gsize n)
     while (i + length < n && mask[i + length] == mask[i])
       length++;
     g_byte_array_append (out, mask + i, 1);
-    put_u32 (out, (guint32) length);
+    put_varint (out, (guint32) length);
     count++;
     i += length;
   }
@@ -224,43 +241,72 @@ digest_matches (const guint8 * data, gsize size)
   return memcmp (digest, data + size - DIGEST_SIZE, DIGEST_SIZE) == 0;
 }
 
+/* One varint of put_varint() from @r: FALSE when it runs past the end,
+ * takes more than 5 bytes or does not fit 32 bits. */
+static gboolean
+take_varint (Reader * r, guint32 * value)
+{
+  guint64 v = 0;
+  guint i;
+
+  for (i = 0; i < MAX_VARINT_SIZE && r->at < r->size; i++) {
+    guint8 byte = r->data[r->at++];
+
+    v |= (guint64) (byte & 0x7f) << (7 * i);
+    if (!(byte & 0x80)) {
+      if (v > G_MAXUINT32)
+        return FALSE;
+      *value = (guint32) v;
+      return TRUE;
+    }
+  }
+  return FALSE;
+}
+
+/* Checks that @count runs from @r cover exactly @n bytes, without writing
+ * anything (so a hostile length never sizes an allocation). */
+static gboolean
+runs_cover (Reader r, guint32 count, gsize n)
+{
+  gsize at = 0;
+  guint32 i;
+
+  for (i = 0; i < count; i++) {
+    guint32 length;
+
+    if (r.at >= r.size)
+      return FALSE;
+    r.at++;                     /* the value */
+    if (!take_varint (&r, &length) || length == 0 || length > n - at)
+      return FALSE;
+    at += length;
+  }
+  return at == n;
+}
+
 /* Decodes @count runs from @r into exactly @n bytes. */
 static GBytes *
 read_runs (Reader * r, guint32 count, gsize n, GError ** error)
 {
-  const guint8 *runs;
   guint8 *mask;
   gsize at = 0;
   guint32 i;
 
-  if ((gsize) count > (r->size - r->at) / RUN_SIZE
-      || !take (r, (gsize) count * RUN_SIZE, &runs)) {
+  if ((gsize) count > (r->size - r->at) / MIN_RUN_SIZE) {
     refuse (error, "the runs go past the end of the file");
     return NULL;
   }
-  /* Check the lengths before allocating or writing anything. */
-  for (i = 0; i < count; i++) {
-    guint32 length;
-
-    memcpy (&length, runs + (gsize) i * RUN_SIZE + 1, sizeof (length));
-    length = GUINT32_FROM_LE (length);
-    if (length == 0 || length > n - at) {
-      refuse (error, "the runs do not cover width x height exactly");
-      return NULL;
-    }
-    at += length;
-  }
-  if (at != n) {
+  if (!runs_cover (*r, count, n)) {
     refuse (error, "the runs do not cover width x height exactly");
     return NULL;
   }
   mask = g_malloc (n);
-  for (i = 0, at = 0; i < count; i++) {
+  for (i = 0; i < count; i++) {
+    guint8 value = r->data[r->at++];
     guint32 length;
 
-    memcpy (&length, runs + (gsize) i * RUN_SIZE + 1, sizeof (length));
-    length = GUINT32_FROM_LE (length);
-    memset (mask + at, runs[(gsize) i * RUN_SIZE], length);
+    take_varint (r, &length);   /* checked by runs_cover() */
+    memset (mask + at, value, length);
     at += length;
   }
   return g_bytes_new_take (mask, n);

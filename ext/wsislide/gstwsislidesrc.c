@@ -98,7 +98,11 @@
  * downstream with a custom query (structure `wsi-mask-cached`, field `path`)
  * whether the tissue mask of that slide is already known; an element that
  * answers by setting the boolean field `cached` to %TRUE gets the slide
- * without overview (`has-overview` %FALSE, empty buffer).
+ * without overview (`has-overview` %FALSE, empty buffer). The query also
+ * carries `source-identity` (a local file's size and mtime in ns, "" for a
+ * remote slide) and `thumbnail-size`, as does the slide meta: tissuemask's
+ * `mask-cache-dir` keys the masks it keeps across runs on them, so a later
+ * run reads no overview either.
  *
  * ## Annotations
  *

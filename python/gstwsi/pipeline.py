@@ -203,8 +203,9 @@ def standard_pipeline(location, *, batch_size=64, patch_size=224, target_mpp=Non
     tissuemask) or a method name (`"clam"`, same as `tissue_method`).
     `mask_cache_dir`: a folder where tissuemask keeps every slide's mask
     across runs (created if missing; None = off): runs after the first skip
-    each local slide's overview read and mask (a few KB per slide, keyed by
-    the slide file's size and mtime and the mask settings; docs/tissue.md).
+    each local slide's overview read and mask (up to about 100 KB per slide,
+    keyed by the slide file's size and mtime and the mask settings;
+    docs/tissue.md).
     `cuda_upload`: True puts `wsicudaupload` before the appsink: batches
     arrive in CUDA memory and `BatchStream` yields them as torch CUDA tensors
     without a host round trip (needs ext/cuda, a GPU and gstwsi_cuda;

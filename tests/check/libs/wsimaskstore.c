@@ -78,6 +78,34 @@ GST_START_TEST (test_round_trip)
 
 GST_END_TEST;
 
+/* Run lengths of every varint size (1 to 4 bytes here) and one-pixel
+ * runs round-trip. */
+GST_START_TEST (test_run_lengths_round_trip)
+{
+  static const guint lengths[] = { 1, 1, 127, 128, 16383, 16384, 200000, 3 };
+  gchar *dir = test_dir ("lengths"), *key = test_key ("/long.svs");
+  guint8 *mask = g_malloc (500 * 500);
+  gsize at = 0, i;
+  WsiStoredMask stored;
+
+  for (i = 0; i < G_N_ELEMENTS (lengths); i++) {
+    memset (mask + at, i % 2 ? 255 : 0, lengths[i]);
+    at += lengths[i];
+  }
+  memset (mask + at, 255, 500 * 500 - at);
+  fail_unless (wsi_mask_store_save (dir, key, mask, 500, 500, 1.0, NULL));
+  fail_unless (wsi_mask_store_load (dir, key, &stored, NULL));
+  fail_unless (memcmp (g_bytes_get_data (stored.mask, NULL), mask,
+          500 * 500) == 0);
+  fail_unless (stored.fraction == 1.0);
+  wsi_mask_stored_clear (&stored);
+  g_free (mask);
+  g_free (key);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_key_escapes_and_names)
 {
   GString *a = g_string_new (NULL), *b = g_string_new (NULL);
@@ -203,6 +231,63 @@ GST_START_TEST (test_missing_file_and_bad_folder)
 
 GST_END_TEST;
 
+typedef struct
+{
+  const gchar *dir;
+  const gchar *key;
+  const guint8 *mask;
+  gint errors;
+} SharedFolder;
+
+static gpointer
+keep_saving (gpointer data)
+{
+  SharedFolder *f = data;
+  gint i;
+
+  for (i = 0; i < 40; i++)
+    if (!wsi_mask_store_save (f->dir, f->key, f->mask, W, H, 0.25, NULL))
+      g_atomic_int_inc (&f->errors);
+  return NULL;
+}
+
+/* Writers of the same key (ranks sharing a folder) while a reader loads:
+ * the reader sees a whole file or none, never a torn one. */
+GST_START_TEST (test_concurrent_writers_never_tear)
+{
+  gchar *dir = test_dir ("concurrent"), *key = test_key ("/shared.svs");
+  gchar *file = wsi_mask_store_file (dir, key);
+  guint8 *mask = test_mask ();
+  SharedFolder f = { dir, key, mask, 0 };
+  GThread *writers[3];
+  guint i;
+
+  g_unlink (file);
+  for (i = 0; i < G_N_ELEMENTS (writers); i++)
+    writers[i] = g_thread_new ("writer", keep_saving, &f);
+  for (i = 0; i < 400; i++) {
+    WsiStoredMask stored;
+    GError *error = NULL;
+
+    if (wsi_mask_store_load (dir, key, &stored, &error)) {
+      fail_unless (memcmp (g_bytes_get_data (stored.mask, NULL), mask,
+              W * H) == 0);
+      wsi_mask_stored_clear (&stored);
+    } else {
+      fail_unless (error == NULL, "torn read: %s", error->message);
+    }
+  }
+  for (i = 0; i < G_N_ELEMENTS (writers); i++)
+    g_thread_join (writers[i]);
+  fail_unless_equals_int (g_atomic_int_get (&f.errors), 0);
+  g_free (mask);
+  g_free (file);
+  g_free (key);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
 static Suite *
 wsimaskstore_suite (void)
 {
@@ -211,9 +296,11 @@ wsimaskstore_suite (void)
 
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_round_trip);
+  tcase_add_test (tc, test_run_lengths_round_trip);
   tcase_add_test (tc, test_key_escapes_and_names);
   tcase_add_test (tc, test_damaged_bytes_are_refused);
   tcase_add_test (tc, test_missing_file_and_bad_folder);
+  tcase_add_test (tc, test_concurrent_writers_never_tear);
   return s;
 }
 
