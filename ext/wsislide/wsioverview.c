@@ -82,19 +82,22 @@ accumulate_row (gfloat * dst, const guint8 * src, const WsiBoxTap * col_taps,
   gint64 c;
 
   for (c = 0; c < cols; c++, src += 3) {
-    const WsiBoxTap *tap = &col_taps[c];
-    gfloat *d = dst + 3 * tap->first;
-    gfloat w0 = tap->share0 * weight;
+    /* read once: the float stores below may alias the bytes (exact:
+     * every byte is a float) */
+    const WsiBoxTap tap = col_taps[c];
+    const gfloat red = src[0], green = src[1], blue = src[2];
+    gfloat *d = dst + 3 * tap.first;
+    gfloat w0 = tap.share0 * weight;
 
-    d[0] += src[0] * w0;
-    d[1] += src[1] * w0;
-    d[2] += src[2] * w0;
-    if (tap->share1 > 0.0f) {
-      gfloat w1 = tap->share1 * weight;
+    d[0] += red * w0;
+    d[1] += green * w0;
+    d[2] += blue * w0;
+    if (tap.share1 > 0.0f) {
+      gfloat w1 = tap.share1 * weight;
 
-      d[3] += src[0] * w1;
-      d[4] += src[1] * w1;
-      d[5] += src[2] * w1;
+      d[3] += red * w1;
+      d[4] += green * w1;
+      d[5] += blue * w1;
     }
   }
 }
