@@ -150,6 +150,8 @@
 #include "wsimaskstore.h"
 #include "wsitissuedetect.h"
 
+#include <opencv2/core/version.hpp>
+
 GST_DEBUG_CATEGORY_STATIC (gst_tissue_mask_debug);
 #define GST_CAT_DEFAULT gst_tissue_mask_debug
 
@@ -699,6 +701,11 @@ disk_key (GstTissueMask * self, const gchar * path, const gchar * identity,
   wsi_mask_store_key_add (key, "format", text);
   g_free (text);
   wsi_mask_store_key_add (key, "gst-wsi", VERSION);
+  /* the code that makes masks, and the OpenCV that runs it */
+  text = g_strdup_printf ("%d", WSI_TISSUE_MASK_REVISION);
+  wsi_mask_store_key_add (key, "mask-revision", text);
+  g_free (text);
+  wsi_mask_store_key_add (key, "opencv", CV_VERSION);
   wsi_mask_store_key_add (key, "path", path);
   wsi_mask_store_key_add (key, "source-identity", identity);
   text = g_strdup_printf ("%d", thumbnail_size);

@@ -43,6 +43,15 @@
 
 G_BEGIN_DECLS
 
+/* The revision of the masks this code makes. tissuemask's disk cache
+ * (mask-cache-dir) keys every stored mask by it, so a change that alters
+ * any mask (overview reading, colour planes, thresholds, morphology) must
+ * raise it, or later runs would reuse masks made by the old code.
+ * pipelines_maskstore's test_mask_revision_matches_the_masks records the
+ * digest of a set of masks at this revision and fails when they change
+ * without it. */
+#define WSI_TISSUE_MASK_REVISION 1
+
 /* Same order and values as GstTissueMaskMethod. */
 typedef enum
 {

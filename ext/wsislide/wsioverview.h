@@ -30,7 +30,8 @@
  * bytes, about half the CPU of a new slide's overview), and where the
  * backend decodes RGB itself (wsi_slide_has_rgb_scaled(): the TIFF and
  * DICOM JPEG backends) they are decoded straight into @out, without the
- * ARGB block and its conversion.
+ * ARGB block and its conversion (averaged overviews read such backends'
+ * blocks as RGB too).
  *
  * Threading: a call keeps its own read context and buffers; calls on
  * different slides may run at once. Each thread keeps its decode block

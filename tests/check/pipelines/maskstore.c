@@ -18,6 +18,7 @@
 #include "wsipipeline.h"
 #include "wsitestslide.h"
 #include "wsitestutil.h"
+#include "wsitissuedetect.h"
 
 #include <glib/gstdio.h>
 #include <string.h>
@@ -557,6 +558,123 @@ GST_START_TEST (test_small_memory_cache_loads_once_a_visit)
 
 GST_END_TEST;
 
+/* The masks of the slides below, every method, at an overview copied from
+ * a level (1024) and at an averaged one (300), at WSI_TISSUE_MASK_REVISION:
+ * SHA-256 over each mask's size and bytes, in order. */
+#define RECORDED_MASK_REVISION 1
+#define RECORDED_MASK_DIGEST \
+  "fff1ad4a2ba013050ca0f98de992140d9ad347bdb0faf00efcaaeb65c55a77be"
+
+typedef struct
+{
+  GChecksum *sum;
+  guint masks;
+} MaskDigest;
+
+static GstPadProbeReturn
+digest_mask (GstPad * pad, GstPadProbeInfo * info, gpointer data)
+{
+  MaskDigest *digest = (MaskDigest *) data;
+  GstBuffer *buf = GST_PAD_PROBE_INFO_BUFFER (info);
+  GstStructure *meta = wsi_slide_meta_get (buf);
+  gint w = 0, h = 0;
+  gsize size = gst_buffer_get_size (buf);
+  guint8 *mask;
+  gint32 dims[2];
+
+  fail_unless (meta != NULL && gst_structure_get_int (meta,
+          "overview-width", &w) && gst_structure_get_int (meta,
+          "overview-height", &h) && w > 0 && h > 0);
+  fail_unless ((gsize) w * h <= size);
+  /* the mask is the buffer's last width x height bytes (design.md) */
+  mask = (guint8 *) g_malloc ((gsize) w * h);
+  fail_unless_equals_uint64 (gst_buffer_extract (buf, size - (gsize) w * h,
+          mask, (gsize) w * h), (gsize) w * h);
+  dims[0] = GINT32_TO_LE (w);
+  dims[1] = GINT32_TO_LE (h);
+  g_checksum_update (digest->sum, (const guchar *) dims, sizeof (dims));
+  g_checksum_update (digest->sum, mask, (gsize) w * h);
+  g_free (mask);
+  digest->masks++;
+  return GST_PAD_PROBE_OK;
+}
+
+static void
+digest_masks_of (MaskDigest * digest, const gchar * slides,
+    const gchar * method, gint thumbnail)
+{
+  gchar *desc = g_strdup_printf ("wsislidesrc location=\"%s\" "
+      "thumbnail-size=%d ! tissuemask name=mask method=%s "
+      "mask-cache-size=0 ! fakesink sync=false", slides, thumbnail, method);
+  GstElement *pipeline = gst_parse_launch (desc, NULL), *mask;
+  GstMessage *msg;
+  GstPad *pad;
+
+  fail_unless (pipeline != NULL, "cannot parse %s", desc);
+  mask = gst_bin_get_by_name (GST_BIN (pipeline), "mask");
+  pad = gst_element_get_static_pad (mask, "src");
+  gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER, digest_mask, digest,
+      NULL);
+  gst_object_unref (pad);
+  gst_element_set_state (pipeline, GST_STATE_PLAYING);
+  msg = gst_bus_timed_pop_filtered (GST_ELEMENT_BUS (pipeline),
+      GST_CLOCK_TIME_NONE, (GstMessageType) (GST_MESSAGE_EOS |
+          GST_MESSAGE_ERROR));
+  fail_unless (msg != NULL && GST_MESSAGE_TYPE (msg) == GST_MESSAGE_EOS,
+      "%s did not end with EOS", desc);
+  gst_message_unref (msg);
+  fail_unless_equals_int (gst_element_set_state (pipeline, GST_STATE_NULL),
+      GST_STATE_CHANGE_SUCCESS);
+  gst_object_unref (mask);
+  gst_object_unref (pipeline);
+  g_free (desc);
+}
+
+/* Masks on disk are keyed by WSI_TISSUE_MASK_REVISION, not by the code
+ * that made them: a change that alters any mask without raising the
+ * revision would let later runs reuse masks of the old code. This test
+ * ties the two: the digest of a fixed set of masks is recorded with the
+ * revision it was made at. */
+GST_START_TEST (test_mask_revision_matches_the_masks)
+{
+  gchar *slides = wsi_test_make_dir (WSI_TEST_TMPDIR, "revision-slides");
+  static const gint thumbnails[] = { 1024, 300 };
+  GEnumClass *methods;
+  MaskDigest digest = { g_checksum_new (G_CHECKSUM_SHA256), 0 };
+  GstElement *probe = gst_element_factory_make ("tissuemask", NULL);
+  guint m, t;
+
+  write_slides (slides, 2, 90);
+  fail_unless (probe != NULL);
+  methods = G_PARAM_SPEC_ENUM (g_object_class_find_property
+      (G_OBJECT_GET_CLASS (probe), "method"))->enum_class;
+  for (m = 0; m < methods->n_values; m++)
+    for (t = 0; t < G_N_ELEMENTS (thumbnails); t++)
+      digest_masks_of (&digest, slides, methods->values[m].value_nick,
+          thumbnails[t]);
+  fail_unless_equals_int (digest.masks,
+      2 * methods->n_values * G_N_ELEMENTS (thumbnails));
+
+  fail_unless (WSI_TISSUE_MASK_REVISION == RECORDED_MASK_REVISION,
+      "WSI_TISSUE_MASK_REVISION is %d: record its digest here, "
+      "RECORDED_MASK_REVISION %d and RECORDED_MASK_DIGEST \"%s\"",
+      WSI_TISSUE_MASK_REVISION, WSI_TISSUE_MASK_REVISION,
+      g_checksum_get_string (digest.sum));
+  fail_unless (g_str_equal (g_checksum_get_string (digest.sum),
+          RECORDED_MASK_DIGEST),
+      "the masks changed (digest %s, recorded %s at revision %d): raise "
+      "WSI_TISSUE_MASK_REVISION (ext/opencv/wsitissuedetect.h) so that "
+      "masks stored on disk by the old code are not reused, and record the "
+      "new digest here", g_checksum_get_string (digest.sum),
+      RECORDED_MASK_DIGEST, RECORDED_MASK_REVISION);
+
+  gst_object_unref (probe);
+  g_checksum_free (digest.sum);
+  g_free (slides);
+}
+
+GST_END_TEST;
+
 static Suite *
 maskstore_suite (void)
 {
@@ -570,6 +688,7 @@ maskstore_suite (void)
   tcase_add_test (tc, test_damaged_file_warns_and_recomputes);
   tcase_add_test (tc, test_unwritable_folder_warns_once);
   tcase_add_test (tc, test_small_memory_cache_loads_once_a_visit);
+  tcase_add_test (tc, test_mask_revision_matches_the_masks);
   return s;
 }
 
