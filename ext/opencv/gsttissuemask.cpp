@@ -147,6 +147,7 @@
 #include <gst/wsi/wsirecord.h>
 #include <gst/wsi/wsirefusal.h>
 
+#include "wsimaskruns.h"
 #include "wsimaskstore.h"
 #include "wsitissuedetect.h"
 
@@ -362,40 +363,6 @@ gst_tissue_mask_otsu_channel_get_type (void)
 
 /* ---- the cache (call with the lock held) -------------------------------- */
 
-/* Appends @value as a LEB128 varint: 7 bits a byte, low bits first, so a
- * run under 128 pixels takes one byte. */
-static void
-append_varint (GByteArray * out, gsize value)
-{
-  guint8 byte;
-
-  while (value >= 0x80) {
-    byte = (guint8) (value | 0x80);
-    g_byte_array_append (out, &byte, 1);
-    value >>= 7;
-  }
-  byte = (guint8) value;
-  g_byte_array_append (out, &byte, 1);
-}
-
-/* Reads a varint of append_varint() at *@at, or returns FALSE at the end. */
-static gboolean
-read_varint (const guint8 * data, gsize size, gsize * at, gsize * value)
-{
-  guint shift = 0;
-
-  *value = 0;
-  while (*at < size && shift < 8 * sizeof (gsize)) {
-    guint8 byte = data[(*at)++];
-
-    *value |= (gsize) (byte & 0x7f) << shift;
-    if (!(byte & 0x80))
-      return TRUE;
-    shift += 7;
-  }
-  return FALSE;
-}
-
 /* Run-length codes @n mask bytes. A mask holds two values (tissue and
  * glass), so each run's value is the other one than its predecessor's:
  * only the lengths are kept, as varints, alternating from @values[0] (real
@@ -410,28 +377,19 @@ mask_encode (const guint8 * mask, gsize n, guint8 values[2])
   gsize i = 0, k = 0;
 
   values[0] = values[1] = n > 0 ? mask[0] : 0;
+  if (n > G_MAXUINT32)
+    return NULL;                /* a run length is 32 bits */
   while (i < n) {
     guint8 value = mask[i];
-    guint64 pattern = G_GUINT64_CONSTANT (0x0101010101010101) * value, word;
-    gsize length = 1;
+    gsize length = wsi_mask_runs_length_at (mask, n, i);
 
-    /* Eight bytes at a time through the long runs of tissue and glass:
-     * this runs once per new slide on the streaming thread. */
-    while (i + length + sizeof (word) <= n) {
-      memcpy (&word, mask + i + length, sizeof (word));
-      if (word != pattern)
-        break;
-      length += sizeof (word);
-    }
-    while (i + length < n && mask[i + length] == value)
-      length++;
     if (k == 1)
       values[1] = value;        /* the second run names the other value */
     else if (k > 1 && value != values[k & 1]) {
       g_byte_array_unref (runs);
       return NULL;
     }
-    append_varint (runs, length);
+    wsi_mask_runs_put_length (runs, (guint32) length);
     i += length;
     k++;
     if (runs->len >= n) {
@@ -447,7 +405,8 @@ static GstMemory *
 mask_decode (const MaskCacheEntry * entry, gsize n)
 {
   GstMemory *memory = gst_allocator_alloc (NULL, n, NULL);
-  gsize size, at = 0, i = 0, length, k = 0;
+  gsize size, at = 0, i = 0, k = 0;
+  guint32 length;
   const guint8 *runs = (const guint8 *) g_bytes_get_data (entry->runs, &size);
   GstMapInfo map;
 
@@ -455,10 +414,11 @@ mask_decode (const MaskCacheEntry * entry, gsize n)
   if (!entry->coded) {
     memcpy (map.data, runs, MIN (size, n));
   } else {
-    while (at < n && read_varint (runs, size, &i, &length)) {
-      length = MIN (length, n - at);
-      memset (map.data + at, entry->values[k++ & 1], length);
-      at += length;
+    while (at < n && wsi_mask_runs_take_length (runs, size, &i, &length)) {
+      gsize span = MIN ((gsize) length, n - at);
+
+      memset (map.data + at, entry->values[k++ & 1], span);
+      at += span;
     }
   }
   gst_memory_unmap (memory, &map);

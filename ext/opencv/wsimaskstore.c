@@ -12,6 +12,7 @@
 #endif
 
 #include "wsimaskstore.h"
+#include "wsimaskruns.h"
 
 #include <errno.h>
 #include <string.h>
@@ -20,7 +21,6 @@
 #define MAGIC "GWSIMASK"
 #define MAGIC_SIZE 8
 #define MIN_RUN_SIZE 2          /* u8 value, varint length of 1-5 bytes */
-#define MAX_VARINT_SIZE 5       /* 35 bits: a 32-bit length */
 #define DIGEST_SIZE 32          /* SHA-256 */
 /* A key is a few hundred bytes of settings and a path: anything far
  * longer is not ours. */
@@ -83,22 +83,6 @@ put_f64 (GByteArray * out, gdouble value)
   g_byte_array_append (out, (const guint8 *) &bits, sizeof (bits));
 }
 
-/* Appends @value as a LEB128 varint: 7 bits a byte, low bits first, so a
- * run under 128 pixels takes one byte (H&E texture is mostly short runs). */
-static void
-put_varint (GByteArray * out, guint32 value)
-{
-  guint8 byte;
-
-  while (value >= 0x80) {
-    byte = (guint8) (value | 0x80);
-    g_byte_array_append (out, &byte, 1);
-    value >>= 7;
-  }
-  byte = (guint8) value;
-  g_byte_array_append (out, &byte, 1);
-}
-
 /* Appends the run count and the runs of @n mask bytes. */
 static void
 put_runs (GByteArray * out, const guint8 * mask, gsize n)
@@ -109,12 +93,10 @@ put_runs (GByteArray * out, const guint8 * mask, gsize n)
 
   put_u32 (out, 0);
   while (i < n) {
-    gsize length = 1;
+    gsize length = wsi_mask_runs_length_at (mask, n, i);
 
-    while (i + length < n && mask[i + length] == mask[i])
-      length++;
     g_byte_array_append (out, mask + i, 1);
-    put_varint (out, (guint32) length);
+    wsi_mask_runs_put_length (out, (guint32) length);
     count++;
     i += length;
   }
@@ -241,26 +223,11 @@ digest_matches (const guint8 * data, gsize size)
   return memcmp (digest, data + size - DIGEST_SIZE, DIGEST_SIZE) == 0;
 }
 
-/* One varint of put_varint() from @r: FALSE when it runs past the end,
- * takes more than 5 bytes or does not fit 32 bits. */
+/* One run length from @r (wsi_mask_runs_take_length()). */
 static gboolean
 take_varint (Reader * r, guint32 * value)
 {
-  guint64 v = 0;
-  guint i;
-
-  for (i = 0; i < MAX_VARINT_SIZE && r->at < r->size; i++) {
-    guint8 byte = r->data[r->at++];
-
-    v |= (guint64) (byte & 0x7f) << (7 * i);
-    if (!(byte & 0x80)) {
-      if (v > G_MAXUINT32)
-        return FALSE;
-      *value = (guint32) v;
-      return TRUE;
-    }
-  }
-  return FALSE;
+  return wsi_mask_runs_take_length (r->data, r->size, &r->at, value);
 }
 
 /* Checks that @count runs from @r cover exactly @n bytes, without writing

@@ -28,9 +28,9 @@
  * Format (version WSI_MASK_STORE_VERSION, little-endian): "GWSIMASK",
  * u32 version, u32 key length, key bytes, u32 width, u32 height, f64
  * tissue fraction, u32 run count, runs (u8 value, then the length as a
- * LEB128 varint: one byte under 128 pixels; any byte value, so the format
- * does not depend on how tissuemask codes masks in memory), then the
- * SHA-256 of all the bytes before it. wsi_mask_store_parse() validates every length against
+ * LEB128 varint of wsimaskruns.h: one byte under 128 pixels; any byte
+ * value, so the format does not depend on how tissuemask codes masks in
+ * memory), then the SHA-256 of all the bytes before it. wsi_mask_store_parse() validates every length against
  * the bytes present and the runs against width x height before it writes
  * a byte of the mask: it is fuzzed (tests/fuzz/libfuzzer/fuzz-maskstore.c).
  *

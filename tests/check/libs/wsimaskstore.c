@@ -10,12 +10,15 @@
 /* wsimaskstore: masks kept on disk round-trip exactly; a file for another
  * key, truncated at any length or with any byte flipped is refused with a
  * reason, never trusted; a missing file is a plain miss; a folder that
- * cannot be made is an error naming it. */
+ * cannot be made is an error naming it. The run core both mask codings
+ * share (wsimaskruns.h) writes the LEB128 bytes of the format and refuses
+ * varints that run past the end, exceed 5 bytes or 32 bits. */
 
 #include <gst/check/gstcheck.h>
 #include <glib/gstdio.h>
 #include <string.h>
 
+#include "wsimaskruns.h"
 #include "wsimaskstore.h"
 
 #define W 37
@@ -102,6 +105,71 @@ GST_START_TEST (test_run_lengths_round_trip)
   g_free (mask);
   g_free (key);
   g_free (dir);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_run_core_bytes_and_bounds)
+{
+  /* The exact bytes of the versioned format: LEB128, low bits first. */
+  static const struct
+  {
+    guint32 length;
+    guint8 bytes[5];
+    guint size;
+  } known[] = {
+    {1, {0x01}, 1}, {127, {0x7f}, 1}, {128, {0x80, 0x01}, 2},
+    {300, {0xac, 0x02}, 2}, {16384, {0x80, 0x80, 0x01}, 3},
+    {G_MAXUINT32, {0xff, 0xff, 0xff, 0xff, 0x0f}, 5},
+  };
+  static const guint8 six_bytes[] = { 0x80, 0x80, 0x80, 0x80, 0x80, 0x01 };
+  static const guint8 over_32_bits[] = { 0xff, 0xff, 0xff, 0xff, 0x1f };
+  static const guint8 truncated[] = { 0x80, 0x80 };
+  guint8 mask[70];
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (known); i++) {
+    GByteArray *out = g_byte_array_new ();
+    guint32 length = 0;
+    gsize at = 0;
+
+    wsi_mask_runs_put_length (out, known[i].length);
+    fail_unless_equals_int (out->len, known[i].size);
+    fail_unless (memcmp (out->data, known[i].bytes, known[i].size) == 0);
+    fail_unless (wsi_mask_runs_take_length (out->data, out->len, &at,
+            &length));
+    fail_unless_equals_uint64 (length, known[i].length);
+    fail_unless_equals_uint64 (at, known[i].size);
+    g_byte_array_unref (out);
+  }
+
+  {
+    guint32 length = 7;
+    gsize at = 0;
+
+    fail_if (wsi_mask_runs_take_length (six_bytes, sizeof (six_bytes), &at,
+            &length));
+    at = 0;
+    fail_if (wsi_mask_runs_take_length (over_32_bits, sizeof (over_32_bits),
+            &at, &length));
+    at = 0;
+    fail_if (wsi_mask_runs_take_length (truncated, sizeof (truncated), &at,
+            &length));
+    fail_unless_equals_uint64 (at, sizeof (truncated));
+    fail_unless_equals_int (length, 7);       /* untouched on refusal */
+  }
+
+  /* Run lengths across the 8-byte steps agree with a byte-by-byte count. */
+  for (i = 0; i < sizeof (mask); i++)
+    mask[i] = (i < 3 || (i >= 20 && i < 29) || i == 40) ? 255 : 0;
+  for (i = 0; i < sizeof (mask); i++) {
+    gsize expected = 1;
+
+    while (i + expected < sizeof (mask) && mask[i + expected] == mask[i])
+      expected++;
+    fail_unless_equals_uint64 (wsi_mask_runs_length_at (mask, sizeof (mask),
+            i), expected);
+  }
 }
 
 GST_END_TEST;
@@ -297,6 +365,7 @@ wsimaskstore_suite (void)
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_round_trip);
   tcase_add_test (tc, test_run_lengths_round_trip);
+  tcase_add_test (tc, test_run_core_bytes_and_bounds);
   tcase_add_test (tc, test_key_escapes_and_names);
   tcase_add_test (tc, test_damaged_bytes_are_refused);
   tcase_add_test (tc, test_missing_file_and_bad_folder);
