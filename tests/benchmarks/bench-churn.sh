@@ -43,6 +43,7 @@
 # epoch; default: off; bench-mask-store.sh measures an empty and a filled
 # folder side by side).
 set -euo pipefail
+. "$(dirname "$0")/churn-slides.sh"
 build="${BUILD:-build}"
 batches="${BATCHES:-100}"
 warmup="${WARMUP:-20}"
@@ -56,11 +57,7 @@ if [ "$#" -gt 0 ]; then counts=("$@"); else counts=(8 100 1000); fi
 work="$(mktemp -d -t bench-churn-XXXXXX)"
 trap 'rm -rf "$work"' EXIT
 
-"$build/tools/wsi-make-test-slides" --count 8 --width 8192 --height 6144 \
-  --levels 3 --layout aperio --tile 240 --mpp 0.25 --seed 100 --jobs 2 \
-  "$work/slides" > /dev/null
-mapfile -t originals < <(ls "$work/slides"/*.svs | sort)
-[ "${#originals[@]}" -eq 8 ] || { echo "expected 8 slides" >&2; exit 2; }
+churn_make_slides "$build" "$work"
 
 # one run: lines "N mode phase patches/s p50 p95 cpu rss visits overviews
 # masks" appended to $work/table (phase: steady, cold or warm)
@@ -108,10 +105,7 @@ run_one() {
 
 for n in "${counts[@]}"; do
   dir="$work/n$n"
-  mkdir "$dir"
-  for ((i = 0; i < n; i++)); do
-    ln -s "${originals[i % 8]}" "$(printf '%s/s%05d.svs' "$dir" "$i")"
-  done
+  churn_link_slides "$dir" "$n"
   if [ -n "$mask_dir" ]; then
     warm=(location="$dir" num-buffers="$n")
     if [ -n "$thumbnail" ]; then warm+=(thumbnail-size="$thumbnail"); fi

@@ -24,6 +24,7 @@
 # reference's tile reuse out of the comparison; default: the element's).
 # About 2 minutes on 2 idle cores (2 min 0 s on a busy one, load 5).
 set -euo pipefail
+. "$(dirname "$0")/churn-slides.sh"
 build="${BUILD:-build}"
 threads="${THREADS:-2}"
 batches="${BATCHES:-60}"
@@ -34,17 +35,9 @@ if [ -n "${TILE_CACHE:-}" ]; then tile=(--tile-cache-mb "$TILE_CACHE"); fi
 work="$(mktemp -d -t bench-mask-store-XXXXXX)"
 trap 'rm -rf "$work"' EXIT
 
-"$build/tools/wsi-make-test-slides" --count 8 --width 8192 --height 6144 \
-  --levels 3 --layout aperio --tile 240 --mpp 0.25 --seed 100 --jobs 2 \
-  "$work/slides" > /dev/null
-mapfile -t originals < <(ls "$work/slides"/*.svs | sort)
-[ "${#originals[@]}" -eq 8 ] || { echo "expected 8 slides" >&2; exit 2; }
-for count in 8 "$n"; do
-  mkdir -p "$work/n$count"
-  for ((i = 0; i < count; i++)); do
-    ln -s "${originals[i % 8]}" "$(printf '%s/s%05d.svs' "$work/n$count" "$i")"
-  done
-done
+churn_make_slides "$build" "$work"
+churn_link_slides "$work/n8" 8
+churn_link_slides "$work/n$n" "$n"
 
 # bench-pipeline --steady over $1 slides with extra options; prints its
 # lines and leaves them in $work/$2.
