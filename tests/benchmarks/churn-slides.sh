@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by the slide-churn benchmarks (bench-churn.sh, bench-mask-store.sh):
 # the slides both measure, so their figures stay comparable.
 # churn_make_slides BUILD DIR writes 8 generated 0.25 um/px Aperio slides
