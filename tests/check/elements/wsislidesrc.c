@@ -1094,18 +1094,24 @@ GST_END_TEST;
  * 16 px, which that test needs to hold the scale at 1/2; here the
  * overview's size alone chooses it) and many blobs, so that even the
  * 104-column block holds tissue and glass. */
-GST_START_TEST (test_overview_level_size_copied)
+static void
+assert_copied_overview_in_place (gint tile_size)
 {
   WsiTestSlideSpec spec;
 
   wsi_test_slide_spec_init (&spec);
   spec.width = 8400;
   spec.height = 600;
-  spec.tile_size = 256;
+  spec.tile_size = tile_size;
   spec.levels = 1;
   spec.tissue_blobs = 24;
   spec.seed = 90;
-  assert_overview_regions_match_truth (&spec, 4200, 4096, 256, 0.999);
+  assert_overview_regions_match_truth (&spec, 4200, 4096, tile_size, 0.999);
+}
+
+GST_START_TEST (test_overview_level_size_copied)
+{
+  assert_copied_overview_in_place (256);
 }
 
 GST_END_TEST;
@@ -1116,16 +1122,7 @@ GST_END_TEST;
  * land in place. */
 GST_START_TEST (test_overview_copied_in_tile_row_strips)
 {
-  WsiTestSlideSpec spec;
-
-  wsi_test_slide_spec_init (&spec);
-  spec.width = 8400;
-  spec.height = 600;
-  spec.tile_size = 240;
-  spec.levels = 1;
-  spec.tissue_blobs = 24;
-  spec.seed = 90;
-  assert_overview_regions_match_truth (&spec, 4200, 4096, 240, 0.999);
+  assert_copied_overview_in_place (240);
 }
 
 GST_END_TEST;

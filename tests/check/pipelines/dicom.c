@@ -97,36 +97,6 @@ run_stream (const gchar * location, const gchar * sampler_extra,
   return run;
 }
 
-/* Records and pixels of two runs are identical. */
-static void
-assert_same_stream (const WsiRun * a, const WsiRun * b, const gchar * what)
-{
-  guint i;
-
-  fail_unless (a->records->len > 0, "%s: no patches", what);
-  fail_unless_equals_int (a->records->len, b->records->len);
-  fail_unless_equals_int (a->batches->len, b->batches->len);
-  for (i = 0; i < a->records->len; i++) {
-    WsiPatchRecord x = g_array_index (a->records, WsiPatchRecord, i);
-    WsiPatchRecord y = g_array_index (b->records, WsiPatchRecord, i);
-
-    x.created_ns = y.created_ns = 0;
-    fail_unless (memcmp (&x, &y, sizeof (x)) == 0, "%s: record %u", what, i);
-  }
-  for (i = 0; i < a->batches->len; i++) {
-    GstBuffer *x = g_ptr_array_index (a->batches, i);
-    GstBuffer *y = g_ptr_array_index (b->batches, i);
-    GstMapInfo mx, my;
-
-    fail_unless (gst_buffer_map (x, &mx, GST_MAP_READ));
-    fail_unless (gst_buffer_map (y, &my, GST_MAP_READ));
-    fail_unless (mx.size == my.size && memcmp (mx.data, my.data,
-            mx.size) == 0, "%s: batch %u differs", what, i);
-    gst_buffer_unmap (x, &mx);
-    gst_buffer_unmap (y, &my);
-  }
-}
-
 static void
 check_same_as_tiff (const Pair * pair, const gchar * sampler_extra,
     const gchar * reader_extra, const gchar * after_reader,
@@ -141,7 +111,7 @@ check_same_as_tiff (const Pair * pair, const gchar * sampler_extra,
   for (i = 0; i < dicom->paths->len; i++)
     fail_unless (g_str_has_suffix (g_ptr_array_index (dicom->paths, i),
             "slide-level0.dcm"), "%s", (gchar *) dicom->paths->pdata[i]);
-  assert_same_stream (tiff, dicom, what);
+  wsi_run_assert_same_stream (tiff, dicom, what);
   wsi_run_free (tiff);
   wsi_run_free (dicom);
 }
@@ -200,7 +170,7 @@ GST_START_TEST (test_deterministic_across_threads)
     if (reference == NULL)
       reference = run;
     else {
-      assert_same_stream (reference, run, "threads");
+      wsi_run_assert_same_stream (reference, run, "threads");
       wsi_run_free (run);
     }
   }
@@ -227,7 +197,7 @@ GST_START_TEST (test_damaged_frames_like_damaged_tiles)
       tiff->records->len);
   for (t = 1; t <= 4; t *= 2) {
     WsiRun *dicom = run_stream (pair.dicom_dir, sampler, reader, "", t);
-    assert_same_stream (tiff, dicom, "damaged");
+    wsi_run_assert_same_stream (tiff, dicom, "damaged");
     wsi_run_free (dicom);
   }
   wsi_run_free (tiff);
@@ -302,7 +272,7 @@ GST_START_TEST (test_damaged_series_deterministic_across_threads)
       fail_unless (reference->records->len < 3 * 40, "%u patches",
           reference->records->len);
     } else {
-      assert_same_stream (reference, run, "damaged, threads");
+      wsi_run_assert_same_stream (reference, run, "damaged, threads");
       wsi_run_free (run);
     }
   }
@@ -360,8 +330,8 @@ GST_START_TEST (test_extensionless_files)
   single = run_stream (level0, "", "", "", 2);
   for (i = 0; i < bare->paths->len; i++)
     fail_unless_equals_string (g_ptr_array_index (bare->paths, i), level0);
-  assert_same_stream (named, bare, "extensionless folder");
-  assert_same_stream (named, single, "extensionless file");
+  wsi_run_assert_same_stream (named, bare, "extensionless folder");
+  wsi_run_assert_same_stream (named, single, "extensionless file");
   fail_if (wsi_run_has_warning (bare, "README", NULL));
   wsi_run_free (named);
   wsi_run_free (bare);
@@ -417,7 +387,7 @@ GST_START_TEST (test_list_of_instances)
   listed = run_stream (list, "", "", "", 2);
   for (i = 0; i < listed->paths->len; i++)
     fail_unless_equals_string (g_ptr_array_index (listed->paths, i), level0);
-  assert_same_stream (together, listed, "list of instances");
+  wsi_run_assert_same_stream (together, listed, "list of instances");
   wsi_run_free (together);
   wsi_run_free (listed);
   g_string_free (lines, TRUE);

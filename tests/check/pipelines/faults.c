@@ -120,35 +120,6 @@ run_reader (const gchar * path, const gchar * backend, guint threads,
   return run;
 }
 
-/* Records and pixels of two runs are identical. */
-static void
-assert_same_stream (const WsiRun * a, const WsiRun * b, const gchar * what)
-{
-  guint i;
-
-  fail_unless_equals_int (a->records->len, b->records->len);
-  for (i = 0; i < a->records->len; i++) {
-    WsiPatchRecord x = g_array_index (a->records, WsiPatchRecord, i);
-    WsiPatchRecord y = g_array_index (b->records, WsiPatchRecord, i);
-
-    /* created_ns says when the plan was made: the only field that may vary */
-    x.created_ns = y.created_ns = 0;
-    fail_unless (memcmp (&x, &y, sizeof (x)) == 0, "%s: record %u", what, i);
-  }
-  for (i = 0; i < a->batches->len; i++) {
-    GstBuffer *x = g_ptr_array_index (a->batches, i);
-    GstBuffer *y = g_ptr_array_index (b->batches, i);
-    GstMapInfo mx, my;
-
-    gst_buffer_map (x, &mx, GST_MAP_READ);
-    gst_buffer_map (y, &my, GST_MAP_READ);
-    fail_unless (mx.size == my.size && memcmp (mx.data, my.data,
-            mx.size) == 0, "%s: batch %u differs", what, i);
-    gst_buffer_unmap (x, &mx);
-    gst_buffer_unmap (y, &my);
-  }
-}
-
 static void
 check_backend (const gchar * backend)
 {
@@ -189,7 +160,7 @@ check_backend (const gchar * backend)
       if (reference == NULL)
         reference = run;
       else {
-        assert_same_stream (reference, run, backend);
+        wsi_run_assert_same_stream (reference, run, backend);
         wsi_run_free (run);
       }
     }
@@ -206,7 +177,7 @@ check_backend (const gchar * backend)
       if (reference == NULL)
         reference = run;
       else {
-        assert_same_stream (reference, run, backend);
+        wsi_run_assert_same_stream (reference, run, backend);
         wsi_run_free (run);
       }
     }

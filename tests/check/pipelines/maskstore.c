@@ -33,7 +33,7 @@ typedef struct
   WsiRun *run;
   guint64 computed;             /* tissuemask masks-computed */
   guint64 disk_hits;            /* tissuemask disk-hits */
-  guint overviews;              /* slide buffers that carried an overview */
+  gint overviews;               /* slide buffers that carried an overview */
 } CountedRun;
 
 static void
@@ -78,6 +78,32 @@ count_overviews (GstPad * pad, GstPadProbeInfo * info, gpointer data)
   return GST_PAD_PROBE_OK;
 }
 
+/* Counts the overviews tissuemask receives (before) and reads its
+ * counters once the run has ended (after). */
+static void
+probe_mask_sink (GstElement * pipeline, gpointer data)
+{
+  CountedRun *c = (CountedRun *) data;
+  GstElement *mask = gst_bin_get_by_name (GST_BIN (pipeline), "mask");
+  GstPad *pad = gst_element_get_static_pad (mask, "sink");
+
+  gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER, count_overviews,
+      &c->overviews, NULL);
+  gst_object_unref (pad);
+  gst_object_unref (mask);
+}
+
+static void
+read_mask_counters (GstElement * pipeline, gpointer data)
+{
+  CountedRun *c = (CountedRun *) data;
+  GstElement *mask = gst_bin_get_by_name (GST_BIN (pipeline), "mask");
+
+  g_object_get (mask, "masks-computed", &c->computed, "disk-hits",
+      &c->disk_hits, NULL);
+  gst_object_unref (mask);
+}
+
 /* Runs the standard pipeline over @slides with tissuemask @mask_extra and
  * wsislidesrc @src_extra, counting what tissuemask did. */
 static CountedRun *
@@ -92,86 +118,13 @@ run_counted (const gchar * slides, const gchar * src_extra,
       "queue max-size-buffers=64 max-size-bytes=0 max-size-time=0 ! "
       "patchbatch batch-size=8 ! appsink name=sink sync=false "
       "wait-on-eos=false", slides, src_extra, mask_extra, PATCH, threads);
-  GstElement *pipeline = gst_parse_launch (desc, NULL), *sink, *mask;
-  GstBus *bus;
-  GstPad *pad;
-  gboolean over = FALSE;
-  gint overviews = 0;
 
-  fail_unless (pipeline != NULL, "cannot parse %s", desc);
-  c->run = g_new0 (WsiRun, 1);
-  c->run->batches = g_ptr_array_new_with_free_func (
-      (GDestroyNotify) gst_buffer_unref);
-  c->run->records = g_array_new (FALSE, FALSE, sizeof (WsiPatchRecord));
-  c->run->paths = g_ptr_array_new_with_free_func (g_free);
-  c->run->labels = g_ptr_array_new_with_free_func (g_free);
-  c->run->warnings = g_ptr_array_new_with_free_func (g_free);
-  sink = gst_bin_get_by_name (GST_BIN (pipeline), "sink");
-  mask = gst_bin_get_by_name (GST_BIN (pipeline), "mask");
-  pad = gst_element_get_static_pad (mask, "sink");
-  gst_pad_add_probe (pad, GST_PAD_PROBE_TYPE_BUFFER, count_overviews,
-      &overviews, NULL);
-  gst_object_unref (pad);
-  bus = gst_element_get_bus (pipeline);
-
-  gst_element_set_state (pipeline, GST_STATE_PLAYING);
-  while (!over) {
-    GstSample *sample = gst_app_sink_try_pull_sample (GST_APP_SINK (sink),
-        GST_SECOND / 20);
-
-    if (sample != NULL) {
-      wsi_run_collect (c->run, sample);
-      gst_sample_unref (sample);
-    } else if (gst_app_sink_is_eos (GST_APP_SINK (sink))) {
-      over = TRUE;
-    }
-    if (wsi_run_poll_bus (c->run, bus) && sample == NULL)
-      over = TRUE;
-  }
-  wsi_run_poll_bus (c->run, bus);
-  g_object_get (mask, "masks-computed", &c->computed, "disk-hits",
-      &c->disk_hits, NULL);
-  c->overviews = (guint) g_atomic_int_get (&overviews);
-  fail_unless_equals_int (gst_element_set_state (pipeline, GST_STATE_NULL),
-      GST_STATE_CHANGE_SUCCESS);
+  c->run = wsi_run_pipeline_hooked (desc, 0, probe_mask_sink,
+      read_mask_counters, c);
   fail_unless (c->run->error == NULL, "%s: %s", desc, c->run->error);
   fail_unless (c->run->records->len > 0, "%s: no patch", desc);
-  gst_object_unref (bus);
-  gst_object_unref (sink);
-  gst_object_unref (mask);
-  gst_object_unref (pipeline);
   g_free (desc);
   return c;
-}
-
-/* Fails unless @a and @b delivered the same batches, byte for byte, and
- * the same records (creation times aside). */
-static void
-assert_same_stream (const WsiRun * a, const WsiRun * b, const gchar * what)
-{
-  guint i;
-
-  fail_unless_equals_int (a->batches->len, b->batches->len);
-  for (i = 0; i < a->batches->len; i++) {
-    GstBuffer *x = g_ptr_array_index (a->batches, i);
-    GstBuffer *y = g_ptr_array_index (b->batches, i);
-    GstMapInfo mx, my;
-
-    fail_unless (gst_buffer_map (x, &mx, GST_MAP_READ));
-    fail_unless (gst_buffer_map (y, &my, GST_MAP_READ));
-    fail_unless (mx.size == my.size && memcmp (mx.data, my.data,
-            mx.size) == 0, "%s: batch %u differs", what, i);
-    gst_buffer_unmap (x, &mx);
-    gst_buffer_unmap (y, &my);
-  }
-  fail_unless_equals_int (a->records->len, b->records->len);
-  for (i = 0; i < a->records->len; i++) {
-    WsiPatchRecord ra = *WSI_RECORD (a, i), rb = *WSI_RECORD (b, i);
-
-    ra.created_ns = rb.created_ns = 0;
-    fail_unless (memcmp (&ra, &rb, sizeof (ra)) == 0, "%s: record %u "
-        "differs", what, i);
-  }
 }
 
 static guint
@@ -247,7 +200,7 @@ GST_START_TEST (test_cold_and_warm_streams_are_the_same)
   fail_unless_equals_int (cold->overviews, N_SLIDES);
   fail_unless_equals_uint64 (cold->disk_hits, 0);
   fail_unless_equals_int (count_mask_files (cache), N_SLIDES);
-  assert_same_stream (none->run, cold->run, "cold cache");
+  wsi_run_assert_same_stream (none->run, cold->run, "cold cache");
 
   /* Warm, a new pipeline (a new process would do the same): no mask
    * computed, no overview read, at 1 and 2 reader threads. */
@@ -255,15 +208,15 @@ GST_START_TEST (test_cold_and_warm_streams_are_the_same)
   fail_unless_equals_uint64 (warm->computed, 0);
   fail_unless_equals_int (warm->overviews, 0);
   fail_unless_equals_uint64 (warm->disk_hits, N_SLIDES);
-  assert_same_stream (none->run, warm->run, "warm cache");
+  wsi_run_assert_same_stream (none->run, warm->run, "warm cache");
   warm2 = run_counted (slides, "", with_cache, 2);
   fail_unless_equals_uint64 (warm2->computed, 0);
   fail_unless_equals_int (warm2->overviews, 0);
-  assert_same_stream (none->run, warm2->run, "warm cache, 2 threads");
+  wsi_run_assert_same_stream (none->run, warm2->run, "warm cache, 2 threads");
   /* A cold cache at 2 threads too. */
   cold2 = run_counted (slides, "", with_cache2, 2);
   fail_unless_equals_uint64 (cold2->computed, N_SLIDES);
-  assert_same_stream (none->run, cold2->run, "cold cache, 2 threads");
+  wsi_run_assert_same_stream (none->run, cold2->run, "cold cache, 2 threads");
   fail_unless (none->run->warnings->len == 0 && warm->run->warnings->len == 0,
       "unexpected warning");
 
@@ -469,12 +422,12 @@ GST_START_TEST (test_damaged_file_warns_and_recomputes)
   fail_unless (wsi_run_has_warning (damaged->run,
           (const gchar *) g_ptr_array_index (files, 1), "corrupt", NULL));
   fail_unless_equals_int (damaged->run->warnings->len, 2);
-  assert_same_stream (cold->run, damaged->run, "damaged cache files");
+  wsi_run_assert_same_stream (cold->run, damaged->run, "damaged cache files");
 
   again = run_counted (slides, "", with_cache, 1);
   fail_unless_equals_uint64 (again->computed, 0);
   fail_unless_equals_int (again->run->warnings->len, 0);
-  assert_same_stream (cold->run, again->run, "replaced cache files");
+  wsi_run_assert_same_stream (cold->run, again->run, "replaced cache files");
 
   counted_run_free (cold);
   counted_run_free (damaged);
@@ -506,7 +459,7 @@ GST_START_TEST (test_unwritable_folder_warns_once)
   fail_unless_equals_int (c->run->warnings->len, 1);
   fail_unless (wsi_run_has_warning (c->run, cache, "mask-cache-dir", NULL),
       "%s", (const gchar *) g_ptr_array_index (c->run->warnings, 0));
-  assert_same_stream (none->run, c->run, "unwritable cache folder");
+  wsi_run_assert_same_stream (none->run, c->run, "unwritable cache folder");
 
   counted_run_free (none);
   counted_run_free (c);

@@ -102,38 +102,6 @@ run_stream (const gchar * location, guint threads)
   return run;
 }
 
-/* Records (but their creation time) and pixels of two runs are equal. */
-static void
-assert_same_stream (const WsiRun * a, const WsiRun * b, const gchar * what)
-{
-  guint i;
-
-  fail_unless (a->error == NULL, "%s: reference failed: %s", what, a->error);
-  fail_unless (b->error == NULL, "%s: %s", what, b->error);
-  fail_unless_equals_int (b->records->len, a->records->len);
-  fail_unless (a->records->len > 0);
-  for (i = 0; i < a->records->len; i++) {
-    WsiPatchRecord x = g_array_index (a->records, WsiPatchRecord, i);
-    WsiPatchRecord y = g_array_index (b->records, WsiPatchRecord, i);
-
-    x.created_ns = y.created_ns = 0;
-    fail_unless (memcmp (&x, &y, sizeof (x)) == 0, "%s: record %u", what, i);
-  }
-  fail_unless_equals_int (b->batches->len, a->batches->len);
-  for (i = 0; i < a->batches->len; i++) {
-    GstBuffer *x = g_ptr_array_index (a->batches, i);
-    GstBuffer *y = g_ptr_array_index (b->batches, i);
-    GstMapInfo mx, my;
-
-    gst_buffer_map (x, &mx, GST_MAP_READ);
-    gst_buffer_map (y, &my, GST_MAP_READ);
-    fail_unless (mx.size == my.size && memcmp (mx.data, my.data,
-            mx.size) == 0, "%s: batch %u differs", what, i);
-    gst_buffer_unmap (x, &mx);
-    gst_buffer_unmap (y, &my);
-  }
-}
-
 static WsiRun *reference;
 
 static const WsiRun *
@@ -178,7 +146,7 @@ GST_START_TEST (test_url_stream_identical_to_local)
   for (i = 0; i < G_N_ELEMENTS (threads); i++) {
     WsiRun *run = run_stream (url, threads[i]);
     gchar *what = g_strdup_printf ("nginx, threads=%u", threads[i]);
-    assert_same_stream (local_reference (), run, what);
+    wsi_run_assert_same_stream (local_reference (), run, what);
     g_free (what);
     wsi_run_free (run);
   }
@@ -198,7 +166,7 @@ GST_START_TEST (test_latency_stream_identical)
     guint requests = run_through_proxy (args, "requests", 2, &run);
     gchar *what = g_strdup_printf ("%s ms added", delays[i]);
 
-    assert_same_stream (local_reference (), run, what);
+    wsi_run_assert_same_stream (local_reference (), run, what);
     fail_unless (requests > 0, "%s: the proxy saw no request", what);
     g_free (what);
     wsi_run_free (run);
@@ -234,7 +202,7 @@ GST_START_TEST (test_transient_faults_retried)
       g_setenv ("WSI_HTTP_BACKOFF_MS", "1", TRUE);
       injected = run_through_proxy (args, cases[i].fault, threads[t], &run);
       fail_unless (injected > 0, "%s: no fault was injected", what);
-      assert_same_stream (local_reference (), run, what);
+      wsi_run_assert_same_stream (local_reference (), run, what);
       g_free (what);
       wsi_run_free (run);
     }
@@ -295,7 +263,7 @@ GST_START_TEST (test_credentials_stay_out_of_metadata)
 
   local_reference ();
   run = run_stream (url, 2);
-  assert_same_stream (local_reference (), run, "credentials in the URL");
+  wsi_run_assert_same_stream (local_reference (), run, "credentials in the URL");
   for (i = 0; i < run->paths->len; i++) {
     const gchar *path = g_ptr_array_index (run->paths, i);
     fail_unless (strstr (path, "hunter2") == NULL
@@ -508,7 +476,7 @@ GST_START_TEST (test_list_at_url)
           NULL));
   local_reference ();
   run = run_stream (url, 2);
-  assert_same_stream (local_reference (), run, "list at a URL");
+  wsi_run_assert_same_stream (local_reference (), run, "list at a URL");
   wsi_run_free (run);
   g_free (url);
   g_free (list);
@@ -542,7 +510,7 @@ GST_START_TEST (test_s3_and_gs_locations)
       TRUE);
   for (i = 0; i < G_N_ELEMENTS (locations); i++) {
     WsiRun *run = run_stream (locations[i], 2);
-    assert_same_stream (local_reference (), run, locations[i]);
+    wsi_run_assert_same_stream (local_reference (), run, locations[i]);
     wsi_run_free (run);
   }
   {
@@ -598,7 +566,7 @@ GST_START_TEST (test_dicom_at_url)
           &err), "%s", err ? err->message : "");
   local = run_stream (paths[0], 1);
   remote = run_stream (url, 2);
-  assert_same_stream (local, remote, "DICOM at a URL");
+  wsi_run_assert_same_stream (local, remote, "DICOM at a URL");
 
   g_unlink (report);
   fail_unless (wsi_proxy_start (&proxy, nginx.port, report, args, &why),
@@ -607,7 +575,7 @@ GST_START_TEST (test_dicom_at_url)
       proxy.port);
   delayed = run_stream (proxied, 2);
   fail_unless (wsi_proxy_stop (&proxy, "requests") > 0);
-  assert_same_stream (local, delayed, "DICOM at a URL, 10 ms added");
+  wsi_run_assert_same_stream (local, delayed, "DICOM at a URL, 10 ms added");
 
   wsi_run_free (local);
   wsi_run_free (remote);
@@ -739,7 +707,7 @@ GST_START_TEST (test_index_cache)
 
   drop_fetched_bytes ();
   run = run_stream (url, 2);
-  assert_same_stream (local_reference (), run, "index from the disk cache");
+  wsi_run_assert_same_stream (local_reference (), run, "index from the disk cache");
   wsi_run_free (run);
 
   /* corrupt: ignored, walked, written anew */
@@ -751,7 +719,7 @@ GST_START_TEST (test_index_cache)
   fail_unless_equals_int (open_requests (url, NULL), walk);
   drop_fetched_bytes ();
   run = run_stream (url, 2);
-  assert_same_stream (local_reference (), run, "after a forged entry");
+  wsi_run_assert_same_stream (local_reference (), run, "after a forged entry");
   wsi_run_free (run);
 
   /* replaced (a new ETag): the new object's geometry, not the cached one */
@@ -1009,7 +977,7 @@ GST_START_TEST (test_s3rver_dicom_prefix)
   g_free (error);
   local = run_stream (dir, 2);
   remote = run_stream ("s3://bucket/series/", 2);
-  assert_same_stream (local, remote, "DICOM series under an s3:// prefix");
+  wsi_run_assert_same_stream (local, remote, "DICOM series under an s3:// prefix");
   for (i = 0; i < remote->paths->len; i++) {
     const gchar *path = remote->paths->pdata[i];
     fail_unless (g_str_has_suffix (path, "series/a/a-level0.dcm")
@@ -1045,7 +1013,7 @@ GST_START_TEST (test_s3rver_signed)
   endpoint = g_strdup_printf ("http://127.0.0.1:%u", s3.port);
   s3_credentials (endpoint, "S3RVER", "S3RVER");
   run = run_stream ("s3://bucket/slide.tiff", 2);
-  assert_same_stream (local_reference (), run, "s3rver, signed");
+  wsi_run_assert_same_stream (local_reference (), run, "s3rver, signed");
   wsi_run_free (run);
 
   s3_credentials (endpoint, "AKIANOSUCHKEY", "NoSuchSecretEXAMPLE");
@@ -1109,7 +1077,7 @@ GST_START_TEST (test_wrong_secret_is_403)
 
   s3_credentials (endpoint, "S3RVER", "S3RVER");
   run = run_stream ("s3://bucket/slide.tiff", 2);
-  assert_same_stream (local_reference (), run, "s3rver behind a SigV4 check");
+  wsi_run_assert_same_stream (local_reference (), run, "s3rver behind a SigV4 check");
   wsi_run_free (run);
 
   s3_credentials (endpoint, "S3RVER", "WrongSecretEXAMPLE");

@@ -719,28 +719,10 @@ GST_START_TEST (test_near_whole_scaling_deterministic)
     fail_unless_equals_int (rec->read_size, rec->footprint);
   }
   for (t = 1; t < 3; t++) {
-    fail_unless_equals_int (runs[0]->batches->len, runs[t]->batches->len);
-    for (i = 0; i < runs[0]->batches->len; i++) {
-      GstMapInfo ma, mb;
+    gchar *what = g_strdup_printf ("1 and %u threads", threads[t]);
 
-      fail_unless (gst_buffer_map (g_ptr_array_index (runs[0]->batches, i),
-              &ma, GST_MAP_READ));
-      fail_unless (gst_buffer_map (g_ptr_array_index (runs[t]->batches, i),
-              &mb, GST_MAP_READ));
-      fail_unless (ma.size == mb.size && memcmp (ma.data, mb.data,
-              ma.size) == 0, "batch %u differs between 1 and %u threads", i,
-          threads[t]);
-      gst_buffer_unmap (g_ptr_array_index (runs[0]->batches, i), &ma);
-      gst_buffer_unmap (g_ptr_array_index (runs[t]->batches, i), &mb);
-    }
-    for (i = 0; i < runs[0]->records->len; i++) {
-      WsiPatchRecord a = *WSI_RECORD (runs[0], i), b = *WSI_RECORD (runs[t],
-          i);
-
-      a.created_ns = b.created_ns = 0;
-      fail_unless (memcmp (&a, &b, sizeof (a)) == 0, "record %u differs "
-          "between 1 and %u threads", i, threads[t]);
-    }
+    wsi_run_assert_same_stream (runs[0], runs[t], what);
+    g_free (what);
   }
   for (t = 0; t < 3; t++)
     wsi_run_free (runs[t]);
@@ -748,36 +730,6 @@ GST_START_TEST (test_near_whole_scaling_deterministic)
 }
 
 GST_END_TEST;
-
-/* Fails unless @a and @b carry the same batches byte for byte and the same
- * records (but their creation times). */
-static void
-assert_same_stream (WsiRun * a, WsiRun * b, const gchar * what)
-{
-  guint i;
-
-  fail_unless_equals_int (a->batches->len, b->batches->len);
-  fail_unless_equals_int (a->records->len, b->records->len);
-  for (i = 0; i < a->batches->len; i++) {
-    GstMapInfo ma, mb;
-
-    fail_unless (gst_buffer_map (g_ptr_array_index (a->batches, i), &ma,
-            GST_MAP_READ));
-    fail_unless (gst_buffer_map (g_ptr_array_index (b->batches, i), &mb,
-            GST_MAP_READ));
-    fail_unless (ma.size == mb.size && memcmp (ma.data, mb.data,
-            ma.size) == 0, "batch %u differs: %s", i, what);
-    gst_buffer_unmap (g_ptr_array_index (a->batches, i), &ma);
-    gst_buffer_unmap (g_ptr_array_index (b->batches, i), &mb);
-  }
-  for (i = 0; i < a->records->len; i++) {
-    WsiPatchRecord ra = *WSI_RECORD (a, i), rb = *WSI_RECORD (b, i);
-
-    ra.created_ns = rb.created_ns = 0;
-    fail_unless (memcmp (&ra, &rb, sizeof (ra)) == 0, "record %u differs: "
-        "%s", i, what);
-  }
-}
 
 /* Slides prepared ahead on worker threads (issue 23) leave the stream as
  * it was prepared one by one on the streaming thread (prepare-ahead=0):
@@ -815,7 +767,7 @@ GST_START_TEST (test_prepare_ahead_deterministic)
     fail_unless (wsi_run_has_warning (runs[t], "slide09-damaged.tiff",
             NULL));
     if (t > 0)
-      assert_same_stream (runs[0], runs[t], aheads[t]);
+      wsi_run_assert_same_stream (runs[0], runs[t], aheads[t]);
     g_free (src);
   }
   for (t = 0; t < 4; t++)
@@ -831,7 +783,7 @@ GST_START_TEST (test_prepare_ahead_deterministic)
     fail_unless (runs[t]->error == NULL, "%s", runs[t]->error);
     fail_unless_equals_int (runs[t]->batches->len, 12);
     if (t > 0)
-      assert_same_stream (runs[0], runs[t], aheads[t]);
+      wsi_run_assert_same_stream (runs[0], runs[t], aheads[t]);
     g_free (src);
   }
   for (t = 0; t < 4; t++)

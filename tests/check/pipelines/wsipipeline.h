@@ -97,10 +97,16 @@ wsi_run_poll_bus (WsiRun * run, GstBus * bus)
   return over;
 }
 
+/* Called with the parsed pipeline before it plays and again once it has
+ * ended (before it goes to NULL), to probe pads or read counters. */
+typedef void (*WsiRunHook) (GstElement * pipeline, gpointer data);
+
 /* Runs @description until EOS, an error, or @max_batches batches (0 = no
- * limit). The description must end in "appsink name=sink". */
+ * limit), calling @before and @after (either may be NULL) with the
+ * pipeline. The description must end in "appsink name=sink". */
 static G_GNUC_UNUSED WsiRun *
-wsi_run_pipeline (const gchar * description, guint max_batches)
+wsi_run_pipeline_hooked (const gchar * description, guint max_batches,
+    WsiRunHook before, WsiRunHook after, gpointer data)
 {
   WsiRun *run = g_new0 (WsiRun, 1);
   GError *err = NULL;
@@ -121,6 +127,8 @@ wsi_run_pipeline (const gchar * description, guint max_batches)
   sink = gst_bin_get_by_name (GST_BIN (pipeline), "sink");
   fail_unless (sink != NULL);
   bus = gst_element_get_bus (pipeline);
+  if (before != NULL)
+    before (pipeline, data);
 
   gst_element_set_state (pipeline, GST_STATE_PLAYING);
   while (!over) {
@@ -140,6 +148,8 @@ wsi_run_pipeline (const gchar * description, guint max_batches)
   }
   /* Warnings posted just before EOS. */
   wsi_run_poll_bus (run, bus);
+  if (after != NULL)
+    after (pipeline, data);
 
   fail_unless_equals_int (gst_element_set_state (pipeline, GST_STATE_NULL),
       GST_STATE_CHANGE_SUCCESS);
@@ -147,6 +157,51 @@ wsi_run_pipeline (const gchar * description, guint max_batches)
   gst_object_unref (sink);
   gst_object_unref (pipeline);
   return run;
+}
+
+/* Runs @description until EOS, an error, or @max_batches batches (0 = no
+ * limit). The description must end in "appsink name=sink". */
+static G_GNUC_UNUSED WsiRun *
+wsi_run_pipeline (const gchar * description, guint max_batches)
+{
+  return wsi_run_pipeline_hooked (description, max_batches, NULL, NULL, NULL);
+}
+
+/* Fails unless both runs ended without an error, @a delivered patches,
+ * and @b delivered the same records (creation times aside: created_ns says
+ * when a plan was made, the only field that may vary) and the same
+ * batches, byte for byte. */
+static G_GNUC_UNUSED void
+wsi_run_assert_same_stream (const WsiRun * a, const WsiRun * b,
+    const gchar * what)
+{
+  guint i;
+
+  fail_unless (a->error == NULL, "%s: reference failed: %s", what, a->error);
+  fail_unless (b->error == NULL, "%s: %s", what, b->error);
+  fail_unless (a->records->len > 0, "%s: no patches", what);
+  fail_unless_equals_int (b->records->len, a->records->len);
+  for (i = 0; i < a->records->len; i++) {
+    WsiPatchRecord x = g_array_index (a->records, WsiPatchRecord, i);
+    WsiPatchRecord y = g_array_index (b->records, WsiPatchRecord, i);
+
+    x.created_ns = y.created_ns = 0;
+    fail_unless (memcmp (&x, &y, sizeof (x)) == 0, "%s: record %u differs",
+        what, i);
+  }
+  fail_unless_equals_int (b->batches->len, a->batches->len);
+  for (i = 0; i < a->batches->len; i++) {
+    GstBuffer *x = g_ptr_array_index (a->batches, i);
+    GstBuffer *y = g_ptr_array_index (b->batches, i);
+    GstMapInfo mx, my;
+
+    fail_unless (gst_buffer_map (x, &mx, GST_MAP_READ));
+    fail_unless (gst_buffer_map (y, &my, GST_MAP_READ));
+    fail_unless (mx.size == my.size && memcmp (mx.data, my.data,
+            mx.size) == 0, "%s: batch %u differs", what, i);
+    gst_buffer_unmap (x, &mx);
+    gst_buffer_unmap (y, &my);
+  }
 }
 
 /* TRUE when some warning contains every one of the NULL-terminated
