@@ -6,11 +6,15 @@ from gstwsi.stream import Gst
 BATCH, PATCH, PER_SLIDE = 8, 32, 8
 
 
-def _run(slides, cache):
+def _run(slides, cache, memory_cache=True):
     description = gstwsi.standard_pipeline(
         slides, batch_size=BATCH, patch_size=PATCH, patches_per_slide=PER_SLIDE,
         threads=2, cycle=False, seed=5, mask_cache_dir=cache)
     assert "mask-cache-dir=" in description
+    if not memory_cache:
+        assert description.count("tissuemask ") == 1
+        description = description.replace(
+            "tissuemask ", "tissuemask mask-cache-size=0 ")
     with gstwsi.BatchStream(description, torch=False) as stream:
         images = b"".join(b.images.tobytes() for b in stream)
         mask = next(e for e in _elements(stream.pipeline)
@@ -36,6 +40,18 @@ def test_warm_mask_cache_computes_nothing_and_streams_the_same(slides, tmp_root)
     # File names are hashes: no slide name in them.
     assert not any("slide" in f.name or "tif" in f.name for f in files)
     warm, warm_computed, warm_hits = _run(slides, cache)
+    assert warm_computed == 0 and warm_hits == 5
+    assert warm == cold and len(cold) > 0
+
+
+def test_without_memory_cache_each_disk_mask_counts_once(slides, tmp_root):
+    # mask-cache-size=0: the mask checked for wsislidesrc's query is not
+    # kept, so its slide buffer reads it again; disk-hits still counts one
+    # mask a slide, and the stream is the one computed masks give.
+    cache = tmp_root / "mask-cache-no-memory"
+    cold, cold_computed, _ = _run(slides, cache, memory_cache=False)
+    assert cold_computed == 5
+    warm, warm_computed, warm_hits = _run(slides, cache, memory_cache=False)
     assert warm_computed == 0 and warm_hits == 5
     assert warm == cold and len(cold) > 0
 
