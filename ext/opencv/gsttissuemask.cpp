@@ -500,11 +500,13 @@ mask_cache_make_room (GstTissueMask * self, gsize size)
   return full;
 }
 
-/* @used: the mask was just handed to a slide buffer (computed, or loaded
+/* Returns whether the mask was kept (not with mask-cache-size=0, nor
+ * when it alone outgrows the byte cap).
+ * @used: the mask was just handed to a slide buffer (computed, or loaded
  * for it). Otherwise it was loaded for a visit still to come (the query
  * of a visit planned ahead) and goes first in line even when the cache is
  * full, so that the next new masks do not evict it before that visit. */
-static void
+static gboolean
 mask_cache_insert (GstTissueMask * self, const gchar * path, gint width,
     gint height, GstMemory * mask, gdouble fraction, gboolean used)
 {
@@ -513,7 +515,7 @@ mask_cache_insert (GstTissueMask * self, const gchar * path, gint width,
   gsize size;
 
   if (self->mask_cache_size == 0)
-    return;
+    return FALSE;
   /* Same path, other overview size: the new mask replaces the old one. */
   if (mask_cache_lookup (self, path, 0, 0) != NULL)
     mask_cache_remove (self, self->cache.head);
@@ -532,7 +534,7 @@ mask_cache_insert (GstTissueMask * self, const gchar * path, gint width,
   size = g_bytes_get_size (entry->runs);
   if (size > MASK_CACHE_MAX_BYTES) {
     mask_cache_entry_free (entry);
-    return;
+    return FALSE;
   }
   /* Full: a used mask goes last in line (see the section above), so
    * that a cycle over more slides than fit keeps hitting the rest. */
@@ -548,6 +550,7 @@ mask_cache_insert (GstTissueMask * self, const gchar * path, gint width,
       " bytes (%s): %u masks, %" G_GSIZE_FORMAT " bytes held", width, height,
       path, g_bytes_get_size (entry->runs), entry->coded ? "run-length coded"
       : "raw", self->cache.length, self->cache_bytes);
+  return TRUE;
 }
 
 /* ---- the disk cache (mask-cache-dir, wsimaskstore.h) -------------------- */
@@ -757,9 +760,6 @@ disk_cache_load (GstTissueMask * self, const gchar * path,
     *width = (gint) stored.width;
     *height = (gint) stored.height;
     GST_LOG_OBJECT (self, "mask of %s loaded from %s", path, file);
-    g_mutex_lock (&self->lock);
-    self->disk_hits++;
-    g_mutex_unlock (&self->lock);
   }
   g_clear_error (&error);
   g_free (file);
@@ -769,15 +769,23 @@ disk_cache_load (GstTissueMask * self, const gchar * path,
 }
 
 /* Keeps a mask loaded from disk in memory too, unless the settings
- * changed since it was looked up. */
+ * changed since it was looked up, and counts it as a disk hit when it
+ * reaches its slide: @used (handed to the slide buffer) or kept for the
+ * buffer to come. A mask preloaded but not kept (mask-cache-size=0) is
+ * loaded again by that buffer, which counts it then: one hit a visit. */
 static void
 remember_loaded_mask (GstTissueMask * self, const gchar * path, gint width,
     gint height, GstMemory * mask, gdouble fraction, guint generation,
     gboolean used)
 {
+  gboolean kept = FALSE;
+
   g_mutex_lock (&self->lock);
   if (generation == self->settings_generation)
-    mask_cache_insert (self, path, width, height, mask, fraction, used);
+    kept = mask_cache_insert (self, path, width, height, mask, fraction,
+        used);
+  if (used || kept)
+    self->disk_hits++;
   g_mutex_unlock (&self->lock);
 }
 
@@ -1583,8 +1591,10 @@ gst_tissue_mask_install_properties (GObjectClass * gobject_class)
           NULL, rw));
   g_object_class_install_property (gobject_class, PROP_DISK_HITS,
       g_param_spec_uint64 ("disk-hits", "Disk hits",
-          "Number of masks loaded from mask-cache-dir since the element "
-          "started (read-only)", 0, G_MAXUINT64, 0, ro));
+          "Number of masks loaded from mask-cache-dir for a slide since "
+          "the element started, each counted once (with mask-cache-size=0 "
+          "a mask checked for the source's query is read again for its "
+          "slide; read-only)", 0, G_MAXUINT64, 0, ro));
   g_object_class_install_property (gobject_class, PROP_MASK_CACHE_BYTES,
       g_param_spec_uint64 ("mask-cache-bytes", "Mask cache bytes",
           "Bytes the cached masks take, run-length coded (at most 32 MiB; "
