@@ -35,6 +35,7 @@ from ._utils.gst import Gst
 from ._utils.slidelist import resolve_slides
 from ._utils import trident_h5
 from .errors import PipelineError, SettingsError
+from .metadata import PATCH_RECORD
 from .pipeline import standard_pipeline
 from .stream import BatchStream
 
@@ -136,6 +137,23 @@ def _slide_meta(buffer):
     return slide
 
 
+def _given_records(given, first, slide):
+    """PATCH_RECORDs for the coordinates of a coords file, as patchsampler
+    would write them (slide index, cycle and time from its first record)."""
+    coords = given["coords"]
+    rec = np.zeros(len(coords), PATCH_RECORD)
+    rec["x"], rec["y"] = coords[:, 0], coords[:, 1]
+    rec["footprint"], rec["out_size"] = given["footprint"], given["out_size"]
+    mpp = slide["mpp"] if slide else 0.0
+    rec["out_mpp"] = given["footprint"] * mpp / given["out_size"] if mpp > 0 else 0.0
+    rec["tissue_fraction"] = 1.0
+    rec["level"] = 0xFFFFFFFF                    # WSI_LEVEL_UNSET: patchreader picks
+    if len(first):
+        for field in ("slide_index", "cycle", "created_ns"):
+            rec[field] = first[field][0]
+    return rec
+
+
 class _SlideRun:
     """One slide's pipeline, started ahead of use; its slide meta is caught
     on the way into patchsampler (where the grid stride for an overlap is
@@ -150,29 +168,63 @@ class _SlideRun:
         settings = dict(opts["settings"])
         if opts["mask_cache_dir"]:
             settings["mask_cache_dir"] = opts["mask_cache_dir"]
+        given = opts["given_coords"](name) if opts["given_coords"] else None
+        self.given = given
+        patch_size, overlap, target_mpp = opts["patch_size"], opts["overlap"], opts["mpp"]
+        if given is not None:
+            # Every position of the file, not a grid: plan the whole slide
+            # (no mask) and swap the planned records for the file's.
+            patch_size = given["out_size"]
+            settings.update(tissue=False, min_tissue=0.0)
+            # DCT-scaled reads move a patch onto the scaled grid (up to a
+            # few level-0 pixels); the file's positions are kept exactly.
+            settings.setdefault("dct_scaling", False)
+            target_mpp = 0.0
         desc = standard_pipeline(
-            location, batch_size=opts["batch_size"], patch_size=opts["patch_size"],
-            target_mpp=opts["mpp"], patches_per_slide=-1, mode="grid", cycle=False,
+            location, batch_size=opts["batch_size"], patch_size=patch_size,
+            target_mpp=target_mpp, patches_per_slide=-1, mode="grid", cycle=False,
             threads=opts["threads"], pool_size=1, patches_per_visit=64, seed=0, rank=0,
-            world_size=1, min_tissue=opts["min_tissue"], tissue=opts["tissue"],
-            prefetch=opts["prefetch"], **settings)
+            world_size=1, **dict(dict(min_tissue=opts["min_tissue"], tissue=opts["tissue"],
+                                      prefetch=opts["prefetch"]), **settings))
         self.stream = BatchStream(desc, torch=False, timeout=opts["timeout"])
         sampler = elements_of(self.stream.pipeline, "patchsampler")[0]
         self.sampler = sampler
-        patch_size, overlap, target_mpp = opts["patch_size"], opts["overlap"], opts["mpp"]
 
         def on_slide(pad, info):
             buffer = info.get_buffer()
             slide = _slide_meta(buffer) if buffer is not None else None
             if slide is not None and self.slide is None:
                 self.slide = slide
-                if overlap and slide["mpp"] > 0:
+                if overlap and slide["mpp"] > 0 and given is None:
                     side = max(1, round(patch_size * target_mpp / slide["mpp"]))
                     sampler.set_property("stride", max(1, round(
                         (patch_size - overlap) * side / patch_size)))
             return Gst.PadProbeReturn.OK
 
         sampler.get_static_pad("sink").add_probe(Gst.PadProbeType.BUFFER, on_slide)
+        if given is not None:
+            pushing = []
+
+            def swap_records(pad, info):
+                if pushing:                     # ours, on its way
+                    return Gst.PadProbeReturn.OK
+                planned = info.get_buffer()
+                ok, mapped = planned.map(Gst.MapFlags.READ)
+                first = np.frombuffer(mapped.data, PATCH_RECORD)[:1].copy()
+                planned.unmap(mapped)
+                records = _given_records(given, first, self.slide)
+                ours = Gst.Buffer.new_wrapped(records.tobytes())
+                Gst.Buffer.copy_into(ours, planned, Gst.BufferCopyFlags.FLAGS
+                                     | Gst.BufferCopyFlags.TIMESTAMPS
+                                     | Gst.BufferCopyFlags.META, 0, planned.get_size())
+                pushing.append(True)
+                try:
+                    pad.push(ours)
+                finally:
+                    pushing.clear()
+                return Gst.PadProbeReturn.DROP
+
+            sampler.get_static_pad("src").add_probe(Gst.PadProbeType.BUFFER, swap_records)
         try:
             self.stream.start()
         except PipelineError as exc:
@@ -281,7 +333,7 @@ def extract(slides, out_dir, *, mpp=0.5, magnification=None, patch_size=256, ove
             precision="fp32", batch_size=64, features_dtype="float32", threads=2,
             rank=None, world_size=None, claim_timeout=900.0, mask_cache_dir=None,
             visualize=True, contours=True, progress=True, tissue=True, prefetch=512,
-            timeout=600.0, **settings):
+            timeout=600.0, coords_from=None, **settings):
     """Coordinates (and, with `model`, features) of every tissue patch of
     `slides` under `job_folder(out_dir, ...)`; returns the summary dict
     (done, skipped, failed [(name, reason)], patches, seconds, wait_s,
@@ -304,6 +356,13 @@ def extract(slides, out_dir, *, mpp=0.5, magnification=None, patch_size=256, ove
     later runs and training.  Other keywords go to `standard_pipeline`
     (e.g. `tissue_method="clam"`, `backend=...`).  Complete outputs are
     skipped; damaged or foreign ones are redone with a warning naming them.
+
+    `coords_from`: a folder of existing TRIDENT (`<name>_patches.h5`, or a
+    job folder with `patches/`) or CLAM (`<name>.h5`) coordinate files:
+    features for exactly those positions (footprint `patch_size_level0`, or
+    CLAM's patch_size x downsample; resized to the file's `patch_size`),
+    written to `out_dir/features_<encoder>/<name>.h5` with the file's
+    coords attributes; needs `model`.
     """
     if magnification:
         mpp = 10.0 / float(magnification)
@@ -317,7 +376,11 @@ def extract(slides, out_dir, *, mpp=0.5, magnification=None, patch_size=256, ove
         raise SettingsError(f"features_dtype {features_dtype!r}: float32 or float16", None,
                             "features_dtype", str(features_dtype), None)
     target_mag = 10.0 / mpp
-    job_dir = job_folder(out_dir, mpp, patch_size, overlap)
+    job_dir = job_folder(out_dir, mpp, patch_size, overlap) if coords_from is None \
+        else os.fspath(out_dir)
+    if coords_from is not None and model is None:
+        raise SettingsError("coords_from needs a model: the coordinates exist already",
+                            None, "coords_from", str(coords_from), None)
     embed, enc_name, feat_dim = None, None, None
     if model is not None:
         m, t, feat_dim, enc_name = load_model(model)
@@ -332,18 +395,36 @@ def extract(slides, out_dir, *, mpp=0.5, magnification=None, patch_size=256, ove
                 overlap=int(overlap), min_tissue=float(min_tissue), threads=int(threads),
                 tissue=tissue, prefetch=int(prefetch), timeout=timeout,
                 mask_cache_dir=os.fspath(mask_cache_dir) if mask_cache_dir else None,
-                settings=settings)
+                settings=settings, given_coords=None)
+    if coords_from is not None:
+        given_files = {}
+
+        def given(name):
+            if name not in given_files:
+                given_files[name] = trident_h5.given_coords(_coords_file(coords_from, name))
+            return given_files[name]
+        opts["given_coords"] = given
     probe_attrs = {"patch_size": int(patch_size), "target_magnification":
                    _attr_number(target_mag), "overlap": int(overlap)}
 
     def paths(name):
-        coords = os.path.join(job_dir, "patches", f"{name}_patches.h5")
+        coords = os.path.join(job_dir, "patches", f"{name}_patches.h5") \
+            if coords_from is None else None
         feats = os.path.join(job_dir, f"features_{enc_name}", f"{name}.h5") if embed else None
         return coords, feats
 
     def state(name):
         """None when complete, "missing", or why the outputs are not this job's."""
         coords, feats = paths(name)
+        if coords_from is not None:
+            try:
+                attrs = opts["given_coords"](name)["attrs"]
+            except (OSError, ValueError):
+                return "missing"            # the slide's run names the reason
+            attrs = {k: attrs[k] for k in ("patch_size", "patch_size_level0", "name")
+                     if k in attrs}
+            why = trident_h5.check_features(feats, attrs, enc_name, feat_dim)
+            return f"{feats}: {why}" if why not in (None, "missing") else why
         attrs = dict(probe_attrs, name=name)
         why = trident_h5.check_coords(coords, attrs)
         if why is None and embed:
@@ -424,6 +505,20 @@ def extract(slides, out_dir, *, mpp=0.5, magnification=None, patch_size=256, ove
     return summary
 
 
+def _coords_file(folder, name):
+    """A slide's coords file in `folder`: TRIDENT's <name>_patches.h5 (also
+    under patches/), else CLAM's <name>.h5."""
+    folder = os.fspath(folder)
+    for candidate in (os.path.join(folder, f"{name}_patches.h5"),
+                      os.path.join(folder, "patches", f"{name}_patches.h5"),
+                      os.path.join(folder, f"{name}.h5"),
+                      os.path.join(folder, "patches", f"{name}.h5")):
+        if os.path.isfile(candidate):
+            return candidate
+    raise ValueError(f"no coordinates for slide {name} in {folder} "
+                     f"({name}_patches.h5 or {name}.h5)")
+
+
 def _reason(exc):
     """The human sentence of an error, without GStreamer's debug string."""
     return getattr(exc, "message", None) or str(exc).split("\n", 1)[0]
@@ -473,6 +568,8 @@ def _one_slide(run, embed, enc_name, job_dir, paths, opts, target_mag, summary, 
     n = sum(len(x) for x in xs)
     if slide is None:
         raise _SlideFailed(_reason(error) if error else "the slide gave no slide description")
+    if run.given is not None:
+        planned = len(run.given["coords"])
     if error is not None and planned > 0:
         raise _SlideFailed(_reason(error))
     if n < planned:
@@ -490,6 +587,13 @@ def _one_slide(run, embed, enc_name, job_dir, paths, opts, target_mag, summary, 
     attrs = _coords_attrs(run.name, slide, opts["patch_size"], opts["overlap"], target_mag,
                           footprint, job_dir)
     coords_path, feats_path = paths(run.name)
+    if run.given is not None:
+        if not np.array_equal(coords, run.given["coords"]):
+            raise _SlideFailed("the patches read are not those of its coordinates file")
+        attrs = dict(run.given["attrs"])
+        features = np.concatenate(feats) if feats else np.zeros((0, 0), embed.out_dtype)
+        trident_h5.write_features(feats_path, features, coords, attrs, run.name, enc_name)
+        return n
     if embed is not None:
         features = np.concatenate(feats) if feats else np.zeros((0, 0), embed.out_dtype)
         trident_h5.write_features(feats_path, features, coords, attrs, run.name, enc_name)
@@ -561,6 +665,9 @@ def main(argv=None):
     p.add_argument("--claim-timeout", type=float, default=900.0,
                    help="seconds after which an untouched claim is taken over (900)")
     p.add_argument("--mask-cache-dir", help="keep tissue masks here for later runs")
+    p.add_argument("--coords-from", help="features for the positions of existing TRIDENT "
+                   "(<name>_patches.h5) or CLAM (<name>.h5) coordinate files in this folder; "
+                   "features go to OUT_DIR/features_<encoder>/")
     p.add_argument("--tissue-method", help="tissuemask method (default: its default)")
     p.add_argument("--no-visualization", action="store_true",
                    help="write no contours or grid picture")
@@ -580,7 +687,7 @@ def main(argv=None):
                     threads=a.threads, rank=a.rank, world_size=a.world_size,
                     claim_timeout=a.claim_timeout, mask_cache_dir=a.mask_cache_dir,
                     visualize=not a.no_visualization, contours=not a.no_visualization,
-                    progress=not a.quiet, **settings)
+                    progress=not a.quiet, coords_from=a.coords_from, **settings)
     except (SettingsError, ValueError, ImportError) as exc:
         print(f"wsi-extract: {exc}", file=sys.stderr)
         return 2

@@ -23,7 +23,8 @@ import socket
 
 import numpy as np
 
-__all__ = ["check_coords", "check_features", "read_coords", "write_coords", "write_features"]
+__all__ = ["check_coords", "check_features", "given_coords", "read_coords", "write_coords",
+           "write_features"]
 
 # Attributes of `coords` that tell whether a file belongs to this job.
 _JOB_ATTRS = ("patch_size", "target_magnification", "overlap", "name")
@@ -122,7 +123,7 @@ def _check_coords_dataset(f, attrs):
     c = f["coords"]
     if c.dtype != np.int64 or c.ndim != 2 or c.shape[1] != 2:
         return f"'coords' is {c.dtype} {c.shape}, not int64 N x 2"
-    for k in _JOB_ATTRS:
+    for k in attrs:
         if k not in c.attrs:
             return f"'coords' has no attribute '{k}'"
         if not _same(c.attrs[k], attrs[k]):
@@ -168,3 +169,23 @@ def check_features(path, attrs, encoder, dim=None):
             return f"made by encoder {feats.attrs.get('encoder', '')!r}, not {encoder!r}"
         return None
     return _checked(path, check)
+
+
+def given_coords(path):
+    """The positions of an existing TRIDENT or CLAM coords file: dict with
+    coords (int64 N x 2), footprint (level-0 side: TRIDENT's
+    patch_size_level0, else CLAM's patch_size x downsample), out_size
+    (patch_size) and attrs (the file's `coords` attributes); ValueError
+    naming the file when neither layout fits."""
+    attrs, coords = read_coords(path)
+    if "patch_size" not in attrs:
+        raise ValueError(f"{path}: 'coords' has no attribute 'patch_size'")
+    size = int(attrs["patch_size"])
+    if "patch_size_level0" in attrs:
+        footprint = int(attrs["patch_size_level0"])
+    elif "downsample" in attrs:                          # CLAM: size at patch_level
+        footprint = int(round(size * float(np.asarray(attrs["downsample"]).ravel()[0])))
+    else:
+        raise ValueError(f"{path}: neither TRIDENT's patch_size_level0 nor CLAM's "
+                         f"downsample among the attributes of 'coords'")
+    return {"coords": coords, "footprint": footprint, "out_size": size, "attrs": attrs}

@@ -31,6 +31,7 @@
 #include "wsibytesource.h"
 #include "wsihttpsource.h"
 #include "wsisigv4.h"
+#include "wsireadsources.h"
 #include "wsiindexcache.h"
 #include "wsitiffdir.h"
 #include "wsitiffindex.h"
@@ -1321,6 +1322,8 @@ main (int argc, char **argv)
   /* Faults are retried quickly here; the default backoff is for servers. */
   g_setenv ("WSI_HTTP_BACKOFF_MS", "1", TRUE);
   gst_check_init (&argc, &argv);
+  /* this test opens byte sources by URL itself, before any slide */
+  wsi_read_sources_init ();
   local_slide = g_build_filename (www, "slide.tiff", NULL);
 
   s = remote_suite ();
