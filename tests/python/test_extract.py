@@ -401,3 +401,24 @@ def test_from_coordinates_trident_and_clam_files(few_slides, tmp_root):
                 assert np.abs(feats[i] - want).max() < 0.04, (name, i)
     again = _run([p for _, p in files[:2]], out, model=Pool8(), coords_from=src)
     assert sorted(again["skipped"]) == sorted(given)
+
+
+def test_recipe_mil_block_trains_on_the_features(few_slides, tmp_root, capsys):
+    """docs/recipes/features.md's MIL block, run on features written here."""
+    import re
+    page = (ROOT / "docs" / "recipes" / "features.md").read_text()
+    blocks = re.findall(r"^```python mil-features\n(.*?)^```", page, re.S | re.M)
+    assert len(blocks) == 1
+    out = tmp_root / "extract-mil"
+    _run(few_slides, out, model=Pool8())
+    labels = tmp_root / "labels.csv"
+    labels.write_text("slide,label\n" + "".join(f"{n},{i % 2}\n"
+                                                for i, n in enumerate(_names(few_slides))))
+    code = re.sub(r'^FEATURES = .*$', f"FEATURES = {str(_job(out) / 'features_pool8')!r}",
+                  blocks[0], flags=re.M)
+    code = re.sub(r'^LABELS = .*$', f"LABELS = {str(labels)!r}", code, flags=re.M)
+    code = code.replace("range(10)", "range(2)")
+    scope = {}
+    exec(compile(code, "features.md", "exec"), scope)
+    assert len(scope["bags"]) == 3 and scope["dim"] == 192
+    assert "epoch 1: mean loss" in capsys.readouterr().out
