@@ -21,7 +21,11 @@ packages=(
   python3-pydicom
   # OME-TIFF and OME-Zarr test data written (and decoded) by other software
   python3-tifffile python3-zarr libvips-tools
-  # tests/benchmarks: mask-threshold-study.py (cv2), bench-slide-cost.sh and
+  # wsi-extract / gstwsi.extract writes H5 files (h5py) and tissue contours
+  # (cv2, python3-opencv below); tests/python/test_extract.py reads the
+  # slides independently with openslide-python
+  python3-h5py python3-openslide
+  # wsi-extract's contours; tests/benchmarks: mask-threshold-study.py (cv2), bench-slide-cost.sh and
   # bench-dicom-instructions.sh (callgrind)
   python3-opencv valgrind
   libcurl4-openssl-dev nginx-light curl
