@@ -29,6 +29,9 @@ packages=(
   # bench-dicom-instructions.sh (callgrind)
   python3-opencv valgrind
   libcurl4-openssl-dev nginx-light curl
+  # tests/check/pipelines/faultproxy.py checks AWS signatures with botocore
+  # too (an implementation of SigV4 independent of the project's)
+  python3-botocore
   openjph-tools
   # tests/gpu/build-pygi.sh (PyGObject for the GPU machine's Python, docs/cuda.md)
   libgirepository1.0-dev libffi-dev
