@@ -26,6 +26,8 @@ run_packages=(
   libopenslide-dev
   libopencv-dev liborc-0.4-dev libtiff-dev libjpeg-dev libopenjp2-7-dev
   libjson-glib-dev zlib1g-dev libcurl4-openssl-dev
+  # OME-TIFF zstd tiles and OME-Zarr chunks (zstd, blosc)
+  libzstd-dev libblosc-dev
 )
 
 # Testing only (scripts/test.sh), on top of the run set.
@@ -44,11 +46,20 @@ test_packages=(
   python3-pil fonts-dejavu-core
   python3-matplotlib
   python3-pydicom
-  # tests/benchmarks: mask-threshold-study.py (cv2), bench-slide-cost.sh and
-  # bench-dicom-instructions.sh (callgrind)
+  # OME-TIFF and OME-Zarr test data written (and decoded) by other software
+  python3-tifffile python3-zarr libvips-tools
+  # wsi-extract / gstwsi.extract writes H5 files (h5py) and tissue contours
+  # (cv2, python3-opencv below); tests/python/test_extract.py reads the
+  # slides independently with openslide-python
+  python3-h5py python3-openslide
+  # wsi-extract's contours; tests/benchmarks: mask-threshold-study.py (cv2),
+  # bench-slide-cost.sh and bench-dicom-instructions.sh (callgrind)
   python3-opencv valgrind
   # remote slides: a local nginx serves them; curl checks it
   nginx-light curl
+  # tests/check/pipelines/faultproxy.py checks AWS signatures with botocore
+  # too (an implementation of SigV4 independent of the project's)
+  python3-botocore
   # HTJ2K peer decoder for the DICOM tests
   openjph-tools
   # tests/gpu/build-pygi.sh (PyGObject for the GPU machine's Python, docs/cuda.md)
