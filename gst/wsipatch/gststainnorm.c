@@ -60,6 +60,7 @@
 #include <string.h>
 #include <gst/video/video.h>
 #include <gst/wsi/wsirecord.h>
+#include <gst/wsi/wsirefusal.h>
 
 #include "gststainnorm.h"
 #include "gstwsipatchelements.h"
@@ -583,7 +584,7 @@ install_counter (GObjectClass * gobject_class, guint id, const gchar * name,
     const gchar * nick, const gchar * blurb)
 {
   g_object_class_install_property (gobject_class, id,
-      g_param_spec_uint64 (name, nick, blurb, 0, G_MAXUINT64, 0,
+      wsi_param_spec_uint64 (name, nick, blurb, 0, G_MAXUINT64, 0,
           G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
 }
 
@@ -601,7 +602,7 @@ gst_stain_norm_class_init (GstStainNormClass * klass)
   gobject_class->finalize = gst_stain_norm_finalize;
 
   g_object_class_install_property (gobject_class, PROP_THREADS,
-      g_param_spec_uint ("threads", "Threads",
+      wsi_param_spec_uint ("threads", "Threads",
           "Worker threads normalising patches (0 to 64, default 0 = one per "
           "core, shared among LOCAL_WORLD_SIZE ranks); the output does not "
           "depend on it; read when the element leaves READY", 0,
@@ -626,7 +627,7 @@ gst_stain_norm_class_init (GstStainNormClass * klass)
           "estimate). Set in NULL or READY", GST_TYPE_STAIN_NORM_ESTIMATE,
           STAIN_ESTIMATE_SLIDE, ready));
   g_object_class_install_property (gobject_class, PROP_MIN_TISSUE,
-      g_param_spec_double ("min-tissue", "Minimum tissue",
+      wsi_param_spec_double ("min-tissue", "Minimum tissue",
           "estimate=patch: least share of a patch's pixels with optical "
           "density above 0.15 in every channel for its own estimate "
           "(fraction, 0 to 1, default 0.1)", 0.0, 1.0, DEFAULT_MIN_TISSUE,
@@ -662,6 +663,9 @@ gst_stain_norm_class_init (GstStainNormClass * klass)
   pool_class->process = norm_process;
   pool_class->work_clear = norm_work_clear;
   pool_class->set_caps = GST_DEBUG_FUNCPTR (gst_stain_norm_set_caps);
+
+  /* numbers outside their range refuse the start (wsirefusal.h) */
+  wsi_refusal_class_init (GST_ELEMENT_CLASS (klass));
 }
 
 static void
