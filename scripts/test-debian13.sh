@@ -82,9 +82,12 @@ cp -L /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
 # Debian's default hosts file, IPv6 line first so that localhost resolves to
 # ::1 before 127.0.0.1 whatever the address sorting: servers a test starts on
 # "localhost" must be reachable the way a client there resolves it.
-cat > "$root/etc/hosts" <<'EOF'
+# The machine's name on 127.0.1.1 as Debian's installer writes it (gloo
+# resolves it to pick its interface).
+cat > "$root/etc/hosts" <<EOF
 ::1		localhost ip6-localhost ip6-loopback
 127.0.0.1	localhost
+127.0.1.1	$(hostname)
 ff02::1		ip6-allnodes
 ff02::2		ip6-allrouters
 EOF
