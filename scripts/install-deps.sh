@@ -17,10 +17,17 @@ packages=(
   python3-pil fonts-dejavu-core
   python3-matplotlib python3-pil
   python3-pydicom
-  # tests/benchmarks: mask-threshold-study.py (cv2), bench-slide-cost.sh and
+  # wsi-extract / gstwsi.extract writes H5 files (h5py) and tissue contours
+  # (cv2, python3-opencv below); tests/python/test_extract.py reads the
+  # slides independently with openslide-python
+  python3-h5py python3-openslide
+  # wsi-extract's contours; tests/benchmarks: mask-threshold-study.py (cv2), bench-slide-cost.sh and
   # bench-dicom-instructions.sh (callgrind)
   python3-opencv valgrind
   libcurl4-openssl-dev nginx-light curl
+  # tests/check/pipelines/faultproxy.py checks AWS signatures with botocore
+  # too (an implementation of SigV4 independent of the project's)
+  python3-botocore
   openjph-tools
   # tests/gpu/build-pygi.sh (PyGObject for the GPU machine's Python, docs/cuda.md)
   libgirepository1.0-dev libffi-dev
