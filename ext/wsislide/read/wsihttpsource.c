@@ -33,8 +33,7 @@ typedef struct
   gchar *etag;                  /* pinned at open, or NULL */
   gchar *last_modified;         /* pinned at open, or NULL */
   gboolean strong_etag;         /* sent as If-Match */
-  gchar *aws_sigv4;
-  gchar *user_password;
+  WsiSigV4Key *sigv4;           /* a copy, or NULL */
   gchar **headers;
   WsiFetchStats stats;
   GPtrArray *inflight;          /* Prefetch being fetched (prefetch_lock) */
@@ -201,18 +200,49 @@ typedef struct
 {
   const gchar *url;
   const gchar *if_match;
-  const gchar *aws_sigv4;
-  const gchar *user_password;
+  const WsiSigV4Key *sigv4;
   const gchar *const *headers;
 } Request;
 
 static Request
 source_request (const WsiHttpSource * hs)
 {
-  Request r = { hs->url, hs->strong_etag ? hs->etag : NULL, hs->aws_sigv4,
-    hs->user_password, (const gchar * const *) hs->headers
+  Request r = { hs->url, hs->strong_etag ? hs->etag : NULL, hs->sigv4,
+    (const gchar * const *) hs->headers
   };
   return r;
+}
+
+static WsiSigV4Key *
+sigv4_copy (const WsiSigV4Key * key)
+{
+  WsiSigV4Key *copy;
+
+  if (key == NULL)
+    return NULL;
+  copy = g_new0 (WsiSigV4Key, 1);
+  copy->key_id = g_strdup (key->key_id);
+  copy->secret = g_strdup (key->secret);
+  copy->token = g_strdup (key->token);
+  copy->region = g_strdup (key->region);
+  copy->service = g_strdup (key->service);
+  return copy;
+}
+
+static void
+sigv4_free (WsiSigV4Key * key)
+{
+  if (key == NULL)
+    return;
+  /* secrets do not linger in freed memory */
+  if (key->secret != NULL)
+    memset ((gchar *) key->secret, 0, strlen (key->secret));
+  g_free ((gchar *) key->key_id);
+  g_free ((gchar *) key->secret);
+  g_free ((gchar *) key->token);
+  g_free ((gchar *) key->region);
+  g_free ((gchar *) key->service);
+  g_free (key);
 }
 
 static struct curl_slist *
@@ -228,6 +258,19 @@ request_headers (const Request * request)
   }
   for (h = request->headers; h != NULL && *h != NULL; h++)
     list = curl_slist_append (list, *h);
+  if (request->sigv4 != NULL) {
+    /* Signed here, at each try (x-amz-date is the time it is sent), not by
+     * curl: its CURLOPT_AWS_SIGV4 canonicalises query strings differently
+     * from release to release (wsisigv4.h). */
+    GDateTime *now = g_date_time_new_now_utc ();
+    gchar **lines = wsi_sigv4_sign ("GET", request->url, NULL,
+        request->sigv4, now);
+    gchar **l;
+    for (l = lines; l != NULL && *l != NULL; l++)
+      list = curl_slist_append (list, *l);
+    g_strfreev (lines);
+    g_date_time_unref (now);
+  }
   return list;
 }
 
@@ -260,10 +303,6 @@ handle_setup (const Request * request, const gchar * range, guint timeout_ms,
     curl_easy_setopt (handle, CURLOPT_RANGE, range);
   if (*headers != NULL)
     curl_easy_setopt (handle, CURLOPT_HTTPHEADER, *headers);
-  if (request->aws_sigv4 != NULL) {
-    curl_easy_setopt (handle, CURLOPT_AWS_SIGV4, request->aws_sigv4);
-    curl_easy_setopt (handle, CURLOPT_USERPWD, request->user_password);
-  }
   curl_easy_setopt (handle, CURLOPT_HEADERFUNCTION, on_header);
   curl_easy_setopt (handle, CURLOPT_HEADERDATA, response);
   curl_easy_setopt (handle, CURLOPT_WRITEFUNCTION, on_body);
@@ -450,8 +489,7 @@ http_source_finalize (WsiByteSource * source)
   g_free (hs->url);
   g_free (hs->etag);
   g_free (hs->last_modified);
-  g_free (hs->aws_sigv4);
-  g_free (hs->user_password);
+  sigv4_free (hs->sigv4);
   g_strfreev (hs->headers);
   if (hs->inflight != NULL)
     g_ptr_array_unref (hs->inflight);
@@ -524,8 +562,7 @@ wsi_http_source_open (const gchar * url, const gchar * display_uri,
   hs->url = g_strdup (url);
   hs->inflight = g_ptr_array_new ();
   if (auth != NULL) {
-    hs->aws_sigv4 = g_strdup (auth->aws_sigv4);
-    hs->user_password = g_strdup (auth->user_password);
+    hs->sigv4 = sigv4_copy (auth->sigv4);
     hs->headers = g_strdupv ((gchar **) auth->headers);
   }
   request = source_request (hs);
@@ -582,8 +619,8 @@ wsi_http_get (const gchar * url, const gchar * display_uri,
     const WsiHttpAuth * auth, gsize max_bytes, gsize * length,
     GError ** error)
 {
-  Request request = { url, NULL, auth ? auth->aws_sigv4 : NULL,
-    auth ? auth->user_password : NULL, auth ? auth->headers : NULL
+  Request request = { url, NULL, auth ? auth->sigv4 : NULL,
+    auth ? auth->headers : NULL
   };
   WsiHttpExpect expect = { 0, max_bytes, G_MAXUINT64, NULL, NULL };
   WsiHttpResponse response;
@@ -872,4 +909,22 @@ http_source_prefetch (WsiByteSource * source, const WsiByteRange * ranges,
   g_free (sorted);
   if (queued)
     curl_multi_wakeup (multi);
+}
+
+/* The scheme table's entry: the remembered full URL of a display form. */
+static WsiByteSource *
+http_source_open_location (const gchar * location, GError ** error)
+{
+  gchar *full = wsi_location_resolve (location);
+  WsiByteSource *source = wsi_http_source_open (full, NULL, NULL, error);
+
+  g_free (full);
+  return source;
+}
+
+void
+wsi_http_source_register (void)
+{
+  wsi_byte_source_register_scheme ("http", http_source_open_location);
+  wsi_byte_source_register_scheme ("https", http_source_open_location);
 }

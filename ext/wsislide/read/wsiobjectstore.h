@@ -14,7 +14,7 @@
  * Contract: s3://BUCKET/KEY is read from https://BUCKET.s3.REGION.amazonaws.com/KEY,
  * or path-style from $AWS_ENDPOINT_URL/BUCKET/KEY (S3-compatible stores);
  * REGION from AWS_REGION, AWS_DEFAULT_REGION, else us-east-1. Requests are
- * signed with AWS Signature V4 (libcurl's CURLOPT_AWS_SIGV4) when
+ * signed with AWS Signature V4 (wsisigv4.h, not libcurl's) when
  * credentials are found — AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY /
  * AWS_SESSION_TOKEN, else the AWS_PROFILE (or "default") section of
  * ~/.aws/credentials (AWS_SHARED_CREDENTIALS_FILE) — and anonymous
@@ -38,6 +38,9 @@ G_BEGIN_DECLS
 /* Opens an s3:// or gs:// location. */
 WsiByteSource *wsi_object_store_open (const gchar * location,
     GError ** error);
+
+/* Registers s3:// and gs:// in the byte-source scheme table. */
+void wsi_object_store_register (void);
 
 /* The https:// (or endpoint) URL an s3:// or gs:// location is read from;
  * NULL with @error when @location is not one. */

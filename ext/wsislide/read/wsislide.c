@@ -19,6 +19,7 @@
 
 #include <gst/wsi/wsilevel.h>
 #include "wsibytesource.h"
+#include "wsireadsources.h"
 
 
 #include <math.h>
@@ -158,29 +159,6 @@ set_unsupported_error (const gchar * path, const gchar * backend,
         "%s: not a slide format any backend reads", path);
 }
 
-gchar *
-wsi_display_text (const gchar * text)
-{
-  GString *out;
-  const gchar *end;
-
-  if (text == NULL)
-    return NULL;
-  if (g_utf8_validate (text, -1, NULL))
-    return g_strdup (text);
-  out = g_string_new (NULL);
-  while (*text != '\0') {
-    if (g_utf8_validate (text, -1, &end)) {
-      g_string_append (out, text);
-      break;
-    }
-    g_string_append_len (out, text, end - text);
-    g_string_append_printf (out, "\\x%02X", (guint) (guint8) * end);
-    text = end + 1;
-  }
-  return g_string_free (out, FALSE);
-}
-
 /* Error texts go into GStreamer messages and Python strings: UTF-8 only. */
 static void
 make_error_displayable (GError * error)
@@ -203,7 +181,11 @@ wsi_slide_open (const gchar * path, const gchar * backend_name,
     GError ** error)
 {
   GError *local = NULL;
-  WsiSlide *slide = open_checked (path, backend_name, &local);
+  WsiSlide *slide;
+
+  /* the entry point of the read layer: remote schemes known from here on */
+  wsi_read_sources_init ();
+  slide = open_checked (path, backend_name, &local);
 
   make_error_displayable (local);
   if (local != NULL)
@@ -261,6 +243,11 @@ open_checked (const gchar * path, const gchar * backend_name,
       return slide;
     }
     g_clear_error (&declined);
+    if (g_error_matches (this_one, WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_REFUSED)) {
+      /* Its own format, refused for a reason no other backend fixes. */
+      g_propagate_error (error, this_one);
+      return NULL;
+    }
     declined = this_one;
     /* A backend that cannot trust the file hands it to the next one. */
     g_debug ("%s backend declined it: %s", (*backend)->name,

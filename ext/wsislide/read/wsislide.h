@@ -39,6 +39,7 @@
 
 #include <glib.h>
 #include "wsiresample.h"
+#include "wsilocation.h"      /* wsi_display_text, wsi_location_display */
 
 G_BEGIN_DECLS
 
@@ -59,7 +60,12 @@ typedef enum
   /* The backend reads this format but cannot trust this file (damaged
    * geometry, tile table or level order): `auto` hands it to the next
    * backend and says so once (WsiSlide.declined). */
-  WSI_SLIDE_ERROR_DECLINED
+  WSI_SLIDE_ERROR_DECLINED,
+  /* The backend owns this format (an OME-TIFF, an OME-Zarr store) but the
+   * file holds pixels nothing here delivers as RGB (16-bit, more than three
+   * channels, separate planes) or is damaged beyond reading: `auto` stops
+   * here rather than let another backend read it as something else. */
+  WSI_SLIDE_ERROR_REFUSED
 } WsiSlideError;
 
 /* Where WsiSlide.mpp_x/mpp_y came from. */
@@ -67,6 +73,8 @@ typedef enum
 #define WSI_MPP_SOURCE_APERIO "aperio-description"
 #define WSI_MPP_SOURCE_TIFF "tiff-resolution"
 #define WSI_MPP_SOURCE_DICOM "dicom-pixel-spacing"
+#define WSI_MPP_SOURCE_OME "ome-xml"
+#define WSI_MPP_SOURCE_NGFF "ngff-scale"
 #define WSI_MPP_SOURCE_UNKNOWN "unknown"
 
 /* Backend names, as the `backend` properties and the slide meta spell them. */
@@ -297,11 +305,6 @@ gchar *wsi_slide_known_extensions_text (void);
  * as 72 dpi or 10 px/cm). @unit is the TIFF ResolutionUnit (2 = inch,
  * 3 = centimetre). */
 gdouble wsi_mpp_from_tiff_resolution (gdouble pixels_per_unit, gint unit);
-
-/* @text as valid UTF-8 for messages and metadata: bytes that are not UTF-8
- * (a Latin-1 file name) become \xNN escapes. Paths are bytes on Linux: open
- * files by the original, show this. */
-gchar *wsi_display_text (const gchar * text);
 
 /* Allocates the per-level arrays of @slide for @level_count levels. */
 void wsi_slide_alloc_levels (WsiSlide * slide, gint level_count);
