@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages gst-wsi needs to build, test and run.
+# Installs the Debian 12 and 13 packages gst-wsi needs to build, test and run.
 # Skips apt-get when everything is already there; uses sudo when not root.
 set -euo pipefail
 
@@ -13,7 +13,7 @@ packages=(
   libopencv-dev liborc-0.4-dev libtiff-dev libjpeg-dev libopenjp2-7-dev libcharls-dev libjson-glib-dev zlib1g-dev
   # OME-TIFF zstd tiles and OME-Zarr chunks (zstd, blosc)
   libzstd-dev libblosc-dev
-  clang libclang-rt-14-dev
+  clang libclang-rt-dev
   python3-gi python3-gst-1.0 gir1.2-gstreamer-1.0 gir1.2-gst-plugins-base-1.0
   python3-numpy python3-pytest python3-torch
   python3-pil fonts-dejavu-core
