@@ -15,7 +15,8 @@
  * tissue pixels (the tissue mask's, when tissuemask ran before it; every
  * overview pixel otherwise), and writes them into the slide meta as
  * columns: Macenko's stain matrix and 99th-percentile concentrations
- * (torchstain's defaults) and Reinhard's l-alpha-beta means and standard
+ * (torchstain's defaults), Vahadane's stain matrix (sparse non-negative
+ * factorisation, lambda 0.1, of up to 20,000 tissue pixels) and Reinhard's l-alpha-beta means and standard
  * deviations (see `gst/wsipatch/wsistainmeta.h` for the names and
  * `wsistain.h` for the maths). patchreader copies slide columns onto every
  * patch, so `stainnorm` after patchreader normalises each patch with its
@@ -62,7 +63,7 @@ GST_DEBUG_CATEGORY_STATIC (gst_stain_estimate_debug);
 
 #define DEFAULT_THREADS 1
 #define MAX_THREADS 64
-#define N_COLUMNS 5
+#define N_COLUMNS 7
 
 enum
 {
@@ -98,7 +99,8 @@ struct _GstStainEstimate
 
 static const gchar *const column_names[N_COLUMNS + 1] = {
   WSI_STAIN_COL_PIXELS, WSI_STAIN_COL_MATRIX, WSI_STAIN_COL_MAX_C,
-  WSI_STAIN_COL_LAB_MEAN, WSI_STAIN_COL_LAB_STD, NULL
+  WSI_STAIN_COL_LAB_MEAN, WSI_STAIN_COL_LAB_STD,
+  WSI_STAIN_COL_VAHADANE_MATRIX, WSI_STAIN_COL_VAHADANE_MAX_C, NULL
 };
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
@@ -146,10 +148,10 @@ estimate_overview (const guint8 * data, gint width, gint height,
     3, 0, 1, 2
   };
   WsiStainPixels px = { &image, mask, (gsize) width };
-  WsiStainMatrix m;
+  WsiStainMatrix m, v;
   WsiStainLab lab;
   guint64 n_tissue = 0;
-  gboolean has_m, has_lab;
+  gboolean has_m, has_lab, has_v;
   gdouble numbers[6];
 
   has_m = wsi_stain_estimate_macenko (&px, &m, &n_tissue);
@@ -169,6 +171,16 @@ estimate_overview (const guint8 * data, gint width, gint height,
   out->values[3] = has_lab ? wsi_stain_format_numbers (lab.mean, 3) :
       g_strdup ("");
   out->values[4] = has_lab ? wsi_stain_format_numbers (lab.std, 3) :
+      g_strdup ("");
+  /* Vahadane's factorisation: here, once per slide, never per patch */
+  has_v = has_m && wsi_stain_estimate_vahadane (&px, &v, NULL);
+  if (has_v) {
+    memcpy (numbers, v.stains[0], sizeof (v.stains[0]));
+    memcpy (numbers + 3, v.stains[1], sizeof (v.stains[1]));
+  }
+  out->values[5] = has_v ? wsi_stain_format_numbers (numbers, 6) :
+      g_strdup ("");
+  out->values[6] = has_v ? wsi_stain_format_numbers (v.max_c, 2) :
       g_strdup ("");
   return has_m;
 }
@@ -388,7 +400,7 @@ gst_stain_estimate_class_init (GstStainEstimateClass * klass)
   gst_element_class_add_static_pad_template (element_class, &src_template);
   gst_element_class_set_static_metadata (element_class,
       "Slide stain estimate", "Filter/Analyzer",
-      "Estimates each slide's H&E stains (Macenko, Reinhard) once from its "
+      "Estimates each slide's H&E stains (Macenko, Vahadane, Reinhard) once from its "
       "overview's tissue pixels and writes them into the slide meta",
       "gst-wsi developers");
 

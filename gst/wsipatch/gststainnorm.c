@@ -16,14 +16,17 @@
  * Ruderman's l-alpha-beta space matched in mean and standard deviation)
  * or Macenko et al. 2009 (method=macenko, torchstain's defaults Io = 240,
  * beta = 0.15, alpha = 1: concentrations on the source's stain vectors,
- * rescaled by the 99th percentiles, recomposed on the target's). The
- * maths is in `gst/wsipatch/wsistain.h`.
+ * rescaled by the 99th percentiles, recomposed on the target's) or
+ * Vahadane et al. 2016 (method=vahadane: the stain vectors of a sparse
+ * non-negative factorisation that stainestimate runs once per slide,
+ * applied as Macenko's; estimate=slide only). The maths is in
+ * `gst/wsipatch/wsistain.h`.
  *
  * The target is #GstStainNorm:reference, an image file whose pixels (all
  * of them) give the target statistics, decoded by GStreamer's own
  * decoders (PNG and JPEG with gst-plugins-good; whatever decodebin reads),
  * or, when unset, torchstain's built-in Macenko target (HERef and maxCRef
- * of Macenko's reference implementation). Reinhard has no standard
+ * of Macenko's reference implementation; Vahadane's too). Reinhard has no standard
  * target: method=reinhard needs a reference.
  *
  * The source estimate is the slide's (#GstStainNorm:estimate=slide, the
@@ -153,6 +156,8 @@ gst_stain_norm_method_get_type (void)
         "reinhard"},
     {WSI_STAIN_MACENKO, "Macenko: stain vectors and concentrations",
         "macenko"},
+    {WSI_STAIN_VAHADANE, "Vahadane: the slide's sparse stain factorisation, "
+          "applied as Macenko", "vahadane"},
     {0, NULL, NULL}
   };
 
@@ -268,6 +273,8 @@ load_reference (GstStainNorm * self, const gchar * path)
 
     if (self->method == WSI_STAIN_MACENKO)
       ok = wsi_stain_estimate_macenko (&px, &self->target_matrix, NULL);
+    else if (self->method == WSI_STAIN_VAHADANE)
+      ok = wsi_stain_estimate_vahadane (&px, &self->target_matrix, NULL);
     else
       ok = wsi_stain_estimate_lab (&px, &self->target_lab);
     if (!ok)
@@ -349,8 +356,9 @@ choose_plan (GstStainNorm * self, const GstStructure * meta,
   if (source != SOURCE_PATCH) {
     gboolean ok = FALSE;
 
-    if (meta != NULL && self->method == WSI_STAIN_MACENKO)
-      ok = wsi_stain_meta_get_matrix (meta, &m)
+    if (meta != NULL && self->method != WSI_STAIN_REINHARD)
+      ok = wsi_stain_meta_get_matrix (meta,
+          self->method == WSI_STAIN_VAHADANE, &m)
           && wsi_stain_plan_macenko (plan, &m, &self->target_matrix);
     else if (meta != NULL)
       ok = wsi_stain_meta_get_lab (meta, &lab)
@@ -358,7 +366,7 @@ choose_plan (GstStainNorm * self, const GstStructure * meta,
     if (!ok)
       return SOURCE_NONE;
   }
-  if (self->method == WSI_STAIN_MACENKO) {
+  if (self->method != WSI_STAIN_REINHARD) {
     memcpy (used, m.stains[0], 3 * sizeof (gdouble));
     memcpy (used + 3, m.stains[1], 3 * sizeof (gdouble));
     memcpy (used + 6, m.max_c, 2 * sizeof (gdouble));
@@ -417,7 +425,7 @@ norm_process (WsiPoolElement * element, gpointer data, gpointer state)
     values[0] = source_names[source];
     if (source != SOURCE_NONE)
       used_text = wsi_stain_format_numbers (used,
-          self->method == WSI_STAIN_MACENKO ? 8 : 6);
+          self->method != WSI_STAIN_REINHARD ? 8 : 6);
     values[1] = used_text ? used_text : "";
     wsi_stain_meta_set_columns (meta, names, values);
     g_free (used_text);
@@ -457,6 +465,15 @@ gst_stain_norm_start (WsiPoolElement * element, guint * n_threads)
   for (i = 0; i < N_SOURCES; i++)
     g_atomic_int_set (&self->counts[i], 0);
 
+  if (self->method == WSI_STAIN_VAHADANE
+      && self->estimate == STAIN_ESTIMATE_PATCH) {
+    g_free (reference);
+    GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS,
+        ("method=vahadane works with estimate=slide only: its sparse "
+            "factorisation runs once per slide (stainestimate), never per "
+            "patch."), (NULL));
+    return FALSE;
+  }
   if (reference == NULL || *reference == '\0') {
     g_free (reference);
     if (self->method == WSI_STAIN_REINHARD) {
@@ -609,7 +626,8 @@ gst_stain_norm_class_init (GstStainNormClass * klass)
   g_object_class_install_property (gobject_class, PROP_METHOD,
       g_param_spec_enum ("method", "Method",
           "Normalisation: reinhard (l-alpha-beta statistics; needs "
-          "reference) or macenko (stain vectors, torchstain's defaults); "
+          "reference), macenko (stain vectors, torchstain's defaults) or "
+          "vahadane (the slide's sparse factorisation, estimate=slide only); "
           "default macenko. Set in NULL or READY", GST_TYPE_STAIN_NORM_METHOD,
           DEFAULT_METHOD, ready));
   g_object_class_install_property (gobject_class, PROP_REFERENCE,

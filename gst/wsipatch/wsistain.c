@@ -393,6 +393,49 @@ stain_solver (const gdouble s[2][3], gdouble * p)
   return TRUE;
 }
 
+/* The 99th percentiles of the least-squares concentrations of every
+ * selected pixel on @out's stains, into @out->max_c; FALSE when they give
+ * none (stains that cannot be told apart, no positive percentile). */
+static gboolean
+max_concentrations (const WsiStainPixels * px, WsiStainMatrix * out)
+{
+  const WsiStainImage *im = px->image;
+  const gdouble *t = od_table ();
+  gdouble p[6], *ch, *ce;
+  guint64 n_all = 0, k = 0;
+  guint x, y, i;
+  gboolean ok;
+
+  if (!stain_solver (out->stains, p))
+    return FALSE;
+  for (y = 0; y < im->height; y++)
+    for (x = 0; x < im->width; x++)
+      n_all += selected (px, x, y);
+  if (n_all == 0)
+    return FALSE;
+  ch = g_new (gdouble, n_all);
+  ce = g_new (gdouble, n_all);
+  for (y = 0; y < im->height; y++)
+    for (x = 0; x < im->width; x++)
+      if (selected (px, x, y)) {
+        const guint8 *q = pixel_at (im, x, y);
+        gdouble od[3] = { t[q[im->r]], t[q[im->g]], t[q[im->b]] };
+
+        ch[k] = p[0] * od[0] + p[1] * od[1] + p[2] * od[2];
+        ce[k] = p[3] * od[0] + p[4] * od[1] + p[5] * od[2];
+        k++;
+      }
+  out->max_c[0] = percentile (ch, n_all, 99.0);
+  out->max_c[1] = percentile (ce, n_all, 99.0);
+  g_free (ch);
+  g_free (ce);
+  ok = isfinite (out->max_c[0]) && isfinite (out->max_c[1])
+      && out->max_c[0] > 1e-6 && out->max_c[1] > 1e-6;
+  for (i = 0; i < 3; i++)
+    ok = ok && isfinite (out->stains[0][i]) && isfinite (out->stains[1][i]);
+  return ok;
+}
+
 gboolean
 wsi_stain_estimate_macenko (const WsiStainPixels * px, WsiStainMatrix * out,
     guint64 * n_tissue)
@@ -400,9 +443,9 @@ wsi_stain_estimate_macenko (const WsiStainPixels * px, WsiStainMatrix * out,
   const WsiStainImage *im = px->image;
   const gdouble *t = od_table ();
   gdouble mean[3] = { 0 }, cov[9] = { 0 }, w[3], v[9], e_mid[3], e_big[3];
-  gdouble *phi = NULL, *ch = NULL, *ce = NULL, p[6];
+  gdouble *phi = NULL;
   gdouble min_phi, max_phi, vmin[3], vmax[3];
-  guint64 n = 0, n_all = 0, k;
+  guint64 n = 0, k;
   guint x, y, i, j;
   gboolean ok = FALSE;
 
@@ -414,7 +457,6 @@ wsi_stain_estimate_macenko (const WsiStainPixels * px, WsiStainMatrix * out,
         const guint8 *q = pixel_at (im, x, y);
         gdouble od[3] = { t[q[im->r]], t[q[im->g]], t[q[im->b]] };
 
-        n_all++;
         if (!is_tissue (od))
           continue;
         for (i = 0; i < 3; i++)
@@ -479,36 +521,171 @@ wsi_stain_estimate_macenko (const WsiStainPixels * px, WsiStainMatrix * out,
     out->stains[0][i] = vmin[0] > vmax[0] ? vmin[i] : vmax[i];
     out->stains[1][i] = vmin[0] > vmax[0] ? vmax[i] : vmin[i];
   }
-  if (!stain_solver (out->stains, p))
-    goto done;
+  ok = max_concentrations (px, out);
+  g_free (phi);
+  return ok;
+}
 
-  ch = g_new (gdouble, n_all);
-  ce = g_new (gdouble, n_all);
-  k = 0;
+/* One pixel's non-negative lasso on two atoms @d (columns, unit or not):
+ * argmin 0.5 |x - D a|^2 + lambda (a_0 + a_1), a >= 0, exactly: the
+ * interior solution when both are positive, else the better single atom. */
+static void
+lasso2 (const gdouble * x, const gdouble d[2][3], const gdouble * gram,
+    gdouble lambda, gdouble * a)
+{
+  gdouble b0 = d[0][0] * x[0] + d[0][1] * x[1] + d[0][2] * x[2] - lambda;
+  gdouble b1 = d[1][0] * x[0] + d[1][1] * x[1] + d[1][2] * x[2] - lambda;
+  gdouble det = gram[0] * gram[2] - gram[1] * gram[1];
+  gdouble s0, s1, f0, f1;
+
+  if (det > 1e-12) {
+    a[0] = (gram[2] * b0 - gram[1] * b1) / det;
+    a[1] = (gram[0] * b1 - gram[1] * b0) / det;
+    if (a[0] >= 0.0 && a[1] >= 0.0)
+      return;
+  }
+  /* one atom: a_k = max (0, b_k / |d_k|^2); keep the lower objective */
+  s0 = gram[0] > 0 && b0 > 0 ? b0 / gram[0] : 0.0;
+  s1 = gram[2] > 0 && b1 > 0 ? b1 / gram[2] : 0.0;
+  /* objective minus 0.5 |x|^2: 0.5 s^2 |d|^2 - s (d.x - lambda) */
+  f0 = 0.5 * s0 * s0 * gram[0] - s0 * b0;
+  f1 = 0.5 * s1 * s1 * gram[2] - s1 * b1;
+  a[0] = f0 <= f1 ? s0 : 0.0;
+  a[1] = f0 <= f1 ? 0.0 : s1;
+}
+
+gboolean
+wsi_stain_estimate_vahadane (const WsiStainPixels * px, WsiStainMatrix * out,
+    guint64 * n_tissue)
+{
+  const WsiStainImage *im = px->image;
+  const gdouble *t = od_table ();
+  WsiStainMatrix init;
+  gdouble *od, d[2][3], *a;
+  guint64 n = 0, m, k, i;
+  guint x, y, j, c, iter;
+  gboolean ok;
+
+  /* count the tissue pixels */
   for (y = 0; y < im->height; y++)
     for (x = 0; x < im->width; x++)
       if (selected (px, x, y)) {
         const guint8 *q = pixel_at (im, x, y);
-        gdouble od[3] = { t[q[im->r]], t[q[im->g]], t[q[im->b]] };
+        gdouble v[3] = { t[q[im->r]], t[q[im->g]], t[q[im->b]] };
 
-        ch[k] = p[0] * od[0] + p[1] * od[1] + p[2] * od[2];
-        ce[k] = p[3] * od[0] + p[4] * od[1] + p[5] * od[2];
-        k++;
+        n += is_tissue (v);
       }
-  out->max_c[0] = percentile (ch, n_all, 99.0);
-  out->max_c[1] = percentile (ce, n_all, 99.0);
-  ok = isfinite (out->max_c[0]) && isfinite (out->max_c[1])
-      && out->max_c[0] > 1e-6 && out->max_c[1] > 1e-6;
-  for (i = 0; i < 3; i++)
-    ok = ok && isfinite (out->stains[0][i]) && isfinite (out->stains[1][i]);
+  if (n_tissue)
+    *n_tissue = n;
+  if (n < WSI_STAIN_MIN_PIXELS)
+    return FALSE;
+  m = MIN (n, (guint64) WSI_STAIN_VAHADANE_PIXELS);
+  od = g_new (gdouble, m * 3);
+  a = g_new (gdouble, m * 2);
+  /* every (n / m)-th tissue pixel: the same pixels on every run */
+  k = 0;
+  i = 0;
+  for (y = 0; y < im->height && i < m; y++)
+    for (x = 0; x < im->width && i < m; x++)
+      if (selected (px, x, y)) {
+        const guint8 *q = pixel_at (im, x, y);
+        gdouble v[3] = { t[q[im->r]], t[q[im->g]], t[q[im->b]] };
 
-done:
-  g_free (phi);
-  g_free (ch);
-  g_free (ce);
+        if (!is_tissue (v))
+          continue;
+        if (k++ * m / n == i) {
+          memcpy (od + 3 * i, v, sizeof (v));
+          i++;
+        }
+      }
+  m = i;
+  /* a deterministic start (spams draws one at random): the mean OD
+   * direction plus and minus a third of the direction of most spread
+   * across it, inside the stains' cone; the factorisation moves them out
+   * to the stains */
+  {
+    gdouble mean[3] = { 0 }, cov[9] = { 0 }, w[3], vec[9], norm;
+
+    for (i = 0; i < m; i++)
+      for (c = 0; c < 3; c++)
+        mean[c] += od[3 * i + c] / (gdouble) m;
+    for (i = 0; i < m; i++)
+      for (c = 0; c < 3; c++)
+        for (j = 0; j < 3; j++)
+          cov[c * 3 + j] += (od[3 * i + c] - mean[c]) * (od[3 * i + j] -
+              mean[j]);
+    if (!sym3_eigen (cov, w, vec))
+      goto fail;
+    norm = sqrt (mean[0] * mean[0] + mean[1] * mean[1] + mean[2] * mean[2]);
+    if (!(norm > 1e-12))
+      goto fail;
+    for (j = 0; j < 2; j++) {
+      gdouble len = 0.0;
+
+      for (c = 0; c < 3; c++) {
+        init.stains[j][c] = mean[c] / norm + (j ? -1.0 : 1.0) / 3.0 *
+            vec[c * 3 + 2];
+        init.stains[j][c] = MAX (init.stains[j][c], 0.0);
+        len += init.stains[j][c] * init.stains[j][c];
+      }
+      if (!(len > 1e-12))
+        goto fail;
+      for (c = 0; c < 3; c++)
+        init.stains[j][c] /= sqrt (len);
+    }
+  }
+  memcpy (d, init.stains, sizeof (d));
+  for (iter = 0; iter < WSI_STAIN_VAHADANE_ITERATIONS; iter++) {
+    gdouble gram[3], b[2][3] = { {0} }, cc[3] = { 0 };
+
+    gram[0] = d[0][0] * d[0][0] + d[0][1] * d[0][1] + d[0][2] * d[0][2];
+    gram[1] = d[0][0] * d[1][0] + d[0][1] * d[1][1] + d[0][2] * d[1][2];
+    gram[2] = d[1][0] * d[1][0] + d[1][1] * d[1][1] + d[1][2] * d[1][2];
+    for (i = 0; i < m; i++) {
+      lasso2 (od + 3 * i, d, gram, WSI_STAIN_VAHADANE_LAMBDA, a + 2 * i);
+      for (c = 0; c < 3; c++) {
+        b[0][c] += od[3 * i + c] * a[2 * i];
+        b[1][c] += od[3 * i + c] * a[2 * i + 1];
+      }
+      cc[0] += a[2 * i] * a[2 * i];
+      cc[1] += a[2 * i] * a[2 * i + 1];
+      cc[2] += a[2 * i + 1] * a[2 * i + 1];
+    }
+    /* the dictionary by block coordinate descent (spams' trainDL): each
+     * atom its least-squares update, made non-negative, of unit norm */
+    for (j = 0; j < 2; j++) {
+      gdouble cjj = j == 0 ? cc[0] : cc[2], norm = 0.0, v[3];
+
+      if (cjj <= 1e-12)
+        continue;
+      for (c = 0; c < 3; c++) {
+        v[c] = (b[j][c] - d[1 - j][c] * cc[1]) / cjj;
+        v[c] = v[c] > 0.0 ? v[c] : 0.0;
+        norm += v[c] * v[c];
+      }
+      if (norm <= 1e-24)
+        continue;
+      norm = sqrt (norm);
+      for (c = 0; c < 3; c++)
+        d[j][c] = v[c] / norm;
+    }
+  }
+  g_free (od);
+  g_free (a);
+  /* haematoxylin first: the larger red OD, as StainTools orders them */
+  j = d[0][0] >= d[1][0] ? 0 : 1;
+  for (c = 0; c < 3; c++) {
+    out->stains[0][c] = d[j][c];
+    out->stains[1][c] = d[1 - j][c];
+  }
+  ok = max_concentrations (px, out);
   return ok;
-}
 
+fail:
+  g_free (od);
+  g_free (a);
+  return FALSE;
+}
 /* ---- plans --------------------------------------------------------------- */
 
 static gboolean

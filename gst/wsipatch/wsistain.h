@@ -34,6 +34,9 @@
  *    truncated to a byte as torchstain's astype(uint8). The eigenvectors'
  *    signs are fixed (largest one with a positive sum) so the angles never
  *    wrap; numpy's eigh leaves them arbitrary.
+ *  - Vahadane et al. 2016: the stain matrix from a sparse non-negative
+ *    factorisation of the tissue OD (wsi_stain_estimate_vahadane), applied
+ *    as Macenko's.
  * A patch of glass, a single colour or black has no stain estimate
  * (wsi_stain_estimate_* returns FALSE): too few tissue pixels, a
  * degenerate covariance, or stains that cannot be told apart. Nothing here
@@ -64,12 +67,20 @@ typedef enum
 {
   WSI_STAIN_REINHARD = 0,
   WSI_STAIN_MACENKO = 1,
+  WSI_STAIN_VAHADANE = 2,
 } WsiStainMethod;
 
 /* torchstain's defaults (Macenko). */
 #define WSI_STAIN_IO 240.0
 #define WSI_STAIN_BETA 0.15
 #define WSI_STAIN_ALPHA 1.0
+
+/* Vahadane: the sparsity weight (the paper's and StainTools' lambda), the
+ * tissue pixels factorised at most (a deterministic subsample) and the
+ * alternations. */
+#define WSI_STAIN_VAHADANE_LAMBDA 0.1
+#define WSI_STAIN_VAHADANE_PIXELS 20000
+#define WSI_STAIN_VAHADANE_ITERATIONS 100
 
 /* Fewest tissue pixels (OD above beta) a Macenko estimate needs. */
 #define WSI_STAIN_MIN_PIXELS 16
@@ -121,6 +132,15 @@ gboolean wsi_stain_estimate_lab (const WsiStainPixels * px, WsiStainLab * out);
 /* Macenko's estimate of the selected pixels; FALSE with no usable
  * estimate (see above). @n_tissue (may be NULL): pixels above beta. */
 gboolean wsi_stain_estimate_macenko (const WsiStainPixels * px,
+    WsiStainMatrix * out, guint64 * n_tissue);
+
+/* Vahadane's stain matrix (sparse non-negative factorisation OD = D A,
+ * min 0.5 |OD - D A|^2 + lambda |A|_1 with D, A >= 0 and unit atoms, as
+ * spams' trainDL in StainTools) of the tissue pixels (OD above beta),
+ * started from Macenko's estimate; the max_c as Macenko's (least-squares
+ * concentrations, not StainTools' per-pixel lasso, so that the apply stays
+ * one matrix). Meant once per slide: tens of milliseconds. */
+gboolean wsi_stain_estimate_vahadane (const WsiStainPixels * px,
     WsiStainMatrix * out, guint64 * n_tissue);
 
 /* Share (0..1) of the image's pixels that are tissue by Macenko's

@@ -22,6 +22,8 @@
  *   stain-matrix          Macenko: "h_r h_g h_b e_r e_g e_b" (unit OD
  *                         vectors of haematoxylin and eosin)
  *   stain-max-c           Macenko: "max_h max_e" (99th percentiles)
+ *   stain-vahadane-matrix Vahadane: as stain-matrix
+ *   stain-vahadane-max-c  Vahadane: as stain-max-c
  *   stain-lab-mean        Reinhard: lab means "l alpha beta"
  *   stain-lab-std         Reinhard: lab standard deviations
  * stainnorm adds per patch: stain-source ("slide", "patch", "fallback":
@@ -44,6 +46,8 @@ G_BEGIN_DECLS
 #define WSI_STAIN_COL_PIXELS "stain-tissue-pixels"
 #define WSI_STAIN_COL_MATRIX "stain-matrix"
 #define WSI_STAIN_COL_MAX_C "stain-max-c"
+#define WSI_STAIN_COL_VAHADANE_MATRIX "stain-vahadane-matrix"
+#define WSI_STAIN_COL_VAHADANE_MAX_C "stain-vahadane-max-c"
 #define WSI_STAIN_COL_LAB_MEAN "stain-lab-mean"
 #define WSI_STAIN_COL_LAB_STD "stain-lab-std"
 #define WSI_STAIN_COL_SOURCE "stain-source"
@@ -54,10 +58,10 @@ G_BEGIN_DECLS
 void wsi_stain_meta_set_columns (GstStructure * s, const gchar * const *names,
     const gchar * const *values);
 
-/* The slide's Macenko estimate on a one-location patch meta or a slide
- * meta; FALSE when absent or empty. */
+/* The slide's Macenko (or, with @vahadane, Vahadane) estimate on a
+ * one-location patch meta or a slide meta; FALSE when absent or empty. */
 gboolean wsi_stain_meta_get_matrix (const GstStructure * s,
-    WsiStainMatrix * out);
+    gboolean vahadane, WsiStainMatrix * out);
 /* The slide's Reinhard estimate; FALSE when absent or empty. */
 gboolean wsi_stain_meta_get_lab (const GstStructure * s, WsiStainLab * out);
 

@@ -216,7 +216,7 @@ def standard_pipeline(location, *, batch_size=64, patch_size=224, target_mpp=Non
     arrive in CUDA memory and `BatchStream` yields them as torch CUDA tensors
     without a host round trip (needs ext/cuda, a GPU and gstwsi_cuda;
     docs/cuda.md).  Not for patch stores.
-    `stain`: None (default: colours as read), "macenko" or "reinhard":
+    `stain`: None (default: colours as read), "macenko", "vahadane" or "reinhard":
     `stainestimate` after tissuemask estimates each slide's stains once
     from its overview and `stainnorm` after patchreader maps every patch
     onto `stain_reference` (an image file; unset: torchstain's built-in

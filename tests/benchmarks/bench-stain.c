@@ -164,6 +164,18 @@ kernels (void)
     g_print ("  %-9s %10.0f patches/s (%d of %d estimated)\n", names[p],
         n / (t / 1e6), ok, n);
   }
+  {
+    gint64 t;
+    guint64 n_tissue = 0;
+
+    t0 = cpu_us ();
+    if (!wsi_stain_estimate_vahadane (&slide, &m, &n_tissue))
+      g_error ("no Vahadane estimate of the synthetic slide");
+    t = cpu_us () - t0;
+    g_print ("Vahadane's factorisation, once per slide: %.1f ms on %d x %d "
+        "pixels (%" G_GUINT64_FORMAT " tissue)\n", t / 1000.0, size,
+        size * 16, n_tissue);
+  }
   wsi_stain_scratch_free (scratch);
   g_free (source);
   g_free (work);
