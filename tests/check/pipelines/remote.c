@@ -1107,7 +1107,7 @@ GST_START_TEST (test_wrong_secret_is_403)
 {
   const gchar *args[] = { "--sigv4-secret", "S3RVER", NULL };
   gchar *report;
-  gchar *why = NULL, *endpoint;
+  gchar *why = NULL, *endpoint, *error;
   WsiProxy proxy;
   S3rver s3;
   WsiRun *run;
@@ -1135,6 +1135,27 @@ GST_START_TEST (test_wrong_secret_is_403)
       && strstr (run->error, "WrongSecret") == NULL, "%s", run->error);
   fail_unless_equals_int (run->records->len, 0);
   wsi_run_free (run);
+  /* a refused listing names the status, not a byte range (its request
+   * asks the whole document) */
+  error = collection_error ("s3://bucket/", 1);
+  fail_unless (error != NULL && strstr (error, "s3://bucket/") != NULL
+      && strstr (error, "403") != NULL, "%s", error);
+  fail_unless (strstr (error, "bytes") == NULL, "%s", error);
+  g_free (error);
+  /* no credentials anywhere: the 403 says the request went out unsigned */
+  s3_credentials_clear ();
+  g_setenv ("AWS_ENDPOINT_URL", endpoint, TRUE);
+  g_setenv ("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/credentials", TRUE);
+  run = run_stream ("s3://bucket/slide.tiff", 1);
+  fail_unless (run->error != NULL && strstr (run->error, "403") != NULL
+      && strstr (run->error, "went out unsigned: no AWS credentials were "
+          "found") != NULL, "%s", run->error);
+  wsi_run_free (run);
+  error = collection_error ("s3://bucket/", 1);
+  fail_unless (error != NULL && strstr (error, "went out unsigned") != NULL,
+      "%s", error);
+  g_free (error);
+  g_unsetenv ("AWS_SHARED_CREDENTIALS_FILE");
   s3_credentials_clear ();
   /* the wrong secret's requests, and only those, were refused */
   fail_unless (wsi_proxy_stop (&proxy, "signature-rejected") > 0);
