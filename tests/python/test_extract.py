@@ -441,3 +441,39 @@ def test_level0_magnification_is_the_objective_power():
                        f"{path.stem}_patches.h5", "r") as f:
             assert f["coords"].attrs["level0_magnification"] == power == 20
             assert abs(10.0 / mpp - power) > 0.01
+
+
+def test_progress_and_summary_lines(few_slides, tmp_root):
+    """What a user sees: a line per slide (its patches and patches/s; slides
+    done, overall patches/s, ETA) and the closing summary."""
+    out = tmp_root / "extract-progress"
+    p = _cli([str(few_slides), str(out), "--mpp", str(MPP), "--patch-size", str(PATCH)])
+    _, err = p.communicate(timeout=120)
+    assert p.returncode == 0, err
+    lines = err.splitlines()
+    per_slide = [line for line in lines if line.startswith("[")]
+    assert len(per_slide) == 3
+    for k, line in enumerate(per_slide, 1):
+        assert f"[{k}/3]" in line and "patches/s" in line and f"slides {k}/3" in line
+        assert "ETA" in line
+    summary = "\n".join(lines[lines.index(next(x for x in lines if x.startswith("wsi-extract:"))):])
+    assert "3 done, 0 skipped (complete), 0 failed" in summary
+    assert "waiting for data" in summary and "in the model" in summary and str(out) in summary
+
+
+def test_bf16_autocast_and_device_check(few_slides, tmp_root):
+    name = _names(few_slides)[0]
+    feats = {}
+    for precision in ("fp32", "bf16"):
+        out = tmp_root / f"extract-{precision}"
+        s = _run(few_slides, out, model=tiny_cnn(), encoder="cnn", precision=precision)
+        assert not s["failed"]
+        with h5py.File(_job(out) / "features_cnn" / f"{name}.h5", "r") as f:
+            feats[precision] = f["features"][:]
+    assert feats["bf16"].dtype == np.float32
+    # bf16 keeps 8 bits of mantissa: close to fp32, but not the same numbers
+    assert np.allclose(feats["bf16"], feats["fp32"], rtol=0.05, atol=0.02)
+    assert not np.array_equal(feats["bf16"], feats["fp32"])
+    if not torch.cuda.is_available():
+        with pytest.raises(gstwsi.SettingsError, match="cuda"):
+            _run(few_slides, tmp_root / "extract-nocuda", model=tiny_cnn(), device="cuda")
