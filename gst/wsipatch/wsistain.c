@@ -731,8 +731,9 @@ wsi_stain_plan_reinhard (WsiStainPlan * plan, const WsiStainLab * src,
 }
 
 gboolean
-wsi_stain_plan_macenko (WsiStainPlan * plan, const WsiStainMatrix * src,
-    const WsiStainMatrix * dst)
+wsi_stain_plan_macenko_jitter (WsiStainPlan * plan,
+    const WsiStainMatrix * src, const WsiStainMatrix * dst,
+    const gdouble alpha[2], const gdouble beta[2])
 {
   gdouble p[6], k[2];
   guint i, j;
@@ -742,17 +743,29 @@ wsi_stain_plan_macenko (WsiStainPlan * plan, const WsiStainMatrix * src,
   for (j = 0; j < 2; j++) {
     if (!(src->max_c[j] > 1e-6))
       return FALSE;
-    k[j] = dst->max_c[j] / src->max_c[j];
+    k[j] = alpha[j] * dst->max_c[j] / src->max_c[j];
   }
-  /* OD out = S_t diag (k) P OD in; exp (-x) = exp2 (-x log2 e) */
+  /* OD out = S_t (diag (alpha k) P OD in + beta); exp (-x) = exp2
+   * (-x log2 e) */
   plan->method = WSI_STAIN_MACENKO;
-  for (i = 0; i < 3; i++)
+  for (i = 0; i < 3; i++) {
     for (j = 0; j < 3; j++)
       plan->m[i * 3 + j] = (gfloat) (-LOG2_E *
           (dst->stains[0][i] * k[0] * p[j] + dst->stains[1][i] * k[1] *
               p[3 + j]));
-  plan->c[0] = plan->c[1] = plan->c[2] = 0.0f;
+    plan->c[i] = (gfloat) (-LOG2_E * (dst->stains[0][i] * beta[0] +
+            dst->stains[1][i] * beta[1]));
+  }
   return plan_finite (plan);
+}
+
+gboolean
+wsi_stain_plan_macenko (WsiStainPlan * plan, const WsiStainMatrix * src,
+    const WsiStainMatrix * dst)
+{
+  static const gdouble one[2] = { 1.0, 1.0 }, zero[2] = { 0.0, 0.0 };
+
+  return wsi_stain_plan_macenko_jitter (plan, src, dst, one, zero);
 }
 
 /* ---- apply --------------------------------------------------------------- */
@@ -898,18 +911,19 @@ clamp_f (gfloat v, gfloat lo, gfloat hi)
 
 /* OD planes in, output planes (0..255, to truncate) out, in place. */
 WSI_STAIN_CLONES static void
-macenko_planes (guint w, const gfloat * restrict m, gfloat * restrict r,
-    gfloat * restrict g, gfloat * restrict b)
+macenko_planes (guint w, const gfloat * restrict m, const gfloat * restrict c,
+    gfloat * restrict r, gfloat * restrict g, gfloat * restrict b)
 {
+  const gfloat c0 = c[0], c1 = c[1], c2 = c[2];
   const gfloat m0 = m[0], m1 = m[1], m2 = m[2], m3 = m[3], m4 = m[4],
       m5 = m[5], m6 = m[6], m7 = m[7], m8 = m[8];
   const gfloat io = (gfloat) WSI_STAIN_IO;
   guint x;
 
   for (x = 0; x < w; x++) {
-    gfloat y0 = m0 * r[x] + m1 * g[x] + m2 * b[x];
-    gfloat y1 = m3 * r[x] + m4 * g[x] + m5 * b[x];
-    gfloat y2 = m6 * r[x] + m7 * g[x] + m8 * b[x];
+    gfloat y0 = m0 * r[x] + m1 * g[x] + m2 * b[x] + c0;
+    gfloat y1 = m3 * r[x] + m4 * g[x] + m5 * b[x] + c1;
+    gfloat y2 = m6 * r[x] + m7 * g[x] + m8 * b[x] + c2;
 
     r[x] = clamp_f (io * fast_exp2 (y0), 0.0f, 255.0f);
     g[x] = clamp_f (io * fast_exp2 (y1), 0.0f, 255.0f);
@@ -999,7 +1013,7 @@ wsi_stain_apply (const WsiStainPlan * plan, const WsiStainImage * im,
 
     gather_row (row, w, pb, im->r, im->g, im->b, table, r, g, b);
     if (plan->method == WSI_STAIN_MACENKO)
-      macenko_planes (w, m, r, g, b);
+      macenko_planes (w, m, c, r, g, b);
     else
       reinhard_planes (w, m, c, fwd, back, r, g, b);
     scatter_row (row, w, pb, im->r, im->g, im->b, r, g, b);

@@ -153,7 +153,7 @@ typedef struct
 {
   WsiStainMethod method;
   gfloat m[9];                  /* Macenko: OD out = m OD in; Reinhard: lms log2 map */
-  gfloat c[3];                  /* Reinhard: its offset */
+  gfloat c[3];                  /* the offset (log2 LMS; Macenko: -log2 e x OD) */
 } WsiStainPlan;
 
 /* FALSE when the estimates give no finite mapping (the image passes). */
@@ -161,6 +161,16 @@ gboolean wsi_stain_plan_reinhard (WsiStainPlan * plan,
     const WsiStainLab * source, const WsiStainLab * target);
 gboolean wsi_stain_plan_macenko (WsiStainPlan * plan,
     const WsiStainMatrix * source, const WsiStainMatrix * target);
+
+/* Stain augmentation on the source's own stain matrix (Tellez et al.'s
+ * HED jitter, with the slide's estimated stains instead of a fixed
+ * matrix): the source concentrations, scaled as normalisation scales
+ * them, become alpha_i c_i + beta_i (beta in OD units) before they are
+ * recomposed on the target's stains. alpha = 1, beta = 0 is
+ * wsi_stain_plan_macenko(). */
+gboolean wsi_stain_plan_macenko_jitter (WsiStainPlan * plan,
+    const WsiStainMatrix * source, const WsiStainMatrix * target,
+    const gdouble alpha[2], const gdouble beta[2]);
 
 typedef struct _WsiStainScratch WsiStainScratch;
 

@@ -29,7 +29,9 @@
  * stainnorm adds per patch: stain-source ("slide", "patch", "fallback":
  * the slide's because the patch had too little tissue, or "none": passed
  * unchanged) and stain-used (the source estimate's numbers it applied,
- * the matrix then max-c, or the means then the deviations).
+ * the matrix then max-c, or the means then the deviations) and
+ * stain-jitter (the augmentation's "alpha_h alpha_e beta_h beta_e", ""
+ * when none applied).
  *
  * Cost: a string per column per patch (copied by the elements that copy
  * the meta). Threading: none of its own.
@@ -52,6 +54,7 @@ G_BEGIN_DECLS
 #define WSI_STAIN_COL_LAB_STD "stain-lab-std"
 #define WSI_STAIN_COL_SOURCE "stain-source"
 #define WSI_STAIN_COL_USED "stain-used"
+#define WSI_STAIN_COL_JITTER "stain-jitter"
 
 /* Sets (or replaces) the columns @names (NULL-terminated) of @s, a slide
  * meta or a one-location patch meta, to @values; other columns stay. */

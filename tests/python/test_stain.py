@@ -377,3 +377,47 @@ def test_vahadane_pipeline_uses_the_slide_factorisation(slides):
         assert set(columns["stain-source"]) == {"slide"}
         for used, vahadane in zip(columns["stain-used"], columns["stain-vahadane-matrix"]):
             np.testing.assert_allclose(numbers(used)[:6], numbers(vahadane), rtol=1e-12)
+
+
+# ---- stain augmentation on the slide's own matrix ---------------------------------
+
+def np_macenko_jitter(img, src, ref, alpha, beta):
+    he, maxc = src
+    od = -np.log((img.reshape(-1, 3).astype(np.float64) + 1) / IO)
+    c = np.linalg.lstsq(he, od.T, rcond=None)[0]
+    c2 = c / (maxc / ref[1])[:, None] * np.asarray(alpha)[:, None] + np.asarray(beta)[:, None]
+    out = np.minimum(IO * np.exp(-ref[0] @ c2), 255)
+    return out.T.reshape(img.shape).astype(np.uint8)
+
+
+def test_augmentation_on_the_slide_matrix(slides):
+    estimates = {}
+    for overview, mask, s in slide_buffers(slides)[0]:
+        estimates[s.get_value("path")] = np_macenko(overview[mask > 0])
+    plain = _stream(slides)
+    runs = [_stream(slides, stain="macenko", stainnorm_augment_probability=0.5,
+                    stainnorm_augment_sigma=0.2, stainnorm_seed=7, stainnorm_threads=t)
+            for t in (1, 3)]
+    assert b"".join(b[0].tobytes() for b in runs[0]) == b"".join(
+        b[0].tobytes() for b in runs[1])
+    drawn = 0
+    diffs = []
+    for (raw, _, paths), (got, columns, _) in zip(plain, runs[0]):
+        for i, path in enumerate(paths):
+            text = columns["stain-jitter"][i]
+            alpha, beta = ((1, 1), (0, 0)) if text == "" else (
+                numbers(text)[:2], numbers(text)[2:])
+            if text:
+                drawn += 1
+                assert np.all(np.abs(np.asarray(alpha) - 1) <= 0.2)
+                assert np.all(np.abs(beta) <= 0.2)
+            want = np_macenko_jitter(raw[i], estimates[path], (HE_REF, MAXC_REF), alpha, beta)
+            diffs.append(np.abs(got[i].astype(int) - want).mean())
+    n = len(diffs)
+    assert 0 < drawn < n                   # about half of the patches
+    assert np.mean(diffs) <= 1.0, np.mean(diffs)
+    # another seed draws other values
+    other = _stream(slides, stain="macenko", stainnorm_augment_probability=0.5,
+                    stainnorm_augment_sigma=0.2, stainnorm_seed=8)
+    assert ([list(c["stain-jitter"]) for _, c, _ in other]
+            != [list(c["stain-jitter"]) for _, c, _ in runs[0]])
