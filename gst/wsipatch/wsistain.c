@@ -45,10 +45,24 @@ static const gdouble rgb_to_lms[9] = {
 #define LOG2_10 3.32192809488736234787
 #define LOG2_E 1.44269504088896340736
 
+/* Macenko's apply in fixed point: OD sums in units of 1/LUT_SCALE, three
+ * 21-bit fields to a 64-bit word, one table of output bytes. */
+#define LUT_SCALE 2048
+#define LUT_BIAS 262144         /* per channel term: keeps every field >= 0 */
+#define LUT_LOW 128             /* table index 0 is OD -128/2048 (255.5) */
+#define LUT_SIZE (LUT_LOW + 11 * LUT_SCALE / 2)        /* up to OD 5.5 (0.98) */
+#define LUT_FIELD 0x1fffff
+
 struct _WsiStainScratch
 {
   guint width;
-  gfloat *planes;               /* 6 rows of width floats */
+  gfloat *planes;               /* 3 rows of width floats */
+
+  /* the fixed-point tables of the last Macenko plan */
+  gboolean lut_valid;
+  gfloat lut_m[9], lut_c[3];
+  guint64 lut[3][256];
+  gint32 lut_k[3];
 };
 
 /* ---- small linear algebra (double) ------------------------------------- */
@@ -785,12 +799,104 @@ wsi_stain_scratch_free (WsiStainScratch * scratch)
   g_free (scratch);
 }
 
+/* 240 exp (-OD) truncated to a byte, OD = (i - LUT_LOW) / LUT_SCALE. */
+static const guint8 *
+exp_table (void)
+{
+  static guint8 table[LUT_SIZE];
+  static gsize made = 0;
+
+  if (g_once_init_enter (&made)) {
+    guint i;
+
+    for (i = 0; i < LUT_SIZE; i++) {
+      gdouble v = WSI_STAIN_IO * exp (-((gdouble) i - LUT_LOW) / LUT_SCALE);
+      table[i] = (guint8) (v >= 255.0 ? 255 : (gint) v);
+    }
+    g_once_init_leave (&made, 1);
+  }
+  return table;
+}
+
+/* The per-channel tables of @plan (Macenko): entry v of channel c packs
+ * round (A[i][c] od(v) LUT_SCALE) + LUT_BIAS for the three outputs i, with
+ * A = -m / log2 e the OD map; lut_k[i] turns a field's sum into a table
+ * index. FALSE when an OD sum could leave its field (no such plan from
+ * distinct stains: |A| would have to exceed 22). */
+static gboolean
+build_lut (WsiStainScratch * s, const WsiStainPlan * plan)
+{
+  const gdouble *od = od_table ();
+  guint c, v, i;
+
+  if (s->lut_valid && memcmp (s->lut_m, plan->m, sizeof (s->lut_m)) == 0
+      && memcmp (s->lut_c, plan->c, sizeof (s->lut_c)) == 0)
+    return TRUE;
+  s->lut_valid = FALSE;
+  for (i = 0; i < 9; i++)
+    if (fabs (plan->m[i] / LOG2_E) * 5.6 * LUT_SCALE >= LUT_BIAS)
+      return FALSE;
+  for (c = 0; c < 3; c++)
+    for (v = 0; v < 256; v++) {
+      guint64 word = 0;
+
+      for (i = 0; i < 3; i++) {
+        gdouble a = -(gdouble) plan->m[i * 3 + c] / LOG2_E;
+        gint64 term = (gint64) floor (a * od[v] * LUT_SCALE + 0.5) +
+            LUT_BIAS;
+
+        word |= (guint64) term << (21 * i);
+      }
+      s->lut[c][v] = word;
+    }
+  for (i = 0; i < 3; i++)
+    s->lut_k[i] = (gint32) floor (-(gdouble) plan->c[i] / LOG2_E *
+        LUT_SCALE + 0.5) + LUT_LOW - 3 * LUT_BIAS;
+  memcpy (s->lut_m, plan->m, sizeof (s->lut_m));
+  memcpy (s->lut_c, plan->c, sizeof (s->lut_c));
+  s->lut_valid = TRUE;
+  return TRUE;
+}
+
+static inline guint
+lut_index (guint64 word, guint i, gint32 k)
+{
+  gint32 idx = (gint32) ((word >> (21 * i)) & LUT_FIELD) + k;
+
+  idx = idx < 0 ? 0 : idx;
+  return (guint) (idx >= LUT_SIZE ? LUT_SIZE - 1 : idx);
+}
+
+/* Macenko's apply on one image with the tables: three 64-bit loads and two
+ * adds give a pixel's three OD sums. */
+static void
+apply_macenko_lut (const WsiStainScratch * s, const WsiStainImage * im)
+{
+  const guint8 *e = exp_table ();
+  const guint64 *tr = s->lut[0], *tg = s->lut[1], *tb = s->lut[2];
+  const gint32 k0 = s->lut_k[0], k1 = s->lut_k[1], k2 = s->lut_k[2];
+  const guint pb = im->pixel_bytes, ro = im->r, go = im->g, bo = im->b;
+  guint x, y;
+
+  for (y = 0; y < im->height; y++) {
+    guint8 *p = im->data + y * im->stride;
+
+    for (x = 0; x < im->width; x++, p += pb) {
+      guint64 w = tr[p[ro]] + tg[p[go]] + tb[p[bo]];
+
+      p[ro] = e[lut_index (w, 0, k0)];
+      p[go] = e[lut_index (w, 1, k1)];
+      p[bo] = e[lut_index (w, 2, k2)];
+    }
+  }
+}
+
 static gfloat *
 scratch_planes (WsiStainScratch * s, guint width)
 {
   if (s->width < width) {
     g_free (s->planes);
-    s->planes = g_new (gfloat, (gsize) width * 6);
+    s->planes = g_new (gfloat, (gsize) width * 3);
     s->width = width;
   }
   return s->planes;
@@ -992,6 +1098,10 @@ wsi_stain_apply (const WsiStainPlan * plan, const WsiStainImage * im,
 
   if (im->width == 0 || im->height == 0)
     return;
+  if (plan->method == WSI_STAIN_MACENKO && build_lut (scratch, plan)) {
+    apply_macenko_lut (scratch, im);
+    return;
+  }
   r = scratch_planes (scratch, w);
   g = r + w;
   b = g + w;
