@@ -189,6 +189,8 @@ GST_START_TEST (test_transient_faults_retried)
     {"truncate", "truncate:4"},
     {"503", "503:2-5"},
     {"wrong-range", "wrong-range:5"},
+    /* longer than the 1 s timeout set below: the request times out */
+    {"stall", "stall:6:2"},
   };
   static const guint threads[] = { 1, 4 };
   guint i, t;
@@ -201,8 +203,15 @@ GST_START_TEST (test_transient_faults_retried)
       gchar *what = g_strdup_printf ("%s, threads=%u", cases[i].spec,
           threads[t]);
 
+      WsiHttpSettings settings, saved;
+
       g_setenv ("WSI_HTTP_BACKOFF_MS", "1", TRUE);
+      wsi_http_get_settings (&saved);
+      settings = saved;
+      settings.timeout_ms = 1000;
+      wsi_http_set_settings (&settings);
       injected = run_through_proxy (args, cases[i].fault, threads[t], &run);
+      wsi_http_set_settings (&saved);
       fail_unless (injected > 0, "%s: no fault was injected", what);
       wsi_run_assert_same_stream (local_reference (), run, what);
       g_free (what);
