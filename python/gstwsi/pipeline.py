@@ -247,6 +247,8 @@ def standard_pipeline(location, *, batch_size=64, patch_size=224, target_mpp=Non
     tissue, target_mpp, settings = _implied_settings(tissue, target_mpp, settings)
     if stain is not None:
         settings["stain_method"] = stain
+        # the slide branch estimates only what stainnorm applies
+        settings.setdefault("stainestimate_methods", stain)
     given = dict(cycle=cycle, seed=_number(seed, int), patch_size=patch_size,
                  target_mpp=_number(target_mpp, float),
                  patches_per_slide=patches_per_slide, pool_size=pool_size,

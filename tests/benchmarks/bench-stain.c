@@ -16,8 +16,8 @@
  *     method's estimate.
  *  3. With --location DIR: the whole pipeline (wsislidesrc ! tissuemask !
  *     ... ! patchreader ! patchbatch ! fakesink) with and without
- *     stainestimate + stainnorm, alternated --rounds times, patches/s each
- *     and the ratio.
+ *     stainestimate methods=macenko + stainnorm (Macenko), alternated
+ *     --rounds times, patches/s each and the ratio.
  *
  *   bench-stain [--patches N] [--size PX] [--location DIR]
  *       [--pipeline-patches N] [--threads T] [--rounds R]
@@ -247,7 +247,7 @@ pipelines (void)
   {
     gchar *norm = g_strdup_printf ("! stainnorm threads=%d ", threads);
 
-    with = describe (" ! stainestimate", norm);
+    with = describe (" ! stainestimate methods=macenko", norm);
     without = describe ("", "");
     g_free (norm);
   }

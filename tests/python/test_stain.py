@@ -316,6 +316,8 @@ def test_pipeline_applies_each_slide_estimate(slides):
     for (raw, _, paths), (got, columns, paths2) in zip(plain, normed):
         assert paths == paths2
         assert set(columns["stain-source"]) == {"slide"}
+        # stain="macenko" estimates only Macenko's (and not Vahadane's) per slide
+        assert set(columns["stain-vahadane-matrix"]) == {""}
         for i, path in enumerate(paths):
             want = np_macenko_apply(raw[i], estimates[path], (HE_REF, MAXC_REF))
             diffs.append(np.abs(got[i].astype(int) - want).mean())
