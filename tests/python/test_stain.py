@@ -421,3 +421,23 @@ def test_augmentation_on_the_slide_matrix(slides):
                     stainnorm_augment_sigma=0.2, stainnorm_seed=8)
     assert ([list(c["stain-jitter"]) for _, c, _ in other]
             != [list(c["stain-jitter"]) for _, c, _ in runs[0]])
+
+
+def test_preview_draws_each_slide_before_and_after(slides, tmp_root):
+    from gstwsi import preview
+    out = tmp_root / "stain-preview"
+    preview.preview(str(slides), out, settings=dict(stain="macenko", patches_per_slide=4,
+                                                    patch_size=64), max_slides=2)
+    got, _ = slide_buffers(slides)
+    drawn = sorted(out.glob("*-stain.png"))
+    assert len(drawn) == 2
+    for png, (overview, mask, _) in zip(drawn, got[:2]):
+        image = np.asarray(PIL.open(png).convert("RGB"))
+        h, w = overview.shape[:2]
+        top, margin = 32, 8
+        before = image[top:top + h, margin:margin + w]
+        after = image[top:top + h, 2 * margin + w:2 * margin + 2 * w]
+        assert np.array_equal(before, overview)
+        want = np_macenko_apply(overview, np_macenko(overview[mask > 0]), (HE_REF, MAXC_REF))
+        assert np.abs(after.astype(int) - want).mean() <= 1.0
+        assert np.abs(after.astype(int) - overview).mean() > 3
