@@ -174,7 +174,8 @@ handle_give (CURL * handle)
 
 /* ---- what a pipeline's NULL gives back ------------------------------- */
 
-/* Open sources plus wsi_http_get() calls under way. Connections live in
+/* Open sources, wsi_http_get() calls under way and holds (elements between
+ * start and stop). Connections live in
  * the pooled easy handles and in the prefetch thread's multi handle; when
  * the last user goes (the pipeline went to NULL and closed its slides),
  * the pooled handles are cleaned up (closing their connections) and the
@@ -209,8 +210,21 @@ users_leave (void)
       curl_easy_cleanup (g_ptr_array_steal_index_fast (idle, idle->len - 1));
     g_ptr_array_unref (idle);
     prefetch_wake ();
+    g_debug ("no remote object open: connections closed");
   }
   g_mutex_unlock (&users_lock);
+}
+
+void
+wsi_http_hold (void)
+{
+  users_enter ();
+}
+
+void
+wsi_http_unhold (void)
+{
+  users_leave ();
 }
 
 /* ---- display URIs ---------------------------------------------------- */

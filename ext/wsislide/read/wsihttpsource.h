@@ -88,6 +88,13 @@ typedef struct
   const gchar *const *headers;
 } WsiHttpAuth;
 
+/* A pipeline element that reads remote objects holds the connections
+ * from its start to its stop (wsislidesrc does), so that they are not
+ * closed and opened again each time its last object closes between two
+ * slides; NULL (stop) gives them up. Calls pair. */
+void wsi_http_hold (void);
+void wsi_http_unhold (void);
+
 /* Opens @url (http:// or https://) as @display_uri (NULL:
  * wsi_location_display()). @auth may be NULL. */
 WsiByteSource *wsi_http_source_open (const gchar * url,
