@@ -39,7 +39,7 @@ test_packages=(
   # DICOM JPEG-LS (-Djpegls=enabled) and its fuzz target
   libcharls-dev
   # libFuzzer targets (scripts/fuzz.sh)
-  clang libclang-rt-14-dev
+  clang libclang-rt-dev
   # Python module and its tests
   python3-gi python3-gst-1.0 gir1.2-gstreamer-1.0 gir1.2-gst-plugins-base-1.0
   python3-numpy python3-pytest python3-torch

@@ -172,6 +172,61 @@ handle_give (CURL * handle)
   g_mutex_unlock (&pool_lock);
 }
 
+/* ---- what a pipeline's NULL gives back ------------------------------- */
+
+/* Open sources, wsi_http_get() calls under way and holds (elements between
+ * start and stop). Connections live in
+ * the pooled easy handles and in the prefetch thread's multi handle; when
+ * the last user goes (the pipeline went to NULL and closed its slides),
+ * the pooled handles are cleaned up (closing their connections) and the
+ * prefetch thread ends, closing its multi handle's: nothing outlives the
+ * pipeline but the range cache's bytes and curl's DNS and TLS session
+ * caches (no sockets). Read by the prefetch thread without users_lock. */
+static gint live_users;
+static GMutex users_lock;
+static void prefetch_wake (void);
+
+static void
+users_enter (void)
+{
+  g_mutex_lock (&users_lock);
+  g_atomic_int_inc (&live_users);
+  g_mutex_unlock (&users_lock);
+}
+
+static void
+users_leave (void)
+{
+  GPtrArray *idle = NULL;
+
+  g_mutex_lock (&users_lock);
+  if (g_atomic_int_dec_and_test (&live_users)) {
+    g_mutex_lock (&pool_lock);
+    idle = idle_handles;
+    idle_handles = g_ptr_array_new ();
+    g_mutex_unlock (&pool_lock);
+    /* under users_lock: a new user waits until this is done */
+    while (idle->len > 0)
+      curl_easy_cleanup (g_ptr_array_steal_index_fast (idle, idle->len - 1));
+    g_ptr_array_unref (idle);
+    prefetch_wake ();
+    g_debug ("no remote object open: connections closed");
+  }
+  g_mutex_unlock (&users_lock);
+}
+
+void
+wsi_http_hold (void)
+{
+  users_enter ();
+}
+
+void
+wsi_http_unhold (void)
+{
+  users_leave ();
+}
+
 /* ---- display URIs ---------------------------------------------------- */
 
 /* ---- one request ----------------------------------------------------- */
@@ -357,8 +412,12 @@ fetch (const Request * request, const WsiHttpExpect * expect,
 {
   WsiHttpSettings now;
   gchar errbuf[CURL_ERROR_SIZE];
-  gchar *range = g_strdup_printf ("%" G_GUINT64_FORMAT "-%" G_GUINT64_FORMAT,
-      expect->offset, expect->offset + expect->length - 1);
+  /* a whole small object (a listing) is asked without a Range */
+  gchar *range = expect->whole ? NULL : g_strdup_printf ("%" G_GUINT64_FORMAT
+      "-%" G_GUINT64_FORMAT, expect->offset,
+      expect->offset + expect->length - 1);
+  gchar *what = range ? g_strdup_printf ("bytes %s", range)
+      : g_strdup ("whole");
   GError *local = NULL;
   guint attempt;
   gboolean ok = FALSE;
@@ -371,7 +430,7 @@ fetch (const Request * request, const WsiHttpExpect * expect,
     gdouble seconds;
 
     wsi_http_response_reset (response);
-    g_debug ("GET %s bytes %s (try %u)", display_uri, range, attempt + 1);
+    g_debug ("GET %s %s (try %u)", display_uri, what, attempt + 1);
     wsi_fetch_stats_begin (stats);
     wsi_fetch_stats_begin (wsi_fetch_stats_total ());
     code = perform (request, range, now.timeout_ms, response, errbuf);
@@ -398,9 +457,14 @@ fetch (const Request * request, const WsiHttpExpect * expect,
           "%s (gave up after %u tries)", local->message, attempt + 1);
     } else if (verdict == WSI_HTTP_RETRY) {
       gchar *reason = retry_reason (code, errbuf, response);
-      g_set_error (error, WSI_BYTE_SOURCE_ERROR, WSI_BYTE_SOURCE_ERROR_IO,
-          "%s: bytes %s: %s (gave up after %u tries)", display_uri, range,
-          reason, attempt + 1);
+      if (range != NULL)
+        g_set_error (error, WSI_BYTE_SOURCE_ERROR, WSI_BYTE_SOURCE_ERROR_IO,
+            "%s: bytes %s: %s (gave up after %u tries)", display_uri, range,
+            reason, attempt + 1);
+      else
+        g_set_error (error, WSI_BYTE_SOURCE_ERROR, WSI_BYTE_SOURCE_ERROR_IO,
+            "%s: %s (gave up after %u tries)", display_uri, reason,
+            attempt + 1);
       g_free (reason);
     } else {
       g_propagate_error (error, g_steal_pointer (&local));
@@ -413,6 +477,7 @@ fetch (const Request * request, const WsiHttpExpect * expect,
     wsi_fetch_stats_add (&wsi_fetch_stats_total ()->failures, 1);
   }
   g_free (range);
+  g_free (what);
   return ok;
 }
 
@@ -493,6 +558,7 @@ http_source_finalize (WsiByteSource * source)
   g_strfreev (hs->headers);
   if (hs->inflight != NULL)
     g_ptr_array_unref (hs->inflight);
+  users_leave ();
 }
 
 static const WsiByteSourceClass http_source_class = {
@@ -543,6 +609,153 @@ remember_key (const gchar * display, const gchar * key)
   g_mutex_unlock (&open_lock);
 }
 
+/* The identity a response names: "etag:…", "last-modified:…" or
+ * "unpinned". */
+static gchar *
+response_identity (const WsiHttpResponse * response)
+{
+  if (response->etag != NULL)
+    return g_strconcat ("etag:", response->etag, NULL);
+  if (response->last_modified != NULL)
+    return g_strconcat ("last-modified:", response->last_modified, NULL);
+  return g_strdup ("unpinned");
+}
+
+/* "display size identity" of objects whose size two responses agreed on
+ * (interned strings), so that a later open of the same object in this
+ * process needs no confirming request. */
+static GHashTable *confirmed_sizes;
+
+static gchar *
+size_key (const gchar * display, guint64 size,
+    const WsiHttpResponse * response)
+{
+  gchar *identity = response_identity (response);
+  gchar *key = g_strdup_printf ("%s %" G_GUINT64_FORMAT " %s", display, size,
+      identity);
+
+  g_free (identity);
+  return key;
+}
+
+typedef enum
+{
+  SIZE_CONFIRMED,
+  SIZE_DISAGREES,
+  SIZE_FAILED
+} SizeCheck;
+
+/* Asks the last byte of the object whose open claimed @size: a 206 of an
+ * object of @size confirms it; another total, or a 416 (the object ends
+ * before), says the open's Content-Range was wrong. */
+static SizeCheck
+confirm_size (const Request * request, const WsiHttpResponse * opened,
+    guint64 size, const gchar * display, WsiFetchStats * stats,
+    guint64 * other, GError ** error)
+{
+  WsiHttpExpect expect = { size - 1, 1, G_MAXUINT64, opened->etag,
+    opened->etag ? NULL : opened->last_modified, FALSE
+  };
+  Request r = *request;
+  WsiHttpResponse response;
+  guint8 byte;
+  GError *local = NULL;
+  SizeCheck result;
+
+  *other = 0;
+  if (opened->etag != NULL && !g_str_has_prefix (opened->etag, "W/"))
+    r.if_match = opened->etag;
+  wsi_http_response_init (&response, &byte, 1);
+  if (fetch (&r, &expect, display, stats, &response, other, &local)) {
+    result = *other == size ? SIZE_CONFIRMED : SIZE_DISAGREES;
+  } else if (response.status == 416) {
+    result = SIZE_DISAGREES;
+    g_clear_error (&local);
+  } else {
+    g_propagate_error (error, local);
+    result = SIZE_FAILED;
+  }
+  wsi_http_response_clear (&response);
+  return result;
+}
+
+/* The open's GET (fetch()), its object size then confirmed before it is
+ * trusted: by a whole-object 200, by an earlier confirmed open of the same
+ * object in this process, or by confirm_size(). One wrong Content-Range
+ * total would otherwise be pinned as the object's size, and every later
+ * read refused as "not the range asked". Disagreeing responses make the
+ * open start again (a retry, with backoff), at most `retries` times. */
+static gboolean
+open_fetch (const Request * request, const WsiHttpExpect * expect,
+    const gchar * display, WsiFetchStats * stats, WsiHttpResponse * response,
+    guint64 * size, GError ** error)
+{
+  WsiHttpSettings now;
+  guint attempt;
+
+  wsi_http_get_settings (&now);
+  for (attempt = 0;; attempt++) {
+    guint64 other = 0;
+    gchar *key;
+    gboolean known;
+    SizeCheck check;
+
+    if (!fetch (request, expect, display, stats, response, size, error))
+      return FALSE;
+    if (response->status == 200 || *size == 0)
+      return TRUE;              /* the whole object came: its size is sure */
+    key = size_key (display, *size, response);
+    g_mutex_lock (&open_lock);
+    known = confirmed_sizes != NULL
+        && g_hash_table_contains (confirmed_sizes, key);
+    g_mutex_unlock (&open_lock);
+    if (known) {
+      g_free (key);
+      return TRUE;
+    }
+    check = confirm_size (request, response, *size, display, stats, &other,
+        error);
+    if (check == SIZE_CONFIRMED) {
+      /* an unpinned object may change unseen: never known */
+      if (response->etag != NULL || response->last_modified != NULL) {
+        g_mutex_lock (&open_lock);
+        if (confirmed_sizes == NULL)
+          confirmed_sizes = g_hash_table_new (g_str_hash, g_str_equal);
+        g_hash_table_add (confirmed_sizes,
+            (gpointer) g_intern_string (key));
+        g_mutex_unlock (&open_lock);
+      }
+      g_free (key);
+      return TRUE;
+    }
+    g_free (key);
+    if (check == SIZE_FAILED)
+      return FALSE;
+    if (attempt >= now.retries) {
+      if (other != 0)
+        g_set_error (error, WSI_BYTE_SOURCE_ERROR,
+            WSI_BYTE_SOURCE_ERROR_SHORT, "%s: the server's responses "
+            "disagree on the object's size (%" G_GUINT64_FORMAT " then %"
+            G_GUINT64_FORMAT " bytes; gave up after %u tries)", display,
+            *size, other, attempt + 1);
+      else
+        g_set_error (error, WSI_BYTE_SOURCE_ERROR,
+            WSI_BYTE_SOURCE_ERROR_SHORT, "%s: the server said the object "
+            "holds %" G_GUINT64_FORMAT " bytes, then that its last byte "
+            "lies outside it (HTTP 416; gave up after %u tries)", display,
+            *size, attempt + 1);
+      wsi_fetch_stats_add (&stats->failures, 1);
+      wsi_fetch_stats_add (&wsi_fetch_stats_total ()->failures, 1);
+      return FALSE;
+    }
+    g_debug ("%s: the open said %" G_GUINT64_FORMAT " bytes, the check %"
+        G_GUINT64_FORMAT ": opening again", display, *size, other);
+    wsi_fetch_stats_add (&stats->retries, 1);
+    wsi_fetch_stats_add (&wsi_fetch_stats_total ()->retries, 1);
+    backoff (now.backoff_ms, attempt);
+  }
+}
+
 WsiByteSource *
 wsi_http_source_open (const gchar * url, const gchar * display_uri,
     const WsiHttpAuth * auth, GError ** error)
@@ -557,6 +770,7 @@ wsi_http_source_open (const gchar * url, const gchar * display_uri,
   Request request;
 
   global_init ();
+  users_enter ();               /* left by http_source_finalize */
   display = display_uri ? g_strdup (display_uri) : wsi_location_display (url);
   hs = g_new0 (WsiHttpSource, 1);
   hs->url = g_strdup (url);
@@ -573,7 +787,7 @@ wsi_http_source_open (const gchar * url, const gchar * display_uri,
     expect.length = WSI_HTTP_REOPEN_BYTES;
   buffer = g_malloc (expect.length);
   wsi_http_response_init (&response, buffer, expect.length);
-  if (!fetch (&request, &expect, display, &hs->stats, &response, &size,
+  if (!open_fetch (&request, &expect, display, &hs->stats, &response, &size,
           error)) {
     wsi_http_response_clear (&response);
     g_free (buffer);
@@ -622,7 +836,7 @@ wsi_http_get (const gchar * url, const gchar * display_uri,
   Request request = { url, NULL, auth ? auth->sigv4 : NULL,
     auth ? auth->headers : NULL
   };
-  WsiHttpExpect expect = { 0, max_bytes, G_MAXUINT64, NULL, NULL };
+  WsiHttpExpect expect = { 0, max_bytes, G_MAXUINT64, NULL, NULL, TRUE };
   WsiHttpResponse response;
   guint8 *buffer = g_malloc (max_bytes + 1);
   guint64 size = 0;
@@ -630,9 +844,11 @@ wsi_http_get (const gchar * url, const gchar * display_uri,
   gboolean ok;
 
   global_init ();
+  users_enter ();
   wsi_http_response_init (&response, buffer, max_bytes);
   ok = fetch (&request, &expect, display_uri, own_stats, &response, &size,
       error);
+  users_leave ();
   g_free (own_stats);           /* the totals counted it */
   if (!ok) {
     wsi_http_response_clear (&response);
@@ -787,9 +1003,16 @@ prefetch_finish (Prefetch * p, CURLcode code)
   prefetch_free (p);
 }
 
+static gboolean prefetch_started;       /* prefetch_lock */
+
+/* Runs while there are sources; ends (closing its multi handle and with it
+ * its connections) once nothing is queued or in flight and the last user
+ * has gone (users_leave() wakes it). A later prefetch starts it again. */
 static gpointer
 prefetch_thread (gpointer data)
 {
+  CURLM *own = data;
+
   for (;;) {
     WsiHttpSettings now;
     CURLMsg *msg;
@@ -797,34 +1020,50 @@ prefetch_thread (gpointer data)
 
     wsi_http_get_settings (&now);
     g_mutex_lock (&prefetch_lock);
+    if (prefetch_queue.length == 0 && prefetch_active == 0
+        && g_atomic_int_get (&live_users) == 0) {
+      prefetch_started = FALSE;
+      multi = NULL;
+      g_mutex_unlock (&prefetch_lock);
+      break;
+    }
     prefetch_start_queued (MAX (now.prefetch_requests, 1), now.timeout_ms);
     g_mutex_unlock (&prefetch_lock);
-    curl_multi_perform (multi, &running);
-    while ((msg = curl_multi_info_read (multi, &left)) != NULL) {
+    curl_multi_perform (own, &running);
+    while ((msg = curl_multi_info_read (own, &left)) != NULL) {
       Prefetch *p = NULL;
       if (msg->msg != CURLMSG_DONE)
         continue;
       curl_easy_getinfo (msg->easy_handle, CURLINFO_PRIVATE, (char **) &p);
       prefetch_finish (p, msg->data.result);
     }
-    curl_multi_poll (multi, NULL, 0, 1000, NULL);
+    curl_multi_poll (own, NULL, 0, 1000, NULL);
   }
+  curl_multi_cleanup (own);
   return NULL;
 }
 
+/* Starts the prefetch thread unless it runs. Called with prefetch_lock. */
 static void
-prefetch_init (void)
+prefetch_start_thread (void)
 {
-  static gsize done = 0;
-
-  if (!g_once_init_enter (&done))
+  if (prefetch_started)
     return;
   multi = curl_multi_init ();
   curl_multi_setopt (multi, CURLMOPT_PIPELINING, (long) CURLPIPE_MULTIPLEX);
-  /* Lives as long as the process: sources come and go, the thread idles
-   * in curl_multi_poll. */
-  g_thread_unref (g_thread_new ("wsi-http-prefetch", prefetch_thread, NULL));
-  g_once_init_leave (&done, 1);
+  prefetch_started = TRUE;
+  g_thread_unref (g_thread_new ("wsi-http-prefetch", prefetch_thread,
+          multi));
+}
+
+/* Wakes the prefetch thread (to see that the last user went). */
+static void
+prefetch_wake (void)
+{
+  g_mutex_lock (&prefetch_lock);
+  if (multi != NULL)
+    curl_multi_wakeup (multi);
+  g_mutex_unlock (&prefetch_lock);
 }
 
 static gint
@@ -879,11 +1118,11 @@ http_source_prefetch (WsiByteSource * source, const WsiByteRange * ranges,
   if (now.prefetch_requests == 0 || now.prefetch_mb == 0)
     return;
   max_bytes = (guint64) now.prefetch_mb << 20;
-  prefetch_init ();
   sorted = g_memdup2 (ranges, n_ranges * sizeof (WsiByteRange));
   qsort (sorted, n_ranges, sizeof (WsiByteRange), range_compare);
 
   g_mutex_lock (&prefetch_lock);
+  prefetch_start_thread ();
   for (i = 0; i < n_ranges; i++) {
     guint64 o = sorted[i].offset;
     guint64 e = MIN (o + sorted[i].length, source->size);
@@ -905,10 +1144,11 @@ http_source_prefetch (WsiByteSource * source, const WsiByteRange * ranges,
   }
   if (open)
     queued |= prefetch_queue_range (hs, start, end - start, max_bytes);
-  g_mutex_unlock (&prefetch_lock);
-  g_free (sorted);
+  /* under the lock: the thread clears multi when it ends */
   if (queued)
     curl_multi_wakeup (multi);
+  g_mutex_unlock (&prefetch_lock);
+  g_free (sorted);
 }
 
 /* The scheme table's entry: the remembered full URL of a display form. */

@@ -196,6 +196,7 @@ tiff_slide_describe (WsiSlide * slide, const TiffSlide * ts)
   }
   wsi_slide_set_origin (slide, pyramid->vendor, pyramid->mpp_x,
       pyramid->mpp_y, pyramid->mpp_source);
+  slide->objective_power = pyramid->objective_power;
 }
 
 /* The levels as wsitiledread.h reads them: JPEG tiles (DCT scales up to

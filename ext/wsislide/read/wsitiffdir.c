@@ -375,13 +375,14 @@ parse_openslide_double (const gchar * value)
 
 /* "Aperio Image Library ...|AppMag = 20|MPP = 0.4990|...": OpenSlide
  * splits on '|', skips the first field, splits each on the first '=' and
- * strips both sides; the last MPP wins (hash table insert). */
+ * strips both sides; the last one of a name wins (hash table insert).
+ * Returns the positive number of field @name, else 0. */
 static gdouble
-aperio_mpp (const gchar * desc)
+aperio_number (const gchar * desc, const gchar * name)
 {
   gchar **fields = g_strsplit (desc, "|", -1);
   gchar *value = NULL;
-  gdouble mpp;
+  gdouble number;
   guint i;
 
   for (i = 1; fields[0] != NULL && fields[i] != NULL; i++) {
@@ -389,12 +390,12 @@ aperio_mpp (const gchar * desc)
     if (eq == NULL)
       continue;
     *eq = '\0';
-    if (strcmp (g_strstrip (fields[i]), "MPP") == 0)
+    if (strcmp (g_strstrip (fields[i]), name) == 0)
       value = g_strstrip (eq + 1);
   }
-  mpp = value ? parse_openslide_double (value) : NAN;
+  number = value ? parse_openslide_double (value) : NAN;
   g_strfreev (fields);
-  return (isfinite (mpp) && mpp > 0.0) ? mpp : 0.0;
+  return (isfinite (number) && number > 0.0) ? number : 0.0;
 }
 
 /* The resolution tags of directory 0 (OpenSlide's tiff.* properties; a
@@ -507,6 +508,9 @@ pyramid_read_mpp (WsiTiffPyramid * pyramid, TIFF * tif, gboolean aperio,
   const gchar *desc = string_field (tif, TIFFTAG_IMAGEDESCRIPTION);
   gdouble mpp_x = 0.0, mpp_y = 0.0;
 
+  /* OpenSlide's openslide.objective-power comes from AppMag too. */
+  pyramid->objective_power = (aperio && desc) ? aperio_number (desc, "AppMag")
+      : 0.0;
   if (ome && desc) {
     ome_mpp (desc, &mpp_x, &mpp_y);
     if (mpp_x > 0.0 && mpp_y > 0.0) {
@@ -518,7 +522,7 @@ pyramid_read_mpp (WsiTiffPyramid * pyramid, TIFF * tif, gboolean aperio,
   }
 
   if (aperio && desc) {
-    mpp_x = mpp_y = aperio_mpp (desc);
+    mpp_x = mpp_y = aperio_number (desc, "MPP");
     if (mpp_x > 0.0) {
       pyramid->mpp_x = pyramid->mpp_y = mpp_x;
       pyramid->mpp_source = WSI_MPP_SOURCE_APERIO;

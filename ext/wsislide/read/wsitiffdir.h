@@ -80,6 +80,7 @@ typedef struct
   const gchar *vendor;
   gdouble mpp_x, mpp_y;         /* 0 = unknown */
   const gchar *mpp_source;      /* WSI_MPP_SOURCE_* */
+  gdouble objective_power;      /* Aperio's AppMag, 0 = unknown */
 } WsiTiffPyramid;
 
 /* Reads the pyramid of the TIFF in @source (libtiff reads through it;

@@ -816,7 +816,7 @@ GST_START_TEST (test_bad_values_refused)
   g_object_set (mask, "median-kernel", 4, NULL);
   /* numbers outside their range: refused the same way (wsirefusal.h) */
   g_object_set (mask, "min-tissue-fraction", 1.5, NULL);
-  ASSERT_WARNING (g_object_set (mask, "method", 42, NULL));    /* GLib's */
+  WSI_ASSERT_SET_REFUSED (g_object_set (mask, "method", 42, NULL)); /* GLib's */
   g_object_set (mask, "saturation-threshold", 300, NULL);
   g_object_set (mask, "value-floor", 256, NULL);
   g_object_set (mask, "hue-max", 181, NULL);
