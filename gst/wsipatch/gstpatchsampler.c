@@ -1375,7 +1375,7 @@ gst_patch_sampler_class_init (GstPatchSamplerClass * klass)
           "them, with min-annotation-coverage > 0 the whole footprint "
           "(default \"\")", "", rw));
   g_object_class_install_property (gobject_class,
-      PROP_MIN_ANNOTATION_COVERAGE, g_param_spec_double
+      PROP_MIN_ANNOTATION_COVERAGE, wsi_param_spec_double
       ("min-annotation-coverage", "Minimum region coverage",
           "Share of the patch footprint that one region of its class must "
           "cover, computed exactly on the polygons (0..1; default 0 = the "
@@ -1403,7 +1403,7 @@ gst_patch_sampler_class_init (GstPatchSamplerClass * klass)
           "annotation-classes, comma-separated numbers > 0, one per class "
           "(default \"\")", "", rw));
   g_object_class_install_property (gobject_class,
-      PROP_SLIDES_WITHOUT_REGIONS, g_param_spec_uint64
+      PROP_SLIDES_WITHOUT_REGIONS, wsi_param_spec_uint64
       ("slides-without-regions", "Slides without regions",
           "Slide visits skipped because annotation-mode is on and the slide "
           "has no usable region of annotation-classes (no file, a malformed "

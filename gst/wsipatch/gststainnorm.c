@@ -774,26 +774,26 @@ gst_stain_norm_class_init (GstStainNormClass * klass)
           "(fraction, 0 to 1, default 0.1)", 0.0, 1.0, DEFAULT_MIN_TISSUE,
           ready));
   g_object_class_install_property (gobject_class, PROP_SEED,
-      g_param_spec_uint64 ("seed", "Seed", "Seed of the stain augmentation "
+      wsi_param_spec_uint64 ("seed", "Seed", "Seed of the stain augmentation "
           "draws; with the patch sequence it fixes every patch's draws "
           "(0 to 2^64-1, default 0)", 0, G_MAXUINT64, 0,
           G_PARAM_READWRITE | GST_PARAM_MUTABLE_PLAYING |
           G_PARAM_STATIC_STRINGS));
   g_object_class_install_property (gobject_class, PROP_AUGMENT_PROBABILITY,
-      g_param_spec_double ("augment-probability", "Augment probability",
+      wsi_param_spec_double ("augment-probability", "Augment probability",
           "Probability of stain augmentation on the slide's own stain "
           "matrix (Tellez's HED jitter with the estimated stains): each "
           "stain's scaled concentration becomes alpha c + beta before "
           "recomposition (0 to 1, default 0: off; macenko and vahadane "
           "only). Set in NULL or READY", 0.0, 1.0, 0.0, ready));
   g_object_class_install_property (gobject_class, PROP_AUGMENT_SIGMA,
-      g_param_spec_double ("augment-sigma", "Augment sigma",
+      wsi_param_spec_double ("augment-sigma", "Augment sigma",
           "Half-width of the per-stain scale range: alpha from "
           "[1 - sigma, 1 + sigma] (factor, 0 to 1, default 0.05)", 0.0, 1.0,
           DEFAULT_AUGMENT_SIGMA, G_PARAM_READWRITE |
           GST_PARAM_MUTABLE_PLAYING | G_PARAM_STATIC_STRINGS));
   g_object_class_install_property (gobject_class, PROP_AUGMENT_BIAS,
-      g_param_spec_double ("augment-bias", "Augment bias",
+      wsi_param_spec_double ("augment-bias", "Augment bias",
           "Half-width of the per-stain bias range: beta from [-bias, bias] "
           "(optical density units, -1 to 1, default -1: the same as "
           "augment-sigma, as Tellez et al. define it)", -1.0, 1.0, -1.0,
