@@ -16,6 +16,7 @@
 #endif
 
 #include "wsislide.h"
+#include "wsilocalfile.h"
 
 #include <gst/wsi/wsilevel.h>
 #include "wsibytesource.h"
@@ -232,6 +233,24 @@ open_checked (const gchar * path, const gchar * backend_name,
   const WsiSlideBackend *only = NULL;
   GError *declined = NULL;
   WsiSlide *slide;
+
+  /* Before any library opens it: a FIFO would block OpenSlide's fopen() for
+   * ever, and a folder, a device, a loop or a file without permission each
+   * get their own reason instead of "not a slide format". */
+  if (!wsi_location_is_remote (path)) {
+    gchar *local = g_ascii_strncasecmp (path, "file://", 7) == 0 ?
+        g_filename_from_uri (path, NULL, NULL) : g_strdup (path);
+    GError *unreadable = NULL;
+
+    if (local != NULL && !wsi_local_file_check (local, &unreadable)) {
+      g_set_error_literal (error, WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_OPEN,
+          unreadable->message);
+      g_error_free (unreadable);
+      g_free (local);
+      return NULL;
+    }
+    g_free (local);
+  }
 
   if (backend_name != NULL && strcmp (backend_name, WSI_BACKEND_AUTO) != 0) {
     only = wsi_slide_backend_find (backend_name);
