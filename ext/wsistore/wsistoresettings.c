@@ -95,11 +95,16 @@ wsi_store_settings_recorded (const gchar * dir, GError ** error)
   return recorded;
 }
 
-/* name -> JsonObject of properties, for the elements that count. */
+/* key -> JsonObject of properties, for the elements that count. The key
+ * is the factory name ("wsislidesrc"; "patchfilter#2" for a second one):
+ * element names are numbered per process (patchinterleave0 in one run,
+ * patchinterleave3 in the next) and cannot be compared. */
 static GHashTable *
 elements_by_name (JsonNode * pipeline, GHashTable * factories)
 {
-  GHashTable *by_name = g_hash_table_new (g_str_hash, g_str_equal);
+  GHashTable *by_name = g_hash_table_new_full (g_str_hash, g_str_equal,
+      g_free, NULL);
+  GHashTable *seen = g_hash_table_new (g_str_hash, g_str_equal);
   JsonArray *array;
   guint i;
 
@@ -110,6 +115,8 @@ elements_by_name (JsonNode * pipeline, GHashTable * factories)
     JsonObject *element = json_array_get_object_element (array, i);
     const gchar *name, *factory;
     JsonNode *properties;
+    gchar *key;
+    guint count;
 
     if (element == NULL)
       continue;
@@ -117,13 +124,17 @@ elements_by_name (JsonNode * pipeline, GHashTable * factories)
     factory = json_object_get_string_member_with_default (element,
         "element", NULL);
     properties = json_object_get_member (element, "properties");
-    if (name == NULL || in_list (neutral_elements, factory)
+    if (name == NULL || factory == NULL || in_list (neutral_elements, factory)
         || properties == NULL || !JSON_NODE_HOLDS_OBJECT (properties))
       continue;
-    g_hash_table_insert (by_name, (gpointer) name,
-        json_node_get_object (properties));
-    g_hash_table_insert (factories, (gpointer) name, (gpointer) factory);
+    count = GPOINTER_TO_UINT (g_hash_table_lookup (seen, factory)) + 1;
+    g_hash_table_insert (seen, (gpointer) factory, GUINT_TO_POINTER (count));
+    key = count == 1 ? g_strdup (factory) :
+        g_strdup_printf ("%s#%u", factory, count);
+    g_hash_table_insert (factories, g_strdup (key), (gpointer) factory);
+    g_hash_table_insert (by_name, key, json_node_get_object (properties));
   }
+  g_hash_table_unref (seen);
   return by_name;
 }
 
@@ -166,7 +177,8 @@ compare_element (const gchar * name, const gchar * factory,
 gchar *
 wsi_store_settings_difference (JsonNode * recorded, JsonNode * current)
 {
-  GHashTable *factories = g_hash_table_new (g_str_hash, g_str_equal);
+  GHashTable *factories = g_hash_table_new_full (g_str_hash, g_str_equal,
+      g_free, NULL);
   GHashTable *before = elements_by_name (recorded, factories);
   GHashTable *now = elements_by_name (current, factories);
   GList *names = g_list_sort (g_list_concat (g_hash_table_get_keys (before),

@@ -243,8 +243,9 @@ open_checked (const gchar * path, const gchar * backend_name,
     GError *unreadable = NULL;
 
     if (local != NULL && !wsi_local_file_check (local, &unreadable)) {
-      g_set_error_literal (error, WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_OPEN,
-          unreadable->message);
+      /* UNSUPPORTED, as before for a missing file: no backend reads it */
+      g_set_error_literal (error, WSI_SLIDE_ERROR,
+          WSI_SLIDE_ERROR_UNSUPPORTED, unreadable->message);
       g_error_free (unreadable);
       g_free (local);
       return NULL;
