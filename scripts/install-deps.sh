@@ -17,7 +17,11 @@ packages=(
   python3-pil fonts-dejavu-core
   python3-matplotlib python3-pil
   python3-pydicom
-  # tests/benchmarks: mask-threshold-study.py (cv2), bench-slide-cost.sh and
+  # wsi-extract / gstwsi.extract writes H5 files (h5py) and tissue contours
+  # (cv2, python3-opencv below); tests/python/test_extract.py reads the
+  # slides independently with openslide-python
+  python3-h5py python3-openslide
+  # wsi-extract's contours; tests/benchmarks: mask-threshold-study.py (cv2), bench-slide-cost.sh and
   # bench-dicom-instructions.sh (callgrind)
   python3-opencv valgrind
   libcurl4-openssl-dev nginx-light curl

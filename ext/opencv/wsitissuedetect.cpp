@@ -15,6 +15,8 @@
 
 #include "wsitissuedetect.h"
 
+#include <gst/wsi/wsicpu.h>
+
 #include <math.h>
 
 #include <opencv2/core.hpp>
@@ -241,13 +243,7 @@ gboolean
 wsi_tissue_have_avx2 (void)
 {
 #ifdef HAVE_AVX2_VARIANT
-  static gint known = -1;
-
-  if (g_atomic_int_get (&known) < 0) {
-    __builtin_cpu_init ();
-    g_atomic_int_set (&known, __builtin_cpu_supports ("avx2") ? 1 : 0);
-  }
-  return g_atomic_int_get (&known) == 1;
+  return wsi_cpu_has (WSI_CPU_AVX2);
 #else
   return FALSE;
 #endif

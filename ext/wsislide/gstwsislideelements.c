@@ -18,6 +18,7 @@
 #include <gst/wsi/wsirecord.h>
 #include <gst/wsi/wsiworkmeta.h>
 #include "wsibytesource.h"
+#include "wsireadsources.h"
 #ifdef WSI_HAVE_CURL
 #include "wsihttpsource.h"
 #endif
@@ -32,6 +33,9 @@ wsislide_element_init (GstPlugin * plugin)
     /* a pool worker's waits on remote bytes go on its item's WsiWorkMeta,
      * for the wsistats timeline and summary */
     wsi_byte_source_set_wait_func (wsi_work_io_wait_note);
+    /* remote schemes for the collections, which open list files and
+     * DICOM series before any slide */
+    wsi_read_sources_init ();
 #ifdef WSI_HAVE_CURL
     {
       /* libcurl (and the OpenSSL it initialises, whose exit handler frees

@@ -19,6 +19,8 @@
 
 #include "wsioverview.h"
 
+#include <gst/wsi/wsicpu.h>
+
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -127,18 +129,6 @@ argb_to_rgb_ssse3 (const guint32 * argb, guint8 * rgb, gsize n)
   }
   return i;
 }
-
-static gboolean
-have_ssse3 (void)
-{
-  static gint known = -1;
-
-  if (g_atomic_int_get (&known) < 0) {
-    __builtin_cpu_init ();
-    g_atomic_int_set (&known, __builtin_cpu_supports ("ssse3") ? 1 : 0);
-  }
-  return g_atomic_int_get (&known) == 1;
-}
 #endif
 
 /* Through SSSE3 where the CPU has it: the scalar form was 15 % of the
@@ -149,7 +139,7 @@ wsi_overview_argb_to_rgb (const guint32 * argb, guint8 * rgb, gsize n)
   gsize done = 0;
 
 #ifdef HAVE_SSSE3_VARIANT
-  if (have_ssse3 ())
+  if (wsi_cpu_has (WSI_CPU_SSSE3))
     done = argb_to_rgb_ssse3 (argb, rgb, n);
 #endif
   wsi_argb_to_rgb_on_white (argb + done, rgb + 3 * done, n - done);

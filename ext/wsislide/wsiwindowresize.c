@@ -12,6 +12,8 @@
 
 #include "wsiwindowresize.h"
 
+#include <gst/wsi/wsicpu.h>
+
 #include <math.h>
 #include <string.h>
 #ifdef __SSE2__
@@ -385,18 +387,6 @@ linear_row_avx2 (const LinearTaps * tx, const guint8 * src, guint16 * out,
   }
   return o;
 }
-
-static gboolean
-have_avx2 (void)
-{
-  static gint known = -1;       /* racy but idempotent */
-
-  if (known < 0) {
-    __builtin_cpu_init ();
-    known = __builtin_cpu_supports ("avx2") ? 1 : 0;
-  }
-  return known == 1;
-}
 #endif
 
 /* Output pixels @o.. of one source row through the horizontal taps; @C
@@ -432,7 +422,7 @@ linear_row_any (const LinearTaps * tx, const guint8 * src, guint16 * out,
   guint o = 0;
 
 #ifdef HAVE_AVX2_VARIANT
-  if ((channels == 3 || channels == 4) && have_avx2 ())
+  if ((channels == 3 || channels == 4) && wsi_cpu_has (WSI_CPU_AVX2))
     o = linear_row_avx2 (tx, src, out, channels);
 #endif
   switch (channels) {

@@ -20,6 +20,8 @@
 #include "gstpatchbatch.h"
 #include "gstpatchfilter.h"
 #include "gstpatchaugment.h"
+#include "gststainestimate.h"
+#include "gststainnorm.h"
 
 static gboolean
 plugin_init (GstPlugin * plugin)
@@ -31,6 +33,8 @@ plugin_init (GstPlugin * plugin)
   ret |= GST_ELEMENT_REGISTER (patchbatch, plugin);
   ret |= GST_ELEMENT_REGISTER (patchfilter, plugin);
   ret |= GST_ELEMENT_REGISTER (patchaugment, plugin);
+  ret |= GST_ELEMENT_REGISTER (stainestimate, plugin);
+  ret |= GST_ELEMENT_REGISTER (stainnorm, plugin);
   return ret;
 }
 

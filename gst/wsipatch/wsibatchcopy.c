@@ -13,6 +13,8 @@
 
 #include "wsibatchcopy.h"
 
+#include <gst/wsi/wsicpu.h>
+
 #include <string.h>
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -70,20 +72,6 @@ stream_sse2 (guint8 * dest, const guint8 * src, gsize size)
           _mm_loadu_si128 ((const __m128i *) (src + i + j)));
 }
 
-static gboolean
-cpu_has_avx (void)
-{
-  static gsize checked = 0;
-  static gboolean avx = FALSE;
-
-  if (g_once_init_enter (&checked)) {
-    __builtin_cpu_init ();
-    avx = __builtin_cpu_supports ("avx");
-    g_once_init_leave (&checked, 1);
-  }
-  return avx;
-}
-
 #endif
 
 void
@@ -100,7 +88,7 @@ wsi_batch_copy (guint8 * dest, const guint8 * src, gsize size,
     head = (32 - ((guintptr) dest & 31)) & 31;
     memcpy (dest, src, head);
     body = (size - head) & ~(gsize) 127;
-    if (cpu_has_avx ())
+    if (wsi_cpu_has (WSI_CPU_AVX))
       stream_avx (dest + head, src + head, body);
     else
       stream_sse2 (dest + head, src + head, body);

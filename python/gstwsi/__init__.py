@@ -30,7 +30,7 @@ from .monitor import Monitor
 
 __all__ = ["PATCH_RECORD", "VIEW_RECORD", "Batch", "BatchStream", "ForkError", "PipelineError",
            "SettingsError", "Monitor", "WsiIterableDataset", "epoch_seed", "find_tracer",
-           "init", "is_patch_store", "keyword_property", "live_mapped_buffers", "shard",
+           "extract", "init", "is_patch_store", "keyword_property", "live_mapped_buffers", "shard",
            "standard_pipeline", "store_pipeline", "timeline_slice", "validate_description"]
 
 
@@ -39,5 +39,8 @@ def __getattr__(name):
     if name in ("WsiIterableDataset", "shard"):
         from . import dataset
         return getattr(dataset, name)
+    if name == "extract":             # h5py (and torch with a model) on first use
+        from .extraction import extract
+        return extract
     raise AttributeError(f"module 'gstwsi' has no attribute {name!r}")
 __version__ = "0.1.0"

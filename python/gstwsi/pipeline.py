@@ -22,8 +22,8 @@ __all__ = ["keyword_property", "standard_pipeline"]
 
 # The elements of the standard pipeline, in order: the generic keyword rule
 # ELEMENT_PROPERTY (e.g. patchreader_tile_cache_size=128) accepts these.
-_STAGES = ("wsislidesrc", "tissuemask", "patchsampler", "patchinterleave",
-           "patchreader", "patchbatch")
+_STAGES = ("wsislidesrc", "tissuemask", "stainestimate", "patchsampler",
+           "patchinterleave", "patchreader", "stainnorm", "patchbatch")
 
 # standard_pipeline keyword -> (element, property).  Keywords whose property
 # this build may lack (added with newer elements) are listed all the same:
@@ -92,6 +92,11 @@ _KEYWORDS = {
     "resample_tolerance": ("patchreader", "resample-tolerance"),
     "max_open_slides": ("patchreader", "max-open-slides"),
     "max_read_failures": ("patchreader", "max-read-failures"),
+    # stain normalisation (with stain=...; docs/recipes/stain.md)
+    "stain_method": ("stainnorm", "method"),
+    "stain_reference": ("stainnorm", "reference"),
+    "stain_estimate": ("stainnorm", "estimate"),
+    "stain_min_tissue": ("stainnorm", "min-tissue"),
     # batching
     "batch_size": ("patchbatch", "batch-size"),
     "max_batches": ("patchbatch", "max-batches"),
@@ -99,7 +104,7 @@ _KEYWORDS = {
 }
 
 # Keywords that are not element properties.
-_OWN_KEYWORDS = ("tissue", "prefetch", "sink", "cuda_upload")
+_OWN_KEYWORDS = ("tissue", "prefetch", "sink", "cuda_upload", "stain")
 
 # What cuda_upload=True puts between patchbatch and the appsink: a queue, so
 # that batches are assembled in their own thread (docs/cuda.md), then the
@@ -175,7 +180,7 @@ def standard_pipeline(location, *, batch_size=64, patch_size=224, target_mpp=Non
                       patches_per_slide=64, threads=2, pool_size=8,
                       patches_per_visit=4, cycle=True, seed=0, tissue=True,
                       prefetch=256, sink="sink", cuda_upload=False, mask_cache_dir=None,
-                      **settings):
+                      stain=None, **settings):
     """The documented gst-wsi training pipeline as a description string.
 
     `location`: a slide, a folder, a list or manifest file, a patch store, or a
@@ -196,7 +201,8 @@ def standard_pipeline(location, *, batch_size=64, patch_size=224, target_mpp=Non
     (lists such as `annotation_classes=["Tumor", "Stroma"]` allowed); pool
     `pool_size patches_per_visit`; reading `threads backend tile_cache_size
     dct_scaling resample_tolerance max_open_slides max_read_failures`;
-    batching `batch_size max_batches drop_remainder`.  Any other property is
+    batching `batch_size max_batches drop_remainder`; stain normalisation
+    (with `stain`) `stain_reference stain_estimate stain_min_tissue`.  Any other property is
     reached as ELEMENT_PROPERTY (`patchreader_tile_cache_size=128`).  Lists
     (`target_mpps=[0.25, 0.5]`) become comma-separated strings.
 
@@ -211,6 +217,13 @@ def standard_pipeline(location, *, batch_size=64, patch_size=224, target_mpp=Non
     arrive in CUDA memory and `BatchStream` yields them as torch CUDA tensors
     without a host round trip (needs ext/cuda, a GPU and gstwsi_cuda;
     docs/cuda.md).  Not for patch stores.
+    `stain`: None (default: colours as read), "macenko" or "reinhard":
+    `stainestimate` after tissuemask estimates each slide's stains once
+    from its overview and `stainnorm` after patchreader maps every patch
+    onto `stain_reference` (an image file; unset: torchstain's built-in
+    Macenko target; Reinhard needs one), with the slide's estimate or,
+    `stain_estimate="patch"`, each patch's own (docs/recipes/stain.md).
+    Any stain keyword alone implies `stain="macenko"`.
     `target_mpp` defaults to 0.5, or 0 when `level` is given.  `target_mpps`
     alone implies `mode="multi-magnification"`, `mpp_min`/`mpp_max`
     `mode="continuous-magnification"`.  `rank`/`world_size` unset:
@@ -237,6 +250,8 @@ def standard_pipeline(location, *, batch_size=64, patch_size=224, target_mpp=Non
         return store_pipeline(location, batch_size=batch_size, threads=threads, seed=seed,
                               prefetch=prefetch, sink=sink, **settings)
     tissue, target_mpp, settings = _implied_settings(tissue, target_mpp, settings)
+    if stain is not None:
+        settings["stain_method"] = stain
     given = dict(cycle=cycle, seed=_number(seed, int), patch_size=patch_size,
                  target_mpp=_number(target_mpp, float),
                  patches_per_slide=patches_per_slide, pool_size=pool_size,
@@ -382,12 +397,19 @@ def _describe_pipeline(location, props, tissue, prefetch, sink, cuda_upload=Fals
         return " ".join(words)
 
     loc = str(location).replace("\\", "\\\\").replace('"', '\\"')
+    # any stainnorm or stainestimate setting (stain=... sets the method)
+    # brings both stages
+    stain = bool(props["stainnorm"] or props["stainestimate"])
     parts = [stage("wsislidesrc", f'location="{loc}"')]
     if tissue:
         parts.append(stage("tissuemask"))
+    if stain:
+        parts.append(stage("stainestimate"))
     parts += ["queue max-size-buffers=4", stage("patchsampler"), stage("patchinterleave"),
-              stage("patchreader"),
-              f"queue max-size-buffers={prefetch} max-size-bytes=0 max-size-time=0",
+              stage("patchreader")]
+    if stain:
+        parts.append(stage("stainnorm"))
+    parts += [f"queue max-size-buffers={prefetch} max-size-bytes=0 max-size-time=0",
               stage("patchbatch")]
     if cuda_upload:
         parts.append(_CUDA_UPLOAD)

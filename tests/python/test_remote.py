@@ -103,7 +103,9 @@ def s3rver(tmp_root, slides):
     # s3rver 3.7.1 makes continuation tokens with DES, refused by Node >= 17's
     # OpenSSL 3 without its legacy provider
     env = dict(os.environ, NODE_OPTIONS="--openssl-legacy-provider")
+    # its default address, "localhost", is ::1 first where /etc/hosts says so
     proc = subprocess.Popen([binary, "-d", str(data), "-p", str(port),
+                             "--address", "127.0.0.1",
                              "--configure-bucket", "bucket", "--silent"], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     _wait_for(port, proc, "s3rver")

@@ -24,92 +24,8 @@
 
 #include "wsibytesource.h"
 #include "wsilocalfile.h"
-#include "wsislide.h"           /* wsi_display_text */
-#ifdef WSI_HAVE_CURL
-#include "wsihttpsource.h"
-#include "wsiobjectstore.h"
-#endif
 
 G_DEFINE_QUARK (wsi-byte-source-error-quark, wsi_byte_source_error);
-
-gboolean
-wsi_location_is_remote (const gchar * location)
-{
-  static const gchar *const schemes[] = { "http://", "https://", "s3://",
-    "gs://"
-  };
-  guint i;
-
-  if (location == NULL)
-    return FALSE;
-  for (i = 0; i < G_N_ELEMENTS (schemes); i++)
-    if (g_ascii_strncasecmp (location, schemes[i], strlen (schemes[i])) == 0)
-      return TRUE;
-  return FALSE;
-}
-
-gchar *
-wsi_location_display (const gchar * location)
-{
-  GUri *uri;
-  gchar *display;
-
-  if (!wsi_location_is_remote (location))
-    return wsi_display_text (location);
-  uri = g_uri_parse (location, G_URI_FLAGS_ENCODED | G_URI_FLAGS_NON_DNS,
-      NULL);
-  if (uri == NULL || g_uri_get_host (uri) == NULL) {
-    /* Unparsable: show the scheme only, never text that may be a secret. */
-    const gchar *colon = strchr (location, ':');
-    display = g_strdup_printf ("%.*s://(invalid URL)",
-        (int) (colon - location), location);
-  } else {
-    display = g_uri_join (G_URI_FLAGS_ENCODED | G_URI_FLAGS_NON_DNS,
-        g_uri_get_scheme (uri), NULL, g_uri_get_host (uri),
-        g_uri_get_port (uri), g_uri_get_path (uri), NULL, NULL);
-  }
-  if (uri != NULL)
-    g_uri_unref (uri);
-  return display;
-}
-
-static GMutex remembered_lock;
-static GHashTable *remembered;  /* display -> full location */
-
-void
-wsi_location_remember (const gchar * location)
-{
-  gchar *display;
-
-  if (!wsi_location_is_remote (location))
-    return;
-  display = wsi_location_display (location);
-  if (strcmp (display, location) == 0) {
-    g_free (display);
-    return;
-  }
-  g_mutex_lock (&remembered_lock);
-  if (remembered == NULL)
-    remembered = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
-        g_free);
-  g_hash_table_replace (remembered, display, g_strdup (location));
-  g_mutex_unlock (&remembered_lock);
-}
-
-/* The full location remembered for a display form, or a copy of it. */
-static gchar *
-location_resolve (const gchar * location)
-{
-  const gchar *full = NULL;
-  gchar *result;
-
-  g_mutex_lock (&remembered_lock);
-  if (remembered != NULL)
-    full = g_hash_table_lookup (remembered, location);
-  result = g_strdup (full ? full : location);
-  g_mutex_unlock (&remembered_lock);
-  return result;
-}
 
 void
 wsi_byte_source_init (WsiByteSource * source,
@@ -276,9 +192,46 @@ file_source_open (const gchar * path, GError ** error)
   return &fs->parent;
 }
 
+/* ---- the scheme table ---- */
+
+static GMutex schemes_lock;
+static GHashTable *schemes;     /* lower-case scheme -> WsiByteSourceOpenFunc */
+
+void
+wsi_byte_source_register_scheme (const gchar * scheme,
+    WsiByteSourceOpenFunc open)
+{
+  g_return_if_fail (scheme != NULL && open != NULL);
+
+  g_mutex_lock (&schemes_lock);
+  if (schemes == NULL)
+    schemes = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  g_hash_table_replace (schemes, g_ascii_strdown (scheme, -1), open);
+  g_mutex_unlock (&schemes_lock);
+}
+
+/* The open function registered for @location's scheme, or NULL. */
+static WsiByteSourceOpenFunc
+scheme_lookup (const gchar * location)
+{
+  gchar *scheme = wsi_location_scheme (location);
+  WsiByteSourceOpenFunc open = NULL;
+
+  if (scheme == NULL)
+    return NULL;
+  g_mutex_lock (&schemes_lock);
+  if (schemes != NULL)
+    open = g_hash_table_lookup (schemes, scheme);
+  g_mutex_unlock (&schemes_lock);
+  g_free (scheme);
+  return open;
+}
+
 WsiByteSource *
 wsi_byte_source_open (const gchar * location, GError ** error)
 {
+  WsiByteSourceOpenFunc open;
+
   g_return_val_if_fail (location != NULL, NULL);
 
   if (g_ascii_strncasecmp (location, "file://", 7) == 0) {
@@ -296,22 +249,13 @@ wsi_byte_source_open (const gchar * location, GError ** error)
     g_free (path);
     return source;
   }
-#ifdef WSI_HAVE_CURL
-  if (g_ascii_strncasecmp (location, "http://", 7) == 0
-      || g_ascii_strncasecmp (location, "https://", 8) == 0) {
-    gchar *full = location_resolve (location);
-    WsiByteSource *source = wsi_http_source_open (full, NULL, NULL, error);
-    g_free (full);
-    return source;
-  }
-  if (g_ascii_strncasecmp (location, "s3://", 5) == 0
-      || g_ascii_strncasecmp (location, "gs://", 5) == 0)
-    return wsi_object_store_open (location, error);
-#endif
+  open = scheme_lookup (location);
+  if (open != NULL)
+    return open (location, error);
   if (wsi_location_is_remote (location)) {
-    /* Remote sources are added by their own file pair (libcurl); until a
-     * build has them, say so by scheme, never echoing the whole URL (it may
-     * carry a signature or token in its query). */
+    /* Remote sources register their schemes (wsireadsources.c) where the
+     * build has them; until then, say so by scheme, never echoing the whole
+     * URL (it may carry a signature or token in its query). */
     g_set_error (error, WSI_BYTE_SOURCE_ERROR,
         WSI_BYTE_SOURCE_ERROR_UNSUPPORTED,
         "%.*s URLs are not supported by this build", (int) (strchr (location,

@@ -36,6 +36,8 @@
 
 #include <glib.h>
 
+#include "wsilocation.h"
+
 G_BEGIN_DECLS
 
 typedef struct _WsiByteSource WsiByteSource;
@@ -62,7 +64,7 @@ typedef struct
 } WsiByteRange;
 
 /* What a kind of source implements (local file here; remote sources in
- * their own file pairs). */
+ * their own file pairs, found through the scheme table). */
 struct _WsiByteSourceClass
 {
   const gchar *name;            /* "file", "http", "s3", "gs" */
@@ -84,21 +86,20 @@ struct _WsiByteSource
   gboolean is_local;
 };
 
-/* Does @location name a remote object (http://, https://, s3://, gs://)? */
-gboolean wsi_location_is_remote (const gchar * location);
+/* What a remote source gives the scheme table: opens @location (a URL of
+ * the registered scheme) or returns NULL with @error set. */
+typedef WsiByteSource *(*WsiByteSourceOpenFunc) (const gchar * location,
+    GError ** error);
 
-/* @location as it may be shown (messages, metadata): a path as valid UTF-8
- * (wsi_display_text), a URL without user, password, query or fragment. */
-gchar *wsi_location_display (const gchar * location);
+/* Makes wsi_byte_source_open() hand locations of @scheme ("https", case
+ * does not matter) to @open; a later registration of the same scheme
+ * replaces it. Remote sources call this from their register function
+ * (wsireadsources.c calls those once). Any thread. */
+void wsi_byte_source_register_scheme (const gchar * scheme,
+    WsiByteSourceOpenFunc open);
 
-/* Remembers @location (a URL holding credentials: user, password, a
- * signed query) under its display form, for this process: elements pass
- * the display form downstream (metadata never carries credentials) and
- * wsi_byte_source_open() of the display form opens the full URL. */
-void wsi_location_remember (const gchar * location);
-
-/* Opens a local path (or file:// URI) or, where the build has remote
- * sources, a URL. NULL with @error set when it cannot be opened; a local
+/* Opens a local path (or file:// URI) or, through the scheme table, a URL
+ * of a scheme a source registered. NULL with @error set when it cannot be opened; a local
  * path must be a regular file (a FIFO or device is refused at once, never
  * waited on). */
 WsiByteSource *wsi_byte_source_open (const gchar * location, GError ** error);

@@ -873,3 +873,21 @@ http_source_prefetch (WsiByteSource * source, const WsiByteRange * ranges,
   if (queued)
     curl_multi_wakeup (multi);
 }
+
+/* The scheme table's entry: the remembered full URL of a display form. */
+static WsiByteSource *
+http_source_open_location (const gchar * location, GError ** error)
+{
+  gchar *full = wsi_location_resolve (location);
+  WsiByteSource *source = wsi_http_source_open (full, NULL, NULL, error);
+
+  g_free (full);
+  return source;
+}
+
+void
+wsi_http_source_register (void)
+{
+  wsi_byte_source_register_scheme ("http", http_source_open_location);
+  wsi_byte_source_register_scheme ("https", http_source_open_location);
+}

@@ -89,6 +89,10 @@ typedef struct
 WsiByteSource *wsi_http_source_open (const gchar * url,
     const gchar * display_uri, const WsiHttpAuth * auth, GError ** error);
 
+/* Registers http:// and https:// in the byte-source scheme table (a
+ * display form remembered with credentials opens the full URL). */
+void wsi_http_source_register (void);
+
 /* A GET of a whole small object (listings, manifests): at most @max_bytes,
  * with the same retries and error rules; NUL-terminated. */
 gchar *wsi_http_get (const gchar * url, const gchar * display_uri,

@@ -379,3 +379,10 @@ wsi_object_store_list (const gchar * location, GError ** error)
   }
   return urls;
 }
+
+void
+wsi_object_store_register (void)
+{
+  wsi_byte_source_register_scheme ("s3", wsi_object_store_open);
+  wsi_byte_source_register_scheme ("gs", wsi_object_store_open);
+}

@@ -39,6 +39,9 @@ G_BEGIN_DECLS
 WsiByteSource *wsi_object_store_open (const gchar * location,
     GError ** error);
 
+/* Registers s3:// and gs:// in the byte-source scheme table. */
+void wsi_object_store_register (void);
+
 /* The https:// (or endpoint) URL an s3:// or gs:// location is read from;
  * NULL with @error when @location is not one. */
 gchar *wsi_object_store_url (const gchar * location, GError ** error);

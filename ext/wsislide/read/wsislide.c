@@ -20,6 +20,7 @@
 
 #include <gst/wsi/wsilevel.h>
 #include "wsibytesource.h"
+#include "wsireadsources.h"
 
 
 #include <math.h>
@@ -159,29 +160,6 @@ set_unsupported_error (const gchar * path, const gchar * backend,
         "%s: not a slide format any backend reads", path);
 }
 
-gchar *
-wsi_display_text (const gchar * text)
-{
-  GString *out;
-  const gchar *end;
-
-  if (text == NULL)
-    return NULL;
-  if (g_utf8_validate (text, -1, NULL))
-    return g_strdup (text);
-  out = g_string_new (NULL);
-  while (*text != '\0') {
-    if (g_utf8_validate (text, -1, &end)) {
-      g_string_append (out, text);
-      break;
-    }
-    g_string_append_len (out, text, end - text);
-    g_string_append_printf (out, "\\x%02X", (guint) (guint8) * end);
-    text = end + 1;
-  }
-  return g_string_free (out, FALSE);
-}
-
 /* Error texts go into GStreamer messages and Python strings: UTF-8 only. */
 static void
 make_error_displayable (GError * error)
@@ -204,7 +182,11 @@ wsi_slide_open (const gchar * path, const gchar * backend_name,
     GError ** error)
 {
   GError *local = NULL;
-  WsiSlide *slide = open_checked (path, backend_name, &local);
+  WsiSlide *slide;
+
+  /* the entry point of the read layer: remote schemes known from here on */
+  wsi_read_sources_init ();
+  slide = open_checked (path, backend_name, &local);
 
   make_error_displayable (local);
   if (local != NULL)

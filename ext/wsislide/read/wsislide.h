@@ -39,6 +39,7 @@
 
 #include <glib.h>
 #include "wsiresample.h"
+#include "wsilocation.h"      /* wsi_display_text, wsi_location_display */
 
 G_BEGIN_DECLS
 
@@ -297,11 +298,6 @@ gchar *wsi_slide_known_extensions_text (void);
  * as 72 dpi or 10 px/cm). @unit is the TIFF ResolutionUnit (2 = inch,
  * 3 = centimetre). */
 gdouble wsi_mpp_from_tiff_resolution (gdouble pixels_per_unit, gint unit);
-
-/* @text as valid UTF-8 for messages and metadata: bytes that are not UTF-8
- * (a Latin-1 file name) become \xNN escapes. Paths are bytes on Linux: open
- * files by the original, show this. */
-gchar *wsi_display_text (const gchar * text);
 
 /* Allocates the per-level arrays of @slide for @level_count levels. */
 void wsi_slide_alloc_levels (WsiSlide * slide, gint level_count);

@@ -1,0 +1,678 @@
+/* gst-wsi
+ * Copyright (C) 2026 gst-wsi developers
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+
+/**
+ * SECTION:element-stainnorm
+ * @title: stainnorm
+ *
+ * stainnorm maps the H&E stains of each decoded patch onto a target's:
+ * Reinhard et al. 2001 (#GstStainNorm:method=reinhard: each channel of
+ * Ruderman's l-alpha-beta space matched in mean and standard deviation)
+ * or Macenko et al. 2009 (method=macenko, torchstain's defaults Io = 240,
+ * beta = 0.15, alpha = 1: concentrations on the source's stain vectors,
+ * rescaled by the 99th percentiles, recomposed on the target's). The
+ * maths is in `gst/wsipatch/wsistain.h`.
+ *
+ * The target is #GstStainNorm:reference, an image file whose pixels (all
+ * of them) give the target statistics, decoded by GStreamer's own
+ * decoders (PNG and JPEG with gst-plugins-good; whatever decodebin reads),
+ * or, when unset, torchstain's built-in Macenko target (HERef and maxCRef
+ * of Macenko's reference implementation). Reinhard has no standard
+ * target: method=reinhard needs a reference.
+ *
+ * The source estimate is the slide's (#GstStainNorm:estimate=slide, the
+ * default): `stainestimate` on the slide branch estimates each slide once
+ * from its overview's tissue, and patchreader copies the numbers onto
+ * every patch as columns, so neighbouring patches of one slide get the
+ * same mapping. estimate=patch estimates each patch from its own pixels,
+ * as the Python tools do, and uses the slide's estimate where the patch
+ * has too little tissue (#GstStainNorm:min-tissue) or no usable estimate
+ * (glass, one colour, black): counted in #GstStainNorm:patches-fallback.
+ * A patch with no estimate at all passes unchanged
+ * (#GstStainNorm:patches-unchanged); nothing fails on glass, pen or black.
+ * Each patch gets the columns `stain-source` (slide, patch, fallback or
+ * none) and `stain-used` (the numbers applied), seen in Python as
+ * `Batch.columns`.
+ *
+ * The work runs on a pool of worker threads; output order is input order
+ * and every byte is the same whatever #GstStainNorm:threads is.
+ *
+ * ## Example launch line
+ * |[
+ * gst-launch-1.0 wsislidesrc location=slides/ ! tissuemask ! stainestimate ! \
+ *     queue ! patchsampler patch-size=224 patches-per-slide=16 ! \
+ *     patchinterleave ! patchreader ! stainnorm method=macenko ! \
+ *     patchbatch batch-size=16 ! fakesink sync=false
+ * ]| Normalises every patch with its slide's estimate onto torchstain's
+ * target, and ends when every slide has given its 16 patches.
+ */
+
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <string.h>
+#include <gst/video/video.h>
+#include <gst/wsi/wsirecord.h>
+
+#include "gststainnorm.h"
+#include "gstwsipatchelements.h"
+#include "wsistain.h"
+#include "wsistainmeta.h"
+
+GST_DEBUG_CATEGORY_STATIC (gst_stain_norm_debug);
+#define GST_CAT_DEFAULT gst_stain_norm_debug
+
+#define DEFAULT_THREADS 0
+#define MAX_THREADS 64
+#define DEFAULT_METHOD WSI_STAIN_MACENKO
+#define DEFAULT_MIN_TISSUE 0.1
+
+#define PATCH_FORMATS "{ RGB, RGBA, RGBx, BGRx }"
+
+typedef enum
+{
+  STAIN_ESTIMATE_SLIDE = 0,
+  STAIN_ESTIMATE_PATCH = 1,
+} StainEstimateMode;
+
+enum
+{
+  PROP_0,
+  PROP_THREADS,
+  PROP_METHOD,
+  PROP_REFERENCE,
+  PROP_ESTIMATE,
+  PROP_MIN_TISSUE,
+  PROP_PATCHES_SLIDE,
+  PROP_PATCHES_PATCH,
+  PROP_PATCHES_FALLBACK,
+  PROP_PATCHES_UNCHANGED,
+};
+
+typedef struct
+{
+  GstBuffer *buffer;
+} NormWork;
+
+typedef enum
+{
+  SOURCE_NONE, SOURCE_SLIDE, SOURCE_PATCH, SOURCE_FALLBACK, N_SOURCES
+} StainSource;
+
+static const gchar *const source_names[N_SOURCES] = {
+  "none", "slide", "patch", "fallback"
+};
+
+struct _GstStainNorm
+{
+  WsiPoolElement parent;
+
+  /* properties, object lock; read by the workers only between start and
+   * stop (set in NULL or READY) */
+  guint threads;
+  WsiStainMethod method;
+  gchar *reference;
+  StainEstimateMode estimate;
+  gdouble min_tissue;
+
+  /* the target, fixed by start */
+  WsiStainMatrix target_matrix;
+  WsiStainLab target_lab;
+
+  /* set by set_caps with nothing in flight */
+  GstVideoInfo info;
+  guint pixel_bytes, r, g, b;
+
+  gint counts[N_SOURCES];       /* atomics; patch counts wrap at 2^31 */
+};
+
+static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
+    GST_PAD_SINK, GST_PAD_ALWAYS,
+    GST_STATIC_CAPS (GST_VIDEO_CAPS_MAKE (PATCH_FORMATS)));
+static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
+    GST_PAD_SRC, GST_PAD_ALWAYS,
+    GST_STATIC_CAPS (GST_VIDEO_CAPS_MAKE (PATCH_FORMATS)));
+
+#define gst_stain_norm_parent_class parent_class
+G_DEFINE_TYPE (GstStainNorm, gst_stain_norm, WSI_TYPE_POOL_ELEMENT);
+
+#define GST_TYPE_STAIN_NORM_METHOD (gst_stain_norm_method_get_type ())
+static GType
+gst_stain_norm_method_get_type (void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+    {WSI_STAIN_REINHARD, "Reinhard: l-alpha-beta means and deviations",
+        "reinhard"},
+    {WSI_STAIN_MACENKO, "Macenko: stain vectors and concentrations",
+        "macenko"},
+    {0, NULL, NULL}
+  };
+
+  if (g_once_init_enter (&type)) {
+    GType t = g_enum_register_static ("GstStainNormMethod", values);
+    g_once_init_leave (&type, t);
+  }
+  return type;
+}
+
+#define GST_TYPE_STAIN_NORM_ESTIMATE (gst_stain_norm_estimate_get_type ())
+static GType
+gst_stain_norm_estimate_get_type (void)
+{
+  static GType type = 0;
+  static const GEnumValue values[] = {
+    {STAIN_ESTIMATE_SLIDE, "The slide's estimate (stainestimate)", "slide"},
+    {STAIN_ESTIMATE_PATCH, "Each patch's own, the slide's as fallback",
+        "patch"},
+    {0, NULL, NULL}
+  };
+
+  if (g_once_init_enter (&type)) {
+    GType t = g_enum_register_static ("GstStainNormEstimate", values);
+    g_once_init_leave (&type, t);
+  }
+  return type;
+}
+
+static void
+do_element_init (GstPlugin * plugin)
+{
+  static gsize done = 0;
+
+  if (g_once_init_enter (&done)) {
+    GST_DEBUG_CATEGORY_INIT (gst_stain_norm_debug, "stainnorm", 0,
+        "Stain normalisation of patches");
+    wsipatch_element_init (plugin);
+    g_once_init_leave (&done, 1);
+  }
+}
+
+GST_ELEMENT_REGISTER_DEFINE_WITH_CODE (stainnorm, "stainnorm",
+    GST_RANK_NONE, GST_TYPE_STAIN_NORM, do_element_init (plugin));
+
+/* ---- the reference image ------------------------------------------------- */
+
+/* Decodes @path to packed RGB with GStreamer's decoders; NULL with a
+ * reason in @error. */
+static GstSample *
+decode_reference (const gchar * path, gchar ** error)
+{
+  GstElement *pipeline, *src, *sink;
+  GstBus *bus;
+  GstMessage *msg;
+  GstSample *sample = NULL;
+  GError *err = NULL;
+
+  pipeline = gst_parse_launch ("filesrc name=src ! decodebin ! videoconvert ! "
+      "video/x-raw,format=RGB ! fakesink name=sink sync=false", &err);
+  if (pipeline == NULL) {
+    *error = g_strdup_printf ("cannot make a decoder (%s)", err ?
+        err->message : "?");
+    g_clear_error (&err);
+    return NULL;
+  }
+  src = gst_bin_get_by_name (GST_BIN (pipeline), "src");
+  sink = gst_bin_get_by_name (GST_BIN (pipeline), "sink");
+  g_object_set (src, "location", path, NULL);
+  g_object_set (sink, "enable-last-sample", TRUE, NULL);
+  gst_element_set_state (pipeline, GST_STATE_PLAYING);
+  bus = gst_element_get_bus (pipeline);
+  msg = gst_bus_timed_pop_filtered (bus, 60 * GST_SECOND,
+      GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+  if (msg != NULL && GST_MESSAGE_TYPE (msg) == GST_MESSAGE_EOS)
+    g_object_get (sink, "last-sample", &sample, NULL);
+  else if (msg != NULL) {
+    gst_message_parse_error (msg, &err, NULL);
+    *error = g_strdup (err ? err->message : "decoding failed");
+    g_clear_error (&err);
+  } else
+    *error = g_strdup ("decoding did not finish in 60 s");
+  if (sample == NULL && *error == NULL)
+    *error = g_strdup ("no image decoded");
+  gst_clear_message (&msg);
+  gst_object_unref (bus);
+  gst_element_set_state (pipeline, GST_STATE_NULL);
+  gst_object_unref (src);
+  gst_object_unref (sink);
+  gst_object_unref (pipeline);
+  return sample;
+}
+
+/* The target statistics of the reference file. */
+static gboolean
+load_reference (GstStainNorm * self, const gchar * path)
+{
+  gchar *error = NULL;
+  GstSample *sample = decode_reference (path, &error);
+  GstVideoInfo info;
+  GstVideoFrame frame;
+  gboolean ok = FALSE;
+
+  if (sample != NULL && gst_video_info_from_caps (&info,
+          gst_sample_get_caps (sample))
+      && gst_video_frame_map (&frame, &info, gst_sample_get_buffer (sample),
+          GST_MAP_READ)) {
+    WsiStainImage image = { GST_VIDEO_FRAME_PLANE_DATA (&frame, 0),
+      GST_VIDEO_FRAME_WIDTH (&frame), GST_VIDEO_FRAME_HEIGHT (&frame),
+      GST_VIDEO_FRAME_PLANE_STRIDE (&frame, 0), 3, 0, 1, 2
+    };
+    WsiStainPixels px = { &image, NULL, 0 };
+
+    if (self->method == WSI_STAIN_MACENKO)
+      ok = wsi_stain_estimate_macenko (&px, &self->target_matrix, NULL);
+    else
+      ok = wsi_stain_estimate_lab (&px, &self->target_lab);
+    if (!ok)
+      error = g_strdup ("its pixels give no stain estimate (too little "
+          "stained tissue, or one colour)");
+    gst_video_frame_unmap (&frame);
+  } else if (sample != NULL)
+    error = g_strdup ("the decoded image is not 8-bit RGB");
+  if (sample)
+    gst_sample_unref (sample);
+  if (!ok)
+    GST_ELEMENT_ERROR (self, RESOURCE, OPEN_READ,
+        ("Cannot use stain reference \"%s\": %s.", path, error), (NULL));
+  g_free (error);
+  return ok;
+}
+
+/* ---- caps ---------------------------------------------------------------- */
+
+static GstCaps *
+gst_stain_norm_set_caps (WsiPoolElement * element, GstCaps * caps)
+{
+  GstStainNorm *self = GST_STAIN_NORM (element);
+  const GstVideoFormatInfo *finfo;
+
+  if (!gst_video_info_from_caps (&self->info, caps)) {
+    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
+        ("Patches must be packed 8-bit RGB, RGBA, RGBx or BGRx."),
+        ("caps: %" GST_PTR_FORMAT, caps));
+    return NULL;
+  }
+  finfo = self->info.finfo;
+  self->pixel_bytes = GST_VIDEO_FORMAT_INFO_PSTRIDE (finfo, 0);
+  self->r = GST_VIDEO_FORMAT_INFO_POFFSET (finfo, 0);
+  self->g = GST_VIDEO_FORMAT_INFO_POFFSET (finfo, 1);
+  self->b = GST_VIDEO_FORMAT_INFO_POFFSET (finfo, 2);
+  return gst_caps_ref (caps);
+}
+
+/* ---- the work, on the workers ------------------------------------------- */
+
+static gpointer
+norm_thread_state_new (WsiPoolElement * element)
+{
+  return wsi_stain_scratch_new ();
+}
+
+static void
+norm_thread_state_free (WsiPoolElement * element, gpointer state)
+{
+  wsi_stain_scratch_free (state);
+}
+
+/* The source estimate for the patch @image with meta @meta, and the plan;
+ * the source used, SOURCE_NONE when nothing applies. */
+static StainSource
+choose_plan (GstStainNorm * self, const GstStructure * meta,
+    const WsiStainImage * image, WsiStainPlan * plan, gdouble * used)
+{
+  WsiStainMatrix m;
+  WsiStainLab lab;
+  StainSource source = SOURCE_SLIDE;
+
+  if (self->estimate == STAIN_ESTIMATE_PATCH) {
+    WsiStainPixels px = { image, NULL, 0 };
+
+    source = SOURCE_FALLBACK;
+    if (wsi_stain_tissue_share (image) >= self->min_tissue) {
+      if (self->method == WSI_STAIN_MACENKO
+          && wsi_stain_estimate_macenko (&px, &m, NULL)
+          && wsi_stain_plan_macenko (plan, &m, &self->target_matrix))
+        source = SOURCE_PATCH;
+      else if (self->method == WSI_STAIN_REINHARD
+          && wsi_stain_estimate_lab (&px, &lab)
+          && wsi_stain_plan_reinhard (plan, &lab, &self->target_lab))
+        source = SOURCE_PATCH;
+    }
+  }
+  if (source != SOURCE_PATCH) {
+    gboolean ok = FALSE;
+
+    if (meta != NULL && self->method == WSI_STAIN_MACENKO)
+      ok = wsi_stain_meta_get_matrix (meta, &m)
+          && wsi_stain_plan_macenko (plan, &m, &self->target_matrix);
+    else if (meta != NULL)
+      ok = wsi_stain_meta_get_lab (meta, &lab)
+          && wsi_stain_plan_reinhard (plan, &lab, &self->target_lab);
+    if (!ok)
+      return SOURCE_NONE;
+  }
+  if (self->method == WSI_STAIN_MACENKO) {
+    memcpy (used, m.stains[0], 3 * sizeof (gdouble));
+    memcpy (used + 3, m.stains[1], 3 * sizeof (gdouble));
+    memcpy (used + 6, m.max_c, 2 * sizeof (gdouble));
+  } else {
+    memcpy (used, lab.mean, 3 * sizeof (gdouble));
+    memcpy (used + 3, lab.std, 3 * sizeof (gdouble));
+  }
+  return source;
+}
+
+static GstBuffer *
+norm_process (WsiPoolElement * element, gpointer data, gpointer state)
+{
+  GstStainNorm *self = GST_STAIN_NORM (element);
+  NormWork *work = data;
+  GstBuffer *buffer = gst_buffer_make_writable (g_steal_pointer
+      (&work->buffer));
+  GstStructure *meta = wsi_patch_meta_get (buffer);
+  GstVideoFrame frame;
+  WsiStainImage image;
+  WsiStainPlan plan;
+  StainSource source;
+  gdouble used[8];
+  static const gchar *const names[] = { WSI_STAIN_COL_SOURCE,
+    WSI_STAIN_COL_USED, NULL
+  };
+  const gchar *values[3] = { NULL, NULL, NULL };
+  gchar *used_text = NULL;
+
+  if (!gst_video_frame_map (&frame, &self->info, buffer, GST_MAP_READWRITE)) {
+    const gchar *path = meta ? wsi_patch_meta_string (meta, "paths", 0) : NULL;
+
+    GST_ELEMENT_ERROR (self, STREAM, FAILED,
+        ("Could not map the pixels of a patch of slide \"%s\" for writing "
+            "(buffer of %" G_GSIZE_FORMAT " bytes, caps say %" G_GSIZE_FORMAT
+            ").", path ? path : "?", gst_buffer_get_size (buffer),
+            GST_VIDEO_INFO_SIZE (&self->info)), (NULL));
+    gst_buffer_unref (buffer);
+    return NULL;
+  }
+  image.data = GST_VIDEO_FRAME_PLANE_DATA (&frame, 0);
+  image.width = GST_VIDEO_FRAME_WIDTH (&frame);
+  image.height = GST_VIDEO_FRAME_HEIGHT (&frame);
+  image.stride = GST_VIDEO_FRAME_PLANE_STRIDE (&frame, 0);
+  image.pixel_bytes = self->pixel_bytes;
+  image.r = self->r;
+  image.g = self->g;
+  image.b = self->b;
+  source = choose_plan (self, meta, &image, &plan, used);
+  if (source != SOURCE_NONE)
+    wsi_stain_apply (&plan, &image, state);
+  gst_video_frame_unmap (&frame);
+  g_atomic_int_inc (&self->counts[source]);
+
+  if (meta != NULL) {
+    values[0] = source_names[source];
+    if (source != SOURCE_NONE)
+      used_text = wsi_stain_format_numbers (used,
+          self->method == WSI_STAIN_MACENKO ? 8 : 6);
+    values[1] = used_text ? used_text : "";
+    wsi_stain_meta_set_columns (meta, names, values);
+    g_free (used_text);
+  }
+  return buffer;
+}
+
+static void
+norm_work_clear (WsiPoolElement * element, gpointer data)
+{
+  NormWork *work = data;
+
+  gst_clear_buffer (&work->buffer);
+}
+
+static GstFlowReturn
+gst_stain_norm_handle_buffer (WsiPoolElement * element, GstBuffer * buffer)
+{
+  NormWork work = { buffer };
+
+  return wsi_pool_element_queue_work (element, &work);
+}
+
+/* ---- state and properties ------------------------------------------------ */
+
+static gboolean
+gst_stain_norm_start (WsiPoolElement * element, guint * n_threads)
+{
+  GstStainNorm *self = GST_STAIN_NORM (element);
+  gchar *reference;
+  guint i;
+
+  GST_OBJECT_LOCK (self);
+  *n_threads = self->threads;
+  reference = g_strdup (self->reference);
+  GST_OBJECT_UNLOCK (self);
+  for (i = 0; i < N_SOURCES; i++)
+    g_atomic_int_set (&self->counts[i], 0);
+
+  if (reference == NULL || *reference == '\0') {
+    g_free (reference);
+    if (self->method == WSI_STAIN_REINHARD) {
+      GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS,
+          ("method=reinhard needs a reference image (reference=FILE): "
+              "Reinhard's method has no standard target."), (NULL));
+      return FALSE;
+    }
+    self->target_matrix = wsi_stain_macenko_default;
+    return TRUE;
+  }
+  if (!load_reference (self, reference)) {
+    g_free (reference);
+    return FALSE;
+  }
+  g_free (reference);
+  return TRUE;
+}
+
+static gboolean
+refuse_when_running (GstStainNorm * self, const gchar * name)
+{
+  if (GST_STATE (self) > GST_STATE_READY
+      || GST_STATE_PENDING (self) > GST_STATE_READY) {
+    g_warning ("stainnorm: %s can only be set in the NULL or READY state",
+        name);
+    return TRUE;
+  }
+  return FALSE;
+}
+
+static void
+gst_stain_norm_set_property (GObject * object, guint prop_id,
+    const GValue * value, GParamSpec * pspec)
+{
+  GstStainNorm *self = GST_STAIN_NORM (object);
+
+  GST_OBJECT_LOCK (self);
+  if (prop_id != PROP_THREADS && refuse_when_running (self, pspec->name)) {
+    GST_OBJECT_UNLOCK (self);
+    return;
+  }
+  switch (prop_id) {
+    case PROP_THREADS:
+      self->threads = g_value_get_uint (value);
+      break;
+    case PROP_METHOD:
+      self->method = g_value_get_enum (value);
+      break;
+    case PROP_REFERENCE:
+      g_free (self->reference);
+      self->reference = g_value_dup_string (value);
+      break;
+    case PROP_ESTIMATE:
+      self->estimate = g_value_get_enum (value);
+      break;
+    case PROP_MIN_TISSUE:
+      self->min_tissue = g_value_get_double (value);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+  GST_OBJECT_UNLOCK (self);
+}
+
+static void
+gst_stain_norm_get_property (GObject * object, guint prop_id,
+    GValue * value, GParamSpec * pspec)
+{
+  GstStainNorm *self = GST_STAIN_NORM (object);
+
+  GST_OBJECT_LOCK (self);
+  switch (prop_id) {
+    case PROP_THREADS:
+      g_value_set_uint (value, self->threads);
+      break;
+    case PROP_METHOD:
+      g_value_set_enum (value, self->method);
+      break;
+    case PROP_REFERENCE:
+      g_value_set_string (value, self->reference);
+      break;
+    case PROP_ESTIMATE:
+      g_value_set_enum (value, self->estimate);
+      break;
+    case PROP_MIN_TISSUE:
+      g_value_set_double (value, self->min_tissue);
+      break;
+    case PROP_PATCHES_SLIDE:
+      g_value_set_uint64 (value, (guint) g_atomic_int_get (&self->counts
+              [SOURCE_SLIDE]));
+      break;
+    case PROP_PATCHES_PATCH:
+      g_value_set_uint64 (value, (guint) g_atomic_int_get (&self->counts
+              [SOURCE_PATCH]));
+      break;
+    case PROP_PATCHES_FALLBACK:
+      g_value_set_uint64 (value, (guint) g_atomic_int_get (&self->counts
+              [SOURCE_FALLBACK]));
+      break;
+    case PROP_PATCHES_UNCHANGED:
+      g_value_set_uint64 (value, (guint) g_atomic_int_get (&self->counts
+              [SOURCE_NONE]));
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      break;
+  }
+  GST_OBJECT_UNLOCK (self);
+}
+
+static void
+gst_stain_norm_finalize (GObject * object)
+{
+  GstStainNorm *self = GST_STAIN_NORM (object);
+
+  g_free (self->reference);
+  G_OBJECT_CLASS (parent_class)->finalize (object);
+}
+
+static void
+install_counter (GObjectClass * gobject_class, guint id, const gchar * name,
+    const gchar * nick, const gchar * blurb)
+{
+  g_object_class_install_property (gobject_class, id,
+      g_param_spec_uint64 (name, nick, blurb, 0, G_MAXUINT64, 0,
+          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+}
+
+static void
+gst_stain_norm_class_init (GstStainNormClass * klass)
+{
+  GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
+  GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
+  WsiPoolElementClass *pool_class = WSI_POOL_ELEMENT_CLASS (klass);
+  const GParamFlags ready = G_PARAM_READWRITE | GST_PARAM_MUTABLE_READY |
+      G_PARAM_STATIC_STRINGS;
+
+  gobject_class->set_property = gst_stain_norm_set_property;
+  gobject_class->get_property = gst_stain_norm_get_property;
+  gobject_class->finalize = gst_stain_norm_finalize;
+
+  g_object_class_install_property (gobject_class, PROP_THREADS,
+      g_param_spec_uint ("threads", "Threads",
+          "Worker threads normalising patches (0 to 64, default 0 = one per "
+          "core, shared among LOCAL_WORLD_SIZE ranks); the output does not "
+          "depend on it; read when the element leaves READY", 0,
+          MAX_THREADS, DEFAULT_THREADS, ready));
+  g_object_class_install_property (gobject_class, PROP_METHOD,
+      g_param_spec_enum ("method", "Method",
+          "Normalisation: reinhard (l-alpha-beta statistics; needs "
+          "reference) or macenko (stain vectors, torchstain's defaults); "
+          "default macenko. Set in NULL or READY", GST_TYPE_STAIN_NORM_METHOD,
+          DEFAULT_METHOD, ready));
+  g_object_class_install_property (gobject_class, PROP_REFERENCE,
+      g_param_spec_string ("reference", "Reference image",
+          "Image file whose stains are the target (PNG or JPEG, any file "
+          "GStreamer's decodebin decodes to RGB; all its pixels count); "
+          "unset (default): torchstain's built-in Macenko target. Read when "
+          "the element leaves READY", NULL, ready));
+  g_object_class_install_property (gobject_class, PROP_ESTIMATE,
+      g_param_spec_enum ("estimate", "Estimate",
+          "Source statistics: slide (default: the slide's, from "
+          "stainestimate's columns) or patch (each patch's own; the slide's "
+          "where the patch has less tissue than min-tissue or no usable "
+          "estimate). Set in NULL or READY", GST_TYPE_STAIN_NORM_ESTIMATE,
+          STAIN_ESTIMATE_SLIDE, ready));
+  g_object_class_install_property (gobject_class, PROP_MIN_TISSUE,
+      g_param_spec_double ("min-tissue", "Minimum tissue",
+          "estimate=patch: least share of a patch's pixels with optical "
+          "density above 0.15 in every channel for its own estimate "
+          "(fraction, 0 to 1, default 0.1)", 0.0, 1.0, DEFAULT_MIN_TISSUE,
+          ready));
+  install_counter (gobject_class, PROP_PATCHES_SLIDE, "patches-slide",
+      "Patches by slide estimate", "Patches normalised with their slide's "
+      "estimate since the element left READY (0 to 2^31-1)");
+  install_counter (gobject_class, PROP_PATCHES_PATCH, "patches-patch",
+      "Patches by own estimate", "estimate=patch: patches normalised with "
+      "their own estimate since the element left READY (0 to 2^31-1)");
+  install_counter (gobject_class, PROP_PATCHES_FALLBACK, "patches-fallback",
+      "Patches by fallback", "estimate=patch: patches with too little "
+      "tissue or no usable estimate, normalised with their slide's "
+      "estimate (0 to 2^31-1)");
+  install_counter (gobject_class, PROP_PATCHES_UNCHANGED,
+      "patches-unchanged", "Patches unchanged", "Patches passed unchanged: "
+      "no estimate of their own or of their slide (0 to 2^31-1)");
+
+  gst_element_class_add_static_pad_template (element_class, &sink_template);
+  gst_element_class_add_static_pad_template (element_class, &src_template);
+  gst_element_class_set_static_metadata (element_class,
+      "Stain normalisation", "Filter/Effect/Video",
+      "Maps the H&E stains of patches onto a reference's (Reinhard, "
+      "Macenko), with each slide's estimate or each patch's",
+      "gst-wsi developers");
+
+  pool_class->work_size = sizeof (NormWork);
+  pool_class->worker_name = "stainnorm";
+  pool_class->start = GST_DEBUG_FUNCPTR (gst_stain_norm_start);
+  pool_class->thread_state_new = norm_thread_state_new;
+  pool_class->thread_state_free = norm_thread_state_free;
+  pool_class->handle_buffer = GST_DEBUG_FUNCPTR (gst_stain_norm_handle_buffer);
+  pool_class->process = norm_process;
+  pool_class->work_clear = norm_work_clear;
+  pool_class->set_caps = GST_DEBUG_FUNCPTR (gst_stain_norm_set_caps);
+}
+
+static void
+gst_stain_norm_init (GstStainNorm * self)
+{
+  GST_PAD_SET_PROXY_CAPS (WSI_POOL_ELEMENT_SINK_PAD (self));
+  GST_PAD_SET_PROXY_ALLOCATION (WSI_POOL_ELEMENT_SINK_PAD (self));
+  GST_PAD_SET_PROXY_CAPS (WSI_POOL_ELEMENT_SRC_PAD (self));
+  GST_PAD_SET_PROXY_ALLOCATION (WSI_POOL_ELEMENT_SRC_PAD (self));
+  self->threads = DEFAULT_THREADS;
+  self->method = DEFAULT_METHOD;
+  self->estimate = STAIN_ESTIMATE_SLIDE;
+  self->min_tissue = DEFAULT_MIN_TISSUE;
+}

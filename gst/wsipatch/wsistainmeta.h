@@ -1,0 +1,66 @@
+/* gst-wsi
+ * Copyright (C) 2026 gst-wsi developers
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+
+/*
+ * wsistainmeta.h: stain estimates as columns of the slide and patch metas.
+ *
+ * Contract: stainestimate writes a slide's estimates as columns of its
+ * WsiSlideMeta (wsirecord.h's column-names/column-values); patchsampler
+ * copies the slide meta onto coordinates, patchreader copies the columns
+ * onto each patch, patchbatch gathers them per batch and Python shows them
+ * as Batch.columns: so the estimate made once per slide reaches every
+ * patch and the user with no new field in any element between. Columns
+ * (text, numbers separated by spaces, %.17g so they read back exactly;
+ * "" when there is no estimate):
+ *   stain-tissue-pixels   pixels the estimate used (Macenko: above beta)
+ *   stain-matrix          Macenko: "h_r h_g h_b e_r e_g e_b" (unit OD
+ *                         vectors of haematoxylin and eosin)
+ *   stain-max-c           Macenko: "max_h max_e" (99th percentiles)
+ *   stain-lab-mean        Reinhard: lab means "l alpha beta"
+ *   stain-lab-std         Reinhard: lab standard deviations
+ * stainnorm adds per patch: stain-source ("slide", "patch", "fallback":
+ * the slide's because the patch had too little tissue, or "none": passed
+ * unchanged) and stain-used (the source estimate's numbers it applied,
+ * the matrix then max-c, or the means then the deviations).
+ *
+ * Cost: a string per column per patch (copied by the elements that copy
+ * the meta). Threading: none of its own.
+ */
+
+#ifndef __WSI_STAIN_META_H__
+#define __WSI_STAIN_META_H__
+
+#include <gst/gst.h>
+#include "wsistain.h"
+
+G_BEGIN_DECLS
+
+#define WSI_STAIN_COL_PIXELS "stain-tissue-pixels"
+#define WSI_STAIN_COL_MATRIX "stain-matrix"
+#define WSI_STAIN_COL_MAX_C "stain-max-c"
+#define WSI_STAIN_COL_LAB_MEAN "stain-lab-mean"
+#define WSI_STAIN_COL_LAB_STD "stain-lab-std"
+#define WSI_STAIN_COL_SOURCE "stain-source"
+#define WSI_STAIN_COL_USED "stain-used"
+
+/* Sets (or replaces) the columns @names (NULL-terminated) of @s, a slide
+ * meta or a one-location patch meta, to @values; other columns stay. */
+void wsi_stain_meta_set_columns (GstStructure * s, const gchar * const *names,
+    const gchar * const *values);
+
+/* The slide's Macenko estimate on a one-location patch meta or a slide
+ * meta; FALSE when absent or empty. */
+gboolean wsi_stain_meta_get_matrix (const GstStructure * s,
+    WsiStainMatrix * out);
+/* The slide's Reinhard estimate; FALSE when absent or empty. */
+gboolean wsi_stain_meta_get_lab (const GstStructure * s, WsiStainLab * out);
+
+G_END_DECLS
+
+#endif /* __WSI_STAIN_META_H__ */

@@ -1,0 +1,325 @@
+"""stainestimate and stainnorm against the published equations, written here
+again in NumPy: Reinhard et al. 2001 in Ruderman's l-alpha-beta space, and
+Macenko et al. 2009 with torchstain's defaults (Io 240, beta 0.15, alpha 1,
+99th-percentile concentrations). The eigenvectors' signs are fixed as the C
+code documents (numpy's eigh leaves them arbitrary)."""
+import hashlib
+
+import numpy as np
+import pytest
+
+import gstwsi
+from gstwsi.stream import Gst
+
+PIL = pytest.importorskip("PIL.Image")
+
+IO, BETA, ALPHA = 240.0, 0.15, 1.0
+HE_REF = np.array([[0.5626, 0.2159], [0.7201, 0.8012], [0.4062, 0.5581]])
+MAXC_REF = np.array([1.9705, 1.0308])
+RGB2LMS = np.array([[0.3811, 0.5783, 0.0402],
+                    [0.1967, 0.7244, 0.0782],
+                    [0.0241, 0.1288, 0.8444]])
+# Reinhard et al.'s two lab matrices, as printed.
+LAB = np.diag([1 / np.sqrt(3), 1 / np.sqrt(6), 1 / np.sqrt(2)]) @ np.array(
+    [[1, 1, 1], [1, 1, -2], [1, -1, 0]])
+LAB_INV = np.array([[1, 1, 1], [1, 1, -1], [1, -2, 0]]) @ np.diag(
+    [np.sqrt(3) / 3, np.sqrt(6) / 6, np.sqrt(2) / 2])
+
+
+# ---- the reference implementation ----------------------------------------
+
+def np_lab(pixels):
+    lms = pixels.reshape(-1, 3).astype(np.float64) @ RGB2LMS.T
+    return np.log10(np.maximum(lms, 1.0)) @ LAB.T
+
+
+def np_lab_stats(pixels):
+    x = np_lab(pixels)
+    return x.mean(axis=0), x.std(axis=0)
+
+
+def np_reinhard(img, src, ref):
+    x = np_lab(img)
+    y = (x - src[0]) / src[1] * ref[1] + ref[0]
+    lms = 10.0 ** (y @ LAB_INV.T)
+    rgb = lms @ np.linalg.inv(RGB2LMS).T
+    return np.clip(np.round(rgb), 0, 255).reshape(img.shape).astype(np.uint8)
+
+
+def _fix_sign(v):
+    s = v.sum()
+    return -v if s < 0 else v
+
+
+def np_macenko(pixels):
+    """(HE 3x2, maxC 2) of pixels (N x 3) as torchstain computes them."""
+    pixels = pixels.reshape(-1, 3).astype(np.float64)
+    od = -np.log((pixels + 1) / IO)
+    odhat = od[~np.any(od < BETA, axis=1)]
+    _, vecs = np.linalg.eigh(np.cov(odhat.T))
+    e_mid, e_big = _fix_sign(vecs[:, 1]), _fix_sign(vecs[:, 2])
+    plane = np.stack([e_mid, e_big], axis=1)
+    that = odhat @ plane
+    phi = np.arctan2(that[:, 1], that[:, 0])
+    lo, hi = np.percentile(phi, ALPHA), np.percentile(phi, 100 - ALPHA)
+    vmin = plane @ np.array([np.cos(lo), np.sin(lo)])
+    vmax = plane @ np.array([np.cos(hi), np.sin(hi)])
+    he = np.stack([vmin, vmax] if vmin[0] > vmax[0] else [vmax, vmin], axis=1)
+    c = np.linalg.lstsq(he, od.T, rcond=None)[0]
+    return he, np.array([np.percentile(c[0], 99), np.percentile(c[1], 99)])
+
+
+def np_macenko_apply(img, src, ref):
+    he, maxc = src
+    od = -np.log((img.reshape(-1, 3).astype(np.float64) + 1) / IO)
+    c = np.linalg.lstsq(he, od.T, rcond=None)[0]
+    c2 = c / (maxc / ref[1])[:, None]
+    out = np.minimum(IO * np.exp(-ref[0] @ c2), 255)
+    return out.T.reshape(img.shape).astype(np.uint8)
+
+
+# ---- images -----------------------------------------------------------------
+
+def synthetic_he(seed, size=224, he=None, glass=0.3):
+    """An H&E-like image: smooth random H and E concentrations on the stain
+    vectors `he` (3x2), with a share `glass` of background."""
+    rng = np.random.default_rng(seed)
+    he = HE_REF if he is None else he
+    k = 8
+    coarse = rng.gamma(2.0, 0.5, size=(2, k, k))
+    idx = np.arange(size) * k // size
+    c = coarse[:, idx][:, :, idx] * rng.uniform(0.7, 1.3, size=(2, size, size))
+    c[:, :, : int(size * glass)] *= 0.02
+    od = np.einsum("sk,khw->hws", he, c)
+    img = IO * np.exp(-od) + rng.normal(0, 2, size=od.shape)
+    return np.clip(np.round(img), 0, 255).astype(np.uint8)
+
+
+def normalise(v):
+    return v / np.linalg.norm(v)
+
+
+# Source stains unlike the reference's: a lab with purple H and pink E.
+HE_SRC = np.stack([normalise(np.array([0.70, 0.65, 0.30])),
+                   normalise(np.array([0.10, 0.85, 0.50]))], axis=1)
+
+
+@pytest.fixture(scope="module")
+def reference_png(tmp_root):
+    path = tmp_root / "stain-reference.png"
+    PIL.fromarray(synthetic_he(99, size=256)).save(path)
+    return path
+
+
+def run_patches(images, settings):
+    """Pushes images (each HxWx3 uint8) through stainnorm; (outputs, element)."""
+    h, w = images[0].shape[:2]
+    pipeline = Gst.parse_launch(
+        f"appsrc name=src format=bytes caps=video/x-raw,format=RGB,width={w},height={h},"
+        f"framerate=0/1 ! stainnorm name=norm {settings} ! appsink name=sink sync=false")
+    src, sink = pipeline.get_by_name("src"), pipeline.get_by_name("sink")
+    pipeline.set_state(Gst.State.PLAYING)
+    for i, img in enumerate(images):
+        buf = Gst.Buffer.new_wrapped(img.tobytes())
+        buf.offset = i
+        src.emit("push-buffer", buf)
+    src.emit("end-of-stream")
+    out = []
+    while True:
+        sample = sink.emit("try-pull-sample", 20 * Gst.SECOND)
+        if sample is None:
+            break
+        buf = sample.get_buffer()
+        out.append(np.frombuffer(buf.extract_dup(0, buf.get_size()),
+                                 np.uint8).reshape(h, w, 3))
+    msg = pipeline.get_bus().pop_filtered(Gst.MessageType.ERROR)
+    norm = pipeline.get_by_name("norm")
+    counts = {k: norm.get_property(f"patches-{k}")
+              for k in ("slide", "patch", "fallback", "unchanged")}
+    pipeline.set_state(Gst.State.NULL)
+    assert msg is None, msg.parse_error()
+    assert len(out) == len(images)
+    return out, counts
+
+
+# ---- per-patch estimates against NumPy ---------------------------------------
+
+def test_macenko_per_patch_matches_torchstain_equations():
+    images = [synthetic_he(s, he=HE_SRC) for s in range(6)]
+    out, counts = run_patches(images, "method=macenko estimate=patch threads=2")
+    assert counts["patch"] == 6
+    diffs = []
+    for img, got in zip(images, out):
+        want = np_macenko_apply(img, np_macenko(img), (HE_REF, MAXC_REF))
+        diffs.append(np.abs(got.astype(int) - want).mean())
+        # the patch did change: far from the input
+        assert np.abs(got.astype(int) - img).mean() > 5
+    assert max(diffs) <= 1.0, diffs
+
+
+def test_reinhard_per_patch_matches_lab_equations(reference_png):
+    ref_img = np.asarray(PIL.open(reference_png).convert("RGB"))
+    ref = np_lab_stats(ref_img)
+    images = [synthetic_he(s, he=HE_SRC) for s in range(4)]
+    out, counts = run_patches(images, f"method=reinhard estimate=patch "
+                                      f"reference={reference_png}")
+    assert counts["patch"] == 4
+    for img, got in zip(images, out):
+        want = np_reinhard(img, np_lab_stats(img), ref)
+        assert np.abs(got.astype(int) - want).mean() <= 0.5
+        assert np.abs(got.astype(int) - img).mean() > 2
+
+
+def test_macenko_reference_file_is_the_target(reference_png):
+    ref_img = np.asarray(PIL.open(reference_png).convert("RGB"))
+    target = np_macenko(ref_img)
+    img = synthetic_he(3, he=HE_SRC)
+    (got,), _ = run_patches([img], f"method=macenko estimate=patch reference={reference_png}")
+    want = np_macenko_apply(img, np_macenko(img), target)
+    assert np.abs(got.astype(int) - want).mean() <= 1.0
+
+
+def test_glass_black_single_colour_and_pen_never_fail():
+    glass = np.full((224, 224, 3), 245, np.uint8)
+    black = np.zeros((224, 224, 3), np.uint8)
+    single = np.empty((224, 224, 3), np.uint8)
+    single[:] = (150, 80, 160)
+    pen = glass.copy()
+    pen[60:90] = (40, 90, 200)          # blue ink
+    pen[120:130] = (30, 140, 60)        # green ink
+    images = [glass, black, single, pen]
+    for method in ("macenko", "reinhard"):
+        settings = f"method={method} estimate=patch min-tissue=0"
+        if method == "reinhard":
+            settings += " reference=" + str(_reference_for_reinhard())
+        out, counts = run_patches(images, settings)
+        # glass, black and one colour have no estimate and no slide's: unchanged
+        for img, got in zip(images[:3], out[:3]):
+            assert np.array_equal(img, got)
+        assert counts["unchanged"] >= 3
+        assert counts["unchanged"] + counts["patch"] == 4
+
+
+_REF_CACHE = {}
+
+
+def _reference_for_reinhard():
+    import tempfile
+    if "path" not in _REF_CACHE:
+        f = tempfile.NamedTemporaryFile(suffix=".png", delete=False)
+        PIL.fromarray(synthetic_he(98, size=128)).save(f.name)
+        _REF_CACHE["path"] = f.name
+    return _REF_CACHE["path"]
+
+
+def test_reinhard_without_reference_is_refused():
+    img = synthetic_he(1)
+    with pytest.raises(AssertionError, match="reference"):
+        run_patches([img], "method=reinhard")
+
+
+def test_output_is_the_same_at_any_thread_count():
+    images = [synthetic_he(s, he=HE_SRC) for s in range(12)]
+    digests = set()
+    for threads in (1, 2, 4):
+        out, _ = run_patches(images, f"method=macenko estimate=patch threads={threads}")
+        digests.add(hashlib.sha256(b"".join(o.tobytes() for o in out)).hexdigest())
+    assert len(digests) == 1
+
+
+# ---- slide estimates -----------------------------------------------------------
+
+def slide_buffers(location):
+    """[(overview HxWx3, mask HxW or None, slide meta structure)] after stainestimate."""
+    pipeline = Gst.parse_launch(
+        f'wsislidesrc location="{location}" ! tissuemask ! stainestimate name=est ! '
+        "appsink name=sink sync=false")
+    sink = pipeline.get_by_name("sink")
+    pipeline.set_state(Gst.State.PLAYING)
+    out = []
+    while True:
+        sample = sink.emit("try-pull-sample", 30 * Gst.SECOND)
+        if sample is None:
+            break
+        buf = sample.get_buffer()
+        s = buf.get_custom_meta("WsiSlideMeta").get_structure()
+        w, h = s.get_value("overview-width"), s.get_value("overview-height")
+        data = np.frombuffer(buf.extract_dup(0, buf.get_size()), np.uint8)
+        overview = data[: w * h * 3].reshape(h, w, 3)
+        mask = data[w * h * 3: w * h * 4].reshape(h, w) if s.get_value("has-mask") else None
+        out.append((overview, mask, s.copy()))
+    warnings = []
+    bus = pipeline.get_bus()
+    while True:
+        msg = bus.pop_filtered(Gst.MessageType.WARNING)
+        if msg is None:
+            break
+        if msg.src.get_name() == "est":
+            warnings.append(msg.parse_warning()[0].message)
+    pipeline.set_state(Gst.State.NULL)
+    return out, warnings
+
+
+def column(s, name):
+    names = list(s.get_value("column-names"))
+    return list(s.get_value("column-values"))[names.index(name)]
+
+
+def numbers(text):
+    return np.array([float(v) for v in text.split()])
+
+
+def test_slide_estimates_match_numpy_on_the_overview_tissue(slides):
+    got, warnings = slide_buffers(slides)
+    assert len(got) == 5 and not warnings
+    for overview, mask, s in got:
+        pixels = overview[mask > 0] if mask is not None else overview.reshape(-1, 3)
+        he, maxc = np_macenko(pixels)
+        m = numbers(column(s, "stain-matrix")).reshape(2, 3).T
+        np.testing.assert_allclose(m, he, rtol=0.02, atol=0.002)
+        np.testing.assert_allclose(numbers(column(s, "stain-max-c")), maxc, rtol=0.02)
+        mean, std = np_lab_stats(pixels)
+        np.testing.assert_allclose(numbers(column(s, "stain-lab-mean")), mean, rtol=0.02,
+                                   atol=1e-3)
+        np.testing.assert_allclose(numbers(column(s, "stain-lab-std")), std, rtol=0.02)
+
+
+def test_slide_without_tissue_is_named_once_and_passes(tmp_root):
+    import subprocess
+    from conftest import _generator
+    out = tmp_root / "stain-blank"
+    subprocess.run([_generator(), "--count", "1", "--blobs", "0", "--width", "1024",
+                    "--height", "768", str(out)], check=True, stdout=subprocess.DEVNULL)
+    got, warnings = slide_buffers(out)
+    assert len(got) == 1
+    assert column(got[0][2], "stain-matrix") == ""
+    assert len(warnings) == 1 and "slide-00" in warnings[0], warnings
+
+
+def _stream(slides, **settings):
+    description = gstwsi.standard_pipeline(
+        slides, batch_size=8, patch_size=64, patches_per_slide=8, threads=2,
+        cycle=False, seed=3, **settings)
+    with gstwsi.BatchStream(description, torch=False) as stream:
+        return [(b.images.copy(), dict(b.columns), list(b.paths)) for b in stream]
+
+
+def test_pipeline_applies_each_slide_estimate(slides):
+    estimates = {}
+    for overview, mask, s in slide_buffers(slides)[0]:
+        pixels = overview[mask > 0] if mask is not None else overview.reshape(-1, 3)
+        estimates[s.get_value("path")] = np_macenko(pixels)
+    plain = _stream(slides)
+    normed = _stream(slides, stain="macenko")
+    assert len(plain) == len(normed) > 0
+    diffs = []
+    for (raw, _, paths), (got, columns, paths2) in zip(plain, normed):
+        assert paths == paths2
+        assert set(columns["stain-source"]) == {"slide"}
+        for i, path in enumerate(paths):
+            want = np_macenko_apply(raw[i], estimates[path], (HE_REF, MAXC_REF))
+            diffs.append(np.abs(got[i].astype(int) - want).mean())
+            used = numbers(columns["stain-used"][i])
+            np.testing.assert_allclose(used[:6].reshape(2, 3).T, estimates[path][0],
+                                       rtol=0.02, atol=0.002)
+    assert np.mean(diffs) <= 1.0 and max(diffs) <= 2.0, (np.mean(diffs), max(diffs))
