@@ -10,16 +10,18 @@ arguments BatchStream and standard_pipeline used to take unchecked.
 Every run that could hang on a broken build runs in a child process with a
 time limit, so a regression fails the test instead of hanging the suite.
 """
+import json
 import os
 import pathlib
 import shutil
 import socket
-import stat
+import struct
 import subprocess
 import sys
 import tempfile
 import textwrap
 import threading
+import zlib
 
 import pytest
 
@@ -281,7 +283,16 @@ def test_damaged_shard_header_leaves_the_good_patches(slides, tmp_path):
     shard = store / "shard-00001.wsis"
     data = bytearray(shard.read_bytes())
     data[16:32] = b"R\xad\xff" + bytes(13)          # WsiShardHeader.video_format
+    # the checksums made to match (footer, manifest): the header itself is
+    # what must be refused, as when the writer put those bytes there
+    crc = zlib.crc32(bytes(data[:-64]))
+    data[-64 + 40:-64 + 44] = struct.pack("<I", crc)
     shard.write_bytes(bytes(data))
+    manifest = json.loads((store / "manifest.json").read_text())
+    for listed in manifest["shards"]:
+        if listed["name"] == shard.name:
+            listed["crc32"] = f"{crc:08x}"
+    (store / "manifest.json").write_text(json.dumps(manifest))
     description = gstwsi.standard_pipeline(store, batch_size=8, cycle=False,
                                            order="sequential")
     patches = 0
