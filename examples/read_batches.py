@@ -18,7 +18,8 @@ import numpy as np
 
 gi.require_version("Gst", "1.0")
 gi.require_version("GstApp", "1.0")
-from gi.repository import Gst, GstApp  # noqa: E402,F401
+gi.require_version("GstVideo", "1.0")
+from gi.repository import Gst, GstApp, GstVideo  # noqa: E402,F401
 
 # WsiPatchRecord, 64 bytes (gst-libs/gst/wsi/wsirecord.h).
 PATCH_RECORD = np.dtype([
@@ -41,10 +42,11 @@ def batch_metadata(buffer):
 
 def batch_pixels(sample):
     """Copies a batch into an (N, H, W, C) uint8 array."""
-    caps = sample.get_caps().get_structure(0)
-    width = caps.get_value("width")
-    height = caps.get_value("height")
-    channels = 3 if caps.get_value("format") == "RGB" else 4
+    # VideoInfo rather than caps.get_structure(0), which returns a context
+    # manager around the structure from gst-python 1.26 on
+    video = GstVideo.VideoInfo.new_from_caps(sample.get_caps())
+    width, height = video.width, video.height
+    channels = 3 if video.finfo.format == GstVideo.VideoFormat.RGB else 4
     buffer = sample.get_buffer()
     ok, info = buffer.map(Gst.MapFlags.READ)
     if not ok:

@@ -1,14 +1,25 @@
 #!/usr/bin/python3
 """Distributed data-parallel training on streamed patches, one pipeline per rank.
 
+    /usr/bin/python3 examples/train_ddp.py --nproc-per-node 2 --slides sample-slides --steps 100
     torchrun --nproc_per_node=2 examples/train_ddp.py --slides sample-slides --steps 100
-    # (or: python3 -m torch.distributed.run --nproc_per_node=2 ...)
-    # Debian 12 (torch 1.13, Python 3.11): add "--redirects 2 --tee 2" after
-    # --nproc_per_node, the default "--redirects 0" crashes torchrun there.
 
-torchrun sets RANK / WORLD_SIZE / MASTER_ADDR; wsislidesrc reads RANK and
-WORLD_SIZE itself, so rank r streams slides r, r+W, r+2W, ... of the sorted
-collection (disjoint slides per rank).  Backend: NCCL on GPUs, gloo on CPU.
+Two launchers, same training:
+- `--nproc-per-node N`: this script starts the N ranks of one machine itself
+  (torch.multiprocessing, spawn), with torchrun's environment (RANK,
+  WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT) and USE_LIBUV=0.  Works
+  with every torch from 1.13 to 2.6, including Debian 13's torch 2.6, which
+  is built without libuv: there torchrun's own store (always libuv from
+  torch 2.4 on) fails with "use_libuv was requested but PyTorch was build
+  without libuv support" whatever the rendezvous backend, while the env://
+  store of init_process_group follows USE_LIBUV=0.
+- torchrun (torch builds with libuv; several machines).  Debian 12 (torch
+  1.13, Python 3.11): add "--redirects 2 --tee 2" after --nproc_per_node,
+  the default "--redirects 0" crashes torchrun there.
+
+wsislidesrc reads RANK and WORLD_SIZE itself, so rank r streams slides r,
+r+W, r+2W, ... of the sorted collection (disjoint slides per rank).
+Backend: NCCL on GPUs, gloo on CPU.
 
 Two ways to stop without a rank waiting forever in an all-reduce:
 - `--steps N`: an endless stream (cycle=true), every rank does N steps.
@@ -20,6 +31,7 @@ Each rank prints one `RESULT {json}` line at the end (steps, patches, slides).
 import argparse
 import json
 import os
+import socket
 import sys
 
 import torch
@@ -51,11 +63,52 @@ def parse_args(argv=None):
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--log-every", type=int, default=10)
+    p.add_argument("--nproc-per-node", type=int, default=0,
+                   help="start this many ranks here (without torchrun)")
+    p.add_argument("--master-port", type=int, default=0,
+                   help="with --nproc-per-node: the store's port (default: a free one)")
     return p.parse_args(argv)
 
 
+def _spawned_rank(local_rank, world, port, argv):
+    """One rank started by --nproc-per-node: torchrun's environment, then main()."""
+    os.environ.update(RANK=str(local_rank), LOCAL_RANK=str(local_rank),
+                      WORLD_SIZE=str(world), LOCAL_WORLD_SIZE=str(world),
+                      MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
+                      USE_LIBUV="0")          # torch >= 2.4 builds without libuv
+    code = main(argv)
+    if code:
+        sys.exit(code)
+
+
+def launch(args, argv):
+    """Runs args.nproc_per_node ranks of this script on this machine."""
+    import torch.multiprocessing as mp
+    port = args.master_port
+    if not port:
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = sock.getsockname()[1]
+    # the ranks' argv without the launcher's options: main() then trains
+    rest, skip = [], False
+    for a in argv:
+        if skip:
+            skip = False
+        elif a in ("--nproc-per-node", "--master-port"):
+            skip = True
+        elif not a.startswith(("--nproc-per-node=", "--master-port=")):
+            rest.append(a)
+    # spawn, not fork: each rank starts its own GStreamer (see docs/python.md)
+    mp.start_processes(_spawned_rank, args=(args.nproc_per_node, port, rest),
+                       nprocs=args.nproc_per_node, start_method="spawn")
+    return 0
+
+
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
     args = parse_args(argv)
+    if args.nproc_per_node:
+        return launch(args, argv)
     gstwsi.init(monitor=True)
     use_cuda = torch.cuda.is_available()
     dist.init_process_group("nccl" if use_cuda else "gloo")

@@ -50,7 +50,7 @@ skip() {
   exit 77
 }
 
-# clang with libFuzzer's runtime (Debian: clang + libclang-rt-14-dev)
+# clang with libFuzzer's runtime (Debian: clang + libclang-rt-dev)
 command -v clang >/dev/null || skip "clang is not installed"
 probe=$(mktemp -d)
 echo 'int LLVMFuzzerTestOneInput(const char*d,unsigned long n){return 0;}' \
@@ -59,7 +59,7 @@ if ! clang -fsanitize=fuzzer,address,undefined "$probe/p.c" -o "$probe/p" \
     >"$probe/log" 2>&1; then
   reason=$(head -1 "$probe/log")
   rm -rf "$probe"
-  skip "clang cannot link -fsanitize=fuzzer ($reason); install libclang-rt-14-dev"
+  skip "clang cannot link -fsanitize=fuzzer ($reason); install libclang-rt-dev"
 fi
 rm -rf "$probe"
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages gst-wsi needs to build, test and run.
+# Installs the Debian 12 and 13 packages gst-wsi needs to build, test and run.
 # Skips apt-get when everything is already there; uses sudo when not root.
 set -euo pipefail
 
@@ -11,12 +11,16 @@ packages=(
   gstreamer1.0-plugins-bad
   libopenslide-dev openslide-tools
   libopencv-dev liborc-0.4-dev libtiff-dev libjpeg-dev libopenjp2-7-dev libcharls-dev libjson-glib-dev zlib1g-dev
-  clang libclang-rt-14-dev
+  # OME-TIFF zstd tiles and OME-Zarr chunks (zstd, blosc)
+  libzstd-dev libblosc-dev
+  clang libclang-rt-dev
   python3-gi python3-gst-1.0 gir1.2-gstreamer-1.0 gir1.2-gst-plugins-base-1.0
   python3-numpy python3-pytest python3-torch
   python3-pil fonts-dejavu-core
   python3-matplotlib python3-pil
   python3-pydicom
+  # OME-TIFF and OME-Zarr test data written (and decoded) by other software
+  python3-tifffile python3-zarr libvips-tools
   # wsi-extract / gstwsi.extract writes H5 files (h5py) and tissue contours
   # (cv2, python3-opencv below); tests/python/test_extract.py reads the
   # slides independently with openslide-python
@@ -25,6 +29,9 @@ packages=(
   # bench-dicom-instructions.sh (callgrind)
   python3-opencv valgrind
   libcurl4-openssl-dev nginx-light curl
+  # tests/check/pipelines/faultproxy.py checks AWS signatures with botocore
+  # too (an implementation of SigV4 independent of the project's)
+  python3-botocore
   openjph-tools
   # tests/gpu/build-pygi.sh (PyGObject for the GPU machine's Python, docs/cuda.md)
   libgirepository1.0-dev libffi-dev

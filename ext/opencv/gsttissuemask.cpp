@@ -147,6 +147,7 @@
 #include <gst/wsi/wsirecord.h>
 #include <gst/wsi/wsirefusal.h>
 
+#include "wsimaskcache.h"
 #include "wsimaskruns.h"
 #include "wsimaskstore.h"
 #include "wsitissuedetect.h"
@@ -232,21 +233,6 @@ enum
   PROP_MASK_CACHE_BYTES,
 };
 
-/* One cached mask: @runs holds its run lengths (mask_encode()), the runs
- * alternating between @values, or the raw bytes when coding would not make
- * it smaller (@coded FALSE). Each
- * hit decodes a fresh memory, so downstream can never alter the cache. */
-typedef struct
-{
-  gchar *path;
-  gint width;
-  gint height;
-  GBytes *runs;
-  gboolean coded;
-  guint8 values[2];
-  gdouble fraction;
-} MaskCacheEntry;
-
 struct _GstTissueMask
 {
   GstBaseTransform parent;
@@ -264,14 +250,8 @@ struct _GstTissueMask
   gdouble min_tissue_fraction;
   /* Longest overview side the kernel sides are given at; 0 = any. */
   gint kernel_reference_size;
-  guint mask_cache_size;
-  /* MaskCacheEntry*, most recently used first, and the link of each path
-   * in it: a visit looks its slide up three or four times, and walking a
-   * list of 1024 entries (up to 65536) for each cost more than the hit
-   * saved at large mask-cache-size (issue 23). */
-  GQueue cache;
-  GHashTable *cache_index;      /* entry->path (not owned) -> GList* */
-  gsize cache_bytes;            /* coded bytes held by the entries */
+  /* The masks kept in memory (wsimaskcache.h: mask-cache-size). */
+  WsiMaskCache *cache;
   guint64 masks_computed;
   guint64 cache_hits;
   /* A tissuemask downstream combines with our masks (atomic). */
@@ -359,198 +339,6 @@ gst_tissue_mask_otsu_channel_get_type (void)
     g_once_init_leave (&type_id, type);
   }
   return (GType) type_id;
-}
-
-/* ---- the cache (call with the lock held) -------------------------------- */
-
-/* Run-length codes @n mask bytes. A mask holds two values (tissue and
- * glass), so each run's value is the other one than its predecessor's:
- * only the lengths are kept, as varints, alternating from @values[0] (real
- * H&E masks at 1024 px have tens of thousands of short runs: one byte each
- * instead of five with a value byte and a 32-bit length, issue 23).
- * Returns NULL when that is no smaller than the mask itself (a speckled
- * mask) or when the mask holds a third value. */
-static GBytes *
-mask_encode (const guint8 * mask, gsize n, guint8 values[2])
-{
-  GByteArray *runs = g_byte_array_new ();
-  gsize i = 0, k = 0;
-
-  values[0] = values[1] = n > 0 ? mask[0] : 0;
-  if (n > G_MAXUINT32)
-    return NULL;                /* a run length is 32 bits */
-  while (i < n) {
-    guint8 value = mask[i];
-    gsize length = wsi_mask_runs_length_at (mask, n, i);
-
-    if (k == 1)
-      values[1] = value;        /* the second run names the other value */
-    else if (k > 1 && value != values[k & 1]) {
-      g_byte_array_unref (runs);
-      return NULL;
-    }
-    wsi_mask_runs_put_length (runs, (guint32) length);
-    i += length;
-    k++;
-    if (runs->len >= n) {
-      g_byte_array_unref (runs);
-      return NULL;
-    }
-  }
-  return g_byte_array_free_to_bytes (runs);
-}
-
-/* A new memory of @n bytes holding the mask @entry keeps. */
-static GstMemory *
-mask_decode (const MaskCacheEntry * entry, gsize n)
-{
-  GstMemory *memory = gst_allocator_alloc (NULL, n, NULL);
-  gsize size, at = 0, i = 0, k = 0;
-  guint32 length;
-  const guint8 *runs = (const guint8 *) g_bytes_get_data (entry->runs, &size);
-  GstMapInfo map;
-
-  gst_memory_map (memory, &map, GST_MAP_WRITE);
-  if (!entry->coded) {
-    memcpy (map.data, runs, MIN (size, n));
-  } else {
-    while (at < n && wsi_mask_runs_take_length (runs, size, &i, &length)) {
-      gsize span = MIN ((gsize) length, n - at);
-
-      memset (map.data + at, entry->values[k++ & 1], span);
-      at += span;
-    }
-  }
-  gst_memory_unmap (memory, &map);
-  return memory;
-}
-
-static void
-mask_cache_entry_free (MaskCacheEntry * entry)
-{
-  g_bytes_unref (entry->runs);
-  g_free (entry->path);
-  g_free (entry);
-}
-
-static void
-mask_cache_clear (GstTissueMask * self)
-{
-  g_hash_table_remove_all (self->cache_index);
-  g_queue_clear_full (&self->cache, (GDestroyNotify) mask_cache_entry_free);
-  self->cache_bytes = 0;
-}
-
-/* Drops @link's entry from the cache (queue, index and bytes). */
-static void
-mask_cache_remove (GstTissueMask * self, GList * link)
-{
-  MaskCacheEntry *entry = (MaskCacheEntry *) link->data;
-
-  g_hash_table_remove (self->cache_index, entry->path);
-  g_queue_delete_link (&self->cache, link);
-  self->cache_bytes -= g_bytes_get_size (entry->runs);
-  mask_cache_entry_free (entry);
-}
-
-static void
-mask_cache_pop_oldest (GstTissueMask * self)
-{
-  mask_cache_remove (self, self->cache.tail);
-}
-
-static void
-mask_cache_trim (GstTissueMask * self)
-{
-  while (self->cache.length > self->mask_cache_size
-      || (self->cache.length > 0 && self->cache_bytes > MASK_CACHE_MAX_BYTES))
-    mask_cache_pop_oldest (self);
-}
-
-/* Finds @path (any overview size when @width is 0) and makes it the most
- * recently used entry. */
-static MaskCacheEntry *
-mask_cache_lookup (GstTissueMask * self, const gchar * path, gint width,
-    gint height)
-{
-  GList *l = (GList *) g_hash_table_lookup (self->cache_index, path);
-  MaskCacheEntry *entry = l != NULL ? (MaskCacheEntry *) l->data : NULL;
-
-  if (entry == NULL
-      || (width != 0 && (entry->width != width || entry->height != height)))
-    return NULL;
-  g_queue_unlink (&self->cache, l);
-  g_queue_push_head_link (&self->cache, l);
-  return entry;
-}
-
-/* Evicts least recently used entries until one more entry of @size bytes
- * fits; returns whether the cache was full (anything had to go). */
-static gboolean
-mask_cache_make_room (GstTissueMask * self, gsize size)
-{
-  gboolean full = FALSE;
-
-  while (self->cache.length > 0
-      && (self->cache.length + 1 > self->mask_cache_size
-          || self->cache_bytes + size > MASK_CACHE_MAX_BYTES)) {
-    mask_cache_pop_oldest (self);
-    full = TRUE;
-  }
-  return full;
-}
-
-/* Returns whether the mask was kept (not with mask-cache-size=0, nor
- * when it alone outgrows the byte cap).
- * @used: the mask was just handed to a slide buffer (computed, or loaded
- * for it). Otherwise it was loaded for a visit still to come (the query
- * of a visit planned ahead) and goes first in line even when the cache is
- * full, so that the next new masks do not evict it before that visit. */
-static gboolean
-mask_cache_insert (GstTissueMask * self, const gchar * path, gint width,
-    gint height, GstMemory * mask, gdouble fraction, gboolean used)
-{
-  MaskCacheEntry *entry;
-  GstMapInfo map;
-  gsize size;
-
-  if (self->mask_cache_size == 0)
-    return FALSE;
-  /* Same path, other overview size: the new mask replaces the old one. */
-  if (mask_cache_lookup (self, path, 0, 0) != NULL)
-    mask_cache_remove (self, self->cache.head);
-
-  entry = g_new0 (MaskCacheEntry, 1);
-  entry->path = g_strdup (path);
-  entry->width = width;
-  entry->height = height;
-  gst_memory_map (mask, &map, GST_MAP_READ);
-  entry->runs = mask_encode (map.data, map.size, entry->values);
-  entry->coded = entry->runs != NULL;
-  if (!entry->coded)
-    entry->runs = g_bytes_new (map.data, map.size);
-  gst_memory_unmap (mask, &map);
-  entry->fraction = fraction;
-  size = g_bytes_get_size (entry->runs);
-  if (size > MASK_CACHE_MAX_BYTES) {
-    mask_cache_entry_free (entry);
-    return FALSE;
-  }
-  /* Full: a used mask goes last in line (see the section above), so
-   * that a cycle over more slides than fit keeps hitting the rest. */
-  if (mask_cache_make_room (self, size) && used) {
-    g_queue_push_tail (&self->cache, entry);
-    g_hash_table_insert (self->cache_index, entry->path, self->cache.tail);
-  } else {
-    g_queue_push_head (&self->cache, entry);
-    g_hash_table_insert (self->cache_index, entry->path, self->cache.head);
-  }
-  self->cache_bytes += size;
-  GST_DEBUG_OBJECT (self, "cached the %dx%d mask of %s in %" G_GSIZE_FORMAT
-      " bytes (%s): %u masks, %" G_GSIZE_FORMAT " bytes held", width, height,
-      path, g_bytes_get_size (entry->runs), entry->coded ? "run-length coded"
-      : "raw", self->cache.length, self->cache_bytes);
-  return TRUE;
 }
 
 /* ---- the disk cache (mask-cache-dir, wsimaskstore.h) -------------------- */
@@ -782,7 +570,7 @@ remember_loaded_mask (GstTissueMask * self, const gchar * path, gint width,
 
   g_mutex_lock (&self->lock);
   if (generation == self->settings_generation)
-    kept = mask_cache_insert (self, path, width, height, mask, fraction,
+    kept = wsi_mask_cache_insert (self->cache, path, width, height, mask, fraction,
         used);
   if (used || kept)
     self->disk_hits++;
@@ -921,7 +709,7 @@ gst_tissue_mask_compute (GstTissueMask * self, GstBuffer * buffer,
   g_mutex_lock (&self->lock);
   self->masks_computed++;
   if (generation == self->settings_generation)
-    mask_cache_insert (self, path, width, height, memory, *fraction, TRUE);
+    wsi_mask_cache_insert (self->cache, path, width, height, memory, *fraction, TRUE);
   g_mutex_unlock (&self->lock);
   return memory;
 }
@@ -931,16 +719,12 @@ static GstMemory *
 gst_tissue_mask_lookup (GstTissueMask * self, const gchar * path, gint width,
     gint height, gdouble * fraction)
 {
-  MaskCacheEntry *entry;
-  GstMemory *memory = NULL;
+  GstMemory *memory;
 
   g_mutex_lock (&self->lock);
-  entry = mask_cache_lookup (self, path, width, height);
-  if (entry != NULL) {
-    memory = mask_decode (entry, (gsize) width * height);
-    *fraction = entry->fraction;
+  memory = wsi_mask_cache_get (self->cache, path, width, height, fraction);
+  if (memory != NULL)
     self->cache_hits++;
-  }
   g_mutex_unlock (&self->lock);
   return memory;
 }
@@ -1192,7 +976,7 @@ gst_tissue_mask_query (GstBaseTransform * trans, GstPadDirection direction,
         query);
 
   g_mutex_lock (&self->lock);
-  cached = mask_cache_lookup (self, path, 0, 0) != NULL;
+  cached = wsi_mask_cache_touch (self->cache, path);
   g_mutex_unlock (&self->lock);
   if (!cached)
     cached = preload_from_disk (self, query, path);
@@ -1247,7 +1031,7 @@ gst_tissue_mask_stop (GstBaseTransform * trans)
   GstTissueMask *self = GST_TISSUE_MASK (trans);
 
   g_mutex_lock (&self->lock);
-  mask_cache_clear (self);
+  wsi_mask_cache_clear (self->cache);
   g_mutex_unlock (&self->lock);
   return TRUE;
 }
@@ -1260,7 +1044,7 @@ static void
 settings_changed (GstTissueMask * self)
 {
   self->settings_generation++;
-  mask_cache_clear (self);
+  wsi_mask_cache_clear (self->cache);
 }
 
 #define SET_SETTING(field, value) G_STMT_START {      \
@@ -1378,8 +1162,7 @@ gst_tissue_mask_set_property (GObject * object, guint prop_id,
       self->min_tissue_fraction = g_value_get_double (value);
       break;
     case PROP_MASK_CACHE_SIZE:
-      self->mask_cache_size = g_value_get_uint (value);
-      mask_cache_trim (self);
+      wsi_mask_cache_set_max_masks (self->cache, g_value_get_uint (value));
       break;
     case PROP_MASK_CACHE_DIR:
       g_free (self->mask_cache_dir);
@@ -1456,7 +1239,7 @@ gst_tissue_mask_get_property (GObject * object, guint prop_id,
       g_value_set_int (value, self->kernel_reference_size);
       break;
     case PROP_MASK_CACHE_SIZE:
-      g_value_set_uint (value, self->mask_cache_size);
+      g_value_set_uint (value, wsi_mask_cache_get_max_masks (self->cache));
       break;
     case PROP_MASKS_COMPUTED:
       g_value_set_uint64 (value, self->masks_computed);
@@ -1471,7 +1254,7 @@ gst_tissue_mask_get_property (GObject * object, guint prop_id,
       g_value_set_uint64 (value, self->disk_hits);
       break;
     case PROP_MASK_CACHE_BYTES:
-      g_value_set_uint64 (value, self->cache_bytes);
+      g_value_set_uint64 (value, wsi_mask_cache_get_bytes (self->cache));
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -1485,8 +1268,7 @@ gst_tissue_mask_finalize (GObject * object)
 {
   GstTissueMask *self = GST_TISSUE_MASK (object);
 
-  mask_cache_clear (self);
-  g_hash_table_unref (self->cache_index);
+  wsi_mask_cache_free (self->cache);
   wsi_refusal_clear (&self->refused);
   g_free (self->mask_cache_dir);
   g_free (self->disk_settings);
@@ -1736,9 +1518,8 @@ gst_tissue_mask_init (GstTissueMask * self)
   self->hsv_saturation_min = DEFAULT_HSV_SATURATION_MIN;
   self->min_tissue_fraction = DEFAULT_MIN_TISSUE_FRACTION;
   self->kernel_reference_size = DEFAULT_KERNEL_REFERENCE_SIZE;
-  self->mask_cache_size = DEFAULT_MASK_CACHE_SIZE;
-  g_queue_init (&self->cache);
-  self->cache_index = g_hash_table_new (g_str_hash, g_str_equal);
+  self->cache = wsi_mask_cache_new (DEFAULT_MASK_CACHE_SIZE,
+      MASK_CACHE_MAX_BYTES);
   self->disk_refused = g_hash_table_new_full (g_str_hash, g_str_equal,
       g_free, NULL);
 

@@ -124,6 +124,9 @@
 #include <gst/wsi/wsirefusal.h>
 
 #include "gstpatchbatch.h"
+#include "gstpatchbatchpriv.h"
+#include "wsibatchalloc.h"
+#include "wsibatchfill.h"
 #include "gstwsipatchelements.h"
 #include "wsistreamstats.h"
 #include "wsibatchdelivery.h"
@@ -142,8 +145,6 @@ GST_DEBUG_CATEGORY (gst_patch_batch_debug);
 #define DEFAULT_MAX_BATCHES 8
 #define MAX_MAX_BATCHES 65536
 #define DEFAULT_NORMALIZE FALSE
-/* a GstBuffer holds at most 16 memories, one per view */
-#define MAX_VIEWS WSI_BATCH_MAX_VIEWS
 
 #define PATCH_FORMATS "{ RGB, RGBA, RGBx, BGRx }"
 #define VIEW_FORMATS "{ RGB, RGBA, RGBx, BGRx, GRAY8 }"
@@ -167,52 +168,6 @@ enum
   PROP_STD,
 };
 
-/* Per-channel statistics as set (1 to 4 values). */
-typedef struct
-{
-  gdouble values[WSI_NORMALIZE_MAX_CHANNELS];
-  guint n;
-} ChannelValues;
-
-struct _GstPatchBatch
-{
-  GstElement parent;
-
-  GstPad *sinkpad;
-  GstPad *srcpad;
-
-  /* properties, under the object lock */
-  guint batch_size;
-  gboolean drop_remainder;
-  guint max_batches;            /* 0 = unbounded */
-  gboolean normalize;
-  ChannelValues mean;
-  ChannelValues std;
-
-  /* input layout, set by the CAPS event */
-  gboolean have_in_info;
-  WsiBatchLayout layout;        /* wsibatchformat.h */
-
-  GstCaps *src_caps;            /* caps last pushed downstream */
-  guint64 batch_number;
-
-  /* the batch being filled, kept mapped until it is pushed */
-  GstBuffer *batch;
-  GstMapInfo maps[MAX_VIEWS];   /* video uint8: maps[0] maps the buffer */
-  guint capacity;               /* locations in a full batch */
-  WsiBatchMeta meta;            /* meta.n = locations so far */
-  gboolean stream_copy;         /* copies bypass the caches (wsibatchcopy.h) */
-
-  /* output memory; the object lock guards the pointer because FLUSH_START
-   * (another thread) must unblock an acquire */
-  GstBufferPool *pool;
-  GstCaps *pool_caps;
-  guint pool_capacity;
-
-  gint batches_pushed;          /* atomic */
-  WsiStreamStats *stats;        /* stats-interval messages */
-  GHashTable *refused;          /* wsirefusal.h; object lock */
-};
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
     GST_PAD_SINK,
@@ -252,8 +207,8 @@ GST_ELEMENT_REGISTER_DEFINE_WITH_CODE (patchbatch, "patchbatch",
 /* ---- caps -------------------------------------------------------------- */
 
 /* Pushes @caps (taken) downstream unless they are already there. */
-static gboolean
-push_src_caps (GstPatchBatch * self, GstCaps * caps)
+gboolean
+patch_batch_push_src_caps (GstPatchBatch * self, GstCaps * caps)
 {
   gboolean ok;
 
@@ -311,524 +266,6 @@ sink_query_caps (GstPatchBatch * self, GstCaps * filter)
   return result;
 }
 
-/* ---- output memory ----------------------------------------------------- */
-
-static gboolean
-configure_pool (GstBufferPool * pool, GstCaps * caps, guint size,
-    guint min, guint max, GstAllocator * allocator,
-    const GstAllocationParams * params)
-{
-  GstStructure *config = gst_buffer_pool_get_config (pool);
-
-  gst_buffer_pool_config_set_params (config, caps, size, min, max);
-  gst_buffer_pool_config_set_allocator (config, allocator, params);
-  if (gst_buffer_pool_set_config (pool, config))
-    return TRUE;
-
-  /* the pool may have adjusted the config: accept it if it still fits */
-  config = gst_buffer_pool_get_config (pool);
-  if (!gst_buffer_pool_config_validate_params (config, caps, size, min, max)) {
-    gst_structure_free (config);
-    return FALSE;
-  }
-  return gst_buffer_pool_set_config (pool, config);
-}
-
-static void
-replace_pool (GstPatchBatch * self, GstBufferPool * pool, GstCaps * caps)
-{
-  GstBufferPool *old;
-
-  GST_OBJECT_LOCK (self);
-  old = self->pool;
-  self->pool = pool;
-  gst_caps_replace (&self->pool_caps, caps);
-  GST_OBJECT_UNLOCK (self);
-
-  if (old) {
-    gst_buffer_pool_set_active (old, FALSE);
-    gst_object_unref (old);
-  }
-}
-
-static guint
-get_max_batches (GstPatchBatch * self)
-{
-  guint max_batches;
-
-  GST_OBJECT_LOCK (self);
-  max_batches = self->max_batches;
-  GST_OBJECT_UNLOCK (self);
-  return max_batches;
-}
-
-/* Multi-view and float batches: a planar pool of ours (one memory per
- * plane) with downstream's allocator, if it names one. */
-static GstBufferPool *
-planar_pool (GstPatchBatch * self, GstCaps * caps, GstQuery * query)
-{
-  GstAllocator *allocator = NULL;
-  GstAllocationParams params;
-  gsize sizes[MAX_VIEWS], total = 0;
-  GstBufferPool *pool;
-  guint i;
-  gboolean ok;
-
-  gst_allocation_params_init (&params);
-  if (gst_query_get_n_allocation_params (query) > 0)
-    gst_query_parse_nth_allocation_param (query, 0, &allocator, &params);
-  for (i = 0; i < self->layout.n_planes; i++) {
-    sizes[i] = self->capacity * self->layout.out_bytes[i];
-    total += sizes[i];
-  }
-  pool = wsi_planar_pool_new (sizes, self->layout.n_planes);
-  ok = configure_pool (pool, caps, total, 0, get_max_batches (self),
-      allocator, &params);
-  if (allocator)
-    gst_object_unref (allocator);
-  if (!ok)
-    gst_clear_object (&pool);
-  return pool;
-}
-
-/* uint8 video batches: downstream's pool and allocator when it offers
- * them (e.g. pinned memory for a GPU upload), else a GstVideoBufferPool of
- * our own. */
-static GstBufferPool *
-video_pool (GstPatchBatch * self, GstCaps * caps, GstQuery * query,
-    gsize batch_bytes)
-{
-  GstBufferPool *pool = NULL;
-  GstAllocator *allocator = NULL;
-  GstAllocationParams params;
-  guint size = 0, min = 0, max = 0, max_batches = get_max_batches (self);
-  GstVideoInfo caps_info;
-  gboolean ok;
-
-  /* a video pool wants room for the default (possibly padded) layout */
-  if (gst_video_info_from_caps (&caps_info, caps))
-    batch_bytes = MAX (batch_bytes, GST_VIDEO_INFO_SIZE (&caps_info));
-  gst_allocation_params_init (&params);
-  if (gst_query_get_n_allocation_params (query) > 0)
-    gst_query_parse_nth_allocation_param (query, 0, &allocator, &params);
-  if (gst_query_get_n_allocation_pools (query) > 0)
-    gst_query_parse_nth_allocation_pool (query, 0, &pool, &size, &min, &max);
-  if (!gst_query_find_allocation_meta (query, GST_VIDEO_META_API_TYPE, NULL)
-      && (gsize) GST_VIDEO_INFO_PLANE_STRIDE (&self->layout.in_info, 0) !=
-      self->layout.row_bytes)
-    GST_WARNING_OBJECT (self, "downstream does not announce GstVideoMeta "
-        "support but the tight stride %" G_GSIZE_FORMAT " differs from the "
-        "default one: use a patch width that is a multiple of 4",
-        self->layout.row_bytes);
-
-  size = MAX (size, batch_bytes);
-  /* Bounded memory: downstream's pool gets our bound too, unless its own is
-   * tighter (it may need at least its min). */
-  if (max_batches > 0 && (max == 0 || max > max_batches))
-    max = MAX (max_batches, min);
-  ok = pool && configure_pool (pool, caps, size, min, max, allocator, &params);
-  if (pool && !ok) {
-    GST_INFO_OBJECT (self, "downstream pool refused our config, using ours");
-    gst_object_unref (pool);
-  }
-  if (!ok) {
-    pool = gst_video_buffer_pool_new ();
-    ok = configure_pool (pool, caps, batch_bytes, 0, max_batches, allocator,
-        &params);
-  }
-  if (allocator)
-    gst_object_unref (allocator);
-  if (!ok)
-    gst_clear_object (&pool);
-  return pool;
-}
-
-/* Asks downstream about memory for batches with @caps and sets up the
- * pool batches come from. */
-static gboolean
-decide_allocation (GstPatchBatch * self, GstCaps * caps, gsize batch_bytes)
-{
-  GstQuery *query = gst_query_new_allocation (caps, TRUE);
-  GstBufferPool *pool;
-
-  /* let go of the current pool first: downstream may offer it again, and
-   * an active pool cannot be reconfigured */
-  replace_pool (self, NULL, NULL);
-  if (!gst_pad_peer_query (self->srcpad, query))
-    GST_DEBUG_OBJECT (self, "downstream did not answer the allocation query");
-  pool = wsi_batch_layout_video_output (&self->layout)
-      ? video_pool (self, caps, query, batch_bytes)
-      : planar_pool (self, caps, query);
-  gst_query_unref (query);
-
-  if (pool == NULL || !gst_buffer_pool_set_active (pool, TRUE)) {
-    gst_clear_object (&pool);
-    return FALSE;
-  }
-  GST_DEBUG_OBJECT (self, "using pool %" GST_PTR_FORMAT, pool);
-  replace_pool (self, pool, caps);
-  self->pool_capacity = self->capacity;
-  return TRUE;
-}
-
-/* ---- the batch in progress --------------------------------------------- */
-
-/* Maps the batch for writing: the whole buffer for video batches, each
- * plane's memory for the others. */
-static gboolean
-map_batch (GstPatchBatch * self)
-{
-  guint i;
-
-  if (wsi_batch_layout_video_output (&self->layout))
-    return gst_buffer_map (self->batch, &self->maps[0], GST_MAP_WRITE);
-  if (gst_buffer_n_memory (self->batch) != self->layout.n_planes)
-    return FALSE;
-  for (i = 0; i < self->layout.n_planes; i++) {
-    GstMemory *mem = gst_buffer_peek_memory (self->batch, i);
-
-    if (mem->size < self->capacity * self->layout.out_bytes[i]
-        || !gst_memory_map (mem, &self->maps[i], GST_MAP_WRITE)) {
-      while (i-- > 0)
-        gst_memory_unmap (gst_buffer_peek_memory (self->batch, i),
-            &self->maps[i]);
-      return FALSE;
-    }
-  }
-  return TRUE;
-}
-
-static void
-unmap_batch (GstPatchBatch * self)
-{
-  guint i;
-
-  if (wsi_batch_layout_video_output (&self->layout)) {
-    gst_buffer_unmap (self->batch, &self->maps[0]);
-    return;
-  }
-  for (i = 0; i < self->layout.n_planes; i++)
-    gst_memory_unmap (gst_buffer_peek_memory (self->batch, i),
-        &self->maps[i]);
-}
-
-static GstFlowReturn
-start_batch (GstPatchBatch * self)
-{
-  GstFlowReturn ret;
-  gsize bytes;
-  gboolean reconfigure;
-
-  GST_OBJECT_LOCK (self);
-  self->capacity = self->batch_size;
-  GST_OBJECT_UNLOCK (self);
-  wsi_batch_meta_start (&self->meta, self->capacity);
-  bytes = wsi_batch_layout_bytes (&self->layout, self->capacity);
-  self->stream_copy = wsi_batch_copy_should_stream (bytes);
-
-  if (!push_src_caps (self, wsi_batch_layout_caps (&self->layout,
-              self->capacity)))
-    return GST_FLOW_NOT_NEGOTIATED;
-
-  /* always test (and so clear) the flag, which is set at link time */
-  reconfigure = gst_pad_check_reconfigure (self->srcpad);
-  if (reconfigure || self->pool == NULL
-      || self->pool_capacity != self->capacity
-      || !gst_caps_is_equal (self->src_caps, self->pool_caps)) {
-    if (!decide_allocation (self, self->src_caps, bytes)) {
-      GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT,
-          ("Could not set up a buffer pool for batches of %u patches "
-              "(%" G_GSIZE_FORMAT " bytes).", self->capacity, bytes), (NULL));
-      return GST_FLOW_ERROR;
-    }
-  }
-
-  ret = gst_buffer_pool_acquire_buffer (self->pool, &self->batch, NULL);
-  if (ret != GST_FLOW_OK)
-    return ret;
-  if (gst_buffer_get_size (self->batch) < bytes || !map_batch (self)) {
-    GST_ELEMENT_ERROR (self, RESOURCE, WRITE,
-        ("Could not write into a batch buffer of %" G_GSIZE_FORMAT " bytes.",
-            bytes), (NULL));
-    gst_clear_buffer (&self->batch);
-    return GST_FLOW_ERROR;
-  }
-  return GST_FLOW_OK;
-}
-
-static void
-discard_batch (GstPatchBatch * self)
-{
-  if (self->batch == NULL)
-    return;
-  GST_DEBUG_OBJECT (self, "discarding a batch of %u patches", self->meta.n);
-  unmap_batch (self);
-  gst_clear_buffer (&self->batch);
-  self->meta.n = 0;
-}
-
-/* Hands the batch in progress downstream; a video batch shorter than the
- * capacity gets caps of its own first. */
-static GstFlowReturn
-push_batch (GstPatchBatch * self)
-{
-  GstBuffer *buf = self->batch;
-  guint n = self->meta.n;
-  GstFlowReturn ret;
-
-  unmap_batch (self);
-  self->batch = NULL;
-
-  if (wsi_batch_layout_video_output (&self->layout))
-    wsi_batch_layout_set_video_meta (&self->layout, buf, n);
-  else if (n < self->capacity)
-    buf = wsi_batch_layout_cut_planar (&self->layout, buf, n);
-  wsi_batch_meta_attach (&self->meta, buf);
-  self->meta.n = 0;
-  GST_BUFFER_OFFSET (buf) = self->batch_number;
-  GST_BUFFER_OFFSET_END (buf) = self->batch_number + n;
-  self->batch_number++;
-
-  if (n < self->capacity
-      && !push_src_caps (self, wsi_batch_layout_caps (&self->layout, n))) {
-    GST_ELEMENT_WARNING (self, CORE, NEGOTIATION,
-        ("Downstream refused the caps of a short batch (%u patches "
-            "instead of %u): these patches are dropped.", n, self->capacity),
-        ("use drop-remainder=true to drop short batches on purpose"));
-    gst_buffer_unref (buf);
-    return GST_FLOW_OK;
-  }
-
-  GST_LOG_OBJECT (self, "pushing batch %" G_GUINT64_FORMAT " of %u patches",
-      GST_BUFFER_OFFSET (buf), n);
-  wsi_stream_stats_add_batch (self->stats, GST_ELEMENT_CAST (self), buf);
-  ret = gst_pad_push (self->srcpad, buf);
-  if (ret == GST_FLOW_OK)
-    g_atomic_int_inc (&self->batches_pushed);
-  return ret;
-}
-
-/* ---- one location ------------------------------------------------------ */
-
-/* Finds where the rows of a video @patch are; FALSE when it is too small. */
-static gboolean
-patch_layout (GstPatchBatch * self, GstBuffer * patch, gsize size,
-    gsize * offset, gsize * stride)
-{
-  GstVideoMeta *vmeta = gst_buffer_get_video_meta (patch);
-  guint height = GST_VIDEO_INFO_HEIGHT (&self->layout.in_info);
-
-  if (vmeta) {
-    *offset = vmeta->offset[0];
-    *stride = vmeta->stride[0];
-  } else if (size < GST_VIDEO_INFO_SIZE (&self->layout.in_info)
-      && size == self->layout.patch_bytes) {
-    /* tight RGB rows without a meta: take them as they are */
-    *offset = 0;
-    *stride = self->layout.row_bytes;
-  } else {
-    *offset = GST_VIDEO_INFO_PLANE_OFFSET (&self->layout.in_info, 0);
-    *stride = GST_VIDEO_INFO_PLANE_STRIDE (&self->layout.in_info, 0);
-  }
-  return *stride >= self->layout.row_bytes
-      && size >= *offset + (height - 1) * *stride + self->layout.row_bytes;
-}
-
-/* Writes one image (rows @stride bytes apart) into slot meta.n of plane
- * @plane: copied, or normalised into floats. */
-static void
-put_image (GstPatchBatch * self, guint plane, const guint8 * src,
-    gsize stride)
-{
-  guint8 *dest = self->maps[plane].data + self->meta.n *
-      self->layout.out_bytes[plane];
-  gsize row_bytes =
-      (gsize) self->layout.width[plane] * self->layout.pixel_bytes;
-  guint row;
-
-  if (self->layout.normalizing) {
-    wsi_normalize_image (&self->layout.norm, src, stride,
-        self->layout.width[plane], self->layout.height[plane],
-        (gfloat *) dest);
-  } else if (stride == row_bytes) {
-    wsi_batch_copy (dest, src, self->layout.out_bytes[plane],
-        self->stream_copy);
-  } else {
-    for (row = 0; row < self->layout.height[plane]; row++)
-      memcpy (dest + row * row_bytes, src + row * stride, row_bytes);
-  }
-}
-
-static gboolean
-put_video_patch (GstPatchBatch * self, GstBuffer * patch)
-{
-  gsize offset, stride;
-  GstMapInfo map;
-  gboolean ok;
-
-  if (!gst_buffer_map (patch, &map, GST_MAP_READ))
-    return FALSE;
-  ok = patch_layout (self, patch, map.size, &offset, &stride);
-  if (ok)
-    put_image (self, 0, map.data + offset, stride);
-  gst_buffer_unmap (patch, &map);
-  return ok;
-}
-
-static const gchar *
-meta_path (GstStructure * meta)
-{
-  const gchar *path = meta ? wsi_patch_meta_string (meta, "paths", 0) : NULL;
-
-  return path ? path : "(unknown)";
-}
-
-/* Locations in a multi-view buffer: the meta's count (1 without one). */
-static guint
-view_locations (GstStructure * meta)
-{
-  guint count = 1;
-
-  if (meta)
-    gst_structure_get_uint (meta, "count", &count);
-  return count;
-}
-
-/* Learns the views' sizes from the first multi-view buffer of a stream:
- * memory sizes and the first location's view records must agree. */
-static gboolean
-learn_view_sizes (GstPatchBatch * self, GstBuffer * buf, GstStructure * meta,
-    guint count, gchar ** error)
-{
-  guint n_records, v;
-  const WsiViewRecord *views = meta ? wsi_patch_meta_views (meta, &n_records)
-      : NULL;
-
-  if (views == NULL || n_records < self->layout.n_planes) {
-    *error = g_strdup ("a multi-view buffer has no view records, so the "
-        "sizes of its views are unknown");
-    return FALSE;
-  }
-  for (v = 0; v < self->layout.n_planes; v++) {
-    gsize bytes = (gsize) views[v].out_width * views[v].out_height *
-        self->layout.pixel_bytes;
-
-    if (bytes == 0 || gst_buffer_peek_memory (buf, v)->size != count * bytes) {
-      *error = g_strdup_printf ("view %u is %" G_GSIZE_FORMAT " bytes for %u "
-          "locations, but its record says %ux%u at %u bytes a pixel", v,
-          gst_buffer_peek_memory (buf, v)->size, count, views[v].out_width,
-          views[v].out_height, self->layout.pixel_bytes);
-      return FALSE;
-    }
-    self->layout.width[v] = views[v].out_width;
-    self->layout.height[v] = views[v].out_height;
-    self->layout.in_bytes[v] = bytes;
-    self->layout.out_bytes[v] = self->layout.normalizing ?
-        (gsize) self->layout.norm.n_channels * views[v].out_width *
-        views[v].out_height * sizeof (gfloat) : bytes;
-  }
-  return TRUE;
-}
-
-/* Checks that @buf has n-views memories of @count images of the stream's
- * view sizes. */
-static gboolean
-check_views (GstPatchBatch * self, GstBuffer * buf, GstStructure * meta,
-    guint count, gchar ** error)
-{
-  guint v;
-
-  if (gst_buffer_n_memory (buf) != self->layout.n_planes) {
-    *error = g_strdup_printf ("a multi-view buffer has %u memories for %u "
-        "views", gst_buffer_n_memory (buf), self->layout.n_planes);
-    return FALSE;
-  }
-  if (self->layout.in_bytes[0] == 0)
-    return learn_view_sizes (self, buf, meta, count, error);
-  for (v = 0; v < self->layout.n_planes; v++) {
-    if (gst_buffer_peek_memory (buf, v)->size !=
-        count * self->layout.in_bytes[v]) {
-      *error = g_strdup_printf ("view %u is %" G_GSIZE_FORMAT " bytes for %u "
-          "locations, %" G_GSIZE_FORMAT " expected: every location of a "
-          "stream must have the same view sizes", v,
-          gst_buffer_peek_memory (buf, v)->size, count,
-          count * self->layout.in_bytes[v]);
-      return FALSE;
-    }
-  }
-  return TRUE;
-}
-
-/* Adds location @i of @patch (pixels mapped in @in_maps for views) and its
- * metadata to the batch, starting one if needed and pushing it when full. */
-static GstFlowReturn
-add_location (GstPatchBatch * self, GstBuffer * patch, GstStructure * meta,
-    GstMapInfo * in_maps, guint i)
-{
-  gchar *error = NULL;
-  GstFlowReturn ret;
-  guint v;
-
-  if (self->batch == NULL && (ret = start_batch (self)) != GST_FLOW_OK)
-    return ret;
-  if (!self->layout.views_input && !put_video_patch (self, patch)) {
-    GST_ELEMENT_ERROR (self, STREAM, FORMAT,
-        ("A %dx%d %s patch of slide %s is only %" G_GSIZE_FORMAT " bytes, "
-            "too small for its caps.",
-            GST_VIDEO_INFO_WIDTH (&self->layout.in_info),
-            GST_VIDEO_INFO_HEIGHT (&self->layout.in_info),
-            GST_VIDEO_INFO_NAME (&self->layout.in_info), meta_path (meta),
-            gst_buffer_get_size (patch)), (NULL));
-    return GST_FLOW_ERROR;
-  }
-  for (v = 0; self->layout.views_input && v < self->layout.n_planes; v++)
-    put_image (self, v, in_maps[v].data + i * self->layout.in_bytes[v],
-        (gsize) self->layout.width[v] * self->layout.pixel_bytes);
-
-  if (!wsi_batch_meta_append (&self->meta, meta, i,
-          GST_BUFFER_OFFSET (patch) + i, self->layout.views_input, &error)) {
-    GST_ELEMENT_ERROR (self, STREAM, FORMAT,
-        ("Bad metadata on a buffer of slide %s: %s.", meta_path (meta),
-            error), (NULL));
-    g_free (error);
-    return GST_FLOW_ERROR;
-  }
-  if (self->meta.n == self->capacity)
-    return push_batch (self);
-  return GST_FLOW_OK;
-}
-
-static GstFlowReturn
-chain_views (GstPatchBatch * self, GstBuffer * buf, GstStructure * meta)
-{
-  GstMapInfo maps[MAX_VIEWS];
-  guint count = view_locations (meta), v, i, mapped = 0;
-  GstFlowReturn ret = GST_FLOW_OK;
-  gchar *error = NULL;
-
-  if (!check_views (self, buf, meta, count, &error)) {
-    GST_ELEMENT_ERROR (self, STREAM, FORMAT,
-        ("Bad multi-view buffer of slide %s: %s.", meta_path (meta), error),
-        (NULL));
-    g_free (error);
-    return GST_FLOW_ERROR;
-  }
-  for (v = 0; v < self->layout.n_planes; v++, mapped++)
-    if (!gst_memory_map (gst_buffer_peek_memory (buf, v), &maps[v],
-            GST_MAP_READ))
-      break;
-  if (mapped < self->layout.n_planes) {
-    GST_ELEMENT_ERROR (self, RESOURCE, READ,
-        ("Could not read view %u of a buffer of slide %s.", mapped,
-            meta_path (meta)), (NULL));
-    ret = GST_FLOW_ERROR;
-  }
-  for (i = 0; ret == GST_FLOW_OK && i < count; i++)
-    ret = add_location (self, buf, meta, maps, i);
-  for (v = 0; v < mapped; v++)
-    gst_memory_unmap (gst_buffer_peek_memory (buf, v), &maps[v]);
-  return ret;
-}
 
 static GstFlowReturn
 gst_patch_batch_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
@@ -844,9 +281,9 @@ gst_patch_batch_chain (GstPad * pad, GstObject * parent, GstBuffer * buf)
     return GST_FLOW_NOT_NEGOTIATED;
   }
   if (self->layout.views_input)
-    ret = chain_views (self, buf, meta);
+    ret = patch_batch_chain_views (self, buf, meta);
   else
-    ret = add_location (self, buf, meta, NULL, 0);
+    ret = patch_batch_add_location (self, buf, meta, NULL, 0);
   gst_buffer_unref (buf);
   return ret;
 }
@@ -980,7 +417,7 @@ set_input_caps (GstPatchBatch * self, GstCaps * caps)
     self->layout.in_info = in.info;
   } else {
     /* a new layout cannot join the batch so far: push it as it is */
-    if (self->batch != NULL && push_batch (self) != GST_FLOW_OK)
+    if (self->batch != NULL && patch_batch_push_batch (self) != GST_FLOW_OK)
       GST_DEBUG_OBJECT (self, "short batch before a caps change not taken");
     apply_layout (self, &in);
   }
@@ -992,7 +429,7 @@ set_input_caps (GstPatchBatch * self, GstCaps * caps)
     GST_OBJECT_UNLOCK (self);
   }
   /* announce the batch caps now, so that SEGMENT follows CAPS */
-  return push_src_caps (self, wsi_batch_layout_caps (&self->layout,
+  return patch_batch_push_src_caps (self, wsi_batch_layout_caps (&self->layout,
           self->capacity));
 }
 
@@ -1009,10 +446,10 @@ drain_at_eos (GstPatchBatch * self)
   GST_OBJECT_UNLOCK (self);
 
   if (drop) {
-    discard_batch (self);
+    patch_batch_discard_batch (self);
     return;
   }
-  ret = push_batch (self);
+  ret = patch_batch_push_batch (self);
   if (ret == GST_FLOW_NOT_LINKED || ret < GST_FLOW_EOS)
     GST_ELEMENT_FLOW_ERROR (self, ret);
 }
@@ -1058,7 +495,7 @@ gst_patch_batch_sink_event (GstPad * pad, GstObject * parent, GstEvent * event)
       set_pool_flushing (self, TRUE);
       break;
     case GST_EVENT_FLUSH_STOP:
-      discard_batch (self);
+      patch_batch_discard_batch (self);
       self->batch_number = 0;
       set_pool_flushing (self, FALSE);
       break;
@@ -1099,8 +536,8 @@ gst_patch_batch_sink_query (GstPad * pad, GstObject * parent, GstQuery * query)
 static void
 reset_stream (GstPatchBatch * self)
 {
-  discard_batch (self);
-  replace_pool (self, NULL, NULL);
+  patch_batch_discard_batch (self);
+  patch_batch_replace_pool (self, NULL, NULL);
   gst_caps_replace (&self->src_caps, NULL);
   self->have_in_info = FALSE;
   self->batch_number = 0;

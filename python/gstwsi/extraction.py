@@ -336,8 +336,9 @@ def extract(slides, out_dir, *, mpp=0.5, magnification=None, patch_size=256, ove
             timeout=600.0, coords_from=None, **settings):
     """Coordinates (and, with `model`, features) of every tissue patch of
     `slides` under `job_folder(out_dir, ...)`; returns the summary dict
-    (done, skipped, failed [(name, reason)], patches, seconds, wait_s,
-    model_s, patches_per_s, folder).
+    (done, skipped, failed [(name, reason)], patches, seconds, wait_s
+    (blocked on the next batch, or building a slide's pipeline), model_s,
+    patches_per_s, folder).
 
     `slides`: a slide, folder, list/manifest, URL, or a list of those.
     `mpp` (target µm/px; or `magnification`, which means mpp = 10 /
@@ -470,12 +471,16 @@ def extract(slides, out_dir, *, mpp=0.5, magnification=None, patch_size=256, ove
 
     def start_next():
         for location, name, claim in pending:
+            t0 = time.monotonic()
             try:
                 return _SlideRun(location, name, claim, opts)
             except (SettingsError, PipelineError, ValueError) as exc:
                 claim.release()
                 summary["failed"].append((name, _reason(exc)))
                 report.slide(name, "FAILED (reason in the summary)")
+            finally:
+                # building and starting a pipeline is time the model waits too
+                summary["wait_s"] += time.monotonic() - t0
         return None
 
     run = start_next()

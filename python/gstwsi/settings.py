@@ -17,6 +17,7 @@ import re
 import shlex
 import warnings
 
+from ._utils.compat import enum_values
 from ._utils.gst import GLib, GObject, Gst, init
 from .errors import SettingsError
 
@@ -87,8 +88,7 @@ def describe(spec):
     if fundamental == GObject.TYPE_BOOLEAN:
         return "true, false"
     if fundamental == GObject.TYPE_ENUM:
-        values = spec.enum_class.__enum_values__.values()
-        return ", ".join(f"{v.value_nick} ({int(v)})" for v in values)
+        return ", ".join(f"{nick} ({number})" for nick, _, number in enum_values(spec))
     return vtype.name
 
 
@@ -137,10 +137,9 @@ def check_setting(factory, name, value):
         if value.lower() not in _TRUE | _FALSE:
             bad = f"is not a boolean (allowed: {allowed})"
     elif fundamental == GObject.TYPE_ENUM:
-        values = spec.enum_class.__enum_values__.values()
         number = _parse_int(value)
-        if not any(value in (v.value_nick, v.value_name) or number == int(v)
-                   for v in values):
+        if not any(value in (nick, name) or number == n
+                   for nick, name, n in enum_values(spec)):
             bad = f"is not one of {allowed}"
     elif spec.value_type.name == "GstValueArray":
         bad = _array_refusal(factory, spec, value)

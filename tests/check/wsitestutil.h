@@ -246,6 +246,26 @@ wsi_test_get_i64 (gpointer object, const gchar * property)
   return value;
 }
 
+/* Asserts that @code (a g_object_set() or gst_util_set_object_arg() of a
+ * value outside the property's GParamSpec range) is refused by GObject's
+ * own range check, which keeps the old value and logs: with g_warning up to
+ * GLib 2.82 (Debian 12: 2.74), with g_critical from GLib 2.84 (Debian 13).
+ * Either message passes (gst-check's ASSERT_WARNING and ASSERT_CRITICAL
+ * each accept one of them only); none fails the test. Read the property
+ * back to check that the value was kept. */
+#define WSI_ASSERT_SET_REFUSED(code)                                   \
+G_STMT_START {                                                          \
+  _gst_check_expecting_log = TRUE;                                      \
+  _gst_check_raised_warning = FALSE;                                    \
+  _gst_check_raised_critical = FALSE;                                   \
+  code;                                                                 \
+  if (!_gst_check_raised_warning && !_gst_check_raised_critical)        \
+    _ck_assert_failed (__FILE__, __LINE__,                              \
+        "Expected g_warning or g_critical (GObject refusing the value), " \
+        "got nothing", NULL);                                           \
+  _gst_check_expecting_log = FALSE;                                     \
+} G_STMT_END
+
 /* ---- checks that cannot run here ---------------------------------------- */
 
 /* A check whose precondition is missing (no CUDA device, a real slide

@@ -49,11 +49,39 @@ def _torchrun():
     return [exe] if exe else [sys.executable, "-m", "torch.distributed.run"]
 
 
-def _ddp(slides, env, *extra):
-    out = run(_torchrun() + ["--nproc_per_node=2", f"--master_port={_free_port()}"] + TORCHRUN_FIX + [
-                             str(ROOT / "examples" / "train_ddp.py"), "--slides", str(slides),
-                             "--batch-size", "8", "--patch-size", "32",
-                             "--patches-per-slide", "8"] + list(extra), env)
+def _torchrun_store_refusal():
+    """Why torchrun cannot start here, or None: its agent creates a TCPStore
+    with torch's defaults, which from torch 2.4 on means libuv; a torch built
+    without libuv (Debian 13's 2.6) refuses that whatever the rendezvous
+    backend or USE_LIBUV says. train_ddp.py --nproc-per-node runs there."""
+    from datetime import timedelta
+
+    import torch.distributed as dist
+    try:
+        store = dist.TCPStore("127.0.0.1", _free_port(), 1, True, timedelta(seconds=10))
+    except RuntimeError as e:
+        return str(e).splitlines()[0]
+    del store
+    return None
+
+
+# The two launchers of examples/train_ddp.py: its own (--nproc-per-node,
+# every torch) and torchrun (torch with libuv; Debian 12 needs TORCHRUN_FIX).
+LAUNCHERS = ["nproc-per-node", "torchrun"]
+
+
+def _ddp(slides, env, launcher, *extra):
+    script = [str(ROOT / "examples" / "train_ddp.py"), "--slides", str(slides),
+              "--batch-size", "8", "--patch-size", "32", "--patches-per-slide", "8"]
+    if launcher == "torchrun":
+        refusal = _torchrun_store_refusal()
+        if refusal:
+            pytest.skip(f"torchrun cannot start with this torch: {refusal}")
+        cmd = _torchrun() + ["--nproc_per_node=2", f"--master_port={_free_port()}"] + TORCHRUN_FIX
+    else:
+        cmd = [sys.executable]
+        script += ["--nproc-per-node", "2", "--master-port", str(_free_port())]
+    out = run(cmd + script + list(extra), env)
     # the ranks share one pipe: lines may come out glued together
     decoder = json.JSONDecoder()
     results = [decoder.raw_decode(chunk)[0] for chunk in out.split("RESULT ")[1:]]
@@ -61,9 +89,10 @@ def _ddp(slides, env, *extra):
     return sorted(results, key=lambda r: r["rank"])
 
 
-def test_train_ddp_steps_disjoint_slides(slides, example_env):
+@pytest.mark.parametrize("launcher", LAUNCHERS)
+def test_train_ddp_steps_disjoint_slides(slides, example_env, launcher):
     pytest.importorskip("torch")
-    r0, r1 = _ddp(slides, example_env, "--steps", "4")
+    r0, r1 = _ddp(slides, example_env, launcher, "--steps", "4")
     assert r0["steps"] == r1["steps"] == 4
     assert r0["world_size"] == 2
     assert r0["slides"] and r1["slides"]
@@ -77,11 +106,12 @@ def _has(factory, prop):
     return elem is not None and elem.find_property(prop) is not None
 
 
-def test_train_ddp_finite_equal_counts(slides, example_env):
+@pytest.mark.parametrize("launcher", LAUNCHERS)
+def test_train_ddp_finite_equal_counts(slides, example_env, launcher):
     pytest.importorskip("torch")
     if not _has("patchsampler", "rank-quota"):
         pytest.skip("patchsampler has no rank-quota yet")
-    r0, r1 = _ddp(slides, example_env, "--epoch")
+    r0, r1 = _ddp(slides, example_env, launcher, "--epoch")
     # 5 slides over 2 ranks: 3 and 2, rank-slides-min = 2 -> 2 x 8 patches each
     assert r0["patches"] == r1["patches"] == 2 * 8
     assert r0["steps"] == r1["steps"] == 2

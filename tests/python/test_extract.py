@@ -422,3 +422,22 @@ def test_recipe_mil_block_trains_on_the_features(few_slides, tmp_root, capsys):
     exec(compile(code, "features.md", "exec"), scope)
     assert len(scope["bags"]) == 3 and scope["dim"] == 192
     assert "epoch 1: mean loss" in capsys.readouterr().out
+
+
+def test_level0_magnification_is_the_objective_power():
+    """A real Aperio slide with AppMag 20 and MPP 0.499: level0_magnification
+    is openslide-python's objective power (20), not 10 / mpp (20.04)."""
+    path = ROOT.parent / "shared" / "slides" / "Aperio-CMU-1-Small-Region.svs"
+    if not path.exists():
+        pytest.skip(f"{path} not found (the shared real slides)")
+    import tempfile
+    with tempfile.TemporaryDirectory() as out, openslide.OpenSlide(str(path)) as osr:
+        power = float(osr.properties[openslide.PROPERTY_NAME_OBJECTIVE_POWER])
+        mpp = _openslide_mpp(osr)
+        s = gstwsi.extract(path, out, mpp=1.0, patch_size=PATCH, progress=False,
+                           visualize=False, contours=False)
+        assert s["done"] == [path.stem]
+        with h5py.File(pathlib.Path(out) / f"10x_{PATCH}px_0px_overlap" / "patches" /
+                       f"{path.stem}_patches.h5", "r") as f:
+            assert f["coords"].attrs["level0_magnification"] == power == 20
+            assert abs(10.0 / mpp - power) > 0.01

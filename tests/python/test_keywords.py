@@ -6,6 +6,7 @@ import sys
 import pytest
 
 import gstwsi
+from gstwsi._utils.compat import enum_values
 from gstwsi.pipeline import _KEYWORDS, keyword_property
 from gstwsi.settings import FLOAT_TYPES, INT_TYPES, class_specs
 from gstwsi.stream import GObject, Gst
@@ -49,9 +50,9 @@ def _other_value(spec, baseline):
     if fundamental == GObject.TYPE_BOOLEAN:
         return not baseline
     if fundamental == GObject.TYPE_ENUM:
-        for value in spec.enum_class.__enum_values__.values():
-            if value.value_nick != baseline:
-                return value.value_nick
+        for nick, _, _ in enum_values(spec):
+            if nick != baseline:
+                return nick
     if fundamental in (GObject.TYPE_DOUBLE, GObject.TYPE_FLOAT):
         step = min(1.0, (spec.maximum - spec.minimum) / 4)
         return baseline + step if baseline + step <= spec.maximum else baseline - step

@@ -33,6 +33,7 @@ EXPECT = {
     "supervised": dict(size=224),
     "mil": dict(size=224, float=True),
     "annotations": dict(size=224),
+    "stain": dict(size=224),
 }
 
 
@@ -166,6 +167,18 @@ def test_annotations_recipe(big_slides):
             centre_x = rec["x"] + rec["footprint"] / 2
             assert (centre_x <= 2304) if label == "Tumor" else (centre_x >= 2304)
             assert not (rec["x"] < 256 and rec["y"] < 256)     # Ignore excluded
+
+
+def test_stain_recipe(big_slides):
+    batches, _ = run_python("stain", big_slides)
+    assert len(batches) == 3
+    for batch in batches:
+        a = _array(batch.images)
+        assert a.shape == (BATCH, 224, 224, 3) and a.dtype == np.uint8
+        assert set(batch.columns["stain-source"]) == {"slide"}
+        for text in batch.columns["stain-matrix"]:
+            m = np.array(text.split(), float).reshape(2, 3)
+            np.testing.assert_allclose(np.linalg.norm(m, axis=1), 1, atol=1e-6)
 
 
 def test_mil_recipe(big_slides):

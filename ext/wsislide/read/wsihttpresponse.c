@@ -158,9 +158,13 @@ fail (GError ** error, gint code, const gchar * display_uri,
   va_start (args, format);
   reason = g_strdup_vprintf (format, args);
   va_end (args);
-  g_set_error (error, WSI_BYTE_SOURCE_ERROR, code, "%s: bytes %"
-      G_GUINT64_FORMAT "-%" G_GUINT64_FORMAT ": %s", display_uri,
-      expect->offset, expect->offset + expect->length - 1, reason);
+  if (expect->whole)
+    g_set_error (error, WSI_BYTE_SOURCE_ERROR, code, "%s: %s", display_uri,
+        reason);
+  else
+    g_set_error (error, WSI_BYTE_SOURCE_ERROR, code, "%s: bytes %"
+        G_GUINT64_FORMAT "-%" G_GUINT64_FORMAT ": %s", display_uri,
+        expect->offset, expect->offset + expect->length - 1, reason);
   g_free (reason);
   return WSI_HTTP_FAIL;
 }
@@ -223,9 +227,17 @@ check_range (const WsiHttpResponse * response, const WsiHttpExpect * expect,
     return WSI_HTTP_OK;
   }
   if (!wsi_http_parse_content_range (response->content_range, &first, &last,
-          &total) || total == G_MAXUINT64)
-    return fail (error, WSI_BYTE_SOURCE_ERROR_SHORT, display_uri, expect,
-        "HTTP 206 with a missing or malformed Content-Range");
+          &total) || total == G_MAXUINT64) {
+    /* Never data (the object's size or the bytes' place is unknown); a
+     * proxy's glitch may pass: worth another try. */
+    /* escaped: the header's bytes are the server's */
+    gchar *value = response->content_range
+        ? g_strescape (response->content_range, NULL) : g_strdup ("none");
+    fail (error, WSI_BYTE_SOURCE_ERROR_SHORT, display_uri, expect,
+        "HTTP 206 with a missing or malformed Content-Range (%s)", value);
+    g_free (value);
+    return WSI_HTTP_RETRY;
+  }
   if (first != expect->offset || (!opening
           && (last != expect->offset + expect->length - 1
               || total != expect->object_size))

@@ -19,8 +19,9 @@
  * never past its end. wsi_http_response_check() then says, for the range
  * that was asked: the body is exactly those bytes of the pinned object
  * (OK); the failure is transient and worth another try (RETRY: timeouts,
- * resets, 429, 5xx, a body cut short, a wrong Content-Range — the last
- * with @error set saying so); or it is final (FAIL, with a
+ * resets, 429, 5xx, a body cut short, a wrong or malformed Content-Range
+ * (no total, "*", "bytes *\/N", another unit) — the last with @error set
+ * saying so); or it is final (FAIL, with a
  * WSI_BYTE_SOURCE_ERROR naming the display URI and the HTTP status). A body
  * whose Content-Range, length or identity differs from what was asked is
  * never OK.
@@ -65,6 +66,9 @@ typedef struct
   guint64 object_size;          /* G_MAXUINT64: unknown (the open request) */
   const gchar *etag;            /* pinned, or NULL */
   const gchar *last_modified;   /* pinned (used when there is no ETag) */
+  /* a whole small object (a listing), asked without a Range: messages
+   * quote no byte range */
+  gboolean whole;
 } WsiHttpExpect;
 
 void wsi_http_response_init (WsiHttpResponse * response, guint8 * body,

@@ -33,8 +33,7 @@ typedef struct
   gchar *etag;                  /* pinned at open, or NULL */
   gchar *last_modified;         /* pinned at open, or NULL */
   gboolean strong_etag;         /* sent as If-Match */
-  gchar *aws_sigv4;
-  gchar *user_password;
+  WsiSigV4Key *sigv4;           /* a copy, or NULL */
   gchar **headers;
   WsiFetchStats stats;
   GPtrArray *inflight;          /* Prefetch being fetched (prefetch_lock) */
@@ -201,18 +200,49 @@ typedef struct
 {
   const gchar *url;
   const gchar *if_match;
-  const gchar *aws_sigv4;
-  const gchar *user_password;
+  const WsiSigV4Key *sigv4;
   const gchar *const *headers;
 } Request;
 
 static Request
 source_request (const WsiHttpSource * hs)
 {
-  Request r = { hs->url, hs->strong_etag ? hs->etag : NULL, hs->aws_sigv4,
-    hs->user_password, (const gchar * const *) hs->headers
+  Request r = { hs->url, hs->strong_etag ? hs->etag : NULL, hs->sigv4,
+    (const gchar * const *) hs->headers
   };
   return r;
+}
+
+static WsiSigV4Key *
+sigv4_copy (const WsiSigV4Key * key)
+{
+  WsiSigV4Key *copy;
+
+  if (key == NULL)
+    return NULL;
+  copy = g_new0 (WsiSigV4Key, 1);
+  copy->key_id = g_strdup (key->key_id);
+  copy->secret = g_strdup (key->secret);
+  copy->token = g_strdup (key->token);
+  copy->region = g_strdup (key->region);
+  copy->service = g_strdup (key->service);
+  return copy;
+}
+
+static void
+sigv4_free (WsiSigV4Key * key)
+{
+  if (key == NULL)
+    return;
+  /* secrets do not linger in freed memory */
+  if (key->secret != NULL)
+    memset ((gchar *) key->secret, 0, strlen (key->secret));
+  g_free ((gchar *) key->key_id);
+  g_free ((gchar *) key->secret);
+  g_free ((gchar *) key->token);
+  g_free ((gchar *) key->region);
+  g_free ((gchar *) key->service);
+  g_free (key);
 }
 
 static struct curl_slist *
@@ -228,6 +258,19 @@ request_headers (const Request * request)
   }
   for (h = request->headers; h != NULL && *h != NULL; h++)
     list = curl_slist_append (list, *h);
+  if (request->sigv4 != NULL) {
+    /* Signed here, at each try (x-amz-date is the time it is sent), not by
+     * curl: its CURLOPT_AWS_SIGV4 canonicalises query strings differently
+     * from release to release (wsisigv4.h). */
+    GDateTime *now = g_date_time_new_now_utc ();
+    gchar **lines = wsi_sigv4_sign ("GET", request->url, NULL,
+        request->sigv4, now);
+    gchar **l;
+    for (l = lines; l != NULL && *l != NULL; l++)
+      list = curl_slist_append (list, *l);
+    g_strfreev (lines);
+    g_date_time_unref (now);
+  }
   return list;
 }
 
@@ -260,10 +303,6 @@ handle_setup (const Request * request, const gchar * range, guint timeout_ms,
     curl_easy_setopt (handle, CURLOPT_RANGE, range);
   if (*headers != NULL)
     curl_easy_setopt (handle, CURLOPT_HTTPHEADER, *headers);
-  if (request->aws_sigv4 != NULL) {
-    curl_easy_setopt (handle, CURLOPT_AWS_SIGV4, request->aws_sigv4);
-    curl_easy_setopt (handle, CURLOPT_USERPWD, request->user_password);
-  }
   curl_easy_setopt (handle, CURLOPT_HEADERFUNCTION, on_header);
   curl_easy_setopt (handle, CURLOPT_HEADERDATA, response);
   curl_easy_setopt (handle, CURLOPT_WRITEFUNCTION, on_body);
@@ -318,8 +357,12 @@ fetch (const Request * request, const WsiHttpExpect * expect,
 {
   WsiHttpSettings now;
   gchar errbuf[CURL_ERROR_SIZE];
-  gchar *range = g_strdup_printf ("%" G_GUINT64_FORMAT "-%" G_GUINT64_FORMAT,
-      expect->offset, expect->offset + expect->length - 1);
+  /* a whole small object (a listing) is asked without a Range */
+  gchar *range = expect->whole ? NULL : g_strdup_printf ("%" G_GUINT64_FORMAT
+      "-%" G_GUINT64_FORMAT, expect->offset,
+      expect->offset + expect->length - 1);
+  gchar *what = range ? g_strdup_printf ("bytes %s", range)
+      : g_strdup ("whole");
   GError *local = NULL;
   guint attempt;
   gboolean ok = FALSE;
@@ -332,7 +375,7 @@ fetch (const Request * request, const WsiHttpExpect * expect,
     gdouble seconds;
 
     wsi_http_response_reset (response);
-    g_debug ("GET %s bytes %s (try %u)", display_uri, range, attempt + 1);
+    g_debug ("GET %s %s (try %u)", display_uri, what, attempt + 1);
     wsi_fetch_stats_begin (stats);
     wsi_fetch_stats_begin (wsi_fetch_stats_total ());
     code = perform (request, range, now.timeout_ms, response, errbuf);
@@ -359,9 +402,14 @@ fetch (const Request * request, const WsiHttpExpect * expect,
           "%s (gave up after %u tries)", local->message, attempt + 1);
     } else if (verdict == WSI_HTTP_RETRY) {
       gchar *reason = retry_reason (code, errbuf, response);
-      g_set_error (error, WSI_BYTE_SOURCE_ERROR, WSI_BYTE_SOURCE_ERROR_IO,
-          "%s: bytes %s: %s (gave up after %u tries)", display_uri, range,
-          reason, attempt + 1);
+      if (range != NULL)
+        g_set_error (error, WSI_BYTE_SOURCE_ERROR, WSI_BYTE_SOURCE_ERROR_IO,
+            "%s: bytes %s: %s (gave up after %u tries)", display_uri, range,
+            reason, attempt + 1);
+      else
+        g_set_error (error, WSI_BYTE_SOURCE_ERROR, WSI_BYTE_SOURCE_ERROR_IO,
+            "%s: %s (gave up after %u tries)", display_uri, reason,
+            attempt + 1);
       g_free (reason);
     } else {
       g_propagate_error (error, g_steal_pointer (&local));
@@ -374,6 +422,7 @@ fetch (const Request * request, const WsiHttpExpect * expect,
     wsi_fetch_stats_add (&wsi_fetch_stats_total ()->failures, 1);
   }
   g_free (range);
+  g_free (what);
   return ok;
 }
 
@@ -450,8 +499,7 @@ http_source_finalize (WsiByteSource * source)
   g_free (hs->url);
   g_free (hs->etag);
   g_free (hs->last_modified);
-  g_free (hs->aws_sigv4);
-  g_free (hs->user_password);
+  sigv4_free (hs->sigv4);
   g_strfreev (hs->headers);
   if (hs->inflight != NULL)
     g_ptr_array_unref (hs->inflight);
@@ -505,6 +553,153 @@ remember_key (const gchar * display, const gchar * key)
   g_mutex_unlock (&open_lock);
 }
 
+/* The identity a response names: "etag:…", "last-modified:…" or
+ * "unpinned". */
+static gchar *
+response_identity (const WsiHttpResponse * response)
+{
+  if (response->etag != NULL)
+    return g_strconcat ("etag:", response->etag, NULL);
+  if (response->last_modified != NULL)
+    return g_strconcat ("last-modified:", response->last_modified, NULL);
+  return g_strdup ("unpinned");
+}
+
+/* "display size identity" of objects whose size two responses agreed on
+ * (interned strings), so that a later open of the same object in this
+ * process needs no confirming request. */
+static GHashTable *confirmed_sizes;
+
+static gchar *
+size_key (const gchar * display, guint64 size,
+    const WsiHttpResponse * response)
+{
+  gchar *identity = response_identity (response);
+  gchar *key = g_strdup_printf ("%s %" G_GUINT64_FORMAT " %s", display, size,
+      identity);
+
+  g_free (identity);
+  return key;
+}
+
+typedef enum
+{
+  SIZE_CONFIRMED,
+  SIZE_DISAGREES,
+  SIZE_FAILED
+} SizeCheck;
+
+/* Asks the last byte of the object whose open claimed @size: a 206 of an
+ * object of @size confirms it; another total, or a 416 (the object ends
+ * before), says the open's Content-Range was wrong. */
+static SizeCheck
+confirm_size (const Request * request, const WsiHttpResponse * opened,
+    guint64 size, const gchar * display, WsiFetchStats * stats,
+    guint64 * other, GError ** error)
+{
+  WsiHttpExpect expect = { size - 1, 1, G_MAXUINT64, opened->etag,
+    opened->etag ? NULL : opened->last_modified, FALSE
+  };
+  Request r = *request;
+  WsiHttpResponse response;
+  guint8 byte;
+  GError *local = NULL;
+  SizeCheck result;
+
+  *other = 0;
+  if (opened->etag != NULL && !g_str_has_prefix (opened->etag, "W/"))
+    r.if_match = opened->etag;
+  wsi_http_response_init (&response, &byte, 1);
+  if (fetch (&r, &expect, display, stats, &response, other, &local)) {
+    result = *other == size ? SIZE_CONFIRMED : SIZE_DISAGREES;
+  } else if (response.status == 416) {
+    result = SIZE_DISAGREES;
+    g_clear_error (&local);
+  } else {
+    g_propagate_error (error, local);
+    result = SIZE_FAILED;
+  }
+  wsi_http_response_clear (&response);
+  return result;
+}
+
+/* The open's GET (fetch()), its object size then confirmed before it is
+ * trusted: by a whole-object 200, by an earlier confirmed open of the same
+ * object in this process, or by confirm_size(). One wrong Content-Range
+ * total would otherwise be pinned as the object's size, and every later
+ * read refused as "not the range asked". Disagreeing responses make the
+ * open start again (a retry, with backoff), at most `retries` times. */
+static gboolean
+open_fetch (const Request * request, const WsiHttpExpect * expect,
+    const gchar * display, WsiFetchStats * stats, WsiHttpResponse * response,
+    guint64 * size, GError ** error)
+{
+  WsiHttpSettings now;
+  guint attempt;
+
+  wsi_http_get_settings (&now);
+  for (attempt = 0;; attempt++) {
+    guint64 other = 0;
+    gchar *key;
+    gboolean known;
+    SizeCheck check;
+
+    if (!fetch (request, expect, display, stats, response, size, error))
+      return FALSE;
+    if (response->status == 200 || *size == 0)
+      return TRUE;              /* the whole object came: its size is sure */
+    key = size_key (display, *size, response);
+    g_mutex_lock (&open_lock);
+    known = confirmed_sizes != NULL
+        && g_hash_table_contains (confirmed_sizes, key);
+    g_mutex_unlock (&open_lock);
+    if (known) {
+      g_free (key);
+      return TRUE;
+    }
+    check = confirm_size (request, response, *size, display, stats, &other,
+        error);
+    if (check == SIZE_CONFIRMED) {
+      /* an unpinned object may change unseen: never known */
+      if (response->etag != NULL || response->last_modified != NULL) {
+        g_mutex_lock (&open_lock);
+        if (confirmed_sizes == NULL)
+          confirmed_sizes = g_hash_table_new (g_str_hash, g_str_equal);
+        g_hash_table_add (confirmed_sizes,
+            (gpointer) g_intern_string (key));
+        g_mutex_unlock (&open_lock);
+      }
+      g_free (key);
+      return TRUE;
+    }
+    g_free (key);
+    if (check == SIZE_FAILED)
+      return FALSE;
+    if (attempt >= now.retries) {
+      if (other != 0)
+        g_set_error (error, WSI_BYTE_SOURCE_ERROR,
+            WSI_BYTE_SOURCE_ERROR_SHORT, "%s: the server's responses "
+            "disagree on the object's size (%" G_GUINT64_FORMAT " then %"
+            G_GUINT64_FORMAT " bytes; gave up after %u tries)", display,
+            *size, other, attempt + 1);
+      else
+        g_set_error (error, WSI_BYTE_SOURCE_ERROR,
+            WSI_BYTE_SOURCE_ERROR_SHORT, "%s: the server said the object "
+            "holds %" G_GUINT64_FORMAT " bytes, then that its last byte "
+            "lies outside it (HTTP 416; gave up after %u tries)", display,
+            *size, attempt + 1);
+      wsi_fetch_stats_add (&stats->failures, 1);
+      wsi_fetch_stats_add (&wsi_fetch_stats_total ()->failures, 1);
+      return FALSE;
+    }
+    g_debug ("%s: the open said %" G_GUINT64_FORMAT " bytes, the check %"
+        G_GUINT64_FORMAT ": opening again", display, *size, other);
+    wsi_fetch_stats_add (&stats->retries, 1);
+    wsi_fetch_stats_add (&wsi_fetch_stats_total ()->retries, 1);
+    backoff (now.backoff_ms, attempt);
+  }
+}
+
 WsiByteSource *
 wsi_http_source_open (const gchar * url, const gchar * display_uri,
     const WsiHttpAuth * auth, GError ** error)
@@ -524,8 +719,7 @@ wsi_http_source_open (const gchar * url, const gchar * display_uri,
   hs->url = g_strdup (url);
   hs->inflight = g_ptr_array_new ();
   if (auth != NULL) {
-    hs->aws_sigv4 = g_strdup (auth->aws_sigv4);
-    hs->user_password = g_strdup (auth->user_password);
+    hs->sigv4 = sigv4_copy (auth->sigv4);
     hs->headers = g_strdupv ((gchar **) auth->headers);
   }
   request = source_request (hs);
@@ -536,7 +730,7 @@ wsi_http_source_open (const gchar * url, const gchar * display_uri,
     expect.length = WSI_HTTP_REOPEN_BYTES;
   buffer = g_malloc (expect.length);
   wsi_http_response_init (&response, buffer, expect.length);
-  if (!fetch (&request, &expect, display, &hs->stats, &response, &size,
+  if (!open_fetch (&request, &expect, display, &hs->stats, &response, &size,
           error)) {
     wsi_http_response_clear (&response);
     g_free (buffer);
@@ -582,10 +776,10 @@ wsi_http_get (const gchar * url, const gchar * display_uri,
     const WsiHttpAuth * auth, gsize max_bytes, gsize * length,
     GError ** error)
 {
-  Request request = { url, NULL, auth ? auth->aws_sigv4 : NULL,
-    auth ? auth->user_password : NULL, auth ? auth->headers : NULL
+  Request request = { url, NULL, auth ? auth->sigv4 : NULL,
+    auth ? auth->headers : NULL
   };
-  WsiHttpExpect expect = { 0, max_bytes, G_MAXUINT64, NULL, NULL };
+  WsiHttpExpect expect = { 0, max_bytes, G_MAXUINT64, NULL, NULL, TRUE };
   WsiHttpResponse response;
   guint8 *buffer = g_malloc (max_bytes + 1);
   guint64 size = 0;

@@ -50,6 +50,7 @@
 #include <glib.h>
 #include "wsibytesource.h"
 #include "wsifetchstats.h"
+#include "wsisigv4.h"
 
 G_BEGIN_DECLS
 
@@ -74,13 +75,13 @@ typedef struct
 void wsi_http_get_settings (WsiHttpSettings * settings);
 void wsi_http_set_settings (const WsiHttpSettings * settings);
 
-/* Extra request options for sources that sign (s3://): a curl AWS SigV4
- * provider string ("aws:amz:REGION:s3") and "KEY:SECRET", or NULLs for
- * anonymous requests; @headers ("Name: value", e.g. a session token). */
+/* Extra request options for sources that sign (s3://): an AWS Signature
+ * V4 key (wsisigv4.h: each request, each retry, is signed when it is sent)
+ * or NULL for anonymous requests; @headers ("Name: value"), sent as
+ * given. The strings are copied. */
 typedef struct
 {
-  const gchar *aws_sigv4;
-  const gchar *user_password;
+  const WsiSigV4Key *sigv4;
   const gchar *const *headers;
 } WsiHttpAuth;
 

@@ -18,6 +18,7 @@
 
 #include "wsiobjectstore.h"
 #include "wsihttpsource.h"
+#include "wsisigv4.h"
 
 typedef struct
 {
@@ -147,52 +148,39 @@ wsi_object_store_url (const gchar * location, GError ** error)
   return url;
 }
 
-/* The signing of one s3:// request (all NULL: anonymous). */
+/* The signing of one s3:// request (key NULL: anonymous). */
 typedef struct
 {
-  gchar *sigv4;
-  gchar *user_password;
-  gchar *token_header;
-  const gchar *headers[3];
+  Credentials credentials;
+  gchar *region;
+  WsiSigV4Key key;
   WsiHttpAuth auth;
 } Signing;
 
 static void
 signing_init (Signing * g, const gchar * location)
 {
-  Credentials c;
-
   memset (g, 0, sizeof (*g));
-  g->auth.headers = g->headers;
-  if (g_ascii_strncasecmp (location, "s3://", 5) != 0 || !credentials_find (&c))
+  if (g_ascii_strncasecmp (location, "s3://", 5) != 0
+      || !credentials_find (&g->credentials))
     return;
-  {
-    gchar *r = region ();
-    g->sigv4 = g_strdup_printf ("aws:amz:%s:s3", r);
-    g_free (r);
-  }
-  g->user_password = g_strdup_printf ("%s:%s", c.key_id, c.secret);
-  /* S3 wants the payload hash of every SigV4 request (a GET's is that of
-   * nothing); curl 7.88 does not add it itself. */
-  g->headers[0] = "x-amz-content-sha256: "
-      "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
-  if (c.token != NULL) {
-    g->token_header = g_strconcat ("x-amz-security-token: ", c.token, NULL);
-    g->headers[1] = g->token_header;
-  }
-  g->auth.aws_sigv4 = g->sigv4;
-  g->auth.user_password = g->user_password;
-  credentials_clear (&c);
+  g->region = region ();
+  g->key.key_id = g->credentials.key_id;
+  g->key.secret = g->credentials.secret;
+  g->key.token = g->credentials.token;
+  g->key.region = g->region;
+  g->key.service = "s3";
+  /* signed by wsisigv4.c at each request, with x-amz-content-sha256 (S3
+   * wants the payload hash of every SigV4 request) */
+  g->auth.sigv4 = &g->key;
 }
 
 static void
 signing_clear (Signing * g)
 {
-  if (g->user_password != NULL)
-    memset (g->user_password, 0, strlen (g->user_password));
-  g_free (g->user_password);
-  g_free (g->token_header);
-  g_free (g->sigv4);
+  credentials_clear (&g->credentials);
+  g_free (g->region);
+  memset (g, 0, sizeof (*g));
 }
 
 WsiByteSource *
@@ -302,15 +290,14 @@ listing_url (const gchar * scheme, const gchar * bucket, const gchar * prefix,
 {
   gchar *object = g_strdup_printf ("%s://%s/x", scheme, bucket);
   gchar *base = wsi_object_store_url (object, NULL);
-  gchar *escaped_prefix = g_uri_escape_string (prefix, NULL, FALSE);
-  gchar *escaped_token = token ? g_uri_escape_string (token, NULL, FALSE)
-      : NULL;
+  /* encoded as SigV4 encodes them (a continuation token holds '+', '/'
+   * and '='): the query sent is already canonical */
+  gchar *escaped_prefix = wsi_sigv4_encode (prefix, FALSE);
+  gchar *escaped_token = token ? wsi_sigv4_encode (token, FALSE) : NULL;
   gchar *url;
 
   base[strlen (base) - 1] = '\0';       /* ".../bucket/" or "host/" */
-  /* Parameters in sorted order: SigV4 signs them sorted, and curl 7.88
-   * signs them in the order given (a page-2 request would be refused as
-   * SignatureDoesNotMatch). */
+  /* Parameters in sorted order, as SigV4 canonicalises them. */
   url = g_strdup_printf ("%s?%s%s%slist-type=2&prefix=%s", base,
       token ? "continuation-token=" : "", token ? escaped_token : "",
       token ? "&" : "", escaped_prefix);

@@ -14,7 +14,7 @@
  * Contract: s3://BUCKET/KEY is read from https://BUCKET.s3.REGION.amazonaws.com/KEY,
  * or path-style from $AWS_ENDPOINT_URL/BUCKET/KEY (S3-compatible stores);
  * REGION from AWS_REGION, AWS_DEFAULT_REGION, else us-east-1. Requests are
- * signed with AWS Signature V4 (libcurl's CURLOPT_AWS_SIGV4) when
+ * signed with AWS Signature V4 (wsisigv4.h, not libcurl's) when
  * credentials are found — AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY /
  * AWS_SESSION_TOKEN, else the AWS_PROFILE (or "default") section of
  * ~/.aws/credentials (AWS_SHARED_CREDENTIALS_FILE) — and anonymous

@@ -60,6 +60,8 @@ read_mpp (WsiSlide * slide, openslide_t * osr)
 {
   gint unit;
 
+  slide->objective_power = MAX (0.0, property_as_double (osr,
+          OPENSLIDE_PROPERTY_NAME_OBJECTIVE_POWER));
   slide->mpp_x = property_as_double (osr, OPENSLIDE_PROPERTY_NAME_MPP_X);
   slide->mpp_y = property_as_double (osr, OPENSLIDE_PROPERTY_NAME_MPP_Y);
   if (slide->mpp_x > 0.0 && slide->mpp_y > 0.0) {

@@ -48,6 +48,7 @@
 #include "wsitiffindex.h"
 #endif
 #include "wsijpegdecode.h"
+#include "wsitiffcodec.h"
 
 #include "wsibytesource.h"
 
@@ -56,6 +57,8 @@
 /* The read context's scratch slot of a tile's bytes (wsitiledread.h uses
  * WSI_TILED_SCRATCH_REGION). */
 #define SCRATCH_TILE_BYTES 0
+/* ... and of a lossless tile's decoded samples (slot 1 is the region's). */
+#define SCRATCH_TILE_PIXELS 2
 
 /* A tile's compressed size above 8 x its raw RGB size plus this is not
  * JPEG data: refuse to read it rather than allocate. */
@@ -193,11 +196,13 @@ tiff_slide_describe (WsiSlide * slide, const TiffSlide * ts)
   }
   wsi_slide_set_origin (slide, pyramid->vendor, pyramid->mpp_x,
       pyramid->mpp_y, pyramid->mpp_source);
+  slide->objective_power = pyramid->objective_power;
 }
 
 /* The levels as wsitiledread.h reads them: JPEG tiles (DCT scales up to
- * 1/8; tile sides are multiples of 8, so exact at every scale), hinted to
- * the byte source only when it is remote. */
+ * 1/8; tile sides are multiples of 8, so exact at every scale) or lossless
+ * ones (no native scale), hinted to the byte source only when it is
+ * remote. */
 static void
 tiff_slide_tile_levels (TiffSlide * ts)
 {
@@ -214,7 +219,7 @@ tiff_slide_tile_levels (TiffSlide * ts)
     tiled->height = level->height;
     tiled->tile_width = level->tile_width;
     tiled->tile_height = level->tile_height;
-    tiled->max_scale = 8;
+    tiled->max_scale = level->compression == WSI_TIFF_COMPRESSION_JPEG ? 8 : 1;
     tiled->decode = tiff_decode_tile;
     tiled->tile_bytes = remote ? tiff_tile_bytes : NULL;
     ts->head.levels[i] = tiled;
@@ -344,6 +349,40 @@ tile_load_bytes (WsiSlide * slide, WsiReadContext * ctx, gint li, gint64 col,
   return bytes;
 }
 
+/* A lossless tile (OME-TIFF, SubIFD pyramids): decoded whole into the
+ * context's scratch (wsitiffcodec.h; no libtiff handle, so any thread),
+ * then the rectangle copied out. */
+static gboolean
+decode_lossless_tile (WsiSlide * slide, WsiReadContext * ctx, gint li,
+    gint64 col, gint64 row, guint x, guint y, guint w, guint h,
+    const WsiTiledTarget * target, GError ** error)
+{
+  const TiffSlide *ts = slide->handle;
+  const WsiTiffLevel *level = &ts->pyramid.levels[li];
+  gsize row_bytes = (gsize) level->tile_width * 3;
+  gsize pixels_size = row_bytes * level->tile_height;
+  const guint8 *bytes;
+  guint8 *pixels;
+  gsize size = 0;
+
+  bytes = tile_load_bytes (slide, ctx, li, col, row, &size, error);
+  if (bytes == NULL)
+    return FALSE;
+  pixels = wsi_read_context_scratch (ctx, SCRATCH_TILE_PIXELS, pixels_size);
+  if (pixels == NULL)
+    return wsi_tiled_tile_fail (slide, li, col, row, error,
+        "out of memory for %" G_GSIZE_FORMAT " bytes", pixels_size);
+  if (!wsi_tiff_codec_decode (level->compression, level->predictor, bytes,
+          size, pixels, pixels_size, row_bytes, 3, error)) {
+    g_prefix_error (error, "%s: level %d tile (%" G_GINT64_FORMAT ", %"
+        G_GINT64_FORMAT "): ", slide->display, li, col, row);
+    return FALSE;
+  }
+  wsi_tiled_target_put_rgb (target, pixels + (gsize) y * row_bytes
+      + (gsize) x * 3, row_bytes, w, h);
+  return TRUE;
+}
+
 /* WsiTileDecodeFunc: [x, x + w) x [y, y + h) of tile (col, row) at 1/@scale
  * with this thread's JPEG decoder. */
 static gboolean
@@ -357,6 +396,9 @@ tiff_decode_tile (WsiSlide * slide, WsiReadContext * ctx, gint li,
       wsi_read_context_backend_state (ctx, &wsi_slide_backend_tiff);
   WsiJpegTile tile;
 
+  if (level->compression != WSI_TIFF_COMPRESSION_JPEG)
+    return decode_lossless_tile (slide, ctx, li, col, row, x, y, w, h, target,
+        error);
   if (decoder == NULL)
     return wsi_tiled_tile_fail (slide, li, col, row, error,
         "out of memory for a JPEG decoder");

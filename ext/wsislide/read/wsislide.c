@@ -263,6 +263,11 @@ open_checked (const gchar * path, const gchar * backend_name,
       return slide;
     }
     g_clear_error (&declined);
+    if (g_error_matches (this_one, WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_REFUSED)) {
+      /* Its own format, refused for a reason no other backend fixes. */
+      g_propagate_error (error, this_one);
+      return NULL;
+    }
     declined = this_one;
     /* A backend that cannot trust the file hands it to the next one. */
     g_debug ("%s backend declined it: %s", (*backend)->name,

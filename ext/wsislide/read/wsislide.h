@@ -60,7 +60,12 @@ typedef enum
   /* The backend reads this format but cannot trust this file (damaged
    * geometry, tile table or level order): `auto` hands it to the next
    * backend and says so once (WsiSlide.declined). */
-  WSI_SLIDE_ERROR_DECLINED
+  WSI_SLIDE_ERROR_DECLINED,
+  /* The backend owns this format (an OME-TIFF, an OME-Zarr store) but the
+   * file holds pixels nothing here delivers as RGB (16-bit, more than three
+   * channels, separate planes) or is damaged beyond reading: `auto` stops
+   * here rather than let another backend read it as something else. */
+  WSI_SLIDE_ERROR_REFUSED
 } WsiSlideError;
 
 /* Where WsiSlide.mpp_x/mpp_y came from. */
@@ -68,6 +73,8 @@ typedef enum
 #define WSI_MPP_SOURCE_APERIO "aperio-description"
 #define WSI_MPP_SOURCE_TIFF "tiff-resolution"
 #define WSI_MPP_SOURCE_DICOM "dicom-pixel-spacing"
+#define WSI_MPP_SOURCE_OME "ome-xml"
+#define WSI_MPP_SOURCE_NGFF "ngff-scale"
 #define WSI_MPP_SOURCE_UNKNOWN "unknown"
 
 /* Backend names, as the `backend` properties and the slide meta spell them. */

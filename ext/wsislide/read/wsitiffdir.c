@@ -11,6 +11,7 @@
  * aperio and generic-tiff readers see it (see wsitiffdir.h). */
 
 #include "wsitiffdir.h"
+#include "wsitiffcodec.h"
 #include "wsislide.h"
 
 #include <tiffio.h>
@@ -278,9 +279,30 @@ bytes_contain (const gchar * data, guint32 size, const gchar * needle)
  * and Trestle before Aperio, then Leica, Philips and Ventana, then generic
  * TIFF. The direct reader takes the two it reproduces and declines the
  * layouts the others claim, with cheap versions of their tests. */
+/* An OME-TIFF: its ImageDescription is OME-XML (the OME schema's root
+ * element, in whatever namespace prefix). */
+static gboolean
+is_ome_xml (const gchar * desc)
+{
+  return desc != NULL && strstr (desc, "<?xml") != NULL
+      && (strstr (desc, "<OME") != NULL || strstr (desc, ":OME") != NULL)
+      && strstr (desc, "openmicroscopy.org/Schemas/OME") != NULL;
+}
+
+/* A first image with SubIFDs: its reduced resolutions live there. */
+static gboolean
+has_subifds (TIFF * tif)
+{
+  guint16 n = 0;
+  void *offsets = NULL;
+
+  return TIFFGetField (tif, TIFFTAG_SUBIFD, &n, &offsets) && n > 0
+      && offsets != NULL;
+}
+
 static gboolean
 classify_layout (TIFF * tif, const gchar * path, gboolean * aperio,
-    GError ** error)
+    gboolean * ome, gboolean * subifds, GError ** error)
 {
   const gchar *desc = string_field (tif, TIFFTAG_IMAGEDESCRIPTION);
   const gchar *software = string_field (tif, TIFFTAG_SOFTWARE);
@@ -296,13 +318,21 @@ classify_layout (TIFF * tif, const gchar * path, gboolean * aperio,
     decline (error, path, "Trestle layout");
     return FALSE;
   }
+  *ome = is_ome_xml (desc);
+  *subifds = has_subifds (tif);
+  if (*ome && !TIFFIsTiled (tif)) {
+    g_set_error (error, WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_REFUSED,
+        "%s: OME-TIFF whose first image is not tiled (strips): not read",
+        path);
+    return FALSE;
+  }
   /* Both readers OpenSlide could pick here need a tiled first image. */
   if (!TIFFIsTiled (tif)) {
     decline (error, path, "the first image is not tiled");
     return FALSE;
   }
   *aperio = desc != NULL && g_str_has_prefix (desc, "Aperio");
-  if (*aperio)
+  if (*aperio || *ome)
     return TRUE;
 
   while (desc && g_ascii_isspace (*desc))
@@ -345,13 +375,14 @@ parse_openslide_double (const gchar * value)
 
 /* "Aperio Image Library ...|AppMag = 20|MPP = 0.4990|...": OpenSlide
  * splits on '|', skips the first field, splits each on the first '=' and
- * strips both sides; the last MPP wins (hash table insert). */
+ * strips both sides; the last one of a name wins (hash table insert).
+ * Returns the positive number of field @name, else 0. */
 static gdouble
-aperio_mpp (const gchar * desc)
+aperio_number (const gchar * desc, const gchar * name)
 {
   gchar **fields = g_strsplit (desc, "|", -1);
   gchar *value = NULL;
-  gdouble mpp;
+  gdouble number;
   guint i;
 
   for (i = 1; fields[0] != NULL && fields[i] != NULL; i++) {
@@ -359,12 +390,12 @@ aperio_mpp (const gchar * desc)
     if (eq == NULL)
       continue;
     *eq = '\0';
-    if (strcmp (g_strstrip (fields[i]), "MPP") == 0)
+    if (strcmp (g_strstrip (fields[i]), name) == 0)
       value = g_strstrip (eq + 1);
   }
-  mpp = value ? parse_openslide_double (value) : NAN;
+  number = value ? parse_openslide_double (value) : NAN;
   g_strfreev (fields);
-  return (isfinite (mpp) && mpp > 0.0) ? mpp : 0.0;
+  return (isfinite (number) && number > 0.0) ? number : 0.0;
 }
 
 /* The resolution tags of directory 0 (OpenSlide's tiff.* properties; a
@@ -385,16 +416,113 @@ resolution_mpp (TIFF * tif, gdouble * mpp_x, gdouble * mpp_y)
     *mpp_y = wsi_mpp_from_tiff_resolution (yres, unit);
 }
 
-/* Reads directory 0's mpp: Aperio's MPP field first, then the resolution
- * tags, as the OpenSlide backend does with OpenSlide's properties. */
+/* Micrometres in one @unit of OME's UnitsLength (0: unknown unit). */
+static gdouble
+ome_unit_um (const gchar * unit)
+{
+  static const struct
+  {
+    const gchar *name;
+    gdouble um;
+  } units[] = {
+    {"\xc2\xb5m", 1.0}, {"\xce\xbcm", 1.0}, {"um", 1.0},
+    {"nm", 1e-3}, {"pm", 1e-6}, {"\xc3\x85", 1e-4}, {"mm", 1e3},
+    {"cm", 1e4}, {"dm", 1e5}, {"m", 1e6}, {"in", 25400.0},
+  };
+  guint i;
+
+  if (unit == NULL)
+    return 1.0;                 /* the schema's default: micrometres */
+  for (i = 0; i < G_N_ELEMENTS (units); i++)
+    if (strcmp (unit, units[i].name) == 0)
+      return units[i].um;
+  return 0.0;
+}
+
+typedef struct
+{
+  gboolean found;
+  gdouble mpp_x, mpp_y;
+} OmePixels;
+
+/* GMarkup: the first Pixels element's physical sizes, then stop. */
 static void
-pyramid_read_mpp (WsiTiffPyramid * pyramid, TIFF * tif, gboolean aperio)
+ome_start_element (GMarkupParseContext * context, const gchar * element,
+    const gchar ** names, const gchar ** values, gpointer user_data,
+    GError ** error)
+{
+  OmePixels *pixels = user_data;
+  const gchar *local = strrchr (element, ':');
+  const gchar *sx = NULL, *sy = NULL, *ux = NULL, *uy = NULL;
+  guint i;
+
+  local = local ? local + 1 : element;
+  if (pixels->found || strcmp (local, "Pixels") != 0)
+    return;
+  pixels->found = TRUE;
+  for (i = 0; names[i] != NULL; i++) {
+    if (strcmp (names[i], "PhysicalSizeX") == 0)
+      sx = values[i];
+    else if (strcmp (names[i], "PhysicalSizeY") == 0)
+      sy = values[i];
+    else if (strcmp (names[i], "PhysicalSizeXUnit") == 0)
+      ux = values[i];
+    else if (strcmp (names[i], "PhysicalSizeYUnit") == 0)
+      uy = values[i];
+  }
+  if (sx != NULL && sy != NULL) {
+    gdouble x = g_ascii_strtod (sx, NULL) * ome_unit_um (ux);
+    gdouble y = g_ascii_strtod (sy, NULL) * ome_unit_um (uy);
+    if (isfinite (x) && isfinite (y) && x > 0 && y > 0) {
+      pixels->mpp_x = x;
+      pixels->mpp_y = y;
+    }
+  }
+  /* Nothing more is needed: end the parse here. */
+  g_set_error_literal (error, G_MARKUP_ERROR, G_MARKUP_ERROR_INVALID_CONTENT,
+      "done");
+}
+
+/* The physical pixel size of the OME-XML's first image (0 when absent). */
+static void
+ome_mpp (const gchar * xml, gdouble * mpp_x, gdouble * mpp_y)
+{
+  GMarkupParser parser = { ome_start_element, NULL, NULL, NULL, NULL };
+  OmePixels pixels = { FALSE, 0.0, 0.0 };
+  GMarkupParseContext *context =
+      g_markup_parse_context_new (&parser, 0, &pixels, NULL);
+
+  g_markup_parse_context_parse (context, xml, -1, NULL);
+  g_markup_parse_context_free (context);
+  *mpp_x = pixels.mpp_x;
+  *mpp_y = pixels.mpp_y;
+}
+
+/* Reads directory 0's mpp: Aperio's MPP field first (an OME-TIFF's
+ * PhysicalSize), then the resolution tags, as the OpenSlide backend does
+ * with OpenSlide's properties. */
+static void
+pyramid_read_mpp (WsiTiffPyramid * pyramid, TIFF * tif, gboolean aperio,
+    gboolean ome)
 {
   const gchar *desc = string_field (tif, TIFFTAG_IMAGEDESCRIPTION);
   gdouble mpp_x = 0.0, mpp_y = 0.0;
 
+  /* OpenSlide's openslide.objective-power comes from AppMag too. */
+  pyramid->objective_power = (aperio && desc) ? aperio_number (desc, "AppMag")
+      : 0.0;
+  if (ome && desc) {
+    ome_mpp (desc, &mpp_x, &mpp_y);
+    if (mpp_x > 0.0 && mpp_y > 0.0) {
+      pyramid->mpp_x = mpp_x;
+      pyramid->mpp_y = mpp_y;
+      pyramid->mpp_source = WSI_MPP_SOURCE_OME;
+      return;
+    }
+  }
+
   if (aperio && desc) {
-    mpp_x = mpp_y = aperio_mpp (desc);
+    mpp_x = mpp_y = aperio_number (desc, "MPP");
     if (mpp_x > 0.0) {
       pyramid->mpp_x = pyramid->mpp_y = mpp_x;
       pyramid->mpp_source = WSI_MPP_SOURCE_APERIO;
@@ -423,13 +551,105 @@ level_clear (WsiTiffLevel * level)
   memset (level, 0, sizeof (*level));
 }
 
+/* How a walk treats what it finds: OpenSlide's layouts (JPEG only, a
+ * decline hands the file to OpenSlide) or a pyramid OpenSlide does not
+ * read as one (OME-TIFF, SubIFDs: lossless codecs too). */
+typedef struct
+{
+  const gchar *path;
+  gboolean extended;            /* OME-TIFF or SubIFD pyramid */
+  gboolean ome;                 /* OME-TIFF: a refusal is final */
+} Walk;
+
+static void
+refuse (GError ** error, const Walk * walk, const gchar * format, ...)
+G_GNUC_PRINTF (3, 4);
+
+/* Pixel data an extended pyramid holds that this reader cannot deliver as
+ * RGB: final for an OME-TIFF (WSI_SLIDE_ERROR_REFUSED: OpenSlide would
+ * read one plane of it as something else), a decline otherwise. */
+static void
+refuse (GError ** error, const Walk * walk, const gchar * format, ...)
+{
+  va_list args;
+  gchar *reason;
+
+  va_start (args, format);
+  reason = g_strdup_vprintf (format, args);
+  va_end (args);
+  if (walk->ome)
+    g_set_error (error, WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_REFUSED,
+        "%s: OME-TIFF not read: %s", walk->path, reason);
+  else
+    decline (error, walk->path, "%s", reason);
+  g_free (reason);
+}
+
+/* The formats of an extended pyramid: 8-bit chunky RGB, JPEG (YCbCr or
+ * RGB) or a lossless codec of wsitiffcodec.h with predictor 1 or 2. */
+static gboolean
+level_check_extended_format (TIFF * tif, const gchar * where,
+    const Walk * walk, WsiTiffLevel * level, guint16 compression,
+    guint16 planar, guint16 photometric, guint16 bits, guint16 samples,
+    GError ** error)
+{
+  guint16 predictor = 1;
+
+  if (planar != PLANARCONFIG_CONTIG) {
+    refuse (error, walk, "%s stores its channels as separate planes "
+        "(PlanarConfiguration %u); only interleaved RGB is read", where,
+        planar);
+    return FALSE;
+  }
+  if (bits != 8) {
+    refuse (error, walk, "%s has %u-bit samples; only 8-bit RGB is read",
+        where, bits);
+    return FALSE;
+  }
+  if (samples != 3) {
+    refuse (error, walk, "%s has %u channel%s a pixel; only 3-channel RGB "
+        "is read (no fluorescence or multiplex channels)", where, samples,
+        samples == 1 ? "" : "s");
+    return FALSE;
+  }
+  if (compression == COMPRESSION_JPEG) {
+    if (photometric != PHOTOMETRIC_YCBCR && photometric != PHOTOMETRIC_RGB) {
+      refuse (error, walk, "%s is JPEG with photometric %u (want YCbCr or "
+          "RGB)", where, photometric);
+      return FALSE;
+    }
+  } else if (!wsi_tiff_codec_supported (compression)) {
+    const gchar *name = wsi_tiff_codec_name (compression);
+    refuse (error, walk, "%s has compression %u%s%s%s, which this build does "
+        "not decode", where, compression, name ? " (" : "",
+        name ? name : "", name ? ")" : "");
+    return FALSE;
+  } else if (photometric != PHOTOMETRIC_RGB) {
+    refuse (error, walk, "%s is %s with photometric %u (want RGB)", where,
+        wsi_tiff_codec_name (compression), photometric);
+    return FALSE;
+  } else {
+    TIFFGetField (tif, TIFFTAG_PREDICTOR, &predictor);
+    if (predictor != 1 && predictor != 2) {
+      refuse (error, walk, "%s has predictor %u (1 and 2 are read)", where,
+          predictor);
+      return FALSE;
+    }
+  }
+  level->compression = compression;
+  level->predictor = predictor;
+  level->rgb = photometric == PHOTOMETRIC_RGB;
+  return TRUE;
+}
+
 /* The pixel format OpenSlide decodes with libjpeg directly (its
  * tile_read_direct in openslide-decode-tiff.c); any other goes through
  * libtiff's RGBA reader, which we do not reproduce. */
 static gboolean
-level_check_format (TIFF * tif, guint dir, const gchar * path,
+level_check_format (TIFF * tif, const gchar * where, const Walk * walk,
     WsiTiffLevel * level, GError ** error)
 {
+  const gchar *path = walk->path;
   guint16 compression, planar, photometric, bits, samples;
   guint32 depth;
 
@@ -438,36 +658,41 @@ level_check_format (TIFF * tif, guint dir, const gchar * path,
       || !TIFFGetField (tif, TIFFTAG_PHOTOMETRIC, &photometric)
       || !TIFFGetField (tif, TIFFTAG_BITSPERSAMPLE, &bits)
       || !TIFFGetField (tif, TIFFTAG_SAMPLESPERPIXEL, &samples)) {
-    decline_damaged (error, path, "directory %u lacks a required tag", dir);
-    return FALSE;
-  }
-  if (compression != COMPRESSION_JPEG) {
-    decline (error, path, "directory %u has compression %u, not JPEG (7)",
-        dir, compression);
-    return FALSE;
-  }
-  if (bits != 8 || samples != 3 || planar != PLANARCONFIG_CONTIG) {
-    decline (error, path, "directory %u has %u samples of %u bits, planar "
-        "config %u (want 3 x 8, chunky)", dir, samples, bits, planar);
-    return FALSE;
-  }
-  if (photometric != PHOTOMETRIC_YCBCR && photometric != PHOTOMETRIC_RGB) {
-    decline (error, path, "directory %u has photometric %u (want YCbCr or "
-        "RGB)", dir, photometric);
+    decline_damaged (error, path, "%s lacks a required tag", where);
     return FALSE;
   }
   if (TIFFGetField (tif, TIFFTAG_IMAGEDEPTH, &depth) && depth != 1) {
-    decline (error, path, "directory %u has ImageDepth %u", dir, depth);
+    refuse (error, walk, "%s has ImageDepth %u", where, depth);
+    return FALSE;
+  }
+  if (walk->extended)
+    return level_check_extended_format (tif, where, walk, level, compression,
+        planar, photometric, bits, samples, error);
+  if (compression != COMPRESSION_JPEG) {
+    decline (error, path, "%s has compression %u, not JPEG (7)",
+        where, compression);
+    return FALSE;
+  }
+  if (bits != 8 || samples != 3 || planar != PLANARCONFIG_CONTIG) {
+    decline (error, path, "%s has %u samples of %u bits, planar "
+        "config %u (want 3 x 8, chunky)", where, samples, bits, planar);
+    return FALSE;
+  }
+  if (photometric != PHOTOMETRIC_YCBCR && photometric != PHOTOMETRIC_RGB) {
+    decline (error, path, "%s has photometric %u (want YCbCr or "
+        "RGB)", where, photometric);
     return FALSE;
   }
   level->rgb = photometric == PHOTOMETRIC_RGB;
+  level->compression = COMPRESSION_JPEG;
+  level->predictor = 1;
   return TRUE;
 }
 
 /* Sizes every later computation relies on: tile sides a multiple of 8 (so
  * DCT scaling by 1/8 keeps tiles on a regular grid), both bounded. */
 static gboolean
-level_check_geometry (TIFF * tif, guint dir, const gchar * path,
+level_check_geometry (TIFF * tif, const gchar * where, const gchar * path,
     WsiTiffLevel * level, GError ** error)
 {
   guint32 w, h, tw, th;
@@ -476,18 +701,16 @@ level_check_geometry (TIFF * tif, guint dir, const gchar * path,
       || !TIFFGetField (tif, TIFFTAG_IMAGELENGTH, &h)
       || !TIFFGetField (tif, TIFFTAG_TILEWIDTH, &tw)
       || !TIFFGetField (tif, TIFFTAG_TILELENGTH, &th)) {
-    decline_damaged (error, path, "directory %u lacks its size or tile size",
-        dir);
+    decline_damaged (error, path, "%s lacks its size or tile size", where);
     return FALSE;
   }
   if (w == 0 || h == 0 || w > MAX_IMAGE_SIDE || h > MAX_IMAGE_SIDE) {
-    decline_damaged (error, path, "directory %u is %ux%u pixels", dir, w, h);
+    decline_damaged (error, path, "%s is %ux%u pixels", where, w, h);
     return FALSE;
   }
   if (tw == 0 || th == 0 || tw % 8 != 0 || th % 8 != 0
       || tw > MAX_TILE_SIDE || th > MAX_TILE_SIDE) {
-    decline_damaged (error, path, "directory %u has %ux%u tiles", dir, tw,
-        th);
+    decline_damaged (error, path, "%s has %ux%u tiles", where, tw, th);
     return FALSE;
   }
   level->width = w;
@@ -501,7 +724,7 @@ level_check_geometry (TIFF * tif, guint dir, const gchar * path,
 
 /* Copies the tile tables and JPEGTables out of libtiff. */
 static gboolean
-level_copy_tables (TIFF * tif, guint dir, const gchar * path,
+level_copy_tables (TIFF * tif, const gchar * where, const gchar * path,
     WsiTiffLevel * level, GError ** error)
 {
   guint64 n = (guint64) level->tiles_across * level->tiles_down;
@@ -513,13 +736,13 @@ level_copy_tables (TIFF * tif, guint dir, const gchar * path,
       || !TIFFGetField (tif, TIFFTAG_TILEOFFSETS, &offsets)
       || !TIFFGetField (tif, TIFFTAG_TILEBYTECOUNTS, &counts)
       || offsets == NULL || counts == NULL) {
-    decline_damaged (error, path, "directory %u has no complete tile table",
-        dir);
+    decline_damaged (error, path, "%s has no complete tile table", where);
     return FALSE;
   }
   level->tile_offsets = g_memdup2 (offsets, n * sizeof (guint64));
   level->tile_byte_counts = g_memdup2 (counts, n * sizeof (guint64));
-  if (TIFFGetField (tif, TIFFTAG_JPEGTABLES, &tables_size, &tables)
+  if (level->compression == COMPRESSION_JPEG
+      && TIFFGetField (tif, TIFFTAG_JPEGTABLES, &tables_size, &tables)
       && tables != NULL && tables_size > 0) {
     level->jpeg_tables = g_memdup2 (tables, tables_size);
     level->jpeg_tables_size = tables_size;
@@ -527,15 +750,17 @@ level_copy_tables (TIFF * tif, guint dir, const gchar * path,
   return TRUE;
 }
 
+/* Reads the current directory as a level: @dir is its main-chain index
+ * (its parent's for a SubIFD), @where how messages name it. */
 static gboolean
-level_read (TIFF * tif, guint dir, const gchar * path, WsiTiffLevel * level,
-    GError ** error)
+level_read (TIFF * tif, guint dir, const gchar * where, const Walk * walk,
+    WsiTiffLevel * level, GError ** error)
 {
   memset (level, 0, sizeof (*level));
   level->directory = dir;
-  if (level_check_format (tif, dir, path, level, error)
-      && level_check_geometry (tif, dir, path, level, error)
-      && level_copy_tables (tif, dir, path, level, error))
+  if (level_check_format (tif, where, walk, level, error)
+      && level_check_geometry (tif, where, walk->path, level, error)
+      && level_copy_tables (tif, where, walk->path, level, error))
     return TRUE;
   level_clear (level);
   return FALSE;
@@ -598,9 +823,10 @@ aperio_check_directory (TIFF * tif, guint dir, const gchar * path,
 /* Walks the directories, collecting levels. Like OpenSlide, a directory
  * libtiff cannot read ends the walk instead of failing the open. */
 static gboolean
-collect_levels (TIFF * tif, const gchar * path, gboolean aperio,
+collect_levels (TIFF * tif, const Walk * walk, gboolean aperio,
     GArray * levels, GError ** error)
 {
+  const gchar *path = walk->path;
   guint dir = 0;
 
   do {
@@ -609,7 +835,9 @@ collect_levels (TIFF * tif, const gchar * path, gboolean aperio,
     if (aperio && !aperio_check_directory (tif, dir, path, error))
       return FALSE;
     if (directory_is_level (tif, dir, aperio)) {
-      if (!level_read (tif, dir, path, &level, error))
+      gchar where[32];
+      g_snprintf (where, sizeof (where), "directory %u", dir);
+      if (!level_read (tif, dir, where, walk, &level, error))
         return FALSE;
       g_array_append_val (levels, level);
       if (aperio && level_has_missing_tiles (&level)) {
@@ -621,6 +849,72 @@ collect_levels (TIFF * tif, const gchar * path, gboolean aperio,
     dir++;
   } while (dir < MAX_DIRECTORIES && TIFFReadDirectory (tif));
   return TRUE;
+}
+
+/* An extended pyramid: the first image, the SubIFDs it lists (in that
+ * order; an offset seen before is a loop), then the reduced-resolution
+ * images of the main chain after it (older OME-TIFF pyramids; other
+ * images there, a label or another series, are not levels). */
+static gboolean
+collect_extended_levels (TIFF * tif, const Walk * walk, GArray * levels,
+    GError ** error)
+{
+  GArray *seen = g_array_new (FALSE, FALSE, sizeof (guint64));
+  guint64 here = TIFFCurrentDirOffset (tif);
+  guint64 *subifds = NULL;
+  guint16 n_subifds = 0;
+  void *offsets = NULL;
+  WsiTiffLevel level;
+  gboolean ok = FALSE;
+  guint i, j, dir;
+
+  if (!level_read (tif, 0, "directory 0", walk, &level, error))
+    goto out;
+  g_array_append_val (levels, level);
+  g_array_append_val (seen, here);
+  if (TIFFGetField (tif, TIFFTAG_SUBIFD, &n_subifds, &offsets)
+      && offsets != NULL && n_subifds > 0)
+    subifds = g_memdup2 (offsets, (gsize) n_subifds * sizeof (guint64));
+  for (i = 0; i < n_subifds; i++) {
+    gchar where[48];
+
+    g_snprintf (where, sizeof (where), "SubIFD %u of directory 0", i);
+    for (j = 0; j < seen->len; j++) {
+      if (g_array_index (seen, guint64, j) == subifds[i]) {
+        g_set_error (error, WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_REFUSED,
+            "%s: SubIFD loop: %s points at offset %" G_GUINT64_FORMAT
+            ", a directory already read", walk->path, where, subifds[i]);
+        goto out;
+      }
+    }
+    g_array_append_val (seen, subifds[i]);
+    if (!TIFFSetSubDirectory (tif, subifds[i]) || !TIFFIsTiled (tif)) {
+      g_set_error (error, WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_REFUSED,
+          "%s: %s (offset %" G_GUINT64_FORMAT ") is not a readable tiled "
+          "image", walk->path, where, subifds[i]);
+      goto out;
+    }
+    if (!level_read (tif, 0, where, walk, &level, error))
+      goto out;
+    g_array_append_val (levels, level);
+  }
+  for (dir = 1; dir < MAX_DIRECTORIES && TIFFSetDirectory (tif, dir); dir++) {
+    guint32 subfile = 0;
+    gchar where[32];
+
+    if (!TIFFIsTiled (tif) || !TIFFGetField (tif, TIFFTAG_SUBFILETYPE,
+            &subfile) || !(subfile & FILETYPE_REDUCEDIMAGE))
+      continue;
+    g_snprintf (where, sizeof (where), "directory %u", dir);
+    if (!level_read (tif, dir, where, walk, &level, error))
+      goto out;
+    g_array_append_val (levels, level);
+  }
+  ok = TRUE;
+out:
+  g_free (subifds);
+  g_array_free (seen, TRUE);
+  return ok;
 }
 
 static gint
@@ -677,15 +971,21 @@ pyramid_read_open_tiff (WsiTiffPyramid * pyramid, TIFF * tif,
     const gchar * path, GError ** error)
 {
   GArray *levels;
-  gboolean aperio = FALSE;
+  gboolean aperio = FALSE, ome = FALSE, subifds = FALSE;
+  Walk walk = { path, FALSE, FALSE };
+  gboolean collected;
 
-  if (!classify_layout (tif, path, &aperio, error))
+  if (!classify_layout (tif, path, &aperio, &ome, &subifds, error))
     return FALSE;
-  pyramid_read_mpp (pyramid, tif, aperio);
-  pyramid->vendor = aperio ? "aperio" : "generic-tiff";
+  walk.extended = !aperio && (ome || subifds);
+  walk.ome = ome;
+  pyramid_read_mpp (pyramid, tif, aperio, ome);
+  pyramid->vendor = aperio ? "aperio" : ome ? "ome-tiff" : "generic-tiff";
 
   levels = g_array_new (FALSE, TRUE, sizeof (WsiTiffLevel));
-  if (!collect_levels (tif, path, aperio, levels, error)
+  collected = walk.extended ? collect_extended_levels (tif, &walk, levels,
+      error) : collect_levels (tif, &walk, aperio, levels, error);
+  if (!collected
       || !check_level_order (levels, path, aperio, error)) {
     levels_free (levels);
     return FALSE;

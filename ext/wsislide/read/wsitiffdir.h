@@ -17,7 +17,19 @@
  * it with WSI_SLIDE_ERROR_UNSUPPORTED and a short reason: another vendor's
  * layout that OpenSlide reads its own way, a level that is not plain 8-bit
  * 3-sample JPEG (OpenSlide would decode it through libtiff's RGBA path, which
- * this backend does not reproduce), implausible geometry. Everything a read
+ * this backend does not reproduce), implausible geometry.
+ *
+ * Pyramids OpenSlide does not read as pyramids are taken on their own
+ * terms: an OME-TIFF (OME-XML ImageDescription; vendor "ome-tiff", mpp from
+ * the first Pixels element's PhysicalSizeX/Y and their units) or any TIFF
+ * whose first image has SubIFDs. Their levels are the first image, its
+ * SubIFDs, and the reduced-resolution images that follow it in the main
+ * chain; their tiles may also be LZW, deflate, PackBits, zstd or
+ * uncompressed 8-bit RGB (wsitiffcodec.h). Pixel data this backend cannot
+ * deliver as RGB (separate planes, more or fewer than 3 samples, other than
+ * 8 bits, a codec it lacks) is refused (WSI_SLIDE_ERROR_REFUSED, naming the
+ * file, directory and reason); a SubIFD list that points back at a
+ * directory already read is refused as a loop. Everything a read
  * needs afterwards (tile offsets and byte counts, JPEGTables, photometric)
  * is copied out, so the libtiff handle is closed before the function
  * returns: reads never touch libtiff (a TIFF handle is not thread-safe).
@@ -54,15 +66,21 @@ typedef struct
   guint8 *jpeg_tables;          /* abbreviated tables stream, or NULL */
   gsize jpeg_tables_size;
   gboolean rgb;                 /* photometric RGB (else YCbCr) */
+  /* WSI_TIFF_COMPRESSION_* (wsitiffcodec.h): JPEG, or a lossless codec of
+   * an OME-TIFF or SubIFD pyramid; predictor 1 or 2 (lossless only). */
+  guint16 compression;
+  guint16 predictor;
 } WsiTiffLevel;
 
 typedef struct
 {
   WsiTiffLevel *levels;         /* widest first */
   guint n_levels;
-  const gchar *vendor;          /* "aperio" or "generic-tiff" (static) */
+  /* "aperio", "generic-tiff" or "ome-tiff" (static) */
+  const gchar *vendor;
   gdouble mpp_x, mpp_y;         /* 0 = unknown */
   const gchar *mpp_source;      /* WSI_MPP_SOURCE_* */
+  gdouble objective_power;      /* Aperio's AppMag, 0 = unknown */
 } WsiTiffPyramid;
 
 /* Reads the pyramid of the TIFF in @source (libtiff reads through it;

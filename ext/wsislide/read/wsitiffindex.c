@@ -18,11 +18,12 @@
 
 #include "wsitiffindex.h"
 #include "wsislide.h"
+#include "wsitiffcodec.h"
 
 /* vendor, mpp source, mpp x, mpp y, levels: directory, width, height, tile
  * width, tile height, tile offsets, tile byte counts, JPEGTables, RGB */
-#define PYRAMID_TYPE "(ssdda(uuuuuatatayb))"
-#define LEVEL_TYPE "(uuuuuatatayb)"
+#define PYRAMID_TYPE "(ssdda(uuuuuatataybqq))"
+#define LEVEL_TYPE "(uuuuuatataybqq)"
 /* A JPEGTables stream holds at most 4 quantization and 8 Huffman tables:
  * a few KiB. */
 #define MAX_JPEG_TABLES (64 << 10)
@@ -32,14 +33,15 @@ level_to_variant (const WsiTiffLevel * level)
 {
   gsize n = (gsize) level->tiles_across * level->tiles_down;
 
-  return g_variant_new ("(uuuuu@at@at@ayb)", level->directory, level->width,
+  return g_variant_new ("(uuuuu@at@at@aybqq)", level->directory, level->width,
       level->height, level->tile_width, level->tile_height,
       g_variant_new_fixed_array (G_VARIANT_TYPE_UINT64, level->tile_offsets,
           n, sizeof (guint64)),
       g_variant_new_fixed_array (G_VARIANT_TYPE_UINT64,
           level->tile_byte_counts, n, sizeof (guint64)),
       g_variant_new_fixed_array (G_VARIANT_TYPE_BYTE, level->jpeg_tables,
-          level->jpeg_tables_size, 1), level->rgb);
+          level->jpeg_tables_size, 1), level->rgb, level->compression,
+      level->predictor);
 }
 
 GBytes *
@@ -93,9 +95,9 @@ level_from_variant (GVariant * v, guint64 object_size, gboolean aperio,
   const guint8 *tables_data;
 
   memset (level, 0, sizeof (*level));
-  g_variant_get (v, "(uuuuu@at@at@ayb)", &level->directory, &level->width,
+  g_variant_get (v, "(uuuuu@at@at@aybqq)", &level->directory, &level->width,
       &level->height, &level->tile_width, &level->tile_height, &offsets,
-      &counts, &tables, &level->rgb);
+      &counts, &tables, &level->rgb, &level->compression, &level->predictor);
   tables_data = g_variant_get_fixed_array (tables, &tables_size, 1);
   if (level->directory >= WSI_TIFF_MAX_DIRECTORIES || level->width == 0
       || level->height == 0 || level->width > WSI_TIFF_MAX_IMAGE_SIDE
@@ -104,7 +106,10 @@ level_from_variant (GVariant * v, guint64 object_size, gboolean aperio,
       || level->tile_height % 8 != 0
       || level->tile_width > WSI_TIFF_MAX_TILE_SIDE
       || level->tile_height > WSI_TIFF_MAX_TILE_SIDE
-      || tables_size > MAX_JPEG_TABLES) {
+      || tables_size > MAX_JPEG_TABLES
+      || (level->compression != WSI_TIFF_COMPRESSION_JPEG
+          && !wsi_tiff_codec_supported (level->compression))
+      || (level->predictor != 1 && level->predictor != 2)) {
     *why = g_strdup_printf ("directory %u: geometry out of bounds",
         level->directory);
     goto fail;
@@ -187,10 +192,12 @@ gboolean
 wsi_tiff_index_from_bytes (GBytes * bytes, guint64 object_size,
     WsiTiffPyramid * pyramid, gchar ** why)
 {
-  static const gchar *const vendors[] = { "aperio", "generic-tiff", NULL };
+  static const gchar *const vendors[] = { "aperio", "generic-tiff", "ome-tiff",
+    NULL
+  };
   static const gchar *const mpp_sources[] = {
     WSI_MPP_SOURCE_BACKEND, WSI_MPP_SOURCE_APERIO, WSI_MPP_SOURCE_TIFF,
-    WSI_MPP_SOURCE_DICOM, WSI_MPP_SOURCE_UNKNOWN, NULL
+    WSI_MPP_SOURCE_DICOM, WSI_MPP_SOURCE_OME, WSI_MPP_SOURCE_UNKNOWN, NULL
   };
   GVariant *v = g_variant_ref_sink (g_variant_new_from_bytes (G_VARIANT_TYPE
           (PYRAMID_TYPE), bytes, FALSE));

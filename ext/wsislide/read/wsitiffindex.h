@@ -33,7 +33,7 @@
 G_BEGIN_DECLS
 
 /* The index cache kind of these bytes (names their version). */
-#define WSI_TIFF_INDEX_KIND "tiff-pyramid/1"
+#define WSI_TIFF_INDEX_KIND "tiff-pyramid/2"
 
 GBytes *wsi_tiff_index_to_bytes (const WsiTiffPyramid * pyramid);
 

@@ -65,6 +65,45 @@ wsi_tiled_target_fill_white (const WsiTiledTarget * t, guint w, guint h)
     memset (t->data + (gsize) i * t->stride, 0xFF, (gsize) w * t->bpp);
 }
 
+void
+wsi_tiled_target_put_rgb (const WsiTiledTarget * t, const guint8 * src,
+    gsize src_stride, guint w, guint h)
+{
+  guint i, j;
+
+  for (i = 0; i < h; i++) {
+    const guint8 *s = src + (gsize) i * src_stride;
+    guint8 *d = t->data + (gsize) i * t->stride;
+
+    switch (t->layout) {
+      case WSI_TILED_LAYOUT_ARGB:
+        for (j = 0; j < w; j++)
+          ((guint32 *) d)[j] = 0xFF000000u | ((guint32) s[3 * j] << 16)
+              | ((guint32) s[3 * j + 1] << 8) | s[3 * j + 2];
+        break;
+      case WSI_PIXEL_RGB:
+        memcpy (d, s, (gsize) w * 3);
+        break;
+      case WSI_PIXEL_BGRX:
+        for (j = 0; j < w; j++) {
+          d[4 * j] = s[3 * j + 2];
+          d[4 * j + 1] = s[3 * j + 1];
+          d[4 * j + 2] = s[3 * j];
+          d[4 * j + 3] = 0xFF;
+        }
+        break;
+      default:                 /* RGBA, RGBX */
+        for (j = 0; j < w; j++) {
+          d[4 * j] = s[3 * j];
+          d[4 * j + 1] = s[3 * j + 1];
+          d[4 * j + 2] = s[3 * j + 2];
+          d[4 * j + 3] = 0xFF;
+        }
+        break;
+    }
+  }
+}
+
 static WsiTiledTarget
 argb_target (guint32 * argb, gsize stride_words)
 {

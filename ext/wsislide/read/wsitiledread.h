@@ -132,6 +132,12 @@ gboolean wsi_tiled_tile_fail (const WsiSlide * slide, gint level,
     gint64 column, gint64 row, GError ** error, const gchar * format, ...)
 G_GNUC_PRINTF (6, 7);
 
+/* Writes a w x h rectangle of 8-bit RGB samples (@src, @src_stride bytes
+ * a row) into @target's layout: the decoders of raw pixels (lossless TIFF
+ * tiles, Zarr chunks) all end here. */
+void wsi_tiled_target_put_rgb (const WsiTiledTarget * target,
+    const guint8 * src, gsize src_stride, guint w, guint h);
+
 /* Fills a w x h rectangle of @target with glass: opaque white. */
 void wsi_tiled_target_fill_white (const WsiTiledTarget * target, guint w,
     guint h);

@@ -146,7 +146,8 @@ wsi_record_register_metas (void)
  *   mpp-x, mpp-y (double, 0 = unknown), mpp-source (string:
  *     "openslide", "tiff-resolution", "default-mpp" or "unknown"),
  *   objective-power (double: the scan's objective, 0 = unknown; DICOM's
- *     ObjectiveLensPower), icc-profile-size (uint64: bytes of the slide's
+ *     ObjectiveLensPower, Aperio's AppMag, OpenSlide's
+ *     openslide.objective-power), icc-profile-size (uint64: bytes of the slide's
  *     ICC profile, 0 = none), icc-profile-sha256 (string: its SHA-256 in
  *     lower-case hex, "" when none or not hashed; DICOM only so far),
  *   overview-width, overview-height (int),

@@ -16,6 +16,7 @@ import weakref
 import numpy as np
 
 from ..errors import PipelineError
+from .compat import caps_structure
 from .gst import Gst
 
 __all__ = ["as_tensor", "batch_arrays", "live_mapped_buffers", "resolve_torch"]
@@ -60,10 +61,10 @@ class _MappedBuffer:
 
 def _pixels(sample, copy, owner_set=None):
     """(N, H, W, C) uint8 numpy array of a batch sample."""
-    caps = sample.get_caps().get_structure(0)
-    width = caps.get_value("width")
-    height = caps.get_value("height")
-    fmt = caps.get_value("format")
+    with caps_structure(sample.get_caps()) as caps:
+        width = caps.get_value("width")
+        height = caps.get_value("height")
+        fmt = caps.get_value("format")
     channels = _CHANNELS.get(fmt, 4)
     buffer = sample.get_buffer()
     if copy:
@@ -142,18 +143,23 @@ def _planar_arrays(sample, meta, copy, owner_set=None):
     """(images, views) of a multi-view or float batch: views is a dict
     {view name: array} (None for a single float tensor), images the first
     view (or the float tensor)."""
-    caps = sample.get_caps().get_structure(0)
+    with caps_structure(sample.get_caps()) as caps:
+        float_batch = caps.get_name() == _TENSOR_CAPS
+        if float_batch:
+            channels, dtype = caps.get_value("channels"), np.float32
+        else:
+            channels, dtype = _CHANNELS.get(caps.get_value("format"), 4), np.uint8
+        # single-view float tensors only (views caps carry no size)
+        size = ((caps.get_value("height"), caps.get_value("width"))
+                if caps.has_field("height") else None)
     buffer = sample.get_buffer()
-    float_batch = caps.get_name() == _TENSOR_CAPS
-    if float_batch:
-        channels, dtype = caps.get_value("channels"), np.float32
-    else:
-        channels, dtype = _CHANNELS.get(caps.get_value("format"), 4), np.uint8
     count = len(meta["records"])
     owner = None if copy else _BatchOwner(buffer, owner_set)
     names = meta["view_names"]
     if not names:          # float batch of single-view patches
-        shape = (channels, caps.get_value("height"), caps.get_value("width"))
+        if size is None:
+            raise PipelineError("float batch caps carry no height and width")
+        shape = (channels,) + size
         flat = _memory_bytes(buffer, 0, copy, owner)
         return _plane(flat, count, shape, dtype, "float batch"), None
     if buffer.n_memory() != len(names):
@@ -171,7 +177,8 @@ def _planar_arrays(sample, meta, copy, owner_set=None):
 
 def batch_arrays(sample, meta, copy, owner_set=None):
     """(images, views) of any batch sample."""
-    name = sample.get_caps().get_structure(0).get_name()
+    with caps_structure(sample.get_caps()) as caps:
+        name = caps.get_name()
     if name in (_VIEWS_CAPS, _TENSOR_CAPS):
         return _planar_arrays(sample, meta, copy, owner_set)
     return _pixels(sample, copy, owner_set), None

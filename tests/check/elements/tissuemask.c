@@ -814,14 +814,16 @@ GST_START_TEST (test_bad_values_refused)
   fail_unless (mask != NULL);
   /* ours to refuse (even kernels): no warning, no start */
   g_object_set (mask, "median-kernel", 4, NULL);
-  ASSERT_WARNING (g_object_set (mask, "min-tissue-fraction", 1.5, NULL));
-  ASSERT_WARNING (g_object_set (mask, "method", 42, NULL));
-  ASSERT_WARNING (g_object_set (mask, "saturation-threshold", 300, NULL));
-  ASSERT_WARNING (g_object_set (mask, "value-floor", 256, NULL));
-  ASSERT_WARNING (g_object_set (mask, "hue-max", 181, NULL));
-  ASSERT_WARNING (g_object_set (mask, "hsv-saturation-min", -2, NULL));
+  WSI_ASSERT_SET_REFUSED (g_object_set (mask, "min-tissue-fraction", 1.5,
+          NULL));
+  WSI_ASSERT_SET_REFUSED (g_object_set (mask, "method", 42, NULL));
+  WSI_ASSERT_SET_REFUSED (g_object_set (mask, "saturation-threshold", 300,
+          NULL));
+  WSI_ASSERT_SET_REFUSED (g_object_set (mask, "value-floor", 256, NULL));
+  WSI_ASSERT_SET_REFUSED (g_object_set (mask, "hue-max", 181, NULL));
+  WSI_ASSERT_SET_REFUSED (g_object_set (mask, "hsv-saturation-min", -2, NULL));
   g_object_set (mask, "otsu-blur-kernel", 4, NULL);
-  ASSERT_WARNING (g_object_set (mask, "otsu-min-area", 1.5, NULL));
+  WSI_ASSERT_SET_REFUSED (g_object_set (mask, "otsu-min-area", 1.5, NULL));
   gst_util_set_object_arg (G_OBJECT (mask), "otsu-channel", "grey-ish");
   gst_util_set_object_arg (G_OBJECT (mask), "method", "bogus");
 

@@ -13,11 +13,23 @@ their 1-based GET number:
   503:A-B        responses A to B are "503 Service Unavailable"
   wrong-range:K  every Kth response claims a Content-Range one byte later
   wrong-range    every response claims a wrong Content-Range
+  wrong-total:K  the Kth response claims another object size in Content-Range
+  bad-range:FORM:K  the Kth response's Content-Range is malformed; FORM is
+                 no-total ("bytes 0-9"), star ("bytes 0-9/*"), unsatisfied
+                 ("bytes */N") or unit ("items 0-9/N")
 
 With --sigv4-secret SECRET it checks each request's AWS Signature V4 (header
 form, as curl's CURLOPT_AWS_SIGV4 signs) with SECRET and answers "403
 SignatureDoesNotMatch" to a request signed otherwise or not at all, as S3
-does: s3rver checks only the access key id, not the signature.
+does: s3rver checks only the access key id, not the signature. Where
+botocore is installed (python3-botocore) the signature must also equal
+botocore's (AWS's own SigV4 implementation); "sigv4-botocore N" in the
+report counts those checks.
+
+With --odd-tokens it rewrites each NextContinuationToken of a listing into
+one holding '+', '/' and '=' (as S3's own tokens do) and maps it back on
+the next request, so that a client must encode them right, and sign them
+right, to read page 2.
 
 Prints its port on stdout, then serves until stdin closes (the test ended or
 died) or --max-seconds passed. On exit it writes "FAULT COUNT" lines (how
@@ -61,6 +73,10 @@ class Faults:
                 hit = False
                 if name in ("reset", "truncate") or (name == "wrong-range" and arg):
                     hit = n % int(arg) == 0
+                elif name == "wrong-total":
+                    hit = n == int(arg)
+                elif name == "bad-range":
+                    hit = n == int(arg.partition(":")[2])
                 elif name == "wrong-range":
                     hit = True
                 elif name == "503":
@@ -68,6 +84,8 @@ class Faults:
                     hit = int(first) <= n <= int(last)
                 if hit:
                     self.injected[name] = self.injected.get(name, 0) + 1
+                    if name == "bad-range":
+                        return name + ":" + arg.partition(":")[0]
                     return name
             return None
 
@@ -105,10 +123,95 @@ def _sigv4_valid(method, path, headers, secret):
     for part in (date, region, service, "aws4_request"):
         key = hmac.new(key, part.encode(), hashlib.sha256).digest()
     expected = hmac.new(key, to_sign.encode(), hashlib.sha256).hexdigest()
-    return hmac.compare_digest(expected, fields["Signature"])
+    if not hmac.compare_digest(expected, fields["Signature"]):
+        return False
+    other = botocore_signature(path, headers, secret, _key_id, region,
+                               service, signed)
+    return other is None or hmac.compare_digest(other, fields["Signature"])
 
 
-def make_handler(upstream_port, delay_s, faults, sigv4_secret=None):
+BOTOCORE_CHECKS = [0]
+
+
+def botocore_signature(path, headers, secret, key_id, region, service, signed):
+    """botocore's signature of the request, or None without botocore."""
+    try:
+        from botocore.auth import S3SigV4Auth
+        from botocore.awsrequest import AWSRequest
+        from botocore.credentials import Credentials
+    except ImportError:
+        return None
+    request = AWSRequest(method="GET", url="http://%s%s" % (headers["host"], path),
+                         headers={h: headers.get(h, "") for h in signed})
+    request.context["timestamp"] = headers["x-amz-date"]
+    auth = S3SigV4Auth(Credentials(key_id, secret), service, region)
+    to_sign = auth.string_to_sign(request, auth.canonical_request(request))
+    BOTOCORE_CHECKS[0] += 1
+    return auth.signature(to_sign, request)
+
+
+class OddTokens:
+    """S3-like continuation tokens ('+', '/', '=') in place of upstream's."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.upstream = {}
+
+    def odd(self, token):
+        odd = "+/=" + token + "+/="
+        with self.lock:
+            self.upstream[odd] = token
+        return odd
+
+    def request_path(self, path):
+        """@path with an odd token mapped back (None: an unknown token)."""
+        uri, _, query = path.partition("?")
+        if not query:
+            return path
+        pairs = []
+        for pair in query.split("&"):
+            name, _, value = pair.partition("=")
+            name = urllib.parse.unquote(name)
+            value = urllib.parse.unquote(value)     # '+' is not a space here
+            if name == "continuation-token":
+                with self.lock:
+                    value = self.upstream.get(value)
+                if value is None:
+                    return None
+            pairs.append((name, value))
+        return uri + "?" + urllib.parse.urlencode(pairs, quote_via=urllib.parse.quote)
+
+    def response_body(self, body):
+        import re
+
+        def swap(m):
+            odd = self.odd(m.group(2).decode())
+            return b"<%s>%s</%s>" % (m.group(1), odd.encode(), m.group(1))
+        return re.sub(rb"<(NextContinuationToken)>([^<]*)</NextContinuationToken>",
+                      swap, body)
+
+
+def spoil_range(value, fault):
+    """A Content-Range made wrong the way @fault says."""
+    unit, _, rest = value.partition(" ")
+    span, _, total = rest.partition("/")
+    a, _, b = span.partition("-")
+    if fault == "wrong-range":
+        return "%s %d-%d/%s" % (unit, int(a) + 1, int(b) + 1, total)
+    if fault == "wrong-total":
+        return "%s %s/%d" % (unit, span, int(total) + 1000003)
+    form = fault.partition(":")[2]
+    if form == "no-total":
+        return "%s %s" % (unit, span)
+    if form == "star":
+        return "%s %s/*" % (unit, span)
+    if form == "unsatisfied":
+        return "%s */%s" % (unit, total)
+    return "items %s/%s" % (span, total)
+
+
+def make_handler(upstream_port, delay_s, faults, sigv4_secret=None,
+                 odd_tokens=None):
     class Handler(http.server.BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
@@ -137,23 +240,39 @@ def make_handler(upstream_port, delay_s, faults, sigv4_secret=None):
                 return
             headers = {k: v for k, v in self.headers.items()
                        if k.lower() in ("range", "if-match")}
+            path = self.path
+            if odd_tokens is not None:
+                path = odd_tokens.request_path(path)
+                if path is None:
+                    faults.note("unknown-token")
+                    body = b"<Error><Code>InvalidArgument</Code></Error>"
+                    self.send_response(400)
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                    return
             conn = http.client.HTTPConnection("127.0.0.1", upstream_port,
                                               timeout=30)
-            conn.request("GET", self.path, headers=headers)
+            conn.request("GET", path, headers=headers)
             resp = conn.getresponse()
             body = resp.read()
             conn.close()
+            if odd_tokens is not None:
+                odd = odd_tokens.response_body(body)
+                if odd != body:
+                    faults.note("odd-tokens")
+                body = odd
             self.send_response(resp.status)
             for k, v in resp.getheaders():
                 kl = k.lower()
                 if kl in ("connection", "keep-alive", "transfer-encoding",
                           "date", "server"):
                     continue
-                if kl == "content-range" and fault == "wrong-range":
-                    unit, _, rest = v.partition(" ")
-                    span, _, total = rest.partition("/")
-                    a, _, b = span.partition("-")
-                    v = "%s %d-%d/%s" % (unit, int(a) + 1, int(b) + 1, total)
+                if kl == "content-length":
+                    v = str(len(body))
+                if kl == "content-range" and fault is not None and (
+                        fault.startswith("wrong-") or fault.startswith("bad-range")):
+                    v = spoil_range(v, fault)
                 self.send_header(k, v)
             self.end_headers()
             if fault in ("reset", "truncate"):
@@ -183,12 +302,14 @@ def main():
     ap.add_argument("--report")
     ap.add_argument("--max-seconds", type=float, default=600)
     ap.add_argument("--sigv4-secret")
+    ap.add_argument("--odd-tokens", action="store_true")
     args = ap.parse_args()
 
     faults = Faults(args.fault)
     server = Server(("127.0.0.1", 0),
                     make_handler(args.upstream_port, args.delay_ms / 1000,
-                                 faults, args.sigv4_secret))
+                                 faults, args.sigv4_secret,
+                                 OddTokens() if args.odd_tokens else None))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     print(server.server_address[1], flush=True)
 
@@ -201,6 +322,8 @@ def main():
     if args.report:
         with open(args.report, "w") as f:
             f.write("requests %d\n" % faults.count)
+            if BOTOCORE_CHECKS[0]:
+                faults.injected["sigv4-botocore"] = BOTOCORE_CHECKS[0]
             for name, n in sorted(faults.injected.items()):
                 f.write("%s %d\n" % (name, n))
 

@@ -1,0 +1,179 @@
+/* gst-wsi
+ * Copyright (C) 2026 gst-wsi developers
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+
+/* A JPEG-tiled TIFF slide converted losslessly to an OME-TIFF pyramid by
+ * other software (every level decoded by libvips, written as deflate tiles
+ * in SubIFDs by tifffile, PhysicalSize in the OME-XML) streams the same
+ * records and byte-identical batches as the TIFF it came from, at 1, 2 and
+ * 4 reader threads, at level 0 and at 2x from level 1 (DCT scaling off: a
+ * lossless tile has no DCT to scale). No tissuemask: its overview is
+ * decoded at a DCT scale only the JPEG slide has. Without /usr/bin/python3,
+ * tifffile or vips the checks print a SKIP line with the reason (a failure
+ * under CI=true, where install-deps.sh ran). */
+
+#include "wsipipeline.h"
+#include "wsislide.h"
+#include "wsitestslide.h"
+#include "wsitestutil.h"
+
+#include <glib/gstdio.h>
+#include <string.h>
+
+#define PYTHON "/usr/bin/python3"
+#define PATCH 64
+
+/* argv: source.tiff out.ome.tif levels mpp */
+static const gchar convert_script[] =
+    "import subprocess, sys, os, numpy as np, tifffile\n"
+    "src, out, n, mpp = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4])\n"
+    "levels = []\n"
+    "with tifffile.TiffFile(src) as t:\n"
+    "    shapes = [p.shape for p in t.pages[:n]]\n"
+    "for i in range(n):\n"
+    "    raw = out + '.%d.raw' % i\n"
+    "    subprocess.run(['vips', 'rawsave', '%s[page=%d]' % (src, i), raw], check=True)\n"
+    "    levels.append(np.fromfile(raw, np.uint8).reshape(shapes[i][0], shapes[i][1], 3))\n"
+    "    os.unlink(raw)\n"
+    "tmp = out + '.part'\n"
+    "with tifffile.TiffWriter(tmp, ome=True) as tw:\n"
+    "    tw.write(levels[0], tile=(256, 256), photometric='rgb', compression='zlib',\n"
+    "             predictor=True, subifds=n - 1,\n"
+    "             metadata={'PhysicalSizeX': mpp, 'PhysicalSizeY': mpp})\n"
+    "    for a in levels[1:]:\n"
+    "        tw.write(a, tile=(256, 256), photometric='rgb', compression='zlib',\n"
+    "                 predictor=True, subfiletype=1, metadata=None)\n"
+    "os.rename(tmp, out)\n";
+
+static gboolean
+converter_usable (const gchar * check)
+{
+  gchar *probe[] = { (gchar *) PYTHON, (gchar *) "-c",
+    (gchar *) "import tifffile, numpy, shutil; assert shutil.which('vips')",
+    NULL
+  };
+  gint status = 0;
+  const gchar *why = NULL;
+
+  if (!g_file_test (PYTHON, G_FILE_TEST_IS_EXECUTABLE))
+    why = PYTHON " not found";
+  else if (!g_spawn_sync (NULL, probe, NULL, G_SPAWN_STDERR_TO_DEV_NULL, NULL,
+          NULL, NULL, NULL, &status, NULL)
+      || !g_spawn_check_wait_status (status, NULL))
+    why = "python3-tifffile or libvips-tools (vips) missing "
+        "(scripts/install-deps.sh installs them)";
+  if (why == NULL)
+    return TRUE;
+  fail_if (wsi_test_in_ci (), "CI=true but %s", why);
+  wsi_test_skip (check, "%s", why);
+  return FALSE;
+}
+
+/* A 2048 x 1536 TIFF (3 levels, step 2) and its OME-TIFF copy. */
+static void
+make_pair (gchar ** tiff, gchar ** ome)
+{
+  gchar *dir = wsi_test_make_dir (WSI_TEST_TMPDIR, "ome");
+  WsiTestSlideSpec spec;
+  GError *error = NULL;
+  gchar *argv[] = { (gchar *) PYTHON, (gchar *) "-c",
+    (gchar *) convert_script, NULL, NULL, (gchar *) "3", (gchar *) "0.25",
+    NULL
+  };
+  gchar *out = NULL, *err = NULL;
+  gint status = 0;
+
+  wsi_test_slide_spec_init (&spec);
+  spec.width = 2048;
+  spec.height = 1536;
+  spec.tile_size = 256;
+  spec.levels = 3;
+  spec.level_step = 2;
+  spec.mpp = 0.25;
+  spec.tissue_blobs = 3;
+  spec.seed = 11;
+  *tiff = g_build_filename (dir, "slide.tiff", NULL);
+  *ome = g_build_filename (dir, "slide.ome.tif", NULL);
+  fail_unless (wsi_test_slide_write (*tiff, &spec, &error), "%s",
+      error ? error->message : "?");
+  argv[3] = *tiff;
+  argv[4] = *ome;
+  fail_unless (g_spawn_sync (NULL, argv, NULL, 0, NULL, NULL, &out, &err,
+          &status, NULL));
+  fail_unless (g_spawn_check_wait_status (status, NULL), "conversion: %s%s",
+      out, err);
+  g_free (out);
+  g_free (err);
+  g_free (dir);
+}
+
+static WsiRun *
+run_stream (const gchar * location, const gchar * sampler_extra,
+    guint threads)
+{
+  gchar *desc = g_strdup_printf ("wsislidesrc location=\"%s\" seed=5 ! "
+      "queue ! patchsampler patch-size=%d patches-per-slide=48 %s ! "
+      "patchinterleave ! patchreader threads=%u dct-scaling=false ! "
+      "queue ! patchbatch batch-size=8 ! appsink name=sink sync=false",
+      location, PATCH, sampler_extra, threads);
+  WsiRun *run = wsi_run_pipeline (desc, 0);
+
+  fail_unless (run->error == NULL, "%s: %s", desc, run->error);
+  g_free (desc);
+  return run;
+}
+
+GST_START_TEST (test_ome_copy_streams_like_its_tiff)
+{
+  const gchar *samplers[] = { "", "target-mpp=0.5" };
+  gchar *tiff, *ome;
+  guint s, t;
+
+  if (!converter_usable ("ome-tiff copy stream"))
+    return;
+  make_pair (&tiff, &ome);
+  {
+    GError *error = NULL;
+    WsiSlide *slide = wsi_slide_open (ome, WSI_BACKEND_AUTO, &error);
+    fail_unless (slide != NULL, "%s", error ? error->message : "");
+    fail_unless_equals_string (slide->vendor, "ome-tiff");
+    fail_unless_equals_int (slide->level_count, 3);
+    wsi_slide_close (slide);
+  }
+  for (s = 0; s < G_N_ELEMENTS (samplers); s++) {
+    WsiRun *reference = run_stream (tiff, samplers[s], 1);
+
+    fail_unless_equals_int (WSI_RECORD (reference, 0)->level, s);
+    for (t = 1; t <= 4; t *= 2) {
+      WsiRun *run = run_stream (ome, samplers[s], t);
+      gchar *what = g_strdup_printf ("'%s' at %u threads", samplers[s], t);
+      wsi_run_assert_same_stream (reference, run, what);
+      g_free (what);
+      wsi_run_free (run);
+    }
+    wsi_run_free (reference);
+  }
+  g_free (tiff);
+  g_free (ome);
+}
+
+GST_END_TEST;
+
+static Suite *
+ometiff_suite (void)
+{
+  Suite *s = suite_create ("ometiff");
+  TCase *tc = tcase_create ("general");
+
+  tcase_set_timeout (tc, 300);
+  suite_add_tcase (s, tc);
+  tcase_add_test (tc, test_ome_copy_streams_like_its_tiff);
+  return s;
+}
+
+GST_CHECK_MAIN (ometiff);
