@@ -154,6 +154,9 @@
 #include "wsiprepqueue.h"
 #include "wsislide.h"
 #include "wsibytesource.h"
+#ifdef WSI_HAVE_CURL
+#include "wsihttpsource.h"
+#endif
 
 GST_DEBUG_CATEGORY_STATIC (gst_wsi_slide_src_debug);
 #define GST_CAT_DEFAULT gst_wsi_slide_src_debug
@@ -253,6 +256,7 @@ struct _GstWsiSlideSrc
   guint cycles_completed;
   guint rank_slides_min;
   gboolean started;
+  gboolean http_held;           /* wsi_http_hold() from start to stop */
   /* Slides a reader downstream gave up (WSI_SLIDE_GIVEN_UP_EVENT), for the
    * streaming thread to skip from now on: GstStructure copies. */
   GPtrArray *given_up;
@@ -1265,7 +1269,7 @@ post_no_slides_error (GstWsiSlideSrc * self)
 }
 
 static gboolean
-gst_wsi_slide_src_start (GstBaseSrc * bsrc)
+gst_wsi_slide_src_start_inner (GstBaseSrc * bsrc)
 {
   GstWsiSlideSrc *self = GST_WSI_SLIDE_SRC (bsrc);
   WsiCollection *collection;
@@ -1376,6 +1380,31 @@ gst_wsi_slide_src_start (GstBaseSrc * bsrc)
   return open_first_slide (self);
 }
 
+/* Remote connections stay open from start (listing, first slide) to
+ * stop, not closed and opened again between slides (wsihttpsource.h). */
+static gboolean
+gst_wsi_slide_src_start (GstBaseSrc * bsrc)
+{
+  GstWsiSlideSrc *self = GST_WSI_SLIDE_SRC (bsrc);
+  gboolean ok;
+
+#ifdef WSI_HAVE_CURL
+  if (!self->http_held) {
+    wsi_http_hold ();
+    self->http_held = TRUE;
+  }
+#endif
+  ok = gst_wsi_slide_src_start_inner (bsrc);
+#ifdef WSI_HAVE_CURL
+  /* basesrc calls no stop() after a failed start() */
+  if (!ok && self->http_held) {
+    self->http_held = FALSE;
+    wsi_http_unhold ();
+  }
+#endif
+  return ok;
+}
+
 static gboolean
 gst_wsi_slide_src_stop (GstBaseSrc * bsrc)
 {
@@ -1385,6 +1414,12 @@ gst_wsi_slide_src_stop (GstBaseSrc * bsrc)
   self->started = FALSE;
   g_mutex_unlock (&self->lock);
   clear_streaming_state (self);
+#ifdef WSI_HAVE_CURL
+  if (self->http_held) {
+    self->http_held = FALSE;
+    wsi_http_unhold ();
+  }
+#endif
   return TRUE;
 }
 

@@ -12,67 +12,9 @@
 
 #include <gst/gst.h>
 
+#include "wsisamplersettings.h"
+
 G_BEGIN_DECLS
-
-/**
- * GstPatchSamplerMode:
- * @GST_PATCH_SAMPLER_MODE_RANDOM: uniformly random positions on tissue
- * @GST_PATCH_SAMPLER_MODE_GRID: a regular grid of positions, raster order
- * @GST_PATCH_SAMPLER_MODE_MULTI_MAGNIFICATION: each patch draws one of
- *   target-mpps (weighted by mpp-weights), then a position on tissue
- * @GST_PATCH_SAMPLER_MODE_CONTINUOUS_MAGNIFICATION: each patch draws its
- *   resolution from [mpp-min, mpp-max] (mpp-distribution), then a position
- *
- * How patchsampler places patches on a slide.
- */
-typedef enum
-{
-  GST_PATCH_SAMPLER_MODE_RANDOM,
-  GST_PATCH_SAMPLER_MODE_GRID,
-  GST_PATCH_SAMPLER_MODE_MULTI_MAGNIFICATION,
-  GST_PATCH_SAMPLER_MODE_CONTINUOUS_MAGNIFICATION
-} GstPatchSamplerMode;
-
-#define GST_TYPE_PATCH_SAMPLER_MODE (gst_patch_sampler_mode_get_type ())
-GType gst_patch_sampler_mode_get_type (void);
-
-/**
- * GstPatchSamplerAlign:
- * @GST_PATCH_SAMPLER_ALIGN_NONE: positions as drawn
- * @GST_PATCH_SAMPLER_ALIGN_TILE: snapped down to the tile grid of the
- *   pyramid level that patchreader reads
- *
- * Whether patchsampler snaps positions to the slide's tiles.
- */
-typedef enum
-{
-  GST_PATCH_SAMPLER_ALIGN_NONE,
-  GST_PATCH_SAMPLER_ALIGN_TILE
-} GstPatchSamplerAlign;
-
-#define GST_TYPE_PATCH_SAMPLER_ALIGN (gst_patch_sampler_align_get_type ())
-GType gst_patch_sampler_align_get_type (void);
-
-/**
- * GstPatchSamplerMppDistribution:
- * @GST_PATCH_SAMPLER_MPP_UNIFORM: uniform on [mpp-min, mpp-max]
- * @GST_PATCH_SAMPLER_MPP_MAXAVG: density ∝ exp (K̄(x) / maxavg-lambda),
- *   the average transfer (Moellers et al. 2026)
- * @GST_PATCH_SAMPLER_MPP_MINMAX: the distribution maximising the worst
- *   transfer: both ends weighted, log-uniform between
- *
- * How mode=continuous-magnification draws each patch's resolution.
- */
-typedef enum
-{
-  GST_PATCH_SAMPLER_MPP_UNIFORM,
-  GST_PATCH_SAMPLER_MPP_MAXAVG,
-  GST_PATCH_SAMPLER_MPP_MINMAX
-} GstPatchSamplerMppDistribution;
-
-#define GST_TYPE_PATCH_SAMPLER_MPP_DISTRIBUTION \
-  (gst_patch_sampler_mpp_distribution_get_type ())
-GType gst_patch_sampler_mpp_distribution_get_type (void);
 
 #define GST_TYPE_PATCH_SAMPLER (gst_patch_sampler_get_type ())
 G_DECLARE_FINAL_TYPE (GstPatchSampler, gst_patch_sampler, GST, PATCH_SAMPLER,

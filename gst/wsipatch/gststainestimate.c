@@ -15,7 +15,8 @@
  * tissue pixels (the tissue mask's, when tissuemask ran before it; every
  * overview pixel otherwise), and writes them into the slide meta as
  * columns: Macenko's stain matrix and 99th-percentile concentrations
- * (torchstain's defaults) and Reinhard's l-alpha-beta means and standard
+ * (torchstain's defaults), Vahadane's stain matrix (sparse non-negative
+ * factorisation, lambda 0.1, of up to 20,000 tissue pixels) and Reinhard's l-alpha-beta means and standard
  * deviations (see `gst/wsipatch/wsistainmeta.h` for the names and
  * `wsistain.h` for the maths). patchreader copies slide columns onto every
  * patch, so `stainnorm` after patchreader normalises each patch with its
@@ -62,12 +63,43 @@ GST_DEBUG_CATEGORY_STATIC (gst_stain_estimate_debug);
 
 #define DEFAULT_THREADS 1
 #define MAX_THREADS 64
-#define N_COLUMNS 5
+#define N_COLUMNS 7
+
+/* Which estimates a slide gets (Macenko's always: it decides whether the
+ * overview has stained tissue at all). */
+typedef enum
+{
+  METHOD_MACENKO = 1 << 0,
+  METHOD_VAHADANE = 1 << 1,
+  METHOD_REINHARD = 1 << 2,
+} EstimateMethods;
+
+#define DEFAULT_METHODS (METHOD_MACENKO | METHOD_VAHADANE | METHOD_REINHARD)
+
+#define GST_TYPE_STAIN_ESTIMATE_METHODS (gst_stain_estimate_methods_get_type ())
+static GType
+gst_stain_estimate_methods_get_type (void)
+{
+  static GType type = 0;
+  static const GFlagsValue values[] = {
+    {METHOD_MACENKO, "Macenko's stain matrix", "macenko"},
+    {METHOD_VAHADANE, "Vahadane's sparse factorisation", "vahadane"},
+    {METHOD_REINHARD, "Reinhard's l-alpha-beta statistics", "reinhard"},
+    {0, NULL, NULL}
+  };
+
+  if (g_once_init_enter (&type)) {
+    GType t = g_flags_register_static ("GstStainEstimateMethods", values);
+    g_once_init_leave (&type, t);
+  }
+  return type;
+}
 
 enum
 {
   PROP_0,
   PROP_THREADS,
+  PROP_METHODS,
   PROP_SLIDES_ESTIMATED,
   PROP_SLIDES_WITHOUT,
 };
@@ -75,6 +107,7 @@ enum
 typedef struct
 {
   GstBuffer *buffer;
+  guint methods;
 } EstimateWork;
 
 /* The column values of one slide's estimates. */
@@ -88,6 +121,7 @@ struct _GstStainEstimate
   WsiPoolElement parent;
 
   guint threads;                /* object lock */
+  guint methods;                /* object lock; copied per slide */
 
   GMutex lock;                  /* the table and the counters */
   GHashTable *estimates;        /* uri -> SlideColumns */
@@ -98,7 +132,8 @@ struct _GstStainEstimate
 
 static const gchar *const column_names[N_COLUMNS + 1] = {
   WSI_STAIN_COL_PIXELS, WSI_STAIN_COL_MATRIX, WSI_STAIN_COL_MAX_C,
-  WSI_STAIN_COL_LAB_MEAN, WSI_STAIN_COL_LAB_STD, NULL
+  WSI_STAIN_COL_LAB_MEAN, WSI_STAIN_COL_LAB_STD,
+  WSI_STAIN_COL_VAHADANE_MATRIX, WSI_STAIN_COL_VAHADANE_MAX_C, NULL
 };
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
@@ -140,20 +175,21 @@ slide_columns_free (gpointer data)
  * one (the columns are then empty). */
 static gboolean
 estimate_overview (const guint8 * data, gint width, gint height,
-    const guint8 * mask, SlideColumns * out)
+    const guint8 * mask, guint methods, SlideColumns * out)
 {
   WsiStainImage image = { (guint8 *) data, width, height, (gsize) width * 3,
     3, 0, 1, 2
   };
   WsiStainPixels px = { &image, mask, (gsize) width };
-  WsiStainMatrix m;
+  WsiStainMatrix m, v;
   WsiStainLab lab;
   guint64 n_tissue = 0;
-  gboolean has_m, has_lab;
+  gboolean has_m, has_lab, has_v;
   gdouble numbers[6];
 
   has_m = wsi_stain_estimate_macenko (&px, &m, &n_tissue);
-  has_lab = has_m && wsi_stain_estimate_lab (&px, &lab);
+  has_lab = has_m && (methods & METHOD_REINHARD)
+      && wsi_stain_estimate_lab (&px, &lab);
   out->values[0] = g_strdup_printf ("%" G_GUINT64_FORMAT, n_tissue);
   if (has_m) {
     memcpy (numbers, m.stains[0], sizeof (m.stains[0]));
@@ -169,6 +205,17 @@ estimate_overview (const guint8 * data, gint width, gint height,
   out->values[3] = has_lab ? wsi_stain_format_numbers (lab.mean, 3) :
       g_strdup ("");
   out->values[4] = has_lab ? wsi_stain_format_numbers (lab.std, 3) :
+      g_strdup ("");
+  /* Vahadane's factorisation: here, once per slide, never per patch */
+  has_v = has_m && (methods & METHOD_VAHADANE)
+      && wsi_stain_estimate_vahadane (&px, &v, NULL);
+  if (has_v) {
+    memcpy (numbers, v.stains[0], sizeof (v.stains[0]));
+    memcpy (numbers + 3, v.stains[1], sizeof (v.stains[1]));
+  }
+  out->values[5] = has_v ? wsi_stain_format_numbers (numbers, 6) :
+      g_strdup ("");
+  out->values[6] = has_v ? wsi_stain_format_numbers (v.max_c, 2) :
       g_strdup ("");
   return has_m;
 }
@@ -239,7 +286,7 @@ estimate_process (WsiPoolElement * element, gpointer data, gpointer state)
     fresh = g_new0 (SlideColumns, 1);
     if (!estimate_overview (map.data, width, height, has_mask
             && map.size >= rgb_size + (gsize) width * height ?
-            map.data + rgb_size : NULL, fresh))
+            map.data + rgb_size : NULL, work->methods, fresh))
       warn_slide (self, uri, path, "its overview has too little stained "
           "tissue (optical density above 0.15 in every channel) or only one "
           "colour");
@@ -275,7 +322,12 @@ static GstFlowReturn
 gst_stain_estimate_handle_buffer (WsiPoolElement * element,
     GstBuffer * buffer)
 {
-  EstimateWork work = { buffer };
+  GstStainEstimate *self = GST_STAIN_ESTIMATE (element);
+  EstimateWork work = { buffer, 0 };
+
+  GST_OBJECT_LOCK (self);
+  work.methods = self->methods;
+  GST_OBJECT_UNLOCK (self);
 
   return wsi_pool_element_queue_work (element, &work);
 }
@@ -307,6 +359,11 @@ gst_stain_estimate_set_property (GObject * object, guint prop_id,
       self->threads = g_value_get_uint (value);
       GST_OBJECT_UNLOCK (self);
       break;
+    case PROP_METHODS:
+      GST_OBJECT_LOCK (self);
+      self->methods = g_value_get_flags (value) | METHOD_MACENKO;
+      GST_OBJECT_UNLOCK (self);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -323,6 +380,11 @@ gst_stain_estimate_get_property (GObject * object, guint prop_id,
     case PROP_THREADS:
       GST_OBJECT_LOCK (self);
       g_value_set_uint (value, self->threads);
+      GST_OBJECT_UNLOCK (self);
+      break;
+    case PROP_METHODS:
+      GST_OBJECT_LOCK (self);
+      g_value_set_flags (value, self->methods);
       GST_OBJECT_UNLOCK (self);
       break;
     case PROP_SLIDES_ESTIMATED:
@@ -371,6 +433,16 @@ gst_stain_estimate_class_init (GstStainEstimateClass * klass)
           MAX_THREADS, DEFAULT_THREADS,
           G_PARAM_READWRITE | GST_PARAM_MUTABLE_READY |
           G_PARAM_STATIC_STRINGS));
+  g_object_class_install_property (gobject_class, PROP_METHODS,
+      g_param_spec_flags ("methods", "Methods",
+          "Estimates each slide gets (flags: macenko, vahadane, reinhard, "
+          "joined with +; default all three). Macenko's is always made: it "
+          "decides whether the overview has stained tissue. Vahadane's "
+          "factorisation is most of the cost (about 60 ms of CPU a slide); "
+          "a slide's estimates are kept for the element's life, so change "
+          "it only before the first slide", GST_TYPE_STAIN_ESTIMATE_METHODS,
+          DEFAULT_METHODS, G_PARAM_READWRITE | GST_PARAM_MUTABLE_READY |
+          G_PARAM_STATIC_STRINGS));
   g_object_class_install_property (gobject_class, PROP_SLIDES_ESTIMATED,
       g_param_spec_uint64 ("slides-estimated", "Slides estimated",
           "Slides whose overview gave a stain estimate since the element "
@@ -388,7 +460,7 @@ gst_stain_estimate_class_init (GstStainEstimateClass * klass)
   gst_element_class_add_static_pad_template (element_class, &src_template);
   gst_element_class_set_static_metadata (element_class,
       "Slide stain estimate", "Filter/Analyzer",
-      "Estimates each slide's H&E stains (Macenko, Reinhard) once from its "
+      "Estimates each slide's H&E stains (Macenko, Vahadane, Reinhard) once from its "
       "overview's tissue pixels and writes them into the slide meta",
       "gst-wsi developers");
 
@@ -409,6 +481,7 @@ gst_stain_estimate_init (GstStainEstimate * self)
   GST_PAD_SET_PROXY_CAPS (WSI_POOL_ELEMENT_SRC_PAD (self));
   GST_PAD_SET_PROXY_ALLOCATION (WSI_POOL_ELEMENT_SRC_PAD (self));
   self->threads = DEFAULT_THREADS;
+  self->methods = DEFAULT_METHODS;
   g_mutex_init (&self->lock);
   self->estimates = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
       slide_columns_free);

@@ -16,14 +16,17 @@
  * Ruderman's l-alpha-beta space matched in mean and standard deviation)
  * or Macenko et al. 2009 (method=macenko, torchstain's defaults Io = 240,
  * beta = 0.15, alpha = 1: concentrations on the source's stain vectors,
- * rescaled by the 99th percentiles, recomposed on the target's). The
- * maths is in `gst/wsipatch/wsistain.h`.
+ * rescaled by the 99th percentiles, recomposed on the target's) or
+ * Vahadane et al. 2016 (method=vahadane: the stain vectors of a sparse
+ * non-negative factorisation that stainestimate runs once per slide,
+ * applied as Macenko's; estimate=slide only). The maths is in
+ * `gst/wsipatch/wsistain.h`.
  *
  * The target is #GstStainNorm:reference, an image file whose pixels (all
  * of them) give the target statistics, decoded by GStreamer's own
  * decoders (PNG and JPEG with gst-plugins-good; whatever decodebin reads),
  * or, when unset, torchstain's built-in Macenko target (HERef and maxCRef
- * of Macenko's reference implementation). Reinhard has no standard
+ * of Macenko's reference implementation; Vahadane's too). Reinhard has no standard
  * target: method=reinhard needs a reference.
  *
  * The source estimate is the slide's (#GstStainNorm:estimate=slide, the
@@ -37,8 +40,18 @@
  * A patch with no estimate at all passes unchanged
  * (#GstStainNorm:patches-unchanged); nothing fails on glass, pen or black.
  * Each patch gets the columns `stain-source` (slide, patch, fallback or
- * none) and `stain-used` (the numbers applied), seen in Python as
- * `Batch.columns`.
+ * none), `stain-used` (the numbers applied) and `stain-jitter`, seen in
+ * Python as `Batch.columns`.
+ *
+ * Stain augmentation (#GstStainNorm:augment-probability, Macenko and
+ * Vahadane): Tellez et al.'s HED jitter on the slide's own stain matrix
+ * instead of a fixed one: each stain's scaled concentration becomes
+ * alpha c + beta, alpha from [1 - #GstStainNorm:augment-sigma,
+ * 1 + augment-sigma], beta from [-#GstStainNorm:augment-bias,
+ * augment-bias], then recomposed on the target's stains; the draws are a
+ * pure function of #GstStainNorm:seed and the patch's sequence number, and
+ * are written in the `stain-jitter` column ("alpha_h alpha_e beta_h
+ * beta_e", "" when none).
  *
  * The work runs on a pool of worker threads; output order is input order
  * and every byte is the same whatever #GstStainNorm:threads is.
@@ -60,6 +73,7 @@
 #include <string.h>
 #include <gst/video/video.h>
 #include <gst/wsi/wsirecord.h>
+#include <gst/wsi/wsirng.h>
 
 #include "gststainnorm.h"
 #include "gstwsipatchelements.h"
@@ -73,6 +87,10 @@ GST_DEBUG_CATEGORY_STATIC (gst_stain_norm_debug);
 #define MAX_THREADS 64
 #define DEFAULT_METHOD WSI_STAIN_MACENKO
 #define DEFAULT_MIN_TISSUE 0.1
+#define DEFAULT_AUGMENT_SIGMA 0.05
+/* "stain" in ASCII: mixed into wsi_rng_seed_keys() after the sequence, so
+ * these draws never coincide with another stage's */
+#define STAIN_RNG_KEY G_GUINT64_CONSTANT (0x737461696e)
 
 #define PATCH_FORMATS "{ RGB, RGBA, RGBx, BGRx }"
 
@@ -90,15 +108,29 @@ enum
   PROP_REFERENCE,
   PROP_ESTIMATE,
   PROP_MIN_TISSUE,
+  PROP_SEED,
+  PROP_AUGMENT_PROBABILITY,
+  PROP_AUGMENT_SIGMA,
+  PROP_AUGMENT_BIAS,
   PROP_PATCHES_SLIDE,
   PROP_PATCHES_PATCH,
   PROP_PATCHES_FALLBACK,
   PROP_PATCHES_UNCHANGED,
 };
 
+/* Stain augmentation settings, copied into each work item. */
+typedef struct
+{
+  guint64 seed;
+  gdouble probability;
+  gdouble sigma;
+  gdouble bias;                 /* < 0: sigma */
+} StainJitter;
+
 typedef struct
 {
   GstBuffer *buffer;
+  StainJitter jitter;
 } NormWork;
 
 typedef enum
@@ -121,6 +153,7 @@ struct _GstStainNorm
   gchar *reference;
   StainEstimateMode estimate;
   gdouble min_tissue;
+  StainJitter jitter;           /* mutable in PLAYING: copied per patch */
 
   /* the target, fixed by start */
   WsiStainMatrix target_matrix;
@@ -153,6 +186,8 @@ gst_stain_norm_method_get_type (void)
         "reinhard"},
     {WSI_STAIN_MACENKO, "Macenko: stain vectors and concentrations",
         "macenko"},
+    {WSI_STAIN_VAHADANE, "Vahadane: the slide's sparse stain factorisation, "
+          "applied as Macenko", "vahadane"},
     {0, NULL, NULL}
   };
 
@@ -268,6 +303,8 @@ load_reference (GstStainNorm * self, const gchar * path)
 
     if (self->method == WSI_STAIN_MACENKO)
       ok = wsi_stain_estimate_macenko (&px, &self->target_matrix, NULL);
+    else if (self->method == WSI_STAIN_VAHADANE)
+      ok = wsi_stain_estimate_vahadane (&px, &self->target_matrix, NULL);
     else
       ok = wsi_stain_estimate_lab (&px, &self->target_lab);
     if (!ok)
@@ -325,7 +362,8 @@ norm_thread_state_free (WsiPoolElement * element, gpointer state)
  * the source used, SOURCE_NONE when nothing applies. */
 static StainSource
 choose_plan (GstStainNorm * self, const GstStructure * meta,
-    const WsiStainImage * image, WsiStainPlan * plan, gdouble * used)
+    const WsiStainImage * image, const gdouble * alpha, const gdouble * beta,
+    WsiStainPlan * plan, gdouble * used)
 {
   WsiStainMatrix m;
   WsiStainLab lab;
@@ -338,7 +376,8 @@ choose_plan (GstStainNorm * self, const GstStructure * meta,
     if (wsi_stain_tissue_share (image) >= self->min_tissue) {
       if (self->method == WSI_STAIN_MACENKO
           && wsi_stain_estimate_macenko (&px, &m, NULL)
-          && wsi_stain_plan_macenko (plan, &m, &self->target_matrix))
+          && wsi_stain_plan_macenko_jitter (plan, &m, &self->target_matrix,
+              alpha, beta))
         source = SOURCE_PATCH;
       else if (self->method == WSI_STAIN_REINHARD
           && wsi_stain_estimate_lab (&px, &lab)
@@ -349,16 +388,18 @@ choose_plan (GstStainNorm * self, const GstStructure * meta,
   if (source != SOURCE_PATCH) {
     gboolean ok = FALSE;
 
-    if (meta != NULL && self->method == WSI_STAIN_MACENKO)
-      ok = wsi_stain_meta_get_matrix (meta, &m)
-          && wsi_stain_plan_macenko (plan, &m, &self->target_matrix);
+    if (meta != NULL && self->method != WSI_STAIN_REINHARD)
+      ok = wsi_stain_meta_get_matrix (meta,
+          self->method == WSI_STAIN_VAHADANE, &m)
+          && wsi_stain_plan_macenko_jitter (plan, &m, &self->target_matrix,
+          alpha, beta);
     else if (meta != NULL)
       ok = wsi_stain_meta_get_lab (meta, &lab)
           && wsi_stain_plan_reinhard (plan, &lab, &self->target_lab);
     if (!ok)
       return SOURCE_NONE;
   }
-  if (self->method == WSI_STAIN_MACENKO) {
+  if (self->method != WSI_STAIN_REINHARD) {
     memcpy (used, m.stains[0], 3 * sizeof (gdouble));
     memcpy (used + 3, m.stains[1], 3 * sizeof (gdouble));
     memcpy (used + 6, m.max_c, 2 * sizeof (gdouble));
@@ -367,6 +408,48 @@ choose_plan (GstStainNorm * self, const GstStructure * meta,
     memcpy (used + 3, lab.std, 3 * sizeof (gdouble));
   }
   return source;
+}
+
+/* The sequence number keying a patch's draws: its record's, else the
+ * buffer offset. */
+static guint64
+patch_sequence (GstBuffer * buffer, const GstStructure * meta)
+{
+  const WsiPatchRecord *records = NULL;
+  guint n = 0;
+
+  if (meta != NULL)
+    records = wsi_patch_meta_records (meta, &n);
+  if (n > 0)
+    return records[0].sequence;
+  return GST_BUFFER_OFFSET_IS_VALID (buffer) ? GST_BUFFER_OFFSET (buffer) : 0;
+}
+
+/* The stain augmentation draws of patch @sequence: a pure function of
+ * (seed, sequence); all four numbers are drawn whatever the probability,
+ * so changing it changes no other patch's values. TRUE when it applies. */
+static gboolean
+draw_jitter (const StainJitter * j, guint64 sequence, gdouble * alpha,
+    gdouble * beta)
+{
+  WsiRng rng;
+  gdouble bias = j->bias < 0.0 ? j->sigma : j->bias, a[2], b[2];
+  gboolean on;
+  guint i;
+
+  wsi_rng_seed_keys (&rng, j->seed, sequence, 0, STAIN_RNG_KEY);
+  on = wsi_rng_uniform (&rng) < j->probability;
+  for (i = 0; i < 2; i++)
+    a[i] = wsi_rng_range (&rng, 1.0 - j->sigma, 1.0 + j->sigma);
+  for (i = 0; i < 2; i++)
+    b[i] = wsi_rng_range (&rng, -bias, bias);
+  if (!on)
+    return FALSE;
+  for (i = 0; i < 2; i++) {
+    alpha[i] = a[i];
+    beta[i] = b[i];
+  }
+  return TRUE;
 }
 
 static GstBuffer *
@@ -383,10 +466,13 @@ norm_process (WsiPoolElement * element, gpointer data, gpointer state)
   StainSource source;
   gdouble used[8];
   static const gchar *const names[] = { WSI_STAIN_COL_SOURCE,
-    WSI_STAIN_COL_USED, NULL
+    WSI_STAIN_COL_USED, WSI_STAIN_COL_JITTER, NULL
   };
-  const gchar *values[3] = { NULL, NULL, NULL };
-  gchar *used_text = NULL;
+  const gchar *values[4] = { NULL, NULL, NULL, NULL };
+  gchar *used_text = NULL, *jitter_text = NULL;
+  gdouble alpha[2] = { 1.0, 1.0 }, beta[2] = { 0.0, 0.0 };
+  gboolean jittered = draw_jitter (&work->jitter, patch_sequence (buffer,
+          meta), alpha, beta);
 
   if (!gst_video_frame_map (&frame, &self->info, buffer, GST_MAP_READWRITE)) {
     const gchar *path = meta ? wsi_patch_meta_string (meta, "paths", 0) : NULL;
@@ -407,7 +493,7 @@ norm_process (WsiPoolElement * element, gpointer data, gpointer state)
   image.r = self->r;
   image.g = self->g;
   image.b = self->b;
-  source = choose_plan (self, meta, &image, &plan, used);
+  source = choose_plan (self, meta, &image, alpha, beta, &plan, used);
   if (source != SOURCE_NONE)
     wsi_stain_apply (&plan, &image, state);
   gst_video_frame_unmap (&frame);
@@ -417,10 +503,17 @@ norm_process (WsiPoolElement * element, gpointer data, gpointer state)
     values[0] = source_names[source];
     if (source != SOURCE_NONE)
       used_text = wsi_stain_format_numbers (used,
-          self->method == WSI_STAIN_MACENKO ? 8 : 6);
+          self->method != WSI_STAIN_REINHARD ? 8 : 6);
     values[1] = used_text ? used_text : "";
+    if (jittered && source != SOURCE_NONE) {
+      gdouble draws[4] = { alpha[0], alpha[1], beta[0], beta[1] };
+
+      jitter_text = wsi_stain_format_numbers (draws, 4);
+    }
+    values[2] = jitter_text ? jitter_text : "";
     wsi_stain_meta_set_columns (meta, names, values);
     g_free (used_text);
+    g_free (jitter_text);
   }
   return buffer;
 }
@@ -436,7 +529,12 @@ norm_work_clear (WsiPoolElement * element, gpointer data)
 static GstFlowReturn
 gst_stain_norm_handle_buffer (WsiPoolElement * element, GstBuffer * buffer)
 {
+  GstStainNorm *self = GST_STAIN_NORM (element);
   NormWork work = { buffer };
+
+  GST_OBJECT_LOCK (self);
+  work.jitter = self->jitter;
+  GST_OBJECT_UNLOCK (self);
 
   return wsi_pool_element_queue_work (element, &work);
 }
@@ -457,6 +555,22 @@ gst_stain_norm_start (WsiPoolElement * element, guint * n_threads)
   for (i = 0; i < N_SOURCES; i++)
     g_atomic_int_set (&self->counts[i], 0);
 
+  if (self->method == WSI_STAIN_REINHARD && self->jitter.probability > 0.0) {
+    g_free (reference);
+    GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS,
+        ("augment-probability needs stain vectors: method=macenko or "
+            "vahadane (Reinhard's method has none)."), (NULL));
+    return FALSE;
+  }
+  if (self->method == WSI_STAIN_VAHADANE
+      && self->estimate == STAIN_ESTIMATE_PATCH) {
+    g_free (reference);
+    GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS,
+        ("method=vahadane works with estimate=slide only: its sparse "
+            "factorisation runs once per slide (stainestimate), never per "
+            "patch."), (NULL));
+    return FALSE;
+  }
   if (reference == NULL || *reference == '\0') {
     g_free (reference);
     if (self->method == WSI_STAIN_REINHARD) {
@@ -495,7 +609,9 @@ gst_stain_norm_set_property (GObject * object, guint prop_id,
   GstStainNorm *self = GST_STAIN_NORM (object);
 
   GST_OBJECT_LOCK (self);
-  if (prop_id != PROP_THREADS && refuse_when_running (self, pspec->name)) {
+  if (prop_id != PROP_THREADS && prop_id != PROP_SEED
+      && prop_id != PROP_AUGMENT_SIGMA && prop_id != PROP_AUGMENT_BIAS
+      && refuse_when_running (self, pspec->name)) {
     GST_OBJECT_UNLOCK (self);
     return;
   }
@@ -515,6 +631,18 @@ gst_stain_norm_set_property (GObject * object, guint prop_id,
       break;
     case PROP_MIN_TISSUE:
       self->min_tissue = g_value_get_double (value);
+      break;
+    case PROP_SEED:
+      self->jitter.seed = g_value_get_uint64 (value);
+      break;
+    case PROP_AUGMENT_PROBABILITY:
+      self->jitter.probability = g_value_get_double (value);
+      break;
+    case PROP_AUGMENT_SIGMA:
+      self->jitter.sigma = g_value_get_double (value);
+      break;
+    case PROP_AUGMENT_BIAS:
+      self->jitter.bias = g_value_get_double (value);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -545,6 +673,18 @@ gst_stain_norm_get_property (GObject * object, guint prop_id,
       break;
     case PROP_MIN_TISSUE:
       g_value_set_double (value, self->min_tissue);
+      break;
+    case PROP_SEED:
+      g_value_set_uint64 (value, self->jitter.seed);
+      break;
+    case PROP_AUGMENT_PROBABILITY:
+      g_value_set_double (value, self->jitter.probability);
+      break;
+    case PROP_AUGMENT_SIGMA:
+      g_value_set_double (value, self->jitter.sigma);
+      break;
+    case PROP_AUGMENT_BIAS:
+      g_value_set_double (value, self->jitter.bias);
       break;
     case PROP_PATCHES_SLIDE:
       g_value_set_uint64 (value, (guint) g_atomic_int_get (&self->counts
@@ -609,7 +749,8 @@ gst_stain_norm_class_init (GstStainNormClass * klass)
   g_object_class_install_property (gobject_class, PROP_METHOD,
       g_param_spec_enum ("method", "Method",
           "Normalisation: reinhard (l-alpha-beta statistics; needs "
-          "reference) or macenko (stain vectors, torchstain's defaults); "
+          "reference), macenko (stain vectors, torchstain's defaults) or "
+          "vahadane (the slide's sparse factorisation, estimate=slide only); "
           "default macenko. Set in NULL or READY", GST_TYPE_STAIN_NORM_METHOD,
           DEFAULT_METHOD, ready));
   g_object_class_install_property (gobject_class, PROP_REFERENCE,
@@ -631,6 +772,32 @@ gst_stain_norm_class_init (GstStainNormClass * klass)
           "density above 0.15 in every channel for its own estimate "
           "(fraction, 0 to 1, default 0.1)", 0.0, 1.0, DEFAULT_MIN_TISSUE,
           ready));
+  g_object_class_install_property (gobject_class, PROP_SEED,
+      g_param_spec_uint64 ("seed", "Seed", "Seed of the stain augmentation "
+          "draws; with the patch sequence it fixes every patch's draws "
+          "(0 to 2^64-1, default 0)", 0, G_MAXUINT64, 0,
+          G_PARAM_READWRITE | GST_PARAM_MUTABLE_PLAYING |
+          G_PARAM_STATIC_STRINGS));
+  g_object_class_install_property (gobject_class, PROP_AUGMENT_PROBABILITY,
+      g_param_spec_double ("augment-probability", "Augment probability",
+          "Probability of stain augmentation on the slide's own stain "
+          "matrix (Tellez's HED jitter with the estimated stains): each "
+          "stain's scaled concentration becomes alpha c + beta before "
+          "recomposition (0 to 1, default 0: off; macenko and vahadane "
+          "only). Set in NULL or READY", 0.0, 1.0, 0.0, ready));
+  g_object_class_install_property (gobject_class, PROP_AUGMENT_SIGMA,
+      g_param_spec_double ("augment-sigma", "Augment sigma",
+          "Half-width of the per-stain scale range: alpha from "
+          "[1 - sigma, 1 + sigma] (factor, 0 to 1, default 0.05)", 0.0, 1.0,
+          DEFAULT_AUGMENT_SIGMA, G_PARAM_READWRITE |
+          GST_PARAM_MUTABLE_PLAYING | G_PARAM_STATIC_STRINGS));
+  g_object_class_install_property (gobject_class, PROP_AUGMENT_BIAS,
+      g_param_spec_double ("augment-bias", "Augment bias",
+          "Half-width of the per-stain bias range: beta from [-bias, bias] "
+          "(optical density units, -1 to 1, default -1: the same as "
+          "augment-sigma, as Tellez et al. define it)", -1.0, 1.0, -1.0,
+          G_PARAM_READWRITE | GST_PARAM_MUTABLE_PLAYING |
+          G_PARAM_STATIC_STRINGS));
   install_counter (gobject_class, PROP_PATCHES_SLIDE, "patches-slide",
       "Patches by slide estimate", "Patches normalised with their slide's "
       "estimate since the element left READY (0 to 2^31-1)");
@@ -675,4 +842,6 @@ gst_stain_norm_init (GstStainNorm * self)
   self->method = DEFAULT_METHOD;
   self->estimate = STAIN_ESTIMATE_SLIDE;
   self->min_tissue = DEFAULT_MIN_TISSUE;
+  self->jitter.sigma = DEFAULT_AUGMENT_SIGMA;
+  self->jitter.bias = -1.0;
 }

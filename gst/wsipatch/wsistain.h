@@ -34,6 +34,9 @@
  *    truncated to a byte as torchstain's astype(uint8). The eigenvectors'
  *    signs are fixed (largest one with a positive sum) so the angles never
  *    wrap; numpy's eigh leaves them arbitrary.
+ *  - Vahadane et al. 2016: the stain matrix from a sparse non-negative
+ *    factorisation of the tissue OD (wsi_stain_estimate_vahadane), applied
+ *    as Macenko's.
  * A patch of glass, a single colour or black has no stain estimate
  * (wsi_stain_estimate_* returns FALSE): too few tissue pixels, a
  * degenerate covariance, or stains that cannot be told apart. Nothing here
@@ -41,13 +44,19 @@
  *
  * Cost. Estimating visits each pixel a few times in double (Macenko: the
  * percentiles are linear-time selections, no sort); a 224 px patch takes a
- * few milliseconds, a 1024 x 768 overview tens. Applying is one pass in
- * float over rows of planes: Macenko a table for OD (256 entries), a 3 x 3
- * matrix (the deconvolve-scale-recompose folded into one) and exp as a
- * polynomial on the float's bits; Reinhard a 3 x 3 matrix, log2 and exp2
- * the same way and two more matrices. The loops have no branch or call per
- * pixel, so GCC vectorises them at -O3. No allocation: the scratch rows of
- * a WsiStainScratch grow to the widest image once.
+ * few milliseconds, a 1024 x 768 overview tens (Vahadane's factorisation
+ * about 60 ms of CPU). Applying is one pass: Macenko (and Vahadane) in
+ * fixed point, as wsiaugment.h's HED: the OD map folded into three
+ * per-channel tables of 21-bit contributions packed in 64-bit words (3
+ * loads and 2 adds give a pixel's three OD sums, in 1/2048 OD) and one
+ * table of output bytes (240 exp (-OD), 11 k entries; at most 0.06 of a
+ * level off before truncation); the tables are rebuilt only when the plan
+ * changes (6 KiB, per thread), with a float path for plans too large for
+ * the fields. Reinhard in float over rows of planes: a 3 x 3 matrix, log2
+ * and exp2 as polynomials on the float's bits and two more matrices, no
+ * branch or call per pixel, vectorised by GCC at -O3 (AVX2 clones where
+ * target_clones work, -ffp-contract=off: the same bytes on every CPU).
+ * No allocation once a WsiStainScratch has grown to the widest image.
  *
  * Threading: estimates and plans are plain data; a WsiStainScratch belongs
  * to one thread at a time. GLib only.
@@ -64,12 +73,20 @@ typedef enum
 {
   WSI_STAIN_REINHARD = 0,
   WSI_STAIN_MACENKO = 1,
+  WSI_STAIN_VAHADANE = 2,
 } WsiStainMethod;
 
 /* torchstain's defaults (Macenko). */
 #define WSI_STAIN_IO 240.0
 #define WSI_STAIN_BETA 0.15
 #define WSI_STAIN_ALPHA 1.0
+
+/* Vahadane: the sparsity weight (the paper's and StainTools' lambda), the
+ * tissue pixels factorised at most (a deterministic subsample) and the
+ * alternations. */
+#define WSI_STAIN_VAHADANE_LAMBDA 0.1
+#define WSI_STAIN_VAHADANE_PIXELS 20000
+#define WSI_STAIN_VAHADANE_ITERATIONS 100
 
 /* Fewest tissue pixels (OD above beta) a Macenko estimate needs. */
 #define WSI_STAIN_MIN_PIXELS 16
@@ -123,6 +140,15 @@ gboolean wsi_stain_estimate_lab (const WsiStainPixels * px, WsiStainLab * out);
 gboolean wsi_stain_estimate_macenko (const WsiStainPixels * px,
     WsiStainMatrix * out, guint64 * n_tissue);
 
+/* Vahadane's stain matrix (sparse non-negative factorisation OD = D A,
+ * min 0.5 |OD - D A|^2 + lambda |A|_1 with D, A >= 0 and unit atoms, as
+ * spams' trainDL in StainTools) of the tissue pixels (OD above beta),
+ * started from Macenko's estimate; the max_c as Macenko's (least-squares
+ * concentrations, not StainTools' per-pixel lasso, so that the apply stays
+ * one matrix). Meant once per slide: tens of milliseconds. */
+gboolean wsi_stain_estimate_vahadane (const WsiStainPixels * px,
+    WsiStainMatrix * out, guint64 * n_tissue);
+
 /* Share (0..1) of the image's pixels that are tissue by Macenko's
  * threshold (every channel's OD >= beta). */
 gdouble wsi_stain_tissue_share (const WsiStainImage * image);
@@ -133,7 +159,7 @@ typedef struct
 {
   WsiStainMethod method;
   gfloat m[9];                  /* Macenko: OD out = m OD in; Reinhard: lms log2 map */
-  gfloat c[3];                  /* Reinhard: its offset */
+  gfloat c[3];                  /* the offset (log2 LMS; Macenko: -log2 e x OD) */
 } WsiStainPlan;
 
 /* FALSE when the estimates give no finite mapping (the image passes). */
@@ -141,6 +167,16 @@ gboolean wsi_stain_plan_reinhard (WsiStainPlan * plan,
     const WsiStainLab * source, const WsiStainLab * target);
 gboolean wsi_stain_plan_macenko (WsiStainPlan * plan,
     const WsiStainMatrix * source, const WsiStainMatrix * target);
+
+/* Stain augmentation on the source's own stain matrix (Tellez et al.'s
+ * HED jitter, with the slide's estimated stains instead of a fixed
+ * matrix): the source concentrations, scaled as normalisation scales
+ * them, become alpha_i c_i + beta_i (beta in OD units) before they are
+ * recomposed on the target's stains. alpha = 1, beta = 0 is
+ * wsi_stain_plan_macenko(). */
+gboolean wsi_stain_plan_macenko_jitter (WsiStainPlan * plan,
+    const WsiStainMatrix * source, const WsiStainMatrix * target,
+    const gdouble alpha[2], const gdouble beta[2]);
 
 typedef struct _WsiStainScratch WsiStainScratch;
 

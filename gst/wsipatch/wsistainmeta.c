@@ -52,14 +52,16 @@ wsi_stain_meta_set_columns (GstStructure * s, const gchar * const *names,
 }
 
 gboolean
-wsi_stain_meta_get_matrix (const GstStructure * s, WsiStainMatrix * out)
+wsi_stain_meta_get_matrix (const GstStructure * s, gboolean vahadane,
+    WsiStainMatrix * out)
 {
   gdouble m[6], c[2];
   guint i;
 
-  if (!wsi_stain_parse_numbers (wsi_meta_column (s, WSI_STAIN_COL_MATRIX, 0),
-          m, 6) || !wsi_stain_parse_numbers (wsi_meta_column (s,
-              WSI_STAIN_COL_MAX_C, 0), c, 2))
+  if (!wsi_stain_parse_numbers (wsi_meta_column (s, vahadane ?
+              WSI_STAIN_COL_VAHADANE_MATRIX : WSI_STAIN_COL_MATRIX, 0), m, 6)
+      || !wsi_stain_parse_numbers (wsi_meta_column (s, vahadane ?
+              WSI_STAIN_COL_VAHADANE_MAX_C : WSI_STAIN_COL_MAX_C, 0), c, 2))
     return FALSE;
   for (i = 0; i < 3; i++) {
     out->stains[0][i] = m[i];

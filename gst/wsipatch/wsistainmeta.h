@@ -22,12 +22,16 @@
  *   stain-matrix          Macenko: "h_r h_g h_b e_r e_g e_b" (unit OD
  *                         vectors of haematoxylin and eosin)
  *   stain-max-c           Macenko: "max_h max_e" (99th percentiles)
+ *   stain-vahadane-matrix Vahadane: as stain-matrix
+ *   stain-vahadane-max-c  Vahadane: as stain-max-c
  *   stain-lab-mean        Reinhard: lab means "l alpha beta"
  *   stain-lab-std         Reinhard: lab standard deviations
  * stainnorm adds per patch: stain-source ("slide", "patch", "fallback":
  * the slide's because the patch had too little tissue, or "none": passed
  * unchanged) and stain-used (the source estimate's numbers it applied,
- * the matrix then max-c, or the means then the deviations).
+ * the matrix then max-c, or the means then the deviations) and
+ * stain-jitter (the augmentation's "alpha_h alpha_e beta_h beta_e", ""
+ * when none applied).
  *
  * Cost: a string per column per patch (copied by the elements that copy
  * the meta). Threading: none of its own.
@@ -44,20 +48,23 @@ G_BEGIN_DECLS
 #define WSI_STAIN_COL_PIXELS "stain-tissue-pixels"
 #define WSI_STAIN_COL_MATRIX "stain-matrix"
 #define WSI_STAIN_COL_MAX_C "stain-max-c"
+#define WSI_STAIN_COL_VAHADANE_MATRIX "stain-vahadane-matrix"
+#define WSI_STAIN_COL_VAHADANE_MAX_C "stain-vahadane-max-c"
 #define WSI_STAIN_COL_LAB_MEAN "stain-lab-mean"
 #define WSI_STAIN_COL_LAB_STD "stain-lab-std"
 #define WSI_STAIN_COL_SOURCE "stain-source"
 #define WSI_STAIN_COL_USED "stain-used"
+#define WSI_STAIN_COL_JITTER "stain-jitter"
 
 /* Sets (or replaces) the columns @names (NULL-terminated) of @s, a slide
  * meta or a one-location patch meta, to @values; other columns stay. */
 void wsi_stain_meta_set_columns (GstStructure * s, const gchar * const *names,
     const gchar * const *values);
 
-/* The slide's Macenko estimate on a one-location patch meta or a slide
- * meta; FALSE when absent or empty. */
+/* The slide's Macenko (or, with @vahadane, Vahadane) estimate on a
+ * one-location patch meta or a slide meta; FALSE when absent or empty. */
 gboolean wsi_stain_meta_get_matrix (const GstStructure * s,
-    WsiStainMatrix * out);
+    gboolean vahadane, WsiStainMatrix * out);
 /* The slide's Reinhard estimate; FALSE when absent or empty. */
 gboolean wsi_stain_meta_get_lab (const GstStructure * s, WsiStainLab * out);
 

@@ -1,6 +1,6 @@
 """`extract`: every tissue patch of every slide through a frozen model, one
-H5 file per slide in TRIDENT's job layout (what TRIDENT's and CLAM's
-readers and MIL code load), resumable and split over any number of jobs.
+H5 file per slide in TRIDENT's job layout (what TRIDENT's readers and MIL
+code load; CLAM reads the same datasets), resumable and split over any number of jobs.
 
     OUT/<mag>x_<patch>px_<overlap>px_overlap/
         patches/<name>_patches.h5         coords (int64 N x 2, level-0 top-left)

@@ -217,7 +217,7 @@ def standard_pipeline(location, *, batch_size=64, patch_size=224, target_mpp=Non
     arrive in CUDA memory and `BatchStream` yields them as torch CUDA tensors
     without a host round trip (needs ext/cuda, a GPU and gstwsi_cuda;
     docs/cuda.md).  Not for patch stores.
-    `stain`: None (default: colours as read), "macenko" or "reinhard":
+    `stain`: None (default: colours as read), "macenko", "vahadane" or "reinhard":
     `stainestimate` after tissuemask estimates each slide's stains once
     from its overview and `stainnorm` after patchreader maps every patch
     onto `stain_reference` (an image file; unset: torchstain's built-in
@@ -252,6 +252,8 @@ def standard_pipeline(location, *, batch_size=64, patch_size=224, target_mpp=Non
     tissue, target_mpp, settings = _implied_settings(tissue, target_mpp, settings)
     if stain is not None:
         settings["stain_method"] = stain
+        # the slide branch estimates only what stainnorm applies
+        settings.setdefault("stainestimate_methods", stain)
     given = dict(cycle=cycle, seed=_number(seed, int), patch_size=patch_size,
                  target_mpp=_number(target_mpp, float),
                  patches_per_slide=patches_per_slide, pool_size=pool_size,

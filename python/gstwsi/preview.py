@@ -129,6 +129,9 @@ def _slide_from_buffer(buffer):
              "tissue_rejected": bool(get("tissue-rejected", False)),
              "overview": None, "mask": None}
     slide["regions"] = _regions(get)
+    names = list(get("column-names") or [])
+    values = list(get("column-values") or [])
+    slide["stain"] = {n: v for n, v in zip(names, values) if n.startswith("stain-")}
     ok, info = buffer.map(Gst.MapFlags.READ)
     if not ok:
         return slide
@@ -312,6 +315,9 @@ def write_preview(outdir, description, slides, records, sheet, warnings, columns
                                                     _note(slide, len(recs), warnings),
                                                     slide.get("labels"), classes)
             image.save(outdir / f"{stem}.png", optimize=True)
+            stain_png = _write_stain(outdir, stem, slide, description)
+            if stain_png:
+                entry["stain_png"] = stain_png
             entry.update(png=f"{stem}.png", origin=layout["origin"], scale=layout["scale"],
                          overview_size=layout["overview_size"], width=slide["width"],
                          height=slide["height"], mpp=slide.get("mpp", 0.0),
@@ -330,6 +336,40 @@ def write_preview(outdir, description, slides, records, sheet, warnings, columns
     with open(outdir / "preview.json", "w") as f:
         json.dump(summary, f, indent=1)
     return summary
+
+
+def _stainnorm_settings(description):
+    """(method, reference path or None) of the description's stainnorm, or
+    None when it has none."""
+    link = next((part for part in description.split("!")
+                 if part.split() and part.split()[0] == "stainnorm"), None)
+    if link is None:
+        return None
+    method = re.search(r"\bmethod=(\S+)", link)
+    ref = re.search(r'\breference=("(?:[^"\\]|\\.)*"|\S+)', link)
+    path = ref.group(1).strip('"').replace('\\"', '"').replace("\\\\", "\\") if ref else None
+    return (method.group(1) if method else "macenko"), path
+
+
+def _write_stain(outdir, stem, slide, description):
+    """STEM-stain.png: the overview before and after stainnorm's mapping
+    (NumPy, the slide's estimate) next to the target; None when the
+    pipeline has no stainnorm or the slide no estimate."""
+    from PIL import Image
+    from ._utils import stain
+    settings = _stainnorm_settings(description)
+    if settings is None or slide.get("overview") is None or not slide.get("stain"):
+        return None
+    method, path = settings
+    reference = np.asarray(Image.open(path).convert("RGB")) if path else None
+    after = stain.normalise(slide["overview"], slide["stain"], method,
+                            stain.target(method, reference))
+    if after is None:
+        return None
+    image = preview_draw.draw_stain(slide.get("name", stem), slide["overview"], after,
+                                    reference, method)
+    image.save(outdir / f"{stem}-stain.png", optimize=True)
+    return f"{stem}-stain.png"
 
 
 def mpp_key(mpp):

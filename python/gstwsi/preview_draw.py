@@ -326,6 +326,37 @@ def draw_slide(slide, records, colours, note="", labels=None, classes=None):
     return image, layout
 
 
+def draw_stain(name, before, after, reference, method):
+    """The slide's overview before and after stain normalisation, next to
+    the target (the reference image, or the built-in target's two stains
+    drawn as swatches of rising concentration). Returns a PIL image."""
+    h, w = before.shape[:2]
+    if reference is None:
+        # built-in Macenko target: H, E and their mix at concentrations 0..2
+        from ._utils.stain import HE_REF, IO
+        c = np.linspace(0, 2, max(w // 3, 8))
+        rows = []
+        for mix in ((1, 0), (0, 1), (0.5, 0.5)):
+            od = np.outer(c, HE_REF @ np.array(mix, float))
+            rows.append(np.repeat((IO * np.exp(-od))[None], max(h // 3, 8), axis=0))
+        reference = np.clip(np.concatenate(rows), 0, 255).astype(np.uint8)
+    ref = Image.fromarray(reference)
+    ref = ref.resize((max(1, round(ref.width * h / ref.height)), h))
+    fnt = font(14)
+    top = 2 * MARGIN + 16
+    width = w * 2 + ref.width + 4 * MARGIN
+    image = Image.new("RGB", (width, top + h + MARGIN), BACKGROUND)
+    draw = ImageDraw.Draw(image)
+    x = MARGIN
+    for title, panel in ((f"{name}: before", Image.fromarray(before)),
+                         (f"after ({method})", Image.fromarray(after)),
+                         ("target", ref)):
+        draw.text((x, MARGIN), title, fill=TEXT, font=fnt)
+        image.paste(panel, (x, top))
+        x += panel.width + MARGIN
+    return image
+
+
 def _thumbnail(pixels, size):
     image = Image.fromarray(np.ascontiguousarray(pixels[..., :3]))
     if image.size != (size, size):

@@ -16,8 +16,8 @@
  *     method's estimate.
  *  3. With --location DIR: the whole pipeline (wsislidesrc ! tissuemask !
  *     ... ! patchreader ! patchbatch ! fakesink) with and without
- *     stainestimate + stainnorm, alternated --rounds times, patches/s each
- *     and the ratio.
+ *     stainestimate methods=macenko + stainnorm (Macenko), alternated
+ *     --rounds times, patches/s each and the ratio.
  *
  *   bench-stain [--patches N] [--size PX] [--location DIR]
  *       [--pipeline-patches N] [--threads T] [--rounds R]
@@ -164,6 +164,18 @@ kernels (void)
     g_print ("  %-9s %10.0f patches/s (%d of %d estimated)\n", names[p],
         n / (t / 1e6), ok, n);
   }
+  {
+    gint64 t;
+    guint64 n_tissue = 0;
+
+    t0 = cpu_us ();
+    if (!wsi_stain_estimate_vahadane (&slide, &m, &n_tissue))
+      g_error ("no Vahadane estimate of the synthetic slide");
+    t = cpu_us () - t0;
+    g_print ("Vahadane's factorisation, once per slide: %.1f ms on %d x %d "
+        "pixels (%" G_GUINT64_FORMAT " tissue)\n", t / 1000.0, size,
+        size * 16, n_tissue);
+  }
   wsi_stain_scratch_free (scratch);
   g_free (source);
   g_free (work);
@@ -235,7 +247,7 @@ pipelines (void)
   {
     gchar *norm = g_strdup_printf ("! stainnorm threads=%d ", threads);
 
-    with = describe (" ! stainestimate", norm);
+    with = describe (" ! stainestimate methods=macenko", norm);
     without = describe ("", "");
     g_free (norm);
   }

@@ -259,10 +259,10 @@ def test_stale_claim_taken_over(tmp_root):
 
 def _cli(args, env_extra=None, **popen):
     env = dict(os.environ)
-    env.update(env_extra or {})
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "python"), str(pathlib.Path(__file__).parent)]
                                         + [p for p in env.get("PYTHONPATH", "").split(os.pathsep)
                                            if p])
+    env.update(env_extra or {})
     env.pop("GST_TRACERS", None)
     for k in ("RANK", "WORLD_SIZE", "SLURM_PROCID", "SLURM_NTASKS"):
         if not env_extra or k not in env_extra:
@@ -305,22 +305,39 @@ def test_three_jobs_share_a_folder_each_slide_once(tmp_root):
 
 
 def test_kill_at_random_points_then_resume_gives_the_same_files(few_slides, tmp_root):
+    """Coordinates and features: jobs killed (SIGKILL) at random points, then
+    one resumed run, give the bytes of an uninterrupted run."""
+    models = tmp_root / "kill-models"
+    models.mkdir(exist_ok=True)
+    (models / "kill_models.py").write_text(
+        "import torch\n\n\ndef cnn():\n    torch.manual_seed(0)\n"
+        "    return torch.nn.Sequential(torch.nn.Conv2d(3, 8, 5, stride=2), torch.nn.ReLU(),\n"
+        "                               torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten())\n")
+    env = {"PYTHONPATH": os.pathsep.join([str(models), str(ROOT / "python")])}
     out = tmp_root / "extract-killed"
-    _run(few_slides, out)               # uninterrupted, in the same folder (savetodir)
-    ref = {p.name: p.read_bytes() for p in (_job(out) / "patches").glob("*.h5")}
+    args = ["--model", "kill_models:cnn"]
+
+    def job(summary):
+        return _cli(_common(few_slides, out, tmp_root / summary) + args, env)
+
+    p = job("uninterrupted.json")            # in the same folder (savetodir)
+    _, err = p.communicate(timeout=180)
+    assert p.returncode == 0, err
+    files = sorted(p for p in _job(out).rglob("*.h5"))
+    ref = {p.relative_to(out): p.read_bytes() for p in files}
+    assert len(ref) == 6
     shutil.rmtree(out)
     rng = random.Random(7)
     for _ in range(3):
-        p = _cli(_common(few_slides, out, tmp_root / "killed.json"))
-        time.sleep(rng.uniform(0.3, 2.5))
+        p = job("killed.json")
+        time.sleep(rng.uniform(0.5, 4.0))
         p.send_signal(signal.SIGKILL)
         p.communicate()
-    p = _cli(_common(few_slides, out, tmp_root / "resumed.json"))
-    _, err = p.communicate(timeout=120)
+    p = job("resumed.json")
+    _, err = p.communicate(timeout=180)
     assert p.returncode == 0, err
-    assert len(ref) == 3
-    for name, data in ref.items():
-        assert (_job(out) / "patches" / name).read_bytes() == data, name
+    for rel, data in ref.items():
+        assert (out / rel).read_bytes() == data, rel
     assert not list(_job(out).rglob("*.claim"))
 
 
@@ -441,3 +458,39 @@ def test_level0_magnification_is_the_objective_power():
                        f"{path.stem}_patches.h5", "r") as f:
             assert f["coords"].attrs["level0_magnification"] == power == 20
             assert abs(10.0 / mpp - power) > 0.01
+
+
+def test_progress_and_summary_lines(few_slides, tmp_root):
+    """What a user sees: a line per slide (its patches and patches/s; slides
+    done, overall patches/s, ETA) and the closing summary."""
+    out = tmp_root / "extract-progress"
+    p = _cli([str(few_slides), str(out), "--mpp", str(MPP), "--patch-size", str(PATCH)])
+    _, err = p.communicate(timeout=120)
+    assert p.returncode == 0, err
+    lines = err.splitlines()
+    per_slide = [line for line in lines if line.startswith("[")]
+    assert len(per_slide) == 3
+    for k, line in enumerate(per_slide, 1):
+        assert f"[{k}/3]" in line and "patches/s" in line and f"slides {k}/3" in line
+        assert "ETA" in line
+    summary = "\n".join(lines[lines.index(next(x for x in lines if x.startswith("wsi-extract:"))):])
+    assert "3 done, 0 skipped (complete), 0 failed" in summary
+    assert "waiting for data" in summary and "in the model" in summary and str(out) in summary
+
+
+def test_bf16_autocast_and_device_check(few_slides, tmp_root):
+    name = _names(few_slides)[0]
+    feats = {}
+    for precision in ("fp32", "bf16"):
+        out = tmp_root / f"extract-{precision}"
+        s = _run(few_slides, out, model=tiny_cnn(), encoder="cnn", precision=precision)
+        assert not s["failed"]
+        with h5py.File(_job(out) / "features_cnn" / f"{name}.h5", "r") as f:
+            feats[precision] = f["features"][:]
+    assert feats["bf16"].dtype == np.float32
+    # bf16 keeps 8 bits of mantissa: close to fp32, but not the same numbers
+    assert np.allclose(feats["bf16"], feats["fp32"], rtol=0.05, atol=0.02)
+    assert not np.array_equal(feats["bf16"], feats["fp32"])
+    if not torch.cuda.is_available():
+        with pytest.raises(gstwsi.SettingsError, match="cuda"):
+            _run(few_slides, tmp_root / "extract-nocuda", model=tiny_cnn(), device="cuda")

@@ -298,7 +298,7 @@ def test_slide_without_tissue_is_named_once_and_passes(tmp_root):
 
 def _stream(slides, **settings):
     description = gstwsi.standard_pipeline(
-        slides, batch_size=8, patch_size=64, patches_per_slide=8, threads=2,
+        slides, batch_size=8, patch_size=64, patches_per_slide=4, threads=2,
         cycle=False, seed=3, **settings)
     with gstwsi.BatchStream(description, torch=False) as stream:
         return [(b.images.copy(), dict(b.columns), list(b.paths)) for b in stream]
@@ -316,6 +316,8 @@ def test_pipeline_applies_each_slide_estimate(slides):
     for (raw, _, paths), (got, columns, paths2) in zip(plain, normed):
         assert paths == paths2
         assert set(columns["stain-source"]) == {"slide"}
+        # stain="macenko" estimates only Macenko's (and not Vahadane's) per slide
+        assert set(columns["stain-vahadane-matrix"]) == {""}
         for i, path in enumerate(paths):
             want = np_macenko_apply(raw[i], estimates[path], (HE_REF, MAXC_REF))
             diffs.append(np.abs(got[i].astype(int) - want).mean())
@@ -323,3 +325,121 @@ def test_pipeline_applies_each_slide_estimate(slides):
             np.testing.assert_allclose(used[:6].reshape(2, 3).T, estimates[path][0],
                                        rtol=0.02, atol=0.002)
     assert np.mean(diffs) <= 1.0 and max(diffs) <= 2.0, (np.mean(diffs), max(diffs))
+
+
+# ---- Vahadane -------------------------------------------------------------------
+
+H_KNOWN = normalise(np.array([0.65, 0.70, 0.29]))
+E_KNOWN = normalise(np.array([0.22, 0.80, 0.56]))
+
+
+def known_stain_slide(folder):
+    """A 1024 px tiled pyramidal TIFF whose tissue is a third pure H, a third
+    pure E and a third mixed, on the known stain vectors, a quarter glass."""
+    tifffile = pytest.importorskip("tifffile")
+    rng = np.random.default_rng(0)
+    size, k = 1024, 32
+    idx = np.arange(size) * k // size
+    cls = rng.integers(0, 4, size=(k, k))[idx][:, idx][..., None]
+    c = rng.uniform(0.6, 1.6, size=(size, size, 1))
+    mix = rng.uniform(0.2, 0.8, size=(size, size, 1))
+    od = np.where(cls == 0, c * H_KNOWN, np.where(
+        cls == 1, c * E_KNOWN, np.where(cls == 2, c * (mix * H_KNOWN + (1 - mix) * E_KNOWN),
+                                        0.02)))
+    img = np.clip(np.round(IO * np.exp(-od)), 0, 255).astype(np.uint8)
+    folder.mkdir(exist_ok=True)
+    with tifffile.TiffWriter(folder / "known.tiff") as tw:
+        for level in range(3):
+            tw.write(img[::2 ** level, ::2 ** level], tile=(256, 256), photometric="rgb",
+                     resolution=(1e4 / 0.25, 1e4 / 0.25), resolutionunit="CENTIMETER",
+                     subfiletype=0 if level == 0 else 1)
+    return folder
+
+
+def test_vahadane_recovers_known_stains(tmp_root):
+    got, warnings = slide_buffers(known_stain_slide(tmp_root / "stain-known"))
+    assert len(got) == 1 and not warnings
+    m = numbers(column(got[0][2], "stain-vahadane-matrix")).reshape(2, 3)
+    # the factorisation starts from mean +- a third of the spread (0.18 off
+    # these stains) and must move to them
+    np.testing.assert_allclose(m[0], H_KNOWN, atol=0.02)
+    np.testing.assert_allclose(m[1], E_KNOWN, atol=0.02)
+    assert len(numbers(column(got[0][2], "stain-vahadane-max-c"))) == 2
+
+
+def test_vahadane_per_patch_is_refused():
+    with pytest.raises(AssertionError, match="once per slide"):
+        run_patches([synthetic_he(1)], "method=vahadane estimate=patch")
+
+
+def test_vahadane_pipeline_uses_the_slide_factorisation(slides):
+    batches = _stream(slides, stain="vahadane")
+    assert batches
+    for _, columns, _ in batches:
+        assert set(columns["stain-source"]) == {"slide"}
+        for used, vahadane in zip(columns["stain-used"], columns["stain-vahadane-matrix"]):
+            np.testing.assert_allclose(numbers(used)[:6], numbers(vahadane), rtol=1e-12)
+
+
+# ---- stain augmentation on the slide's own matrix ---------------------------------
+
+def np_macenko_jitter(img, src, ref, alpha, beta):
+    he, maxc = src
+    od = -np.log((img.reshape(-1, 3).astype(np.float64) + 1) / IO)
+    c = np.linalg.lstsq(he, od.T, rcond=None)[0]
+    c2 = c / (maxc / ref[1])[:, None] * np.asarray(alpha)[:, None] + np.asarray(beta)[:, None]
+    out = np.minimum(IO * np.exp(-ref[0] @ c2), 255)
+    return out.T.reshape(img.shape).astype(np.uint8)
+
+
+def test_augmentation_on_the_slide_matrix(slides):
+    estimates = {}
+    for overview, mask, s in slide_buffers(slides)[0]:
+        estimates[s.get_value("path")] = np_macenko(overview[mask > 0])
+    plain = _stream(slides)
+    runs = [_stream(slides, stain="macenko", stainnorm_augment_probability=0.5,
+                    stainnorm_augment_sigma=0.2, stainnorm_seed=7, stainnorm_threads=t)
+            for t in (1, 3)]
+    assert b"".join(b[0].tobytes() for b in runs[0]) == b"".join(
+        b[0].tobytes() for b in runs[1])
+    drawn = 0
+    diffs = []
+    for (raw, _, paths), (got, columns, _) in zip(plain, runs[0]):
+        for i, path in enumerate(paths):
+            text = columns["stain-jitter"][i]
+            alpha, beta = ((1, 1), (0, 0)) if text == "" else (
+                numbers(text)[:2], numbers(text)[2:])
+            if text:
+                drawn += 1
+                assert np.all(np.abs(np.asarray(alpha) - 1) <= 0.2)
+                assert np.all(np.abs(beta) <= 0.2)
+            want = np_macenko_jitter(raw[i], estimates[path], (HE_REF, MAXC_REF), alpha, beta)
+            diffs.append(np.abs(got[i].astype(int) - want).mean())
+    n = len(diffs)
+    assert 0 < drawn < n                   # about half of the patches
+    assert np.mean(diffs) <= 1.0, np.mean(diffs)
+    # another seed draws other values
+    other = _stream(slides, stain="macenko", stainnorm_augment_probability=0.5,
+                    stainnorm_augment_sigma=0.2, stainnorm_seed=8)
+    assert ([list(c["stain-jitter"]) for _, c, _ in other]
+            != [list(c["stain-jitter"]) for _, c, _ in runs[0]])
+
+
+def test_preview_draws_each_slide_before_and_after(slides, tmp_root):
+    from gstwsi import preview
+    out = tmp_root / "stain-preview"
+    preview.preview(str(slides), out, settings=dict(stain="macenko", patches_per_slide=4,
+                                                    patch_size=64), max_slides=2)
+    got, _ = slide_buffers(slides)
+    drawn = sorted(out.glob("*-stain.png"))
+    assert len(drawn) == 2
+    for png, (overview, mask, _) in zip(drawn, got[:2]):
+        image = np.asarray(PIL.open(png).convert("RGB"))
+        h, w = overview.shape[:2]
+        top, margin = 32, 8
+        before = image[top:top + h, margin:margin + w]
+        after = image[top:top + h, 2 * margin + w:2 * margin + 2 * w]
+        assert np.array_equal(before, overview)
+        want = np_macenko_apply(overview, np_macenko(overview[mask > 0]), (HE_REF, MAXC_REF))
+        assert np.abs(after.astype(int) - want).mean() <= 1.0
+        assert np.abs(after.astype(int) - overview).mean() > 3

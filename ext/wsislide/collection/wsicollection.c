@@ -161,6 +161,10 @@ scan_directory (const gchar * dir_path, guint depth, GHashTable * visited,
        * one. */
       if (errno == EACCES || errno == ELOOP)
         warn_skipped (warnings, child, "The entry", errno);
+    } else if (S_ISDIR (st.st_mode)
+        && wsi_slide_has_known_extension (child)) {
+      /* an OME-Zarr store (x.zarr/): one slide, not a folder to scan */
+      g_ptr_array_add (entries, slide_entry_new (child, NULL, NULL));
     } else if (S_ISDIR (st.st_mode)) {
       if (first_visit (visited, &st))
         scan_directory (child, depth + 1, visited, entries, warnings);
@@ -483,6 +487,18 @@ static gboolean
 load_remote (const gchar * location, WsiCollection * collection,
     GError ** error)
 {
+  gchar *trimmed = g_strdup (location);
+
+  /* a prefix ending in .zarr/ is one OME-Zarr store, not a listing */
+  while (g_str_has_suffix (trimmed, "/") && strlen (trimmed) > 1)
+    trimmed[strlen (trimmed) - 1] = '\0';
+  if (wsi_slide_has_known_extension (trimmed)) {
+    g_ptr_array_add (collection->entries, slide_entry_new (trimmed, NULL,
+            NULL));
+    g_free (trimmed);
+    return TRUE;
+  }
+  g_free (trimmed);
   if (g_str_has_suffix (location, "/"))
     return list_prefix (location, collection, error);
   if (wsi_slide_has_known_extension (location)) {
@@ -507,6 +523,11 @@ wsi_collection_load (const gchar * location, gboolean tcga, GError ** error)
   if (wsi_location_is_remote (location)) {
     if (!load_remote (location, collection, error))
       goto failed;
+  } else if (g_file_test (location, G_FILE_TEST_IS_DIR)
+      && wsi_slide_has_known_extension (location)) {
+    /* an OME-Zarr store named itself: one slide */
+    g_ptr_array_add (collection->entries, slide_entry_new (location, NULL,
+            NULL));
   } else if (g_file_test (location, G_FILE_TEST_IS_DIR)) {
     scan_tree (location, collection);
   } else if (!wsi_local_file_check (location, &unreadable)) {

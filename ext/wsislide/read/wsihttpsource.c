@@ -172,6 +172,61 @@ handle_give (CURL * handle)
   g_mutex_unlock (&pool_lock);
 }
 
+/* ---- what a pipeline's NULL gives back ------------------------------- */
+
+/* Open sources, wsi_http_get() calls under way and holds (elements between
+ * start and stop). Connections live in
+ * the pooled easy handles and in the prefetch thread's multi handle; when
+ * the last user goes (the pipeline went to NULL and closed its slides),
+ * the pooled handles are cleaned up (closing their connections) and the
+ * prefetch thread ends, closing its multi handle's: nothing outlives the
+ * pipeline but the range cache's bytes and curl's DNS and TLS session
+ * caches (no sockets). Read by the prefetch thread without users_lock. */
+static gint live_users;
+static GMutex users_lock;
+static void prefetch_wake (void);
+
+static void
+users_enter (void)
+{
+  g_mutex_lock (&users_lock);
+  g_atomic_int_inc (&live_users);
+  g_mutex_unlock (&users_lock);
+}
+
+static void
+users_leave (void)
+{
+  GPtrArray *idle = NULL;
+
+  g_mutex_lock (&users_lock);
+  if (g_atomic_int_dec_and_test (&live_users)) {
+    g_mutex_lock (&pool_lock);
+    idle = idle_handles;
+    idle_handles = g_ptr_array_new ();
+    g_mutex_unlock (&pool_lock);
+    /* under users_lock: a new user waits until this is done */
+    while (idle->len > 0)
+      curl_easy_cleanup (g_ptr_array_steal_index_fast (idle, idle->len - 1));
+    g_ptr_array_unref (idle);
+    prefetch_wake ();
+    g_debug ("no remote object open: connections closed");
+  }
+  g_mutex_unlock (&users_lock);
+}
+
+void
+wsi_http_hold (void)
+{
+  users_enter ();
+}
+
+void
+wsi_http_unhold (void)
+{
+  users_leave ();
+}
+
 /* ---- display URIs ---------------------------------------------------- */
 
 /* ---- one request ----------------------------------------------------- */
@@ -503,6 +558,7 @@ http_source_finalize (WsiByteSource * source)
   g_strfreev (hs->headers);
   if (hs->inflight != NULL)
     g_ptr_array_unref (hs->inflight);
+  users_leave ();
 }
 
 static const WsiByteSourceClass http_source_class = {
@@ -714,6 +770,7 @@ wsi_http_source_open (const gchar * url, const gchar * display_uri,
   Request request;
 
   global_init ();
+  users_enter ();               /* left by http_source_finalize */
   display = display_uri ? g_strdup (display_uri) : wsi_location_display (url);
   hs = g_new0 (WsiHttpSource, 1);
   hs->url = g_strdup (url);
@@ -787,9 +844,11 @@ wsi_http_get (const gchar * url, const gchar * display_uri,
   gboolean ok;
 
   global_init ();
+  users_enter ();
   wsi_http_response_init (&response, buffer, max_bytes);
   ok = fetch (&request, &expect, display_uri, own_stats, &response, &size,
       error);
+  users_leave ();
   g_free (own_stats);           /* the totals counted it */
   if (!ok) {
     wsi_http_response_clear (&response);
@@ -944,9 +1003,16 @@ prefetch_finish (Prefetch * p, CURLcode code)
   prefetch_free (p);
 }
 
+static gboolean prefetch_started;       /* prefetch_lock */
+
+/* Runs while there are sources; ends (closing its multi handle and with it
+ * its connections) once nothing is queued or in flight and the last user
+ * has gone (users_leave() wakes it). A later prefetch starts it again. */
 static gpointer
 prefetch_thread (gpointer data)
 {
+  CURLM *own = data;
+
   for (;;) {
     WsiHttpSettings now;
     CURLMsg *msg;
@@ -954,34 +1020,50 @@ prefetch_thread (gpointer data)
 
     wsi_http_get_settings (&now);
     g_mutex_lock (&prefetch_lock);
+    if (prefetch_queue.length == 0 && prefetch_active == 0
+        && g_atomic_int_get (&live_users) == 0) {
+      prefetch_started = FALSE;
+      multi = NULL;
+      g_mutex_unlock (&prefetch_lock);
+      break;
+    }
     prefetch_start_queued (MAX (now.prefetch_requests, 1), now.timeout_ms);
     g_mutex_unlock (&prefetch_lock);
-    curl_multi_perform (multi, &running);
-    while ((msg = curl_multi_info_read (multi, &left)) != NULL) {
+    curl_multi_perform (own, &running);
+    while ((msg = curl_multi_info_read (own, &left)) != NULL) {
       Prefetch *p = NULL;
       if (msg->msg != CURLMSG_DONE)
         continue;
       curl_easy_getinfo (msg->easy_handle, CURLINFO_PRIVATE, (char **) &p);
       prefetch_finish (p, msg->data.result);
     }
-    curl_multi_poll (multi, NULL, 0, 1000, NULL);
+    curl_multi_poll (own, NULL, 0, 1000, NULL);
   }
+  curl_multi_cleanup (own);
   return NULL;
 }
 
+/* Starts the prefetch thread unless it runs. Called with prefetch_lock. */
 static void
-prefetch_init (void)
+prefetch_start_thread (void)
 {
-  static gsize done = 0;
-
-  if (!g_once_init_enter (&done))
+  if (prefetch_started)
     return;
   multi = curl_multi_init ();
   curl_multi_setopt (multi, CURLMOPT_PIPELINING, (long) CURLPIPE_MULTIPLEX);
-  /* Lives as long as the process: sources come and go, the thread idles
-   * in curl_multi_poll. */
-  g_thread_unref (g_thread_new ("wsi-http-prefetch", prefetch_thread, NULL));
-  g_once_init_leave (&done, 1);
+  prefetch_started = TRUE;
+  g_thread_unref (g_thread_new ("wsi-http-prefetch", prefetch_thread,
+          multi));
+}
+
+/* Wakes the prefetch thread (to see that the last user went). */
+static void
+prefetch_wake (void)
+{
+  g_mutex_lock (&prefetch_lock);
+  if (multi != NULL)
+    curl_multi_wakeup (multi);
+  g_mutex_unlock (&prefetch_lock);
 }
 
 static gint
@@ -1036,11 +1118,11 @@ http_source_prefetch (WsiByteSource * source, const WsiByteRange * ranges,
   if (now.prefetch_requests == 0 || now.prefetch_mb == 0)
     return;
   max_bytes = (guint64) now.prefetch_mb << 20;
-  prefetch_init ();
   sorted = g_memdup2 (ranges, n_ranges * sizeof (WsiByteRange));
   qsort (sorted, n_ranges, sizeof (WsiByteRange), range_compare);
 
   g_mutex_lock (&prefetch_lock);
+  prefetch_start_thread ();
   for (i = 0; i < n_ranges; i++) {
     guint64 o = sorted[i].offset;
     guint64 e = MIN (o + sorted[i].length, source->size);
@@ -1062,10 +1144,11 @@ http_source_prefetch (WsiByteSource * source, const WsiByteRange * ranges,
   }
   if (open)
     queued |= prefetch_queue_range (hs, start, end - start, max_bytes);
-  g_mutex_unlock (&prefetch_lock);
-  g_free (sorted);
+  /* under the lock: the thread clears multi when it ends */
   if (queued)
     curl_multi_wakeup (multi);
+  g_mutex_unlock (&prefetch_lock);
+  g_free (sorted);
 }
 
 /* The scheme table's entry: the remembered full URL of a display form. */

@@ -30,7 +30,10 @@
  * Connections are reused: each pooled easy handle keeps its connections
  * between requests (any source, any thread), the prefetch thread's multi
  * handle keeps its own; TLS sessions and DNS are shared through one curl
- * share. HTTP/2 is used
+ * share. Both are held only while a source is open or a wsi_http_get()
+ * runs: when the last closes, the pooled handles are cleaned up and the
+ * prefetch thread ends (no socket or thread outlives the pipeline's NULL).
+ * HTTP/2 is used
  * where the server offers it. The latency of a read is one round trip:
  * callers hide it with wsi_byte_source_prefetch(): hinted ranges (adjacent
  * ones coalesced into one request) are fetched by one I/O thread with curl
@@ -84,6 +87,13 @@ typedef struct
   const WsiSigV4Key *sigv4;
   const gchar *const *headers;
 } WsiHttpAuth;
+
+/* A pipeline element that reads remote objects holds the connections
+ * from its start to its stop (wsislidesrc does), so that they are not
+ * closed and opened again each time its last object closes between two
+ * slides; NULL (stop) gives them up. Calls pair. */
+void wsi_http_hold (void);
+void wsi_http_unhold (void);
 
 /* Opens @url (http:// or https://) as @display_uri (NULL:
  * wsi_location_display()). @auth may be NULL. */

@@ -183,6 +183,30 @@ signing_clear (Signing * g)
   memset (g, 0, sizeof (*g));
 }
 
+/* An s3:// request refused (401/403) that went out unsigned: says why it
+ * was unsigned, since that, not the bucket's policy, is the usual cause. */
+static void
+hint_unsigned (const Signing * g, const gchar * location, GError * error)
+{
+  gchar *message;
+
+  if (error == NULL || g->auth.sigv4 != NULL
+      || g_ascii_strncasecmp (location, "s3://", 5) != 0
+      || !g_error_matches (error, WSI_BYTE_SOURCE_ERROR,
+          WSI_BYTE_SOURCE_ERROR_DENIED))
+    return;
+  if (g_strcmp0 (g_getenv ("AWS_NO_SIGN_REQUEST"), "true") == 0)
+    message = g_strconcat (error->message, " (the request went out "
+        "unsigned: AWS_NO_SIGN_REQUEST=true)", NULL);
+  else
+    message = g_strconcat (error->message, " (the request went out "
+        "unsigned: no AWS credentials were found in AWS_ACCESS_KEY_ID and "
+        "AWS_SECRET_ACCESS_KEY, nor in the AWS_PROFILE or default section "
+        "of ~/.aws/credentials or AWS_SHARED_CREDENTIALS_FILE)", NULL);
+  g_free (error->message);
+  error->message = message;
+}
+
 WsiByteSource *
 wsi_object_store_open (const gchar * location, GError ** error)
 {
@@ -196,6 +220,8 @@ wsi_object_store_open (const gchar * location, GError ** error)
   display = wsi_location_display (location);
   signing_init (&signing, location);
   source = wsi_http_source_open (url, display, &signing.auth, error);
+  if (source == NULL && error != NULL)
+    hint_unsigned (&signing, location, *error);
   signing_clear (&signing);
   g_free (display);
   g_free (url);
@@ -350,6 +376,8 @@ wsi_object_store_list (const gchar * location, GError ** error)
     g_free (xml);
     g_free (url);
   }
+  if (!ok && error != NULL)
+    hint_unsigned (&signing, location, *error);
   signing_clear (&signing);
   g_free (token);
   if (ok)

@@ -29,7 +29,7 @@
 /* Extensions of the formats OpenSlide 3.4.1 reads, and DICOM. */
 static const gchar *const known_extensions[] = {
   ".svs", ".tif", ".tiff", ".ndpi", ".vms", ".vmu", ".scn", ".mrxs",
-  ".svslide", ".bif", ".dcm", NULL
+  ".svslide", ".bif", ".dcm", ".zarr", NULL
 };
 
 /* Plausible microns per pixel for a slide scan (from 100x oil down to an
@@ -47,6 +47,10 @@ wsi_slide_backends (void)
 #ifdef WSI_HAVE_DICOM
     /* DICM after the preamble; dual-personality files are TIFF too. */
     &wsi_slide_backend_dicom,
+#endif
+#ifdef WSI_HAVE_ZARR
+    /* OME-Zarr stores: folders (or URLs ending in .zarr), never a file. */
+    &wsi_slide_backend_zarr,
 #endif
 #ifdef WSI_HAVE_TIFF
     &wsi_slide_backend_tiff,

@@ -82,6 +82,7 @@ typedef enum
 #define WSI_BACKEND_OPENSLIDE "openslide"
 #define WSI_BACKEND_TIFF "tiff"
 #define WSI_BACKEND_DICOM "dicom"
+#define WSI_BACKEND_ZARR "zarr"
 
 struct _WsiSlide
 {
@@ -350,6 +351,9 @@ extern const WsiSlideBackend wsi_slide_backend_openslide;
 #endif
 #ifdef WSI_HAVE_TIFF
 extern const WsiSlideBackend wsi_slide_backend_tiff;
+#endif
+#ifdef WSI_HAVE_ZARR
+extern const WsiSlideBackend wsi_slide_backend_zarr;
 #endif
 #ifdef WSI_HAVE_DICOM
 extern const WsiSlideBackend wsi_slide_backend_dicom;

@@ -13,6 +13,8 @@ their 1-based GET number:
   503:A-B        responses A to B are "503 Service Unavailable"
   wrong-range:K  every Kth response claims a Content-Range one byte later
   wrong-range    every response claims a wrong Content-Range
+  stall:K:S      every Kth response waits S more seconds before its headers
+                 (longer than the client's timeout: the request times out)
   wrong-total:K  the Kth response claims another object size in Content-Range
   bad-range:FORM:K  the Kth response's Content-Range is malformed; FORM is
                  no-total ("bytes 0-9"), star ("bytes 0-9/*"), unsatisfied
@@ -73,6 +75,8 @@ class Faults:
                 hit = False
                 if name in ("reset", "truncate") or (name == "wrong-range" and arg):
                     hit = n % int(arg) == 0
+                elif name == "stall":
+                    hit = n % int(arg.partition(":")[0]) == 0
                 elif name == "wrong-total":
                     hit = n == int(arg)
                 elif name == "bad-range":
@@ -86,6 +90,8 @@ class Faults:
                     self.injected[name] = self.injected.get(name, 0) + 1
                     if name == "bad-range":
                         return name + ":" + arg.partition(":")[0]
+                    if name == "stall":
+                        return name + ":" + arg.partition(":")[2]
                     return name
             return None
 
@@ -221,6 +227,9 @@ def make_handler(upstream_port, delay_s, faults, sigv4_secret=None,
         def do_GET(self):
             fault = faults.next()
             time.sleep(delay_s)
+            if fault is not None and fault.startswith("stall:"):
+                time.sleep(float(fault.partition(":")[2]))
+                fault = "stall"
             if sigv4_secret is not None and not sigv4_valid(
                     "GET", self.path, self.headers, sigv4_secret):
                 faults.note("signature-rejected")

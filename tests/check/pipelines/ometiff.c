@@ -9,9 +9,11 @@
 
 /* A JPEG-tiled TIFF slide converted losslessly to an OME-TIFF pyramid by
  * other software (every level decoded by libvips, written as deflate tiles
- * in SubIFDs by tifffile, PhysicalSize in the OME-XML) streams the same
- * records and byte-identical batches as the TIFF it came from, at 1, 2 and
- * 4 reader threads, at level 0 and at 2x from level 1 (DCT scaling off: a
+ * in SubIFDs by tifffile, PhysicalSize in the OME-XML) and to an OME-Zarr
+ * store (the same levels, zstd chunks, NGFF 0.4 scales) streams the same
+ * records and byte-identical batches as the TIFF it came from (the store
+ * named, and found as one slide in a folder scan), at 1, 2 and 4 reader
+ * threads, at level 0 and at 2x from level 1 (DCT scaling off: a
  * lossless tile has no DCT to scale). No tissuemask: its overview is
  * decoded at a DCT scale only the JPEG slide has. Without /usr/bin/python3,
  * tifffile or vips the checks print a SKIP line with the reason (a failure
@@ -48,13 +50,35 @@ static const gchar convert_script[] =
     "    for a in levels[1:]:\n"
     "        tw.write(a, tile=(256, 256), photometric='rgb', compression='zlib',\n"
     "                 predictor=True, subfiletype=1, metadata=None)\n"
-    "os.rename(tmp, out)\n";
+    "os.rename(tmp, out)\n"
+    "# the same levels as an OME-Zarr store (NGFF 0.4, Zarr v2, (y, x, c),\n"
+    "# zstd chunks), written from the specification\n"
+    "import json, numcodecs, shutil\n"
+    "store = out.replace('.ome.tif', '.zarr')\n"
+    "shutil.rmtree(store, ignore_errors=True)\n"
+    "shutil.rmtree(os.path.join(os.path.dirname(out), 'zarr-only'), ignore_errors=True)\n"
+    "codec = numcodecs.Zstd(level=3)\n"
+    "for i, a in enumerate(levels):\n"
+    "    d = os.path.join(store, str(i)); os.makedirs(d)\n"
+    "    json.dump({'zarr_format': 2, 'shape': list(a.shape), 'chunks': [256, 256, 3],\n"
+    "               'dtype': '|u1', 'compressor': codec.get_config(), 'fill_value': 0,\n"
+    "               'order': 'C', 'filters': None}, open(os.path.join(d, '.zarray'), 'w'))\n"
+    "    for y in range(0, a.shape[0], 256):\n"
+    "        for x in range(0, a.shape[1], 256):\n"
+    "            c = np.zeros((256, 256, 3), np.uint8); p = a[y:y + 256, x:x + 256]\n"
+    "            c[:p.shape[0], :p.shape[1]] = p\n"
+    "            open(os.path.join(d, '%d.%d.0' % (y // 256, x // 256)), 'wb').write(bytes(codec.encode(c.tobytes())))\n"
+    "axes = [{'name': 'y', 'type': 'space', 'unit': 'micrometer'},\n"
+    "        {'name': 'x', 'type': 'space', 'unit': 'micrometer'}, {'name': 'c', 'type': 'channel'}]\n"
+    "ds = [{'path': str(i), 'coordinateTransformations': [{'type': 'scale', 'scale': [mpp * 2 ** i, mpp * 2 ** i, 1]}]} for i in range(n)]\n"
+    "json.dump({'multiscales': [{'version': '0.4', 'axes': axes, 'datasets': ds}]}, open(os.path.join(store, '.zattrs'), 'w'))\n";
 
 static gboolean
 converter_usable (const gchar * check)
 {
   gchar *probe[] = { (gchar *) PYTHON, (gchar *) "-c",
-    (gchar *) "import tifffile, numpy, shutil; assert shutil.which('vips')",
+    (gchar *) "import tifffile, numpy, numcodecs, shutil; "
+        "assert shutil.which('vips')",
     NULL
   };
   gint status = 0;
@@ -65,7 +89,7 @@ converter_usable (const gchar * check)
   else if (!g_spawn_sync (NULL, probe, NULL, G_SPAWN_STDERR_TO_DEV_NULL, NULL,
           NULL, NULL, NULL, &status, NULL)
       || !g_spawn_check_wait_status (status, NULL))
-    why = "python3-tifffile or libvips-tools (vips) missing "
+    why = "python3-tifffile, python3-zarr or libvips-tools (vips) missing "
         "(scripts/install-deps.sh installs them)";
   if (why == NULL)
     return TRUE;
@@ -131,7 +155,7 @@ run_stream (const gchar * location, const gchar * sampler_extra,
 GST_START_TEST (test_ome_copy_streams_like_its_tiff)
 {
   const gchar *samplers[] = { "", "target-mpp=0.5" };
-  gchar *tiff, *ome;
+  gchar *tiff, *ome, *zarr, *zarr_folder, *zarr_only, *inside;
   guint s, t;
 
   if (!converter_usable ("ome-tiff copy stream"))
@@ -145,19 +169,37 @@ GST_START_TEST (test_ome_copy_streams_like_its_tiff)
     fail_unless_equals_int (slide->level_count, 3);
     wsi_slide_close (slide);
   }
+  zarr = g_strdup (ome);
+  strcpy (strstr (zarr, ".ome.tif"), ".zarr");
+  zarr_folder = g_path_get_dirname (zarr);
+  zarr_only = g_build_filename (zarr_folder, "zarr-only", NULL);
+  fail_unless (g_mkdir (zarr_only, 0755) == 0);
+  inside = g_build_filename (zarr_only, "slide.zarr", NULL);
+  fail_unless (g_rename (zarr, inside) == 0);
   for (s = 0; s < G_N_ELEMENTS (samplers); s++) {
     WsiRun *reference = run_stream (tiff, samplers[s], 1);
 
     fail_unless_equals_int (WSI_RECORD (reference, 0)->level, s);
     for (t = 1; t <= 4; t *= 2) {
-      WsiRun *run = run_stream (ome, samplers[s], t);
-      gchar *what = g_strdup_printf ("'%s' at %u threads", samplers[s], t);
-      wsi_run_assert_same_stream (reference, run, what);
-      g_free (what);
-      wsi_run_free (run);
+      /* the OME-TIFF; the OME-Zarr store named, and found in a folder
+       * scan as one slide (the scan does not go into it) */
+      const gchar *copies[] = { ome, inside, zarr_only };
+      guint c;
+      for (c = 0; c < G_N_ELEMENTS (copies); c++) {
+        WsiRun *run = run_stream (copies[c], samplers[s], t);
+        gchar *what = g_strdup_printf ("%s '%s' at %u threads", copies[c],
+            samplers[s], t);
+        wsi_run_assert_same_stream (reference, run, what);
+        g_free (what);
+        wsi_run_free (run);
+      }
     }
     wsi_run_free (reference);
   }
+  g_free (zarr);
+  g_free (zarr_folder);
+  g_free (zarr_only);
+  g_free (inside);
   g_free (tiff);
   g_free (ome);
 }

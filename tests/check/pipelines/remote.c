@@ -189,6 +189,8 @@ GST_START_TEST (test_transient_faults_retried)
     {"truncate", "truncate:4"},
     {"503", "503:2-5"},
     {"wrong-range", "wrong-range:5"},
+    /* longer than the 1 s timeout set below: the request times out */
+    {"stall", "stall:6:2"},
   };
   static const guint threads[] = { 1, 4 };
   guint i, t;
@@ -201,8 +203,15 @@ GST_START_TEST (test_transient_faults_retried)
       gchar *what = g_strdup_printf ("%s, threads=%u", cases[i].spec,
           threads[t]);
 
+      WsiHttpSettings settings, saved;
+
       g_setenv ("WSI_HTTP_BACKOFF_MS", "1", TRUE);
+      wsi_http_get_settings (&saved);
+      settings = saved;
+      settings.timeout_ms = 1000;
+      wsi_http_set_settings (&settings);
       injected = run_through_proxy (args, cases[i].fault, threads[t], &run);
+      wsi_http_set_settings (&saved);
       fail_unless (injected > 0, "%s: no fault was injected", what);
       wsi_run_assert_same_stream (local_reference (), run, what);
       g_free (what);
@@ -1107,7 +1116,7 @@ GST_START_TEST (test_wrong_secret_is_403)
 {
   const gchar *args[] = { "--sigv4-secret", "S3RVER", NULL };
   gchar *report;
-  gchar *why = NULL, *endpoint;
+  gchar *why = NULL, *endpoint, *error;
   WsiProxy proxy;
   S3rver s3;
   WsiRun *run;
@@ -1135,6 +1144,27 @@ GST_START_TEST (test_wrong_secret_is_403)
       && strstr (run->error, "WrongSecret") == NULL, "%s", run->error);
   fail_unless_equals_int (run->records->len, 0);
   wsi_run_free (run);
+  /* a refused listing names the status, not a byte range (its request
+   * asks the whole document) */
+  error = collection_error ("s3://bucket/", 1);
+  fail_unless (error != NULL && strstr (error, "s3://bucket/") != NULL
+      && strstr (error, "403") != NULL, "%s", error);
+  fail_unless (strstr (error, "bytes") == NULL, "%s", error);
+  g_free (error);
+  /* no credentials anywhere: the 403 says the request went out unsigned */
+  s3_credentials_clear ();
+  g_setenv ("AWS_ENDPOINT_URL", endpoint, TRUE);
+  g_setenv ("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/credentials", TRUE);
+  run = run_stream ("s3://bucket/slide.tiff", 1);
+  fail_unless (run->error != NULL && strstr (run->error, "403") != NULL
+      && strstr (run->error, "went out unsigned: no AWS credentials were "
+          "found") != NULL, "%s", run->error);
+  wsi_run_free (run);
+  error = collection_error ("s3://bucket/", 1);
+  fail_unless (error != NULL && strstr (error, "went out unsigned") != NULL,
+      "%s", error);
+  g_free (error);
+  g_unsetenv ("AWS_SHARED_CREDENTIALS_FILE");
   s3_credentials_clear ();
   /* the wrong secret's requests, and only those, were refused */
   fail_unless (wsi_proxy_stop (&proxy, "signature-rejected") > 0);
@@ -1309,6 +1339,92 @@ GST_START_TEST (test_sigv4_aws_examples)
 
 GST_END_TEST;
 
+/* What this process holds open: fds, of which sockets, and threads. */
+typedef struct
+{
+  guint fds, sockets, threads;
+} Held;
+
+static Held
+held_now (void)
+{
+  Held h = { 0, 0, 0 };
+  GDir *dir = g_dir_open ("/proc/self/fd", 0, NULL);
+  const gchar *name;
+
+  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL) {
+    gchar *path = g_build_filename ("/proc/self/fd", name, NULL);
+    gchar *target = g_file_read_link (path, NULL);
+    h.fds++;
+    if (target != NULL && g_str_has_prefix (target, "socket:"))
+      h.sockets++;
+    g_free (target);
+    g_free (path);
+  }
+  if (dir != NULL)
+    g_dir_close (dir);
+  dir = g_dir_open ("/proc/self/task", 0, NULL);
+  while (dir != NULL && g_dir_read_name (dir) != NULL)
+    h.threads++;
+  if (dir != NULL)
+    g_dir_close (dir);
+  return h;
+}
+
+/* Threads that end by themselves a little after their work (GLib's
+ * unused pool threads, curl's resolver) are given time to: the counts
+ * once they stayed the same for a second (at most 10 s). */
+static Held
+held_settled (void)
+{
+  Held h = held_now (), last = h;
+  guint i, same = 0;
+
+  for (i = 0; i < 100 && same < 10; i++) {
+    g_usleep (100 * 1000);
+    h = held_now ();
+    same = h.fds == last.fds && h.threads == last.threads ? same + 1 : 0;
+    last = h;
+  }
+  return h;
+}
+
+/* An HTTP pipeline taken PLAYING -> NULL again and again (through the
+ * prefetching patchreader, 4 threads): after each NULL the process holds
+ * no more fds, sockets or threads than before the first run. */
+GST_START_TEST (test_null_closes_connections)
+{
+  gchar *url = url_of (nginx.port, "slide.tiff");
+  Held baseline, after;
+  WsiRun *run;
+  guint cycle;
+
+  local_reference ();
+  /* the first run's one-time costs (GStreamer's registry, plugins) are
+   * not the pipeline's: a local run first */
+  wsi_run_free (run_stream (local_slide, 4));
+  baseline = held_settled ();
+  for (cycle = 0; cycle < 3; cycle++) {
+    run = run_stream (url, 4);
+    wsi_run_assert_same_stream (local_reference (), run, "state cycle");
+    wsi_run_free (run);
+    after = held_settled ();
+    g_print ("after NULL %u: %u fds (%u sockets), %u threads; before the "
+        "first run %u fds (%u sockets), %u threads\n", cycle + 1, after.fds,
+        after.sockets, after.threads, baseline.fds, baseline.sockets,
+        baseline.threads);
+    fail_unless (after.sockets <= baseline.sockets, "cycle %u: %u sockets "
+        "stay open (%u before)", cycle + 1, after.sockets, baseline.sockets);
+    fail_unless (after.fds <= baseline.fds, "cycle %u: %u fds stay open "
+        "(%u before)", cycle + 1, after.fds, baseline.fds);
+    fail_unless (after.threads <= baseline.threads, "cycle %u: %u threads "
+        "stay (%u before)", cycle + 1, after.threads, baseline.threads);
+  }
+  g_free (url);
+}
+
+GST_END_TEST;
+
 static Suite *
 remote_suite (void)
 {
@@ -1318,6 +1434,7 @@ remote_suite (void)
   tcase_set_timeout (tc, 300);
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_sigv4_aws_examples);
+  tcase_add_test (tc, test_null_closes_connections);
   tcase_add_test (tc, test_url_stream_identical_to_local);
   tcase_add_test (tc, test_latency_stream_identical);
   tcase_add_test (tc, test_transient_faults_retried);

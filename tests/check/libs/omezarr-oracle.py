@@ -1,0 +1,179 @@
+#!/usr/bin/python3
+# Writes the OME-Zarr stores of tests/check/libs/wsiomezarr.c (NGFF 0.4 on
+# Zarr v2) from the specification with numpy and numcodecs' codecs (zlib,
+# gzip, zstd, blosc), has python3-zarr read every level back (the
+# independent reader: its decode must equal the array written), and writes
+# each level's pixels as tight RGB rows.
+#
+# usage: omezarr-oracle.py OUT_DIR
+# OUT_DIR/cases.txt: "name levels mpp" per readable store, "refuse name
+# word" per store that must be refused, "damaged name word" per store whose
+# read must fail naming the chunk; OUT_DIR/<name>.<level>.rgb.
+
+import json
+import os
+import shutil
+import sys
+
+import numpy as np
+import numcodecs
+import zarr
+
+out = sys.argv[1]
+shutil.rmtree(out, ignore_errors=True)
+os.makedirs(out)
+cases = []
+
+
+def image(h, w, seed):
+    y, x = np.mgrid[0:h, 0:w].astype(np.float64)
+    rng = np.random.default_rng(seed)
+    r = 128 + 90 * np.sin(x / 37.0) * np.cos(y / 23.0)
+    g = 128 + 80 * np.cos((x + y) / 51.0)
+    b = 160 + 60 * np.sin(y / 17.0)
+    a = np.stack([r, g, b], -1) + rng.normal(0, 6, (h, w, 3))
+    return np.clip(a, 0, 255).astype(np.uint8)
+
+
+def halve(a):
+    h, w = a.shape[0] // 2, a.shape[1] // 2
+    return a[:2 * h, :2 * w].reshape(h, 2, w, 2, 3).mean((1, 3)).round() \
+        .astype(np.uint8)
+
+
+base = image(300, 500, 3)
+pyramid = [base, halve(base), halve(halve(base))]
+AXES = {'c': {'name': 'c', 'type': 'channel'},
+        'y': {'name': 'y', 'type': 'space', 'unit': 'micrometer'},
+        'x': {'name': 'x', 'type': 'space', 'unit': 'micrometer'},
+        't': {'name': 't', 'type': 'time'},
+        'z': {'name': 'z', 'type': 'space', 'unit': 'micrometer'}}
+
+
+def write_array(path, a, chunks, codec, sep, fill=0, skip=()):
+    os.makedirs(path)
+    meta = {'zarr_format': 2, 'shape': list(a.shape), 'chunks': list(chunks),
+            'dtype': a.dtype.str if a.dtype.itemsize > 1 else '|u1',
+            'compressor': codec.get_config() if codec else None,
+            'fill_value': fill, 'order': 'C', 'filters': None,
+            'dimension_separator': sep}
+    with open(os.path.join(path, '.zarray'), 'w') as f:
+        json.dump(meta, f)
+    grid = [range(-(-s // c)) for s, c in zip(a.shape, chunks)]
+    for idx in np.ndindex(*[len(g) for g in grid]):
+        if idx in skip:
+            continue
+        block = np.zeros(chunks, a.dtype) + np.array(fill, a.dtype)
+        sl = tuple(slice(i * c, min((i + 1) * c, s))
+                   for i, c, s in zip(idx, chunks, a.shape))
+        part = a[sl]
+        block[tuple(slice(0, p) for p in part.shape)] = part
+        data = block.tobytes()
+        if codec:
+            data = codec.encode(data)
+        key = sep.join(str(i) for i in idx)
+        p = os.path.join(path, key)
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        with open(p, 'wb') as f:
+            f.write(bytes(data))
+
+
+def write_store(name, layout, codec, sep='.', chunk=128, levels=pyramid,
+                scale=0.25, group='', fill=0, skip0=(), dtype=np.uint8):
+    root = os.path.join(out, name)
+    img = os.path.join(root, group)
+    os.makedirs(img, exist_ok=True)
+    if group:
+        with open(os.path.join(root, '.zattrs'), 'w') as f:
+            json.dump({'bioformats2raw.layout': 3}, f)
+        with open(os.path.join(root, '.zgroup'), 'w') as f:
+            json.dump({'zarr_format': 2}, f)
+    datasets = []
+    for i, rgb in enumerate(levels):
+        arr = rgb.astype(dtype)
+        if layout == 'cyx':
+            arr = np.moveaxis(arr, -1, 0)
+        elif layout == 'tczyx':
+            arr = np.moveaxis(arr, -1, 0)[None, :, None]
+        elif layout == 'cyx4':
+            arr = np.moveaxis(np.concatenate([arr, arr[..., :1]], -1), -1, 0)
+        chunks = [chunk if n in 'yx' else (1 if n in 'tz' else arr.shape[k])
+                  for k, n in enumerate(layout.replace('4', ''))]
+        write_array(os.path.join(img, str(i)), arr, chunks, codec, sep,
+                    fill=fill, skip=skip0 if i == 0 else ())
+        f = 2 ** i
+        sc = [1.0 if n in 'ctz' else scale * f
+              for n in layout.replace('4', '')]
+        datasets.append({'path': str(i), 'coordinateTransformations':
+                         [{'type': 'scale', 'scale': sc}]})
+    attrs = {'multiscales': [{'version': '0.4', 'name': name,
+                              'axes': [AXES[n] for n in
+                                       layout.replace('4', '')],
+                              'datasets': datasets}]}
+    with open(os.path.join(img, '.zattrs'), 'w') as f:
+        json.dump(attrs, f)
+    with open(os.path.join(img, '.zgroup'), 'w') as f:
+        json.dump({'zarr_format': 2}, f)
+    return img
+
+
+def check_with_zarr(img, layout, levels):
+    # python3-zarr's own reading of every level, as RGB (y, x, c)
+    for i, rgb in enumerate(levels):
+        a = np.asarray(zarr.open_array(os.path.join(img, str(i)),
+                                       mode='r')[...])
+        if layout == 'cyx':
+            a = np.moveaxis(a, 0, -1)
+        elif layout == 'tczyx':
+            a = np.moveaxis(a[0, :, 0], 0, -1)
+        assert a.shape == rgb.shape, (img, i, a.shape)
+        yield i, np.ascontiguousarray(a)
+
+
+def readable(name, layout, codec, **kw):
+    img = write_store(name, layout, codec, **kw)
+    levels = kw.get('levels', pyramid)
+    for i, a in check_with_zarr(img, layout, levels):
+        if not kw.get('skip0') or i > 0:
+            assert (a == levels[i]).all(), (name, i)
+        a.tofile(os.path.join(out, '%s.%d.rgb' % (name, i)))
+    cases.append('%s %d %g' % (name, len(levels), kw.get('scale', 0.25)))
+
+
+readable('cyx-raw.zarr', 'cyx', None)
+readable('cyx-zlib.zarr', 'cyx', numcodecs.Zlib(level=6))
+readable('yxc-gzip.zarr', 'yxc', numcodecs.GZip(level=5), sep='/')
+readable('yxc-zstd.zarr', 'yxc', numcodecs.Zstd(level=3))
+readable('cyx-blosc-lz4.zarr', 'cyx', numcodecs.Blosc(
+    cname='lz4', clevel=5, shuffle=numcodecs.Blosc.SHUFFLE))
+readable('yxc-blosc-zstd.zarr', 'yxc', numcodecs.Blosc(
+    cname='zstd', clevel=3, shuffle=numcodecs.Blosc.BITSHUFFLE))
+readable('tczyx-zlib.zarr', 'tczyx', numcodecs.Zlib(level=1), scale=0.5)
+# bioformats2raw's layout: the image is the group 0 below the root
+readable('b2r.zarr', 'cyx', numcodecs.Zlib(level=1), group='0')
+# a chunk never written: the fill value (white) there, as zarr reads it
+readable('sparse.zarr', 'yxc', numcodecs.Zstd(level=1), fill=255,
+         skip0={(1, 1, 0)})
+
+# refused, with a word the reason must hold
+write_store('uint16.zarr', 'cyx', numcodecs.Zlib(), dtype=np.uint16)
+cases.append('refuse uint16.zarr dtype')
+write_store('four.zarr', 'cyx4', numcodecs.Zlib())
+cases.append('refuse four.zarr channels')
+img = write_store('nolevel.zarr', 'cyx', numcodecs.Zlib())
+os.unlink(os.path.join(img, '1', '.zarray'))
+cases.append('refuse nolevel.zarr missing')
+img = write_store('badjson.zarr', 'cyx', numcodecs.Zlib())
+with open(os.path.join(img, '.zattrs'), 'w') as f:
+    f.write('{"multiscales": [ {"version": "0.4", ')
+cases.append('refuse badjson.zarr JSON')
+# a chunk cut short: the read fails naming the chunk
+img = write_store('truncated.zarr', 'cyx', numcodecs.Zstd())
+p = os.path.join(img, '0', '0.0.0')
+data = open(p, 'rb').read()
+open(p, 'wb').write(data[:len(data) // 2])
+cases.append('damaged truncated.zarr 0.0.0')
+
+with open(os.path.join(out, 'cases.txt'), 'w') as f:
+    f.write('\n'.join(cases) + '\n')
+print('ok', len(cases))

@@ -1,0 +1,249 @@
+/* gst-wsi
+ * Copyright (C) 2026 gst-wsi developers
+ *
+ * This library is free software; you can redistribute it and/or
+ * modify it under the terms of the GNU Library General Public
+ * License as published by the Free Software Foundation; either
+ * version 2 of the License, or (at your option) any later version.
+ */
+
+/* OME-Zarr stores (NGFF 0.4, Zarr v2) written at test time from the
+ * specification (libs/omezarr-oracle.py: numpy and numcodecs' codecs;
+ * raw, zlib, gzip, zstd, blosc lz4 and zstd; (c, y, x), (y, x, c) and
+ * (t, c, z, y, x); '.' and '/' chunk keys; bioformats2raw's layout; a chunk
+ * never written), each level read whole through wsislide.h and compared
+ * byte for byte with python3-zarr's reading of it. Stores the backend must
+ * refuse (uint16, four channels, a level missing, bad JSON) are refused by
+ * `auto` with WSI_SLIDE_ERROR_REFUSED naming the store and the reason; a
+ * chunk cut short fails the read naming the chunk. Without /usr/bin/python3,
+ * zarr or numcodecs each check prints a SKIP line with the reason (a
+ * failure under CI=true, where install-deps.sh ran). */
+
+#include <gst/check/gstcheck.h>
+#include <glib/gstdio.h>
+#include <math.h>
+#include <string.h>
+
+#include "wsislide.h"
+#include "wsitestutil.h"
+
+#define PYTHON "/usr/bin/python3"
+#define ORACLE WSI_TEST_SRCDIR "/libs/omezarr-oracle.py"
+
+static gchar *data_dir;
+
+/* Runs the oracle once per process; FALSE (after a SKIP line) when it
+ * cannot run here. */
+static gboolean
+oracle_files (const gchar * check)
+{
+  static gint state = 0;        /* 0 not run, 1 ok, 2 unavailable */
+  static gchar *why;
+  gchar *probe[] = { (gchar *) PYTHON, (gchar *) "-c",
+    (gchar *) "import zarr, numcodecs, numpy", NULL
+  };
+  gint status = 0;
+
+  if (state == 0) {
+    if (!g_file_test (PYTHON, G_FILE_TEST_IS_EXECUTABLE)) {
+      why = g_strdup (PYTHON " not found");
+    } else if (!g_spawn_sync (NULL, probe, NULL, G_SPAWN_STDERR_TO_DEV_NULL,
+            NULL, NULL, NULL, NULL, &status, NULL)
+        || !g_spawn_check_wait_status (status, NULL)) {
+      why = g_strdup ("python3-zarr (with numcodecs) missing "
+          "(scripts/install-deps.sh installs it)");
+    }
+    if (why == NULL) {
+      gchar *argv[] = { (gchar *) PYTHON, (gchar *) ORACLE, data_dir, NULL };
+      gchar *out = NULL, *err = NULL;
+
+      fail_unless (g_spawn_sync (NULL, argv, NULL, 0, NULL, NULL, &out, &err,
+              &status, NULL));
+      fail_unless (g_spawn_check_wait_status (status, NULL),
+          "omezarr-oracle.py: %s%s", out, err);
+      g_free (out);
+      g_free (err);
+    }
+    state = why == NULL ? 1 : 2;
+  }
+  if (state == 1)
+    return TRUE;
+  fail_if (wsi_test_in_ci (), "CI=true but %s", why);
+  wsi_test_skip (check, "%s", why);
+  return FALSE;
+}
+
+static gchar **
+case_lines (void)
+{
+  gchar *path = g_build_filename (data_dir, "cases.txt", NULL);
+  gchar *text = NULL;
+  gchar **lines;
+
+  fail_unless (g_file_get_contents (path, &text, NULL, NULL));
+  lines = g_strsplit (g_strstrip (text), "\n", -1);
+  g_free (text);
+  g_free (path);
+  return lines;
+}
+
+/* Level @level of @slide read whole at 1:1 as RGB, in @ctx. */
+static guint8 *
+read_level (WsiSlide * slide, WsiReadContext * ctx, gint level)
+{
+  gint64 w = slide->level_width[level], h = slide->level_height[level];
+  WsiImage out = { NULL, (gsize) w * 3, w, h, WSI_PIXEL_RGB };
+  WsiReadRequest request = { 0, };
+  WsiReadReport report;
+  GError *error = NULL;
+
+  out.data = g_malloc (out.stride * h);
+  request.width = slide->level_width[0];
+  request.height = slide->level_height[0];
+  /* level 0's whole extent to the level's size: that level, at 1:1 */
+  request.resample_tolerance = 0.02;
+  fail_unless (wsi_slide_read (slide, ctx, &request, &out, &report, &error),
+      "%s", error ? error->message : "?");
+  fail_unless_equals_int (report.level, level);
+  fail_unless_equals_int64 (report.read_width, w);
+  fail_unless_equals_int64 (report.read_height, h);
+  return out.data;
+}
+
+GST_START_TEST (test_levels_match_zarr)
+{
+  gchar **lines, **line;
+  guint checked = 0;
+
+  if (!oracle_files ("ome-zarr levels"))
+    return;
+  lines = case_lines ();
+  for (line = lines; *line != NULL; line++) {
+    gchar **f = g_strsplit (*line, " ", -1);
+    gchar *path;
+    WsiSlide *slide;
+    WsiReadContext *ctx;
+    GError *error = NULL;
+    gint nlevels, l;
+    gdouble mpp;
+
+    if (strcmp (f[0], "refuse") == 0 || strcmp (f[0], "damaged") == 0) {
+      g_strfreev (f);
+      continue;
+    }
+    path = g_build_filename (data_dir, f[0], NULL);
+    nlevels = atoi (f[1]);
+    mpp = g_ascii_strtod (f[2], NULL);
+    slide = wsi_slide_open (path, WSI_BACKEND_AUTO, &error);
+    fail_unless (slide != NULL, "%s: %s", f[0], error ? error->message : "");
+    fail_unless_equals_string (slide->backend->name, WSI_BACKEND_ZARR);
+    fail_unless_equals_string (slide->vendor, "ome-zarr");
+    fail_unless_equals_int (slide->level_count, nlevels);
+    fail_unless (fabs (slide->mpp_x - mpp) < 1e-9
+        && fabs (slide->mpp_y - mpp) < 1e-9, "%s: mpp %g x %g, want %g",
+        f[0], slide->mpp_x, slide->mpp_y, mpp);
+    fail_unless_equals_string (slide->mpp_source, WSI_MPP_SOURCE_NGFF);
+    ctx = wsi_read_context_new ();
+    for (l = 0; l < nlevels; l++) {
+      gchar *name = g_strdup_printf ("%s.%d.rgb", path, l);
+      gchar *expected = NULL;
+      gsize size = 0, n = (gsize) slide->level_width[l]
+          * slide->level_height[l] * 3;
+      guint8 *ours;
+
+      fail_unless (g_file_get_contents (name, &expected, &size, NULL));
+      fail_unless_equals_uint64 (size, n);
+      ours = read_level (slide, ctx, l);
+      fail_unless (memcmp (ours, expected, n) == 0, "%s level %d differs "
+          "from zarr's reading", f[0], l);
+      g_free (ours);
+      g_free (expected);
+      g_free (name);
+      checked++;
+    }
+    wsi_read_context_free (ctx);
+    wsi_slide_close (slide);
+    g_free (path);
+    g_strfreev (f);
+  }
+  g_strfreev (lines);
+  fail_unless (checked >= 27, "only %u levels checked", checked);
+}
+
+GST_END_TEST;
+
+GST_START_TEST (test_refusals_name_store_and_reason)
+{
+  gchar **lines, **line;
+  guint refused = 0, damaged = 0;
+
+  if (!oracle_files ("ome-zarr refusals"))
+    return;
+  lines = case_lines ();
+  for (line = lines; *line != NULL; line++) {
+    gchar **f = g_strsplit (*line, " ", -1);
+    gchar *path;
+    WsiSlide *slide;
+    GError *error = NULL;
+
+    if (strcmp (f[0], "refuse") == 0) {
+      path = g_build_filename (data_dir, f[1], NULL);
+      slide = wsi_slide_open (path, WSI_BACKEND_AUTO, &error);
+      fail_unless (slide == NULL, "%s opened", f[1]);
+      fail_unless (g_error_matches (error, WSI_SLIDE_ERROR,
+              WSI_SLIDE_ERROR_REFUSED), "%s: %s", f[1], error->message);
+      fail_unless (strstr (error->message, f[1]) != NULL
+          && strstr (error->message, f[2]) != NULL,
+          "%s: the message does not name the store and '%s': %s", f[1], f[2],
+          error->message);
+      GST_INFO ("%s", error->message);
+      g_error_free (error);
+      g_free (path);
+      refused++;
+    } else if (strcmp (f[0], "damaged") == 0) {
+      WsiReadContext *ctx = wsi_read_context_new ();
+      guint32 *argb = g_new (guint32, 128 * 128);
+      path = g_build_filename (data_dir, f[1], NULL);
+      slide = wsi_slide_open (path, WSI_BACKEND_AUTO, &error);
+      fail_unless (slide != NULL, "%s: %s", f[1], error ? error->message : "");
+      fail_if (wsi_slide_read_region (slide, ctx, argb, 0, 0, 0, 128, 128,
+              &error));
+      fail_unless (strstr (error->message, f[1]) != NULL
+          && strstr (error->message, f[2]) != NULL, "%s: %s", f[1],
+          error->message);
+      GST_INFO ("%s", error->message);
+      g_clear_error (&error);
+      /* the next chunk is whole: the slide reads on */
+      fail_unless (wsi_slide_read_region (slide, ctx, argb, 128, 0, 0, 128,
+              128, &error), "%s", error ? error->message : "");
+      wsi_slide_close (slide);
+      wsi_read_context_free (ctx);
+      g_free (argb);
+      g_free (path);
+      damaged++;
+    }
+    g_strfreev (f);
+  }
+  g_strfreev (lines);
+  fail_unless_equals_int (refused, 4);
+  fail_unless_equals_int (damaged, 1);
+}
+
+GST_END_TEST;
+
+static Suite *
+wsiomezarr_suite (void)
+{
+  Suite *s = suite_create ("wsiomezarr");
+  TCase *tc = tcase_create ("general");
+
+  data_dir = g_strdup (WSI_TEST_TMPDIR);
+  g_mkdir_with_parents (data_dir, 0755);
+  tcase_set_timeout (tc, 300);
+  suite_add_tcase (s, tc);
+  tcase_add_test (tc, test_levels_match_zarr);
+  tcase_add_test (tc, test_refusals_name_store_and_reason);
+  return s;
+}
+
+GST_CHECK_MAIN (wsiomezarr);
