@@ -17,6 +17,7 @@
 
 #include "wsislide.h"
 #include "wsilocalfile.h"
+#include "wsizarr.h"
 
 #include <gst/wsi/wsilevel.h>
 #include "wsibytesource.h"
@@ -228,7 +229,10 @@ open_checked (const gchar * path, const gchar * backend_name,
         g_filename_from_uri (path, NULL, NULL) : g_strdup (path);
     GError *unreadable = NULL;
 
-    if (local != NULL && !wsi_local_file_check (local, &unreadable)) {
+    /* A folder is a slide only as an OME-Zarr store, which its backend
+     * reads object by object; every other local slide is one file. */
+    if (local != NULL && !wsi_zarr_is_store (local)
+        && !wsi_local_file_check (local, &unreadable)) {
       /* UNSUPPORTED, as before for a missing file: no backend reads it */
       g_set_error_literal (error, WSI_SLIDE_ERROR,
           WSI_SLIDE_ERROR_UNSUPPORTED, unreadable->message);
