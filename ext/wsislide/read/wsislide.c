@@ -17,7 +17,6 @@
 
 #include "wsislide.h"
 #include "wsilocalfile.h"
-#include "wsizarr.h"
 
 #include <gst/wsi/wsilevel.h>
 #include "wsibytesource.h"
@@ -178,6 +177,25 @@ make_error_displayable (GError * error)
   error->message = text;
 }
 
+/* TRUE when @path is a folder that a folder-format backend (the one named,
+ * or any under auto) detects. */
+static gboolean
+folder_backend_detects (const gchar * path, const gchar * backend_name)
+{
+  const WsiSlideBackend *const *backend;
+  gboolean any = backend_name == NULL
+      || strcmp (backend_name, WSI_BACKEND_AUTO) == 0;
+
+  if (!g_file_test (path, G_FILE_TEST_IS_DIR))
+    return FALSE;
+  for (backend = wsi_slide_backends (); *backend != NULL; backend++)
+    if ((*backend)->opens_folders
+        && (any || strcmp ((*backend)->name, backend_name) == 0)
+        && (*backend)->detect (path))
+      return TRUE;
+  return FALSE;
+}
+
 static WsiSlide *
 open_checked (const gchar * path, const gchar * backend_name,
     GError ** error);
@@ -229,9 +247,9 @@ open_checked (const gchar * path, const gchar * backend_name,
         g_filename_from_uri (path, NULL, NULL) : g_strdup (path);
     GError *unreadable = NULL;
 
-    /* A folder is a slide only as an OME-Zarr store, which its backend
-     * reads object by object; every other local slide is one file. */
-    if (local != NULL && !wsi_zarr_is_store (local)
+    /* A folder is a slide only for a backend whose format is a folder
+     * (an OME-Zarr store); every other local slide is one file. */
+    if (local != NULL && !folder_backend_detects (local, backend_name)
         && !wsi_local_file_check (local, &unreadable)) {
       /* UNSUPPORTED, as before for a missing file: no backend reads it */
       g_set_error_literal (error, WSI_SLIDE_ERROR,
