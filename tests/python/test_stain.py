@@ -218,11 +218,13 @@ def test_reinhard_without_reference_is_refused():
         run_patches([img], "method=reinhard")
 
 
-def test_output_is_the_same_at_any_thread_count():
+@pytest.mark.parametrize("method", ["macenko", "reinhard"])
+def test_output_is_the_same_at_any_thread_count(method, reference_png):
     images = [synthetic_he(s, he=HE_SRC) for s in range(12)]
     digests = set()
     for threads in (1, 2, 4):
-        out, _ = run_patches(images, f"method=macenko estimate=patch threads={threads}")
+        out, _ = run_patches(images, f"method={method} estimate=patch threads={threads} "
+                                     f"reference={reference_png}")
         digests.add(hashlib.sha256(b"".join(o.tobytes() for o in out)).hexdigest())
     assert len(digests) == 1
 
