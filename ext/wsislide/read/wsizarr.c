@@ -133,9 +133,12 @@ parse_json (const gchar * text, gsize size, const gchar * display,
   GError *local = NULL;
   JsonNode *root = NULL;
 
-  if (json_parser_load_from_data (parser, text, size, &local))
+  if (json_parser_load_from_data (parser, text, size, &local)) {
     root = json_parser_steal_root (parser);
-  else {
+    /* json-glib accepts an empty (or all-blank) document: no root */
+    if (root == NULL)
+      refuse (error, display, "%s is empty", what);
+  } else {
     refuse (error, display, "%s is not valid JSON (%s)", what,
         local->message);
     g_error_free (local);

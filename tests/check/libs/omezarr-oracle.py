@@ -306,6 +306,9 @@ img = write_store('badjson.zarr', 'cyx', numcodecs.Zlib())
 with open(os.path.join(img, '.zattrs'), 'w') as f:
     f.write('{"multiscales": [ {"version": "0.4", ')
 cases.append('refuse badjson.zarr JSON')
+img = write_store('empty.zarr', 'cyx', numcodecs.Zlib())
+open(os.path.join(img, '.zattrs'), 'w').close()
+cases.append('refuse empty.zarr empty')
 # a chunk cut short: the read fails naming the chunk
 img = write_store('truncated.zarr', 'cyx', numcodecs.Zstd())
 p = os.path.join(img, '0', '0.0.0')
@@ -324,6 +327,13 @@ write_store_v3('v3-sharded.zarr', 'yxc', None, codecs=[
                           'configuration': {'endian': 'little'}}],
         'index_location': 'end'}}])
 cases.append('refuse v3-sharded.zarr sharding')
+img = write_store_v3('v3-nolevel.zarr', 'yxc', 'zstd')
+os.unlink(os.path.join(img, '2', 'zarr.json'))
+cases.append('refuse v3-nolevel.zarr missing')
+img = write_store_v3('v3-badjson.zarr', 'yxc', 'zstd')
+with open(os.path.join(img, '0', 'zarr.json'), 'w') as f:
+    f.write('{"zarr_format": 3, "node_type": "array", "shape": [300, 5')
+cases.append('refuse v3-badjson.zarr JSON')
 img = write_store_v3('v3-truncated.zarr', 'cyx', 'zstd')
 p = os.path.join(img, '0', 'c', '0', '0', '0')
 data = open(p, 'rb').read()
