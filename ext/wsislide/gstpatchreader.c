@@ -120,6 +120,7 @@ enum
   PROP_PREFETCH_REQUESTS,
   PROP_PREFETCH_BYTES,
   PROP_REMOTE_STATS,
+  PROP_GRID_ORDER,
 };
 
 /* The read-layer properties (wsireadproperties.h): ids and what they mean
@@ -264,6 +265,7 @@ struct _GstPatchReader
   gdouble resample_tolerance;
   /* atomic copies the workers read once per patch */
   gint resample_tolerance_ppm;  /* in 1e-6 */
+  gint grid_order;              /* gboolean, #GstPatchReader:grid-order */
 
   /* backend, dct-scaling and the caches' properties; slides and decoded
    * tiles, shared with patchviews in the pipeline (wsireadcaches.h): the
@@ -280,6 +282,7 @@ struct _GstPatchReader
   GHashTable *read_by_backend;  /* backend name (static) -> guint64 count */
   GHashTable *slides_by_backend;        /* backend (static) -> guint64 slides */
   GHashTable *failed_by_slide;  /* slide path (owned) -> guint64 failed reads */
+  gchar *first_failure;         /* "slide: reason" of the first failed read */
 
   /* output buffers, under stats_lock (the chain and flushes swap it) */
   GstBufferPool *buffer_pool;
@@ -347,6 +350,9 @@ note_read_failure (GstPatchReader * self, SlideContext * ctx,
 
   g_mutex_lock (&self->stats_lock);
   count_in (self->failed_by_slide, g_strdup (ctx->path), g_free);
+  if (self->first_failure == NULL)
+    self->first_failure = g_strdup_printf ("slide \"%s\": %s", ctx->path,
+        error ? error->message : "unknown error");
   g_mutex_unlock (&self->stats_lock);
 
   failures = ++ctx->consecutive_failures;
@@ -416,6 +422,7 @@ make_request (GstPatchReader * self, const WsiPatchRecord * record,
       g_atomic_int_get (&self->resample_tolerance_ppm) / 1e6;
   request->native_scaling = wsi_read_properties_dct_scaling (&self->read);
   request->tile_cache = self->tile_cache;
+  request->grid_order = g_atomic_int_get (&self->grid_order);
 }
 
 /* The record says what was really read. */
@@ -639,6 +646,7 @@ gst_patch_reader_start (WsiPoolElement * element, guint * n_threads)
   g_hash_table_remove_all (self->read_by_backend);
   g_hash_table_remove_all (self->slides_by_backend);
   g_hash_table_remove_all (self->failed_by_slide);
+  g_clear_pointer (&self->first_failure, g_free);
   g_mutex_unlock (&self->stats_lock);
   wsi_read_caches_client_start (&self->read.caches, GST_ELEMENT (self),
       gst_wsi_backend_name (backend));
@@ -1074,6 +1082,35 @@ segment_in_time (GstEvent * event)
   return time_event;
 }
 
+/* At EOS: a stream whose every read failed ends in an error naming why
+ * (gst-launch exits non-zero, Python raises), not in a quiet EOS that
+ * looks like a finished job. A stream that asked for nothing (tissuemask
+ * rejected every slide) is patchsampler's to report. */
+static void
+check_something_read (GstPatchReader * self)
+{
+  guint64 read, failed, skipped;
+  guint slides;
+  gchar *first;
+
+  g_mutex_lock (&self->stats_lock);
+  read = self->patches_read;
+  failed = self->patches_failed;
+  skipped = self->patches_skipped;
+  slides = g_hash_table_size (self->failed_by_slide);
+  first = g_strdup (self->first_failure);
+  g_mutex_unlock (&self->stats_lock);
+
+  if (read == 0 && failed + skipped > 0)
+    GST_ELEMENT_ERROR (self, RESOURCE, READ,
+        ("Not a single patch could be read: %" G_GUINT64_FORMAT " reads "
+            "failed and %" G_GUINT64_FORMAT " were not tried (slide not "
+            "opened or given up), over %u slides (first: %s).", failed,
+            skipped, slides, GST_STR_NULL (first)),
+        ("the stream ended with no patch delivered"));
+  g_free (first);
+}
+
 /* Output caps follow the records' out_size, not the input caps; the
  * segment waits for them; the rest is the base class's. */
 static gboolean
@@ -1099,6 +1136,9 @@ gst_patch_reader_sink_event (WsiPoolElement * element, GstEvent * event)
         wsi_pool_element_queue_event (element, self->pending_segment);
         self->pending_segment = NULL;
       }
+      /* Every read done, then: did any patch get out? */
+      if (wsi_pool_element_drain (element) == GST_FLOW_OK)
+        check_something_read (self);
       break;
     default:
       break;
@@ -1247,6 +1287,9 @@ gst_patch_reader_set_property (GObject * object, guint prop_id,
       self->max_read_failures = g_value_get_uint (value);
       GST_OBJECT_UNLOCK (self);
       break;
+    case PROP_GRID_ORDER:
+      g_atomic_int_set (&self->grid_order, g_value_get_boolean (value));
+      break;
     case PROP_RESAMPLE_TOLERANCE:
       GST_OBJECT_LOCK (self);
       self->resample_tolerance = g_value_get_double (value);
@@ -1279,6 +1322,9 @@ gst_patch_reader_get_property (GObject * object, guint prop_id,
       GST_OBJECT_LOCK (self);
       g_value_set_uint (value, self->max_read_failures);
       GST_OBJECT_UNLOCK (self);
+      break;
+    case PROP_GRID_ORDER:
+      g_value_set_boolean (value, g_atomic_int_get (&self->grid_order));
       break;
     case PROP_RESAMPLE_TOLERANCE:
       GST_OBJECT_LOCK (self);
@@ -1338,6 +1384,7 @@ gst_patch_reader_finalize (GObject * object)
   g_hash_table_unref (self->read_by_backend);
   g_hash_table_unref (self->slides_by_backend);
   g_hash_table_unref (self->failed_by_slide);
+  g_free (self->first_failure);
   g_mutex_clear (&self->stats_lock);
 
   G_OBJECT_CLASS (parent_class)->finalize (object);
@@ -1379,6 +1426,18 @@ gst_patch_reader_class_init (GstPatchReaderClass * klass)
           "exactly. Range 0..0.1, default 0.01", 0.0, 0.1,
           DEFAULT_RESAMPLE_TOLERANCE,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+          GST_PARAM_MUTABLE_PLAYING));
+  g_object_class_install_property (gobject_class, PROP_GRID_ORDER,
+      g_param_spec_boolean ("grid-order", "Grid order",
+          "The patches come from a grid in raster order (patchsampler "
+          "mode=grid, feature extraction): a tile a patch covers only in part "
+          "is decoded whole and kept in the tile cache on its first request, "
+          "since the next patch of the row or the next row needs the rest, so "
+          "each tile of the grid is decoded once (the cache must hold about "
+          "two rows of the slide's tiles: 12 MB for a 24000 px wide slide "
+          "read at 1/2). false = a tile is kept when asked for twice (random "
+          "patches). The pixels are the same either way. Default false",
+          FALSE, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_PLAYING));
   g_object_class_install_property (gobject_class, PROP_READ_AHEAD,
       wsi_param_spec_uint ("read-ahead", "Read-ahead",

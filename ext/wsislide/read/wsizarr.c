@@ -7,8 +7,8 @@
  * version 2 of the License, or (at your option) any later version.
  */
 
-/* wsizarr.c: OME-Zarr (NGFF 0.4, Zarr v2) metadata and chunks (see
- * wsizarr.h). */
+/* wsizarr.c: OME-Zarr (NGFF 0.4 on Zarr v2, NGFF 0.5 on Zarr v3) metadata
+ * and chunks (see wsizarr.h). */
 
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -133,9 +133,12 @@ parse_json (const gchar * text, gsize size, const gchar * display,
   GError *local = NULL;
   JsonNode *root = NULL;
 
-  if (json_parser_load_from_data (parser, text, size, &local))
+  if (json_parser_load_from_data (parser, text, size, &local)) {
     root = json_parser_steal_root (parser);
-  else {
+    /* json-glib accepts an empty (or all-blank) document: no root */
+    if (root == NULL)
+      refuse (error, display, "%s is empty", what);
+  } else {
     refuse (error, display, "%s is not valid JSON (%s)", what,
         local->message);
     g_error_free (local);
@@ -216,13 +219,32 @@ dataset_scale (JsonObject * dataset, gint axis)
   return 0.0;
 }
 
+static JsonObject *
+member_object (JsonObject * o, const gchar * name)
+{
+  JsonNode *n = o ? json_object_get_member (o, name) : NULL;
+  return n && JSON_NODE_HOLDS_OBJECT (n) ? json_node_get_object (n) : NULL;
+}
+
+/* zarr_format's value, 0 when absent or not an integer. */
+static gint64
+zarr_format (JsonObject * o)
+{
+  JsonNode *n = json_object_get_member (o, "zarr_format");
+  return n && is_number (n) && json_node_get_value_type (n) == G_TYPE_INT64
+      ? json_node_get_int (n) : 0;
+}
+
 gboolean
 wsi_zarr_image_parse (WsiZarrImage * image, const gchar * display,
     const gchar * zattrs, gsize zattrs_size, GError ** error)
 {
-  JsonNode *root = parse_json (zattrs, zattrs_size, display, ".zattrs",
-      error);
-  JsonObject *ms = NULL;
+  /* a name for messages before the JSON is parsed: v2's .zattrs never
+   * says zarr_format, v3's zarr.json always does */
+  const gchar *what = g_strstr_len (zattrs, zattrs_size, "zarr_format")
+      ? "zarr.json" : ".zattrs";
+  JsonNode *root = parse_json (zattrs, zattrs_size, display, what, error);
+  JsonObject *ms = NULL, *holder;
   JsonArray *multiscales, *axes, *datasets;
   gdouble ux = 0.0, uy = 0.0;
   guint i, n;
@@ -232,10 +254,28 @@ wsi_zarr_image_parse (WsiZarrImage * image, const gchar * display,
   image->axis_c = image->axis_y = image->axis_x = -1;
   if (root == NULL)
     return FALSE;
-  multiscales = member_array (json_node_get_object (root), "multiscales");
+  holder = json_node_get_object (root);
+  image->zarr_format = 2;
+  if (zarr_format (holder) == 3) {
+    /* NGFF 0.5: attributes.ome.multiscales (attributes.multiscales in
+     * stores written before 0.5 was final) */
+    JsonObject *attributes = member_object (holder, "attributes");
+    image->zarr_format = 3;
+    if (g_strcmp0 (member_string (holder, "node_type"), "group") != 0) {
+      refuse (error, display, "zarr.json is not a group's");
+      goto out;
+    }
+    holder = member_object (attributes, "ome");
+    if (member_array (holder, "multiscales") == NULL)
+      holder = attributes;
+  } else if (json_object_has_member (holder, "zarr_format")) {
+    refuse (error, display, "%s: zarr_format is neither 2 nor 3", what);
+    goto out;
+  }
+  multiscales = member_array (holder, "multiscales");
   if (multiscales == NULL || json_array_get_length (multiscales) == 0
       || !JSON_NODE_HOLDS_OBJECT (json_array_get_element (multiscales, 0))) {
-    refuse (error, display, ".zattrs has no multiscales");
+    refuse (error, display, "%s has no multiscales", what);
     goto out;
   }
   ms = json_array_get_object_element (multiscales, 0);
@@ -383,69 +423,239 @@ parse_compressor (WsiZarrLevel * level, JsonObject * o, const gchar * display,
   return TRUE;
 }
 
+/* Zarr v2's .zarray: shape, chunks, dtype, order, filters, compressor. */
+static gboolean
+parse_v2 (WsiZarrLevel * level, JsonObject * o, const gchar * display,
+    guint index, const gchar * what, guint * perm, GError ** error)
+{
+  JsonNode *fill, *filters;
+  const gchar *dtype, *order, *sep;
+  guint nshape = 0, nchunks = 0, d;
+
+  if (!int_list (member_array (o, "shape"), level->shape, &nshape)
+      || !int_list (member_array (o, "chunks"), level->chunks, &nchunks)
+      || nshape != nchunks)
+    return refuse (error, display, "%s: shape or chunks missing or invalid",
+        what);
+  level->ndim = nshape;
+  dtype = member_string (o, "dtype");
+  if (dtype == NULL || (strcmp (dtype, "|u1") != 0
+          && strcmp (dtype, "<u1") != 0 && strcmp (dtype, ">u1") != 0))
+    return refuse (error, display, "%s: dtype %s (only uint8, |u1, is read)",
+        what, dtype ? dtype : "missing");
+  order = member_string (o, "order");
+  if (order != NULL && strcmp (order, "C") != 0 && strcmp (order, "F") != 0)
+    return refuse (error, display, "%s: order %s (C and F are read)", what,
+        order);
+  /* F order: the chunk's bytes are its C-order transpose */
+  for (d = 0; d < nshape; d++)
+    perm[d] = order != NULL && order[0] == 'F' ? nshape - 1 - d : d;
+  filters = json_object_get_member (o, "filters");
+  if (filters != NULL && !JSON_NODE_HOLDS_NULL (filters)
+      && !(JSON_NODE_HOLDS_ARRAY (filters)
+          && json_array_get_length (json_node_get_array (filters)) == 0))
+    return refuse (error, display, "%s: filters are not read", what);
+  sep = member_string (o, "dimension_separator");
+  level->separator = sep != NULL && strcmp (sep, "/") == 0 ? '/' : '.';
+  level->key_c = FALSE;
+  fill = json_object_get_member (o, "fill_value");
+  level->fill = fill && is_number (fill) ? (guint8) CLAMP (json_node_get_int
+      (fill), 0, 255) : 0;
+  return parse_compressor (level, o, display, index, error);
+}
+
+/* A Zarr v3 codec's name (an object's "name", or a bare string). */
+static const gchar *
+codec_name (JsonNode * n, JsonObject ** configuration)
+{
+  JsonObject *c = JSON_NODE_HOLDS_OBJECT (n) ? json_node_get_object (n)
+      : NULL;
+
+  *configuration = member_object (c, "configuration");
+  if (c != NULL)
+    return member_string (c, "name");
+  return JSON_NODE_HOLDS_VALUE (n)
+      && json_node_get_value_type (n) == G_TYPE_STRING
+      ? json_node_get_string (n) : NULL;
+}
+
+/* Zarr v3 `transpose`: composes its order into @perm (the original
+ * dimension of each stored one). */
+static gboolean
+compose_transpose (JsonObject * configuration, guint ndim, guint * perm)
+{
+  JsonNode *on = configuration ? json_object_get_member (configuration,
+      "order") : NULL;
+  guint order[WSI_ZARR_MAX_DIMS], next[WSI_ZARR_MAX_DIMS], d;
+  gboolean seen[WSI_ZARR_MAX_DIMS] = { FALSE, };
+
+  if (on == NULL)
+    return FALSE;
+  if (JSON_NODE_HOLDS_VALUE (on)
+      && json_node_get_value_type (on) == G_TYPE_STRING) {
+    /* the drafts' "C" and "F" */
+    const gchar *o = json_node_get_string (on);
+    if (strcmp (o, "C") != 0 && strcmp (o, "F") != 0)
+      return FALSE;
+    for (d = 0; d < ndim; d++)
+      order[d] = o[0] == 'F' ? ndim - 1 - d : d;
+  } else if (JSON_NODE_HOLDS_ARRAY (on)
+      && json_array_get_length (json_node_get_array (on)) == ndim) {
+    JsonArray *a = json_node_get_array (on);
+    for (d = 0; d < ndim; d++) {
+      JsonNode *e = json_array_get_element (a, d);
+      gint64 v;
+      if (!is_number (e) || json_node_get_value_type (e) != G_TYPE_INT64)
+        return FALSE;
+      v = json_node_get_int (e);
+      if (v < 0 || v >= ndim || seen[v])
+        return FALSE;
+      seen[v] = TRUE;
+      order[d] = v;
+    }
+  } else
+    return FALSE;
+  for (d = 0; d < ndim; d++)
+    next[d] = perm[order[d]];
+  memcpy (perm, next, sizeof (next[0]) * ndim);
+  return TRUE;
+}
+
+/* Zarr v3's array zarr.json: shape, chunk grid, data type, chunk keys,
+ * codecs (transpose*, bytes, at most one of gzip/zstd/blosc). */
+static gboolean
+parse_v3 (WsiZarrLevel * level, JsonObject * o, const gchar * display,
+    guint index, const gchar * what, guint * perm, GError ** error)
+{
+  JsonObject *grid, *keys, *configuration;
+  JsonArray *codecs, *transformers;
+  JsonNode *fill;
+  const gchar *name, *dtype, *sep;
+  guint nshape = 0, nchunks = 0, d, i, stage = 0;
+
+  if (g_strcmp0 (member_string (o, "node_type"), "array") != 0)
+    return refuse (error, display, "%s is not an array's", what);
+  grid = member_object (o, "chunk_grid");
+  name = member_string (grid, "name");
+  if (g_strcmp0 (name, "regular") != 0)
+    return refuse (error, display, "%s: chunk grid %s (only regular is "
+        "read)", what, name ? name : "missing");
+  if (!int_list (member_array (o, "shape"), level->shape, &nshape)
+      || !int_list (member_array (member_object (grid, "configuration"),
+              "chunk_shape"), level->chunks, &nchunks) || nshape != nchunks)
+    return refuse (error, display, "%s: shape or chunk_shape missing or "
+        "invalid", what);
+  level->ndim = nshape;
+  dtype = member_string (o, "data_type");
+  if (g_strcmp0 (dtype, "uint8") != 0)
+    return refuse (error, display, "%s: data_type %s (only uint8 is read)",
+        what, dtype ? dtype : "missing");
+  transformers = member_array (o, "storage_transformers");
+  if (transformers != NULL && json_array_get_length (transformers) > 0)
+    return refuse (error, display, "%s: storage transformers are not read",
+        what);
+  keys = member_object (o, "chunk_key_encoding");
+  name = member_string (keys, "name");
+  sep = member_string (member_object (keys, "configuration"), "separator");
+  if (g_strcmp0 (name, "default") == 0) {
+    level->key_c = TRUE;
+    level->separator = sep != NULL && strcmp (sep, ".") == 0 ? '.' : '/';
+  } else if (g_strcmp0 (name, "v2") == 0) {
+    level->key_c = FALSE;
+    level->separator = sep != NULL && strcmp (sep, "/") == 0 ? '/' : '.';
+  } else
+    return refuse (error, display, "%s: chunk key encoding %s (default and "
+        "v2 are read)", what, name ? name : "missing");
+  if (sep != NULL && strcmp (sep, ".") != 0 && strcmp (sep, "/") != 0)
+    return refuse (error, display, "%s: chunk key separator '%s'", what, sep);
+  fill = json_object_get_member (o, "fill_value");
+  level->fill = fill && is_number (fill) ? (guint8) CLAMP (json_node_get_int
+      (fill), 0, 255) : 0;
+  for (d = 0; d < nshape; d++)
+    perm[d] = d;
+  level->codec = WSI_ZARR_RAW;
+  codecs = member_array (o, "codecs");
+  if (codecs == NULL)
+    return refuse (error, display, "%s: no codecs", what);
+  /* stage 0: array to array; 1: after bytes; 2: after a compressor */
+  for (i = 0; i < json_array_get_length (codecs); i++) {
+    name = codec_name (json_array_get_element (codecs, i), &configuration);
+    if (name == NULL)
+      return refuse (error, display, "%s: codec %u has no name", what, i);
+    if (strcmp (name, "transpose") == 0 && stage == 0) {
+      if (!compose_transpose (configuration, nshape, perm))
+        return refuse (error, display, "%s: transpose without a valid "
+            "order", what);
+    } else if (strcmp (name, "bytes") == 0 && stage == 0) {
+      stage = 1;
+    } else if (strcmp (name, "sharding_indexed") == 0) {
+      return refuse (error, display, "%s: sharding (sharding_indexed) is not "
+          "read: an inner chunk is a range of a shard object found through "
+          "its index, not a whole object (rewrite the store unsharded)",
+          what);
+    } else if (stage == 1 && (strcmp (name, "gzip") == 0
+            || strcmp (name, "zstd") == 0 || strcmp (name, "blosc") == 0)) {
+      if (name[0] == 'g')
+        level->codec = WSI_ZARR_GZIP;
+      else if (name[0] == 'z') {
+#ifndef WSI_HAVE_ZSTD
+        return refuse (error, display, "level %u: zstd chunks, and this "
+            "build has no libzstd", index);
+#endif
+        level->codec = WSI_ZARR_ZSTD;
+      } else {
+#ifndef WSI_HAVE_BLOSC
+        return refuse (error, display, "level %u: blosc chunks, and this "
+            "build has no libblosc", index);
+#endif
+        level->codec = WSI_ZARR_BLOSC;
+      }
+      stage = 2;
+    } else
+      return refuse (error, display, "%s: codec '%s' %s is not read "
+          "(transpose, bytes, then one of gzip, zstd, blosc are)", what,
+          name, stage == 0 ? "before bytes" : "after bytes");
+  }
+  if (stage == 0)
+    return refuse (error, display, "%s: no bytes codec", what);
+  return TRUE;
+}
+
 gboolean
 wsi_zarr_level_parse (WsiZarrLevel * level, const WsiZarrImage * image,
     const gchar * display, guint index, const gchar * zarray,
     gsize zarray_size, GError ** error)
 {
   gchar what[64];
-  JsonNode *root, *fill, *filters;
+  JsonNode *root;
   JsonObject *o;
-  const gchar *dtype, *order, *sep;
-  guint nshape = 0, nchunks = 0, d;
-  gsize stride = 1;
+  guint d, perm[WSI_ZARR_MAX_DIMS];
+  gsize stride = 1, strides[WSI_ZARR_MAX_DIMS];
+  gint64 format;
   gboolean ok = FALSE;
 
-  g_snprintf (what, sizeof (what), "level %u's .zarray", index);
+  g_snprintf (what, sizeof (what), "level %u's %s", index,
+      image->zarr_format == 3 ? "zarr.json" : ".zarray");
   root = parse_json (zarray, zarray_size, display, what, error);
   if (root == NULL)
     return FALSE;
   o = json_node_get_object (root);
-  if (!json_object_has_member (o, "zarr_format")
-      || json_object_get_int_member (o, "zarr_format") != 2) {
-    refuse (error, display, "%s: zarr_format is not 2", what);
+  format = zarr_format (o);
+  if (format != image->zarr_format) {
+    refuse (error, display, "%s: zarr_format is not %u", what,
+        image->zarr_format);
     goto out;
   }
-  if (!int_list (member_array (o, "shape"), level->shape, &nshape)
-      || !int_list (member_array (o, "chunks"), level->chunks, &nchunks)
-      || nshape != nchunks) {
-    refuse (error, display, "%s: shape or chunks missing or invalid", what);
+  if (!(format == 3 ? parse_v3 : parse_v2) (level, o, display, index, what,
+          perm, error))
     goto out;
-  }
-  level->ndim = nshape;
   if ((guint) MAX (image->axis_c, MAX (image->axis_y, image->axis_x))
-      >= nshape) {
+      >= level->ndim) {
     refuse (error, display, "%s: %u dimensions for the image's axes", what,
-        nshape);
+        level->ndim);
     goto out;
   }
-  dtype = member_string (o, "dtype");
-  if (dtype == NULL || (strcmp (dtype, "|u1") != 0
-          && strcmp (dtype, "<u1") != 0 && strcmp (dtype, ">u1") != 0)) {
-    refuse (error, display, "%s: dtype %s (only uint8, |u1, is read)", what,
-        dtype ? dtype : "missing");
-    goto out;
-  }
-  order = member_string (o, "order");
-  if (order != NULL && strcmp (order, "C") != 0) {
-    refuse (error, display, "%s: order %s (only C is read)", what, order);
-    goto out;
-  }
-  filters = json_object_get_member (o, "filters");
-  if (filters != NULL && !JSON_NODE_HOLDS_NULL (filters)
-      && !(JSON_NODE_HOLDS_ARRAY (filters)
-          && json_array_get_length (json_node_get_array (filters)) == 0)) {
-    refuse (error, display, "%s: filters are not read", what);
-    goto out;
-  }
-  sep = member_string (o, "dimension_separator");
-  level->separator = sep != NULL && strcmp (sep, "/") == 0 ? '/' : '.';
-  fill = json_object_get_member (o, "fill_value");
-  level->fill = fill && is_number (fill) ? (guint8) CLAMP (json_node_get_int
-      (fill), 0, 255) : 0;
-  if (!parse_compressor (level, o, display, index, error))
-    goto out;
-  for (d = 0; d < nshape; d++) {
+  for (d = 0; d < level->ndim; d++) {
     level->n_chunks[d] = (level->shape[d] + level->chunks[d] - 1)
         / level->chunks[d];
     if ((gint) d != image->axis_c && (gint) d != image->axis_y
@@ -466,20 +676,21 @@ wsi_zarr_level_parse (WsiZarrLevel * level, const WsiZarrImage * image,
         what);
     goto out;
   }
-  for (d = nshape; d-- > 0;) {
-    if ((gint) d == image->axis_c)
-      level->stride_c = stride;
-    if ((gint) d == image->axis_y)
-      level->stride_y = stride;
-    if ((gint) d == image->axis_x)
-      level->stride_x = stride;
-    if (level->chunks[d] > (gint64) (MAX_CHUNK_BYTES / stride)) {
+  /* strides of the stored (C order, after any transpose) chunk: the last
+   * stored dimension varies fastest */
+  for (d = level->ndim; d-- > 0;) {
+    guint orig = perm[d];
+    strides[orig] = stride;
+    if (level->chunks[orig] > (gint64) (MAX_CHUNK_BYTES / stride)) {
       refuse (error, display, "%s: chunks larger than %" G_GSIZE_FORMAT
           " bytes", what, MAX_CHUNK_BYTES);
       goto out;
     }
-    stride *= level->chunks[d];
+    stride *= level->chunks[orig];
   }
+  level->stride_c = strides[image->axis_c];
+  level->stride_y = strides[image->axis_y];
+  level->stride_x = strides[image->axis_x];
   level->chunk_bytes = stride;
   level->width = level->shape[image->axis_x];
   level->height = level->shape[image->axis_y];
@@ -504,17 +715,27 @@ wsi_zarr_image_read (WsiZarrImage * image, const gchar * location,
     const gchar * display, GError ** error)
 {
   gchar *base = g_strdup (location), *name, *text;
+  const gchar *group_name = ".zattrs";
   GError *local = NULL;
   gsize size = 0;
   guint i;
 
   /* bioformats2raw's layout: the image is the group "0" below the root. */
   for (i = 0; i < 2; i++) {
-    name = join (base, ".zattrs");
+    name = join (base, group_name);
     text = read_text (name, &size, &local);
     g_free (name);
+    if (text == NULL && i == 0 && g_error_matches (local,
+            WSI_BYTE_SOURCE_ERROR, WSI_BYTE_SOURCE_ERROR_NOT_FOUND)) {
+      /* no .zattrs: a Zarr v3 store (NGFF 0.5) keeps it in zarr.json */
+      g_clear_error (&local);
+      group_name = "zarr.json";
+      name = join (base, group_name);
+      text = read_text (name, &size, &local);
+      g_free (name);
+    }
     if (text == NULL) {
-      refuse (error, display, ".zattrs: %s", local->message);
+      refuse (error, display, "%s: %s", group_name, local->message);
       g_error_free (local);
       g_free (base);
       return FALSE;
@@ -540,7 +761,8 @@ wsi_zarr_image_read (WsiZarrImage * image, const gchar * location,
     gboolean ok;
 
     level->path = join (base, level->dataset);
-    name = join (level->path, ".zarray");
+    name = join (level->path, image->zarr_format == 3 ? "zarr.json"
+        : ".zarray");
     text = read_text (name, &size, &local);
     g_free (name);
     if (text == NULL) {
@@ -653,10 +875,12 @@ wsi_zarr_chunk_read (const WsiZarrLevel * level, gint64 cy, gint64 cx,
   guint d;
   gboolean ok;
 
+  if (level->key_c)
+    g_string_append_c (key, 'c');
   for (d = 0; d < level->ndim; d++) {
     gint64 index = (gint) d == image->axis_y ? cy
         : (gint) d == image->axis_x ? cx : 0;
-    if (d > 0)
+    if (d > 0 || level->key_c)
       g_string_append_c (key, level->separator);
     g_string_append_printf (key, "%" G_GINT64_FORMAT, index);
   }

@@ -8,22 +8,31 @@
  */
 
 /*
- * wsizarr.h: what an OME-Zarr image (NGFF 0.4 multiscales on Zarr v2)
- * holds, and its chunks decoded, for the zarr backend (wsislide-zarr.c).
+ * wsizarr.h: what an OME-Zarr image (NGFF 0.4 multiscales on Zarr v2, NGFF
+ * 0.5 on Zarr v3) holds, and its chunks decoded, for the zarr backend
+ * (wsislide-zarr.c).
  *
- * Contract: wsi_zarr_image_read() reads the store's `.zattrs` (the image's
- * own, or bioformats2raw's layout group "0/") and each level's `.zarray`
- * through byte sources (a folder, or an http(s)://, s3://, gs:// prefix:
+ * Contract: wsi_zarr_image_read() reads the store's `.zattrs` (Zarr v2) or
+ * `zarr.json` (Zarr v3: `attributes.ome.multiscales`) (the image's own, or
+ * bioformats2raw's layout group "0/") and each level's `.zarray` or
+ * `zarr.json` through byte sources (a folder, or an http(s)://, s3://, gs:// prefix:
  * each object opened by its own name), and either describes an RGB pyramid
  * or fails with WSI_SLIDE_ERROR_REFUSED naming the store and the reason:
  * bad JSON, a level missing, a dtype other than uint8, not three channels
  * (fluorescence and multiplex stores), channels split across chunks, an
  * axis other than c, y, x of a size other than 1, filters, a compressor
- * this build lacks. Layouts: any order of (c, y, x) with t and z of size 1
- * (so (c, y, x), (y, x, c) and (t, c, z, y, x)); C order only.
+ * this build lacks; in Zarr v3 also a data_type other than uint8, sharding
+ * (`sharding_indexed`: an inner chunk would need ranged reads of a shard
+ * object and its index, not whole objects), more than one bytes-to-bytes
+ * codec, storage transformers. Layouts: any order of (c, y, x) with t and
+ * z of size 1 (so (c, y, x), (y, x, c) and (t, c, z, y, x)); chunks in C
+ * order, Zarr v2's F order, or any Zarr v3 `transpose` of them. Chunk keys:
+ * Zarr v2's ("0.0.0" or "0/0/0") and Zarr v3's `default` ("c/0/0/0", or
+ * with '.') and `v2` encodings.
  * wsi_zarr_chunk_read() fetches one chunk (a whole object; coalescing
  * nothing) and decodes it (raw, zlib, gzip, zstd, blosc with lz4 / zstd /
- * blosclz / zlib) into the caller's memory; a chunk that does not exist is
+ * blosclz / zlib; Zarr v3's `bytes` + `gzip` / `zstd` / `blosc`) into the
+ * caller's memory; a chunk that does not exist is
  * the array's fill value, as Zarr defines; a damaged one fails with the
  * reason.
  *
@@ -59,6 +68,7 @@ typedef struct
   gint64 chunks[WSI_ZARR_MAX_DIMS];
   gint64 n_chunks[WSI_ZARR_MAX_DIMS];
   gchar separator;              /* '.' or '/' between chunk indices */
+  gboolean key_c;               /* Zarr v3 default keys: "c" first */
   WsiZarrCodec codec;
   guint8 fill;                  /* the fill value of absent chunks */
   gsize chunk_bytes;            /* decoded chunk size */
@@ -72,6 +82,7 @@ typedef struct
   WsiZarrLevel *levels;         /* widest first */
   guint n_levels;
   gint axis_c, axis_y, axis_x;  /* their index among the dimensions */
+  guint zarr_format;            /* 2 or 3 */
   gdouble mpp_x, mpp_y;         /* 0: unknown */
 } WsiZarrImage;
 
@@ -84,9 +95,10 @@ gboolean wsi_zarr_image_read (WsiZarrImage * image, const gchar * location,
     const gchar * display, GError ** error);
 void wsi_zarr_image_clear (WsiZarrImage * image);
 
-/* Parses @json (.zattrs) and the levels' @zarrays (n of them, NULL when a
- * level's object is absent) into @image: the part of the open that needs
- * no I/O (the fuzz target's entry). */
+/* Parses @zattrs (a Zarr v2 `.zattrs` or a Zarr v3 group's `zarr.json`)
+ * into @image, and a level's @zarray (`.zarray` or an array's `zarr.json`,
+ * of the same format as the image's) into @level: the part of the open that
+ * needs no I/O (the fuzz target's entry). */
 gboolean wsi_zarr_image_parse (WsiZarrImage * image, const gchar * display,
     const gchar * zattrs, gsize zattrs_size, GError ** error);
 gboolean wsi_zarr_level_parse (WsiZarrLevel * level, const WsiZarrImage *

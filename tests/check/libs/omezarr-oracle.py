@@ -3,13 +3,17 @@
 # Zarr v2) from the specification with numpy and numcodecs' codecs (zlib,
 # gzip, zstd, blosc), has python3-zarr read every level back (the
 # independent reader: its decode must equal the array written), and writes
-# each level's pixels as tight RGB rows.
+# each level's pixels as tight RGB rows. NGFF 0.5 stores on Zarr v3 are
+# written from the Zarr v3 specification alone (zarr.json, the `bytes`,
+# `transpose`, `gzip`, `zstd`, `blosc` and `sharding_indexed` codecs, both
+# chunk key encodings); their expected pixels are numpy's arrays.
 #
 # usage: omezarr-oracle.py OUT_DIR
 # OUT_DIR/cases.txt: "name levels mpp" per readable store, "refuse name
 # word" per store that must be refused, "damaged name word" per store whose
 # read must fail naming the chunk; OUT_DIR/<name>.<level>.rgb.
 
+import gzip
 import json
 import os
 import shutil
@@ -50,12 +54,12 @@ AXES = {'c': {'name': 'c', 'type': 'channel'},
         'z': {'name': 'z', 'type': 'space', 'unit': 'micrometer'}}
 
 
-def write_array(path, a, chunks, codec, sep, fill=0, skip=()):
+def write_array(path, a, chunks, codec, sep, fill=0, skip=(), order='C'):
     os.makedirs(path)
     meta = {'zarr_format': 2, 'shape': list(a.shape), 'chunks': list(chunks),
             'dtype': a.dtype.str if a.dtype.itemsize > 1 else '|u1',
             'compressor': codec.get_config() if codec else None,
-            'fill_value': fill, 'order': 'C', 'filters': None,
+            'fill_value': fill, 'order': order, 'filters': None,
             'dimension_separator': sep}
     with open(os.path.join(path, '.zarray'), 'w') as f:
         json.dump(meta, f)
@@ -68,7 +72,7 @@ def write_array(path, a, chunks, codec, sep, fill=0, skip=()):
                    for i, c, s in zip(idx, chunks, a.shape))
         part = a[sl]
         block[tuple(slice(0, p) for p in part.shape)] = part
-        data = block.tobytes()
+        data = block.tobytes(order=order)
         if codec:
             data = codec.encode(data)
         key = sep.join(str(i) for i in idx)
@@ -79,7 +83,8 @@ def write_array(path, a, chunks, codec, sep, fill=0, skip=()):
 
 
 def write_store(name, layout, codec, sep='.', chunk=128, levels=pyramid,
-                scale=0.25, group='', fill=0, skip0=(), dtype=np.uint8):
+                scale=0.25, group='', fill=0, skip0=(), dtype=np.uint8,
+                order='C'):
     root = os.path.join(out, name)
     img = os.path.join(root, group)
     os.makedirs(img, exist_ok=True)
@@ -100,7 +105,7 @@ def write_store(name, layout, codec, sep='.', chunk=128, levels=pyramid,
         chunks = [chunk if n in 'yx' else (1 if n in 'tz' else arr.shape[k])
                   for k, n in enumerate(layout.replace('4', ''))]
         write_array(os.path.join(img, str(i)), arr, chunks, codec, sep,
-                    fill=fill, skip=skip0 if i == 0 else ())
+                    fill=fill, skip=skip0 if i == 0 else (), order=order)
         f = 2 ** i
         sc = [1.0 if n in 'ctz' else scale * f
               for n in layout.replace('4', '')]
@@ -154,6 +159,140 @@ readable('b2r.zarr', 'cyx', numcodecs.Zlib(level=1), group='0')
 # a chunk never written: the fill value (white) there, as zarr reads it
 readable('sparse.zarr', 'yxc', numcodecs.Zstd(level=1), fill=255,
          skip0={(1, 1, 0)})
+# Fortran-ordered chunks
+readable('cyx-forder.zarr', 'cyx', numcodecs.Zlib(level=1), order='F')
+
+
+# ---- Zarr v3 (NGFF 0.5), from the specification --------------------------
+
+def v3_codecs(compress, transpose):
+    codecs = []
+    if transpose is not None:
+        codecs.append({'name': 'transpose',
+                       'configuration': {'order': list(transpose)}})
+    codecs.append({'name': 'bytes', 'configuration': {'endian': 'little'}})
+    if compress == 'gzip':
+        codecs.append({'name': 'gzip', 'configuration': {'level': 5}})
+    elif compress == 'zstd':
+        codecs.append({'name': 'zstd',
+                       'configuration': {'level': 3, 'checksum': False}})
+    elif compress == 'blosc':
+        codecs.append({'name': 'blosc', 'configuration': {
+            'cname': 'lz4', 'clevel': 5, 'shuffle': 'shuffle',
+            'typesize': 1, 'blocksize': 0}})
+    return codecs
+
+
+def v3_encode(data, compress):
+    if compress == 'gzip':
+        return gzip.compress(data, 5)
+    if compress == 'zstd':
+        return bytes(numcodecs.Zstd(level=3).encode(data))
+    if compress == 'blosc':
+        return bytes(numcodecs.Blosc(cname='lz4', clevel=5,
+                                     shuffle=numcodecs.Blosc.SHUFFLE)
+                     .encode(data))
+    return data
+
+
+def v3_key(idx, encoding, sep):
+    if encoding == 'default':
+        return 'c' + sep + sep.join(str(i) for i in idx)
+    return sep.join(str(i) for i in idx)
+
+
+def write_array_v3(path, a, chunks, compress, encoding, sep, transpose,
+                   fill=0, skip=(), dtype='uint8', codecs=None):
+    os.makedirs(path)
+    meta = {'zarr_format': 3, 'node_type': 'array', 'shape': list(a.shape),
+            'data_type': dtype,
+            'chunk_grid': {'name': 'regular',
+                           'configuration': {'chunk_shape': list(chunks)}},
+            'chunk_key_encoding': {'name': encoding,
+                                   'configuration': {'separator': sep}},
+            'fill_value': fill,
+            'codecs': codecs or v3_codecs(compress, transpose),
+            'attributes': {}}
+    with open(os.path.join(path, 'zarr.json'), 'w') as f:
+        json.dump(meta, f)
+    grid = [-(-s // c) for s, c in zip(a.shape, chunks)]
+    for idx in np.ndindex(*grid):
+        if idx in skip:
+            continue
+        # regular grid: edge chunks are stored whole, padded with the fill
+        block = np.full(chunks, fill, a.dtype)
+        sl = tuple(slice(i * c, min((i + 1) * c, s))
+                   for i, c, s in zip(idx, chunks, a.shape))
+        part = a[sl]
+        block[tuple(slice(0, p) for p in part.shape)] = part
+        if transpose is not None:
+            block = np.transpose(block, transpose)
+        data = v3_encode(np.ascontiguousarray(block).tobytes(), compress)
+        p = os.path.join(path, v3_key(idx, encoding, sep))
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        with open(p, 'wb') as f:
+            f.write(data)
+
+
+def write_store_v3(name, layout, compress, encoding='default', sep='/',
+                   transpose=None, chunk=128, scale=0.25, group='', fill=0,
+                   skip0=(), dtype='uint8', codecs=None):
+    root = os.path.join(out, name)
+    img = os.path.join(root, group)
+    os.makedirs(img, exist_ok=True)
+    if group:
+        with open(os.path.join(root, 'zarr.json'), 'w') as f:
+            json.dump({'zarr_format': 3, 'node_type': 'group', 'attributes':
+                       {'ome': {'version': '0.5',
+                                'bioformats2raw.layout': 3}}}, f)
+    datasets = []
+    for i, rgb in enumerate(pyramid):
+        arr = rgb
+        if layout == 'cyx':
+            arr = np.moveaxis(arr, -1, 0)
+        elif layout == 'tczyx':
+            arr = np.moveaxis(arr, -1, 0)[None, :, None]
+        chunks = [chunk if n in 'yx' else (1 if n in 'tz' else arr.shape[k])
+                  for k, n in enumerate(layout)]
+        write_array_v3(os.path.join(img, str(i)), arr, chunks, compress,
+                       encoding, sep, transpose, fill=fill,
+                       skip=skip0 if i == 0 else (), dtype=dtype,
+                       codecs=codecs)
+        sc = [1.0 if n in 'ctz' else scale * 2 ** i for n in layout]
+        datasets.append({'path': str(i), 'coordinateTransformations':
+                         [{'type': 'scale', 'scale': sc}]})
+    attrs = {'ome': {'version': '0.5', 'multiscales': [
+        {'name': name, 'axes': [AXES[n] for n in layout],
+         'datasets': datasets}]}}
+    with open(os.path.join(img, 'zarr.json'), 'w') as f:
+        json.dump({'zarr_format': 3, 'node_type': 'group',
+                   'attributes': attrs}, f)
+    return img
+
+
+def readable_v3(name, layout, compress, **kw):
+    write_store_v3(name, layout, compress, **kw)
+    for i, rgb in enumerate(pyramid):
+        a = rgb.copy()
+        if i == 0:
+            # a chunk never written reads as the fill value
+            for idx in kw.get('skip0', ()):
+                yi, xi = idx[layout.index('y')], idx[layout.index('x')]
+                a[yi * 128:(yi + 1) * 128, xi * 128:(xi + 1) * 128] = \
+                    kw.get('fill', 0)
+        a.tofile(os.path.join(out, '%s.%d.rgb' % (name, i)))
+    cases.append('%s %d %g' % (name, len(pyramid), kw.get('scale', 0.25)))
+
+
+readable_v3('v3-cyx-zstd.zarr', 'cyx', 'zstd')
+readable_v3('v3-yxc-gzip-dot.zarr', 'yxc', 'gzip', sep='.')
+readable_v3('v3-yxc-blosc-v2keys.zarr', 'yxc', 'blosc', encoding='v2',
+            sep='.')
+# (c, y, x) stored as (y, x, c) through transpose, no compressor
+readable_v3('v3-cyx-transpose.zarr', 'cyx', None, transpose=(1, 2, 0))
+readable_v3('v3-tczyx-v2slash.zarr', 'tczyx', 'zstd', encoding='v2',
+            sep='/', scale=0.5, fill=255, skip0={(0, 0, 0, 1, 2)})
+readable_v3('v3-b2r.zarr', 'cyx', 'gzip', group='0')
 
 # refused, with a word the reason must hold
 write_store('uint16.zarr', 'cyx', numcodecs.Zlib(), dtype=np.uint16)
@@ -167,12 +306,39 @@ img = write_store('badjson.zarr', 'cyx', numcodecs.Zlib())
 with open(os.path.join(img, '.zattrs'), 'w') as f:
     f.write('{"multiscales": [ {"version": "0.4", ')
 cases.append('refuse badjson.zarr JSON')
+img = write_store('empty.zarr', 'cyx', numcodecs.Zlib())
+open(os.path.join(img, '.zattrs'), 'w').close()
+cases.append('refuse empty.zarr empty')
 # a chunk cut short: the read fails naming the chunk
 img = write_store('truncated.zarr', 'cyx', numcodecs.Zstd())
 p = os.path.join(img, '0', '0.0.0')
 data = open(p, 'rb').read()
 open(p, 'wb').write(data[:len(data) // 2])
 cases.append('damaged truncated.zarr 0.0.0')
+
+# Zarr v3 refusals and damage
+write_store_v3('v3-uint16.zarr', 'cyx', 'zstd', dtype='uint16')
+cases.append('refuse v3-uint16.zarr data_type')
+write_store_v3('v3-sharded.zarr', 'yxc', None, codecs=[
+    {'name': 'sharding_indexed', 'configuration': {
+        'chunk_shape': [64, 64, 3],
+        'codecs': [{'name': 'bytes', 'configuration': {'endian': 'little'}}],
+        'index_codecs': [{'name': 'bytes',
+                          'configuration': {'endian': 'little'}}],
+        'index_location': 'end'}}])
+cases.append('refuse v3-sharded.zarr sharding')
+img = write_store_v3('v3-nolevel.zarr', 'yxc', 'zstd')
+os.unlink(os.path.join(img, '2', 'zarr.json'))
+cases.append('refuse v3-nolevel.zarr missing')
+img = write_store_v3('v3-badjson.zarr', 'yxc', 'zstd')
+with open(os.path.join(img, '0', 'zarr.json'), 'w') as f:
+    f.write('{"zarr_format": 3, "node_type": "array", "shape": [300, 5')
+cases.append('refuse v3-badjson.zarr JSON')
+img = write_store_v3('v3-truncated.zarr', 'cyx', 'zstd')
+p = os.path.join(img, '0', 'c', '0', '0', '0')
+data = open(p, 'rb').read()
+open(p, 'wb').write(data[:len(data) // 2])
+cases.append('damaged v3-truncated.zarr c/0/0/0')
 
 with open(os.path.join(out, 'cases.txt'), 'w') as f:
     f.write('\n'.join(cases) + '\n')

@@ -17,12 +17,15 @@
  * lossless tile has no DCT to scale). No tissuemask: its overview is
  * decoded at a DCT scale only the JPEG slide has. Without /usr/bin/python3,
  * tifffile or vips the checks print a SKIP line with the reason (a failure
- * under CI=true, where install-deps.sh ran). */
+ * under CI=true, where install-deps.sh ran). The same copies (and the
+ * store as NGFF 0.5 on Zarr v3) at an http:// URL served by nginx on
+ * loopback stream the same bytes as on disk (SKIP without nginx). */
 
 #include "wsipipeline.h"
 #include "wsislide.h"
 #include "wsitestslide.h"
 #include "wsitestutil.h"
+#include "wsiservers.h"
 
 #include <glib/gstdio.h>
 #include <string.h>
@@ -71,7 +74,26 @@ static const gchar convert_script[] =
     "axes = [{'name': 'y', 'type': 'space', 'unit': 'micrometer'},\n"
     "        {'name': 'x', 'type': 'space', 'unit': 'micrometer'}, {'name': 'c', 'type': 'channel'}]\n"
     "ds = [{'path': str(i), 'coordinateTransformations': [{'type': 'scale', 'scale': [mpp * 2 ** i, mpp * 2 ** i, 1]}]} for i in range(n)]\n"
-    "json.dump({'multiscales': [{'version': '0.4', 'axes': axes, 'datasets': ds}]}, open(os.path.join(store, '.zattrs'), 'w'))\n";
+    "json.dump({'multiscales': [{'version': '0.4', 'axes': axes, 'datasets': ds}]}, open(os.path.join(store, '.zattrs'), 'w'))\n"
+    "# and as NGFF 0.5 on Zarr v3 (zarr.json, bytes + zstd, keys c/y/x/c)\n"
+    "store = out.replace('.ome.tif', '-v3.zarr')\n"
+    "shutil.rmtree(store, ignore_errors=True)\n"
+    "for i, a in enumerate(levels):\n"
+    "    d = os.path.join(store, str(i)); os.makedirs(d)\n"
+    "    json.dump({'zarr_format': 3, 'node_type': 'array', 'shape': list(a.shape), 'data_type': 'uint8',\n"
+    "               'chunk_grid': {'name': 'regular', 'configuration': {'chunk_shape': [256, 256, 3]}},\n"
+    "               'chunk_key_encoding': {'name': 'default', 'configuration': {'separator': '/'}},\n"
+    "               'fill_value': 0, 'codecs': [{'name': 'bytes', 'configuration': {'endian': 'little'}},\n"
+    "               {'name': 'zstd', 'configuration': {'level': 3, 'checksum': False}}]},\n"
+    "              open(os.path.join(d, 'zarr.json'), 'w'))\n"
+    "    for y in range(0, a.shape[0], 256):\n"
+    "        for x in range(0, a.shape[1], 256):\n"
+    "            c = np.zeros((256, 256, 3), np.uint8); p = a[y:y + 256, x:x + 256]\n"
+    "            c[:p.shape[0], :p.shape[1]] = p\n"
+    "            k = os.path.join(d, 'c', str(y // 256), str(x // 256)); os.makedirs(k, exist_ok=True)\n"
+    "            open(os.path.join(k, '0'), 'wb').write(bytes(codec.encode(c.tobytes())))\n"
+    "json.dump({'zarr_format': 3, 'node_type': 'group', 'attributes': {'ome': {'version': '0.5',\n"
+    "           'multiscales': [{'axes': axes, 'datasets': ds}]}}}, open(os.path.join(store, 'zarr.json'), 'w'))\n";
 
 static gboolean
 converter_usable (const gchar * check)
@@ -155,7 +177,7 @@ run_stream (const gchar * location, const gchar * sampler_extra,
 GST_START_TEST (test_ome_copy_streams_like_its_tiff)
 {
   const gchar *samplers[] = { "", "target-mpp=0.5" };
-  gchar *tiff, *ome, *zarr, *zarr_folder, *zarr_only, *inside;
+  gchar *tiff, *ome, *zarr, *zarr_folder, *zarr_only, *inside, *zarr_v3;
   guint s, t;
 
   if (!converter_usable ("ome-tiff copy stream"))
@@ -175,6 +197,7 @@ GST_START_TEST (test_ome_copy_streams_like_its_tiff)
   zarr_only = g_build_filename (zarr_folder, "zarr-only", NULL);
   fail_unless (g_mkdir (zarr_only, 0755) == 0);
   inside = g_build_filename (zarr_only, "slide.zarr", NULL);
+  zarr_v3 = g_build_filename (zarr_folder, "slide-v3.zarr", NULL);
   fail_unless (g_rename (zarr, inside) == 0);
   for (s = 0; s < G_N_ELEMENTS (samplers); s++) {
     WsiRun *reference = run_stream (tiff, samplers[s], 1);
@@ -183,7 +206,7 @@ GST_START_TEST (test_ome_copy_streams_like_its_tiff)
     for (t = 1; t <= 4; t *= 2) {
       /* the OME-TIFF; the OME-Zarr store named, and found in a folder
        * scan as one slide (the scan does not go into it) */
-      const gchar *copies[] = { ome, inside, zarr_only };
+      const gchar *copies[] = { ome, inside, zarr_only, zarr_v3 };
       guint c;
       for (c = 0; c < G_N_ELEMENTS (copies); c++) {
         WsiRun *run = run_stream (copies[c], samplers[s], t);
@@ -200,6 +223,56 @@ GST_START_TEST (test_ome_copy_streams_like_its_tiff)
   g_free (zarr_folder);
   g_free (zarr_only);
   g_free (inside);
+  g_free (zarr_v3);
+  g_free (tiff);
+  g_free (ome);
+}
+
+GST_END_TEST;
+
+/* The same OME-TIFF and OME-Zarr stores (v2 and v3) served by nginx on
+ * loopback stream the same records and bytes as the TIFF on disk (and so
+ * as the stores on disk) at 1 and 4 reader threads: the stores' objects
+ * are fetched one by one by name over HTTP, a chunk a whole object. */
+GST_START_TEST (test_stores_at_url_stream_as_on_disk)
+{
+  const gchar *samplers[] = { "", "target-mpp=0.5" };
+  const gchar *names[] = { "slide.ome.tif", "slide.zarr", "slide-v3.zarr" };
+  gchar *tiff, *ome, *dir, *workdir, *why = NULL;
+  WsiNginx nginx;
+  guint s, t, c;
+
+  if (!converter_usable ("ome stores at a URL"))
+    return;
+  make_pair (&tiff, &ome);
+  dir = g_path_get_dirname (ome);
+  workdir = g_build_filename (WSI_TEST_TMPDIR, "nginx", NULL);
+  if (!wsi_nginx_start (&nginx, dir, workdir, &why)) {
+    fail_if (wsi_test_in_ci (), "CI=true but %s", why);
+    wsi_test_skip ("ome stores at a URL", "%s", why);
+    g_free (why);
+  } else {
+    for (s = 0; s < G_N_ELEMENTS (samplers); s++) {
+      WsiRun *reference = run_stream (tiff, samplers[s], 1);
+      for (c = 0; c < G_N_ELEMENTS (names); c++) {
+        for (t = 1; t <= 4; t *= 4) {
+          gchar *url = g_strdup_printf ("http://127.0.0.1:%u/%s", nginx.port,
+              names[c]);
+          WsiRun *run = run_stream (url, samplers[s], t);
+          gchar *what = g_strdup_printf ("%s '%s' at %u threads", url,
+              samplers[s], t);
+          wsi_run_assert_same_stream (reference, run, what);
+          g_free (what);
+          g_free (url);
+          wsi_run_free (run);
+        }
+      }
+      wsi_run_free (reference);
+    }
+    wsi_nginx_stop (&nginx);
+  }
+  g_free (workdir);
+  g_free (dir);
   g_free (tiff);
   g_free (ome);
 }
@@ -215,6 +288,7 @@ ometiff_suite (void)
   tcase_set_timeout (tc, 300);
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_ome_copy_streams_like_its_tiff);
+  tcase_add_test (tc, test_stores_at_url_stream_as_on_disk);
   return s;
 }
 

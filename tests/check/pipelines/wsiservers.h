@@ -174,7 +174,7 @@ wsi_nginx_stop (WsiNginx * n)
 
 /* Starts faultproxy.py in front of @upstream_port; @args: its options
  * (NULL-terminated), e.g. "--delay-ms", "10", "--fault", "reset:3". */
-static gboolean
+G_GNUC_UNUSED static gboolean
 wsi_proxy_start (WsiProxy * p, guint upstream_port, const gchar * report,
     const gchar * const *args, gchar ** why)
 {
@@ -221,7 +221,7 @@ wsi_proxy_start (WsiProxy * p, guint upstream_port, const gchar * report,
 
 /* How often the proxy that wrote @report injected @name ("requests": how
  * many GETs it saw); 0 when it did not say. */
-static guint
+G_GNUC_UNUSED static guint
 wsi_proxy_report_count (const gchar * report, const gchar * name)
 {
   gchar *contents = NULL, **lines, **line;
@@ -244,7 +244,7 @@ wsi_proxy_report_count (const gchar * report, const gchar * name)
 
 /* Stops the proxy; returns how often it injected @fault ("requests": how
  * many GETs it saw). */
-static guint
+G_GNUC_UNUSED static guint
 wsi_proxy_stop (WsiProxy * p, const gchar * fault)
 {
   guint count;
