@@ -53,6 +53,16 @@
  * are written in the `stain-jitter` column ("alpha_h alpha_e beta_h
  * beta_e", "" when none).
  *
+ * RandStainNA-style augmentation (#GstStainNorm:randstain-probability,
+ * method=reinhard; `wsirandstain.h`): a drawn patch is normalised onto
+ * l-alpha-beta means and deviations drawn from normal distributions fitted
+ * to the statistics of the distinct slides seen so far in stream order
+ * (the deviations times #GstStainNorm:randstain-spread) instead of onto
+ * the reference's; without a reference, undrawn patches pass unchanged.
+ * The draws are a pure function of #GstStainNorm:seed, the patch's
+ * sequence and the stream order, written in the columns `stain-randstain`
+ * and `stain-randstain-dist`.
+ *
  * The work runs on a pool of worker threads; output order is input order
  * and every byte is the same whatever #GstStainNorm:threads is.
  *
@@ -79,6 +89,7 @@
 #include "gstwsipatchelements.h"
 #include "wsistain.h"
 #include "wsistainmeta.h"
+#include "wsirandstain.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_stain_norm_debug);
 #define GST_CAT_DEFAULT gst_stain_norm_debug
@@ -112,6 +123,8 @@ enum
   PROP_AUGMENT_PROBABILITY,
   PROP_AUGMENT_SIGMA,
   PROP_AUGMENT_BIAS,
+  PROP_RANDSTAIN_PROBABILITY,
+  PROP_RANDSTAIN_SPREAD,
   PROP_PATCHES_SLIDE,
   PROP_PATCHES_PATCH,
   PROP_PATCHES_FALLBACK,
@@ -131,6 +144,12 @@ typedef struct
 {
   GstBuffer *buffer;
   StainJitter jitter;
+  /* RandStainNA (method=reinhard): drawn on the streaming thread, in
+   * stream order, since the distribution grows with each new slide */
+  gboolean randstain;           /* the element draws at all */
+  gboolean randstain_on;        /* this patch was drawn */
+  WsiStainLab randstain_target;
+  WsiRandStainDist randstain_dist;
 } NormWork;
 
 typedef enum
@@ -154,10 +173,16 @@ struct _GstStainNorm
   StainEstimateMode estimate;
   gdouble min_tissue;
   StainJitter jitter;           /* mutable in PLAYING: copied per patch */
+  gdouble randstain_probability;
+  gdouble randstain_spread;
+
+  /* the slides' statistics so far: the streaming thread only */
+  WsiRandStain randstain;
 
   /* the target, fixed by start */
   WsiStainMatrix target_matrix;
   WsiStainLab target_lab;
+  gboolean have_target_lab;
 
   /* set by set_caps with nothing in flight */
   GstVideoInfo info;
@@ -306,7 +331,8 @@ load_reference (GstStainNorm * self, const gchar * path)
     else if (self->method == WSI_STAIN_VAHADANE)
       ok = wsi_stain_estimate_vahadane (&px, &self->target_matrix, NULL);
     else
-      ok = wsi_stain_estimate_lab (&px, &self->target_lab);
+      ok = self->have_target_lab = wsi_stain_estimate_lab (&px,
+          &self->target_lab);
     if (!ok)
       error = g_strdup ("its pixels give no stain estimate (too little "
           "stained tissue, or one colour)");
@@ -363,11 +389,15 @@ norm_thread_state_free (WsiPoolElement * element, gpointer state)
 static StainSource
 choose_plan (GstStainNorm * self, const GstStructure * meta,
     const WsiStainImage * image, const gdouble * alpha, const gdouble * beta,
-    WsiStainPlan * plan, gdouble * used)
+    const WsiStainLab * target_lab, WsiStainPlan * plan, gdouble * used)
 {
   WsiStainMatrix m;
   WsiStainLab lab;
   StainSource source = SOURCE_SLIDE;
+
+  /* Reinhard with randstain and no reference: undrawn patches pass */
+  if (self->method == WSI_STAIN_REINHARD && target_lab == NULL)
+    return SOURCE_NONE;
 
   if (self->estimate == STAIN_ESTIMATE_PATCH) {
     WsiStainPixels px = { image, NULL, 0 };
@@ -381,7 +411,7 @@ choose_plan (GstStainNorm * self, const GstStructure * meta,
         source = SOURCE_PATCH;
       else if (self->method == WSI_STAIN_REINHARD
           && wsi_stain_estimate_lab (&px, &lab)
-          && wsi_stain_plan_reinhard (plan, &lab, &self->target_lab))
+          && wsi_stain_plan_reinhard (plan, &lab, target_lab))
         source = SOURCE_PATCH;
     }
   }
@@ -395,7 +425,7 @@ choose_plan (GstStainNorm * self, const GstStructure * meta,
           alpha, beta);
     else if (meta != NULL)
       ok = wsi_stain_meta_get_lab (meta, &lab)
-          && wsi_stain_plan_reinhard (plan, &lab, &self->target_lab);
+          && wsi_stain_plan_reinhard (plan, &lab, target_lab);
     if (!ok)
       return SOURCE_NONE;
   }
@@ -452,6 +482,39 @@ draw_jitter (const StainJitter * j, guint64 sequence, gdouble * alpha,
   return TRUE;
 }
 
+/* The randstain columns: the drawn target ("" when not drawn or not
+ * applied) and the distribution it was drawn from. */
+static void
+set_randstain_columns (GstStructure * meta, const NormWork * work,
+    gboolean applied)
+{
+  static const gchar *const names[] = { WSI_STAIN_COL_RANDSTAIN,
+    WSI_STAIN_COL_RANDSTAIN_DIST, NULL
+  };
+  const WsiRandStainDist *d = &work->randstain_dist;
+  gchar *target = NULL, *dist = NULL;
+  const gchar *values[3] = { "", "", NULL };
+
+  if (work->randstain_on && applied) {
+    gdouble t[6];
+
+    memcpy (t, work->randstain_target.mean, 3 * sizeof (gdouble));
+    memcpy (t + 3, work->randstain_target.std, 3 * sizeof (gdouble));
+    values[0] = target = wsi_stain_format_numbers (t, 6);
+  }
+  if (d->n_slides > 0) {
+    gdouble t[13];
+
+    memcpy (t, d->mu, 6 * sizeof (gdouble));
+    memcpy (t + 6, d->sigma, 6 * sizeof (gdouble));
+    t[12] = d->n_slides;
+    values[1] = dist = wsi_stain_format_numbers (t, 13);
+  }
+  wsi_stain_meta_set_columns (meta, names, values);
+  g_free (target);
+  g_free (dist);
+}
+
 static GstBuffer *
 norm_process (WsiPoolElement * element, gpointer data, gpointer state)
 {
@@ -493,7 +556,9 @@ norm_process (WsiPoolElement * element, gpointer data, gpointer state)
   image.r = self->r;
   image.g = self->g;
   image.b = self->b;
-  source = choose_plan (self, meta, &image, alpha, beta, &plan, used);
+  source = choose_plan (self, meta, &image, alpha, beta,
+      work->randstain_on ? &work->randstain_target :
+      (self->have_target_lab ? &self->target_lab : NULL), &plan, used);
   if (source != SOURCE_NONE)
     wsi_stain_apply (&plan, &image, state);
   gst_video_frame_unmap (&frame);
@@ -514,6 +579,8 @@ norm_process (WsiPoolElement * element, gpointer data, gpointer state)
     wsi_stain_meta_set_columns (meta, names, values);
     g_free (used_text);
     g_free (jitter_text);
+    if (work->randstain)
+      set_randstain_columns (meta, work, source != SOURCE_NONE);
   }
   return buffer;
 }
@@ -535,6 +602,22 @@ gst_stain_norm_handle_buffer (WsiPoolElement * element, GstBuffer * buffer)
   GST_OBJECT_LOCK (self);
   work.jitter = self->jitter;
   GST_OBJECT_UNLOCK (self);
+  if (self->method == WSI_STAIN_REINHARD && self->randstain_probability > 0) {
+    const GstStructure *meta = wsi_patch_meta_get (buffer);
+    const gchar *slide = meta ? wsi_patch_meta_string (meta, "paths", 0) :
+        NULL;
+    WsiStainLab lab;
+
+    work.randstain = TRUE;
+    /* in stream order: a slide counts when its first patch arrives */
+    if (slide != NULL && wsi_stain_meta_get_lab (meta, &lab))
+      wsi_rand_stain_add (&self->randstain, slide, &lab);
+    if (wsi_rand_stain_distribution (&self->randstain,
+            self->randstain_spread, &work.randstain_dist))
+      work.randstain_on = wsi_rand_stain_draw (&work.randstain_dist,
+          work.jitter.seed, patch_sequence (buffer, meta),
+          self->randstain_probability, &work.randstain_target);
+  }
 
   return wsi_pool_element_queue_work (element, &work);
 }
@@ -554,6 +637,9 @@ gst_stain_norm_start (WsiPoolElement * element, guint * n_threads)
   GST_OBJECT_UNLOCK (self);
   for (i = 0; i < N_SOURCES; i++)
     g_atomic_int_set (&self->counts[i], 0);
+  wsi_rand_stain_clear (&self->randstain);
+  wsi_rand_stain_init (&self->randstain);
+  self->have_target_lab = FALSE;
 
   if (self->method == WSI_STAIN_REINHARD && self->jitter.probability > 0.0) {
     g_free (reference);
@@ -573,10 +659,12 @@ gst_stain_norm_start (WsiPoolElement * element, guint * n_threads)
   }
   if (reference == NULL || *reference == '\0') {
     g_free (reference);
-    if (self->method == WSI_STAIN_REINHARD) {
+    if (self->method == WSI_STAIN_REINHARD
+        && self->randstain_probability <= 0.0) {
       GST_ELEMENT_ERROR (self, LIBRARY, SETTINGS,
-          ("method=reinhard needs a reference image (reference=FILE): "
-              "Reinhard's method has no standard target."), (NULL));
+          ("method=reinhard needs a reference image (reference=FILE) "
+              "or randstain-probability: Reinhard's method has no standard "
+              "target."), (NULL));
       return FALSE;
     }
     self->target_matrix = wsi_stain_macenko_default;
@@ -644,6 +732,12 @@ gst_stain_norm_set_property (GObject * object, guint prop_id,
     case PROP_AUGMENT_BIAS:
       self->jitter.bias = g_value_get_double (value);
       break;
+    case PROP_RANDSTAIN_PROBABILITY:
+      self->randstain_probability = g_value_get_double (value);
+      break;
+    case PROP_RANDSTAIN_SPREAD:
+      self->randstain_spread = g_value_get_double (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
@@ -686,6 +780,12 @@ gst_stain_norm_get_property (GObject * object, guint prop_id,
     case PROP_AUGMENT_BIAS:
       g_value_set_double (value, self->jitter.bias);
       break;
+    case PROP_RANDSTAIN_PROBABILITY:
+      g_value_set_double (value, self->randstain_probability);
+      break;
+    case PROP_RANDSTAIN_SPREAD:
+      g_value_set_double (value, self->randstain_spread);
+      break;
     case PROP_PATCHES_SLIDE:
       g_value_set_uint64 (value, (guint) g_atomic_int_get (&self->counts
               [SOURCE_SLIDE]));
@@ -715,6 +815,7 @@ gst_stain_norm_finalize (GObject * object)
   GstStainNorm *self = GST_STAIN_NORM (object);
 
   g_free (self->reference);
+  wsi_rand_stain_clear (&self->randstain);
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 
@@ -798,6 +899,20 @@ gst_stain_norm_class_init (GstStainNormClass * klass)
           "augment-sigma, as Tellez et al. define it)", -1.0, 1.0, -1.0,
           G_PARAM_READWRITE | GST_PARAM_MUTABLE_PLAYING |
           G_PARAM_STATIC_STRINGS));
+  g_object_class_install_property (gobject_class, PROP_RANDSTAIN_PROBABILITY,
+      g_param_spec_double ("randstain-probability", "RandStainNA probability",
+          "method=reinhard: probability that a patch is normalised onto "
+          "target statistics drawn from the distribution of the slides' own "
+          "(RandStainNA: l-alpha-beta means and deviations, one normal per "
+          "number, fitted to the distinct slides seen so far in stream "
+          "order) instead of the reference's; without a reference undrawn "
+          "patches pass unchanged (0 to 1, default 0: off). Set in NULL or "
+          "READY", 0.0, 1.0, 0.0, ready));
+  g_object_class_install_property (gobject_class, PROP_RANDSTAIN_SPREAD,
+      g_param_spec_double ("randstain-spread", "RandStainNA spread",
+          "Factor on the distribution's standard deviations "
+          "(RandStainNA's std_hyper + 1; factor, 0 to 10, default 1). Set "
+          "in NULL or READY", 0.0, 10.0, 1.0, ready));
   install_counter (gobject_class, PROP_PATCHES_SLIDE, "patches-slide",
       "Patches by slide estimate", "Patches normalised with their slide's "
       "estimate since the element left READY (0 to 2^31-1)");
@@ -844,4 +959,6 @@ gst_stain_norm_init (GstStainNorm * self)
   self->min_tissue = DEFAULT_MIN_TISSUE;
   self->jitter.sigma = DEFAULT_AUGMENT_SIGMA;
   self->jitter.bias = -1.0;
+  self->randstain_spread = 1.0;
+  wsi_rand_stain_init (&self->randstain);
 }

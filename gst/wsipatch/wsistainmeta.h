@@ -31,7 +31,10 @@
  * unchanged) and stain-used (the source estimate's numbers it applied,
  * the matrix then max-c, or the means then the deviations) and
  * stain-jitter (the augmentation's "alpha_h alpha_e beta_h beta_e", ""
- * when none applied).
+ * when none applied). With randstain-probability (wsirandstain.h):
+ * stain-randstain (the drawn target "mean_l mean_a mean_b std_l std_a
+ * std_b", "" when not drawn) and stain-randstain-dist (the distribution it
+ * was drawn from: six means, six deviations, the slides it counts).
  *
  * Cost: a string per column per patch (copied by the elements that copy
  * the meta). Threading: none of its own.
@@ -55,6 +58,8 @@ G_BEGIN_DECLS
 #define WSI_STAIN_COL_SOURCE "stain-source"
 #define WSI_STAIN_COL_USED "stain-used"
 #define WSI_STAIN_COL_JITTER "stain-jitter"
+#define WSI_STAIN_COL_RANDSTAIN "stain-randstain"
+#define WSI_STAIN_COL_RANDSTAIN_DIST "stain-randstain-dist"
 
 /* Sets (or replaces) the columns @names (NULL-terminated) of @s, a slide
  * meta or a one-location patch meta, to @values; other columns stay. */

@@ -494,3 +494,68 @@ def test_bf16_autocast_and_device_check(few_slides, tmp_root):
     if not torch.cuda.is_available():
         with pytest.raises(gstwsi.SettingsError, match="cuda"):
             _run(few_slides, tmp_root / "extract-nocuda", model=tiny_cnn(), device="cuda")
+
+
+def _grid_stream(path, **kw):
+    """Every grid patch of one slide through patchreader: (images bytes,
+    coords, tile decodes)."""
+    from gstwsi._utils.elements import elements_of
+    desc = gstwsi.standard_pipeline(str(path), batch_size=16, patch_size=PATCH, target_mpp=MPP,
+                                    patches_per_slide=-1, mode="grid", cycle=False,
+                                    pool_size=1, rank=0, world_size=1, tissue=False,
+                                    min_tissue=0.0, **kw)
+    images, coords = [], []
+    with gstwsi.BatchStream(desc, torch=False) as stream:
+        reader = elements_of(stream.pipeline, "patchreader")[0]
+        for batch in iter(stream.next_batch, None):
+            images.append(np.array(batch.images))
+            coords += [(int(r["x"]), int(r["y"]), int(r["footprint"]), int(r["level"]))
+                       for r in batch.records]
+        decodes = reader.get_property("tile-cache-misses")
+    return np.concatenate(images), coords, decodes
+
+
+def test_grid_order_decodes_each_tile_once(few_slides):
+    """patchreader grid-order (what extraction reads with): each tile the
+    grid touches is decoded once (tiles counted here from openslide's tile
+    size and the coordinates), where the default rule decodes shared tiles
+    again; the pixels are the same, at any thread count."""
+    path = sorted(_slide_files(few_slides).values())[0]
+    base, coords, base_decodes = _grid_stream(path, threads=1)
+    grid, grid_coords, decodes = _grid_stream(path, threads=1, patchreader_grid_order=True)
+    grid2, _, _ = _grid_stream(path, threads=2, patchreader_grid_order=True)
+    assert grid_coords == coords and np.array_equal(grid, base) and np.array_equal(grid2, base)
+    tiles = set()
+    with openslide.OpenSlide(str(path)) as osr:
+        for x, y, fp, level in coords:        # the level patchreader read
+            tw = int(osr.properties[f"openslide.level[{level}].tile-width"])
+            th = int(osr.properties[f"openslide.level[{level}].tile-height"])
+            ds = round(osr.level_downsamples[level])
+            x0, y0, x1, y1 = x // ds, y // ds, (x + fp - 1) // ds, (y + fp - 1) // ds
+            tiles |= {(level, tx, ty) for ty in range(y0 // th, y1 // th + 1)
+                      for tx in range(x0 // tw, x1 // tw + 1)}
+    assert len(coords) > 4 * len(tiles) / 2          # tiles shared by neighbouring patches
+    assert decodes == len(tiles), (decodes, len(tiles))
+    assert base_decodes > 1.3 * len(tiles), (base_decodes, len(tiles))
+
+
+def test_coordinates_only_reads_no_pixels(few_slides, tmp_root):
+    """Without a model the pipeline ends at patchsampler: overview, mask and
+    grid only (patchreader's patches-read counter stays 0, where the model
+    run decodes every patch), and the coords are the model run's."""
+    coords_out, model_out = tmp_root / "extract-nopix", tmp_root / "extract-nopix-model"
+    s = _run(few_slides, coords_out)
+    m = _run(few_slides, model_out, model=Pool8())
+    assert not s["failed"] and not m["failed"] and s["patches"] == m["patches"] > 0
+    assert s["patches_decoded"] == 0
+    assert m["patches_decoded"] == m["patches"]
+    r = _run(few_slides, tmp_root / "extract-nopix-read", read_pixels=True)
+    assert r["patches_decoded"] == r["patches"] == s["patches"]
+    for name in _names(few_slides):
+        with h5py.File(_job(coords_out) / "patches" / f"{name}_patches.h5", "r") as a, \
+                h5py.File(_job(model_out) / "patches" / f"{name}_patches.h5", "r") as b, \
+                h5py.File(_job(model_out) / "features_pool8" / f"{name}.h5", "r") as f:
+            assert np.array_equal(a["coords"][:], b["coords"][:])
+            assert np.array_equal(a["coords"][:], f["coords"][:])
+            want = dict(b["coords"].attrs, savetodir=None)
+            assert dict(a["coords"].attrs, savetodir=None) == want

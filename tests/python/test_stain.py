@@ -445,3 +445,51 @@ def test_preview_draws_each_slide_before_and_after(slides, tmp_root):
         want = np_macenko_apply(overview, np_macenko(overview[mask > 0]), (HE_REF, MAXC_REF))
         assert np.abs(after.astype(int) - want).mean() <= 1.0
         assert np.abs(after.astype(int) - overview).mean() > 3
+
+
+# ---- RandStainNA: targets drawn from the slides' own statistics --------------------
+
+def test_randstain_draws_targets_from_the_slides_statistics(slides):
+    stats = {s.get_value("path"): (numbers(column(s, "stain-lab-mean")),
+                                   numbers(column(s, "stain-lab-std")))
+             for _, _, s in slide_buffers(slides)[0]}
+    plain = _stream(slides)
+    runs = [_stream(slides, stain="reinhard", stainnorm_randstain_probability=0.7,
+                    stainnorm_seed=5, stainnorm_threads=t) for t in (1, 3)]
+    # the same bytes and draws at any thread count
+    assert b"".join(b[0].tobytes() for b in runs[0]) == b"".join(
+        b[0].tobytes() for b in runs[1])
+    assert [list(c["stain-randstain"]) for _, c, _ in runs[0]] == [
+        list(c["stain-randstain"]) for _, c, _ in runs[1]]
+    seen, drawn, diffs, moved = [], 0, [], []
+    for (raw, _, paths), (got, columns, _) in zip(plain, runs[0]):
+        for i, path in enumerate(paths):
+            # the distribution: the distinct slides so far, in stream order
+            if path not in seen:
+                seen.append(path)
+            x = np.array([np.concatenate(stats[p]) for p in seen])
+            dist = numbers(columns["stain-randstain-dist"][i])
+            assert dist[12] == len(seen)
+            np.testing.assert_allclose(dist[:6], x.mean(axis=0), rtol=1e-9, atol=1e-12)
+            np.testing.assert_allclose(dist[6:12], x.std(axis=0), rtol=1e-9, atol=1e-12)
+            text = columns["stain-randstain"][i]
+            if text == "":
+                # not drawn and no reference: passed as read
+                assert np.array_equal(got[i], raw[i])
+                continue
+            drawn += 1
+            target = numbers(text)
+            sigma = np.where(dist[6:12] > 0, dist[6:12], 1.0)
+            assert np.all(np.abs((target[:3] - dist[:3]) / sigma[:3]) < 6)
+            assert np.all(target[3:] >= 0.1 * dist[3:6] - 1e-12)
+            want = np_reinhard(raw[i], stats[path], (target[:3], target[3:]))
+            diffs.append(np.abs(got[i].astype(int) - want).mean())
+            moved.append(np.abs(got[i].astype(int) - raw[i]).mean())
+    n = sum(len(p) for _, _, p in plain)
+    assert len(seen) == 5 and 0 < drawn < n
+    assert np.mean(diffs) <= 0.5 and max(diffs) <= 1.0, (np.mean(diffs), max(diffs))
+    assert max(moved) > 2                  # the draws do change colours
+    other = _stream(slides, stain="reinhard", stainnorm_randstain_probability=0.7,
+                    stainnorm_seed=6)
+    assert ([list(c["stain-randstain"]) for _, c, _ in other]
+            != [list(c["stain-randstain"]) for _, c, _ in runs[0]])

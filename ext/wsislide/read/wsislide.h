@@ -146,6 +146,12 @@ typedef struct
    * (e.g. 1.979 = 1/2 then 0.99). */
   gboolean native_scaling;
   WsiTileCache *tile_cache;     /* decoded tiles shared by threads, or NULL */
+  /* Reads follow a grid in raster order (feature extraction): a tile the
+   * region covers only in part is decoded whole and cached on its first
+   * request, since the next patch of the row or of the next row needs the
+   * rest; tiles it covers whole are decoded straight into the region. With
+   * FALSE (random patches) a tile is kept only when asked for twice. */
+  gboolean grid_order;
 } WsiReadRequest;
 
 /* What a read did. */
