@@ -62,6 +62,8 @@ static const gchar convert_script[] =
     "store = out.replace('.ome.tif', '.zarr')\n"
     "shutil.rmtree(store, ignore_errors=True)\n"
     "shutil.rmtree(os.path.join(os.path.dirname(out), 'zarr-only'), ignore_errors=True)\n"
+    "for i in range(4):\n"
+    "    shutil.rmtree(os.path.join(os.path.dirname(out), 'store-%d' % i), ignore_errors=True)\n"
     "codec = numcodecs.Zstd(level=3)\n"
     "for i, a in enumerate(levels):\n"
     "    d = os.path.join(store, str(i)); os.makedirs(d)\n"
