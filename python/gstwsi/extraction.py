@@ -11,8 +11,10 @@ code load; CLAM reads the same datasets), resumable and split over any number of
 
 Each slide runs the standard pipeline in grid mode over all its tissue
 positions (wsislidesrc ! tissuemask ! patchsampler mode=grid
-patches-per-slide=-1 ! patchinterleave ! patchreader ! patchbatch !
-appsink), so pixels are decoded by the C read path; the next slide's
+patches-per-slide=-1 ! patchinterleave ! patchreader grid-order=true !
+patchbatch ! appsink), so pixels are decoded by the C read path, each tile
+of the grid once; without a model the pipeline ends at patchsampler (no
+patch pixel is decoded); the next slide's
 pipeline opens, masks and reads ahead while the model runs on the current
 one.  Magnification: the slide's objective power where the format records
 it, else 10 / mpp; the grid is planned at the target resolution `mpp` (or
@@ -191,9 +193,24 @@ class _SlideRun:
             threads=opts["threads"], pool_size=1, patches_per_visit=64, seed=0, rank=0,
             world_size=1, **dict(dict(min_tissue=opts["min_tissue"], tissue=opts["tissue"],
                                       prefetch=opts["prefetch"]), **settings))
+        # Coordinates only: the pipeline ends at patchsampler (overview, mask
+        # and grid); no patchreader, so no patch pixel is decoded.
+        self.coords_only = opts["coords_only"] and given is None
+        if self.coords_only:
+            head, cut, _ = desc.partition(" ! patchinterleave ")
+            if not cut:
+                raise PipelineError(f"no patchinterleave in {desc!r}")
+            desc = head + " ! appsink name=sink sync=false max-buffers=4"
         self.stream = BatchStream(desc, torch=False, timeout=opts["timeout"])
         sampler = elements_of(self.stream.pipeline, "patchsampler")[0]
         self.sampler = sampler
+        readers = elements_of(self.stream.pipeline, "patchreader")
+        self.reader = readers[0] if readers else None
+        # The grid as planned (level-0 top-left, footprint) is what the H5
+        # coords hold, with or without a model: reading may move a patch by
+        # less than one output pixel onto the DCT-scaled grid, which the
+        # coordinates-only mode cannot know, so both modes write the plan.
+        self.planned = []
 
         def on_slide(pad, info):
             buffer = info.get_buffer()
@@ -207,6 +224,18 @@ class _SlideRun:
             return Gst.PadProbeReturn.OK
 
         sampler.get_static_pad("sink").add_probe(Gst.PadProbeType.BUFFER, on_slide)
+        if given is None:
+            def keep_plan(pad, info):
+                buffer = info.get_buffer()
+                ok, mapped = buffer.map(Gst.MapFlags.READ)
+                if ok:
+                    rec = np.frombuffer(mapped.data, PATCH_RECORD)
+                    self.planned.append(np.stack([rec["x"], rec["y"], rec["footprint"]],
+                                                 axis=1).astype(np.int64))
+                    buffer.unmap(mapped)
+                return Gst.PadProbeReturn.OK
+
+            sampler.get_static_pad("src").add_probe(Gst.PadProbeType.BUFFER, keep_plan)
         if given is not None:
             pushing = []
 
@@ -338,12 +367,12 @@ def extract(slides, out_dir, *, mpp=0.5, magnification=None, patch_size=256, ove
             precision="fp32", batch_size=64, features_dtype="float32", threads=2,
             rank=None, world_size=None, claim_timeout=900.0, mask_cache_dir=None,
             visualize=True, contours=True, progress=True, tissue=True, prefetch=512,
-            timeout=600.0, coords_from=None, **settings):
+            timeout=600.0, coords_from=None, read_pixels=False, **settings):
     """Coordinates (and, with `model`, features) of every tissue patch of
     `slides` under `job_folder(out_dir, ...)`; returns the summary dict
     (done, skipped, failed [(name, reason)], patches, seconds, wait_s
     (blocked on the next batch, or building a slide's pipeline), model_s,
-    patches_per_s, folder).
+    patches_per_s, patches_decoded (patches whose pixels were read), folder).
 
     `slides`: a slide, folder, list/manifest, URL, or a list of those.
     `mpp` (target µm/px; or `magnification`, which means mpp = 10 /
@@ -369,6 +398,11 @@ def extract(slides, out_dir, *, mpp=0.5, magnification=None, patch_size=256, ove
     CLAM's patch_size x downsample; resized to the file's `patch_size`),
     written to `out_dir/features_<encoder>/<name>.h5` with the file's
     coords attributes; needs `model`.
+
+    Without `model` only the overview, the mask and the grid are computed
+    (no patch pixel is decoded; summary["patches_decoded"] stays 0), unless
+    `read_pixels`: then every patch is read and dropped, which checks that
+    each decodes and is what bench-extract times as the loader.
     """
     if magnification:
         mpp = 10.0 / float(magnification)
@@ -401,7 +435,7 @@ def extract(slides, out_dir, *, mpp=0.5, magnification=None, patch_size=256, ove
                 overlap=int(overlap), min_tissue=float(min_tissue), threads=int(threads),
                 tissue=tissue, prefetch=int(prefetch), timeout=timeout,
                 mask_cache_dir=os.fspath(mask_cache_dir) if mask_cache_dir else None,
-                settings=settings, given_coords=None)
+                settings=settings, given_coords=None, coords_only=embed is None and not read_pixels)
     if coords_from is not None:
         given_files = {}
 
@@ -440,7 +474,8 @@ def extract(slides, out_dir, *, mpp=0.5, magnification=None, patch_size=256, ove
             return why
         return f"{coords}: {why}" if why not in (None, "missing") else why
 
-    summary = {"done": [], "skipped": [], "failed": [], "patches": 0, "wait_s": 0.0,
+    summary = {"done": [], "skipped": [], "failed": [], "patches": 0, "patches_decoded": 0,
+               "wait_s": 0.0,
                "model_s": 0.0, "folder": job_dir, "rank": r, "world_size": w,
                "claimed_elsewhere": []}
     report = _Progress(len(mine), progress)
@@ -548,7 +583,19 @@ def _one_slide(run, embed, enc_name, job_dir, paths, opts, target_mag, summary, 
     xs, ys, feats, footprints = [], [], [], set()
     began = time.monotonic()
     error = run.error
-    if error is None:
+    if error is None and run.coords_only:
+        try:
+            while run.stream._pull() is not None:      # the plan, caught by keep_plan
+                if not run.asked_next:
+                    run.asked_next = True
+                    run.next_run = start_next()
+            if not run.asked_next:
+                run.asked_next = True
+                run.next_run = start_next()
+        except (PipelineError, TimeoutError) as exc:
+            error = exc
+        summary["wait_s"] += run.stream.wait_ns / 1e9
+    elif error is None:
         try:
             stream = run.stream
             while True:
@@ -575,7 +622,10 @@ def _one_slide(run, embed, enc_name, job_dir, paths, opts, target_mag, summary, 
             error = exc
     slide = run.slide
     planned = run.sampler.get_property("patches-planned")
-    n = sum(len(x) for x in xs)
+    if run.reader is not None:
+        summary["patches_decoded"] += run.reader.get_property("patches-read")
+    plan = np.concatenate(run.planned) if run.planned else np.zeros((0, 3), np.int64)
+    n = len(plan) if run.coords_only else sum(len(x) for x in xs)
     if slide is None:
         raise _SlideFailed(_reason(error) if error else "the slide gave no slide description")
     if run.given is not None:
@@ -587,8 +637,21 @@ def _one_slide(run, embed, enc_name, job_dir, paths, opts, target_mag, summary, 
     if not run.claim.held():
         raise _SlideFailed("its claim was taken over by another job (stale?); "
                            "that job writes it")
-    coords = np.stack([np.concatenate(xs), np.concatenate(ys)], axis=1) if n else \
-        np.zeros((0, 2), np.int64)
+    if run.given is None:
+        if len(plan) != n:
+            raise _SlideFailed(f"{n} patches read for {len(plan)} planned")
+        if not run.coords_only and n:
+            # the patches read are those planned, in order (a read moves one
+            # by less than an output pixel at most)
+            moved = np.abs(np.concatenate(xs) - plan[:, 0]).max(initial=0)
+            moved = max(moved, np.abs(np.concatenate(ys) - plan[:, 1]).max(initial=0))
+            if moved > max(1, plan[:, 2].max() / max(opts["patch_size"], 1)) + 1:
+                raise _SlideFailed(f"the patches read are {moved} px off the grid planned")
+        coords = plan[:, :2].copy()
+        footprints = set(int(f) for f in np.unique(plan[:, 2]))
+    else:
+        coords = np.stack([np.concatenate(xs), np.concatenate(ys)], axis=1) if n else \
+            np.zeros((0, 2), np.int64)
     if len(footprints) > 1:
         warnings.warn(f"{run.name}: patches of {len(footprints)} footprints "
                       f"({sorted(footprints)}); patch_size_level0 is the first", stacklevel=2)
@@ -678,6 +741,9 @@ def main(argv=None):
     p.add_argument("--coords-from", help="features for the positions of existing TRIDENT "
                    "(<name>_patches.h5) or CLAM (<name>.h5) coordinate files in this folder; "
                    "features go to OUT_DIR/features_<encoder>/")
+    p.add_argument("--read-pixels", action="store_true",
+                   help="without --model, still read every patch (and drop it): checks "
+                   "that each decodes; the loader bench-extract times")
     p.add_argument("--tissue-method", help="tissuemask method (default: its default)")
     p.add_argument("--no-visualization", action="store_true",
                    help="write no contours or grid picture")
@@ -697,7 +763,8 @@ def main(argv=None):
                     threads=a.threads, rank=a.rank, world_size=a.world_size,
                     claim_timeout=a.claim_timeout, mask_cache_dir=a.mask_cache_dir,
                     visualize=not a.no_visualization, contours=not a.no_visualization,
-                    progress=not a.quiet, coords_from=a.coords_from, **settings)
+                    progress=not a.quiet, coords_from=a.coords_from,
+                    read_pixels=a.read_pixels, **settings)
     except (SettingsError, ValueError, ImportError) as exc:
         print(f"wsi-extract: {exc}", file=sys.stderr)
         return 2

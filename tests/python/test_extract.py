@@ -537,3 +537,25 @@ def test_grid_order_decodes_each_tile_once(few_slides):
     assert len(coords) > 4 * len(tiles) / 2          # tiles shared by neighbouring patches
     assert decodes == len(tiles), (decodes, len(tiles))
     assert base_decodes > 1.3 * len(tiles), (base_decodes, len(tiles))
+
+
+def test_coordinates_only_reads_no_pixels(few_slides, tmp_root):
+    """Without a model the pipeline ends at patchsampler: overview, mask and
+    grid only (patchreader's patches-read counter stays 0, where the model
+    run decodes every patch), and the coords are the model run's."""
+    coords_out, model_out = tmp_root / "extract-nopix", tmp_root / "extract-nopix-model"
+    s = _run(few_slides, coords_out)
+    m = _run(few_slides, model_out, model=Pool8())
+    assert not s["failed"] and not m["failed"] and s["patches"] == m["patches"] > 0
+    assert s["patches_decoded"] == 0
+    assert m["patches_decoded"] == m["patches"]
+    r = _run(few_slides, tmp_root / "extract-nopix-read", read_pixels=True)
+    assert r["patches_decoded"] == r["patches"] == s["patches"]
+    for name in _names(few_slides):
+        with h5py.File(_job(coords_out) / "patches" / f"{name}_patches.h5", "r") as a, \
+                h5py.File(_job(model_out) / "patches" / f"{name}_patches.h5", "r") as b, \
+                h5py.File(_job(model_out) / "features_pool8" / f"{name}.h5", "r") as f:
+            assert np.array_equal(a["coords"][:], b["coords"][:])
+            assert np.array_equal(a["coords"][:], f["coords"][:])
+            want = dict(b["coords"].attrs, savetodir=None)
+            assert dict(a["coords"].attrs, savetodir=None) == want
