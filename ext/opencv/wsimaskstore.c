@@ -13,6 +13,7 @@
 
 #include "wsimaskstore.h"
 #include "wsimaskruns.h"
+#include "wsilocalfile.h"
 
 #include <errno.h>
 #include <string.h>
@@ -335,12 +336,13 @@ wsi_mask_store_load (const gchar * dir, const gchar * key,
   gboolean ok;
 
   memset (stored, 0, sizeof (*stored));
-  if (!g_file_get_contents (file, &contents, &size, &local)) {
+  /* Never blocks: a FIFO named like a mask is refused, not waited on. */
+  if (!wsi_local_file_read (file, G_MAXSSIZE, &contents, &size, &local)) {
     /* No file, or no folder yet: a miss. */
     if (!g_error_matches (local, G_FILE_ERROR, G_FILE_ERROR_NOENT)
         && !g_error_matches (local, G_FILE_ERROR, G_FILE_ERROR_NOTDIR))
       g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_IO,
-          "mask cache file \"%s\" cannot be read: %s", file, local->message);
+          "mask cache file %s", local->message);
     g_clear_error (&local);
     g_free (file);
     return FALSE;

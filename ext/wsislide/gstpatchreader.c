@@ -281,6 +281,7 @@ struct _GstPatchReader
   GHashTable *read_by_backend;  /* backend name (static) -> guint64 count */
   GHashTable *slides_by_backend;        /* backend (static) -> guint64 slides */
   GHashTable *failed_by_slide;  /* slide path (owned) -> guint64 failed reads */
+  gchar *first_failure;         /* "slide: reason" of the first failed read */
 
   /* output buffers, under stats_lock (the chain and flushes swap it) */
   GstBufferPool *buffer_pool;
@@ -348,6 +349,9 @@ note_read_failure (GstPatchReader * self, SlideContext * ctx,
 
   g_mutex_lock (&self->stats_lock);
   count_in (self->failed_by_slide, g_strdup (ctx->path), g_free);
+  if (self->first_failure == NULL)
+    self->first_failure = g_strdup_printf ("slide \"%s\": %s", ctx->path,
+        error ? error->message : "unknown error");
   g_mutex_unlock (&self->stats_lock);
 
   failures = ++ctx->consecutive_failures;
@@ -641,6 +645,7 @@ gst_patch_reader_start (WsiPoolElement * element, guint * n_threads)
   g_hash_table_remove_all (self->read_by_backend);
   g_hash_table_remove_all (self->slides_by_backend);
   g_hash_table_remove_all (self->failed_by_slide);
+  g_clear_pointer (&self->first_failure, g_free);
   g_mutex_unlock (&self->stats_lock);
   wsi_read_caches_client_start (&self->read.caches, GST_ELEMENT (self),
       gst_wsi_backend_name (backend));
@@ -1076,6 +1081,35 @@ segment_in_time (GstEvent * event)
   return time_event;
 }
 
+/* At EOS: a stream whose every read failed ends in an error naming why
+ * (gst-launch exits non-zero, Python raises), not in a quiet EOS that
+ * looks like a finished job. A stream that asked for nothing (tissuemask
+ * rejected every slide) is patchsampler's to report. */
+static void
+check_something_read (GstPatchReader * self)
+{
+  guint64 read, failed, skipped;
+  guint slides;
+  gchar *first;
+
+  g_mutex_lock (&self->stats_lock);
+  read = self->patches_read;
+  failed = self->patches_failed;
+  skipped = self->patches_skipped;
+  slides = g_hash_table_size (self->failed_by_slide);
+  first = g_strdup (self->first_failure);
+  g_mutex_unlock (&self->stats_lock);
+
+  if (read == 0 && failed + skipped > 0)
+    GST_ELEMENT_ERROR (self, RESOURCE, READ,
+        ("Not a single patch could be read: %" G_GUINT64_FORMAT " reads "
+            "failed and %" G_GUINT64_FORMAT " were not tried (slide not "
+            "opened or given up), over %u slides (first: %s).", failed,
+            skipped, slides, GST_STR_NULL (first)),
+        ("the stream ended with no patch delivered"));
+  g_free (first);
+}
+
 /* Output caps follow the records' out_size, not the input caps; the
  * segment waits for them; the rest is the base class's. */
 static gboolean
@@ -1101,6 +1135,9 @@ gst_patch_reader_sink_event (WsiPoolElement * element, GstEvent * event)
         wsi_pool_element_queue_event (element, self->pending_segment);
         self->pending_segment = NULL;
       }
+      /* Every read done, then: did any patch get out? */
+      if (wsi_pool_element_drain (element) == GST_FLOW_OK)
+        check_something_read (self);
       break;
     default:
       break;
@@ -1346,6 +1383,7 @@ gst_patch_reader_finalize (GObject * object)
   g_hash_table_unref (self->read_by_backend);
   g_hash_table_unref (self->slides_by_backend);
   g_hash_table_unref (self->failed_by_slide);
+  g_free (self->first_failure);
   g_mutex_clear (&self->stats_lock);
 
   G_OBJECT_CLASS (parent_class)->finalize (object);

@@ -991,7 +991,8 @@ report_unreadable (GstWsiSlideSrc * self, WsiSlideEntry * entry,
 
   GST_ELEMENT_WARNING (self, RESOURCE, READ,
       ("Skipping slide %s: %s", entry->display,
-          error ? error->message : "unknown error"),
+          error ? reason_without_path (entry, error->message) :
+          "unknown error"),
       ("%u of %u slides of this rank failed so far", self->failed_count,
           self->entries->len));
 }
@@ -1325,6 +1326,10 @@ gst_wsi_slide_src_start_inner (GstBaseSrc * bsrc)
     g_clear_error (&err);
     return FALSE;
   }
+  for (guint i = 0; i < collection->warnings->len; i++)
+    GST_ELEMENT_WARNING (self, RESOURCE, READ, ("%s.",
+            (const gchar *) g_ptr_array_index (collection->warnings, i)),
+        ("found while listing %s", self->run.display));
   self->collection_size = collection->entries->len;
   /* The round-robin split gives every rank either floor(N / W) or one more
    * slide: the smallest share follows from N and W alone, so every rank

@@ -66,6 +66,7 @@
 #include "wsishardwriter.h"
 #include "wsistorecodec.h"
 #include "wsistoremanifest.h"
+#include "wsistoresettings.h"
 #include "wsiwebdataset.h"
 
 #include <gst/wsi/wsierrorrelay.h>
@@ -363,6 +364,57 @@ holds_a_store (GstPatchStoreSink * self, gboolean * complete)
   return found;
 }
 
+/* The settings of a new store, kept from its first shard on (a store cut
+ * short has no manifest): what resume=true compares with. */
+static gboolean
+record_settings (GstPatchStoreSink * self)
+{
+  GError *error = NULL;
+
+  if (self->manifest->pipeline == NULL
+      || wsi_store_settings_record (self->dir, self->manifest->pipeline,
+          &error))
+    return TRUE;
+  GST_ELEMENT_ERROR (self, RESOURCE, OPEN_WRITE,
+      ("Could not write the settings of the patch store \"%s\": %s",
+          self->dir, error->message), (NULL));
+  g_error_free (error);
+  return FALSE;
+}
+
+/* resume=true continues the stream the store holds: any setting that
+ * changes that stream (seed, patch size, ...) is refused, naming it. */
+static gboolean
+check_same_stream (GstPatchStoreSink * self)
+{
+  GError *error = NULL;
+  JsonNode *recorded = wsi_store_settings_recorded (self->dir, &error);
+  gchar *difference;
+
+  if (recorded == NULL) {
+    GST_ELEMENT_WARNING (self, RESOURCE, READ,
+        ("The patch store \"%s\" holds no readable record of the settings "
+            "it was written with%s%s; resuming without checking them.",
+            self->dir, error ? ": " : " (written by an older gst-wsi)",
+            error ? error->message : ""), (NULL));
+    g_clear_error (&error);
+    return record_settings (self);
+  }
+  difference = wsi_store_settings_difference (recorded,
+      self->manifest->pipeline);
+  json_node_unref (recorded);
+  if (difference != NULL) {
+    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
+        ("Cannot resume the patch store \"%s\": its stream was made with "
+            "other settings (%s). resume=true continues the same stream; "
+            "write other settings to a new store.", self->dir, difference),
+        (NULL));
+    g_free (difference);
+    return FALSE;
+  }
+  return TRUE;
+}
+
 /* Makes the directory, refuses to mix with another store unless resuming. */
 static gboolean
 prepare_directory (GstPatchStoreSink * self, gboolean resume)
@@ -376,7 +428,7 @@ prepare_directory (GstPatchStoreSink * self, gboolean resume)
     return FALSE;
   }
   if (!holds_a_store (self, &complete))
-    return TRUE;
+    return record_settings (self);
   if (!resume) {
     GST_ELEMENT_ERROR (self, RESOURCE, OPEN_WRITE,
         ("\"%s\" already holds a%s patch store; remove it, choose another "
@@ -384,6 +436,8 @@ prepare_directory (GstPatchStoreSink * self, gboolean resume)
             complete ? "" : "n incomplete"), (NULL));
     return FALSE;
   }
+  if (!check_same_stream (self))
+    return FALSE;
   if (complete) {
     /* appending: the store is incomplete again until the new manifest */
     gchar *manifest = store_file (self, WSI_STORE_MANIFEST);

@@ -12,6 +12,7 @@
 #endif
 
 #include "wsishardreader.h"
+#include "wsilocalfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -48,9 +49,30 @@ wsi_shard_free (WsiShard * shard)
 static gboolean
 invalid (GError ** error, const gchar * path, const gchar * reason)
 {
-  g_set_error (error, WSI_SHARD_ERROR, WSI_SHARD_ERROR_DAMAGED,
-      "Shard \"%s\" is damaged or not a patch store shard: %s", path, reason);
+  gchar *text = g_strdup_printf ("Shard \"%s\" is damaged or not a patch "
+      "store shard: %s", path, reason);
+  /* Messages reach Python as str: a path or a header's bytes must not make
+   * them invalid UTF-8. */
+  gchar *display = wsi_text_escape (text, -1);
+
+  g_set_error_literal (error, WSI_SHARD_ERROR, WSI_SHARD_ERROR_DAMAGED,
+      display);
+  g_free (display);
+  g_free (text);
   return FALSE;
+}
+
+/* A pixel format name as the writer puts it (GStreamer's: "RGB", "GRAY8",
+ * "I420_10LE"): anything else is a damaged header. */
+static gboolean
+is_format_name (const gchar * name)
+{
+  if (*name == '\0')
+    return FALSE;
+  for (; *name != '\0'; name++)
+    if (!g_ascii_isalnum (*name) && *name != '_')
+      return FALSE;
+  return TRUE;
 }
 
 /* Header and footer: magic, version, offsets inside the file. The footer
@@ -94,6 +116,16 @@ check_frame (WsiShard * shard, WsiShardFooter * footer_copy, GError ** error)
   memcpy (shard->video_format, header->video_format,
       sizeof (shard->video_format));
   shard->video_format[sizeof (shard->video_format) - 1] = '\0';
+  if (!is_format_name (shard->video_format)) {
+    gchar *shown = wsi_text_escape (shard->video_format, -1);
+    gchar *reason = g_strdup_printf ("an unreadable pixel format \"%s\"",
+        shown);
+
+    invalid (error, shard->path, reason);
+    g_free (reason);
+    g_free (shown);
+    return FALSE;
+  }
   return TRUE;
 }
 
@@ -192,10 +224,11 @@ wsi_shard_open (const gchar * path, gboolean verify, GError ** error)
 
   shard->path = g_strdup (path);
   shard->name = g_path_get_basename (path);
-  shard->map = g_mapped_file_new (path, FALSE, &map_error);
+  /* Never blocks (a FIFO named like a shard), refuses non-files. */
+  shard->map = wsi_local_file_map (path, &map_error);
   if (shard->map == NULL) {
-    g_set_error (error, WSI_SHARD_ERROR, WSI_SHARD_ERROR_OPEN, "Could not open shard "
-        "\"%s\": %s", path, map_error->message);
+    g_set_error (error, WSI_SHARD_ERROR, WSI_SHARD_ERROR_OPEN, "Could not "
+        "open shard %s", map_error->message);
     g_error_free (map_error);
     wsi_shard_free (shard);
     return NULL;

@@ -12,6 +12,7 @@
 #endif
 
 #include "wsistore.h"
+#include "wsilocalfile.h"
 
 #include <gio/gio.h>
 #include <string.h>
@@ -60,7 +61,9 @@ leave_out (WsiStore * store, const WsiShardSummary * listed, gchar * reason)
 {
   store->shards_skipped++;
   store->patches_skipped += listed->n_patches;
-  g_ptr_array_add (store->warnings, reason);
+  /* What came from a file (names, header fields) as valid UTF-8. */
+  g_ptr_array_add (store->warnings, wsi_text_escape (reason, -1));
+  g_free (reason);
 }
 
 /* Opens one listed shard and keeps it when it fits the store. */

@@ -12,6 +12,7 @@
 #endif
 
 #include "wsistoremanifest.h"
+#include "wsilocalfile.h"
 
 #include <errno.h>
 #include <gio/gio.h>
@@ -211,6 +212,21 @@ manifest_from_json (WsiStoreManifest * m, JsonObject * o, const gchar * path,
       json_object_get_array_member (o, "shards") : NULL, path, error);
 }
 
+/* Through the one non-blocking, regular-file-checked open. */
+static gboolean
+read_json (JsonParser * parser, const gchar * path, GError ** error)
+{
+  gchar *contents;
+  gsize length;
+  gboolean ok;
+
+  if (!wsi_local_file_read (path, G_MAXSSIZE, &contents, &length, error))
+    return FALSE;
+  ok = json_parser_load_from_data (parser, contents, (gssize) length, error);
+  g_free (contents);
+  return ok;
+}
+
 WsiStoreManifest *
 wsi_store_manifest_read (const gchar * dir, GError ** error)
 {
@@ -224,7 +240,7 @@ wsi_store_manifest_read (const gchar * dir, GError ** error)
     g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND,
         "\"%s\" has no %s: the store is incomplete (still being written, or "
         "the writer was interrupted)", dir, WSI_STORE_MANIFEST);
-  } else if (!json_parser_load_from_file (parser, path, &parse_error)) {
+  } else if (!read_json (parser, path, &parse_error)) {
     g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
         "Could not read the patch store manifest \"%s\": %s", path,
         parse_error->message);

@@ -437,6 +437,24 @@ drain_pool (GstPatchInterleave * self)
     pool_discard (self);
 }
 
+/* At EOS: a resume point past the stream's end would otherwise deliver
+ * nothing and end as if the job were done. */
+static void
+check_skip_within_stream (GstPatchInterleave * self)
+{
+  guint pool_size, per_visit;
+  guint64 skip;
+
+  read_settings (self, &pool_size, &per_visit, &skip);
+  if (skip > 0 && skip > self->next_sequence)
+    GST_ELEMENT_ERROR (self, STREAM, FAILED,
+        ("skip-patches=%" G_GUINT64_FORMAT " is past the end of the stream, "
+            "which holds %" G_GUINT64_FORMAT " patches: nothing was "
+            "delivered.", skip, self->next_sequence),
+        ("resuming at batch k of batch size B needs k x B <= the stream's "
+            "patches"));
+}
+
 static gboolean
 gst_patch_interleave_sink_event (GstPad * pad, GstObject * parent,
     GstEvent * event)
@@ -446,6 +464,7 @@ gst_patch_interleave_sink_event (GstPad * pad, GstObject * parent,
   switch (GST_EVENT_TYPE (event)) {
     case GST_EVENT_EOS:
       drain_pool (self);
+      check_skip_within_stream (self);
       break;
     case GST_EVENT_CUSTOM_DOWNSTREAM:
       /* The planner asks whether everything it planned was delivered:

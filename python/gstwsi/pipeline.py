@@ -10,6 +10,7 @@ own ParamSpec (gstwsi.settings), so a bad keyword or value raises
 """
 import difflib
 import numbers
+import os
 import pathlib
 import re
 
@@ -236,7 +237,11 @@ def standard_pipeline(location, *, batch_size=64, patch_size=224, target_mpp=Non
     may still come later).
     """
     if mask_cache_dir is not None:
-        settings["mask_cache_dir"] = str(mask_cache_dir)
+        if not isinstance(mask_cache_dir, (str, bytes, os.PathLike)):
+            # str(5) would make a folder named "5" in the working directory
+            raise TypeError(f"mask_cache_dir must be a path (str or os.PathLike), "
+                            f"not {type(mask_cache_dir).__name__}: {mask_cache_dir!r}")
+        settings["mask_cache_dir"] = os.fsdecode(mask_cache_dir)
     if is_patch_store(location):
         if cuda_upload:
             raise SettingsError(f"cuda_upload=True is not supported for a patch store "

@@ -9,6 +9,9 @@ close or collection), epochs and resume, the bus (errors raised, warnings
 collected, stream statistics kept) and the consumer lane of the wsistats
 timeline.  One thread iterates a stream.
 """
+import math
+import numbers
+import threading
 import time
 import warnings
 import weakref
@@ -39,6 +42,29 @@ __all__ = ["BatchStream", "epoch_seed"]
 # How long one appsink pull may block before Python gets control back (to
 # look at the bus and to let Ctrl-C through).
 _POLL_NS = 100 * Gst.MSECOND
+
+
+def _whole_number(name, value):
+    """`value` as an int >= 0, or TypeError/ValueError naming `name`."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be a whole number, not "
+                        f"{type(value).__name__}: {value!r}")
+    if value < 0:
+        raise ValueError(f"{name} must be >= 0, not {value}")
+    return int(value)
+
+
+def _check_timeout(timeout):
+    """None (wait for ever) or a finite number of seconds > 0."""
+    if timeout is None:
+        return None
+    if isinstance(timeout, bool) or not isinstance(timeout, numbers.Real):
+        raise TypeError(f"timeout must be a number of seconds or None, not "
+                        f"{type(timeout).__name__}: {timeout!r}")
+    if not math.isfinite(timeout) or timeout <= 0:
+        raise ValueError(f"timeout must be a finite number of seconds > 0, or None "
+                         f"to wait for ever; not {timeout!r}")
+    return float(timeout)
 
 
 def epoch_seed(seed, epoch):
@@ -80,6 +106,13 @@ class BatchStream:
 
     def __init__(self, description, sink=None, *, torch="auto", copy=False,
                  start_batch=0, start_epoch=0, timeout=120.0, monitor=False):
+        if not isinstance(description, str):
+            raise TypeError(f"BatchStream takes a pipeline description (str, e.g. from "
+                            f"standard_pipeline()), not {type(description).__name__}: "
+                            f"{description!r}")
+        timeout = _check_timeout(timeout)
+        start_batch = _whole_number("start_batch", start_batch)
+        start_epoch = _whole_number("start_epoch", start_epoch)
         check_fork()
         init(monitor=monitor)
         self.description = description
@@ -243,10 +276,42 @@ class BatchStream:
                 raise
         open_streams.add(self)
         mark_threads_started()
-        if self._pipeline.set_state(Gst.State.PLAYING) == Gst.StateChangeReturn.FAILURE:
+        if self._set_playing() == Gst.StateChangeReturn.FAILURE:
             error = self._pop_error()
             self.close()
             raise error or PipelineError("the pipeline refused to start")
+
+    def _set_playing(self):
+        """set_state(PLAYING) within `timeout`: a source's start() runs inside
+        it (a folder walk, the first slide's open, a remote request), so it
+        runs on a helper thread and the timeout fires even while it blocks.
+        On a timeout the stream is closed: the pipeline goes to NULL on that
+        thread once the state change returns."""
+        if self.timeout is None:
+            return self._pipeline.set_state(Gst.State.PLAYING)
+        result, abandoned = [], []
+        lock = threading.Lock()
+        pipeline = self._pipeline
+
+        def run():
+            ret = pipeline.set_state(Gst.State.PLAYING)
+            with lock:
+                result.append(ret)
+                stop = bool(abandoned)
+            if stop:
+                pipeline.set_state(Gst.State.NULL)
+
+        thread = threading.Thread(target=run, name="gstwsi-start", daemon=True)
+        thread.start()
+        thread.join(self.timeout)
+        with lock:
+            if result:
+                return result[0]
+            abandoned.append(True)
+        self._state = "closed"
+        open_streams.discard(self)
+        raise TimeoutError(f"the pipeline did not start within {self.timeout:g} s "
+                           f"(a source still opening its input?): {self.description}")
 
     def close(self):
         """Stops the pipeline (NULL) and waits for it; safe to call twice."""

@@ -17,6 +17,7 @@
 #include <json-glib/json-glib.h>
 
 #include "wsiannotations.h"
+#include "wsilocalfile.h"
 
 #define MAX_COORDINATE 2147483648.0
 
@@ -839,7 +840,8 @@ wsi_annotations_load (const gchar * file_name, gdouble slide_width,
         (guint64) st.st_size, WSI_ANNOTATIONS_MAX_BYTES >> 20);
     return NULL;
   }
-  if (!g_file_get_contents (file_name, &contents, &length, error))
+  if (!wsi_local_file_read (file_name, WSI_ANNOTATIONS_MAX_BYTES, &contents,
+          &length, error))
     return NULL;
   annotations = wsi_annotations_parse (file_name, contents, length,
       slide_width, slide_height, error);

@@ -16,7 +16,12 @@
 
 #include "wsicollection.h"
 
+#include <errno.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <glib/gstdio.h>
+
+#include "wsilocalfile.h"
 
 #include "wsislide.h"
 #include "wsibytesource.h"
@@ -34,6 +39,8 @@
 
 /* A list or manifest at a URL is read whole: larger ones are refused. */
 #define MAX_REMOTE_LIST_BYTES (256 << 20)
+/* A local one, too, but it may be larger. */
+#define MAX_LOCAL_LIST_BYTES ((gsize) G_MAXSSIZE)
 
 /* Takes @values. */
 static WsiSlideEntry *
@@ -95,29 +102,73 @@ add_dicom_series (GPtrArray * dicom_paths, GPtrArray * entries)
   g_ptr_array_unref (picked);
 }
 
+/* A folder seen once per walk, by identity: a link back up the tree
+ * (DIR/loop -> ., DIR/sub/up -> ..) would otherwise be walked again at
+ * every depth, 2^32 times for two such links. */
+static gboolean
+first_visit (GHashTable * visited, const GStatBuf * st)
+{
+  gchar *key = g_strdup_printf ("%" G_GUINT64_FORMAT ":%" G_GUINT64_FORMAT,
+      (guint64) st->st_dev, (guint64) st->st_ino);
+
+  if (g_hash_table_contains (visited, key)) {
+    g_free (key);
+    return FALSE;
+  }
+  g_hash_table_add (visited, key);
+  return TRUE;
+}
+
 static void
-scan_directory (const gchar * dir_path, guint depth, GPtrArray * entries)
+warn_skipped (GPtrArray * warnings, const gchar * path, const gchar * what,
+    int errno_value)
+{
+  gchar *display = wsi_display_text (path);
+
+  g_ptr_array_add (warnings, g_strdup_printf ("%s %s cannot be read (%s): "
+          "the slides in it are skipped", what, display,
+          wsi_local_file_reason (errno_value)));
+  g_free (display);
+}
+
+static void
+scan_directory (const gchar * dir_path, guint depth, GHashTable * visited,
+    GPtrArray * entries, GPtrArray * warnings)
 {
   GPtrArray *dicom_paths;
   GDir *dir;
   const gchar *name;
+  GError *error = NULL;
 
   if (depth > MAX_SCAN_DEPTH)
     return;
-  dir = g_dir_open (dir_path, 0, NULL);
-  if (dir == NULL)
+  dir = g_dir_open (dir_path, 0, &error);
+  if (dir == NULL) {
+    warn_skipped (warnings, dir_path, "The folder",
+        g_error_matches (error, G_FILE_ERROR, G_FILE_ERROR_ACCES) ? EACCES :
+        g_error_matches (error, G_FILE_ERROR, G_FILE_ERROR_LOOP) ? ELOOP :
+        EIO);
+    g_clear_error (&error);
     return;
+  }
   dicom_paths = g_ptr_array_new_with_free_func (g_free);
   while ((name = g_dir_read_name (dir)) != NULL) {
     gchar *child = g_build_filename (dir_path, name, NULL);
+    GStatBuf st;
 
-    if (g_file_test (child, G_FILE_TEST_IS_DIR)
-        && wsi_slide_has_known_extension (child))
+    if (g_stat (child, &st) != 0) {
+      /* A dangling link is no slide; a loop or a denied stat may hide
+       * one. */
+      if (errno == EACCES || errno == ELOOP)
+        warn_skipped (warnings, child, "The entry", errno);
+    } else if (S_ISDIR (st.st_mode)
+        && wsi_slide_has_known_extension (child)) {
       /* an OME-Zarr store (x.zarr/): one slide, not a folder to scan */
       g_ptr_array_add (entries, slide_entry_new (child, NULL, NULL));
-    else if (g_file_test (child, G_FILE_TEST_IS_DIR))
-      scan_directory (child, depth + 1, entries);
-    else if (!g_file_test (child, G_FILE_TEST_IS_REGULAR))
+    } else if (S_ISDIR (st.st_mode)) {
+      if (first_visit (visited, &st))
+        scan_directory (child, depth + 1, visited, entries, warnings);
+    } else if (!S_ISREG (st.st_mode))
       ;
     else if (wsi_dicom_series_is_dicom_file (child)) {
       /* .dcm, or no slide extension and DICOM bytes (one small read). */
@@ -130,6 +181,20 @@ scan_directory (const gchar * dir_path, guint depth, GPtrArray * entries)
   g_dir_close (dir);
   add_dicom_series (dicom_paths, entries);
   g_ptr_array_unref (dicom_paths);
+}
+
+static void
+scan_tree (const gchar * root, WsiCollection * collection)
+{
+  GHashTable *visited = g_hash_table_new_full (g_str_hash, g_str_equal,
+      g_free, NULL);
+  GStatBuf st;
+
+  if (g_stat (root, &st) == 0)
+    first_visit (visited, &st);
+  scan_directory (root, 0, visited, collection->entries,
+      collection->warnings);
+  g_hash_table_unref (visited);
 }
 
 static gchar *
@@ -252,6 +317,21 @@ add_tcga_columns (WsiCollection * collection)
   }
 }
 
+/* @error's message without the "PATH: " wsilocalfile.h puts first: the
+ * caller names the collection itself. */
+static void
+drop_path_prefix (GError * error, const gchar * path)
+{
+  gchar *display = wsi_display_text (path);
+  gsize n = strlen (display);
+
+  if (error != NULL && strncmp (error->message, display, n) == 0
+      && strncmp (error->message + n, ": ", 2) == 0)
+    memmove (error->message, error->message + n + 2,
+        strlen (error->message + n + 2) + 1);
+  g_free (display);
+}
+
 /* The whole list file, local or at a URL (through its byte source). */
 static gboolean
 read_list (const gchar * location, gchar ** contents, gsize * length,
@@ -261,8 +341,16 @@ read_list (const gchar * location, gchar ** contents, gsize * length,
   guint64 size;
   gboolean ok;
 
-  if (!wsi_location_is_remote (location))
-    return g_file_get_contents (location, contents, length, error);
+  if (!wsi_location_is_remote (location)) {
+    GError *local = NULL;
+
+    if (wsi_local_file_read (location, MAX_LOCAL_LIST_BYTES, contents,
+            length, &local))
+      return TRUE;
+    drop_path_prefix (local, location);
+    g_propagate_error (error, local);
+    return FALSE;
+  }
   source = wsi_byte_source_open (location, error);
   if (source == NULL)
     return FALSE;
@@ -425,10 +513,12 @@ WsiCollection *
 wsi_collection_load (const gchar * location, gboolean tcga, GError ** error)
 {
   WsiCollection *collection = g_new0 (WsiCollection, 1);
+  GError *unreadable = NULL;
 
   collection->entries =
       g_ptr_array_new_with_free_func ((GDestroyNotify) slide_entry_free);
   collection->column_names = g_new0 (gchar *, 1);
+  collection->warnings = g_ptr_array_new_with_free_func (g_free);
 
   if (wsi_location_is_remote (location)) {
     if (!load_remote (location, collection, error))
@@ -439,10 +529,11 @@ wsi_collection_load (const gchar * location, gboolean tcga, GError ** error)
     g_ptr_array_add (collection->entries, slide_entry_new (location, NULL,
             NULL));
   } else if (g_file_test (location, G_FILE_TEST_IS_DIR)) {
-    scan_directory (location, 0, collection->entries);
-  } else if (!g_file_test (location, G_FILE_TEST_IS_REGULAR)) {
-    g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_NOENT,
-        "no such file or directory");
+    scan_tree (location, collection);
+  } else if (!wsi_local_file_check (location, &unreadable)) {
+    /* Missing, denied, a loop, a FIFO or a device: its own reason. */
+    drop_path_prefix (unreadable, location);
+    g_propagate_error (error, unreadable);
     goto failed;
   } else if (wsi_slide_has_known_extension (location)
       || wsi_dicom_series_is_dicom_file (location)) {
@@ -488,5 +579,6 @@ wsi_collection_free (WsiCollection * collection)
     return;
   g_ptr_array_unref (collection->entries);
   g_strfreev (collection->column_names);
+  g_ptr_array_unref (collection->warnings);
   g_free (collection);
 }

@@ -14,7 +14,9 @@
  * path (then label), each with its index in that order:
  *  - a slide file (known extension): that slide (a .dcm file: its series,
  *    with the other instances of that series in its folder);
- *  - a directory: every slide file below it (links followed 32 deep); the
+ *  - a directory: every slide file below it (links followed, each folder
+ *    walked once however many links lead to it, 32 deep at most); a
+ *    folder or entry that cannot be read adds a line to warnings; the
  *    .dcm files of a folder count once per DICOM series, named by the path
  *    of the series' level-0 instance (wsidicomseries.h);
  *  - a manifest (wsimanifest.h: .csv, .tsv, or a first line starting with
@@ -58,6 +60,7 @@ typedef struct
 {
   GPtrArray *entries;           /* WsiSlideEntry, sorted, indices set */
   gchar **column_names;         /* never NULL; may be empty */
+  GPtrArray *warnings;          /* gchar *: what a folder walk skipped */
 } WsiCollection;
 
 WsiCollection *wsi_collection_load (const gchar * location, gboolean tcga,

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "wsibytesource.h"
+#include "wsilocalfile.h"
 
 G_DEFINE_QUARK (wsi-byte-source-error-quark, wsi_byte_source_error);
 
@@ -162,19 +163,19 @@ file_source_open (const gchar * path, GError ** error)
   struct stat st;
   gchar *display = wsi_display_text (path);
   gchar *identity;
-  /* O_NONBLOCK: opening a FIFO (or a device) named like a slide would
-   * otherwise wait forever for a writer, e.g. while a folder is indexed;
-   * fstat() then refuses it. Reads of a regular file ignore the flag. */
-  int fd = open (path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  GError *local = NULL;
+  /* Never blocks (a FIFO named like a slide, e.g. while a folder is
+   * indexed) and refuses what is not a regular file, with its reason. */
+  int fd = wsi_local_file_open (path, NULL, &local);
 
-  if (fd < 0 || fstat (fd, &st) != 0 || !S_ISREG (st.st_mode)) {
-    int saved = fd < 0 ? errno : (errno ? errno : EISDIR);
-    g_set_error (error, WSI_BYTE_SOURCE_ERROR,
-        saved == ENOENT ? WSI_BYTE_SOURCE_ERROR_NOT_FOUND :
-        saved == EACCES ? WSI_BYTE_SOURCE_ERROR_DENIED :
-        WSI_BYTE_SOURCE_ERROR_IO, "%s: %s", display,
-        fd >= 0 && !S_ISREG (st.st_mode) ? "not a regular file" :
-        g_strerror (saved));
+  if (fd < 0 || fstat (fd, &st) != 0) {
+    g_set_error_literal (error, WSI_BYTE_SOURCE_ERROR,
+        local == NULL ? WSI_BYTE_SOURCE_ERROR_IO :
+        local->code == G_FILE_ERROR_NOENT ? WSI_BYTE_SOURCE_ERROR_NOT_FOUND :
+        local->code == G_FILE_ERROR_ACCES || local->code == G_FILE_ERROR_PERM
+        ? WSI_BYTE_SOURCE_ERROR_DENIED : WSI_BYTE_SOURCE_ERROR_IO,
+        local != NULL ? local->message : display);
+    g_clear_error (&local);
     if (fd >= 0)
       close (fd);
     g_free (display);

@@ -20,6 +20,7 @@
 #include <glib/gstdio.h>
 
 #include "wsiindexcache.h"
+#include "wsilocalfile.h"
 
 #define DEFAULT_MAX_MB 256
 /* An entry file: the format's name and version with the byte order (the
@@ -146,7 +147,8 @@ wsi_index_cache_lookup (const gchar * kind, WsiByteSource * source)
   } else if ((guint64) st.st_size > max_bytes ()) {
     g_debug ("index cache: %s is larger than the cache bound: ignored",
         path);
-  } else if (g_file_get_contents (path, &contents, &length, NULL)) {
+  } else if (wsi_local_file_read (path, max_bytes (), &contents, &length,
+          NULL)) {
     GBytes *bytes = g_bytes_new_take (contents, length);
     payload = entry_payload (bytes, key, path);
     g_bytes_unref (bytes);

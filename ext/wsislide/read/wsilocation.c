@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "wsilocation.h"
+#include "wsilocalfile.h"
 
 gboolean
 wsi_location_is_remote (const gchar * location)
@@ -51,24 +52,9 @@ wsi_location_scheme (const gchar * location)
 gchar *
 wsi_display_text (const gchar * text)
 {
-  GString *out;
-  const gchar *end;
-
-  if (text == NULL)
-    return NULL;
-  if (g_utf8_validate (text, -1, NULL))
-    return g_strdup (text);
-  out = g_string_new (NULL);
-  while (*text != '\0') {
-    if (g_utf8_validate (text, -1, &end)) {
-      g_string_append (out, text);
-      break;
-    }
-    g_string_append_len (out, text, end - text);
-    g_string_append_printf (out, "\\x%02X", (guint) (guint8) * end);
-    text = end + 1;
-  }
-  return g_string_free (out, FALSE);
+  /* The one escaping of bytes from outside, shared with the store and the
+   * mask cache (wsilocalfile.h). */
+  return wsi_text_escape (text, -1);
 }
 
 gchar *

@@ -158,6 +158,7 @@ zarr_close (WsiSlide * slide)
 
 const WsiSlideBackend wsi_slide_backend_zarr = {
   .name = WSI_BACKEND_ZARR,
+  .opens_folders = TRUE,
   .detect = zarr_detect,
   .open = zarr_open,
   .read_argb = wsi_tiled_backend_read_argb,

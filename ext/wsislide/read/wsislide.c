@@ -16,6 +16,7 @@
 #endif
 
 #include "wsislide.h"
+#include "wsilocalfile.h"
 
 #include <gst/wsi/wsilevel.h>
 #include "wsibytesource.h"
@@ -176,6 +177,25 @@ make_error_displayable (GError * error)
   error->message = text;
 }
 
+/* TRUE when @path is a folder that a folder-format backend (the one named,
+ * or any under auto) detects. */
+static gboolean
+folder_backend_detects (const gchar * path, const gchar * backend_name)
+{
+  const WsiSlideBackend *const *backend;
+  gboolean any = backend_name == NULL
+      || strcmp (backend_name, WSI_BACKEND_AUTO) == 0;
+
+  if (!g_file_test (path, G_FILE_TEST_IS_DIR))
+    return FALSE;
+  for (backend = wsi_slide_backends (); *backend != NULL; backend++)
+    if ((*backend)->opens_folders
+        && (any || strcmp ((*backend)->name, backend_name) == 0)
+        && (*backend)->detect (path))
+      return TRUE;
+  return FALSE;
+}
+
 static WsiSlide *
 open_checked (const gchar * path, const gchar * backend_name,
     GError ** error);
@@ -218,6 +238,28 @@ open_checked (const gchar * path, const gchar * backend_name,
   const WsiSlideBackend *only = NULL;
   GError *declined = NULL;
   WsiSlide *slide;
+
+  /* Before any library opens it: a FIFO would block OpenSlide's fopen() for
+   * ever, and a folder, a device, a loop or a file without permission each
+   * get their own reason instead of "not a slide format". */
+  if (!wsi_location_is_remote (path)) {
+    gchar *local = g_ascii_strncasecmp (path, "file://", 7) == 0 ?
+        g_filename_from_uri (path, NULL, NULL) : g_strdup (path);
+    GError *unreadable = NULL;
+
+    /* A folder is a slide only for a backend whose format is a folder
+     * (an OME-Zarr store); every other local slide is one file. */
+    if (local != NULL && !folder_backend_detects (local, backend_name)
+        && !wsi_local_file_check (local, &unreadable)) {
+      /* UNSUPPORTED, as before for a missing file: no backend reads it */
+      g_set_error_literal (error, WSI_SLIDE_ERROR,
+          WSI_SLIDE_ERROR_UNSUPPORTED, unreadable->message);
+      g_error_free (unreadable);
+      g_free (local);
+      return NULL;
+    }
+    g_free (local);
+  }
 
   if (backend_name != NULL && strcmp (backend_name, WSI_BACKEND_AUTO) != 0) {
     only = wsi_slide_backend_find (backend_name);

@@ -184,6 +184,10 @@ typedef struct
 struct _WsiSlideBackend
 {
   const gchar *name;
+  /* TRUE for a format stored as a folder of objects (OME-Zarr): a local
+   * folder this backend detects is opened as a slide, not refused as "not a
+   * regular file" before the backends see it. */
+  gboolean opens_folders;
   /* Returns TRUE when this backend can read the file (cheap check). */
   gboolean (*detect) (const gchar * path);
   /* Fills slide->handle and every descriptive field, or sets @error. */

@@ -17,6 +17,7 @@
 #endif
 
 #include "wsierrorrelay.h"
+#include "wsilocalfile.h"
 #include "wsitoplevel.h"
 
 /* An ERROR waiting for a loop on the default context. */
@@ -119,6 +120,51 @@ relay_error (gpointer data)
   return G_SOURCE_REMOVE;
 }
 
+/* Escapes (wsi_text_escape) the text of an ERROR, WARNING or INFO that
+ * is not valid UTF-8: a file name or bytes from a damaged file put in a
+ * message would otherwise make PyGObject raise UnicodeDecodeError where
+ * the message is parsed, and lose the stream. In place: the message is
+ * fresh (refcount 1) in post_message(). */
+static void
+make_text_utf8 (GstMessage * message)
+{
+  GstMessageType type = GST_MESSAGE_TYPE (message);
+  GError *error = NULL;
+  gchar *debug = NULL;
+  GstStructure *s;
+
+  if (type != GST_MESSAGE_ERROR && type != GST_MESSAGE_WARNING
+      && type != GST_MESSAGE_INFO)
+    return;
+  if (type == GST_MESSAGE_ERROR)
+    gst_message_parse_error (message, &error, &debug);
+  else if (type == GST_MESSAGE_WARNING)
+    gst_message_parse_warning (message, &error, &debug);
+  else
+    gst_message_parse_info (message, &error, &debug);
+  if (error != NULL && error->message != NULL
+      && !g_utf8_validate (error->message, -1, NULL)
+      && gst_mini_object_is_writable (GST_MINI_OBJECT_CAST (message))) {
+    gchar *text = wsi_text_escape (error->message, -1);
+
+    g_free (error->message);
+    error->message = text;
+    /* "gerror": the field gst_message_new_error() & co. fill in */
+    s = gst_message_writable_structure (message);
+    gst_structure_set (s, "gerror", G_TYPE_ERROR, error, NULL);
+  }
+  if (debug != NULL && !g_utf8_validate (debug, -1, NULL)
+      && gst_mini_object_is_writable (GST_MINI_OBJECT_CAST (message))) {
+    gchar *text = wsi_text_escape (debug, -1);
+
+    s = gst_message_writable_structure (message);
+    gst_structure_set (s, "debug", G_TYPE_STRING, text, NULL);
+    g_free (text);
+  }
+  g_clear_error (&error);
+  g_free (debug);
+}
+
 void
 wsi_error_relay_watch (GstElement * element, GstMessage * message)
 {
@@ -126,6 +172,7 @@ wsi_error_relay_watch (GstElement * element, GstMessage * message)
   GstElement *top;
   GSource *source;
 
+  make_text_utf8 (message);
   if (GST_MESSAGE_TYPE (message) != GST_MESSAGE_ERROR)
     return;
   if (default_context_running ())

@@ -38,7 +38,12 @@
  * boolean field WSI_ERROR_RELAY_FIELD set in its details structure
  * (gst_message_parse_error_details()).
  *
- * Cost: one check per message an element posts, nothing else unless it is
+ * The same call makes the text of every ERROR, WARNING and INFO valid
+ * UTF-8 (wsi_text_escape, in place): one place for every message of every
+ * element, whatever bytes from a file went into it.
+ *
+ * Cost: one check per message an element posts (a UTF-8 validation for
+ * errors, warnings and infos), nothing else unless it is
  * an ERROR; then a mutex, a try to acquire the default context and, in the
  * window, one message copy. At most one copy waits per plugin module (a
  * newer error replaces it; any one of them ends the loop).

@@ -188,6 +188,60 @@ GST_START_TEST (test_not_relayed_while_a_loop_runs)
 
 GST_END_TEST;
 
+/* Bytes from a file in a message (a damaged store's header, a Latin-1
+ * name): every ERROR, WARNING and INFO an element of ours posts reaches
+ * the bus as valid UTF-8, the bytes escaped (PyGObject raised
+ * UnicodeDecodeError on such a warning and lost the stream). */
+GST_START_TEST (test_message_text_made_utf8)
+{
+  GstElement *element;
+  GstElement *pipeline = pipeline_with_interleave (&element);
+  GstBus *bus = gst_element_get_bus (pipeline);
+  const GstMessageType types[] = { GST_MESSAGE_WARNING, GST_MESSAGE_ERROR,
+    GST_MESSAGE_INFO
+  };
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (types); i++) {
+    GError *error = g_error_new_literal (GST_STREAM_ERROR,
+        GST_STREAM_ERROR_FAILED, "holds raw R\xad\xff patches");
+    /* (GStreamer refuses a debug string that is not UTF-8 itself) */
+    const gchar *debug = "shard 1";
+    GstMessage *message;
+    GError *parsed = NULL;
+    gchar *parsed_debug = NULL;
+
+    message = types[i] == GST_MESSAGE_WARNING ?
+        gst_message_new_warning (GST_OBJECT (element), error, debug) :
+        types[i] == GST_MESSAGE_ERROR ?
+        gst_message_new_error (GST_OBJECT (element), error, debug) :
+        gst_message_new_info (GST_OBJECT (element), error, debug);
+    gst_element_post_message (element, message);
+    g_error_free (error);
+
+    message = gst_bus_pop_filtered (bus, types[i]);
+    fail_unless (message != NULL);
+    if (types[i] == GST_MESSAGE_WARNING)
+      gst_message_parse_warning (message, &parsed, &parsed_debug);
+    else if (types[i] == GST_MESSAGE_ERROR)
+      gst_message_parse_error (message, &parsed, &parsed_debug);
+    else
+      gst_message_parse_info (message, &parsed, &parsed_debug);
+    fail_unless_equals_string (parsed->message,
+        "holds raw R\\xAD\\xFF patches");
+    fail_unless_equals_string (parsed_debug, "shard 1");
+    fail_unless_equals_int (parsed->code, GST_STREAM_ERROR_FAILED);
+    g_error_free (parsed);
+    g_free (parsed_debug);
+    gst_message_unref (message);
+  }
+  iterate_default_context ();   /* the ERROR's relay copy, if any */
+  gst_object_unref (bus);
+  gst_object_unref (pipeline);
+}
+
+GST_END_TEST;
+
 static Suite *
 wsierrorrelay_suite (void)
 {
@@ -198,6 +252,7 @@ wsierrorrelay_suite (void)
   tcase_add_test (tc, test_relayed_once_when_the_loop_starts_late);
   tcase_add_test (tc, test_not_relayed_after_a_state_change);
   tcase_add_test (tc, test_not_relayed_when_the_element_is_gone);
+  tcase_add_test (tc, test_message_text_made_utf8);
   tcase_add_test (tc, test_not_relayed_while_a_loop_runs);
   return s;
 }

@@ -370,6 +370,44 @@ check_lost_pass (const gchar * name, gboolean with_garbage)
   g_free (dir);
 }
 
+/* One pass (cycle=false) over a slide whose every read fails: the stream
+ * used to end with a plain EOS (gst-launch exit 0, Python 0 batches and no
+ * exception); now patchreader ends it with an error naming the slide and
+ * the first failure. */
+GST_START_TEST (test_no_patch_read_errors)
+{
+  gchar *dir = g_build_filename (tmpdir, "nothing-read", NULL);
+  gchar *damaged = g_build_filename (dir, "damaged.tiff", NULL);
+  WsiTestSlideSpec spec;
+  GError *err = NULL;
+  gchar *desc;
+  WsiRun *run;
+
+  g_mkdir_with_parents (dir, 0755);
+  wsi_test_slide_spec_init (&spec);
+  spec.width = 4096;
+  spec.height = 3072;
+  spec.levels = 3;
+  fail_unless (wsi_test_slide_write_damaged_tiles (damaged, &spec, &err));
+
+  desc = g_strdup_printf ("wsislidesrc location=\"%s\" ! %s ! "
+      "patchreader ! queue ! patchbatch batch-size=8 ! "
+      "appsink name=sink sync=false", damaged, sampler_part ());
+  run = wsi_run_pipeline (desc, 0);
+  fail_unless_equals_int (run->records->len, 0);
+  fail_unless (run->error != NULL, "a stream that delivered no patch must "
+      "end with an error, not EOS");
+  fail_unless (strstr (run->error, "damaged.tiff") != NULL, "%s", run->error);
+  fail_unless (strstr (run->error, "Not a single patch could be read") !=
+      NULL || strstr (run->error, "could be read") != NULL, "%s", run->error);
+  wsi_run_free (run);
+  g_free (desc);
+  g_free (damaged);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
 /* A sink that stops early (num-buffers) returns EOS into the pools'
  * tasks; upstream's EOS must still reach it, or the application never
  * sees end of stream (gst-launch used to hang here). */
@@ -571,6 +609,7 @@ faults_suite (void)
   tcase_add_test (tc, test_stalled_consumer_bounded);
   tcase_add_test (tc, test_latin1_file_names);
   tcase_add_test (tc, test_cycle_without_delivery_errors);
+  tcase_add_test (tc, test_no_patch_read_errors);
   tcase_add_test (tc, test_sink_stopping_early_ends_stream);
   tcase_add_test (tc, test_rank_quota_counts_delivered);
   tcase_add_test (tc, test_truncated_while_running);
