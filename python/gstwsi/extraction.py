@@ -170,9 +170,10 @@ class _SlideRun:
         settings = dict(opts["settings"])
         # Grids are read in raster order: a tile shared by neighbouring
         # patches is decoded once and kept until the next row has used it
-        # (two rows of tiles: ~12 MB for a 24000 px slide read at 1/2).
+        # (two rows of tiles: ~12 MB for a 24000 px slide read at 1/2, ~100 MB
+        # for a 100000 px slide read at full size).
         settings.setdefault("patchreader_grid_order", True)
-        settings.setdefault("tile_cache_size", 256)
+        settings.setdefault("tile_cache_size", 128)
         if opts["mask_cache_dir"]:
             settings["mask_cache_dir"] = opts["mask_cache_dir"]
         given = opts["given_coords"](name) if opts["given_coords"] else None

@@ -559,3 +559,26 @@ def test_coordinates_only_reads_no_pixels(few_slides, tmp_root):
             assert np.array_equal(a["coords"][:], f["coords"][:])
             want = dict(b["coords"].attrs, savetodir=None)
             assert dict(a["coords"].attrs, savetodir=None) == want
+
+
+def test_mask_cache_dir_lets_training_skip_overview_and_mask(few_slides, tmp_root):
+    """The masks wsi-extract computed (coordinates only) are the ones a later
+    training run on the same slides reads from mask-cache-dir: tissuemask
+    computes none there (and a run without the folder computes them all)."""
+    from gstwsi._utils.elements import elements_of
+    masks = tmp_root / "extract-train-masks"
+    s = _run(few_slides, tmp_root / "extract-train", mask_cache_dir=masks)
+    assert not s["failed"] and s["patches_decoded"] == 0
+
+    def train(**kw):
+        desc = gstwsi.standard_pipeline(str(few_slides), batch_size=8, patch_size=PATCH,
+                                        patches_per_slide=4, cycle=False, seed=1, **kw)
+        with gstwsi.BatchStream(desc, torch=False) as stream:
+            n = sum(len(b.records) for b in stream)
+            mask = elements_of(stream.pipeline, "tissuemask")[0]
+            return n, mask.get_property("masks-computed"), mask.get_property("disk-hits")
+
+    n, computed, hits = train(mask_cache_dir=masks)
+    assert n > 0 and computed == 0 and hits == len(_names(few_slides))
+    n2, computed2, _ = train()
+    assert n2 == n and computed2 == len(_names(few_slides))
