@@ -24,7 +24,8 @@
  *
  * The target is #GstStainNorm:reference, an image file whose pixels (all
  * of them) give the target statistics, decoded by GStreamer's own
- * decoders (PNG and JPEG with gst-plugins-good; whatever decodebin reads),
+ * decoders (PNG and JPEG with gst-plugins-good; whatever decodebin reads;
+ * a TIFF's first image through gst-plugins-good's gdk-pixbuf decoder),
  * or, when unset, torchstain's built-in Macenko target (HERef and maxCRef
  * of Macenko's reference implementation; Vahadane's too). Reinhard has no standard
  * target: method=reinhard needs a reference.
@@ -80,7 +81,9 @@
 #include "config.h"
 #endif
 
+#include <stdio.h>
 #include <string.h>
+#include <glib/gstdio.h>
 #include <gst/video/video.h>
 #include <gst/wsi/wsirecord.h>
 #include <gst/wsi/wsirng.h>
@@ -260,6 +263,39 @@ GST_ELEMENT_REGISTER_DEFINE_WITH_CODE (stainnorm, "stainnorm",
 
 /* ---- the reference image ------------------------------------------------- */
 
+/* jpegdec's default inverse DCT is libjpeg's fast, less exact one; the
+ * exact integer one is what libjpeg, PIL and OpenCV decode with, so the
+ * reference's statistics are those of the pixels everyone else sees. */
+static void
+on_deep_element_added (GstBin * bin, GstBin * sub_bin, GstElement * element,
+    gpointer user_data)
+{
+  GstElementFactory *factory = gst_element_get_factory (element);
+
+  if (factory != NULL && g_strcmp0 (GST_OBJECT_NAME (factory),
+          "jpegdec") == 0)
+    gst_util_set_object_arg (G_OBJECT (element), "idct-method", "islow");
+}
+
+/* TRUE when @path starts as a TIFF or BigTIFF does. */
+static gboolean
+is_tiff (const gchar * path)
+{
+  guint8 magic[4] = { 0 };
+  FILE *f = g_fopen (path, "rb");
+  gboolean tiff;
+
+  if (f == NULL)
+    return FALSE;
+  tiff = fread (magic, 1, 4, f) == 4
+      && ((magic[0] == 'I' && magic[1] == 'I' && magic[3] == 0
+          && (magic[2] == 42 || magic[2] == 43))
+      || (magic[0] == 'M' && magic[1] == 'M' && magic[2] == 0
+          && (magic[3] == 42 || magic[3] == 43)));
+  fclose (f);
+  return tiff;
+}
+
 /* Decodes @path to packed RGB with GStreamer's decoders; NULL with a
  * reason in @error. */
 static GstSample *
@@ -271,7 +307,12 @@ decode_reference (const gchar * path, gchar ** error)
   GstSample *sample = NULL;
   GError *err = NULL;
 
-  pipeline = gst_parse_launch ("filesrc name=src ! decodebin ! videoconvert ! "
+  /* decodebin finds no TIFF decoder: gdk-pixbuf's (gst-plugins-good,
+   * libtiff underneath) has rank none, so a TIFF is named to it */
+  pipeline = gst_parse_launch (is_tiff (path) ?
+      "filesrc name=src ! gdkpixbufdec ! videoconvert ! "
+      "video/x-raw,format=RGB ! fakesink name=sink sync=false" :
+      "filesrc name=src ! decodebin ! videoconvert ! "
       "video/x-raw,format=RGB ! fakesink name=sink sync=false", &err);
   if (pipeline == NULL) {
     *error = g_strdup_printf ("cannot make a decoder (%s)", err ?
@@ -279,6 +320,8 @@ decode_reference (const gchar * path, gchar ** error)
     g_clear_error (&err);
     return NULL;
   }
+  g_signal_connect (pipeline, "deep-element-added",
+      G_CALLBACK (on_deep_element_added), NULL);
   src = gst_bin_get_by_name (GST_BIN (pipeline), "src");
   sink = gst_bin_get_by_name (GST_BIN (pipeline), "sink");
   g_object_set (src, "location", path, NULL);
@@ -856,8 +899,8 @@ gst_stain_norm_class_init (GstStainNormClass * klass)
           DEFAULT_METHOD, ready));
   g_object_class_install_property (gobject_class, PROP_REFERENCE,
       g_param_spec_string ("reference", "Reference image",
-          "Image file whose stains are the target (PNG or JPEG, any file "
-          "GStreamer's decodebin decodes to RGB; all its pixels count); "
+          "Image file whose stains are the target (PNG, JPEG or TIFF, any "
+          "file GStreamer's decodebin decodes to RGB; all its pixels count); "
           "unset (default): torchstain's built-in Macenko target. Read when "
           "the element leaves READY", NULL, ready));
   g_object_class_install_property (gobject_class, PROP_ESTIMATE,
