@@ -582,3 +582,21 @@ def test_mask_cache_dir_lets_training_skip_overview_and_mask(few_slides, tmp_roo
     assert n > 0 and computed == 0 and hits == len(_names(few_slides))
     n2, computed2, _ = train()
     assert n2 == n and computed2 == len(_names(few_slides))
+
+
+def test_cuda_device_batches_pinned_and_overlapped(few_slides, tmp_root):
+    """--device cuda: batches reach the GPU through wsicudaupload when the
+    build has it, else through pinned staging buffers and a side stream;
+    the features equal the CPU run's."""
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    cpu = _run(few_slides, tmp_root / "extract-cpu", model=Pool8())
+    gpu = _run(few_slides, tmp_root / "extract-cuda", model=Pool8(), device="cuda")
+    assert not gpu["failed"] and gpu["patches"] == cpu["patches"] > 0
+    from gstwsi.settings import class_specs
+    assert gpu["upload"] == ("wsicudaupload" if class_specs("wsicudaupload") else "pinned")
+    for name in _names(few_slides):
+        with h5py.File(_job(tmp_root / "extract-cpu") / "features_pool8" / f"{name}.h5") as a, \
+                h5py.File(_job(tmp_root / "extract-cuda") / "features_pool8" / f"{name}.h5") as b:
+            assert np.array_equal(a["coords"][:], b["coords"][:])
+            assert np.abs(a["features"][:] - b["features"][:]).max() < 1e-5

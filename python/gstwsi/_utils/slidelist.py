@@ -1,5 +1,6 @@
 """The slides of a feature-extraction job, each with the name its output
-files get: a slide file, a folder (every slide file below it, sorted; the
+files get: a slide file, an OME-Zarr store (a folder with .zattrs or
+zarr.json), a folder (every slide file and store below it, sorted; the
 .dcm files of one folder are one DICOM series), a list (one path or URL a
 line, '#' comments, an optional TAB and label ignored) or a manifest (.csv
 /.tsv or a first line starting with `path`; its `path` column), relative
@@ -12,7 +13,7 @@ Pure functions over the file system.
 import csv
 import os
 
-__all__ = ["SLIDE_EXTENSIONS", "resolve_slides", "slide_name"]
+__all__ = ["SLIDE_EXTENSIONS", "is_zarr_store", "resolve_slides", "slide_name"]
 
 # The extensions wsislidesrc reads (ext/wsislide/read/wsislide.c).
 SLIDE_EXTENSIONS = (".svs", ".tif", ".tiff", ".ndpi", ".vms", ".vmu", ".scn", ".mrxs",
@@ -41,10 +42,21 @@ def _is_slide(path):
     return path.lower().endswith(SLIDE_EXTENSIONS)
 
 
+def is_zarr_store(path):
+    """An OME-Zarr store: a folder holding .zattrs (Zarr v2) or zarr.json
+    (Zarr v3), one slide (as wsi_zarr_is_store() decides)."""
+    return os.path.isdir(path) and (os.path.isfile(os.path.join(path, ".zattrs"))
+                                    or os.path.isfile(os.path.join(path, "zarr.json")))
+
+
 def _walk(folder):
     found = []
     for root, dirs, files in os.walk(folder, followlinks=True):
         dirs.sort()
+        # an OME-Zarr store below is one slide; its chunks are not searched
+        stores = [d for d in dirs if is_zarr_store(os.path.join(root, d))]
+        found += [os.path.join(root, d) for d in stores]
+        dirs[:] = [d for d in dirs if d not in stores]
         dicom = sorted(f for f in files if f.lower().endswith(".dcm"))
         if dicom:                       # one series per folder
             found.append(os.path.join(root, dicom[0]))
@@ -94,6 +106,8 @@ def resolve_slides(locations):
                 raise ValueError(f"{loc}: a URL prefix is not listed by the extractor; "
                                  f"give a list file with one URL a line")
             out.append(loc)
+        elif is_zarr_store(loc):
+            out.append(loc.rstrip("/"))
         elif os.path.isdir(loc):
             found = _walk(loc)
             if not found:
