@@ -317,6 +317,38 @@ def test_slide_without_tissue_is_named_once_and_passes(tmp_root):
     assert len(warnings) == 1 and "slide-00" in warnings[0], warnings
 
 
+def test_slide_without_tissue_passes_through_the_pipeline(tmp_root):
+    """A slide with nothing stained (tissue=False, so its patches still come):
+    stainestimate names it once, stainnorm passes every patch as read with
+    stain-source "none" and warns nothing per patch, whatever the method."""
+    import subprocess
+    from conftest import _generator
+    out = tmp_root / "stain-blank-pipeline"
+    subprocess.run([_generator(), "--count", "1", "--blobs", "0", "--width", "1024",
+                    "--height", "768", str(out)], check=True, stdout=subprocess.DEVNULL)
+
+    def run(**settings):
+        description = gstwsi.standard_pipeline(
+            out, batch_size=4, patch_size=64, patches_per_slide=8, threads=2,
+            cycle=False, seed=3, tissue=False, **settings)
+        with gstwsi.BatchStream(description, torch=False) as stream:
+            batches = [(b.images.copy(), dict(b.columns)) for b in stream]
+            return batches, list(stream.warnings)
+
+    plain, _ = run()
+    for settings in ({"stain": "macenko", "stainnorm_augment_probability": 1.0},
+                     {"stain": "vahadane"},
+                     {"stain": "reinhard", "stainnorm_randstain_probability": 1.0},
+                     {"stain": "macenko", "stain_estimate": "patch"}):
+        got, warnings = run(**settings)
+        assert len(got) == len(plain) == 2
+        for (raw, _), (normed, columns) in zip(plain, got):
+            assert np.array_equal(raw, normed), settings
+            assert set(columns["stain-source"]) == {"none"}, settings
+            assert set(columns["stain-used"]) == {""}
+        assert len(warnings) == 1 and "slide-00" in warnings[0], (settings, warnings)
+
+
 def _stream(slides, **settings):
     description = gstwsi.standard_pipeline(
         slides, batch_size=8, patch_size=64, patches_per_slide=4, threads=2,
