@@ -600,3 +600,33 @@ def test_cuda_device_batches_pinned_and_overlapped(few_slides, tmp_root):
                 h5py.File(_job(tmp_root / "extract-cuda") / "features_pool8" / f"{name}.h5") as b:
             assert np.array_equal(a["coords"][:], b["coords"][:])
             assert np.abs(a["features"][:] - b["features"][:]).max() < 1e-5
+
+
+def test_dicom_series_folder(few_slides, tmp_root):
+    """A folder holding one DICOM WSI series (one instance a level, the
+    TIFF's JPEG tiles) is one slide named after the folder: its coords and
+    features equal the TIFF's, and its size is the one pydicom reads."""
+    pydicom = pytest.importorskip("pydicom", reason="python3-pydicom not installed")
+    maker = os.environ.get("WSI_MAKE_TEST_DICOM") or shutil.which("wsi-make-test-dicom")
+    if not maker:
+        pytest.skip("wsi-make-test-dicom not found")
+    name, tiff = sorted(_slide_files(few_slides).items())[0]
+    with openslide.OpenSlide(str(tiff)) as osr:
+        mpp = _openslide_mpp(osr)
+    series = tmp_root / "extract-dicom" / "series-a"
+    subprocess.run([maker, f"--mpp={mpp}", str(tiff), str(series)], check=True,
+                   stdout=subprocess.DEVNULL)
+    from_dicom = _run(series.parent, tmp_root / "extract-dicom-out", model=Pool8())
+    from_tiff = _run(tiff, tmp_root / "extract-dicom-tiff", model=Pool8())
+    assert from_dicom["done"] == ["series-a"] and not from_dicom["failed"], from_dicom
+    job_d, job_t = _job(tmp_root / "extract-dicom-out"), _job(tmp_root / "extract-dicom-tiff")
+    level0 = max((pydicom.dcmread(p, stop_before_pixels=True) for p in series.glob("*.dcm")),
+                 key=lambda d: int(d.TotalPixelMatrixColumns))
+    with h5py.File(job_d / "patches" / "series-a_patches.h5", "r") as a, \
+            h5py.File(job_t / "patches" / f"{name}_patches.h5", "r") as b, \
+            h5py.File(job_d / "features_pool8" / "series-a.h5", "r") as fa, \
+            h5py.File(job_t / "features_pool8" / f"{name}.h5", "r") as fb:
+        assert len(a["coords"]) > 0 and np.array_equal(a["coords"][:], b["coords"][:])
+        assert (a["coords"].attrs["level0_width"], a["coords"].attrs["level0_height"]) == (
+            int(level0.TotalPixelMatrixColumns), int(level0.TotalPixelMatrixRows))
+        assert np.abs(fa["features"][:] - fb["features"][:]).max() < 1e-6
