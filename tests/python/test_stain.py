@@ -591,3 +591,66 @@ def test_hed_jitter_matches_scikit_image_stain_separation(slides):
     assert drawn > 0
     # about 0.03 of a level; ignoring the draws would be 3 to 20 levels off
     assert np.mean(diffs) <= 0.5 and max(diffs) <= 1.0, (np.mean(diffs), max(diffs))
+
+
+# ---- multi-view buffers (after patchviews) ----------------------------------------
+
+def _views_run(slides, norm, threads=2):
+    """[(views [HxWx3 per view], patch meta structure)] of patchviews'
+    two-view preset, with `norm` (a stainnorm description or "") after it."""
+    pipeline = Gst.parse_launch(
+        f'wsislidesrc location="{slides}" cycle=false seed=3 ! tissuemask ! '
+        "stainestimate methods=macenko ! queue ! patchsampler patch-size=96 "
+        "patches-per-slide=2 ! patchinterleave ! patchreader ! "
+        f"patchviews preset=two-view seed=5 threads=2 ! {norm} appsink name=sink sync=false")
+    sink = pipeline.get_by_name("sink")
+    pipeline.set_state(Gst.State.PLAYING)
+    out = []
+    while True:
+        sample = sink.emit("try-pull-sample", 30 * Gst.SECOND)
+        if sample is None:
+            break
+        buf = sample.get_buffer()
+        s = buf.get_custom_meta("WsiPatchMeta").get_structure().copy()
+        views = []
+        for v in range(buf.n_memory()):
+            mem = buf.peek_memory(v)
+            ok, info = mem.map(Gst.MapFlags.READ)
+            side = int(np.sqrt(info.size // 3))
+            views.append(np.frombuffer(info.data, np.uint8).copy().reshape(side, side, 3))
+            mem.unmap(info)
+        out.append((views, s))
+    msg = pipeline.get_bus().pop_filtered(Gst.MessageType.ERROR)
+    pipeline.set_state(Gst.State.NULL)
+    assert msg is None, msg.parse_error()
+    return out
+
+
+def test_multi_view_buffers_get_their_slide_mapping(slides):
+    plain = _views_run(slides, "")
+    normed = _views_run(slides, "stainnorm method=macenko threads=1 !")
+    assert len(plain) == len(normed) > 0
+    diffs = []
+    for (raw, _), (got, s) in zip(plain, normed):
+        assert len(got) == len(raw) == 2
+        assert column(s, "stain-source") == "slide"
+        used = numbers(column(s, "stain-used"))
+        src = (used[:6].reshape(2, 3).T, used[6:8])
+        for r, g in zip(raw, got):
+            want = np_macenko_apply(r, src, (HE_REF, MAXC_REF))
+            diffs.append(np.abs(g.astype(int) - want).mean())
+    assert np.mean(diffs) <= 1.0 and max(diffs) <= 2.0, (np.mean(diffs), max(diffs))
+    # augmentation: each view its own draws, the same at any thread count
+    runs = [_views_run(slides, f"stainnorm method=macenko augment-probability=1 "
+                               f"augment-sigma=0.2 seed=7 threads={t} !") for t in (1, 3)]
+    assert [b"".join(v.tobytes() for v in views) for views, _ in runs[0]] == [
+        b"".join(v.tobytes() for v in views) for views, _ in runs[1]]
+    for (raw, _), (got, s) in zip(plain, runs[0]):
+        fields = column(s, "stain-jitter").split(";")
+        assert len(fields) == 2 and fields[0] != fields[1]
+        used = numbers(column(s, "stain-used"))
+        src = (used[:6].reshape(2, 3).T, used[6:8])
+        for r, g, f in zip(raw, got, fields):
+            d = numbers(f)
+            want = np_macenko_jitter(r, src, (HE_REF, MAXC_REF), d[:2], d[2:])
+            assert np.abs(g.astype(int) - want).mean() <= 1.0
