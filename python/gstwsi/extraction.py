@@ -15,8 +15,8 @@ patches-per-slide=-1 ! patchinterleave ! patchreader grid-order=true !
 patchbatch ! appsink), so pixels are decoded by the C read path, each tile
 of the grid once; without a model the pipeline ends at patchsampler (no
 patch pixel is decoded); the next slide's
-pipeline opens, masks and reads ahead while the model runs on the current
-one.  Magnification: the slide's objective power where the format records
+pipeline opens, masks and reads ahead while the current one is read and the
+model runs on it.  Magnification: the slide's objective power where the format records
 it, else 10 / mpp; the grid is planned at the target resolution `mpp` (or
 10 / `magnification`).  A model without a transform receives float32 NCHW
 batches scaled to 0..1.  `wsi-extract` (tools/) is the command line;
@@ -648,15 +648,15 @@ def _one_slide(run, embed, enc_name, job_dir, paths, opts, target_mag, summary, 
     xs, ys, feats, footprints = [], [], [], set()
     began = time.monotonic()
     error = run.error
+    if error is None and not run.asked_next:
+        # the next slide opens, reads its overview and masks while this one
+        # does the same: those steps are single-threaded, reading is not
+        run.asked_next = True
+        run.next_run = start_next()
     if error is None and run.coords_only:
         try:
             while run.stream._pull() is not None:      # the plan, caught by keep_plan
-                if not run.asked_next:
-                    run.asked_next = True
-                    run.next_run = start_next()
-            if not run.asked_next:
-                run.asked_next = True
-                run.next_run = start_next()
+                pass
         except (PipelineError, TimeoutError) as exc:
             error = exc
         summary["wait_s"] += run.stream.wait_ns / 1e9
@@ -665,9 +665,6 @@ def _one_slide(run, embed, enc_name, job_dir, paths, opts, target_mag, summary, 
             stream = run.stream
             while True:
                 batch = stream.next_batch()
-                if not run.asked_next:         # the next slide reads ahead
-                    run.asked_next = True
-                    run.next_run = start_next()
                 if batch is None:
                     break
                 run.claim.refresh()
