@@ -340,3 +340,69 @@ def test_start_batch_past_the_end_raises(slides):
         with pytest.raises(gstwsi.PipelineError, match="past the end of the stream"):
             for _ in stream:
                 pass
+
+
+# ---- FIFOs where a store or an annotation file is read -----------------------
+
+def _stream_child(description, timeout=LIMIT):
+    """Streams @description to its end in a child: prints the patches
+    delivered, then each warning and the error (if any), one per line."""
+    return _child(f"""
+        import sys; sys.path.insert(0, {str(gstwsi.__path__[0] + '/..')!r})
+        import gstwsi
+        patches, error = 0, None
+        stream = gstwsi.BatchStream({description!r}, torch=False, timeout=50)
+        try:
+            for batch in stream:
+                patches += len(batch.records)
+        except Exception as exc:
+            error = f"{{type(exc).__name__}}: {{exc}}"
+        print("PATCHES", patches)
+        for w in stream.warnings:
+            print("WARNING", w)
+        print("ERROR", error)
+        """, timeout)
+
+
+@pytest.mark.parametrize("replaced", ["shard-00001.wsis", "manifest.json"])
+def test_fifo_in_a_store_is_refused(slides, tmp_path, replaced):
+    """A FIFO where a store's shard or manifest should be: refused with its
+    reason, never waited on (an open() of a FIFO blocks until a writer
+    comes)."""
+    store = tmp_path / "store"
+    assert _write_store(slides, store) is None
+    (store / replaced).unlink()
+    os.mkfifo(store / replaced)
+    description = gstwsi.standard_pipeline(store, batch_size=8, cycle=False,
+                                           order="sequential")
+    child = _stream_child(description)
+    out = child.stdout + child.stderr
+    assert "not a regular file (a FIFO)" in out, out
+    assert replaced in out, out
+    if replaced.startswith("shard"):
+        # the other shards are served
+        assert "PATCHES 24" in child.stdout, out
+
+
+@pytest.mark.parametrize("how", ["manifest column", "named like the slide"])
+def test_fifo_as_annotation_file_is_refused(tmp_path, how):
+    """A FIFO as a slide's annotation file, named in a manifest's
+    `annotations` column or found by name next to the slide: the slide is
+    warned about with the reason and has no regions (before, the column's
+    FIFO blocked the run in open(), and one found by name was passed over
+    as if there were no file)."""
+    slides = _make_slides(tmp_path / "s", 1)
+    fifo = slides[0].with_suffix(".geojson")
+    os.mkfifo(fifo)
+    if how == "manifest column":
+        fifo = fifo.rename(tmp_path / "notes.geojson")
+        location = tmp_path / "manifest.csv"
+        location.write_text(f"path,annotations\n{slides[0]},{fifo}\n")
+    else:
+        location = slides[0].parent
+    description = gstwsi.standard_pipeline(
+        location, batch_size=4, patch_size=64, target_mpp=0, patches_per_slide=4,
+        cycle=False, seed=3, tissue=False, annotation_mode="replace-tissue")
+    child = _stream_child(description)
+    out = child.stdout + child.stderr
+    assert f"{fifo}: not a regular file (a FIFO)" in out, out
