@@ -406,3 +406,22 @@ def test_fifo_as_annotation_file_is_refused(tmp_path, how):
     child = _stream_child(description)
     out = child.stdout + child.stderr
     assert f"{fifo}: not a regular file (a FIFO)" in out, out
+
+
+# ---- NaN -------------------------------------------------------------------
+
+def test_nan_is_refused(slides):
+    """NaN compares false with both ends of a range, so the range check let
+    it through; GLib then refused it with a warning and kept 0.0, and the
+    patches came out at level 0."""
+    with pytest.raises(gstwsi.SettingsError, match="target-mpp=nan is not a number"):
+        gstwsi.standard_pipeline(slides, target_mpp=float("nan"))
+    description = gstwsi.standard_pipeline(slides, batch_size=4, cycle=False)
+    assert "target-mpp=0.5" in description
+    with pytest.raises(gstwsi.SettingsError, match="target-mpp=nan is not a number"):
+        gstwsi.BatchStream(description.replace("target-mpp=0.5", "target-mpp=nan"))
+    # gst-launch: GLib's refusal, made fatal as the README says
+    run = _launch(_pipeline(slides).replace("target-mpp=2", "target-mpp=nan"),
+                  env=dict(os.environ, G_DEBUG="fatal-warnings"))
+    assert run.returncode != 0, run.stdout + run.stderr
+    assert "target-mpp" in run.stdout + run.stderr
