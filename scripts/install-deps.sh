@@ -32,6 +32,8 @@ packages=(
   # tests/check/pipelines/faultproxy.py checks AWS signatures with botocore
   # too (an implementation of SigV4 independent of the project's)
   python3-botocore
+  # tests/python/test_stain.py: HED stain separation by scikit-image
+  python3-skimage
   openjph-tools
   # tests/gpu/build-pygi.sh (PyGObject for the GPU machine's Python, docs/cuda.md)
   libgirepository1.0-dev libffi-dev

@@ -198,6 +198,7 @@ enum
   PROP_SLIDES_FAILED,
   PROP_SLIDES_DAMAGED,
   PROP_DAMAGED_SLIDES,
+  PROP_SLIDE_PATHS,
   PROP_CYCLES_COMPLETED,
   PROP_RANK_SLIDES_MIN,
   PROP_TCGA,
@@ -248,6 +249,7 @@ struct _GstWsiSlideSrc
   guint slides_failed;
   guint slides_damaged;         /* opened, but damaged (WsiSlide.damaged) */
   GPtrArray *damaged_names;     /* their display names, in the order found */
+  gchar **slide_paths;          /* the rank's slides as opened, from start */
   guint slides_opened;
   /* Slide index -> GINT_TO_POINTER (blank): slides tissuemask rejected
    * (WSI_SLIDE_REJECTED_EVENT), each counted once. */
@@ -1384,6 +1386,11 @@ gst_wsi_slide_src_start_inner (GstBaseSrc * bsrc)
         (GDestroyNotify) slide_prep_free, self);
 
   g_mutex_lock (&self->lock);
+  g_strfreev (self->slide_paths);
+  self->slide_paths = g_new0 (gchar *, self->entries->len + 1);
+  for (guint i = 0; i < self->entries->len; i++)
+    self->slide_paths[i] = g_strdup (((WsiSlideEntry *)
+            g_ptr_array_index (self->entries, i))->path);
   self->slides_total = self->entries->len;
   self->slides_failed = 0;
   self->slides_damaged = 0;
@@ -1608,6 +1615,9 @@ gst_wsi_slide_src_get_property (GObject * object, guint prop_id,
     case PROP_DAMAGED_SLIDES:
       g_value_take_boxed (value, damaged_names_copy (self));
       break;
+    case PROP_SLIDE_PATHS:
+      g_value_set_boxed (value, self->slide_paths);
+      break;
     case PROP_CYCLES_COMPLETED:
       g_value_set_uint (value, self->cycles_completed);
       break;
@@ -1647,6 +1657,7 @@ gst_wsi_slide_src_finalize (GObject * object)
   g_ptr_array_unref (self->given_up);
   g_hash_table_unref (self->rejected);
   g_ptr_array_unref (self->damaged_names);
+  g_strfreev (self->slide_paths);
   wsi_refusal_clear (&self->refused);
   g_mutex_clear (&self->lock);
   G_OBJECT_CLASS (parent_class)->finalize (object);
@@ -1754,6 +1765,12 @@ gst_wsi_slide_src_install_properties (GObjectClass * gobject_class)
       g_param_spec_boxed ("damaged-slides", "Damaged slides",
           "The slides counted in slides-damaged, named as in the warnings, "
           "in the order found (the first 100; read-only)", G_TYPE_STRV, ro));
+  g_object_class_install_property (gobject_class, PROP_SLIDE_PATHS,
+      g_param_spec_boxed ("slide-paths", "Slide paths",
+          "The rank's slides as they are opened (paths or URLs: a folder, "
+          "list, manifest or s3:// / gs:// prefix resolved), in sorted order "
+          "(read-only, known once started; what a tool that handles each "
+          "slide itself lists a location with)", G_TYPE_STRV, ro));
   g_object_class_install_property (gobject_class, PROP_CYCLES_COMPLETED,
       g_param_spec_uint ("cycles-completed", "Cycles completed",
           "Passes over the rank's slides completed so far (read-only)",
