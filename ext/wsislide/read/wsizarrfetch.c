@@ -180,8 +180,9 @@ wsi_zarr_fetch_get (WsiZarrFetch * fetch, const gchar * location,
   }
   while (c->state == CHUNK_PENDING) {
     g_cond_wait (&fetch->done, &fetch->lock);
-    /* a hinted chunk in flight is not evicted; one a reader reads itself
-     * is gone when it is done: look again */
+    /* look again: another reader waiting for the same chunk may have
+     * taken (and freed) it, and a chunk a reader reads itself is gone
+     * when that read is done */
     c = g_hash_table_lookup (fetch->chunks, location);
     if (c == NULL) {
       g_mutex_unlock (&fetch->lock);
