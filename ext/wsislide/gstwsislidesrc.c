@@ -279,7 +279,11 @@ struct _GstWsiSlideSrc
   guint cycle_number;
   guint failed_count;
   guint64 visits;               /* buffers pushed: GST_BUFFER_OFFSET */
-  GHashTable *descriptions;     /* path -> GstStructure, per slide */
+  /* path -> GstStructure, per slide; in a one-pass stream the value is
+   * dropped (NULL) after the visit: a slide seen once is not described
+   * again, and its description (about 3 KiB, more with annotation
+   * regions) is not held for the rest of the run */
+  GHashTable *descriptions;
   gint flushing;                /* atomic: unlock() was called */
 };
 
@@ -871,25 +875,38 @@ plan_ahead (GstWsiSlideSrc * self)
     wsi_prep_queue_push (self->prep, slide_prep_new (self, entry, cycle));
 }
 
+/* A value of self->descriptions: NULL once dropped (one-pass streams). */
+static void
+description_free (gpointer description)
+{
+  if (description != NULL)
+    gst_structure_free (description);
+}
+
 /* The first visit of a slide: keep its description and say what it is. */
 static GstStructure *
 remember_description (GstWsiSlideSrc * self, SlidePrep * prep)
 {
   WsiSlideEntry *entry = prep->entry;
-  GstStructure *description =
-      g_hash_table_lookup (self->descriptions, entry->path);
+  GstStructure *description = NULL;
+  gboolean seen = g_hash_table_lookup_extended (self->descriptions,
+      entry->path, NULL, (gpointer *) & description);
 
   if (description != NULL)
     return description;
   description = g_steal_pointer (&prep->description);
-  warn_declined (self, entry, prep->declined, description);
-  warn_damaged (self, entry, prep->damaged);
+  if (!seen) {
+    warn_declined (self, entry, prep->declined, description);
+    warn_damaged (self, entry, prep->damaged);
+  }
   describe_annotations (self, entry, description);
   g_hash_table_insert (self->descriptions, g_strdup (entry->path),
       description);
-  g_mutex_lock (&self->lock);
-  self->slides_opened++;
-  g_mutex_unlock (&self->lock);
+  if (!seen) {
+    g_mutex_lock (&self->lock);
+    self->slides_opened++;
+    g_mutex_unlock (&self->lock);
+  }
   return description;
 }
 
@@ -925,6 +942,10 @@ make_slide_buffer (GstWsiSlideSrc * self, SlidePrep * prep, GError ** error)
     buffer = gst_buffer_new ();
   }
   attach_slide_meta (self, buffer, prep->entry, description, has_overview);
+  /* the meta holds a copy; a one-pass stream will not visit it again */
+  if (!self->run.cycle)
+    g_hash_table_insert (self->descriptions, g_strdup (prep->entry->path),
+        NULL);
   /* Not part of the stream's content: timings for wsistats. */
   gst_structure_set (wsi_slide_meta_get (buffer),
       "prep-open-ns", G_TYPE_UINT64, prep->open_ns,
@@ -1356,7 +1377,7 @@ gst_wsi_slide_src_start_inner (GstBaseSrc * bsrc)
   self->failed_count = 0;
   self->visits = 0;
   self->descriptions = g_hash_table_new_full (g_str_hash, g_str_equal,
-      g_free, (GDestroyNotify) gst_structure_free);
+      g_free, description_free);
   arrange_visit_order (self);
   if (self->run.prepare_ahead > 0)
     self->prep = wsi_prep_queue_new (wsi_ordered_pool_auto_threads
