@@ -26,52 +26,16 @@
 #include "wsislide.h"
 #include "wsitestutil.h"
 
-#define PYTHON "/usr/bin/python3"
 #define ORACLE WSI_TEST_SRCDIR "/libs/ometiff-oracle.py"
 
 static gchar *data_dir;
 
-/* Runs the oracle once per process; FALSE (after a SKIP line) when it
- * cannot run here. */
-static gboolean
-oracle_files (const gchar * check)
-{
-  static gint state = 0;        /* 0 not run, 1 ok, 2 unavailable */
-  static gchar *why;
-  gchar *probe[] = { (gchar *) PYTHON, (gchar *) "-c",
-    (gchar *) "import tifffile, numpy, shutil; "
-        "assert shutil.which('vips'), 'vips'", NULL
-  };
-  gint status = 0;
-
-  if (state == 0) {
-    if (!g_file_test (PYTHON, G_FILE_TEST_IS_EXECUTABLE)) {
-      why = g_strdup (PYTHON " not found");
-    } else if (!g_spawn_sync (NULL, probe, NULL, G_SPAWN_STDERR_TO_DEV_NULL,
-            NULL, NULL, NULL, NULL, &status, NULL)
-        || !g_spawn_check_wait_status (status, NULL)) {
-      why = g_strdup ("python3-tifffile or libvips-tools (vips) missing "
-          "(scripts/install-deps.sh installs them)");
-    }
-    if (why == NULL) {
-      gchar *argv[] = { (gchar *) PYTHON, (gchar *) ORACLE, data_dir, NULL };
-      gchar *out = NULL, *err = NULL;
-
-      fail_unless (g_spawn_sync (NULL, argv, NULL, 0, NULL, NULL, &out, &err,
-              &status, NULL));
-      fail_unless (g_spawn_check_wait_status (status, NULL),
-          "ometiff-oracle.py: %s%s", out, err);
-      g_free (out);
-      g_free (err);
-    }
-    state = why == NULL ? 1 : 2;
-  }
-  if (state == 1)
-    return TRUE;
-  fail_if (wsi_test_in_ci (), "CI=true but %s", why);
-  wsi_test_skip (check, "%s", why);
-  return FALSE;
-}
+/* Writes the test files (once per process). */
+static WsiTestOracle oracle = { ORACLE,
+  "import tifffile, numpy, shutil; assert shutil.which('vips'), 'vips'",
+  "python3-tifffile or libvips-tools (vips) missing "
+      "(scripts/install-deps.sh installs them)"
+};
 
 static gchar **
 case_lines (void)
@@ -126,7 +90,7 @@ GST_START_TEST (test_levels_match_other_decoders)
   gchar **lines, **line;
   guint checked = 0;
 
-  if (!oracle_files ("ome-tiff levels"))
+  if (!wsi_test_oracle_run (&oracle, "ome-tiff levels", data_dir))
     return;
   lines = case_lines ();
   for (line = lines; *line != NULL; line++) {
@@ -199,7 +163,7 @@ GST_START_TEST (test_refusals_name_file_and_reason)
   gchar **lines, **line;
   guint refused = 0;
 
-  if (!oracle_files ("ome-tiff refusals"))
+  if (!wsi_test_oracle_run (&oracle, "ome-tiff refusals", data_dir))
     return;
   lines = case_lines ();
   for (line = lines; *line != NULL; line++) {
