@@ -131,7 +131,12 @@ def check_setting(factory, name, value):
         except ValueError:
             bad = f"is not a number (allowed: {allowed})"
         else:
-            if number == number and not spec.minimum <= number <= spec.maximum:
+            # NaN compares false with both bounds: refused by name, as GLib
+            # refuses it (a warning, the old value kept: level 0 for
+            # target-mpp) where the element would never see it
+            if number != number:
+                bad = f"is not a number (allowed: {allowed})" + _kept(spec)
+            elif not spec.minimum <= number <= spec.maximum:
                 bad = f"is out of range {allowed}" + _kept(spec)
     elif fundamental == GObject.TYPE_BOOLEAN:
         if value.lower() not in _TRUE | _FALSE:
