@@ -25,6 +25,7 @@
 
 #include "wsislide.h"
 #include "wsitestutil.h"
+#include "wsitestlevels.h"
 
 #define ORACLE WSI_TEST_SRCDIR "/libs/ometiff-oracle.py"
 
@@ -37,20 +38,6 @@ static WsiTestOracle oracle = { ORACLE,
       "(scripts/install-deps.sh installs them)"
 };
 
-static gchar **
-case_lines (void)
-{
-  gchar *path = g_build_filename (data_dir, "cases.txt", NULL);
-  gchar *text = NULL;
-  gchar **lines;
-
-  fail_unless (g_file_get_contents (path, &text, NULL, NULL));
-  lines = g_strsplit (g_strstrip (text), "\n", -1);
-  g_free (text);
-  g_free (path);
-  return lines;
-}
-
 static gdouble
 psnr (const guint8 * a, const guint8 * b, gsize n)
 {
@@ -62,29 +49,6 @@ psnr (const guint8 * a, const guint8 * b, gsize n)
   return sum == 0.0 ? INFINITY : 10.0 * log10 (255.0 * 255.0 / (sum / n));
 }
 
-/* Level @level of @slide read whole at 1:1 as RGB, in @ctx. */
-static guint8 *
-read_level (WsiSlide * slide, WsiReadContext * ctx, gint level)
-{
-  gint64 w = slide->level_width[level], h = slide->level_height[level];
-  WsiImage out = { NULL, (gsize) w * 3, w, h, WSI_PIXEL_RGB };
-  WsiReadRequest request = { 0, };
-  WsiReadReport report;
-  GError *error = NULL;
-
-  out.data = g_malloc (out.stride * h);
-  request.width = slide->level_width[0];
-  request.height = slide->level_height[0];
-  /* level 0's whole extent to the level's size: that level, at 1:1 */
-  request.resample_tolerance = 0.02;
-  fail_unless (wsi_slide_read (slide, ctx, &request, &out, &report, &error),
-      "%s", error ? error->message : "?");
-  fail_unless_equals_int (report.level, level);
-  fail_unless_equals_int64 (report.read_width, w);
-  fail_unless_equals_int64 (report.read_height, h);
-  return out.data;
-}
-
 GST_START_TEST (test_levels_match_other_decoders)
 {
   gchar **lines, **line;
@@ -92,7 +56,7 @@ GST_START_TEST (test_levels_match_other_decoders)
 
   if (!wsi_test_oracle_run (&oracle, "ome-tiff levels", data_dir))
     return;
-  lines = case_lines ();
+  lines = wsi_test_case_lines (data_dir);
   for (line = lines; *line != NULL; line++) {
     gchar **f = g_strsplit (*line, " ", -1);
     gchar *path;
@@ -132,7 +96,7 @@ GST_START_TEST (test_levels_match_other_decoders)
 
       fail_unless (g_file_get_contents (name, &expected, &size, NULL));
       fail_unless_equals_uint64 (size, n);
-      ours = read_level (slide, ctx, l);
+      ours = wsi_test_read_level (slide, ctx, l);
       if (lossy) {
         gdouble q = psnr (ours, (guint8 *) expected, n);
         fail_unless (q >= 45.0, "%s level %d: PSNR %.2f dB against "
@@ -165,7 +129,7 @@ GST_START_TEST (test_refusals_name_file_and_reason)
 
   if (!wsi_test_oracle_run (&oracle, "ome-tiff refusals", data_dir))
     return;
-  lines = case_lines ();
+  lines = wsi_test_case_lines (data_dir);
   for (line = lines; *line != NULL; line++) {
     gchar **f = g_strsplit (*line, " ", -1);
     gchar *path;

@@ -34,6 +34,7 @@
 #include "wsibytesource.h"
 #include "wsislide.h"
 #include "wsitestutil.h"
+#include "wsitestlevels.h"
 #include "wsizarr.h"
 
 #define ORACLE WSI_TEST_SRCDIR "/libs/omezarr-oracle.py"
@@ -47,43 +48,6 @@ static WsiTestOracle oracle = { ORACLE,
       "(scripts/install-deps.sh installs it)"
 };
 
-static gchar **
-case_lines (void)
-{
-  gchar *path = g_build_filename (data_dir, "cases.txt", NULL);
-  gchar *text = NULL;
-  gchar **lines;
-
-  fail_unless (g_file_get_contents (path, &text, NULL, NULL));
-  lines = g_strsplit (g_strstrip (text), "\n", -1);
-  g_free (text);
-  g_free (path);
-  return lines;
-}
-
-/* Level @level of @slide read whole at 1:1 as RGB, in @ctx. */
-static guint8 *
-read_level (WsiSlide * slide, WsiReadContext * ctx, gint level)
-{
-  gint64 w = slide->level_width[level], h = slide->level_height[level];
-  WsiImage out = { NULL, (gsize) w * 3, w, h, WSI_PIXEL_RGB };
-  WsiReadRequest request = { 0, };
-  WsiReadReport report;
-  GError *error = NULL;
-
-  out.data = g_malloc (out.stride * h);
-  request.width = slide->level_width[0];
-  request.height = slide->level_height[0];
-  /* level 0's whole extent to the level's size: that level, at 1:1 */
-  request.resample_tolerance = 0.02;
-  fail_unless (wsi_slide_read (slide, ctx, &request, &out, &report, &error),
-      "%s", error ? error->message : "?");
-  fail_unless_equals_int (report.level, level);
-  fail_unless_equals_int64 (report.read_width, w);
-  fail_unless_equals_int64 (report.read_height, h);
-  return out.data;
-}
-
 GST_START_TEST (test_levels_match_zarr)
 {
   gchar **lines, **line;
@@ -91,7 +55,7 @@ GST_START_TEST (test_levels_match_zarr)
 
   if (!wsi_test_oracle_run (&oracle, "ome-zarr levels", data_dir))
     return;
-  lines = case_lines ();
+  lines = wsi_test_case_lines (data_dir);
   for (line = lines; *line != NULL; line++) {
     gchar **f = g_strsplit (*line, " ", -1);
     gchar *path;
@@ -127,7 +91,7 @@ GST_START_TEST (test_levels_match_zarr)
 
       fail_unless (g_file_get_contents (name, &expected, &size, NULL));
       fail_unless_equals_uint64 (size, n);
-      ours = read_level (slide, ctx, l);
+      ours = wsi_test_read_level (slide, ctx, l);
       fail_unless (memcmp (ours, expected, n) == 0, "%s level %d differs "
           "from zarr's reading", f[0], l);
       g_free (ours);
@@ -153,7 +117,7 @@ GST_START_TEST (test_refusals_name_store_and_reason)
 
   if (!wsi_test_oracle_run (&oracle, "ome-zarr refusals", data_dir))
     return;
-  lines = case_lines ();
+  lines = wsi_test_case_lines (data_dir);
   for (line = lines; *line != NULL; line++) {
     gchar **f = g_strsplit (*line, " ", -1);
     gchar *path;
