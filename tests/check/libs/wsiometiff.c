@@ -38,17 +38,6 @@ static WsiTestOracle oracle = { ORACLE,
       "(scripts/install-deps.sh installs them)"
 };
 
-static gdouble
-psnr (const guint8 * a, const guint8 * b, gsize n)
-{
-  gdouble sum = 0.0;
-  gsize i;
-
-  for (i = 0; i < n; i++)
-    sum += ((gdouble) a[i] - b[i]) * ((gdouble) a[i] - b[i]);
-  return sum == 0.0 ? INFINITY : 10.0 * log10 (255.0 * 255.0 / (sum / n));
-}
-
 GST_START_TEST (test_levels_match_other_decoders)
 {
   gchar **lines, **line;
@@ -61,9 +50,8 @@ GST_START_TEST (test_levels_match_other_decoders)
     gchar **f = g_strsplit (*line, " ", -1);
     gchar *path;
     WsiSlide *slide;
-    WsiReadContext *ctx;
     GError *error = NULL;
-    gint nlevels, l;
+    gint nlevels;
     gboolean lossy;
     gdouble mpp;
 
@@ -86,32 +74,9 @@ GST_START_TEST (test_levels_match_other_decoders)
           f[0], slide->mpp_x, slide->mpp_y, mpp);
       fail_unless_equals_string (slide->mpp_source, WSI_MPP_SOURCE_OME);
     }
-    ctx = wsi_read_context_new ();
-    for (l = 0; l < nlevels; l++) {
-      gchar *name = g_strdup_printf ("%s.%d.rgb", path, l);
-      gchar *expected = NULL;
-      gsize size = 0, n = (gsize) slide->level_width[l]
-          * slide->level_height[l] * 3;
-      guint8 *ours;
-
-      fail_unless (g_file_get_contents (name, &expected, &size, NULL));
-      fail_unless_equals_uint64 (size, n);
-      ours = wsi_test_read_level (slide, ctx, l);
-      if (lossy) {
-        gdouble q = psnr (ours, (guint8 *) expected, n);
-        fail_unless (q >= 45.0, "%s level %d: PSNR %.2f dB against "
-            "libjpeg-turbo's decode (need 45)", f[0], l, q);
-        GST_INFO ("%s level %d: %.2f dB", f[0], l, q);
-      } else {
-        fail_unless (memcmp (ours, expected, n) == 0, "%s level %d differs "
-            "from the other decoder's pixels", f[0], l);
-      }
-      g_free (ours);
-      g_free (expected);
-      g_free (name);
-      checked++;
-    }
-    wsi_read_context_free (ctx);
+    /* lossy: against libjpeg-turbo's decode, within rounding */
+    checked += wsi_test_compare_levels (slide, path, f[0], lossy ? 45.0 : 0,
+        lossy ? "libjpeg-turbo's decode" : "the other decoder's pixels");
     wsi_slide_close (slide);
     g_free (path);
     g_strfreev (f);
@@ -132,28 +97,13 @@ GST_START_TEST (test_refusals_name_file_and_reason)
   lines = wsi_test_case_lines (data_dir);
   for (line = lines; *line != NULL; line++) {
     gchar **f = g_strsplit (*line, " ", -1);
-    gchar *path;
-    WsiSlide *slide;
-    GError *error = NULL;
 
     if (strcmp (f[0], "refuse") != 0) {
       g_strfreev (f);
       continue;
     }
-    path = g_build_filename (data_dir, f[1], NULL);
-    slide = wsi_slide_open (path, WSI_BACKEND_AUTO, &error);
-    fail_unless (slide == NULL, "%s opened (backend %s)", f[1],
-        slide ? slide->backend->name : "");
-    fail_unless (g_error_matches (error, WSI_SLIDE_ERROR,
-            WSI_SLIDE_ERROR_REFUSED), "%s: %s", f[1], error->message);
-    fail_unless (strstr (error->message, f[1]) != NULL
-        && strstr (error->message, f[2]) != NULL,
-        "%s: the message does not name the file and '%s': %s", f[1], f[2],
-        error->message);
-    GST_INFO ("%s", error->message);
-    g_error_free (error);
+    wsi_test_assert_refused (data_dir, f[1], f[2]);
     refused++;
-    g_free (path);
     g_strfreev (f);
   }
   g_strfreev (lines);

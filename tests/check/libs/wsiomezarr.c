@@ -60,9 +60,8 @@ GST_START_TEST (test_levels_match_zarr)
     gchar **f = g_strsplit (*line, " ", -1);
     gchar *path;
     WsiSlide *slide;
-    WsiReadContext *ctx;
     GError *error = NULL;
-    gint nlevels, l;
+    gint nlevels;
     gdouble mpp;
 
     if (strcmp (f[0], "refuse") == 0 || strcmp (f[0], "damaged") == 0) {
@@ -81,25 +80,8 @@ GST_START_TEST (test_levels_match_zarr)
         && fabs (slide->mpp_y - mpp) < 1e-9, "%s: mpp %g x %g, want %g",
         f[0], slide->mpp_x, slide->mpp_y, mpp);
     fail_unless_equals_string (slide->mpp_source, WSI_MPP_SOURCE_NGFF);
-    ctx = wsi_read_context_new ();
-    for (l = 0; l < nlevels; l++) {
-      gchar *name = g_strdup_printf ("%s.%d.rgb", path, l);
-      gchar *expected = NULL;
-      gsize size = 0, n = (gsize) slide->level_width[l]
-          * slide->level_height[l] * 3;
-      guint8 *ours;
-
-      fail_unless (g_file_get_contents (name, &expected, &size, NULL));
-      fail_unless_equals_uint64 (size, n);
-      ours = wsi_test_read_level (slide, ctx, l);
-      fail_unless (memcmp (ours, expected, n) == 0, "%s level %d differs "
-          "from zarr's reading", f[0], l);
-      g_free (ours);
-      g_free (expected);
-      g_free (name);
-      checked++;
-    }
-    wsi_read_context_free (ctx);
+    checked += wsi_test_compare_levels (slide, path, f[0], 0,
+        "zarr's reading");
     wsi_slide_close (slide);
     g_free (path);
     g_strfreev (f);
@@ -125,18 +107,7 @@ GST_START_TEST (test_refusals_name_store_and_reason)
     GError *error = NULL;
 
     if (strcmp (f[0], "refuse") == 0) {
-      path = g_build_filename (data_dir, f[1], NULL);
-      slide = wsi_slide_open (path, WSI_BACKEND_AUTO, &error);
-      fail_unless (slide == NULL, "%s opened", f[1]);
-      fail_unless (g_error_matches (error, WSI_SLIDE_ERROR,
-              WSI_SLIDE_ERROR_REFUSED), "%s: %s", f[1], error->message);
-      fail_unless (strstr (error->message, f[1]) != NULL
-          && strstr (error->message, f[2]) != NULL,
-          "%s: the message does not name the store and '%s': %s", f[1], f[2],
-          error->message);
-      GST_INFO ("%s", error->message);
-      g_error_free (error);
-      g_free (path);
+      wsi_test_assert_refused (data_dir, f[1], f[2]);
       refused++;
     } else if (strcmp (f[0], "damaged") == 0) {
       WsiReadContext *ctx = wsi_read_context_new ();
