@@ -366,6 +366,7 @@ gst_tissue_mask_compute (GstTissueMask * self, GstBuffer * buffer,
   gsize expected = (gsize) width * height * 3;
   WsiTissueSettings settings;
   WsiTissueReport report;
+  WsiMaskPolicyState state;
   guint generation, first_mem, n_mems;
   gsize skip;
   GstMapInfo overview, mask;
@@ -387,7 +388,8 @@ gst_tissue_mask_compute (GstTissueMask * self, GstBuffer * buffer,
   settings = current_settings (self);
   settings.kernel_scale = kernel_scale (self->kernel_reference_size, width,
       height, slide_longest);
-  generation = wsi_mask_policy_generation (self->masks);
+  wsi_mask_policy_get_state (self->masks, &state);
+  generation = state.generation;
   g_mutex_unlock (&self->lock);
   *generation_out = generation;
 
@@ -835,24 +837,24 @@ gst_tissue_mask_get_property (GObject * object, guint prop_id,
 {
   GstTissueMask *self = GST_TISSUE_MASK (object);
   const FieldOf *field = field_of (prop_id);
-  guint64 computed, memory_hits, disk_hits;
+  WsiMaskPolicyState state;
 
   g_mutex_lock (&self->lock);
-  wsi_mask_policy_counts (self->masks, &computed, &memory_hits, &disk_hits);
+  wsi_mask_policy_get_state (self->masks, &state);
   if (field != NULL)
     field_get ((const guint8 *) self + field->offset, value);
   else if (prop_id == PROP_MASK_CACHE_SIZE)
-    g_value_set_uint (value, wsi_mask_policy_get_max_masks (self->masks));
+    g_value_set_uint (value, state.max_masks);
   else if (prop_id == PROP_MASKS_COMPUTED)
-    g_value_set_uint64 (value, computed);
+    g_value_set_uint64 (value, state.computed);
   else if (prop_id == PROP_CACHE_HITS)
-    g_value_set_uint64 (value, memory_hits);
+    g_value_set_uint64 (value, state.memory_hits);
   else if (prop_id == PROP_MASK_CACHE_DIR)
     g_value_take_string (value, wsi_mask_policy_dup_dir (self->masks));
   else if (prop_id == PROP_DISK_HITS)
-    g_value_set_uint64 (value, disk_hits);
+    g_value_set_uint64 (value, state.disk_hits);
   else if (prop_id == PROP_MASK_CACHE_BYTES)
-    g_value_set_uint64 (value, wsi_mask_policy_get_bytes (self->masks));
+    g_value_set_uint64 (value, state.bytes);
   else
     G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
   g_mutex_unlock (&self->lock);

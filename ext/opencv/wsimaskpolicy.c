@@ -113,45 +113,12 @@ wsi_mask_policy_settings_changed (WsiMaskPolicy * policy)
   g_mutex_unlock (&policy->lock);
 }
 
-guint
-wsi_mask_policy_generation (WsiMaskPolicy * policy)
-{
-  guint generation;
-
-  g_mutex_lock (&policy->lock);
-  generation = policy->generation;
-  g_mutex_unlock (&policy->lock);
-  return generation;
-}
-
 void
 wsi_mask_policy_set_max_masks (WsiMaskPolicy * policy, guint max_masks)
 {
   g_mutex_lock (&policy->lock);
   wsi_mask_cache_set_max_masks (policy->cache, max_masks);
   g_mutex_unlock (&policy->lock);
-}
-
-guint
-wsi_mask_policy_get_max_masks (WsiMaskPolicy * policy)
-{
-  guint max_masks;
-
-  g_mutex_lock (&policy->lock);
-  max_masks = wsi_mask_cache_get_max_masks (policy->cache);
-  g_mutex_unlock (&policy->lock);
-  return max_masks;
-}
-
-gsize
-wsi_mask_policy_get_bytes (WsiMaskPolicy * policy)
-{
-  gsize bytes;
-
-  g_mutex_lock (&policy->lock);
-  bytes = wsi_mask_cache_get_bytes (policy->cache);
-  g_mutex_unlock (&policy->lock);
-  return bytes;
 }
 
 void
@@ -176,16 +143,15 @@ wsi_mask_policy_dup_dir (WsiMaskPolicy * policy)
 }
 
 void
-wsi_mask_policy_counts (WsiMaskPolicy * policy, guint64 * computed,
-    guint64 * memory_hits, guint64 * disk_hits)
+wsi_mask_policy_get_state (WsiMaskPolicy * policy, WsiMaskPolicyState * state)
 {
   g_mutex_lock (&policy->lock);
-  if (computed)
-    *computed = policy->computed;
-  if (memory_hits)
-    *memory_hits = policy->memory_hits;
-  if (disk_hits)
-    *disk_hits = policy->disk_hits;
+  state->generation = policy->generation;
+  state->max_masks = wsi_mask_cache_get_max_masks (policy->cache);
+  state->bytes = wsi_mask_cache_get_bytes (policy->cache);
+  state->computed = policy->computed;
+  state->memory_hits = policy->memory_hits;
+  state->disk_hits = policy->disk_hits;
   g_mutex_unlock (&policy->lock);
 }
 

@@ -71,19 +71,24 @@ void wsi_mask_policy_stop (WsiMaskPolicy * policy);
 
 /* A mask-shaping setting changed. */
 void wsi_mask_policy_settings_changed (WsiMaskPolicy * policy);
-/* The settings generation a mask computed now is made with. */
-guint wsi_mask_policy_generation (WsiMaskPolicy * policy);
-
 void wsi_mask_policy_set_max_masks (WsiMaskPolicy * policy, guint max_masks);
-guint wsi_mask_policy_get_max_masks (WsiMaskPolicy * policy);
-/* Coded bytes of the masks in memory. */
-gsize wsi_mask_policy_get_bytes (WsiMaskPolicy * policy);
 /* The folder (NULL or empty: no disk cache); setting it tries it again. */
 void wsi_mask_policy_set_dir (WsiMaskPolicy * policy, const gchar * dir);
 gchar *wsi_mask_policy_dup_dir (WsiMaskPolicy * policy);
 
-void wsi_mask_policy_counts (WsiMaskPolicy * policy, guint64 * computed,
-    guint64 * memory_hits, guint64 * disk_hits);
+/* What the policy holds and has done, read at once. */
+typedef struct
+{
+  guint generation;             /* a mask computed now is made with it */
+  guint max_masks;              /* mask-cache-size */
+  gsize bytes;                  /* coded bytes of the masks in memory */
+  guint64 computed;             /* masks computed this run */
+  guint64 memory_hits;
+  guint64 disk_hits;
+} WsiMaskPolicyState;
+
+void wsi_mask_policy_get_state (WsiMaskPolicy * policy,
+    WsiMaskPolicyState * state);
 
 /* The @width x @height mask of the slide @meta describes (@path), from
  * memory, else (when the size is known) from disk, and its tissue
