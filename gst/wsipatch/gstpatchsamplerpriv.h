@@ -12,8 +12,9 @@
  * share: the element (gstpatchsampler.c: pads, properties, events, state
  * changes, the chain that calls the parts), the footprint and level rule
  * (wsisamplerfootprint.c), a slide visit's plan (wsisamplerplan.c), the
- * annotation regions (wsisamplerregions.c) and the cycle and warning
- * bookkeeping (wsisamplercycle.c). Nothing outside patchsampler includes
+ * annotation regions (wsisamplerregions.c), the annotation settings
+ * (wsisamplerannotation.c), the settings as values (wsisamplerconfig.c)
+ * and the cycle and warning bookkeeping (wsisamplercycle.c). Nothing outside patchsampler includes
  * it. The fields say which lock or thread guards them.
  */
 
@@ -162,9 +163,9 @@ struct _GstPatchSampler
   guint cycle_slides;
   guint64 cycle_patches;
   gchar *cycle_last_skip;       /* why the last slide of the cycle gave none */
-  GHashTable *refused;          /* wsirefusal.h; object lock */
   GHashTable *warned_slides;    /* slide indices already warned about */
   gboolean warned_unlimited;
+  gboolean warned_unused_annotations;   /* once per start */
   gboolean warned_unseen;       /* requested classes no file had: told */
   WsiClassCounts class_counts;  /* patches planned per class (balance) */
   gboolean class_seen[WSI_MAX_CLASSES]; /* in some slide's annotations */
