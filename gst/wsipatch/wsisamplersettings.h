@@ -10,7 +10,8 @@
 /*
  * wsisamplersettings.h: the enumerations of patchsampler's settings (mode,
  * align, mpp-distribution) and their GTypes, for the element, its parts
- * (gstpatchsamplerpriv.h) and applications; defined in gstpatchsampler.c.
+ * (gstpatchsamplerpriv.h) and applications; their GTypes are registered in
+ * wsisamplersettings.c.
  */
 
 #ifndef __WSI_SAMPLER_SETTINGS_H__
