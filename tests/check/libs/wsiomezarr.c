@@ -135,7 +135,7 @@ GST_START_TEST (test_refusals_name_store_and_reason)
   }
   g_strfreev (lines);
   fail_unless_equals_int (refused, 9);
-  fail_unless_equals_int (damaged, 2);
+  fail_unless_equals_int (damaged, 4);
 }
 
 GST_END_TEST;
