@@ -88,7 +88,7 @@ def _openslide_mpp(osr):
 
 
 def _as_batch(img):
-    return torch.from_numpy(np.asarray(img)).permute(2, 0, 1)[None].float() / 255.0
+    return torch.from_numpy(np.array(img)).permute(2, 0, 1)[None].float() / 255.0
 
 
 def _job(out):
