@@ -307,7 +307,9 @@ class _GroupRun:
     complete when a later one's patches arrive.  Records carry the slide's
     index in that order; the slide meta its index."""
 
-    def __init__(self, members, opts, list_dir):
+    def __init__(self, members, opts, list_dir=None):
+        # the list goes to the local temporary folder (list_dir None), not
+        # to a shared output folder: a killed job leaves nothing there
         self.members = [_Member(*m) for m in members]
         self.claim = None
         self.error = None
@@ -881,7 +883,7 @@ def extract(slides, out_dir, *, mpp=0.5, magnification=None, patch_size=256, ove
             t0 = time.monotonic()
             try:
                 if len(members) > 1:
-                    run = _GroupRun(members, opts, claims_dir)
+                    run = _GroupRun(members, opts, None)
                 else:
                     run = _SlideRun(*first, opts)
                 summary["pipelines"] += 1
