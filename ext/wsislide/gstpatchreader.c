@@ -333,6 +333,21 @@ report_given_up (GstPatchReader * self, SlideContext * ctx, guint index)
       wsi_event_new_slide_given_up (index, ctx->path, ctx->give_up_reason));
 }
 
+/* Keeps the first reason a patch of the stream was not read, with its
+ * slide, for the error a stream that delivered nothing ends with: a failed
+ * read, a slide that could not be opened or a record dropped unread (before,
+ * a stream whose slide failed to open ended with "first: (NULL)"). */
+static void
+note_first_failure (GstPatchReader * self, const gchar * path,
+    const gchar * reason)
+{
+  g_mutex_lock (&self->stats_lock);
+  if (self->first_failure == NULL)
+    self->first_failure = g_strdup_printf ("slide \"%s\": %s", path,
+        reason ? reason : "unknown error");
+  g_mutex_unlock (&self->stats_lock);
+}
+
 /* Counts a failed read and gives the slide up after too many in a row.
  * Runs on the source task in stream order: the same patches fail and the
  * same slide is given up at the same patch whatever the thread timing. */
@@ -349,10 +364,8 @@ note_read_failure (GstPatchReader * self, SlideContext * ctx,
 
   g_mutex_lock (&self->stats_lock);
   count_in (self->failed_by_slide, g_strdup (ctx->path), g_free);
-  if (self->first_failure == NULL)
-    self->first_failure = g_strdup_printf ("slide \"%s\": %s", ctx->path,
-        error ? error->message : "unknown error");
   g_mutex_unlock (&self->stats_lock);
+  note_first_failure (self, ctx->path, error ? error->message : NULL);
 
   failures = ++ctx->consecutive_failures;
   /* Once per slide, with the decoder's words: on 10^5 slides one line
@@ -599,6 +612,7 @@ reader_finish (WsiPoolElement * element, gpointer data, GstBuffer * result)
       if (!g_atomic_int_get (&ctx->given_up)) {
         ctx->give_up_reason = g_strdup_printf ("could not be opened: %s",
             work->error ? work->error->message : "?");
+        note_first_failure (self, ctx->path, ctx->give_up_reason);
         g_atomic_int_set (&ctx->given_up, 1);
         report_given_up (self, ctx, work->record.slide_index);
         GST_ELEMENT_WARNING (self, RESOURCE, OPEN_READ,
@@ -850,6 +864,7 @@ gst_patch_reader_skip_record (GstPatchReader * self, SlideContext * ctx,
     const WsiPatchRecord * record, const gchar * reason)
 {
   count_outcome (self, OUTCOME_SKIPPED);
+  note_first_failure (self, ctx->path, reason);
   wsi_pool_element_report_dropped (WSI_POOL_ELEMENT (self), record,
       ctx->path, reason);
 }
@@ -1103,9 +1118,9 @@ check_something_read (GstPatchReader * self)
   if (read == 0 && failed + skipped > 0)
     GST_ELEMENT_ERROR (self, RESOURCE, READ,
         ("Not a single patch could be read: %" G_GUINT64_FORMAT " reads "
-            "failed and %" G_GUINT64_FORMAT " were not tried (slide not "
-            "opened or given up), over %u slides (first: %s).", failed,
-            skipped, slides, GST_STR_NULL (first)),
+            "failed (over %u slides) and %" G_GUINT64_FORMAT " were not "
+            "tried (slide not opened or given up); first: %s.", failed,
+            slides, skipped, GST_STR_NULL (first)),
         ("the stream ended with no patch delivered"));
   g_free (first);
 }
