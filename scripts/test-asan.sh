@@ -22,7 +22,7 @@ cd "$(dirname "$0")/.."
 root=$PWD
 builddir=${WSI_ASAN_BUILD_DIR:-build-asan}
 
-scripts/install-deps.sh || exit 1
+scripts/install-deps.sh test || exit 1
 
 if [ ! -f "$builddir/build.ninja" ]; then
   setup_log=$(mktemp)

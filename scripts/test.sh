@@ -12,7 +12,7 @@ if [ "${CI:-}" = "true" ] && [ ! -d "${WSI_SHARED_SLIDES_DIR:-../shared/slides}"
   echo "0 passed, 1 failed, 0 skipped"
   exit 1
 fi
-scripts/install-deps.sh || exit 1
+scripts/install-deps.sh test || exit 1
 scripts/build.sh || { echo "0 passed, 1 failed, 0 skipped"; exit 1; }
 
 meson test -C build --print-errorlogs "$@"

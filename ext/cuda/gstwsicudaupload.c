@@ -56,6 +56,7 @@
 #include <gst/cuda/cuda-gst.h>
 #include <gst/wsi/wsierrorrelay.h>
 #include <gst/wsi/wsirecord.h>
+#include <gst/wsi/wsirefusal.h>
 
 #include "gstwsicudaupload.h"
 #include "wsicudadriver.h"
@@ -697,10 +698,8 @@ gst_wsi_cuda_upload_finalize (GObject * object)
 static gboolean
 gst_wsi_cuda_upload_post_message (GstElement * element, GstMessage * message)
 {
-  wsi_error_relay_watch (element, message);
-  return
-      GST_ELEMENT_CLASS (gst_wsi_cuda_upload_parent_class)->post_message
-      (element, message);
+  return wsi_error_relay_post (element, message,
+      GST_ELEMENT_CLASS (gst_wsi_cuda_upload_parent_class));
 }
 
 static void
@@ -719,13 +718,13 @@ gst_wsi_cuda_upload_class_init (GstWsiCudaUploadClass * klass)
   gobject_class->finalize = gst_wsi_cuda_upload_finalize;
 
   g_object_class_install_property (gobject_class, PROP_DEVICE_ID,
-      g_param_spec_int ("cuda-device-id", "CUDA device id",
+      wsi_param_spec_int ("cuda-device-id", "CUDA device id",
           "CUDA device ordinal to upload to (-1 .. 2147483647, default -1: "
           "the device of a context shared by the application or a "
           "neighbour, else device 0); read when the element goes to READY",
           -1, G_MAXINT, DEFAULT_DEVICE_ID, flags));
   g_object_class_install_property (gobject_class, PROP_PINNED_BUFFERS,
-      g_param_spec_uint ("pinned-buffers", "Pinned buffers",
+      wsi_param_spec_uint ("pinned-buffers", "Pinned buffers",
           "Minimum number of pinned (page-locked) host batches in the pool "
           "offered upstream, in buffers (2 .. 64, default 4); each one pins "
           "a whole batch of RAM",
@@ -768,6 +767,9 @@ gst_wsi_cuda_upload_class_init (GstWsiCudaUploadClass * klass)
   trans_class->query = GST_DEBUG_FUNCPTR (gst_wsi_cuda_upload_query);
   trans_class->start = GST_DEBUG_FUNCPTR (gst_wsi_cuda_upload_start);
   trans_class->stop = GST_DEBUG_FUNCPTR (gst_wsi_cuda_upload_stop);
+
+  /* numbers outside their range refuse the start (wsirefusal.h) */
+  wsi_refusal_class_init (GST_ELEMENT_CLASS (klass));
 }
 
 static void

@@ -258,8 +258,6 @@ struct _GstTissueMask
   gint later_mask;
   /* We told upstream that we follow a tissuemask (streaming thread). */
   gboolean announced_chain;
-  /* Values our validation refused (wsirefusal.h); object lock. */
-  GHashTable *refused;
   /* Masks kept across runs (wsimaskstore.h): the folder (NULL = off),
    * masks loaded from it, whether it failed this run (warned once, then
    * unused), the files warned about as unusable (not warned again until we
@@ -1011,7 +1009,7 @@ gst_tissue_mask_start (GstBaseTransform * trans)
 {
   GstTissueMask *self = GST_TISSUE_MASK (trans);
 
-  if (!wsi_refusal_check (GST_ELEMENT (self), &self->refused))
+  if (!wsi_refusal_check (GST_ELEMENT (self), wsi_refusal_of (self)))
     return FALSE;
   g_mutex_lock (&self->lock);
   self->masks_computed = 0;
@@ -1065,14 +1063,14 @@ kernel_accepted (GstTissueMask * self, GParamSpec * pspec, guint kernel)
 
   GST_OBJECT_LOCK (self);
   if (kernel % 2 == 1) {
-    wsi_refusal_forget (&self->refused, pspec->name);
+    wsi_refusal_forget (wsi_refusal_of (self), pspec->name);
     GST_OBJECT_UNLOCK (self);
     return TRUE;
   }
   value = g_strdup_printf ("%u", kernel);
   accepted = g_strdup_printf ("an odd number from %u to %u",
       range->minimum | 1, range->maximum);
-  wsi_refusal_record (&self->refused, pspec->name, value, accepted);
+  wsi_refusal_record (wsi_refusal_of (self), pspec->name, value, accepted);
   if (GST_STATE (self) > GST_STATE_READY)
     g_warning ("tissuemask: %s=%s refused (accepted: %s); keeping the "
         "previous value", pspec->name, value, accepted);
@@ -1269,7 +1267,6 @@ gst_tissue_mask_finalize (GObject * object)
   GstTissueMask *self = GST_TISSUE_MASK (object);
 
   wsi_mask_cache_free (self->cache);
-  wsi_refusal_clear (&self->refused);
   g_free (self->mask_cache_dir);
   g_free (self->disk_settings);
   g_hash_table_unref (self->disk_refused);
@@ -1296,56 +1293,56 @@ gst_tissue_mask_install_properties (GObjectClass * gobject_class)
           "tissue). Default: otsu",
           GST_TYPE_TISSUE_MASK_METHOD, DEFAULT_METHOD, rw));
   g_object_class_install_property (gobject_class, PROP_SATURATION_THRESHOLD,
-      g_param_spec_uint ("saturation-threshold", "Saturation threshold",
+      wsi_param_spec_uint ("saturation-threshold", "Saturation threshold",
           "HSV saturation (0-255) above which a pixel is tissue for method "
           "clam (CLAM's sthresh), and at or above which it can be for hsv "
           "unless hsv-saturation-min is set. Range 0-255, default 8",
           0, 255, DEFAULT_SATURATION_THRESHOLD, rw));
   g_object_class_install_property (gobject_class, PROP_VALUE_THRESHOLD,
-      g_param_spec_uint ("value-threshold", "Value threshold",
+      wsi_param_spec_uint ("value-threshold", "Value threshold",
           "HSV value (brightness, 0-255) at or below which a pixel can be "
           "tissue, for methods hsv and combined (brighter pixels are glass). "
           "Range 0-255, default 245 (255 = no upper bound, as the peer)",
           0, 255, DEFAULT_VALUE_THRESHOLD, rw));
   g_object_class_install_property (gobject_class, PROP_VALUE_FLOOR,
-      g_param_spec_uint ("value-floor", "Value floor",
+      wsi_param_spec_uint ("value-floor", "Value floor",
           "Lowest threshold on HSV value (brightness, 0-255) for method "
           "fluorescence: tissue is brighter than Otsu's threshold or this, "
           "whichever is higher, so sensor noise on a blank dark overview is "
           "not tissue. Range 0-255, default 20",
           0, 255, DEFAULT_VALUE_FLOOR, rw));
   g_object_class_install_property (gobject_class, PROP_MEDIAN_KERNEL,
-      g_param_spec_uint ("median-kernel", "Median kernel",
+      wsi_param_spec_uint ("median-kernel", "Median kernel",
           "Side of the median blur applied to the saturation, for method "
           "clam (CLAM's mthresh), in pixels of the kernel-reference-size "
           "overview (scaled to the overview's size, kept odd). Odd, range "
           "1-255 (1 = no blur), default 7",
           1, MAX_KERNEL, DEFAULT_MEDIAN_KERNEL, rw));
   g_object_class_install_property (gobject_class, PROP_CLOSE_KERNEL,
-      g_param_spec_uint ("close-kernel", "Close kernel",
+      wsi_param_spec_uint ("close-kernel", "Close kernel",
           "Side of the square morphological closing, for methods clam "
           "(CLAM's close) and fluorescence (joins clusters of nuclei), in "
           "pixels of the kernel-reference-size overview (scaled to the "
           "overview's size). Range 0-255 (0 = no closing), default 4",
           0, MAX_KERNEL, DEFAULT_CLOSE_KERNEL, rw));
   g_object_class_install_property (gobject_class, PROP_MIN_COMPONENT_AREA,
-      g_param_spec_double ("min-component-area", "Minimum component area",
+      wsi_param_spec_double ("min-component-area", "Minimum component area",
           "Tissue pieces smaller than this fraction of the overview area are "
           "dropped, for method clam. Range 0-1, default 0.0005",
           0.0, 1.0, DEFAULT_MIN_COMPONENT_AREA, rw));
   g_object_class_install_property (gobject_class, PROP_MIN_HOLE_AREA,
-      g_param_spec_double ("min-hole-area", "Minimum hole area",
+      wsi_param_spec_double ("min-hole-area", "Minimum hole area",
           "Holes in the tissue smaller than this fraction of the overview "
           "area are filled, for method clam. Range 0-1, default 0.0002",
           0.0, 1.0, DEFAULT_MIN_HOLE_AREA, rw));
   g_object_class_install_property (gobject_class, PROP_MIN_TISSUE_FRACTION,
-      g_param_spec_double ("min-tissue-fraction", "Minimum tissue fraction",
+      wsi_param_spec_double ("min-tissue-fraction", "Minimum tissue fraction",
           "Slides whose mask covers less than this fraction of the overview "
           "are marked tissue-rejected (a warning is posted; patchsampler "
           "samples nothing from them). Range 0-1, default 0.01",
           0.0, 1.0, DEFAULT_MIN_TISSUE_FRACTION, rw));
   g_object_class_install_property (gobject_class, PROP_MASK_CACHE_SIZE,
-      g_param_spec_uint ("mask-cache-size", "Mask cache size",
+      wsi_param_spec_uint ("mask-cache-size", "Mask cache size",
           "Number of slides whose masks are kept (least recently used "
           "evicted first; when full, a new mask is next in line) so that "
           "revisited slides need no overview. "
@@ -1353,11 +1350,11 @@ gst_tissue_mask_install_properties (GObjectClass * gobject_class)
           "whatever the count. Range 0-65536 (0 = no cache), default 8192",
           0, MAX_MASK_CACHE_SIZE, DEFAULT_MASK_CACHE_SIZE, rw));
   g_object_class_install_property (gobject_class, PROP_MASKS_COMPUTED,
-      g_param_spec_uint64 ("masks-computed", "Masks computed",
+      wsi_param_spec_uint64 ("masks-computed", "Masks computed",
           "Number of masks computed from overviews since the element "
           "started (read-only)", 0, G_MAXUINT64, 0, ro));
   g_object_class_install_property (gobject_class, PROP_CACHE_HITS,
-      g_param_spec_uint64 ("cache-hits", "Cache hits",
+      wsi_param_spec_uint64 ("cache-hits", "Cache hits",
           "Number of slides that got their mask from the cache since the "
           "element started (read-only)", 0, G_MAXUINT64, 0, ro));
   g_object_class_install_property (gobject_class, PROP_MASK_CACHE_DIR,
@@ -1372,13 +1369,13 @@ gst_tissue_mask_install_properties (GObjectClass * gobject_class)
           "reclaim space). Local slides only. Empty = off. Default: empty",
           NULL, rw));
   g_object_class_install_property (gobject_class, PROP_DISK_HITS,
-      g_param_spec_uint64 ("disk-hits", "Disk hits",
+      wsi_param_spec_uint64 ("disk-hits", "Disk hits",
           "Number of masks loaded from mask-cache-dir for a slide since "
           "the element started, each counted once (with mask-cache-size=0 "
           "a mask checked for the source's query is read again for its "
           "slide; read-only)", 0, G_MAXUINT64, 0, ro));
   g_object_class_install_property (gobject_class, PROP_MASK_CACHE_BYTES,
-      g_param_spec_uint64 ("mask-cache-bytes", "Mask cache bytes",
+      wsi_param_spec_uint64 ("mask-cache-bytes", "Mask cache bytes",
           "Bytes the cached masks take, run-length coded (at most 32 MiB; "
           "read-only)", 0, G_MAXUINT64, 0, ro));
 }
@@ -1399,48 +1396,48 @@ gst_tissue_mask_install_range_properties (GObjectClass * gobject_class)
           "saturation", GST_TYPE_TISSUE_MASK_OTSU_CHANNEL,
           DEFAULT_OTSU_CHANNEL, rw));
   g_object_class_install_property (gobject_class, PROP_OTSU_BLUR_KERNEL,
-      g_param_spec_uint ("otsu-blur-kernel", "Otsu blur kernel",
+      wsi_param_spec_uint ("otsu-blur-kernel", "Otsu blur kernel",
           "Side of the Gaussian blur before Otsu's threshold (methods otsu "
           "and combined), in pixels of the kernel-reference-size overview "
           "(scaled to the overview's size, kept odd). Odd, range 1-255 "
           "(1 = no blur), default 1", 1, MAX_KERNEL, DEFAULT_OTSU_BLUR_KERNEL, rw));
   g_object_class_install_property (gobject_class, PROP_OTSU_CLOSE_KERNEL,
-      g_param_spec_uint ("otsu-close-kernel", "Otsu close kernel",
+      wsi_param_spec_uint ("otsu-close-kernel", "Otsu close kernel",
           "Diameter of the elliptical closing after Otsu's threshold "
           "(methods otsu and combined), in pixels of the "
           "kernel-reference-size overview (scaled to the overview's size). "
           "Range 0-255 (0 = no closing), default 0", 0, MAX_KERNEL,
           DEFAULT_OTSU_CLOSE_KERNEL, rw));
   g_object_class_install_property (gobject_class, PROP_OTSU_MIN_AREA,
-      g_param_spec_double ("otsu-min-area", "Otsu minimum area",
+      wsi_param_spec_double ("otsu-min-area", "Otsu minimum area",
           "After Otsu's threshold, tissue pieces smaller than this fraction "
           "of the overview area (truncated to whole pixels) are dropped "
           "(methods otsu and combined). Range 0-1 (0 = keep all), "
           "default 0", 0.0, 1.0, DEFAULT_OTSU_MIN_AREA, rw));
   g_object_class_install_property (gobject_class, PROP_HUE_MIN,
-      g_param_spec_uint ("hue-min", "Hue minimum",
+      wsi_param_spec_uint ("hue-min", "Hue minimum",
           "Lowest HSV hue of tissue for methods hsv and combined, on "
           "OpenCV's 8-bit scale (degrees / 2, 0-179; the peer's scale). "
           "hue-min > hue-max selects the hues outside (hue-max, hue-min), "
           "round red. Range 0-180, default 0", 0, MAX_HUE, DEFAULT_HUE_MIN,
           rw));
   g_object_class_install_property (gobject_class, PROP_HUE_MAX,
-      g_param_spec_uint ("hue-max", "Hue maximum",
+      wsi_param_spec_uint ("hue-max", "Hue maximum",
           "Highest HSV hue of tissue for methods hsv and combined (OpenCV's "
           "scale, inclusive). Range 0-180, default 180 (no bound)", 0,
           MAX_HUE, DEFAULT_HUE_MAX, rw));
   g_object_class_install_property (gobject_class, PROP_HSV_SATURATION_MIN,
-      g_param_spec_int ("hsv-saturation-min", "HSV saturation minimum",
+      wsi_param_spec_int ("hsv-saturation-min", "HSV saturation minimum",
           "Lowest HSV saturation (0-255) of tissue for methods hsv and "
           "combined; -1 uses saturation-threshold. Range -1-255, "
           "default -1", -1, 255, DEFAULT_HSV_SATURATION_MIN, rw));
   g_object_class_install_property (gobject_class, PROP_VALUE_MIN,
-      g_param_spec_uint ("value-min", "Value minimum",
+      wsi_param_spec_uint ("value-min", "Value minimum",
           "Lowest HSV value (brightness, 0-255) of tissue for methods hsv "
           "and combined (darker pixels are dirt, pen, folds). Range 0-255, "
           "default 0", 0, 255, DEFAULT_VALUE_MIN, rw));
   g_object_class_install_property (gobject_class, PROP_KERNEL_REFERENCE_SIZE,
-      g_param_spec_int ("kernel-reference-size", "Kernel reference size",
+      wsi_param_spec_int ("kernel-reference-size", "Kernel reference size",
           "Longest side in pixels of the slide overview at which the kernel "
           "sides (median-kernel, close-kernel, otsu-blur-kernel, "
           "otsu-close-kernel) are given; other overview sizes of the slide "
@@ -1456,10 +1453,8 @@ gst_tissue_mask_install_range_properties (GObjectClass * gobject_class)
 static gboolean
 gst_tissue_mask_post_message (GstElement * element, GstMessage * message)
 {
-  wsi_error_relay_watch (element, message);
-  return
-      GST_ELEMENT_CLASS (gst_tissue_mask_parent_class)->post_message
-      (element, message);
+  return wsi_error_relay_post (element, message,
+      GST_ELEMENT_CLASS (gst_tissue_mask_parent_class));
 }
 
 static void
@@ -1494,6 +1489,9 @@ gst_tissue_mask_class_init (GstTissueMaskClass * klass)
       (GstPluginAPIFlags) 0);
   gst_type_mark_as_plugin_api (GST_TYPE_TISSUE_MASK_OTSU_CHANNEL,
       (GstPluginAPIFlags) 0);
+
+  /* numbers outside their range refuse the start (wsirefusal.h) */
+  wsi_refusal_class_init (GST_ELEMENT_CLASS (klass));
 }
 
 static void

@@ -80,6 +80,7 @@
 #include <gst/wsi/wsiannotation.h>
 #include <gst/wsi/wsievent.h>
 #include <gst/wsi/wsirecord.h>
+#include <gst/wsi/wsirefusal.h>
 #include <math.h>
 #include <string.h>
 
@@ -1416,7 +1417,7 @@ gst_patch_reader_class_init (GstPatchReaderClass * klass)
   gobject_class->finalize = gst_patch_reader_finalize;
 
   g_object_class_install_property (gobject_class, PROP_THREADS,
-      g_param_spec_uint ("threads", "Threads",
+      wsi_param_spec_uint ("threads", "Threads",
           "Decoding threads, 0..64; 0 = automatic: the number of CPU cores, "
           "divided by LOCAL_WORLD_SIZE when torchrun sets it. Takes effect "
           "at the next READY to PAUSED change",
@@ -1425,14 +1426,14 @@ gst_patch_reader_class_init (GstPatchReaderClass * klass)
           GST_PARAM_MUTABLE_READY));
   wsi_read_properties_install (gobject_class, &read_property_spec);
   g_object_class_install_property (gobject_class, PROP_MAX_READ_FAILURES,
-      g_param_spec_uint ("max-read-failures", "Max read failures",
+      wsi_param_spec_uint ("max-read-failures", "Max read failures",
           "Failed reads in a row after which a slide is given up for the "
           "rest of the stream (its remaining patches dropped), 1..1000000",
           1, MAX_MAX_READ_FAILURES, DEFAULT_MAX_READ_FAILURES,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_PLAYING));
   g_object_class_install_property (gobject_class, PROP_RESAMPLE_TOLERANCE,
-      g_param_spec_double ("resample-tolerance", "Resample tolerance",
+      wsi_param_spec_double ("resample-tolerance", "Resample tolerance",
           "Relative difference between the region to read and the patch "
           "size under which the region is read at the patch size instead of "
           "being resampled (the patch's mpp then differs from the target by "
@@ -1454,7 +1455,7 @@ gst_patch_reader_class_init (GstPatchReaderClass * klass)
           FALSE, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_PLAYING));
   g_object_class_install_property (gobject_class, PROP_READ_AHEAD,
-      g_param_spec_uint ("read-ahead", "Read-ahead",
+      wsi_param_spec_uint ("read-ahead", "Read-ahead",
           "Patches queued ahead of the one decoding (0..4096; 0 = automatic: "
           "4 per thread, at least 8, for local slides; for slides at URLs "
           "256, or fewer when their output buffers would pass 64 MiB). For "
@@ -1467,7 +1468,7 @@ gst_patch_reader_class_init (GstPatchReaderClass * klass)
           GST_PARAM_MUTABLE_READY));
 #ifdef WSI_HAVE_CURL
   g_object_class_install_property (gobject_class, PROP_PREFETCH_REQUESTS,
-      g_param_spec_uint ("prefetch-requests", "Prefetch requests",
+      wsi_param_spec_uint ("prefetch-requests", "Prefetch requests",
           "Slides at URLs: ranged requests fetching queued patches' tiles "
           "ahead, in flight at once (requests, 0..1024, 0 = no prefetch; "
           "default 64 or WSI_HTTP_PREFETCH_REQUESTS). Process-wide, "
@@ -1475,7 +1476,7 @@ gst_patch_reader_class_init (GstPatchReaderClass * klass)
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_PLAYING));
   g_object_class_install_property (gobject_class, PROP_PREFETCH_BYTES,
-      g_param_spec_uint ("prefetch-bytes", "Prefetch bytes",
+      wsi_param_spec_uint ("prefetch-bytes", "Prefetch bytes",
           "Slides at URLs: bytes queued or in flight for prefetch at most, "
           "in MiB (0..65536, 0 = no prefetch; default 64 or "
           "WSI_HTTP_PREFETCH_MB). Process-wide", 0, 65536, 64,
@@ -1501,17 +1502,17 @@ gst_patch_reader_class_init (GstPatchReaderClass * klass)
           "change", GST_TYPE_STRUCTURE,
           G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
   g_object_class_install_property (gobject_class, PROP_PATCHES_READ,
-      g_param_spec_uint64 ("patches-read", "Patches read",
+      wsi_param_spec_uint64 ("patches-read", "Patches read",
           "Patches decoded and pushed out since the last READY to PAUSED "
           "change (count)", 0, G_MAXUINT64, 0,
           G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
   g_object_class_install_property (gobject_class, PROP_PATCHES_FAILED,
-      g_param_spec_uint64 ("patches-failed", "Patches failed",
+      wsi_param_spec_uint64 ("patches-failed", "Patches failed",
           "Patches dropped because their read failed, since the last READY "
           "to PAUSED change (count)", 0, G_MAXUINT64, 0,
           G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
   g_object_class_install_property (gobject_class, PROP_PATCHES_SKIPPED,
-      g_param_spec_uint64 ("patches-skipped", "Patches skipped",
+      wsi_param_spec_uint64 ("patches-skipped", "Patches skipped",
           "Patches dropped without a read because their slide could not be "
           "opened or was given up, or their record was invalid, since the "
           "last READY to PAUSED change (count)", 0, G_MAXUINT64, 0,
@@ -1539,6 +1540,9 @@ gst_patch_reader_class_init (GstPatchReaderClass * klass)
   pool_class->set_flushing = GST_DEBUG_FUNCPTR (gst_patch_reader_set_flushing);
   pool_class->sink_event = GST_DEBUG_FUNCPTR (gst_patch_reader_sink_event);
   pool_class->sink_query = GST_DEBUG_FUNCPTR (gst_patch_reader_sink_query);
+
+  /* numbers outside their range refuse the start (wsirefusal.h) */
+  wsi_refusal_class_init (GST_ELEMENT_CLASS (klass));
 }
 
 static void

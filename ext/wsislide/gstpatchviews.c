@@ -334,7 +334,6 @@ struct _GstPatchViews
   guint64 locations_out;
   guint64 locations_dropped;
   guint64 jpeg_pixels_decoded;
-  GHashTable *refused;          /* wsirefusal.h; object lock */
 };
 
 #define gst_patch_views_parent_class parent_class
@@ -1040,7 +1039,7 @@ gst_patch_views_start (WsiPoolElement * element, guint * n_threads)
   GstWsiBackend backend;
 
   /* a views value was refused: not what was asked for (wsirefusal.h) */
-  if (!wsi_refusal_check (GST_ELEMENT (self), &self->refused))
+  if (!wsi_refusal_check (GST_ELEMENT (self), wsi_refusal_of (self)))
     return FALSE;
   stream_config_clear (&self->config);
   GST_OBJECT_LOCK (self);
@@ -1096,7 +1095,7 @@ set_views_locked (GstPatchViews * self, const gchar * text)
         "describes; %s", error->message);
 
     /* the element refuses to start; running, the run goes on unchanged */
-    wsi_refusal_record (&self->refused, "views", text, accepted);
+    wsi_refusal_record (wsi_refusal_of (self), "views", text, accepted);
     if (GST_STATE (self) > GST_STATE_READY)
       g_warning ("patchviews: views \"%s\" refused: %s; keeping \"%s\"",
           GST_STR_NULL (text), error->message, self->views);
@@ -1104,7 +1103,7 @@ set_views_locked (GstPatchViews * self, const gchar * text)
     g_error_free (error);
     return FALSE;
   }
-  wsi_refusal_forget (&self->refused, "views");
+  wsi_refusal_forget (wsi_refusal_of (self), "views");
   wsi_view_set_free (self->view_set);
   self->view_set = set;
   g_free (self->views);
@@ -1202,7 +1201,6 @@ gst_patch_views_finalize (GObject * object)
   gst_patch_views_stop (WSI_POOL_ELEMENT (self));
   wsi_read_properties_clear (&self->read);
   wsi_view_set_free (self->view_set);
-  wsi_refusal_clear (&self->refused);
   g_free (self->views);
 
   G_OBJECT_CLASS (parent_class)->finalize (object);
@@ -1241,14 +1239,14 @@ gst_patch_views_class_init (GstPatchViewsClass * klass)
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
   g_object_class_install_property (gobject_class, PROP_SEED,
-      g_param_spec_uint64 ("seed", "Seed",
+      wsi_param_spec_uint64 ("seed", "Seed",
           "Seed of the crop draws (0..2^64-1): each crop is a function of "
           "(seed, the patch's sequence, the view index) alone",
           0, G_MAXUINT64, DEFAULT_SEED,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
   g_object_class_install_property (gobject_class, PROP_THREADS,
-      g_param_spec_uint ("threads", "Threads",
+      wsi_param_spec_uint ("threads", "Threads",
           "Worker threads, 0..64; 0 = automatic: the number of CPU cores, "
           "divided by LOCAL_WORLD_SIZE when torchrun sets it. The output "
           "does not depend on it. Takes effect at the next READY to PAUSED "
@@ -1263,18 +1261,18 @@ gst_patch_views_class_init (GstPatchViewsClass * klass)
           GST_PARAM_MUTABLE_READY));
   wsi_read_properties_install (gobject_class, &read_property_spec);
   g_object_class_install_property (gobject_class, PROP_LOCATIONS_OUT,
-      g_param_spec_uint64 ("locations-out", "Locations out",
+      wsi_param_spec_uint64 ("locations-out", "Locations out",
           "Locations pushed with all their views since the last READY to "
           "PAUSED change (count)", 0, G_MAXUINT64, 0,
           G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
   g_object_class_install_property (gobject_class, PROP_LOCATIONS_DROPPED,
-      g_param_spec_uint64 ("locations-dropped", "Locations dropped",
+      wsi_param_spec_uint64 ("locations-dropped", "Locations dropped",
           "Locations dropped because a view could not be made (unreadable "
           "context region, unknown mpp) since the last READY to PAUSED "
           "change (count)", 0, G_MAXUINT64, 0,
           G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
   g_object_class_install_property (gobject_class, PROP_JPEG_PIXELS_DECODED,
-      g_param_spec_uint64 ("jpeg-pixels-decoded", "JPEG pixels decoded",
+      wsi_param_spec_uint64 ("jpeg-pixels-decoded", "JPEG pixels decoded",
           "Pixels decoded from compressed (image/jpeg) patches since the "
           "last READY to PAUSED change, counted at the scale decoded at "
           "(count; a whole 256 px patch at full size is 65536)", 0,
@@ -1305,6 +1303,9 @@ gst_patch_views_class_init (GstPatchViewsClass * klass)
   gst_type_mark_as_plugin_api (GST_TYPE_PATCH_VIEWS_PRESET, 0);
   gst_type_mark_as_plugin_api (GST_TYPE_PATCH_VIEWS_INTERPOLATION, 0);
   gst_type_mark_as_plugin_api (GST_TYPE_WSI_BACKEND, 0);
+
+  /* numbers outside their range refuse the start (wsirefusal.h) */
+  wsi_refusal_class_init (GST_ELEMENT_CLASS (klass));
 }
 
 static void

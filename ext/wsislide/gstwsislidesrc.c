@@ -233,7 +233,6 @@ struct _GstWsiSlideSrc
 
   /* Protects the property fields and the counters. */
   GMutex lock;
-  GHashTable *refused;          /* wsirefusal.h; object lock */
   gchar *location;
   gint rank;
   gint world_size;
@@ -1299,7 +1298,7 @@ gst_wsi_slide_src_start_inner (GstBaseSrc * bsrc)
   gint rank_prop, world_size_prop, prepare_ahead;
   GError *err = NULL;
 
-  if (!wsi_refusal_check (GST_ELEMENT (self), &self->refused))
+  if (!wsi_refusal_check (GST_ELEMENT (self), wsi_refusal_of (self)))
     return FALSE;
 
   g_mutex_lock (&self->lock);
@@ -1522,7 +1521,7 @@ gst_wsi_slide_src_set_property (GObject * object, guint prop_id,
       if (g_value_get_int (value) == 0) {
         /* refused: start() refuses to start (wsirefusal.h) */
         GST_OBJECT_LOCK (self);
-        wsi_refusal_record (&self->refused, "world-size", "0",
+        wsi_refusal_record (wsi_refusal_of (self), "world-size", "0",
             "-1 (from the environment) or a number of ranks >= 1");
         GST_OBJECT_UNLOCK (self);
         if (GST_STATE (self) > GST_STATE_READY)
@@ -1532,7 +1531,7 @@ gst_wsi_slide_src_set_property (GObject * object, guint prop_id,
       } else {
         self->world_size = g_value_get_int (value);
         GST_OBJECT_LOCK (self);
-        wsi_refusal_forget (&self->refused, "world-size");
+        wsi_refusal_forget (wsi_refusal_of (self), "world-size");
         GST_OBJECT_UNLOCK (self);
       }
       break;
@@ -1658,7 +1657,6 @@ gst_wsi_slide_src_finalize (GObject * object)
   g_hash_table_unref (self->rejected);
   g_ptr_array_unref (self->damaged_names);
   g_strfreev (self->slide_paths);
-  wsi_refusal_clear (&self->refused);
   g_mutex_clear (&self->lock);
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
@@ -1692,13 +1690,13 @@ gst_wsi_slide_src_install_properties (GObjectClass * gobject_class)
           "and slide_type; a name without a barcode is warned about once "
           "and gets empty values. Default: false", DEFAULT_TCGA, rw));
   g_object_class_install_property (gobject_class, PROP_RANK,
-      g_param_spec_int ("rank", "Rank",
+      wsi_param_spec_int ("rank", "Rank",
           "This process's rank: it reads slides rank, rank + world-size, ... "
           "of the sorted collection. -1 = the RANK environment variable, "
           "else 0. Range: -1 to world-size - 1. Default: -1",
           -1, G_MAXINT, DEFAULT_RANK, rw));
   g_object_class_install_property (gobject_class, PROP_WORLD_SIZE,
-      g_param_spec_int ("world-size", "World size",
+      wsi_param_spec_int ("world-size", "World size",
           "Number of ranks sharing the collection. -1 = the WORLD_SIZE "
           "environment variable, else 1. Range: -1 or 1 to 2147483647. "
           "Default: -1", -1, G_MAXINT, DEFAULT_WORLD_SIZE, rw));
@@ -1712,12 +1710,12 @@ gst_wsi_slide_src_install_properties (GObjectClass * gobject_class)
           "cycle (never across ranks). Default: sequential",
           GST_TYPE_WSI_SLIDE_ORDER, DEFAULT_SLIDE_ORDER, rw));
   g_object_class_install_property (gobject_class, PROP_SEED,
-      g_param_spec_uint64 ("seed", "Seed",
+      wsi_param_spec_uint64 ("seed", "Seed",
           "Seed of the random slide order (mixed with rank and cycle); "
           "copied into each slide's meta. Range: 0 to 2^64-1. Default: 0",
           0, G_MAXUINT64, DEFAULT_SEED, rw));
   g_object_class_install_property (gobject_class, PROP_PREPARE_AHEAD,
-      g_param_spec_int ("prepare-ahead", "Slides prepared ahead",
+      wsi_param_spec_int ("prepare-ahead", "Slides prepared ahead",
           "Slide visits prepared ahead of the stream on worker threads (one "
           "per core, at most this many): the slide opened, described and "
           "its overview read while earlier slides stream, and handed out in "
@@ -1729,12 +1727,12 @@ gst_wsi_slide_src_install_properties (GObjectClass * gobject_class)
           "is needed. Range: -1 to 256 slides. Default: -1",
           -1, MAX_PREPARE_AHEAD, DEFAULT_PREPARE_AHEAD, rw));
   g_object_class_install_property (gobject_class, PROP_THUMBNAIL_SIZE,
-      g_param_spec_int ("thumbnail-size", "Thumbnail size",
+      wsi_param_spec_int ("thumbnail-size", "Thumbnail size",
           "Longest side of the overview in pixels (smaller slides keep "
           "their level-0 size). Range: 64 to 8192. Default: 1024",
           MIN_THUMBNAIL_SIZE, MAX_THUMBNAIL_SIZE, DEFAULT_THUMBNAIL_SIZE, rw));
   g_object_class_install_property (gobject_class, PROP_DEFAULT_MPP,
-      g_param_spec_double ("default-mpp", "Default mpp",
+      wsi_param_spec_double ("default-mpp", "Default mpp",
           "Microns per level-0 pixel for slides that state none (neither "
           "scanner metadata nor TIFF resolution); 0 = leave unknown. "
           "Range: 0 to 1000. Default: 0", 0.0, MAX_DEFAULT_MPP,
@@ -1748,15 +1746,15 @@ gst_wsi_slide_src_install_properties (GObjectClass * gobject_class)
           "file instead. The regions travel in the slide meta for "
           "patchsampler's annotation-mode", NULL, rw));
   g_object_class_install_property (gobject_class, PROP_SLIDES_TOTAL,
-      g_param_spec_uint ("slides-total", "Slides total",
+      wsi_param_spec_uint ("slides-total", "Slides total",
           "Slides assigned to this rank (read-only, known once started)",
           0, G_MAXUINT, 0, ro));
   g_object_class_install_property (gobject_class, PROP_SLIDES_FAILED,
-      g_param_spec_uint ("slides-failed", "Slides failed",
+      wsi_param_spec_uint ("slides-failed", "Slides failed",
           "Slides skipped because they could not be read (read-only)",
           0, G_MAXUINT, 0, ro));
   g_object_class_install_property (gobject_class, PROP_SLIDES_DAMAGED,
-      g_param_spec_uint ("slides-damaged", "Slides damaged",
+      wsi_param_spec_uint ("slides-damaged", "Slides damaged",
           "Distinct slides that opened although a file declares frames it "
           "does not hold (truncated, or a TILED_FULL NumberOfFrames short of "
           "its grid); warned about once each (read-only)",
@@ -1772,26 +1770,26 @@ gst_wsi_slide_src_install_properties (GObjectClass * gobject_class)
           "(read-only, known once started; what a tool that handles each "
           "slide itself lists a location with)", G_TYPE_STRV, ro));
   g_object_class_install_property (gobject_class, PROP_CYCLES_COMPLETED,
-      g_param_spec_uint ("cycles-completed", "Cycles completed",
+      wsi_param_spec_uint ("cycles-completed", "Cycles completed",
           "Passes over the rank's slides completed so far (read-only)",
           0, G_MAXUINT, 0, ro));
   g_object_class_install_property (gobject_class, PROP_RANK_SLIDES_MIN,
-      g_param_spec_uint ("rank-slides-min", "Slides of the smallest rank",
+      wsi_param_spec_uint ("rank-slides-min", "Slides of the smallest rank",
           "floor(slides in the collection / world-size): the slide count of "
           "the smallest rank, the same number on every rank; also in every "
           "WsiSlideMeta (read-only, known once started, 0 before)",
           0, G_MAXUINT, 0, ro));
   g_object_class_install_property (gobject_class, PROP_SLIDES_OPENED,
-      g_param_spec_uint ("slides-opened", "Slides opened",
+      wsi_param_spec_uint ("slides-opened", "Slides opened",
           "Distinct slides of this rank opened successfully since the "
           "source started (read-only)", 0, G_MAXUINT, 0, ro));
   g_object_class_install_property (gobject_class, PROP_SLIDES_REJECTED,
-      g_param_spec_uint ("slides-rejected", "Slides rejected",
+      wsi_param_spec_uint ("slides-rejected", "Slides rejected",
           "Distinct slides a tissuemask downstream rejected (too little "
           "tissue, or no overview and no cached mask) since the source "
           "started (read-only)", 0, G_MAXUINT, 0, ro));
   g_object_class_install_property (gobject_class, PROP_SLIDES_BLANK,
-      g_param_spec_uint ("slides-blank", "Slides blank",
+      wsi_param_spec_uint ("slides-blank", "Slides blank",
           "Rejected slides whose tissue mask holds no tissue at all "
           "(included in slides-rejected; read-only)", 0, G_MAXUINT, 0, ro));
 }
@@ -1801,10 +1799,8 @@ gst_wsi_slide_src_install_properties (GObjectClass * gobject_class)
 static gboolean
 gst_wsi_slide_src_post_message (GstElement * element, GstMessage * message)
 {
-  wsi_error_relay_watch (element, message);
-  return
-      GST_ELEMENT_CLASS (gst_wsi_slide_src_parent_class)->post_message
-      (element, message);
+  return wsi_error_relay_post (element, message,
+      GST_ELEMENT_CLASS (gst_wsi_slide_src_parent_class));
 }
 
 static void
@@ -1839,6 +1835,9 @@ gst_wsi_slide_src_class_init (GstWsiSlideSrcClass * klass)
   pushsrc_class->create = gst_wsi_slide_src_create;
 
   gst_type_mark_as_plugin_api (GST_TYPE_WSI_SLIDE_ORDER, 0);
+
+  /* numbers outside their range refuse the start (wsirefusal.h) */
+  wsi_refusal_class_init (GST_ELEMENT_CLASS (klass));
 }
 
 static void

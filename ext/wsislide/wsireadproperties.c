@@ -18,6 +18,8 @@
 
 #include "wsireadproperties.h"
 
+#include <gst/wsi/wsirefusal.h>
+
 #define DEFAULT_BACKEND GST_WSI_BACKEND_AUTO
 #define DEFAULT_DCT_SCALING TRUE
 #define DEFAULT_MAX_OPEN_SLIDES 8
@@ -40,18 +42,18 @@ read_param_spec (WsiReadProp prop, const WsiReadPropertySpec * spec)
       return g_param_spec_boolean ("dct-scaling", "DCT scaling", blurb,
           DEFAULT_DCT_SCALING, rw | GST_PARAM_MUTABLE_PLAYING);
     case WSI_READ_PROP_MAX_OPEN_SLIDES:
-      return g_param_spec_uint ("max-open-slides", "Max open slides", blurb,
+      return wsi_param_spec_uint ("max-open-slides", "Max open slides", blurb,
           1, MAX_MAX_OPEN_SLIDES, DEFAULT_MAX_OPEN_SLIDES,
           rw | GST_PARAM_MUTABLE_PLAYING);
     case WSI_READ_PROP_TILE_CACHE_SIZE:
-      return g_param_spec_uint ("tile-cache-size", "Tile cache size", blurb,
+      return wsi_param_spec_uint ("tile-cache-size", "Tile cache size", blurb,
           0, MAX_TILE_CACHE_MB, spec->default_tile_cache_mb,
           rw | GST_PARAM_MUTABLE_PLAYING);
     case WSI_READ_PROP_TILE_CACHE_HITS:
-      return g_param_spec_uint64 ("tile-cache-hits", "Tile cache hits",
+      return wsi_param_spec_uint64 ("tile-cache-hits", "Tile cache hits",
           blurb, 0, G_MAXUINT64, 0, ro);
     case WSI_READ_PROP_TILE_CACHE_MISSES:
-      return g_param_spec_uint64 ("tile-cache-misses", "Tile cache misses",
+      return wsi_param_spec_uint64 ("tile-cache-misses", "Tile cache misses",
           blurb, 0, G_MAXUINT64, 0, ro);
     default:
       g_assert_not_reached ();

@@ -70,6 +70,7 @@
 #include "wsiwebdataset.h"
 
 #include <gst/wsi/wsierrorrelay.h>
+#include <gst/wsi/wsirefusal.h>
 
 #include <errno.h>
 #include <gio/gio.h>
@@ -1104,10 +1105,8 @@ gst_patch_store_sink_finalize (GObject * object)
 static gboolean
 gst_patch_store_sink_post_message (GstElement * element, GstMessage * message)
 {
-  wsi_error_relay_watch (element, message);
-  return
-      GST_ELEMENT_CLASS (gst_patch_store_sink_parent_class)->post_message
-      (element, message);
+  return wsi_error_relay_post (element, message,
+      GST_ELEMENT_CLASS (gst_patch_store_sink_parent_class));
 }
 
 static void
@@ -1138,7 +1137,7 @@ gst_patch_store_sink_class_init (GstPatchStoreSinkClass * klass)
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
   g_object_class_install_property (gobject_class, PROP_QUALITY,
-      g_param_spec_uint ("quality", "Quality",
+      wsi_param_spec_uint ("quality", "Quality",
           "JPEG quality for encoding=jpeg, 1..100 (95 keeps every patch "
           "above 40 dB PSNR on H&E)", 1, 100, DEFAULT_QUALITY,
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
@@ -1150,7 +1149,7 @@ gst_patch_store_sink_class_init (GstPatchStoreSinkClass * klass)
           DEFAULT_CHROMA, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
   g_object_class_install_property (gobject_class, PROP_PATCHES_PER_SHARD,
-      g_param_spec_uint ("patches-per-shard", "Patches per shard",
+      wsi_param_spec_uint ("patches-per-shard", "Patches per shard",
           "Patches in each shard file (the last may hold fewer), "
           "1..1048576. 1024 raw RGB patches of 256 px make a 192 MiB shard; "
           "a resumed store must use the value it was started with",
@@ -1175,16 +1174,16 @@ gst_patch_store_sink_class_init (GstPatchStoreSinkClass * klass)
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
   g_object_class_install_property (gobject_class, PROP_PATCHES_WRITTEN,
-      g_param_spec_uint64 ("patches-written", "Patches written",
+      wsi_param_spec_uint64 ("patches-written", "Patches written",
           "Patches written since the last start (count)", 0, G_MAXUINT64, 0,
           G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
   g_object_class_install_property (gobject_class, PROP_PATCHES_RESUMED,
-      g_param_spec_uint64 ("patches-resumed", "Patches resumed",
+      wsi_param_spec_uint64 ("patches-resumed", "Patches resumed",
           "Patches of the stream skipped because the resumed store's "
           "complete shards already held them (count)", 0, G_MAXUINT64, 0,
           G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
   g_object_class_install_property (gobject_class, PROP_SHARDS_WRITTEN,
-      g_param_spec_uint ("shards-written", "Shards written",
+      wsi_param_spec_uint ("shards-written", "Shards written",
           "Shards completed since the last start (count)", 0, G_MAXUINT, 0,
           G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
 
@@ -1200,6 +1199,9 @@ gst_patch_store_sink_class_init (GstPatchStoreSinkClass * klass)
   sink_class->set_caps = GST_DEBUG_FUNCPTR (gst_patch_store_sink_set_caps);
   sink_class->render = GST_DEBUG_FUNCPTR (gst_patch_store_sink_render);
   sink_class->event = GST_DEBUG_FUNCPTR (gst_patch_store_sink_event);
+
+  /* numbers outside their range refuse the start (wsirefusal.h) */
+  wsi_refusal_class_init (GST_ELEMENT_CLASS (klass));
 }
 
 static void

@@ -85,6 +85,7 @@
 #include <gst/video/video.h>
 #include <gst/wsi/wsierrorrelay.h>
 #include <gst/wsi/wsirecord.h>
+#include <gst/wsi/wsirefusal.h>
 #include <string.h>
 
 GST_DEBUG_CATEGORY_STATIC (gst_patch_store_src_debug);
@@ -963,26 +964,26 @@ install_properties (GObjectClass * gobject_class)
           "permutation that is a pure function of (seed, epoch)",
           GST_TYPE_PATCH_STORE_ORDER, DEFAULT_ORDER, rw_ready));
   g_object_class_install_property (gobject_class, PROP_SEED,
-      g_param_spec_uint64 ("seed", "Seed",
+      wsi_param_spec_uint64 ("seed", "Seed",
           "Seed of the shuffle (0..2^64-1)", 0, G_MAXUINT64, DEFAULT_SEED,
           rw_ready));
   g_object_class_install_property (gobject_class, PROP_EPOCHS,
-      g_param_spec_uint ("epochs", "Epochs",
+      wsi_param_spec_uint ("epochs", "Epochs",
           "Epochs to serve before EOS, 0 = serve for ever (each epoch "
           "serves every patch of this rank's share once)", 0, G_MAXUINT,
           DEFAULT_EPOCHS, rw_ready));
   g_object_class_install_property (gobject_class, PROP_RANK,
-      g_param_spec_int ("rank", "Rank",
+      wsi_param_spec_int ("rank", "Rank",
           "This process's rank, 0..world-size-1; -1 = the RANK environment "
           "variable (torchrun), else 0", -1, MAX_WORLD_SIZE - 1, -1,
           rw_ready));
   g_object_class_install_property (gobject_class, PROP_WORLD_SIZE,
-      g_param_spec_int ("world-size", "World size",
+      wsi_param_spec_int ("world-size", "World size",
           "Processes that share the store, 1..65536; -1 = the WORLD_SIZE "
           "environment variable (torchrun), else 1", -1, MAX_WORLD_SIZE, -1,
           rw_ready));
   g_object_class_install_property (gobject_class, PROP_THREADS,
-      g_param_spec_uint ("threads", "Threads",
+      wsi_param_spec_uint ("threads", "Threads",
           "Decoding threads, 0..64; 0 = automatic: the number of CPU cores, "
           "divided by LOCAL_WORLD_SIZE when torchrun sets it. The output "
           "does not depend on it", 0, MAX_THREADS, DEFAULT_THREADS,
@@ -998,20 +999,20 @@ install_properties (GObjectClass * gobject_class)
           "whole store once, at about 1 GB/s, and warms the page cache); "
           "false = check only the shards' structure", TRUE, rw_ready));
   g_object_class_install_property (gobject_class, PROP_STORE_PATCHES,
-      g_param_spec_uint64 ("store-patches", "Store patches",
+      wsi_param_spec_uint64 ("store-patches", "Store patches",
           "Usable patches in the store, all ranks (count, set at PAUSED)", 0,
           G_MAXUINT64, 0, counter));
   g_object_class_install_property (gobject_class, PROP_PATCHES_SERVED,
-      g_param_spec_uint64 ("patches-served", "Patches served",
+      wsi_param_spec_uint64 ("patches-served", "Patches served",
           "Patches pushed since the last READY to PAUSED change (count)", 0,
           G_MAXUINT64, 0, counter));
   g_object_class_install_property (gobject_class, PROP_PATCHES_SKIPPED,
-      g_param_spec_uint64 ("patches-skipped", "Patches skipped",
+      wsi_param_spec_uint64 ("patches-skipped", "Patches skipped",
           "Patches not served: those of shards left out because they are "
           "missing, truncated or damaged (per the manifest), and patches "
           "that did not decode (count)", 0, G_MAXUINT64, 0, counter));
   g_object_class_install_property (gobject_class, PROP_SHARDS_SKIPPED,
-      g_param_spec_uint ("shards-skipped", "Shards skipped",
+      wsi_param_spec_uint ("shards-skipped", "Shards skipped",
           "Shards left out because they are missing, truncated or damaged "
           "(count)", 0, G_MAXUINT, 0, counter));
 }
@@ -1021,10 +1022,8 @@ install_properties (GObjectClass * gobject_class)
 static gboolean
 gst_patch_store_src_post_message (GstElement * element, GstMessage * message)
 {
-  wsi_error_relay_watch (element, message);
-  return
-      GST_ELEMENT_CLASS (gst_patch_store_src_parent_class)->post_message
-      (element, message);
+  return wsi_error_relay_post (element, message,
+      GST_ELEMENT_CLASS (gst_patch_store_src_parent_class));
 }
 
 static void
@@ -1048,6 +1047,9 @@ gst_patch_store_src_class_init (GstPatchStoreSrcClass * klass)
       "gst-wsi developers");
   element_class->change_state =
       GST_DEBUG_FUNCPTR (gst_patch_store_src_change_state);
+
+  /* numbers outside their range refuse the start (wsirefusal.h) */
+  wsi_refusal_class_init (GST_ELEMENT_CLASS (klass));
 }
 
 static void

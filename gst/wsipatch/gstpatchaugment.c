@@ -71,6 +71,7 @@
 #include <string.h>
 #include <gst/video/video.h>
 #include <gst/wsi/wsirecord.h>
+#include <gst/wsi/wsirefusal.h>
 #include "wsiaugment.h"
 
 #include "gstpatchaugment.h"
@@ -678,7 +679,7 @@ install_double (GObjectClass * gobject_class, guint prop_id,
     gdouble max, gdouble def)
 {
   g_object_class_install_property (gobject_class, prop_id,
-      g_param_spec_double (name, nick, blurb, min, max, def,
+      wsi_param_spec_double (name, nick, blurb, min, max, def,
           G_PARAM_READWRITE | GST_PARAM_MUTABLE_PLAYING |
           G_PARAM_STATIC_STRINGS));
 }
@@ -695,7 +696,7 @@ gst_patch_augment_class_init (GstPatchAugmentClass * klass)
   gobject_class->finalize = gst_patch_augment_finalize;
 
   g_object_class_install_property (gobject_class, PROP_THREADS,
-      g_param_spec_uint ("threads", "Threads",
+      wsi_param_spec_uint ("threads", "Threads",
           "Worker threads augmenting patches (0 to 64, default 0 = one per "
           "core, shared among LOCAL_WORLD_SIZE ranks); the output does not "
           "depend on it; read when the element leaves READY", 0,
@@ -703,7 +704,7 @@ gst_patch_augment_class_init (GstPatchAugmentClass * klass)
           G_PARAM_READWRITE | GST_PARAM_MUTABLE_READY |
           G_PARAM_STATIC_STRINGS));
   g_object_class_install_property (gobject_class, PROP_SEED,
-      g_param_spec_uint64 ("seed", "Seed",
+      wsi_param_spec_uint64 ("seed", "Seed",
           "Seed of the draws; with the patch sequence and the view index it "
           "fixes every patch's augmentation (0 to 2^64-1, default 0)",
           0, G_MAXUINT64, DEFAULT_SEED,
@@ -759,7 +760,7 @@ gst_patch_augment_class_init (GstPatchAugmentClass * klass)
       "default 2; the kernel radius is blur-radius or ceil (3 sigma))", 0.0,
       MAX_BLUR_SIGMA, DEFAULT_BLUR_SIGMA_MAX);
   g_object_class_install_property (gobject_class, PROP_BLUR_RADIUS,
-      g_param_spec_uint ("blur-radius", "Blur radius",
+      wsi_param_spec_uint ("blur-radius", "Blur radius",
           "Gaussian blur kernel radius (pixels, 0 to 32, default 0 = "
           "ceil (3 sigma) as OpenCV; torchvision's GaussianBlur with "
           "kernel_size k, as DINOv2's k = 9, is radius (k - 1) / 2)", 0,
@@ -777,7 +778,7 @@ gst_patch_augment_class_init (GstPatchAugmentClass * klass)
       "255 - byte, as PIL's ImageOps.solarize; 0 to 1, default 0)", 0.0,
       1.0, 0.0);
   g_object_class_install_property (gobject_class, PROP_SOLARIZE_THRESHOLD,
-      g_param_spec_uint ("solarize-threshold", "Solarize threshold",
+      wsi_param_spec_uint ("solarize-threshold", "Solarize threshold",
           "Smallest byte value that solarization inverts (0 to 256, default "
           "128; 256 inverts nothing)", 0, 256, 128,
           G_PARAM_READWRITE | GST_PARAM_MUTABLE_PLAYING |
@@ -813,6 +814,9 @@ gst_patch_augment_class_init (GstPatchAugmentClass * klass)
   pool_class->process = augment_process;
   pool_class->work_clear = augment_work_clear;
   pool_class->set_caps = GST_DEBUG_FUNCPTR (gst_patch_augment_set_caps);
+
+  /* numbers outside their range refuse the start (wsirefusal.h) */
+  wsi_refusal_class_init (GST_ELEMENT_CLASS (klass));
 }
 
 static void

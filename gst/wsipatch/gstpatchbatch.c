@@ -551,7 +551,7 @@ gst_patch_batch_change_state (GstElement * element, GstStateChange transition)
 
   if ((transition == GST_STATE_CHANGE_NULL_TO_READY
           || transition == GST_STATE_CHANGE_READY_TO_PAUSED)
-      && !wsi_refusal_check (element, &self->refused))
+      && !wsi_refusal_check (element, wsi_refusal_of (self)))
     return GST_STATE_CHANGE_FAILURE;
   switch (transition) {
     case GST_STATE_CHANGE_READY_TO_PAUSED:
@@ -635,7 +635,7 @@ set_channel_values (GstPatchBatch * self, guint prop_id, const GValue * value)
       self->std = parsed;
     else
       self->mean = parsed;
-    wsi_refusal_forget (&self->refused, name);
+    wsi_refusal_forget (wsi_refusal_of (self), name);
     GST_OBJECT_UNLOCK (self);
     return;
   }
@@ -644,7 +644,7 @@ set_channel_values (GstPatchBatch * self, guint prop_id, const GValue * value)
       "one for all, e.g. \"<0.485,0.456,0.406>\"", WSI_NORMALIZE_MAX_CHANNELS,
       positive ? " greater than 0" : "");
   GST_OBJECT_LOCK (self);
-  wsi_refusal_record (&self->refused, name, text, accepted);
+  wsi_refusal_record (wsi_refusal_of (self), name, text, accepted);
   if (GST_STATE (self) > GST_STATE_READY)
     g_warning ("patchbatch: %s=%s refused (accepted: %s); keeping the "
         "previous value", name, text ? text : "(null)", accepted);
@@ -735,7 +735,6 @@ gst_patch_batch_finalize (GObject * object)
   reset_stream (self);
   wsi_stream_stats_free (self->stats);
   wsi_batch_meta_clear (&self->meta);
-  wsi_refusal_clear (&self->refused);
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 
@@ -744,10 +743,8 @@ gst_patch_batch_finalize (GObject * object)
 static gboolean
 gst_patch_batch_post_message (GstElement * element, GstMessage * message)
 {
-  wsi_error_relay_watch (element, message);
-  return
-      GST_ELEMENT_CLASS (gst_patch_batch_parent_class)->post_message
-      (element, message);
+  return wsi_error_relay_post (element, message,
+      GST_ELEMENT_CLASS (gst_patch_batch_parent_class));
 }
 
 static void
@@ -763,7 +760,7 @@ gst_patch_batch_class_init (GstPatchBatchClass * klass)
   gobject_class->finalize = gst_patch_batch_finalize;
 
   g_object_class_install_property (gobject_class, PROP_BATCH_SIZE,
-      g_param_spec_uint ("batch-size", "Batch size",
+      wsi_param_spec_uint ("batch-size", "Batch size",
           "Patches stacked into one output frame (patches, 1 to 65536, "
           "default 64); a change applies from the next batch",
           1, MAX_BATCH_SIZE, DEFAULT_BATCH_SIZE,
@@ -779,7 +776,7 @@ gst_patch_batch_class_init (GstPatchBatchClass * klass)
           GST_PARAM_MUTABLE_PLAYING));
 
   g_object_class_install_property (gobject_class, PROP_MAX_BATCHES,
-      g_param_spec_uint ("max-batches", "Max batches",
+      wsi_param_spec_uint ("max-batches", "Max batches",
           "Most batches in existence at once (in the pool, queued "
           "downstream, held by the consumer): the memory bound of the "
           "output, max-batches x batch bytes. When all are out, patchbatch "
@@ -790,13 +787,13 @@ gst_patch_batch_class_init (GstPatchBatchClass * klass)
           GST_PARAM_MUTABLE_READY));
 
   g_object_class_install_property (gobject_class, PROP_BATCHES_PUSHED,
-      g_param_spec_uint ("batches-pushed", "Batches pushed",
+      wsi_param_spec_uint ("batches-pushed", "Batches pushed",
           "Batches accepted downstream since the element left READY, short "
           "ones included (read-only, batches)", 0, G_MAXUINT, 0,
           G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
 
   g_object_class_install_property (gobject_class, PROP_STATS_INTERVAL,
-      g_param_spec_uint ("stats-interval", "Stats interval",
+      wsi_param_spec_uint ("stats-interval", "Stats interval",
           "Post a \"wsi-stream-stats\" element message every this many "
           "milliseconds and at EOS: patches delivered, tissue fraction "
           "mean, mpp histogram, per-label and per-column counts, and the "
@@ -819,7 +816,7 @@ gst_patch_batch_class_init (GstPatchBatchClass * klass)
           "Per-channel mean subtracted by normalize=true, in units of "
           "pixel / 255, R,G,B order (or one value for all channels): 1 to 4 "
           "finite numbers, default <0.485, 0.456, 0.406> (ImageNet)",
-          g_param_spec_double ("value", "Value", "A channel's mean",
+          wsi_param_spec_double ("value", "Value", "A channel's mean",
               -G_MAXDOUBLE, G_MAXDOUBLE, 0,
               G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS),
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
@@ -831,7 +828,7 @@ gst_patch_batch_class_init (GstPatchBatchClass * klass)
           "units of pixel / 255, R,G,B order (or one value for all "
           "channels): 1 to 4 numbers > 0, default <0.229, 0.224, 0.225> "
           "(ImageNet)",
-          g_param_spec_double ("value", "Value", "A channel's std",
+          wsi_param_spec_double ("value", "Value", "A channel's std",
               G_MINDOUBLE, G_MAXDOUBLE, 1,
               G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS),
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
@@ -848,6 +845,9 @@ gst_patch_batch_class_init (GstPatchBatchClass * klass)
 
   element_class->change_state =
       GST_DEBUG_FUNCPTR (gst_patch_batch_change_state);
+
+  /* numbers outside their range refuse the start (wsirefusal.h) */
+  wsi_refusal_class_init (GST_ELEMENT_CLASS (klass));
 }
 
 static void

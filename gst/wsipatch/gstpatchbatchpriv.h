@@ -81,7 +81,6 @@ struct _GstPatchBatch
 
   gint batches_pushed;          /* atomic */
   WsiStreamStats *stats;        /* stats-interval messages */
-  GHashTable *refused;          /* wsirefusal.h; object lock */
 };
 
 /* Pushes @caps downstream when they differ from the last pushed

@@ -67,6 +67,7 @@
 #include <gst/video/video.h>
 #include <gst/wsi/wsievent.h>
 #include <gst/wsi/wsirecord.h>
+#include <gst/wsi/wsirefusal.h>
 
 #include "gstpatchfilter.h"
 #include "gstwsipatchelements.h"
@@ -414,7 +415,7 @@ install_bound (GObjectClass * gobject_class, guint prop_id,
     guint def)
 {
   g_object_class_install_property (gobject_class, prop_id,
-      g_param_spec_uint (name, nick, blurb, 0, max, def,
+      wsi_param_spec_uint (name, nick, blurb, 0, max, def,
           G_PARAM_READWRITE | GST_PARAM_MUTABLE_PLAYING |
           G_PARAM_STATIC_STRINGS));
 }
@@ -449,24 +450,24 @@ gst_patch_filter_class_init (GstPatchFilterClass * klass)
       "Highest value (brightest channel) a pixel may have to count "
       "(0 to 255, inclusive, default 255)", 255, DEFAULT_VALUE_MAX);
   g_object_class_install_property (gobject_class, PROP_MIN_PIXEL_FRACTION,
-      g_param_spec_double ("min-pixel-fraction", "Min pixel fraction",
+      wsi_param_spec_double ("min-pixel-fraction", "Min pixel fraction",
           "Share of the patch's pixels that must lie in the HSV range for "
           "the patch to pass (fraction, 0 to 1, default 0.6; 0 passes every "
           "patch)", 0.0, 1.0, DEFAULT_MIN_PIXEL_FRACTION,
           G_PARAM_READWRITE | GST_PARAM_MUTABLE_PLAYING |
           G_PARAM_STATIC_STRINGS));
   g_object_class_install_property (gobject_class, PROP_PATCHES_PASSED,
-      g_param_spec_uint64 ("patches-passed", "Patches passed",
+      wsi_param_spec_uint64 ("patches-passed", "Patches passed",
           "Patches passed on since the element left READY (read-only, "
           "patches)", 0, G_MAXUINT64, 0,
           G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
   g_object_class_install_property (gobject_class, PROP_PATCHES_REJECTED,
-      g_param_spec_uint64 ("patches-rejected", "Patches rejected",
+      wsi_param_spec_uint64 ("patches-rejected", "Patches rejected",
           "Patches dropped for too few pixels in the HSV range since the "
           "element left READY (read-only, patches)", 0, G_MAXUINT64, 0,
           G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
   g_object_class_install_property (gobject_class, PROP_THREADS,
-      g_param_spec_uint ("threads", "Threads",
+      wsi_param_spec_uint ("threads", "Threads",
           "Worker threads checking patches (0 to 64, default 1; 0 = one per "
           "core, shared among LOCAL_WORLD_SIZE ranks); output, counts and "
           "events do not depend on it; read when the element leaves READY",
@@ -493,6 +494,9 @@ gst_patch_filter_class_init (GstPatchFilterClass * klass)
   pool_class->finish = filter_finish;
   pool_class->work_clear = filter_work_clear;
   pool_class->set_caps = GST_DEBUG_FUNCPTR (gst_patch_filter_set_caps);
+
+  /* numbers outside their range refuse the start (wsirefusal.h) */
+  wsi_refusal_class_init (GST_ELEMENT_CLASS (klass));
 }
 
 static void

@@ -72,6 +72,7 @@
 #include <gst/wsi/wsierrorrelay.h>
 #include <gst/wsi/wsievent.h>
 #include <gst/wsi/wsirecord.h>
+#include <gst/wsi/wsirefusal.h>
 
 #include "gstpatchinterleave.h"
 #include "gstwsipatchelements.h"
@@ -572,10 +573,8 @@ gst_patch_interleave_finalize (GObject * object)
 static gboolean
 gst_patch_interleave_post_message (GstElement * element, GstMessage * message)
 {
-  wsi_error_relay_watch (element, message);
-  return
-      GST_ELEMENT_CLASS (gst_patch_interleave_parent_class)->post_message
-      (element, message);
+  return wsi_error_relay_post (element, message,
+      GST_ELEMENT_CLASS (gst_patch_interleave_parent_class));
 }
 
 static void
@@ -591,7 +590,7 @@ gst_patch_interleave_class_init (GstPatchInterleaveClass * klass)
   gobject_class->finalize = gst_patch_interleave_finalize;
 
   g_object_class_install_property (gobject_class, PROP_POOL_SIZE,
-      g_param_spec_uint ("pool-size", "Pool size",
+      wsi_param_spec_uint ("pool-size", "Pool size",
           "Number of slides visited round-robin (slides, 1 to 1024, "
           "default 8). Visits start once this many slides are pooled; "
           "a change takes effect with the next input plan",
@@ -600,7 +599,7 @@ gst_patch_interleave_class_init (GstPatchInterleaveClass * klass)
           GST_PARAM_MUTABLE_PLAYING));
 
   g_object_class_install_property (gobject_class, PROP_PATCHES_PER_VISIT,
-      g_param_spec_uint ("patches-per-visit", "Patches per visit",
+      wsi_param_spec_uint ("patches-per-visit", "Patches per visit",
           "Records taken from one slide before moving on to the next "
           "(patches, 1 to 65536, default 4); one output buffer per visit",
           1, MAX_PATCHES_PER_VISIT, DEFAULT_PATCHES_PER_VISIT,
@@ -608,7 +607,7 @@ gst_patch_interleave_class_init (GstPatchInterleaveClass * klass)
           GST_PARAM_MUTABLE_PLAYING));
 
   g_object_class_install_property (gobject_class, PROP_SKIP_PATCHES,
-      g_param_spec_uint64 ("skip-patches", "Skip patches",
+      wsi_param_spec_uint64 ("skip-patches", "Skip patches",
           "Resume: records whose sequence number (in output order) is below "
           "this are dropped instead of pushed; numbering is unchanged, so "
           "the stream is the tail of the uninterrupted one. To resume at "
@@ -618,7 +617,7 @@ gst_patch_interleave_class_init (GstPatchInterleaveClass * klass)
           GST_PARAM_MUTABLE_READY));
 
   g_object_class_install_property (gobject_class, PROP_SLIDES_IN_POOL,
-      g_param_spec_uint ("slides-in-pool", "Slides in pool",
+      wsi_param_spec_uint ("slides-in-pool", "Slides in pool",
           "Slides currently held in the pool (read-only, 0 to 1024)",
           0, MAX_POOL_SIZE, 0, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
 
@@ -632,6 +631,9 @@ gst_patch_interleave_class_init (GstPatchInterleaveClass * klass)
 
   element_class->change_state =
       GST_DEBUG_FUNCPTR (gst_patch_interleave_change_state);
+
+  /* numbers outside their range refuse the start (wsirefusal.h) */
+  wsi_refusal_class_init (GST_ELEMENT_CLASS (klass));
 }
 
 static void

@@ -418,6 +418,7 @@ patch_sampler_reset_stream (GstPatchSampler * self)
   g_clear_pointer (&self->cycle_last_skip, g_free);
   g_hash_table_remove_all (self->warned_slides);
   self->warned_unlimited = FALSE;
+  self->warned_unused_annotations = FALSE;
   memset (&self->class_counts, 0, sizeof (self->class_counts));
   memset (self->class_seen, 0, sizeof (self->class_seen));
   self->warned_unseen = FALSE;
@@ -497,6 +498,22 @@ patch_sampler_settings_snapshot (GstPatchSampler * self,
               DEFAULT_PATCHES_PER_SLIDE), (NULL));
     }
     settings->patches_per_slide = DEFAULT_PATCHES_PER_SLIDE;
+  }
+  /* Annotation settings without annotation-mode are silently unused: say
+   * so once, since whoever set them expected patches inside regions. */
+  if (settings->class_plan->mode == WSI_ANNOTATION_OFF
+      && (settings->class_plan->n_classes > 0
+          || (settings->class_plan->exclude != NULL
+              && settings->class_plan->exclude[0] != NULL)
+          || settings->class_plan->balance != WSI_CLASS_BALANCE_NONE)
+      && !self->warned_unused_annotations) {
+    self->warned_unused_annotations = TRUE;
+    GST_ELEMENT_WARNING (self, RESOURCE, SETTINGS,
+        ("annotation-classes, annotation-exclude and class-balance have no "
+            "effect with annotation-mode=off (the default): patches are "
+            "drawn on the tissue mask, unlabelled. Set annotation-mode="
+            "and-tissue or replace-tissue to sample inside the regions."),
+        (NULL));
   }
   return TRUE;
 }
@@ -786,7 +803,7 @@ gst_patch_sampler_change_state (GstElement * element,
 
   if ((transition == GST_STATE_CHANGE_NULL_TO_READY
           || transition == GST_STATE_CHANGE_READY_TO_PAUSED)
-      && !wsi_refusal_check (element, &self->refused))
+      && !wsi_refusal_check (element, wsi_refusal_of (self)))
     return GST_STATE_CHANGE_FAILURE;
   if (transition == GST_STATE_CHANGE_PAUSED_TO_READY)
     wsi_delivery_set_flushing (self->delivery, TRUE);
@@ -827,7 +844,7 @@ static void
 refuse_value (GstPatchSampler * self, const gchar * property,
     const gchar * value, const gchar * accepted)
 {
-  wsi_refusal_record (&self->refused, property, value, accepted);
+  wsi_refusal_record (wsi_refusal_of (self), property, value, accepted);
   if (GST_STATE (self) > GST_STATE_READY)
     g_warning ("patchsampler: %s=\"%s\" refused (accepted: %s); keeping the "
         "previous value", property, GST_STR_NULL (value), accepted);
@@ -856,7 +873,7 @@ set_mpp_list (GstPatchSampler * self, const gchar * name, const gchar * text,
 
   if (may_be_empty && (text == NULL || *text == '\0')) {
     *n_values = 0;
-    wsi_refusal_forget (&self->refused, name);
+    wsi_refusal_forget (wsi_refusal_of (self), name);
   } else if (!wsi_sampling_parse_list (text, parsed, &error)
       || parsed->len > MAX_MPPS) {
     accepted = g_strdup_printf ("a comma-separated list of 1 to %d numbers "
@@ -867,7 +884,7 @@ set_mpp_list (GstPatchSampler * self, const gchar * name, const gchar * text,
   } else {
     memcpy (values, parsed->data, parsed->len * sizeof (gdouble));
     *n_values = parsed->len;
-    wsi_refusal_forget (&self->refused, name);
+    wsi_refusal_forget (wsi_refusal_of (self), name);
   }
   g_free (error);
   g_array_unref (parsed);
@@ -900,7 +917,7 @@ set_positive (GstPatchSampler * self, const gchar * name, gdouble value,
     refuse_number (self, name, value, "a number > 0");
   } else {
     *field = value;
-    wsi_refusal_forget (&self->refused, name);
+    wsi_refusal_forget (wsi_refusal_of (self), name);
   }
 }
 
@@ -938,7 +955,7 @@ gst_patch_sampler_set_property (GObject * object, guint prop_id,
         refuse_number (self, "target-mpp", mpp, "a number >= 0 (µm/px)");
       } else {
         self->settings.target_mpp = mpp;
-        wsi_refusal_forget (&self->refused, "target-mpp");
+        wsi_refusal_forget (wsi_refusal_of (self), "target-mpp");
       }
       break;
     }
@@ -953,7 +970,7 @@ gst_patch_sampler_set_property (GObject * object, guint prop_id,
             "in grid mode for every position; 0 would plan nothing");
       } else {
         self->settings.patches_per_slide = n;
-        wsi_refusal_forget (&self->refused, "patches-per-slide");
+        wsi_refusal_forget (wsi_refusal_of (self), "patches-per-slide");
       }
       break;
     }
@@ -964,7 +981,7 @@ gst_patch_sampler_set_property (GObject * object, guint prop_id,
         refuse_number (self, "min-tissue", fraction, "a number in 0..1");
       } else {
         self->settings.min_tissue = fraction;
-        wsi_refusal_forget (&self->refused, "min-tissue");
+        wsi_refusal_forget (wsi_refusal_of (self), "min-tissue");
       }
       break;
     }
@@ -1162,7 +1179,6 @@ gst_patch_sampler_finalize (GObject * object)
   GstPatchSampler *self = GST_PATCH_SAMPLER (object);
 
   g_free (self->cycle_last_skip);
-  wsi_refusal_clear (&self->refused);
   g_free (self->integral);
   g_free (self->annotation.classes);
   g_free (self->annotation.exclude);
@@ -1178,10 +1194,8 @@ gst_patch_sampler_finalize (GObject * object)
 static gboolean
 gst_patch_sampler_post_message (GstElement * element, GstMessage * message)
 {
-  wsi_error_relay_watch (element, message);
-  return
-      GST_ELEMENT_CLASS (gst_patch_sampler_parent_class)->post_message
-      (element, message);
+  return wsi_error_relay_post (element, message,
+      GST_ELEMENT_CLASS (gst_patch_sampler_parent_class));
 }
 
 static void
@@ -1211,24 +1225,24 @@ gst_patch_sampler_class_init (GstPatchSamplerClass * klass)
           "position",
           GST_TYPE_PATCH_SAMPLER_MODE, DEFAULT_MODE, rw));
   g_object_class_install_property (gobject_class, PROP_PATCH_SIZE,
-      g_param_spec_uint ("patch-size", "Patch size",
+      wsi_param_spec_uint ("patch-size", "Patch size",
           "Side of the output patch, in output pixels (8..8192, default 256)",
           MIN_PATCH_SIZE, MAX_PATCH_SIZE, DEFAULT_PATCH_SIZE, rw));
   g_object_class_install_property (gobject_class, PROP_TARGET_MPP,
-      g_param_spec_double ("target-mpp", "Target resolution",
+      wsi_param_spec_double ("target-mpp", "Target resolution",
           "Resolution of the output patches in microns per pixel "
           "(0..1000, default 0 = the slide's level 0). > 0 needs the slide's "
           "mpp (footprint = round (patch-size * target-mpp / mpp-x)) and "
           "takes precedence over level",
           0.0, MAX_TARGET_MPP, DEFAULT_TARGET_MPP, rw));
   g_object_class_install_property (gobject_class, PROP_LEVEL,
-      g_param_spec_int ("level", "Level",
+      wsi_param_spec_int ("level", "Level",
           "Pyramid level whose scale the patches have, when target-mpp is 0 "
           "(footprint = round (patch-size * downsample (level))); -1..64, "
           "default -1 = unused. Slides without that level are skipped",
           -1, MAX_LEVEL, DEFAULT_LEVEL, rw));
   g_object_class_install_property (gobject_class, PROP_PATCHES_PER_SLIDE,
-      g_param_spec_int ("patches-per-slide", "Patches per slide",
+      wsi_param_spec_int ("patches-per-slide", "Patches per slide",
           "Patches planned per slide visit (1..1000000, default 100); "
           "-1 = all positions (grid mode only). Random mode plans fewer only "
           "when no lattice position has enough tissue; grid mode takes the "
@@ -1237,7 +1251,7 @@ gst_patch_sampler_class_init (GstPatchSamplerClass * klass)
           "order)",
           -1, MAX_PATCHES_PER_SLIDE, DEFAULT_PATCHES_PER_SLIDE, rw));
   g_object_class_install_property (gobject_class, PROP_MIN_TISSUE,
-      g_param_spec_double ("min-tissue", "Minimum tissue share",
+      wsi_param_spec_double ("min-tissue", "Minimum tissue share",
           "Share of a patch footprint's mask pixels that must be tissue for "
           "the patch to be kept (0..1, default 0.5; 0 = anywhere on the "
           "slide, 1 = wholly on tissue)",
@@ -1251,7 +1265,7 @@ gst_patch_sampler_class_init (GstPatchSamplerClass * klass)
           "a fresh shuffle. The magnification modes need TRUE",
           DEFAULT_REPLACEMENT, rw));
   g_object_class_install_property (gobject_class, PROP_STRIDE,
-      g_param_spec_uint ("stride", "Grid stride",
+      wsi_param_spec_uint ("stride", "Grid stride",
           "Grid mode: distance between grid positions in level-0 pixels "
           "(0..2147483647, default 0 = the footprint, non-overlapping)",
           0, G_MAXINT, DEFAULT_STRIDE, rw));
@@ -1264,7 +1278,7 @@ gst_patch_sampler_class_init (GstPatchSamplerClass * klass)
           "tiles keep their positions",
           GST_TYPE_PATCH_SAMPLER_ALIGN, DEFAULT_ALIGN, rw));
   g_object_class_install_property (gobject_class, PROP_MAX_ATTEMPTS,
-      g_param_spec_uint ("max-attempts", "Maximum attempts",
+      wsi_param_spec_uint ("max-attempts", "Maximum attempts",
           "Random mode with replacement: most uniformly random positions "
           "drawn per slide visit (magnification modes: this / "
           "patches-per-slide per patch); on a slide with so little tissue that they "
@@ -1273,20 +1287,20 @@ gst_patch_sampler_class_init (GstPatchSamplerClass * klass)
           "50 * patches-per-slide)",
           0, G_MAXUINT, DEFAULT_MAX_ATTEMPTS, rw));
   g_object_class_install_property (gobject_class, PROP_SLIDES_SAMPLED,
-      g_param_spec_uint64 ("slides-sampled", "Slides sampled",
+      wsi_param_spec_uint64 ("slides-sampled", "Slides sampled",
           "Slide visits that gave at least one patch since the element "
           "last started (read-only)", 0, G_MAXUINT64, 0, ro));
   g_object_class_install_property (gobject_class, PROP_SLIDES_SKIPPED,
-      g_param_spec_uint64 ("slides-skipped", "Slides skipped",
+      wsi_param_spec_uint64 ("slides-skipped", "Slides skipped",
           "Slide visits that gave no patch (rejected, too small, unknown "
           "mpp, missing level, no tissue found) since the element last "
           "started (read-only)", 0, G_MAXUINT64, 0, ro));
   g_object_class_install_property (gobject_class, PROP_PATCHES_PLANNED,
-      g_param_spec_uint64 ("patches-planned", "Patches planned",
+      wsi_param_spec_uint64 ("patches-planned", "Patches planned",
           "Patch records pushed since the element last started (read-only)",
           0, G_MAXUINT64, 0, ro));
   g_object_class_install_property (gobject_class, PROP_MAX_PATCHES,
-      g_param_spec_int64 ("max-patches", "Maximum patches",
+      wsi_param_spec_int64 ("max-patches", "Maximum patches",
           "Most patches planned over the whole stream (the last slide's plan "
           "is cut short); then EOS goes downstream and upstream is told to "
           "stop. Patches, -1 to 2^63-1, default -1 = unlimited",
@@ -1300,7 +1314,7 @@ gst_patch_sampler_class_init (GstPatchSamplerClass * klass)
           "an upstream EOS before the quota is an error. Default: false",
           DEFAULT_RANK_QUOTA, rw_ready));
   g_object_class_install_property (gobject_class, PROP_QUOTA,
-      g_param_spec_int64 ("quota", "Quota",
+      wsi_param_spec_int64 ("quota", "Quota",
           "Patches this stream ends after, decided at the first slide from "
           "max-patches and rank-quota (read-only; patches, -1 = none or not "
           "yet known)", -1, G_MAXINT64, WSI_SAMPLER_NO_QUOTA, ro));
@@ -1317,12 +1331,12 @@ gst_patch_sampler_class_init (GstPatchSamplerClass * klass)
           "target-mpps, comma-separated, each > 0, as many as target-mpps "
           "(default \"\" = equal weights)", "", rw));
   g_object_class_install_property (gobject_class, PROP_MPP_MIN,
-      g_param_spec_double ("mpp-min", "Finest resolution",
+      wsi_param_spec_double ("mpp-min", "Finest resolution",
           "mode=continuous-magnification: lower end of the resolution range, "
           "microns per output pixel (> 0 .. 1000, below mpp-max, default "
           "0.25)", 0.0, MAX_TARGET_MPP, DEFAULT_MPP_MIN, rw));
   g_object_class_install_property (gobject_class, PROP_MPP_MAX,
-      g_param_spec_double ("mpp-max", "Coarsest resolution",
+      wsi_param_spec_double ("mpp-max", "Coarsest resolution",
           "mode=continuous-magnification: upper end of the resolution range, "
           "microns per output pixel (> 0 .. 1000, above mpp-min, default 2)",
           0.0, MAX_TARGET_MPP, DEFAULT_MPP_MAX, rw));
@@ -1333,7 +1347,7 @@ gst_patch_sampler_class_init (GstPatchSamplerClass * klass)
           "default uniform)", GST_TYPE_PATCH_SAMPLER_MPP_DISTRIBUTION,
           DEFAULT_MPP_DISTRIBUTION, rw));
   g_object_class_install_property (gobject_class, PROP_MAXAVG_LAMBDA,
-      g_param_spec_double ("maxavg-lambda", "maxavg temperature",
+      wsi_param_spec_double ("maxavg-lambda", "maxavg temperature",
           "mpp-distribution=maxavg: entropy regularisation lambda of the "
           "density exp (K(x) / lambda); larger is closer to uniform (0.001 "
           ".. 1000, default 1)", 0.001, 1000.0, DEFAULT_MAXAVG_LAMBDA, rw));
@@ -1361,7 +1375,7 @@ gst_patch_sampler_class_init (GstPatchSamplerClass * klass)
           "them, with min-annotation-coverage > 0 the whole footprint "
           "(default \"\")", "", rw));
   g_object_class_install_property (gobject_class,
-      PROP_MIN_ANNOTATION_COVERAGE, g_param_spec_double
+      PROP_MIN_ANNOTATION_COVERAGE, wsi_param_spec_double
       ("min-annotation-coverage", "Minimum region coverage",
           "Share of the patch footprint that one region of its class must "
           "cover, computed exactly on the polygons (0..1; default 0 = the "
@@ -1389,7 +1403,7 @@ gst_patch_sampler_class_init (GstPatchSamplerClass * klass)
           "annotation-classes, comma-separated numbers > 0, one per class "
           "(default \"\")", "", rw));
   g_object_class_install_property (gobject_class,
-      PROP_SLIDES_WITHOUT_REGIONS, g_param_spec_uint64
+      PROP_SLIDES_WITHOUT_REGIONS, wsi_param_spec_uint64
       ("slides-without-regions", "Slides without regions",
           "Slide visits skipped because annotation-mode is on and the slide "
           "has no usable region of annotation-classes (no file, a malformed "
@@ -1416,6 +1430,9 @@ gst_patch_sampler_class_init (GstPatchSamplerClass * klass)
       (), 0);
   gst_type_mark_as_plugin_api (gst_patch_sampler_class_balance_get_type (),
       0);
+
+  /* numbers outside their range refuse the start (wsirefusal.h) */
+  wsi_refusal_class_init (GST_ELEMENT_CLASS (klass));
 }
 
 static void

@@ -162,9 +162,9 @@ struct _GstPatchSampler
   guint cycle_slides;
   guint64 cycle_patches;
   gchar *cycle_last_skip;       /* why the last slide of the cycle gave none */
-  GHashTable *refused;          /* wsirefusal.h; object lock */
   GHashTable *warned_slides;    /* slide indices already warned about */
   gboolean warned_unlimited;
+  gboolean warned_unused_annotations;   /* once per start */
   gboolean warned_unseen;       /* requested classes no file had: told */
   WsiClassCounts class_counts;  /* patches planned per class (balance) */
   gboolean class_seen[WSI_MAX_CLASSES]; /* in some slide's annotations */

@@ -52,6 +52,7 @@
 
 #include <string.h>
 #include <gst/wsi/wsirecord.h>
+#include <gst/wsi/wsirefusal.h>
 
 #include "gststainestimate.h"
 #include "gstwsipatchelements.h"
@@ -426,7 +427,7 @@ gst_stain_estimate_class_init (GstStainEstimateClass * klass)
   gobject_class->finalize = gst_stain_estimate_finalize;
 
   g_object_class_install_property (gobject_class, PROP_THREADS,
-      g_param_spec_uint ("threads", "Threads",
+      wsi_param_spec_uint ("threads", "Threads",
           "Worker threads estimating slides (0 to 64, default 1; 0 = one per "
           "core, shared among LOCAL_WORLD_SIZE ranks); the estimates do not "
           "depend on it; read when the element leaves READY", 0,
@@ -444,13 +445,13 @@ gst_stain_estimate_class_init (GstStainEstimateClass * klass)
           DEFAULT_METHODS, G_PARAM_READWRITE | GST_PARAM_MUTABLE_READY |
           G_PARAM_STATIC_STRINGS));
   g_object_class_install_property (gobject_class, PROP_SLIDES_ESTIMATED,
-      g_param_spec_uint64 ("slides-estimated", "Slides estimated",
+      wsi_param_spec_uint64 ("slides-estimated", "Slides estimated",
           "Slides whose overview gave a stain estimate since the element "
           "left READY (0 to 2^64-1; a slide visited again is not estimated "
           "again)", 0, G_MAXUINT64, 0,
           G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
   g_object_class_install_property (gobject_class, PROP_SLIDES_WITHOUT,
-      g_param_spec_uint64 ("slides-without-estimate",
+      wsi_param_spec_uint64 ("slides-without-estimate",
           "Slides without an estimate", "Slide visits that got no stain "
           "estimate (no overview, or no usable tissue in it) since the "
           "element left READY (0 to 2^64-1)", 0, G_MAXUINT64, 0,
@@ -471,6 +472,9 @@ gst_stain_estimate_class_init (GstStainEstimateClass * klass)
       GST_DEBUG_FUNCPTR (gst_stain_estimate_handle_buffer);
   pool_class->process = estimate_process;
   pool_class->work_clear = estimate_work_clear;
+
+  /* numbers outside their range refuse the start (wsirefusal.h) */
+  wsi_refusal_class_init (GST_ELEMENT_CLASS (klass));
 }
 
 static void

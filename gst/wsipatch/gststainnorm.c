@@ -92,6 +92,7 @@
 #include <string.h>
 #include <gst/video/video.h>
 #include <gst/wsi/wsirecord.h>
+#include <gst/wsi/wsirefusal.h>
 #include <gst/wsi/wsirng.h>
 
 #include "gststainnorm.h"
@@ -866,7 +867,7 @@ install_counter (GObjectClass * gobject_class, guint id, const gchar * name,
     const gchar * nick, const gchar * blurb)
 {
   g_object_class_install_property (gobject_class, id,
-      g_param_spec_uint64 (name, nick, blurb, 0, G_MAXUINT64, 0,
+      wsi_param_spec_uint64 (name, nick, blurb, 0, G_MAXUINT64, 0,
           G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
 }
 
@@ -884,7 +885,7 @@ gst_stain_norm_class_init (GstStainNormClass * klass)
   gobject_class->finalize = gst_stain_norm_finalize;
 
   g_object_class_install_property (gobject_class, PROP_THREADS,
-      g_param_spec_uint ("threads", "Threads",
+      wsi_param_spec_uint ("threads", "Threads",
           "Worker threads normalising patches (0 to 64, default 0 = one per "
           "core, shared among LOCAL_WORLD_SIZE ranks); the output does not "
           "depend on it; read when the element leaves READY", 0,
@@ -910,39 +911,39 @@ gst_stain_norm_class_init (GstStainNormClass * klass)
           "estimate). Set in NULL or READY", GST_TYPE_STAIN_NORM_ESTIMATE,
           STAIN_ESTIMATE_SLIDE, ready));
   g_object_class_install_property (gobject_class, PROP_MIN_TISSUE,
-      g_param_spec_double ("min-tissue", "Minimum tissue",
+      wsi_param_spec_double ("min-tissue", "Minimum tissue",
           "estimate=patch: least share of a patch's pixels with optical "
           "density above 0.15 in every channel for its own estimate "
           "(fraction, 0 to 1, default 0.1)", 0.0, 1.0, DEFAULT_MIN_TISSUE,
           ready));
   g_object_class_install_property (gobject_class, PROP_SEED,
-      g_param_spec_uint64 ("seed", "Seed", "Seed of the stain augmentation "
+      wsi_param_spec_uint64 ("seed", "Seed", "Seed of the stain augmentation "
           "draws; with the patch sequence it fixes every patch's draws "
           "(0 to 2^64-1, default 0)", 0, G_MAXUINT64, 0,
           G_PARAM_READWRITE | GST_PARAM_MUTABLE_PLAYING |
           G_PARAM_STATIC_STRINGS));
   g_object_class_install_property (gobject_class, PROP_AUGMENT_PROBABILITY,
-      g_param_spec_double ("augment-probability", "Augment probability",
+      wsi_param_spec_double ("augment-probability", "Augment probability",
           "Probability of stain augmentation on the slide's own stain "
           "matrix (Tellez's HED jitter with the estimated stains): each "
           "stain's scaled concentration becomes alpha c + beta before "
           "recomposition (0 to 1, default 0: off; macenko and vahadane "
           "only). Set in NULL or READY", 0.0, 1.0, 0.0, ready));
   g_object_class_install_property (gobject_class, PROP_AUGMENT_SIGMA,
-      g_param_spec_double ("augment-sigma", "Augment sigma",
+      wsi_param_spec_double ("augment-sigma", "Augment sigma",
           "Half-width of the per-stain scale range: alpha from "
           "[1 - sigma, 1 + sigma] (factor, 0 to 1, default 0.05)", 0.0, 1.0,
           DEFAULT_AUGMENT_SIGMA, G_PARAM_READWRITE |
           GST_PARAM_MUTABLE_PLAYING | G_PARAM_STATIC_STRINGS));
   g_object_class_install_property (gobject_class, PROP_AUGMENT_BIAS,
-      g_param_spec_double ("augment-bias", "Augment bias",
+      wsi_param_spec_double ("augment-bias", "Augment bias",
           "Half-width of the per-stain bias range: beta from [-bias, bias] "
           "(optical density units, -1 to 1, default -1: the same as "
           "augment-sigma, as Tellez et al. define it)", -1.0, 1.0, -1.0,
           G_PARAM_READWRITE | GST_PARAM_MUTABLE_PLAYING |
           G_PARAM_STATIC_STRINGS));
   g_object_class_install_property (gobject_class, PROP_RANDSTAIN_PROBABILITY,
-      g_param_spec_double ("randstain-probability", "RandStainNA probability",
+      wsi_param_spec_double ("randstain-probability", "RandStainNA probability",
           "method=reinhard: probability that a patch is normalised onto "
           "target statistics drawn from the distribution of the slides' own "
           "(RandStainNA: l-alpha-beta means and deviations, one normal per "
@@ -951,7 +952,7 @@ gst_stain_norm_class_init (GstStainNormClass * klass)
           "patches pass unchanged (0 to 1, default 0: off). Set in NULL or "
           "READY", 0.0, 1.0, 0.0, ready));
   g_object_class_install_property (gobject_class, PROP_RANDSTAIN_SPREAD,
-      g_param_spec_double ("randstain-spread", "RandStainNA spread",
+      wsi_param_spec_double ("randstain-spread", "RandStainNA spread",
           "Factor on the distribution's standard deviations "
           "(RandStainNA's std_hyper + 1; factor, 0 to 10, default 1). Set "
           "in NULL or READY", 0.0, 10.0, 1.0, ready));
@@ -986,6 +987,9 @@ gst_stain_norm_class_init (GstStainNormClass * klass)
   pool_class->process = norm_process;
   pool_class->work_clear = norm_work_clear;
   pool_class->set_caps = GST_DEBUG_FUNCPTR (gst_stain_norm_set_caps);
+
+  /* numbers outside their range refuse the start (wsirefusal.h) */
+  wsi_refusal_class_init (GST_ELEMENT_CLASS (klass));
 }
 
 static void

@@ -131,13 +131,10 @@ def check_setting(factory, name, value):
         except ValueError:
             bad = f"is not a number (allowed: {allowed})"
         else:
-            # NaN compares false with both bounds: refused by name, as GLib
-            # refuses it (a warning, the old value kept: level 0 for
-            # target-mpp) where the element would never see it
-            if number != number:
-                bad = f"is not a number (allowed: {allowed})" + _kept(spec)
-            elif not spec.minimum <= number <= spec.maximum:
-                bad = f"is out of range {allowed}" + _kept(spec)
+            # written so that NaN fails it (the element refuses NaN too)
+            if not spec.minimum <= number <= spec.maximum:
+                bad = (f"is not a number (allowed: {allowed})" if number != number
+                       else f"is out of range {allowed}" + _kept(spec))
     elif fundamental == GObject.TYPE_BOOLEAN:
         if value.lower() not in _TRUE | _FALSE:
             bad = f"is not a boolean (allowed: {allowed})"
@@ -182,8 +179,8 @@ def _array_refusal(factory, spec, value):
 
 
 def _kept(spec):
-    return (f" ({spec.value_type.name} ParamSpec range; GStreamer would warn and "
-            f"silently keep the default {_default_text(spec)})")
+    return (f" ({spec.value_type.name} ParamSpec range; the element would refuse "
+            f"to start; default {_default_text(spec)})")
 
 
 def _default_text(spec):

@@ -47,7 +47,10 @@ def check_mallinfo_shim(shim, workdir):
     seconds = [row[0] for row in mine]
     assert seconds == sorted(seconds) and seconds[0] < 1.0, f"times: {seconds}"
     in_use = [(row[2] + row[3]) / 2 ** 20 for row in mine]
-    growth = in_use[-1] - in_use[0]
+    # The peak, not the last sample: the shim's last sample may come after
+    # the interpreter freed the arrays on its way out (a loaded machine
+    # stretches the keeper's timing).
+    growth = max(in_use) - in_use[0]
     assert 60 <= growth <= 100, f"in use grew {growth:.1f} MiB, kept 80 MiB: {in_use}"
     print(f"ok: mallinfo shim: {len(mine)} samples of pid {child.pid}, "
           f"in use +{growth:.1f} MiB for 80 MiB kept")

@@ -46,6 +46,27 @@ def test_out_of_range_double(slides):
     assert "0.0..1000.0" in str(err)
 
 
+def test_nan_is_refused_in_python_and_by_the_element(slides):
+    # Python: the keyword and the description, before anything runs
+    with pytest.raises(gstwsi.SettingsError, match=r"target-mpp=nan is not a number"):
+        gstwsi.standard_pipeline(slides, target_mpp=float("nan"))
+    err = settings_error(finite(slides).replace("target-mpp=0.5", "target-mpp=nan"))
+    assert err.property == "target-mpp"
+    # the element itself (what gst-launch-1.0 and C applications meet): a
+    # value GLib used to refuse with a warning while the element ran on
+    from gi.repository import Gst
+    sampler = Gst.ElementFactory.make("patchsampler", None)
+    sampler.set_property("target-mpp", float("nan"))
+    pipeline = Gst.Pipeline.new(None)
+    pipeline.add(sampler)
+    assert pipeline.set_state(Gst.State.READY) == Gst.StateChangeReturn.FAILURE
+    message = pipeline.get_bus().pop_filtered(Gst.MessageType.ERROR)
+    error, _ = message.parse_error()
+    assert 'target-mpp="nan" (accepted: a number from 0 to 1000)' in error.message
+    assert message.src is sampler
+    pipeline.set_state(Gst.State.NULL)
+
+
 def test_typo_in_a_property_name(slides):
     err = settings_error(finite(slides).replace("patch-size=", "patch-sise="))
     text = str(err)

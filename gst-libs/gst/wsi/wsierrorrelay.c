@@ -201,6 +201,55 @@ wsi_error_relay_watch (GstElement * element, GstMessage * message)
   g_mutex_unlock (&relay_lock);
 }
 
+/* The state cookie (plus one, so that 0 means none) of the element when
+ * it last posted an error of its own: the set_state() call it came in. */
+static GQuark
+own_error_quark (void)
+{
+  return g_quark_from_static_string ("wsi-own-error");
+}
+
+/* GstBaseSrc and GstBaseSink post this ("Failed to start") whenever
+ * start() returns FALSE, as a fallback for subclasses that post nothing. */
+static gboolean
+is_start_fallback (GstMessage * message)
+{
+  GError *error = NULL;
+  gboolean fallback;
+
+  gst_message_parse_error (message, &error, NULL);
+  fallback = error != NULL && error->domain == GST_CORE_ERROR
+      && error->code == GST_CORE_ERROR_STATE_CHANGE;
+  g_clear_error (&error);
+  return fallback;
+}
+
+gboolean
+wsi_error_relay_post (GstElement * element, GstMessage * message,
+    GstElementClass * parent_class)
+{
+  if (GST_MESSAGE_TYPE (message) == GST_MESSAGE_ERROR
+      && GST_MESSAGE_SRC (message) == GST_OBJECT_CAST (element)) {
+    guint cookie = state_cookie_of (element) + 1;
+    guint own = GPOINTER_TO_UINT (g_object_get_qdata (G_OBJECT (element),
+            own_error_quark ()));
+
+    if (is_start_fallback (message)) {
+      if (own == cookie) {
+        GST_DEBUG_OBJECT (element, "dropping the base class's fallback "
+            "error: this element said why it could not start");
+        gst_message_unref (message);
+        return FALSE;
+      }
+    } else {
+      g_object_set_qdata (G_OBJECT (element), own_error_quark (),
+          GUINT_TO_POINTER (cookie));
+    }
+  }
+  wsi_error_relay_watch (element, message);
+  return parent_class->post_message (element, message);
+}
+
 gboolean
 wsi_error_relay_pending (void)
 {

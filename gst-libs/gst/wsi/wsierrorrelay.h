@@ -67,6 +67,18 @@ G_BEGIN_DECLS
  * posts (the message is not taken). */
 void wsi_error_relay_watch (GstElement * element, GstMessage * message);
 
+/* An element's whole post_message() vfunc: wsi_error_relay_watch(), then
+ * @parent_class's post_message(). One error per failed start: GstBaseSrc
+ * and GstBaseSink post a generic one of their own ("state change failed and
+ * some element failed to post a proper error message", CORE STATE_CHANGE)
+ * whenever start() returns FALSE, even after the element posted why; that
+ * fallback is dropped (FALSE returned, @message unreffed) when the element
+ * posted an error of its own during the same gst_element_set_state() (its
+ * state cookie), so the application sees the real reason only. Takes
+ * @message, as post_message() does. */
+gboolean wsi_error_relay_post (GstElement * element, GstMessage * message,
+    GstElementClass * parent_class);
+
 /* TRUE while an ERROR waits to be relayed (tests). */
 gboolean wsi_error_relay_pending (void);
 

@@ -317,8 +317,7 @@ finalize (GObject * object)
 static gboolean
 post_message (GstElement * element, GstMessage * message)
 {
-  wsi_error_relay_watch (element, message);
-  return parent_class->post_message (element, message);
+  return wsi_error_relay_post (element, message, parent_class);
 }
 
 static void

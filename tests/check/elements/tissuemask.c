@@ -814,16 +814,15 @@ GST_START_TEST (test_bad_values_refused)
   fail_unless (mask != NULL);
   /* ours to refuse (even kernels): no warning, no start */
   g_object_set (mask, "median-kernel", 4, NULL);
-  WSI_ASSERT_SET_REFUSED (g_object_set (mask, "min-tissue-fraction", 1.5,
-          NULL));
-  WSI_ASSERT_SET_REFUSED (g_object_set (mask, "method", 42, NULL));
-  WSI_ASSERT_SET_REFUSED (g_object_set (mask, "saturation-threshold", 300,
-          NULL));
-  WSI_ASSERT_SET_REFUSED (g_object_set (mask, "value-floor", 256, NULL));
-  WSI_ASSERT_SET_REFUSED (g_object_set (mask, "hue-max", 181, NULL));
-  WSI_ASSERT_SET_REFUSED (g_object_set (mask, "hsv-saturation-min", -2, NULL));
+  /* numbers outside their range: refused the same way (wsirefusal.h) */
+  g_object_set (mask, "min-tissue-fraction", 1.5, NULL);
+  WSI_ASSERT_SET_REFUSED (g_object_set (mask, "method", 42, NULL)); /* GLib's */
+  g_object_set (mask, "saturation-threshold", 300, NULL);
+  g_object_set (mask, "value-floor", 256, NULL);
+  g_object_set (mask, "hue-max", 181, NULL);
+  g_object_set (mask, "hsv-saturation-min", -2, NULL);
   g_object_set (mask, "otsu-blur-kernel", 4, NULL);
-  WSI_ASSERT_SET_REFUSED (g_object_set (mask, "otsu-min-area", 1.5, NULL));
+  g_object_set (mask, "otsu-min-area", 1.5, NULL);
   gst_util_set_object_arg (G_OBJECT (mask), "otsu-channel", "grey-ish");
   gst_util_set_object_arg (G_OBJECT (mask), "method", "bogus");
 
@@ -845,6 +844,13 @@ GST_START_TEST (test_bad_values_refused)
       "median-kernel=\"4\"");
   wsi_test_assert_refuses_start (mask, GST_STATE_PAUSED,
       "otsu-blur-kernel=\"4\"");
+  wsi_test_assert_refuses_start (mask, GST_STATE_PAUSED,
+      "min-tissue-fraction=\"1.5\" (accepted: a number from 0 to 1)");
+  wsi_test_assert_refuses_start (mask, GST_STATE_PAUSED, "hue-max=\"181\"");
+  /* good values of those forget their refusals */
+  g_object_set (mask, "min-tissue-fraction", 0.01, "saturation-threshold", 8,
+      "value-floor", 20, "hue-max", 180, "otsu-min-area", 0.0,
+      "hsv-saturation-min", -1, NULL);
 
   /* Good values are taken (and the refusals forgotten). */
   g_object_set (mask, "median-kernel", 5, "otsu-blur-kernel", 3, NULL);
