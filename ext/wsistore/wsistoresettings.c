@@ -95,6 +95,19 @@ wsi_store_settings_recorded (const gchar * dir, GError ** error)
   return recorded;
 }
 
+/* @object's member @name when it is a string, else NULL (a damaged or
+ * foreign settings file: json-glib's getters warn on other types). */
+static const gchar *
+string_member (JsonObject * object, const gchar * name)
+{
+  JsonNode *node = json_object_get_member (object, name);
+
+  if (node == NULL || !JSON_NODE_HOLDS_VALUE (node)
+      || json_node_get_value_type (node) != G_TYPE_STRING)
+    return NULL;
+  return json_node_get_string (node);
+}
+
 /* key -> JsonObject of properties, for the elements that count. The key
  * is the factory name ("wsislidesrc"; "patchfilter#2" for a second one):
  * element names are numbered per process (patchinterleave0 in one run,
@@ -112,17 +125,18 @@ elements_by_name (JsonNode * pipeline, GHashTable * factories)
     return by_name;
   array = json_node_get_array (pipeline);
   for (i = 0; i < json_array_get_length (array); i++) {
-    JsonObject *element = json_array_get_object_element (array, i);
+    JsonNode *node = json_array_get_element (array, i);
+    JsonObject *element;
     const gchar *name, *factory;
     JsonNode *properties;
     gchar *key;
     guint count;
 
-    if (element == NULL)
+    if (!JSON_NODE_HOLDS_OBJECT (node))
       continue;
-    name = json_object_get_string_member_with_default (element, "name", NULL);
-    factory = json_object_get_string_member_with_default (element,
-        "element", NULL);
+    element = json_node_get_object (node);
+    name = string_member (element, "name");
+    factory = string_member (element, "element");
     properties = json_object_get_member (element, "properties");
     if (name == NULL || factory == NULL || in_list (neutral_elements, factory)
         || properties == NULL || !JSON_NODE_HOLDS_OBJECT (properties))

@@ -319,6 +319,30 @@ def test_resume_refuses_other_settings(slides, tmp_path, interrupted):
     assert _write_store(slides, store, seed=2, resume=True) is None
 
 
+def test_resume_with_damaged_settings_is_refused_cleanly(slides, tmp_path):
+    """settings.json (an interrupted store's record) holding elements that
+    are not objects, or names that are not strings: the resume is refused
+    with a reason, without GLib criticals (before: json-glib's getters
+    were called on them; fatal under G_DEBUG=fatal-criticals)."""
+    store = tmp_path / "store"
+    assert _write_store(slides, store, seed=2) is None
+    (store / "manifest.json").unlink()
+    (store / "settings.json").write_text(json.dumps(
+        [1, "x", None, [], {"name": 5, "element": {}, "properties": {}},
+         {"name": "a", "element": ["patchsampler"], "properties": {}}]))
+    description = (f'wsislidesrc location="{slides}" seed=2 ! tissuemask ! queue ! '
+                   "patchsampler patch-size=64 max-patches=40 ! patchinterleave ! "
+                   f'patchreader threads=2 ! patchstoresink location="{store}" '
+                   "patches-per-shard=16 resume=true")
+    env = dict(os.environ, G_DEBUG="fatal-criticals")
+    run = subprocess.run(["gst-launch-1.0", "-q", *description.split(" ")],
+                         env=env, capture_output=True, text=True, timeout=120)
+    assert "CRITICAL" not in run.stderr, run.stderr
+    assert run.returncode != 0, run.stderr
+    assert "Cannot resume the patch store" in run.stderr, run.stderr
+    assert "is new (the store was written without it)" in run.stderr, run.stderr
+
+
 # ---- arguments -------------------------------------------------------------
 
 def test_batchstream_arguments_are_checked(slides, tmp_path, monkeypatch):
