@@ -102,6 +102,9 @@ def test_the_readme_has_the_blocks_this_test_knows():
     assert any(m == "suite" and "scripts/test.sh" in c for _, m, c in codes)
     assert any(l == "sh" and not m and "gst-launch-1.0" in c for l, m, c in codes)
     assert any(l == "python" and not m and "WsiPatchMeta" in c for l, m, c in codes)
+    # every installed tool has a command that runs
+    for tool in ("wsi-preview", "wsi-timeline-png"):
+        assert any(l == "sh" and not m and tool in c for l, m, c in codes), tool
 
 
 @pytest.fixture(scope="module")
@@ -168,12 +171,15 @@ def test_block_runs_as_pasted_and_ends(page, line, language, mark, code, checkou
     if "file=stats.jsonl" in code:
         assert (work / "stats.jsonl").stat().st_size > 0
         assert (work / "trace.json").stat().st_size > 0
+    if "wsi-timeline-png trace.json timeline.png" in code:
+        assert (work / "timeline.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_outputs_the_readme_writes_are_ignored_by_git():
     if shutil.which("git") is None or not (ROOT / ".git").exists():
         pytest.skip("not a git checkout")
-    names = ["preview/contact-sheet.png", "stats.jsonl", "trace.json", "sample-slides/slide-00.svs"]
+    names = ["preview/contact-sheet.png", "stats.jsonl", "trace.json", "timeline.png", "store/manifest.json",
+             "loop.json", "loop.png", "loop-window.png", "sample-slides/slide-00.svs"]
     done = subprocess.run(["git", "-C", str(ROOT), "check-ignore", "--no-index"] + names,
                           capture_output=True, text=True)
     assert sorted(done.stdout.split()) == sorted(names), done.stdout + done.stderr
