@@ -29,7 +29,7 @@ import subprocess
 
 import pytest
 
-from conftest import ROOT, run_process_group
+from conftest import ROOT, _generator, run_process_group
 
 PAGES = [ROOT / "README.md"] + sorted((ROOT / "docs").glob("*.md"))
 FENCE = re.compile(r"^```([^\n`]*)\n(.*?)^```[ \t]*$", re.S | re.M)
@@ -108,7 +108,18 @@ def test_the_readme_has_the_blocks_this_test_knows():
 
 
 @pytest.fixture(scope="module")
-def checkouts(tmp_root, slides):
+def doc_slides(tmp_root):
+    """sample-slides/ as the pages name it (slide-00.tiff, slide-01.svs, ...),
+    smaller than the demo's so that every block stays quick."""
+    out = tmp_root / "doc-slides"
+    shutil.rmtree(out, ignore_errors=True)
+    subprocess.run([_generator(), "--count", "3", "--width", "1536", "--height", "1152",
+                    "--jobs", "2", str(out)], check=True, stdout=subprocess.DEVNULL)
+    return out
+
+
+@pytest.fixture(scope="module")
+def checkouts(tmp_root, doc_slides):
     """One working folder per page, laid out like a checkout after
     scripts/demo.sh (build/ and sample-slides/ made)."""
     made = {}
@@ -121,7 +132,7 @@ def checkouts(tmp_root, slides):
             (work / "build").symlink_to(BUILD.resolve())
             for name in LINKED:
                 (work / name).symlink_to(ROOT / name)
-            (work / "sample-slides").symlink_to(slides)
+            (work / "sample-slides").symlink_to(doc_slides)
             made[page] = work
         return made[page]
     return folder
