@@ -60,6 +60,8 @@ test_packages=(
   # tests/check/pipelines/faultproxy.py checks AWS signatures with botocore
   # too (an implementation of SigV4 independent of the project's)
   python3-botocore
+  # tests/python/test_stain.py: HED stain separation by scikit-image
+  python3-skimage
   # HTJ2K peer decoder for the DICOM tests
   openjph-tools
   # tests/gpu/build-pygi.sh (PyGObject for the GPU machine's Python, docs/cuda.md)

@@ -198,6 +198,7 @@ enum
   PROP_SLIDES_FAILED,
   PROP_SLIDES_DAMAGED,
   PROP_DAMAGED_SLIDES,
+  PROP_SLIDE_PATHS,
   PROP_CYCLES_COMPLETED,
   PROP_RANK_SLIDES_MIN,
   PROP_TCGA,
@@ -247,6 +248,7 @@ struct _GstWsiSlideSrc
   guint slides_failed;
   guint slides_damaged;         /* opened, but damaged (WsiSlide.damaged) */
   GPtrArray *damaged_names;     /* their display names, in the order found */
+  gchar **slide_paths;          /* the rank's slides as opened, from start */
   guint slides_opened;
   /* Slide index -> GINT_TO_POINTER (blank): slides tissuemask rejected
    * (WSI_SLIDE_REJECTED_EVENT), each counted once. */
@@ -277,7 +279,11 @@ struct _GstWsiSlideSrc
   guint cycle_number;
   guint failed_count;
   guint64 visits;               /* buffers pushed: GST_BUFFER_OFFSET */
-  GHashTable *descriptions;     /* path -> GstStructure, per slide */
+  /* path -> GstStructure, per slide; in a one-pass stream the value is
+   * dropped (NULL) after the visit: a slide seen once is not described
+   * again, and its description (about 3 KiB, more with annotation
+   * regions) is not held for the rest of the run */
+  GHashTable *descriptions;
   gint flushing;                /* atomic: unlock() was called */
 };
 
@@ -869,25 +875,38 @@ plan_ahead (GstWsiSlideSrc * self)
     wsi_prep_queue_push (self->prep, slide_prep_new (self, entry, cycle));
 }
 
+/* A value of self->descriptions: NULL once dropped (one-pass streams). */
+static void
+description_free (gpointer description)
+{
+  if (description != NULL)
+    gst_structure_free (description);
+}
+
 /* The first visit of a slide: keep its description and say what it is. */
 static GstStructure *
 remember_description (GstWsiSlideSrc * self, SlidePrep * prep)
 {
   WsiSlideEntry *entry = prep->entry;
-  GstStructure *description =
-      g_hash_table_lookup (self->descriptions, entry->path);
+  GstStructure *description = NULL;
+  gboolean seen = g_hash_table_lookup_extended (self->descriptions,
+      entry->path, NULL, (gpointer *) & description);
 
   if (description != NULL)
     return description;
   description = g_steal_pointer (&prep->description);
-  warn_declined (self, entry, prep->declined, description);
-  warn_damaged (self, entry, prep->damaged);
+  if (!seen) {
+    warn_declined (self, entry, prep->declined, description);
+    warn_damaged (self, entry, prep->damaged);
+  }
   describe_annotations (self, entry, description);
   g_hash_table_insert (self->descriptions, g_strdup (entry->path),
       description);
-  g_mutex_lock (&self->lock);
-  self->slides_opened++;
-  g_mutex_unlock (&self->lock);
+  if (!seen) {
+    g_mutex_lock (&self->lock);
+    self->slides_opened++;
+    g_mutex_unlock (&self->lock);
+  }
   return description;
 }
 
@@ -923,6 +942,10 @@ make_slide_buffer (GstWsiSlideSrc * self, SlidePrep * prep, GError ** error)
     buffer = gst_buffer_new ();
   }
   attach_slide_meta (self, buffer, prep->entry, description, has_overview);
+  /* the meta holds a copy; a one-pass stream will not visit it again */
+  if (!self->run.cycle)
+    g_hash_table_insert (self->descriptions, g_strdup (prep->entry->path),
+        NULL);
   /* Not part of the stream's content: timings for wsistats. */
   gst_structure_set (wsi_slide_meta_get (buffer),
       "prep-open-ns", G_TYPE_UINT64, prep->open_ns,
@@ -1354,7 +1377,7 @@ gst_wsi_slide_src_start_inner (GstBaseSrc * bsrc)
   self->failed_count = 0;
   self->visits = 0;
   self->descriptions = g_hash_table_new_full (g_str_hash, g_str_equal,
-      g_free, (GDestroyNotify) gst_structure_free);
+      g_free, description_free);
   arrange_visit_order (self);
   if (self->run.prepare_ahead > 0)
     self->prep = wsi_prep_queue_new (wsi_ordered_pool_auto_threads
@@ -1362,6 +1385,11 @@ gst_wsi_slide_src_start_inner (GstBaseSrc * bsrc)
         (GDestroyNotify) slide_prep_free, self);
 
   g_mutex_lock (&self->lock);
+  g_strfreev (self->slide_paths);
+  self->slide_paths = g_new0 (gchar *, self->entries->len + 1);
+  for (guint i = 0; i < self->entries->len; i++)
+    self->slide_paths[i] = g_strdup (((WsiSlideEntry *)
+            g_ptr_array_index (self->entries, i))->path);
   self->slides_total = self->entries->len;
   self->slides_failed = 0;
   self->slides_damaged = 0;
@@ -1586,6 +1614,9 @@ gst_wsi_slide_src_get_property (GObject * object, guint prop_id,
     case PROP_DAMAGED_SLIDES:
       g_value_take_boxed (value, damaged_names_copy (self));
       break;
+    case PROP_SLIDE_PATHS:
+      g_value_set_boxed (value, self->slide_paths);
+      break;
     case PROP_CYCLES_COMPLETED:
       g_value_set_uint (value, self->cycles_completed);
       break;
@@ -1625,6 +1656,7 @@ gst_wsi_slide_src_finalize (GObject * object)
   g_ptr_array_unref (self->given_up);
   g_hash_table_unref (self->rejected);
   g_ptr_array_unref (self->damaged_names);
+  g_strfreev (self->slide_paths);
   g_mutex_clear (&self->lock);
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
@@ -1731,6 +1763,12 @@ gst_wsi_slide_src_install_properties (GObjectClass * gobject_class)
       g_param_spec_boxed ("damaged-slides", "Damaged slides",
           "The slides counted in slides-damaged, named as in the warnings, "
           "in the order found (the first 100; read-only)", G_TYPE_STRV, ro));
+  g_object_class_install_property (gobject_class, PROP_SLIDE_PATHS,
+      g_param_spec_boxed ("slide-paths", "Slide paths",
+          "The rank's slides as they are opened (paths or URLs: a folder, "
+          "list, manifest or s3:// / gs:// prefix resolved), in sorted order "
+          "(read-only, known once started; what a tool that handles each "
+          "slide itself lists a location with)", G_TYPE_STRV, ro));
   g_object_class_install_property (gobject_class, PROP_CYCLES_COMPLETED,
       wsi_param_spec_uint ("cycles-completed", "Cycles completed",
           "Passes over the rank's slides completed so far (read-only)",

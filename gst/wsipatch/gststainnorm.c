@@ -24,7 +24,8 @@
  *
  * The target is #GstStainNorm:reference, an image file whose pixels (all
  * of them) give the target statistics, decoded by GStreamer's own
- * decoders (PNG and JPEG with gst-plugins-good; whatever decodebin reads),
+ * decoders (PNG and JPEG with gst-plugins-good; whatever decodebin reads;
+ * a TIFF's first image through gst-plugins-good's gdk-pixbuf decoder),
  * or, when unset, torchstain's built-in Macenko target (HERef and maxCRef
  * of Macenko's reference implementation; Vahadane's too). Reinhard has no standard
  * target: method=reinhard needs a reference.
@@ -63,6 +64,14 @@
  * sequence and the stream order, written in the columns `stain-randstain`
  * and `stain-randstain-dist`.
  *
+ * Input: single patches (video/x-raw RGB, RGBA, RGBx or BGRx, as
+ * patchreader makes them) or patchviews' multi-view buffers of one
+ * location (`application/x-wsi-views`, one GstMemory per view): every view
+ * gets the location's mapping (estimate=patch: its own estimate; the
+ * columns then say view 0's), its augmentation draws keyed by its view
+ * index, and `stain-jitter` / `stain-randstain` hold one field per view,
+ * separated by ';'.
+ *
  * The work runs on a pool of worker threads; output order is input order
  * and every byte is the same whatever #GstStainNorm:threads is.
  *
@@ -91,6 +100,7 @@
 #include "wsistain.h"
 #include "wsistainmeta.h"
 #include "wsirandstain.h"
+#include "wsistainref.h"
 
 GST_DEBUG_CATEGORY_STATIC (gst_stain_norm_debug);
 #define GST_CAT_DEFAULT gst_stain_norm_debug
@@ -100,11 +110,12 @@ GST_DEBUG_CATEGORY_STATIC (gst_stain_norm_debug);
 #define DEFAULT_METHOD WSI_STAIN_MACENKO
 #define DEFAULT_MIN_TISSUE 0.1
 #define DEFAULT_AUGMENT_SIGMA 0.05
-/* "stain" in ASCII: mixed into wsi_rng_seed_keys() after the sequence, so
- * these draws never coincide with another stage's */
-#define STAIN_RNG_KEY G_GUINT64_CONSTANT (0x737461696e)
 
 #define PATCH_FORMATS "{ RGB, RGBA, RGBx, BGRx }"
+#define NORM_CAPS \
+  GST_VIDEO_CAPS_MAKE (PATCH_FORMATS) "; " \
+  WSI_VIEWS_MEDIA_TYPE ", format = (string) " PATCH_FORMATS \
+  ", n-views = (int) [ 1, MAX ]"
 
 typedef enum
 {
@@ -133,13 +144,7 @@ enum
 };
 
 /* Stain augmentation settings, copied into each work item. */
-typedef struct
-{
-  guint64 seed;
-  gdouble probability;
-  gdouble sigma;
-  gdouble bias;                 /* < 0: sigma */
-} StainJitter;
+typedef WsiStainJitter StainJitter;
 
 typedef struct
 {
@@ -148,9 +153,8 @@ typedef struct
   /* RandStainNA (method=reinhard): drawn on the streaming thread, in
    * stream order, since the distribution grows with each new slide */
   gboolean randstain;           /* the element draws at all */
-  gboolean randstain_on;        /* this patch was drawn */
-  WsiStainLab randstain_target;
-  WsiRandStainDist randstain_dist;
+  gdouble randstain_probability;
+  WsiRandStainDist randstain_dist;      /* n_slides 0: none yet */
 } NormWork;
 
 typedef enum
@@ -188,16 +192,18 @@ struct _GstStainNorm
   /* set by set_caps with nothing in flight */
   GstVideoInfo info;
   guint pixel_bytes, r, g, b;
+  gboolean views;               /* multi-view buffers of n_views */
+  guint n_views;
 
   gint counts[N_SOURCES];       /* atomics; patch counts wrap at 2^31 */
 };
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
     GST_PAD_SINK, GST_PAD_ALWAYS,
-    GST_STATIC_CAPS (GST_VIDEO_CAPS_MAKE (PATCH_FORMATS)));
+    GST_STATIC_CAPS (NORM_CAPS));
 static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
     GST_PAD_SRC, GST_PAD_ALWAYS,
-    GST_STATIC_CAPS (GST_VIDEO_CAPS_MAKE (PATCH_FORMATS)));
+    GST_STATIC_CAPS (NORM_CAPS));
 
 #define gst_stain_norm_parent_class parent_class
 G_DEFINE_TYPE (GstStainNorm, gst_stain_norm, WSI_TYPE_POOL_ELEMENT);
@@ -261,90 +267,18 @@ GST_ELEMENT_REGISTER_DEFINE_WITH_CODE (stainnorm, "stainnorm",
 
 /* ---- the reference image ------------------------------------------------- */
 
-/* Decodes @path to packed RGB with GStreamer's decoders; NULL with a
- * reason in @error. */
-static GstSample *
-decode_reference (const gchar * path, gchar ** error)
-{
-  GstElement *pipeline, *src, *sink;
-  GstBus *bus;
-  GstMessage *msg;
-  GstSample *sample = NULL;
-  GError *err = NULL;
-
-  pipeline = gst_parse_launch ("filesrc name=src ! decodebin ! videoconvert ! "
-      "video/x-raw,format=RGB ! fakesink name=sink sync=false", &err);
-  if (pipeline == NULL) {
-    *error = g_strdup_printf ("cannot make a decoder (%s)", err ?
-        err->message : "?");
-    g_clear_error (&err);
-    return NULL;
-  }
-  src = gst_bin_get_by_name (GST_BIN (pipeline), "src");
-  sink = gst_bin_get_by_name (GST_BIN (pipeline), "sink");
-  g_object_set (src, "location", path, NULL);
-  g_object_set (sink, "enable-last-sample", TRUE, NULL);
-  gst_element_set_state (pipeline, GST_STATE_PLAYING);
-  bus = gst_element_get_bus (pipeline);
-  msg = gst_bus_timed_pop_filtered (bus, 60 * GST_SECOND,
-      GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
-  if (msg != NULL && GST_MESSAGE_TYPE (msg) == GST_MESSAGE_EOS)
-    g_object_get (sink, "last-sample", &sample, NULL);
-  else if (msg != NULL) {
-    gst_message_parse_error (msg, &err, NULL);
-    *error = g_strdup (err ? err->message : "decoding failed");
-    g_clear_error (&err);
-  } else
-    *error = g_strdup ("decoding did not finish in 60 s");
-  if (sample == NULL && *error == NULL)
-    *error = g_strdup ("no image decoded");
-  gst_clear_message (&msg);
-  gst_object_unref (bus);
-  gst_element_set_state (pipeline, GST_STATE_NULL);
-  gst_object_unref (src);
-  gst_object_unref (sink);
-  gst_object_unref (pipeline);
-  return sample;
-}
-
 /* The target statistics of the reference file. */
 static gboolean
 load_reference (GstStainNorm * self, const gchar * path)
 {
   gchar *error = NULL;
-  GstSample *sample = decode_reference (path, &error);
-  GstVideoInfo info;
-  GstVideoFrame frame;
-  gboolean ok = FALSE;
+  gboolean ok = wsi_stain_reference_load (path, self->method,
+      &self->target_matrix, &self->target_lab, &error);
 
-  if (sample != NULL && gst_video_info_from_caps (&info,
-          gst_sample_get_caps (sample))
-      && gst_video_frame_map (&frame, &info, gst_sample_get_buffer (sample),
-          GST_MAP_READ)) {
-    WsiStainImage image = { GST_VIDEO_FRAME_PLANE_DATA (&frame, 0),
-      GST_VIDEO_FRAME_WIDTH (&frame), GST_VIDEO_FRAME_HEIGHT (&frame),
-      GST_VIDEO_FRAME_PLANE_STRIDE (&frame, 0), 3, 0, 1, 2
-    };
-    WsiStainPixels px = { &image, NULL, 0 };
-
-    if (self->method == WSI_STAIN_MACENKO)
-      ok = wsi_stain_estimate_macenko (&px, &self->target_matrix, NULL);
-    else if (self->method == WSI_STAIN_VAHADANE)
-      ok = wsi_stain_estimate_vahadane (&px, &self->target_matrix, NULL);
-    else
-      ok = self->have_target_lab = wsi_stain_estimate_lab (&px,
-          &self->target_lab);
-    if (!ok)
-      error = g_strdup ("its pixels give no stain estimate (too little "
-          "stained tissue, or one colour)");
-    gst_video_frame_unmap (&frame);
-  } else if (sample != NULL)
-    error = g_strdup ("the decoded image is not 8-bit RGB");
-  if (sample)
-    gst_sample_unref (sample);
   if (!ok)
     GST_ELEMENT_ERROR (self, RESOURCE, OPEN_READ,
         ("Cannot use stain reference \"%s\": %s.", path, error), (NULL));
+  self->have_target_lab = ok && self->method == WSI_STAIN_REINHARD;
   g_free (error);
   return ok;
 }
@@ -355,15 +289,35 @@ static GstCaps *
 gst_stain_norm_set_caps (WsiPoolElement * element, GstCaps * caps)
 {
   GstStainNorm *self = GST_STAIN_NORM (element);
+  GstStructure *s = gst_caps_get_structure (caps, 0);
   const GstVideoFormatInfo *finfo;
+  gint n_views = 0;
 
-  if (!gst_video_info_from_caps (&self->info, caps)) {
+  if (gst_structure_has_name (s, WSI_VIEWS_MEDIA_TYPE)) {
+    const gchar *format = gst_structure_get_string (s, "format");
+    GstVideoFormat f = format ? gst_video_format_from_string (format) :
+        GST_VIDEO_FORMAT_UNKNOWN;
+
+    if (!gst_structure_get_int (s, "n-views", &n_views) || n_views < 1
+        || (f != GST_VIDEO_FORMAT_RGB && f != GST_VIDEO_FORMAT_RGBA
+            && f != GST_VIDEO_FORMAT_RGBx && f != GST_VIDEO_FORMAT_BGRx)) {
+      GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
+          ("Multi-view caps need an 8-bit RGB format and n-views >= 1."),
+          ("caps: %" GST_PTR_FORMAT, caps));
+      return NULL;
+    }
+    finfo = gst_video_format_get_info (f);
+    self->views = TRUE;
+    self->n_views = n_views;
+  } else if (!gst_video_info_from_caps (&self->info, caps)) {
     GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
         ("Patches must be packed 8-bit RGB, RGBA, RGBx or BGRx."),
         ("caps: %" GST_PTR_FORMAT, caps));
     return NULL;
+  } else {
+    finfo = self->info.finfo;
+    self->views = FALSE;
   }
-  finfo = self->info.finfo;
   self->pixel_bytes = GST_VIDEO_FORMAT_INFO_PSTRIDE (finfo, 0);
   self->r = GST_VIDEO_FORMAT_INFO_POFFSET (finfo, 0);
   self->g = GST_VIDEO_FORMAT_INFO_POFFSET (finfo, 1);
@@ -456,64 +410,182 @@ patch_sequence (GstBuffer * buffer, const GstStructure * meta)
   return GST_BUFFER_OFFSET_IS_VALID (buffer) ? GST_BUFFER_OFFSET (buffer) : 0;
 }
 
-/* The stain augmentation draws of patch @sequence: a pure function of
- * (seed, sequence); all four numbers are drawn whatever the probability,
- * so changing it changes no other patch's values. TRUE when it applies. */
-static gboolean
-draw_jitter (const StainJitter * j, guint64 sequence, gdouble * alpha,
-    gdouble * beta)
+/* What one location's columns say: the first image's source and numbers,
+ * and each image's draws (a field per view, ';' between views). */
+typedef struct
 {
-  WsiRng rng;
-  gdouble bias = j->bias < 0.0 ? j->sigma : j->bias, a[2], b[2];
-  gboolean on;
-  guint i;
+  StainSource source;
+  gdouble used[8];
+  GString *jitter, *randstain;
+  gboolean any_jitter, any_randstain;
+} NormColumns;
 
-  wsi_rng_seed_keys (&rng, j->seed, sequence, 0, STAIN_RNG_KEY);
-  on = wsi_rng_uniform (&rng) < j->probability;
-  for (i = 0; i < 2; i++)
-    a[i] = wsi_rng_range (&rng, 1.0 - j->sigma, 1.0 + j->sigma);
-  for (i = 0; i < 2; i++)
-    b[i] = wsi_rng_range (&rng, -bias, bias);
-  if (!on)
-    return FALSE;
-  for (i = 0; i < 2; i++) {
-    alpha[i] = a[i];
-    beta[i] = b[i];
-  }
-  return TRUE;
+static void
+append_numbers (GString * s, const gdouble * v, guint n)
+{
+  gchar *text = wsi_stain_format_numbers (v, n);
+
+  g_string_append (s, text);
+  g_free (text);
 }
 
-/* The randstain columns: the drawn target ("" when not drawn or not
- * applied) and the distribution it was drawn from. */
+/* Normalises one image: a patch, or view @view of a multi-view buffer. */
 static void
-set_randstain_columns (GstStructure * meta, const NormWork * work,
-    gboolean applied)
+norm_image (GstStainNorm * self, const NormWork * work,
+    const GstStructure * meta, guint64 sequence, guint view,
+    const WsiStainImage * image, WsiStainScratch * scratch,
+    NormColumns * cols)
 {
-  static const gchar *const names[] = { WSI_STAIN_COL_RANDSTAIN,
-    WSI_STAIN_COL_RANDSTAIN_DIST, NULL
-  };
-  const WsiRandStainDist *d = &work->randstain_dist;
-  gchar *target = NULL, *dist = NULL;
-  const gchar *values[3] = { "", "", NULL };
+  gdouble alpha[2] = { 1.0, 1.0 }, beta[2] = { 0.0, 0.0 }, used[8];
+  gboolean jittered = wsi_stain_jitter_draw (&work->jitter, sequence, view,
+      alpha, beta);
+  WsiStainLab drawn;
+  gboolean redrawn = work->randstain && work->randstain_dist.n_slides > 0
+      && wsi_rand_stain_draw (&work->randstain_dist, work->jitter.seed,
+      sequence, view, work->randstain_probability, &drawn);
+  WsiStainPlan plan;
+  StainSource source;
 
-  if (work->randstain_on && applied) {
+  source = choose_plan (self, meta, image, alpha, beta, redrawn ? &drawn :
+      (self->have_target_lab ? &self->target_lab : NULL), &plan, used);
+  if (source != SOURCE_NONE)
+    wsi_stain_apply (&plan, image, scratch);
+  g_atomic_int_inc (&self->counts[source]);
+  /* fields line up with views: one ';' before each view after the first */
+  if (cols->source == N_SOURCES) {
+    cols->source = source;
+    memcpy (cols->used, used, sizeof (used));
+  } else {
+    g_string_append_c (cols->jitter, ';');
+    g_string_append_c (cols->randstain, ';');
+  }
+  if (jittered && source != SOURCE_NONE) {
+    gdouble draws[4] = { alpha[0], alpha[1], beta[0], beta[1] };
+
+    append_numbers (cols->jitter, draws, 4);
+    cols->any_jitter = TRUE;
+  }
+  if (redrawn && source != SOURCE_NONE) {
     gdouble t[6];
 
-    memcpy (t, work->randstain_target.mean, 3 * sizeof (gdouble));
-    memcpy (t + 3, work->randstain_target.std, 3 * sizeof (gdouble));
-    values[0] = target = wsi_stain_format_numbers (t, 6);
+    memcpy (t, drawn.mean, 3 * sizeof (gdouble));
+    memcpy (t + 3, drawn.std, 3 * sizeof (gdouble));
+    append_numbers (cols->randstain, t, 6);
+    cols->any_randstain = TRUE;
   }
-  if (d->n_slides > 0) {
-    gdouble t[13];
+}
 
-    memcpy (t, d->mu, 6 * sizeof (gdouble));
-    memcpy (t + 6, d->sigma, 6 * sizeof (gdouble));
-    t[12] = d->n_slides;
-    values[1] = dist = wsi_stain_format_numbers (t, 13);
+/* Writes @cols into @meta (and frees its strings). */
+static void
+set_columns (GstStainNorm * self, GstStructure * meta, const NormWork * work,
+    NormColumns * cols)
+{
+  static const gchar *const names[] = { WSI_STAIN_COL_SOURCE,
+    WSI_STAIN_COL_USED, WSI_STAIN_COL_JITTER, NULL
+  };
+  static const gchar *const rs_names[] = { WSI_STAIN_COL_RANDSTAIN,
+    WSI_STAIN_COL_RANDSTAIN_DIST, NULL
+  };
+  const gchar *values[4] = { NULL, NULL, NULL, NULL };
+  gchar *used_text = NULL, *dist_text = NULL;
+  const WsiRandStainDist *d = &work->randstain_dist;
+
+  if (meta != NULL) {
+    values[0] = source_names[cols->source];
+    if (cols->source != SOURCE_NONE)
+      used_text = wsi_stain_format_numbers (cols->used,
+          self->method != WSI_STAIN_REINHARD ? 8 : 6);
+    values[1] = used_text ? used_text : "";
+    values[2] = cols->any_jitter ? cols->jitter->str : "";
+    wsi_stain_meta_set_columns (meta, names, values);
+    if (work->randstain) {
+      if (d->n_slides > 0) {
+        gdouble t[13];
+
+        memcpy (t, d->mu, 6 * sizeof (gdouble));
+        memcpy (t + 6, d->sigma, 6 * sizeof (gdouble));
+        t[12] = d->n_slides;
+        dist_text = wsi_stain_format_numbers (t, 13);
+      }
+      values[0] = cols->any_randstain ? cols->randstain->str : "";
+      values[1] = dist_text ? dist_text : "";
+      values[2] = NULL;
+      wsi_stain_meta_set_columns (meta, rs_names, values);
+    }
   }
-  wsi_stain_meta_set_columns (meta, names, values);
-  g_free (target);
-  g_free (dist);
+  g_free (used_text);
+  g_free (dist_text);
+  g_string_free (cols->jitter, TRUE);
+  g_string_free (cols->randstain, TRUE);
+}
+
+static void
+norm_columns_init (NormColumns * cols)
+{
+  memset (cols, 0, sizeof (*cols));
+  cols->source = N_SOURCES;
+  cols->jitter = g_string_new (NULL);
+  cols->randstain = g_string_new (NULL);
+}
+
+/* A multi-view buffer of one location: every view (one GstMemory each,
+ * tight rows) normalised with the location's slide estimate (or its own,
+ * estimate=patch), its draws keyed by the view index. */
+static GstBuffer *
+norm_views (GstStainNorm * self, NormWork * work, GstBuffer * buffer,
+    WsiStainScratch * scratch)
+{
+  GstStructure *meta = wsi_patch_meta_get (buffer);
+  const WsiPatchRecord *records = NULL;
+  const WsiViewRecord *views = NULL;
+  guint count = 0, n_total = 0, v;
+  NormColumns cols;
+
+  if (meta != NULL) {
+    records = wsi_patch_meta_records (meta, &count);
+    views = wsi_patch_meta_views (meta, &n_total);
+  }
+  if (meta == NULL || count != 1 || n_total != self->n_views
+      || gst_buffer_n_memory (buffer) != self->n_views) {
+    GST_ELEMENT_ERROR (self, STREAM, FORMAT,
+        ("A multi-view buffer (slide \"%s\") is not one location with its "
+            "caps' %u views: %u memories, %u locations, %u view records.",
+            meta ? wsi_patch_meta_string (meta, "paths", 0) : "?",
+            self->n_views, gst_buffer_n_memory (buffer), count, n_total),
+        (NULL));
+    gst_buffer_unref (buffer);
+    return NULL;
+  }
+  norm_columns_init (&cols);
+  for (v = 0; v < self->n_views; v++) {
+    const WsiViewRecord *view = &views[v];
+    gsize size = (gsize) view->out_width * view->out_height *
+        self->pixel_bytes;
+    WsiStainImage image = { NULL, view->out_width, view->out_height,
+      (gsize) view->out_width * self->pixel_bytes, self->pixel_bytes,
+      self->r, self->g, self->b
+    };
+    GstMapInfo map;
+
+    if (!gst_buffer_map_range (buffer, v, 1, &map, GST_MAP_READWRITE)
+        || map.size < size) {
+      if (map.memory != NULL)
+        gst_buffer_unmap (buffer, &map);
+      GST_ELEMENT_ERROR (self, STREAM, FORMAT,
+          ("View %u of a multi-view buffer (slide \"%s\") is smaller than "
+              "its view record says, or cannot be written.", v,
+              wsi_patch_meta_string (meta, "paths", 0)), (NULL));
+      set_columns (self, NULL, work, &cols);
+      gst_buffer_unref (buffer);
+      return NULL;
+    }
+    image.data = map.data;
+    norm_image (self, work, meta, records[0].sequence, view->view_index,
+        &image, scratch, &cols);
+    gst_buffer_unmap (buffer, &map);
+  }
+  set_columns (self, meta, work, &cols);
+  return buffer;
 }
 
 static GstBuffer *
@@ -526,18 +598,10 @@ norm_process (WsiPoolElement * element, gpointer data, gpointer state)
   GstStructure *meta = wsi_patch_meta_get (buffer);
   GstVideoFrame frame;
   WsiStainImage image;
-  WsiStainPlan plan;
-  StainSource source;
-  gdouble used[8];
-  static const gchar *const names[] = { WSI_STAIN_COL_SOURCE,
-    WSI_STAIN_COL_USED, WSI_STAIN_COL_JITTER, NULL
-  };
-  const gchar *values[4] = { NULL, NULL, NULL, NULL };
-  gchar *used_text = NULL, *jitter_text = NULL;
-  gdouble alpha[2] = { 1.0, 1.0 }, beta[2] = { 0.0, 0.0 };
-  gboolean jittered = draw_jitter (&work->jitter, patch_sequence (buffer,
-          meta), alpha, beta);
+  NormColumns cols;
 
+  if (self->views)
+    return norm_views (self, work, buffer, state);
   if (!gst_video_frame_map (&frame, &self->info, buffer, GST_MAP_READWRITE)) {
     const gchar *path = meta ? wsi_patch_meta_string (meta, "paths", 0) : NULL;
 
@@ -557,32 +621,11 @@ norm_process (WsiPoolElement * element, gpointer data, gpointer state)
   image.r = self->r;
   image.g = self->g;
   image.b = self->b;
-  source = choose_plan (self, meta, &image, alpha, beta,
-      work->randstain_on ? &work->randstain_target :
-      (self->have_target_lab ? &self->target_lab : NULL), &plan, used);
-  if (source != SOURCE_NONE)
-    wsi_stain_apply (&plan, &image, state);
+  norm_columns_init (&cols);
+  norm_image (self, work, meta, patch_sequence (buffer, meta), 0, &image,
+      state, &cols);
   gst_video_frame_unmap (&frame);
-  g_atomic_int_inc (&self->counts[source]);
-
-  if (meta != NULL) {
-    values[0] = source_names[source];
-    if (source != SOURCE_NONE)
-      used_text = wsi_stain_format_numbers (used,
-          self->method != WSI_STAIN_REINHARD ? 8 : 6);
-    values[1] = used_text ? used_text : "";
-    if (jittered && source != SOURCE_NONE) {
-      gdouble draws[4] = { alpha[0], alpha[1], beta[0], beta[1] };
-
-      jitter_text = wsi_stain_format_numbers (draws, 4);
-    }
-    values[2] = jitter_text ? jitter_text : "";
-    wsi_stain_meta_set_columns (meta, names, values);
-    g_free (used_text);
-    g_free (jitter_text);
-    if (work->randstain)
-      set_randstain_columns (meta, work, source != SOURCE_NONE);
-  }
+  set_columns (self, meta, work, &cols);
   return buffer;
 }
 
@@ -610,14 +653,13 @@ gst_stain_norm_handle_buffer (WsiPoolElement * element, GstBuffer * buffer)
     WsiStainLab lab;
 
     work.randstain = TRUE;
-    /* in stream order: a slide counts when its first patch arrives */
+    work.randstain_probability = self->randstain_probability;
+    /* in stream order: a slide counts when its first patch arrives; the
+     * workers draw from the distribution as it is now */
     if (slide != NULL && wsi_stain_meta_get_lab (meta, &lab))
       wsi_rand_stain_add (&self->randstain, slide, &lab);
-    if (wsi_rand_stain_distribution (&self->randstain,
-            self->randstain_spread, &work.randstain_dist))
-      work.randstain_on = wsi_rand_stain_draw (&work.randstain_dist,
-          work.jitter.seed, patch_sequence (buffer, meta),
-          self->randstain_probability, &work.randstain_target);
+    wsi_rand_stain_distribution (&self->randstain, self->randstain_spread,
+        &work.randstain_dist);
   }
 
   return wsi_pool_element_queue_work (element, &work);
@@ -857,8 +899,8 @@ gst_stain_norm_class_init (GstStainNormClass * klass)
           DEFAULT_METHOD, ready));
   g_object_class_install_property (gobject_class, PROP_REFERENCE,
       g_param_spec_string ("reference", "Reference image",
-          "Image file whose stains are the target (PNG or JPEG, any file "
-          "GStreamer's decodebin decodes to RGB; all its pixels count); "
+          "Image file whose stains are the target (PNG, JPEG or TIFF, any "
+          "file GStreamer's decodebin decodes to RGB; all its pixels count); "
           "unset (default): torchstain's built-in Macenko target. Read when "
           "the element leaves READY", NULL, ready));
   g_object_class_install_property (gobject_class, PROP_ESTIMATE,
@@ -901,7 +943,7 @@ gst_stain_norm_class_init (GstStainNormClass * klass)
           G_PARAM_READWRITE | GST_PARAM_MUTABLE_PLAYING |
           G_PARAM_STATIC_STRINGS));
   g_object_class_install_property (gobject_class, PROP_RANDSTAIN_PROBABILITY,
-      g_param_spec_double ("randstain-probability", "RandStainNA probability",
+      wsi_param_spec_double ("randstain-probability", "RandStainNA probability",
           "method=reinhard: probability that a patch is normalised onto "
           "target statistics drawn from the distribution of the slides' own "
           "(RandStainNA: l-alpha-beta means and deviations, one normal per "
@@ -910,7 +952,7 @@ gst_stain_norm_class_init (GstStainNormClass * klass)
           "patches pass unchanged (0 to 1, default 0: off). Set in NULL or "
           "READY", 0.0, 1.0, 0.0, ready));
   g_object_class_install_property (gobject_class, PROP_RANDSTAIN_SPREAD,
-      g_param_spec_double ("randstain-spread", "RandStainNA spread",
+      wsi_param_spec_double ("randstain-spread", "RandStainNA spread",
           "Factor on the distribution's standard deviations "
           "(RandStainNA's std_hyper + 1; factor, 0 to 10, default 1). Set "
           "in NULL or READY", 0.0, 10.0, 1.0, ready));

@@ -23,6 +23,34 @@
  * (nor with stainnorm's HED jitter, keyed "stain") */
 #define RAND_STAIN_RNG_KEY G_GUINT64_CONSTANT (0x72616e647374)
 
+/* "stain" in ASCII: mixed into wsi_rng_seed_keys() after the sequence, so
+ * these draws never coincide with another stage's */
+#define STAIN_RNG_KEY G_GUINT64_CONSTANT (0x737461696e)
+
+gboolean
+wsi_stain_jitter_draw (const WsiStainJitter * j, guint64 sequence,
+    guint view, gdouble * alpha, gdouble * beta)
+{
+  WsiRng rng;
+  gdouble bias = j->bias < 0.0 ? j->sigma : j->bias, a[2], b[2];
+  gboolean on;
+  guint i;
+
+  wsi_rng_seed_keys (&rng, j->seed, sequence, view, STAIN_RNG_KEY);
+  on = wsi_rng_uniform (&rng) < j->probability;
+  for (i = 0; i < 2; i++)
+    a[i] = wsi_rng_range (&rng, 1.0 - j->sigma, 1.0 + j->sigma);
+  for (i = 0; i < 2; i++)
+    b[i] = wsi_rng_range (&rng, -bias, bias);
+  if (!on)
+    return FALSE;
+  for (i = 0; i < 2; i++) {
+    alpha[i] = a[i];
+    beta[i] = b[i];
+  }
+  return TRUE;
+}
+
 void
 wsi_rand_stain_init (WsiRandStain * rs)
 {
@@ -83,14 +111,14 @@ wsi_rand_stain_distribution (const WsiRandStain * rs, gdouble spread,
 
 gboolean
 wsi_rand_stain_draw (const WsiRandStainDist * dist, guint64 seed,
-    guint64 sequence, gdouble probability, WsiStainLab * target)
+    guint64 sequence, guint view, gdouble probability, WsiStainLab * target)
 {
   WsiRng rng;
   gdouble z[6];
   gboolean on;
   guint i;
 
-  wsi_rng_seed_keys (&rng, seed, sequence, 0, RAND_STAIN_RNG_KEY);
+  wsi_rng_seed_keys (&rng, seed, sequence, view, RAND_STAIN_RNG_KEY);
   on = wsi_rng_uniform (&rng) < probability;
   for (i = 0; i < 6; i += 2) {
     /* 1 - u is in (0, 1]: its log is finite */

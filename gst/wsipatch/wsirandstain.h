@@ -8,7 +8,10 @@
  */
 
 /*
- * wsirandstain.h: RandStainNA-style stain augmentation (Shen et al. 2022):
+ * wsirandstain.h: stainnorm's augmentation draws. The HED jitter's on the
+ * slide's stains (wsi_stain_jitter_draw: Tellez et al.'s alpha and beta per
+ * stain, uniform, a pure function of (seed, sequence, view)), and
+ * RandStainNA-style stain augmentation (Shen et al. 2022):
  * each drawn patch is normalised (Reinhard's transfer) onto target
  * statistics drawn at random from the distribution of the slides' own
  * statistics, instead of onto one fixed template.
@@ -28,7 +31,7 @@
  * unchanged) until a second slide arrives. A drawn standard deviation is
  * floored at a tenth of the distribution's mean one (a normal can draw
  * zero or less). The draw of a patch is a pure function of (seed, the
- * patch's sequence, the distribution): probability first, then six
+ * patch's sequence, its view index, the distribution): probability first, then six
  * standard normals (Box-Muller on wsirng's uniforms), all drawn whatever
  * the probability.
  *
@@ -45,6 +48,22 @@
 #include "wsistain.h"
 
 G_BEGIN_DECLS
+
+/* The HED jitter's settings: alpha from [1 - sigma, 1 + sigma], beta from
+ * [-bias, bias] (bias < 0: sigma), with probability @probability. */
+typedef struct
+{
+  guint64 seed;
+  gdouble probability;
+  gdouble sigma;
+  gdouble bias;
+} WsiStainJitter;
+
+/* The jitter of patch @sequence, view @view (0 for a single patch); all
+ * four numbers are drawn whatever the probability, so changing it changes
+ * no other patch's values. TRUE (@alpha, @beta set) when it applies. */
+gboolean wsi_stain_jitter_draw (const WsiStainJitter * j, guint64 sequence,
+    guint view, gdouble * alpha, gdouble * beta);
 
 typedef struct
 {
@@ -74,10 +93,10 @@ gboolean wsi_rand_stain_add (WsiRandStain * rs, const gchar * key,
 gboolean wsi_rand_stain_distribution (const WsiRandStain * rs,
     gdouble spread, WsiRandStainDist * dist);
 
-/* Patch @sequence's draw: TRUE (and @target set) when it is augmented,
- * with probability @probability. */
+/* The draw of patch @sequence, view @view (0 for a single patch): TRUE
+ * (and @target set) when it is augmented, with probability @probability. */
 gboolean wsi_rand_stain_draw (const WsiRandStainDist * dist, guint64 seed,
-    guint64 sequence, gdouble probability, WsiStainLab * target);
+    guint64 sequence, guint view, gdouble probability, WsiStainLab * target);
 
 G_END_DECLS
 

@@ -34,7 +34,9 @@
  * when none applied). With randstain-probability (wsirandstain.h):
  * stain-randstain (the drawn target "mean_l mean_a mean_b std_l std_a
  * std_b", "" when not drawn) and stain-randstain-dist (the distribution it
- * was drawn from: six means, six deviations, the slides it counts).
+ * was drawn from: six means, six deviations, the slides it counts). On a
+ * multi-view buffer stain-jitter and stain-randstain hold a field per view,
+ * ';' between them ("" for an undrawn view).
  *
  * Cost: a string per column per patch (copied by the elements that copy
  * the meta). Threading: none of its own.

@@ -15,8 +15,8 @@ patches-per-slide=-1 ! patchinterleave ! patchreader grid-order=true !
 patchbatch ! appsink), so pixels are decoded by the C read path, each tile
 of the grid once; without a model the pipeline ends at patchsampler (no
 patch pixel is decoded); the next slide's
-pipeline opens, masks and reads ahead while the model runs on the current
-one.  Magnification: the slide's objective power where the format records
+pipeline opens, masks and reads ahead while the current one is read and the
+model runs on it.  Magnification: the slide's objective power where the format records
 it, else 10 / mpp; the grid is planned at the target resolution `mpp` (or
 10 / `magnification`).  A model without a transform receives float32 NCHW
 batches scaled to 0..1.  `wsi-extract` (tools/) is the command line;
@@ -170,9 +170,10 @@ class _SlideRun:
         settings = dict(opts["settings"])
         # Grids are read in raster order: a tile shared by neighbouring
         # patches is decoded once and kept until the next row has used it
-        # (two rows of tiles: ~12 MB for a 24000 px slide read at 1/2).
+        # (two rows of tiles: ~12 MB for a 24000 px slide read at 1/2, ~100 MB
+        # for a 100000 px slide read at full size).
         settings.setdefault("patchreader_grid_order", True)
-        settings.setdefault("tile_cache_size", 256)
+        settings.setdefault("tile_cache_size", 128)
         if opts["mask_cache_dir"]:
             settings["mask_cache_dir"] = opts["mask_cache_dir"]
         given = opts["given_coords"](name) if opts["given_coords"] else None
@@ -191,8 +192,9 @@ class _SlideRun:
             location, batch_size=opts["batch_size"], patch_size=patch_size,
             target_mpp=target_mpp, patches_per_slide=-1, mode="grid", cycle=False,
             threads=opts["threads"], pool_size=1, patches_per_visit=64, seed=0, rank=0,
-            world_size=1, **dict(dict(min_tissue=opts["min_tissue"], tissue=opts["tissue"],
-                                      prefetch=opts["prefetch"]), **settings))
+            world_size=1, cuda_upload=opts["cuda_upload"],
+            **dict(dict(min_tissue=opts["min_tissue"], tissue=opts["tissue"],
+                        prefetch=opts["prefetch"]), **settings))
         # Coordinates only: the pipeline ends at patchsampler (overview, mask
         # and grid); no patchreader, so no patch pixel is decoded.
         self.coords_only = opts["coords_only"] and given is None
@@ -315,7 +317,18 @@ class _Progress:
 
 class _Embedder:
     """The user's model over uint8 NHWC batches: float32 NCHW 0..1, the
-    transform, autocast at the chosen precision, rows as numpy."""
+    transform, autocast at the chosen precision; rows stay where the model
+    put them until `rows()` brings a slide's features back as numpy.
+
+    On CUDA a batch reaches the GPU one of two ways (`upload`):
+    "wsicudaupload" when this build has the element: the pipeline copies
+    each batch from pinned memory on its own thread and CUDA stream, ahead
+    of the model (the appsink queue holds uploaded batches), so the model
+    thread does no copy at all; else "pinned": the batch is copied into one
+    of two pinned staging buffers and sent with a non-blocking copy on a
+    side stream that the model's stream waits for, while the features stay
+    on the GPU until the slide ends, so the next batch's copy overlaps this
+    batch's model."""
 
     def __init__(self, model, transform, device, precision, out_dtype):
         import torch
@@ -324,7 +337,8 @@ class _Embedder:
             raise SettingsError(f"precision {precision!r}: use one of {', '.join(_PRECISIONS)}",
                                 None, "precision", precision, None)
         self.device = torch.device(device)
-        if self.device.type == "cuda" and not torch.cuda.is_available():
+        self.cuda = self.device.type == "cuda"
+        if self.cuda and not torch.cuda.is_available():
             raise SettingsError("device cuda: torch sees no CUDA device", None, "device",
                                 device, None)
         self.amp = {"fp32": None, "fp16": torch.float16, "bf16": torch.bfloat16}[precision]
@@ -333,12 +347,53 @@ class _Embedder:
         if hasattr(model, "eval"):
             model.eval()
         self.model, self.transform, self.out_dtype = model, transform, out_dtype
+        self.upload = None
+        if self.cuda:
+            from .settings import class_specs
+            self.upload = "wsicudaupload" if class_specs("wsicudaupload") is not None \
+                else "pinned"
+        self._staging, self._uploaded, self._turn = [None, None], [None, None], 0
+        self._held = []
+        self._copy_stream = torch.cuda.Stream(self.device) if self.upload == "pinned" else None
+
+    def _on_device(self, images):
+        torch = self.torch
+        if isinstance(images, torch.Tensor) and images.is_cuda:
+            return images                      # wsicudaupload's batch (see __call__)
+        host = as_tensor(torch, np.asarray(images))     # read, never written
+        if self._copy_stream is None:
+            return host.to(self.device)
+        k, self._turn = self._turn, self._turn ^ 1
+        buf = self._staging[k]
+        if buf is None or buf.shape[1:] != host.shape[1:] or len(buf) < len(host):
+            buf = self._staging[k] = torch.empty(host.shape, dtype=host.dtype).pin_memory()
+        elif self._uploaded[k] is not None:
+            self._uploaded[k].synchronize()   # its previous upload has left it
+        buf = buf[:len(host)]
+        buf.copy_(host)
+        compute = torch.cuda.current_stream(self.device)
+        with torch.cuda.stream(self._copy_stream):
+            x = buf.to(self.device, non_blocking=True)
+            done = torch.cuda.Event()
+            done.record(self._copy_stream)
+        self._uploaded[k] = done
+        compute.wait_stream(self._copy_stream)
+        x.record_stream(compute)
+        return x
 
     def __call__(self, images):
         torch = self.torch
         with torch.inference_mode():
-            x = as_tensor(torch, np.asarray(images))      # read, never written
-            x = x.to(self.device, non_blocking=True).permute(0, 3, 1, 2).float().div_(255.0)
+            x = self._on_device(images).permute(0, 3, 1, 2).float().div_(255.0)
+            if isinstance(images, torch.Tensor) and images.is_cuda:
+                # The batch's device memory goes back to wsicudaupload's pool
+                # when the tensor dies: keep the last two alive until the
+                # kernel that read them has run.
+                read = torch.cuda.Event()
+                read.record(torch.cuda.current_stream(self.device))
+                self._held.append((images, read))
+                if len(self._held) > 2:
+                    self._held.pop(0)[1].synchronize()
             if self.transform is not None:
                 x = self.transform(x)
             if self.amp is not None:
@@ -348,7 +403,16 @@ class _Embedder:
                 y = self.model(x)
             if isinstance(y, (tuple, list)):
                 y = y[0]
-            y = y.reshape(y.shape[0], -1).float().cpu().numpy()
+            return y.reshape(y.shape[0], -1).float()
+
+    def rows(self, outputs):
+        """One slide's outputs as an N x D numpy array of out_dtype."""
+        torch = self.torch
+        if not outputs:
+            return np.zeros((0, 0), self.out_dtype)
+        with torch.inference_mode():
+            y = torch.cat(outputs).cpu().numpy()
+        self._held.clear()                  # .cpu() waited for every kernel
         return y.astype(self.out_dtype, copy=False)
 
 
@@ -435,7 +499,8 @@ def extract(slides, out_dir, *, mpp=0.5, magnification=None, patch_size=256, ove
                 overlap=int(overlap), min_tissue=float(min_tissue), threads=int(threads),
                 tissue=tissue, prefetch=int(prefetch), timeout=timeout,
                 mask_cache_dir=os.fspath(mask_cache_dir) if mask_cache_dir else None,
-                settings=settings, given_coords=None, coords_only=embed is None and not read_pixels)
+                settings=settings, given_coords=None, coords_only=embed is None and not read_pixels,
+                cuda_upload=embed is not None and embed.upload == "wsicudaupload")
     if coords_from is not None:
         given_files = {}
 
@@ -477,7 +542,7 @@ def extract(slides, out_dir, *, mpp=0.5, magnification=None, patch_size=256, ove
     summary = {"done": [], "skipped": [], "failed": [], "patches": 0, "patches_decoded": 0,
                "wait_s": 0.0,
                "model_s": 0.0, "folder": job_dir, "rank": r, "world_size": w,
-               "claimed_elsewhere": []}
+               "claimed_elsewhere": [], "upload": embed.upload if embed is not None else None}
     report = _Progress(len(mine), progress)
     began = time.monotonic()
 
@@ -583,15 +648,15 @@ def _one_slide(run, embed, enc_name, job_dir, paths, opts, target_mag, summary, 
     xs, ys, feats, footprints = [], [], [], set()
     began = time.monotonic()
     error = run.error
+    if error is None and not run.asked_next:
+        # the next slide opens, reads its overview and masks while this one
+        # does the same: those steps are single-threaded, reading is not
+        run.asked_next = True
+        run.next_run = start_next()
     if error is None and run.coords_only:
         try:
             while run.stream._pull() is not None:      # the plan, caught by keep_plan
-                if not run.asked_next:
-                    run.asked_next = True
-                    run.next_run = start_next()
-            if not run.asked_next:
-                run.asked_next = True
-                run.next_run = start_next()
+                pass
         except (PipelineError, TimeoutError) as exc:
             error = exc
         summary["wait_s"] += run.stream.wait_ns / 1e9
@@ -600,9 +665,6 @@ def _one_slide(run, embed, enc_name, job_dir, paths, opts, target_mag, summary, 
             stream = run.stream
             while True:
                 batch = stream.next_batch()
-                if not run.asked_next:         # the next slide reads ahead
-                    run.asked_next = True
-                    run.next_run = start_next()
                 if batch is None:
                     break
                 run.claim.refresh()
@@ -664,11 +726,15 @@ def _one_slide(run, embed, enc_name, job_dir, paths, opts, target_mag, summary, 
         if not np.array_equal(coords, run.given["coords"]):
             raise _SlideFailed("the patches read are not those of its coordinates file")
         attrs = dict(run.given["attrs"])
-        features = np.concatenate(feats) if feats else np.zeros((0, 0), embed.out_dtype)
+        t0 = time.monotonic()
+        features = embed.rows(feats)
+        summary["model_s"] += time.monotonic() - t0
         trident_h5.write_features(feats_path, features, coords, attrs, run.name, enc_name)
         return n
     if embed is not None:
-        features = np.concatenate(feats) if feats else np.zeros((0, 0), embed.out_dtype)
+        t0 = time.monotonic()
+        features = embed.rows(feats)        # waits for the GPU's last batch
+        summary["model_s"] += time.monotonic() - t0
         trident_h5.write_features(feats_path, features, coords, attrs, run.name, enc_name)
     trident_h5.write_coords(coords_path, coords, attrs)
     _side_outputs(run, slide, coords, footprint, job_dir, visualize, contours)

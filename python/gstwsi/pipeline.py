@@ -97,6 +97,10 @@ _KEYWORDS = {
     "stain_reference": ("stainnorm", "reference"),
     "stain_estimate": ("stainnorm", "estimate"),
     "stain_min_tissue": ("stainnorm", "min-tissue"),
+    "stain_augment_probability": ("stainnorm", "augment-probability"),
+    "stain_augment_sigma": ("stainnorm", "augment-sigma"),
+    "stain_randstain_probability": ("stainnorm", "randstain-probability"),
+    "stain_randstain_spread": ("stainnorm", "randstain-spread"),
     # batching
     "batch_size": ("patchbatch", "batch-size"),
     "max_batches": ("patchbatch", "max-batches"),
@@ -202,7 +206,9 @@ def standard_pipeline(location, *, batch_size=64, patch_size=224, target_mpp=Non
     `pool_size patches_per_visit`; reading `threads backend tile_cache_size
     dct_scaling resample_tolerance max_open_slides max_read_failures`;
     batching `batch_size max_batches drop_remainder`; stain normalisation
-    (with `stain`) `stain_reference stain_estimate stain_min_tissue`.  Any other property is
+    (with `stain`) `stain_reference stain_estimate stain_min_tissue`, stain augmentation
+    `stain_augment_probability stain_augment_sigma` (HED jitter on the slide's stains)
+    `stain_randstain_probability stain_randstain_spread` (RandStainNA).  Any other property is
     reached as ELEMENT_PROPERTY (`patchreader_tile_cache_size=128`).  Lists
     (`target_mpps=[0.25, 0.5]`) become comma-separated strings.
 
@@ -223,7 +229,8 @@ def standard_pipeline(location, *, batch_size=64, patch_size=224, target_mpp=Non
     onto `stain_reference` (an image file; unset: torchstain's built-in
     Macenko target; Reinhard needs one), with the slide's estimate or,
     `stain_estimate="patch"`, each patch's own (docs/recipes/stain.md).
-    Any stain keyword alone implies `stain="macenko"`.
+    Any stain keyword alone implies `stain="macenko"`.  stainnorm's augmentation
+    draws are seeded by `seed` (unless `stainnorm_seed` is given).
     `target_mpp` defaults to 0.5, or 0 when `level` is given.  `target_mpps`
     alone implies `mode="multi-magnification"`, `mpp_min`/`mpp_max`
     `mode="continuous-magnification"`.  `rank`/`world_size` unset:
@@ -254,6 +261,10 @@ def standard_pipeline(location, *, batch_size=64, patch_size=224, target_mpp=Non
         settings["stain_method"] = stain
         # the slide branch estimates only what stainnorm applies
         settings.setdefault("stainestimate_methods", stain)
+    if stain is not None or any((keyword_property(k) or ("",))[0] in ("stainnorm", "stainestimate")
+                                for k in settings):
+        # stainnorm's draws follow the stream's seed, as every other stage's
+        settings.setdefault("stainnorm_seed", _number(seed, int))
     given = dict(cycle=cycle, seed=_number(seed, int), patch_size=patch_size,
                  target_mpp=_number(target_mpp, float),
                  patches_per_slide=patches_per_slide, pool_size=pool_size,

@@ -33,6 +33,7 @@ import tempfile
 import numpy as np
 
 from ._utils.elements import elements_of
+from ._utils.slidelist import is_zarr_store
 from ._utils.gst import Gst
 from .errors import PipelineError, SettingsError
 from .pipeline import standard_pipeline
@@ -426,7 +427,7 @@ def _location(paths, tmpdir):
     if len(paths) == 1:
         return paths[0]
     for p in paths:
-        if not _is_url(p) and not os.path.isfile(p):
+        if not _is_url(p) and not os.path.isfile(p) and not is_zarr_store(p):
             raise SettingsError(f"{p}: several slides must be files or URLs (give one "
                                 f"folder, prefix or list file alone)")
     listing = os.path.join(tmpdir, "slides.txt")

@@ -16,11 +16,12 @@
  *     method's estimate.
  *  3. With --location DIR: the whole pipeline (wsislidesrc ! tissuemask !
  *     ... ! patchreader ! patchbatch ! fakesink) with and without
- *     stainestimate methods=macenko + stainnorm (Macenko), alternated
- *     --rounds times, patches/s each and the ratio.
+ *     stainestimate + stainnorm (--method, default macenko; --reference),
+ *     alternated --rounds times, patches/s each and the ratio.
  *
  *   bench-stain [--patches N] [--size PX] [--location DIR]
- *       [--pipeline-patches N] [--threads T] [--rounds R]
+ *       [--pipeline-patches N] [--threads T] [--rounds R] [--method M]
+ *       [--reference FILE]
  */
 
 #include <math.h>
@@ -33,7 +34,7 @@
 
 static gint n_patches = 2000, size = 224, pipeline_patches = 64, threads = 1;
 static gint rounds = 2;
-static gchar *location = NULL;
+static gchar *location = NULL, *method = NULL, *reference = NULL;
 
 static GOptionEntry entries[] = {
   {"patches", 0, 0, G_OPTION_ARG_INT, &n_patches, "Patches per kernel run",
@@ -47,6 +48,11 @@ static GOptionEntry entries[] = {
       "patchreader and stainnorm threads in the pipeline comparison", "T"},
   {"rounds", 0, 0, G_OPTION_ARG_INT, &rounds, "Alternated pipeline rounds",
       "R"},
+  {"method", 0, 0, G_OPTION_ARG_STRING, &method,
+      "stainnorm method in the pipeline comparison (default macenko)", "M"},
+  {"reference", 0, 0, G_OPTION_ARG_FILENAME, &reference,
+      "stainnorm reference image in the pipeline comparison (reinhard "
+        "needs one)", "FILE"},
   {NULL}
 };
 
@@ -245,14 +251,20 @@ pipelines (void)
     n_slides++;
   g_dir_close (dir);
   {
-    gchar *norm = g_strdup_printf ("! stainnorm threads=%d ", threads);
+    const gchar *m = method ? method : "macenko";
+    gchar *norm = g_strdup_printf ("! stainnorm threads=%d method=%s%s%s%s ",
+        threads, m, reference ? " reference=\"" : "",
+        reference ? reference : "", reference ? "\"" : "");
+    gchar *est = g_strdup_printf (" ! stainestimate methods=%s", m);
 
-    with = describe (" ! stainestimate methods=macenko", norm);
+    with = describe (est, norm);
+    g_free (est);
     without = describe ("", "");
     g_free (norm);
   }
-  g_print ("pipeline, %u files in %s, %d patches each, threads=%d:\n",
-      n_slides, location, pipeline_patches, threads);
+  g_print ("pipeline, %u files in %s, %d patches each, threads=%d, "
+      "method %s:\n", n_slides, location, pipeline_patches, threads,
+      method ? method : "macenko");
   for (r = 0; r < (guint) rounds; r++) {
     gdouble ca, cb;
     gdouble a = run_pipeline (without, (guint64) n_slides * pipeline_patches,

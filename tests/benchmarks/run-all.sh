@@ -36,6 +36,7 @@ run mask-store "${dev[@]}" tests/benchmarks/bench-mask-store.sh
 run slide-cost tests/benchmarks/bench-slide-cost.sh
 run slide-prep tests/benchmarks/bench-slide-prep.sh
 run remote "${dev[@]}" /usr/bin/python3 tests/benchmarks/bench-remote.py
+run ome "${dev[@]}" /usr/bin/python3 tests/benchmarks/bench-ome.py --rounds 3
 run store "${dev[@]}" build/tests/benchmarks/bench-store
 run store-rss "${dev[@]}" tests/benchmarks/store-rss.sh 4096
 run dicom tests/benchmarks/bench-dicom.sh

@@ -560,3 +560,74 @@ def test_coordinates_only_reads_no_pixels(few_slides, tmp_root):
             assert np.array_equal(a["coords"][:], f["coords"][:])
             want = dict(b["coords"].attrs, savetodir=None)
             assert dict(a["coords"].attrs, savetodir=None) == want
+
+
+def test_mask_cache_dir_lets_training_skip_overview_and_mask(few_slides, tmp_root):
+    """The masks wsi-extract computed (coordinates only) are the ones a later
+    training run on the same slides reads from mask-cache-dir: tissuemask
+    computes none there (and a run without the folder computes them all)."""
+    from gstwsi._utils.elements import elements_of
+    masks = tmp_root / "extract-train-masks"
+    s = _run(few_slides, tmp_root / "extract-train", mask_cache_dir=masks)
+    assert not s["failed"] and s["patches_decoded"] == 0
+
+    def train(**kw):
+        desc = gstwsi.standard_pipeline(str(few_slides), batch_size=8, patch_size=PATCH,
+                                        patches_per_slide=4, cycle=False, seed=1, **kw)
+        with gstwsi.BatchStream(desc, torch=False) as stream:
+            n = sum(len(b.records) for b in stream)
+            mask = elements_of(stream.pipeline, "tissuemask")[0]
+            return n, mask.get_property("masks-computed"), mask.get_property("disk-hits")
+
+    n, computed, hits = train(mask_cache_dir=masks)
+    assert n > 0 and computed == 0 and hits == len(_names(few_slides))
+    n2, computed2, _ = train()
+    assert n2 == n and computed2 == len(_names(few_slides))
+
+
+def test_cuda_device_batches_pinned_and_overlapped(few_slides, tmp_root):
+    """--device cuda: batches reach the GPU through wsicudaupload when the
+    build has it, else through pinned staging buffers and a side stream;
+    the features equal the CPU run's."""
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    cpu = _run(few_slides, tmp_root / "extract-cpu", model=Pool8())
+    gpu = _run(few_slides, tmp_root / "extract-cuda", model=Pool8(), device="cuda")
+    assert not gpu["failed"] and gpu["patches"] == cpu["patches"] > 0
+    from gstwsi.settings import class_specs
+    assert gpu["upload"] == ("wsicudaupload" if class_specs("wsicudaupload") else "pinned")
+    for name in _names(few_slides):
+        with h5py.File(_job(tmp_root / "extract-cpu") / "features_pool8" / f"{name}.h5") as a, \
+                h5py.File(_job(tmp_root / "extract-cuda") / "features_pool8" / f"{name}.h5") as b:
+            assert np.array_equal(a["coords"][:], b["coords"][:])
+            assert np.abs(a["features"][:] - b["features"][:]).max() < 1e-5
+
+
+def test_dicom_series_folder(few_slides, tmp_root):
+    """A folder holding one DICOM WSI series (one instance a level, the
+    TIFF's JPEG tiles) is one slide named after the folder: its coords and
+    features equal the TIFF's, and its size is the one pydicom reads."""
+    pydicom = pytest.importorskip("pydicom", reason="python3-pydicom not installed")
+    maker = os.environ.get("WSI_MAKE_TEST_DICOM") or shutil.which("wsi-make-test-dicom")
+    if not maker:
+        pytest.skip("wsi-make-test-dicom not found")
+    name, tiff = sorted(_slide_files(few_slides).items())[0]
+    with openslide.OpenSlide(str(tiff)) as osr:
+        mpp = _openslide_mpp(osr)
+    series = tmp_root / "extract-dicom" / "series-a"
+    subprocess.run([maker, f"--mpp={mpp}", str(tiff), str(series)], check=True,
+                   stdout=subprocess.DEVNULL)
+    from_dicom = _run(series.parent, tmp_root / "extract-dicom-out", model=Pool8())
+    from_tiff = _run(tiff, tmp_root / "extract-dicom-tiff", model=Pool8())
+    assert from_dicom["done"] == ["series-a"] and not from_dicom["failed"], from_dicom
+    job_d, job_t = _job(tmp_root / "extract-dicom-out"), _job(tmp_root / "extract-dicom-tiff")
+    level0 = max((pydicom.dcmread(p, stop_before_pixels=True) for p in series.glob("*.dcm")),
+                 key=lambda d: int(d.TotalPixelMatrixColumns))
+    with h5py.File(job_d / "patches" / "series-a_patches.h5", "r") as a, \
+            h5py.File(job_t / "patches" / f"{name}_patches.h5", "r") as b, \
+            h5py.File(job_d / "features_pool8" / "series-a.h5", "r") as fa, \
+            h5py.File(job_t / "features_pool8" / f"{name}.h5", "r") as fb:
+        assert len(a["coords"]) > 0 and np.array_equal(a["coords"][:], b["coords"][:])
+        assert (a["coords"].attrs["level0_width"], a["coords"].attrs["level0_height"]) == (
+            int(level0.TotalPixelMatrixColumns), int(level0.TotalPixelMatrixRows))
+        assert np.abs(fa["features"][:] - fb["features"][:]).max() < 1e-6

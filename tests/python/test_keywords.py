@@ -306,3 +306,19 @@ def test_keywords_stream(slides):
         batches = list(stream)
     assert batches and all(len(b) == 4 for b in batches)
     assert all(b.images.shape[1:] == (32, 32, 3) for b in batches)
+
+
+def test_stain_keywords_and_seed():
+    """stain= brings stainestimate and stainnorm, seeded by the stream's seed
+    unless stainnorm_seed says otherwise; a stain keyword alone implies them."""
+    assert "stainnorm" not in gstwsi.standard_pipeline(LOCATION, seed=9)
+    elem = _element(gstwsi.standard_pipeline(LOCATION, stain="reinhard", seed=9,
+                                             stain_randstain_probability=0.5), "stainnorm")
+    assert elem.get_property("seed") == 9
+    assert elem.get_property("method").value_nick == "reinhard"
+    assert elem.get_property("randstain-probability") == 0.5
+    elem = _element(gstwsi.standard_pipeline(LOCATION, seed=9, stainnorm_seed=4,
+                                             stain_augment_probability=0.25), "stainnorm")
+    assert elem.get_property("seed") == 4
+    assert elem.get_property("augment-probability") == 0.25
+    assert elem.get_property("method").value_nick == "macenko"

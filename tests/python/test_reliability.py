@@ -14,6 +14,7 @@ import json
 import os
 import pathlib
 import shutil
+import signal
 import socket
 import struct
 import subprocess
@@ -340,3 +341,184 @@ def test_start_batch_past_the_end_raises(slides):
         with pytest.raises(gstwsi.PipelineError, match="past the end of the stream"):
             for _ in stream:
                 pass
+
+
+# ---- FIFOs where a store or an annotation file is read -----------------------
+
+def _stream_child(description, timeout=LIMIT):
+    """Streams @description to its end in a child: prints the patches
+    delivered, then each warning and the error (if any), one per line."""
+    return _child(f"""
+        import sys; sys.path.insert(0, {str(gstwsi.__path__[0] + '/..')!r})
+        import gstwsi
+        patches, error = 0, None
+        stream = gstwsi.BatchStream({description!r}, torch=False, timeout=50)
+        try:
+            for batch in stream:
+                patches += len(batch.records)
+        except Exception as exc:
+            error = f"{{type(exc).__name__}}: {{exc}}"
+        print("PATCHES", patches)
+        for w in stream.warnings:
+            print("WARNING", w)
+        print("ERROR", error)
+        """, timeout)
+
+
+@pytest.mark.parametrize("replaced", ["shard-00001.wsis", "manifest.json"])
+def test_fifo_in_a_store_is_refused(slides, tmp_path, replaced):
+    """A FIFO where a store's shard or manifest should be: refused with its
+    reason, never waited on (an open() of a FIFO blocks until a writer
+    comes)."""
+    store = tmp_path / "store"
+    assert _write_store(slides, store) is None
+    (store / replaced).unlink()
+    os.mkfifo(store / replaced)
+    description = gstwsi.standard_pipeline(store, batch_size=8, cycle=False,
+                                           order="sequential")
+    child = _stream_child(description)
+    out = child.stdout + child.stderr
+    assert "not a regular file (a FIFO)" in out, out
+    assert replaced in out, out
+    if replaced.startswith("shard"):
+        # the other shards are served
+        assert "PATCHES 24" in child.stdout, out
+
+
+@pytest.mark.parametrize("how", ["manifest column", "named like the slide"])
+def test_fifo_as_annotation_file_is_refused(tmp_path, how):
+    """A FIFO as a slide's annotation file, named in a manifest's
+    `annotations` column or found by name next to the slide: the slide is
+    warned about with the reason and has no regions (before, the column's
+    FIFO blocked the run in open(), and one found by name was passed over
+    as if there were no file)."""
+    slides = _make_slides(tmp_path / "s", 1)
+    fifo = slides[0].with_suffix(".geojson")
+    os.mkfifo(fifo)
+    if how == "manifest column":
+        fifo = fifo.rename(tmp_path / "notes.geojson")
+        location = tmp_path / "manifest.csv"
+        location.write_text(f"path,annotations\n{slides[0]},{fifo}\n")
+    else:
+        location = slides[0].parent
+    description = gstwsi.standard_pipeline(
+        location, batch_size=4, patch_size=64, target_mpp=0, patches_per_slide=4,
+        cycle=False, seed=3, tissue=False, annotation_mode="replace-tissue")
+    child = _stream_child(description)
+    out = child.stdout + child.stderr
+    assert f"{fifo}: not a regular file (a FIFO)" in out, out
+
+
+# ---- NaN -------------------------------------------------------------------
+
+def test_nan_is_refused(slides):
+    """NaN compares false with both ends of a range, so the range check let
+    it through; GLib then refused it with a warning and kept 0.0, and the
+    patches came out at level 0."""
+    with pytest.raises(gstwsi.SettingsError, match="target-mpp=nan is not a number"):
+        gstwsi.standard_pipeline(slides, target_mpp=float("nan"))
+    description = gstwsi.standard_pipeline(slides, batch_size=4, cycle=False)
+    assert "target-mpp=0.5" in description
+    with pytest.raises(gstwsi.SettingsError, match="target-mpp=nan is not a number"):
+        gstwsi.BatchStream(description.replace("target-mpp=0.5", "target-mpp=nan"))
+    # gst-launch: GLib's refusal, made fatal as the README says
+    run = _launch(_pipeline(slides).replace("target-mpp=2", "target-mpp=nan"),
+                  env=dict(os.environ, G_DEBUG="fatal-warnings"))
+    assert run.returncode != 0, run.stdout + run.stderr
+    assert "target-mpp" in run.stdout + run.stderr
+
+
+# ---- SIGKILL of the store writer at random points ----------------------------
+
+def _store_contents(store):
+    """Every patch of @store in order: its pixels and its record without
+    created_ns (the time it was written)."""
+    import numpy as np
+    description = gstwsi.standard_pipeline(store, batch_size=8, cycle=False,
+                                           order="sequential")
+    images, records = [], []
+    with gstwsi.BatchStream(description, torch=False) as stream:
+        for batch in stream:
+            images.append(np.array(batch.images, copy=True))
+            rec = np.array(batch.records, copy=True)
+            rec["created_ns"] = 0
+            records.append(rec)
+    return np.concatenate(images), np.concatenate(records)
+
+
+def test_sigkill_at_random_points_then_resume(slides, tmp_path):
+    """gst-launch writing a store is SIGKILLed at random moments (seeded),
+    and resumed, killed again, ..., then resumed to the end: the store
+    serves the same patches, byte for byte, as one written at once."""
+    import random
+    import time
+    launcher = shutil.which("gst-launch-1.0")
+    if launcher is None:
+        pytest.skip("gst-launch-1.0 not found")
+    reference, store = tmp_path / "reference", tmp_path / "store"
+
+    def description(out, resume, slow):
+        return (f'wsislidesrc location="{slides}" seed=5 ! tissuemask ! queue ! '
+                "patchsampler patch-size=64 max-patches=48 ! patchinterleave ! "
+                "patchreader threads=2 ! "
+                + ("identity sleep-time=25000 ! " if slow else "")
+                + f'patchstoresink location="{out}" patches-per-shard=8'
+                + (" resume=true" if resume else ""))
+
+    done = _launch(description(reference, False, False))
+    assert done.returncode == 0, done.stdout + done.stderr
+    want_images, want_records = _store_contents(reference)
+    assert len(want_records) == 48
+    rng = random.Random(20261206)
+    cut = []                  # what each kill left: shards complete, one half-written
+
+    def kill_at_random(resume):
+        proc = subprocess.Popen([launcher, "-q"] + _split(description(store, resume, True)),
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                start_new_session=True)
+        time.sleep(rng.uniform(0.05, 1.5))
+        killed = proc.poll() is None
+        if killed:
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate(timeout=LIMIT)
+        if killed:
+            cut.append((len(list(store.glob("*.wsis"))), len(list(store.glob("*.tmp")))))
+
+    # three stores killed once, one killed again while it resumes
+    for trial in range(4):
+        shutil.rmtree(store, ignore_errors=True)
+        kill_at_random(False)
+        if trial == 3:
+            kill_at_random(True)
+        done = _launch(description(store, True, False))
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert not list(store.glob("*.tmp")), list(store.iterdir())
+        got_images, got_records = _store_contents(store)
+        assert got_records.tobytes() == want_records.tobytes(), f"trial {trial}: {cut}"
+        assert got_images.tobytes() == want_images.tobytes(), f"trial {trial}: {cut}"
+    print("kills left (complete shards, partial shard):", cut)
+    assert len(cut) >= 3, f"the writer ended before most kills: nothing was tested ({cut})"
+
+
+@pytest.mark.parametrize("kind, reason", [("fifo", "not a regular file (a FIFO)"),
+                                          ("device", "not a regular file (a device)"),
+                                          ("loop", "symbolic link loop"),
+                                          ("dangling", "no such file")])
+def test_odd_location_is_refused_with_its_reason(tmp_path, kind, reason):
+    """The odd paths of the matrix given as the location itself: an error
+    with the path and its own reason, at once (a FIFO used to block the
+    run, a loop was "no such file")."""
+    path = tmp_path / "odd.svs"
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "device":
+        path = pathlib.Path("/dev/zero")
+    elif kind == "loop":
+        os.symlink("other.svs", path)
+        os.symlink("odd.svs", tmp_path / "other.svs")
+    else:
+        os.symlink("missing.svs", path)
+    run = _launch(_pipeline(path))
+    out = run.stdout + run.stderr
+    assert run.returncode != 0, out
+    assert f"{path}: {reason}" in out, out

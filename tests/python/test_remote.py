@@ -190,3 +190,52 @@ def test_wsi_bench_takes_urls(nginx, tmp_root, example_env):
     assert proc.returncode != 0
     assert "no such file or folder" not in proc.stderr
     assert "missing.svs" in proc.stderr and "404" in proc.stderr, proc.stderr[-2000:]
+
+
+def _extract_coords(location, out, **kw):
+    """coords of each slide wsi-extract writes for `location` (no model)."""
+    h5py = pytest.importorskip("h5py", reason="python3-h5py not installed")
+    s = gstwsi.extract(location, out, mpp=0.5, patch_size=PATCH, progress=False,
+                       read_pixels=True, **kw)
+    assert not s["failed"], s["failed"]
+    coords = {}
+    for path in sorted((pathlib.Path(s["folder"]) / "patches").glob("*_patches.h5")):
+        with h5py.File(path, "r") as f:
+            coords[path.name] = f["coords"][:]
+    return s, coords
+
+
+def test_extract_http_list_and_urls_equal_local(slides, www, nginx, tmp_root):
+    """wsi-extract over a list at an http:// URL (listed by wsislidesrc) and
+    over single slide URLs: the same slides, names and coordinates as the
+    files on disk, every patch read."""
+    _, local = _extract_coords(str(slides), tmp_root / "x-local")
+    s, listed = _extract_coords(f"{nginx}/train.lst", tmp_root / "x-http-list")
+    assert s["patches_decoded"] == s["patches"] > 0
+    assert listed.keys() == local.keys() and len(local) == 5
+    assert all(np.array_equal(listed[k], local[k]) for k in local)
+    names = sorted(p.name for p in slides.iterdir())[:2]
+    _, one = _extract_coords([f"{nginx}/slides/{n}" for n in names], tmp_root / "x-http")
+    assert sorted(one) == sorted(f"{os.path.splitext(n)[0]}_patches.h5" for n in names)
+    assert all(np.array_equal(one[k], local[k]) for k in one)
+
+
+def test_extract_s3_prefix_equals_local(slides, s3rver, tmp_root, monkeypatch):
+    monkeypatch.setenv("AWS_ENDPOINT_URL", s3rver)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "S3RVER")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "S3RVER")
+    _, local = _extract_coords(str(slides), tmp_root / "x3-local")
+    s, remote = _extract_coords("s3://bucket/train/", tmp_root / "x3-s3")
+    assert s["patches_decoded"] == s["patches"] > 0
+    assert remote.keys() == local.keys() and len(local) == 5
+    assert all(np.array_equal(remote[k], local[k]) for k in local)
+
+
+def test_extract_names_a_missing_prefix_once(s3rver, tmp_root, monkeypatch):
+    monkeypatch.setenv("AWS_ENDPOINT_URL", s3rver)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "S3RVER")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "S3RVER")
+    with pytest.raises(ValueError) as err:
+        gstwsi.extract("s3://bucket/nothing-here/", tmp_root / "x3-none", progress=False)
+    assert str(err.value).count("s3://bucket/nothing-here/") == 1
+    assert "S3RVER" not in str(err.value)

@@ -179,6 +179,25 @@ def test_macenko_reference_file_is_the_target(reference_png):
     assert np.abs(got.astype(int) - want).mean() <= 1.0
 
 
+@pytest.mark.parametrize("suffix,options", [
+    (".png", {}), (".jpg", {"quality": 95}), (".tif", {}),
+    (".tif", {"compression": "tiff_lzw"}), (".tiff", {"compression": "tiff_adobe_deflate"})])
+def test_reference_file_formats(tmp_root, suffix, options):
+    """reference= PNG, JPEG and TIFF (plain, LZW, deflate): the target is the
+    statistics of the pixels PIL decodes from the same file."""
+    path = tmp_root / f"stain-ref-{len(options)}-{options.get('compression', 'q')}{suffix}"
+    PIL.fromarray(synthetic_he(98, size=128)).save(path, **options)
+    ref = np_lab_stats(np.asarray(PIL.open(path).convert("RGB")))
+    img = synthetic_he(4, he=HE_SRC)
+    (got,), _ = run_patches([img], f"method=reinhard estimate=patch reference={path}")
+    want = np_reinhard(img, np_lab_stats(img), ref)
+    # JPEG: GStreamer upsamples the 4:2:0 chroma unlike libjpeg's "fancy"
+    # upsampling PIL uses, so the reference's statistics differ a little
+    limit = 2.0 if suffix == ".jpg" else 0.5
+    assert np.abs(got.astype(int) - want).mean() <= limit
+    assert np.abs(got.astype(int) - img).mean() > 2
+
+
 def test_glass_black_single_colour_and_pen_never_fail():
     glass = np.full((224, 224, 3), 245, np.uint8)
     black = np.zeros((224, 224, 3), np.uint8)
@@ -296,6 +315,38 @@ def test_slide_without_tissue_is_named_once_and_passes(tmp_root):
     assert len(got) == 1
     assert column(got[0][2], "stain-matrix") == ""
     assert len(warnings) == 1 and "slide-00" in warnings[0], warnings
+
+
+def test_slide_without_tissue_passes_through_the_pipeline(tmp_root):
+    """A slide with nothing stained (tissue=False, so its patches still come):
+    stainestimate names it once, stainnorm passes every patch as read with
+    stain-source "none" and warns nothing per patch, whatever the method."""
+    import subprocess
+    from conftest import _generator
+    out = tmp_root / "stain-blank-pipeline"
+    subprocess.run([_generator(), "--count", "1", "--blobs", "0", "--width", "1024",
+                    "--height", "768", str(out)], check=True, stdout=subprocess.DEVNULL)
+
+    def run(**settings):
+        description = gstwsi.standard_pipeline(
+            out, batch_size=4, patch_size=64, patches_per_slide=8, threads=2,
+            cycle=False, seed=3, tissue=False, **settings)
+        with gstwsi.BatchStream(description, torch=False) as stream:
+            batches = [(b.images.copy(), dict(b.columns)) for b in stream]
+            return batches, list(stream.warnings)
+
+    plain, _ = run()
+    for settings in ({"stain": "macenko", "stainnorm_augment_probability": 1.0},
+                     {"stain": "vahadane"},
+                     {"stain": "reinhard", "stainnorm_randstain_probability": 1.0},
+                     {"stain": "macenko", "stain_estimate": "patch"}):
+        got, warnings = run(**settings)
+        assert len(got) == len(plain) == 2
+        for (raw, _), (normed, columns) in zip(plain, got):
+            assert np.array_equal(raw, normed), settings
+            assert set(columns["stain-source"]) == {"none"}, settings
+            assert set(columns["stain-used"]) == {""}
+        assert len(warnings) == 1 and "slide-00" in warnings[0], (settings, warnings)
 
 
 def _stream(slides, **settings):
@@ -493,3 +544,169 @@ def test_randstain_draws_targets_from_the_slides_statistics(slides):
                     stainnorm_seed=6)
     assert ([list(c["stain-randstain"]) for _, c, _ in other]
             != [list(c["stain-randstain"]) for _, c, _ in runs[0]])
+
+
+# ---- HED jitter against scikit-image's stain separation ---------------------------
+
+def test_hed_jitter_matches_scikit_image_stain_separation(slides):
+    """stainnorm's HED jitter on the slide's own stains against scikit-image's
+    separate_stains / combine_stains (what rgb2hed / hed2rgb run, with the
+    slide's matrix instead of the fixed H&E-DAB one), given the drawn numbers.
+    Conventions mapped: torchstain's OD -ln((I + 1) / 240) is skimage's with
+    rgb = (I + 1) / 240; the third stain is the normal of the H-E plane, so
+    the first two concentrations are the least-squares ones; the output's
+    ceiling 255 is a constant third stain on (1, 1, 1). skimage zeroes
+    negative concentrations where the C code keeps them: those pixels are
+    left out."""
+    color = pytest.importorskip("skimage.color")
+    log_adjust = -np.log(1e-6)
+    got_runs = _stream(slides, stain="macenko", stainnorm_augment_probability=1.0,
+                       stainnorm_augment_sigma=0.2, stainnorm_seed=11)
+    plain = _stream(slides)
+    drawn, diffs = 0, []
+    for (raw, _, paths), (got, columns, _) in zip(plain, got_runs):
+        for i in range(len(paths)):
+            if columns["stain-jitter"][i] == "":
+                continue
+            drawn += 1
+            alpha_beta = numbers(columns["stain-jitter"][i])
+            alpha, beta = alpha_beta[:2], alpha_beta[2:]
+            used = numbers(columns["stain-used"][i])
+            h, e, maxc = used[:3], used[3:6], used[6:8]
+            r = np.cross(h, e)
+            hed_from_rgb = np.linalg.inv(np.stack([h, e, r / np.linalg.norm(r)]))
+            rgb = (raw[i].reshape(-1, 3).astype(np.float64) + 1) / IO
+            stains = color.separate_stains(rgb[None], hed_from_rgb)[0]
+            keep = (stains[:, 0] > 0) & (stains[:, 1] > 0)
+            out = np.empty_like(stains)
+            out[:, :2] = stains[:, :2] * alpha * (MAXC_REF / maxc) + beta / log_adjust
+            out[:, 2] = np.log(255 / IO) * np.sqrt(3) / log_adjust
+            rgb_from_target = np.stack([HE_REF[:, 0], HE_REF[:, 1],
+                                        np.ones(3) / np.sqrt(3)])
+            want = np.floor(255 * color.combine_stains(out[None], rgb_from_target)[0]
+                            + 1e-9)
+            g = got[i].reshape(-1, 3).astype(np.float64)
+            assert keep.sum() >= 50, keep.sum()
+            diffs.append(np.abs(g[keep] - want[keep]).mean())
+    assert drawn > 0
+    # about 0.03 of a level; ignoring the draws would be 3 to 20 levels off
+    assert np.mean(diffs) <= 0.5 and max(diffs) <= 1.0, (np.mean(diffs), max(diffs))
+
+
+# ---- multi-view buffers (after patchviews) ----------------------------------------
+
+def _views_run(slides, norm, threads=2):
+    """[(views [HxWx3 per view], patch meta structure)] of patchviews'
+    two-view preset, with `norm` (a stainnorm description or "") after it."""
+    pipeline = Gst.parse_launch(
+        f'wsislidesrc location="{slides}" cycle=false seed=3 ! tissuemask ! '
+        "stainestimate methods=macenko ! queue ! patchsampler patch-size=96 "
+        "patches-per-slide=2 ! patchinterleave ! patchreader ! "
+        f"patchviews preset=two-view seed=5 threads=2 ! {norm} appsink name=sink sync=false")
+    sink = pipeline.get_by_name("sink")
+    pipeline.set_state(Gst.State.PLAYING)
+    out = []
+    while True:
+        sample = sink.emit("try-pull-sample", 30 * Gst.SECOND)
+        if sample is None:
+            break
+        buf = sample.get_buffer()
+        s = buf.get_custom_meta("WsiPatchMeta").get_structure().copy()
+        views = []
+        for v in range(buf.n_memory()):
+            mem = buf.peek_memory(v)
+            ok, info = mem.map(Gst.MapFlags.READ)
+            side = int(np.sqrt(info.size // 3))
+            views.append(np.frombuffer(info.data, np.uint8).copy().reshape(side, side, 3))
+            mem.unmap(info)
+        out.append((views, s))
+    msg = pipeline.get_bus().pop_filtered(Gst.MessageType.ERROR)
+    pipeline.set_state(Gst.State.NULL)
+    assert msg is None, msg.parse_error()
+    return out
+
+
+def test_multi_view_buffers_get_their_slide_mapping(slides):
+    plain = _views_run(slides, "")
+    normed = _views_run(slides, "stainnorm method=macenko threads=1 !")
+    assert len(plain) == len(normed) > 0
+    diffs = []
+    for (raw, _), (got, s) in zip(plain, normed):
+        assert len(got) == len(raw) == 2
+        assert column(s, "stain-source") == "slide"
+        used = numbers(column(s, "stain-used"))
+        src = (used[:6].reshape(2, 3).T, used[6:8])
+        for r, g in zip(raw, got):
+            want = np_macenko_apply(r, src, (HE_REF, MAXC_REF))
+            diffs.append(np.abs(g.astype(int) - want).mean())
+    assert np.mean(diffs) <= 1.0 and max(diffs) <= 2.0, (np.mean(diffs), max(diffs))
+    # augmentation: each view its own draws, the same at any thread count
+    runs = [_views_run(slides, f"stainnorm method=macenko augment-probability=1 "
+                               f"augment-sigma=0.2 seed=7 threads={t} !") for t in (1, 3)]
+    assert [b"".join(v.tobytes() for v in views) for views, _ in runs[0]] == [
+        b"".join(v.tobytes() for v in views) for views, _ in runs[1]]
+    for (raw, _), (got, s) in zip(plain, runs[0]):
+        fields = column(s, "stain-jitter").split(";")
+        assert len(fields) == 2 and fields[0] != fields[1]
+        used = numbers(column(s, "stain-used"))
+        src = (used[:6].reshape(2, 3).T, used[6:8])
+        for r, g, f in zip(raw, got, fields):
+            d = numbers(f)
+            want = np_macenko_jitter(r, src, (HE_REF, MAXC_REF), d[:2], d[2:])
+            assert np.abs(g.astype(int) - want).mean() <= 1.0
+
+
+def _run_element(images, element):
+    """Pushes images (HxWx3 uint8) through `element`; the outputs."""
+    h, w = images[0].shape[:2]
+    pipeline = Gst.parse_launch(
+        f"appsrc name=src format=bytes caps=video/x-raw,format=RGB,width={w},height={h},"
+        f"framerate=0/1 ! {element} ! appsink name=sink sync=false")
+    src, sink = pipeline.get_by_name("src"), pipeline.get_by_name("sink")
+    pipeline.set_state(Gst.State.PLAYING)
+    for i, img in enumerate(images):
+        buf = Gst.Buffer.new_wrapped(img.tobytes())
+        buf.offset = i
+        src.emit("push-buffer", buf)
+    src.emit("end-of-stream")
+    out = []
+    for _ in images:
+        sample = sink.emit("try-pull-sample", 20 * Gst.SECOND)
+        buf = sample.get_buffer()
+        out.append(np.frombuffer(buf.extract_dup(0, buf.get_size()),
+                                 np.uint8).reshape(h, w, 3))
+    pipeline.set_state(Gst.State.NULL)
+    return out
+
+
+def test_patchaugment_hed_is_a_scaling_in_scikit_image_hed_space():
+    """patchaugment's HED path (scikit-image's fixed H&E-DAB matrix) with
+    beta = 0 scales each stain of skimage's rgb2hed by its alpha: the alphas
+    fitted from the output lie in [1 - sigma, 1 + sigma] and hed2rgb of the
+    scaled stains gives the output's bytes. Images are made by hed2rgb from
+    positive concentrations, so skimage's clamp at 0 rarely bites (those
+    pixels are left out)."""
+    color = pytest.importorskip("skimage.color")
+    rng = np.random.default_rng(4)
+    images = []
+    for _ in range(6):
+        c = np.stack([rng.uniform(0.0, 0.12, (64, 64)), rng.uniform(0.0, 0.08, (64, 64)),
+                      rng.uniform(0.005, 0.03, (64, 64))], axis=-1)
+        images.append(np.round(255 * color.hed2rgb(c)).astype(np.uint8))
+    sigma = 0.3
+    out = _run_element(images, f"patchaugment flip-h=0 flip-v=0 rotate90=0 "
+                               f"hed-probability=1 hed-sigma={sigma} hed-sigma-bias=0 seed=3")
+    alphas = []
+    for img, got in zip(images, out):
+        x = color.rgb2hed(img).reshape(-1, 3)
+        y = color.rgb2hed(got).reshape(-1, 3)
+        keep = np.all(x > 1e-4, axis=1) & np.all(y > 1e-4, axis=1)
+        assert keep.mean() > 0.8
+        alpha = (x[keep] * y[keep]).sum(0) / (x[keep] ** 2).sum(0)
+        assert np.all(np.abs(alpha - 1) <= sigma + 0.01), alpha
+        alphas.append(alpha)
+        want = np.round(255 * color.hed2rgb((x * alpha).reshape(img.shape)))
+        diff = np.abs(got.astype(int) - want).reshape(-1, 3)[keep]
+        # about 0.02 of a level (the input moved 2.6 to 15 levels)
+        assert diff.mean() <= 0.25, diff.mean()
+    assert np.ptp(np.array(alphas), axis=0).max() > 0.05   # draws differ per patch

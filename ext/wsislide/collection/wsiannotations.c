@@ -908,7 +908,10 @@ wsi_annotations_find (const gchar * slide_path, const gchar * folder,
     gchar *name = g_strconcat (base, extensions[i], NULL);
     gchar *candidate = g_build_filename (dir, name, NULL);
 
-    if (g_file_test (candidate, G_FILE_TEST_IS_REGULAR))
+    /* any file of that name, not only a regular one: a FIFO, a folder or
+     * an unreadable file named like the slide's annotations is then
+     * refused by the load with its reason, not taken for no file */
+    if (g_file_test (candidate, G_FILE_TEST_EXISTS))
       found = candidate;
     else
       g_free (candidate);

@@ -24,8 +24,11 @@
  *
  * Cost: open reads 1 + levels small objects; a tile is one object fetch
  * and one decode of the whole chunk (the tile cache keeps decoded tiles
- * asked for twice). Reader threads fetch different chunks in parallel;
- * nothing is coalesced. Threading: the slide is immutable after open.
+ * asked for twice). Nothing is coalesced. A remote store's chunks are
+ * fetched ahead, in parallel, by the prefetch hints of the reads to come
+ * (wsizarrfetch.h): a reader then finds its chunk fetched or in flight
+ * instead of waiting a round trip per chunk. Threading: the slide is
+ * immutable after open (the fetch has its own lock).
  */
 
 #ifdef HAVE_CONFIG_H
@@ -36,6 +39,7 @@
 #include "wsitiledread.h"
 #include "wsizarr.h"
 
+#include <math.h>
 #include <string.h>
 
 /* Scratch slot of a decoded chunk (slot 1 is wsitiledread's region). */
@@ -46,7 +50,11 @@ typedef struct
   WsiTiledSlide head;           /* first: read by wsitiledread.c */
   WsiZarrImage image;
   WsiTiledLevel *tiled;
+  WsiZarrFetch *fetch;          /* remote stores: chunks fetched ahead */
 } ZarrSlide;
+
+/* Chunks hinted by one plan at most (a patch covers a few). */
+#define MAX_PLAN_CHUNKS 64
 
 static gboolean
 zarr_detect (const gchar * path)
@@ -59,6 +67,8 @@ zarr_slide_free (ZarrSlide * zs)
 {
   if (zs == NULL)
     return;
+  /* first: its fetch threads read the image's locations */
+  wsi_zarr_fetch_free (zs->fetch);
   wsi_zarr_image_clear (&zs->image);
   wsi_tiled_slide_clear (&zs->head);
   g_free (zs->tiled);
@@ -84,7 +94,8 @@ zarr_decode_tile (WsiSlide * slide, WsiReadContext * ctx, gint li,
     return wsi_tiled_tile_fail (slide, li, col, row, error,
         "out of memory for a %" G_GSIZE_FORMAT "-byte chunk",
         level->chunk_bytes);
-  if (!wsi_zarr_chunk_read (level, row, col, &zs->image, chunk, &local)) {
+  if (!wsi_zarr_chunk_read (level, row, col, &zs->image, zs->fetch, chunk,
+          &local)) {
     wsi_tiled_tile_fail (slide, li, col, row, error, "%s", local->message);
     g_error_free (local);
     return FALSE;
@@ -145,8 +156,44 @@ zarr_open (WsiSlide * slide, GError ** error)
   }
   wsi_slide_set_origin (slide, "ome-zarr", zs->image.mpp_x, zs->image.mpp_y,
       WSI_MPP_SOURCE_NGFF);
+  if (wsi_location_is_remote (slide->path))
+    zs->fetch = wsi_zarr_fetch_new (wsi_zarr_object_read);
   slide->handle = zs;
   return TRUE;
+}
+
+/* prefetch: the chunks under @plan (one level pixel of margin, as the
+ * tiled path's hints), each queued as a whole-object fetch. Local stores:
+ * nothing (a read is one open and pread). */
+static void
+zarr_prefetch (WsiSlide * slide, const WsiReadPlan * plan)
+{
+  const ZarrSlide *zs = slide->handle;
+  const WsiZarrLevel *level;
+  gint64 x0, y0, x1, y1, row, col;
+  gdouble ds;
+  guint n = 0;
+
+  if (zs == NULL || zs->fetch == NULL || plan->level < 0
+      || (guint) plan->level >= zs->image.n_levels)
+    return;
+  level = &zs->image.levels[plan->level];
+  ds = slide->level_downsample[plan->level];
+  x0 = MAX ((gint64) floor (plan->x / ds) - 1, 0);
+  y0 = MAX ((gint64) floor (plan->y / ds) - 1, 0);
+  x1 = MIN ((gint64) ceil (plan->x / ds) + plan->read_width,
+      level->width - 1);
+  y1 = MIN ((gint64) ceil (plan->y / ds) + plan->read_height,
+      level->height - 1);
+  for (row = y0 / level->chunk_height; row <= y1 / level->chunk_height
+      && n < MAX_PLAN_CHUNKS; row++) {
+    for (col = x0 / level->chunk_width; col <= x1 / level->chunk_width
+        && n < MAX_PLAN_CHUNKS; col++, n++) {
+      gchar *location = wsi_zarr_chunk_location (level, row, col, &zs->image);
+      wsi_zarr_fetch_hint (zs->fetch, location, wsi_zarr_chunk_limit (level));
+      g_free (location);
+    }
+  }
 }
 
 static void
@@ -164,7 +211,7 @@ const WsiSlideBackend wsi_slide_backend_zarr = {
   .read_argb = wsi_tiled_backend_read_argb,
   .read = wsi_tiled_backend_read,
   .close = zarr_close,
-  .prefetch = wsi_tiled_backend_prefetch,
+  .prefetch = zarr_prefetch,
   .native_scale = wsi_tiled_backend_native_scale,
   .read_argb_scaled = wsi_tiled_backend_read_argb_scaled,
   .read_rgb_scaled = wsi_tiled_backend_read_rgb_scaled,

@@ -863,18 +863,21 @@ wsi_zarr_chunk_decode (const WsiZarrLevel * level, const guint8 * src,
   }
 }
 
-gboolean
-wsi_zarr_chunk_read (const WsiZarrLevel * level, gint64 cy, gint64 cx,
-    const WsiZarrImage * image, guint8 * dst, GError ** error)
+guint8 *
+wsi_zarr_object_read (const gchar * location, gsize limit, gsize * size,
+    GError ** error)
 {
-  GString *key = g_string_new (NULL);
-  GError *local = NULL;
-  gchar *location;
-  guint8 *bytes;
-  gsize size = 0;
-  guint d;
-  gboolean ok;
+  return read_object (location, limit, size, error);
+}
 
+/* The chunk's key ("c/0/1/2", "0.1.2") in @key. */
+static void
+chunk_key (GString * key, const WsiZarrLevel * level, gint64 cy, gint64 cx,
+    const WsiZarrImage * image)
+{
+  guint d;
+
+  g_string_truncate (key, 0);
   if (level->key_c)
     g_string_append_c (key, 'c');
   for (d = 0; d < level->ndim; d++) {
@@ -884,9 +887,45 @@ wsi_zarr_chunk_read (const WsiZarrLevel * level, gint64 cy, gint64 cx,
       g_string_append_c (key, level->separator);
     g_string_append_printf (key, "%" G_GINT64_FORMAT, index);
   }
+}
+
+gchar *
+wsi_zarr_chunk_location (const WsiZarrLevel * level, gint64 cy, gint64 cx,
+    const WsiZarrImage * image)
+{
+  GString *key = g_string_new (NULL);
+  gchar *location;
+
+  chunk_key (key, level, cy, cx, image);
   location = join (level->path, key->str);
-  bytes = read_object (location, level->chunk_bytes * 2 + (1 << 20), &size,
-      &local);
+  g_string_free (key, TRUE);
+  return location;
+}
+
+gsize
+wsi_zarr_chunk_limit (const WsiZarrLevel * level)
+{
+  /* a compressed chunk larger than twice its samples is not a chunk */
+  return level->chunk_bytes * 2 + (1 << 20);
+}
+
+gboolean
+wsi_zarr_chunk_read (const WsiZarrLevel * level, gint64 cy, gint64 cx,
+    const WsiZarrImage * image, WsiZarrFetch * fetch, guint8 * dst,
+    GError ** error)
+{
+  GString *key = g_string_new (NULL);
+  GError *local = NULL;
+  gchar *location;
+  guint8 *bytes;
+  gsize size = 0;
+  gboolean ok;
+
+  chunk_key (key, level, cy, cx, image);
+  location = join (level->path, key->str);
+  bytes = fetch != NULL ? wsi_zarr_fetch_get (fetch, location,
+      wsi_zarr_chunk_limit (level), &size, &local)
+      : read_object (location, wsi_zarr_chunk_limit (level), &size, &local);
   if (bytes == NULL) {
     if (g_error_matches (local, WSI_BYTE_SOURCE_ERROR,
             WSI_BYTE_SOURCE_ERROR_NOT_FOUND)) {

@@ -46,6 +46,8 @@
 
 #include <glib.h>
 
+#include "wsizarrfetch.h"
+
 G_BEGIN_DECLS
 
 #define WSI_ZARR_MAX_DIMS 5
@@ -110,9 +112,21 @@ gboolean wsi_zarr_chunk_decode (const WsiZarrLevel * level,
     const guint8 * src, gsize size, guint8 * dst, GError ** error);
 
 /* Fetches and decodes chunk (@cy, @cx) of @level (other axes 0) into @dst
- * (level->chunk_bytes). */
+ * (level->chunk_bytes): the bytes @fetch holds or has in flight when it
+ * was hinted (NULL: none), else one whole-object read. */
 gboolean wsi_zarr_chunk_read (const WsiZarrLevel * level, gint64 cy,
-    gint64 cx, const WsiZarrImage * image, guint8 * dst, GError ** error);
+    gint64 cx, const WsiZarrImage * image, WsiZarrFetch * fetch,
+    guint8 * dst, GError ** error);
+
+/* The location of chunk (@cy, @cx) of @level (for wsi_zarr_fetch_hint),
+ * and the largest object accepted as one of its chunks. */
+gchar *wsi_zarr_chunk_location (const WsiZarrLevel * level, gint64 cy,
+    gint64 cx, const WsiZarrImage * image);
+gsize wsi_zarr_chunk_limit (const WsiZarrLevel * level);
+
+/* One whole object of the store (a WsiZarrObjectReadFunc). */
+guint8 *wsi_zarr_object_read (const gchar * location, gsize limit,
+    gsize * size, GError ** error);
 
 G_END_DECLS
 

@@ -1,18 +1,21 @@
 """The slides of a feature-extraction job, each with the name its output
-files get: a slide file, a folder (every slide file below it, sorted; the
+files get: a slide file, an OME-Zarr store (a folder with .zattrs or
+zarr.json), a folder (every slide file and store below it, sorted; the
 .dcm files of one folder are one DICOM series), a list (one path or URL a
 line, '#' comments, an optional TAB and label ignored) or a manifest (.csv
 /.tsv or a first line starting with `path`; its `path` column), relative
-paths taken from the list's folder; an http(s)/s3/gs URL is one slide.
+paths taken from the list's folder; an http(s)/s3/gs URL is one slide,
+an `s3://` / `gs://` prefix ending in `/` or a list or manifest at a URL
+is listed by wsislidesrc itself (its `slide-paths`), as training lists it.
 The names follow TRIDENT: the file name without its extension (.ome.tif
 and .ome.tiff counted as one); a DICOM series is named after its folder.
 Two slides with one name are refused (their outputs would collide).
-Pure functions over the file system.
+Functions over the file system, and wsislidesrc for remote collections.
 """
 import csv
 import os
 
-__all__ = ["SLIDE_EXTENSIONS", "resolve_slides", "slide_name"]
+__all__ = ["SLIDE_EXTENSIONS", "is_zarr_store", "resolve_slides", "slide_name"]
 
 # The extensions wsislidesrc reads (ext/wsislide/read/wsislide.c).
 SLIDE_EXTENSIONS = (".svs", ".tif", ".tiff", ".ndpi", ".vms", ".vmu", ".scn", ".mrxs",
@@ -41,10 +44,21 @@ def _is_slide(path):
     return path.lower().endswith(SLIDE_EXTENSIONS)
 
 
+def is_zarr_store(path):
+    """An OME-Zarr store: a folder holding .zattrs (Zarr v2) or zarr.json
+    (Zarr v3), one slide (as wsi_zarr_is_store() decides)."""
+    return os.path.isdir(path) and (os.path.isfile(os.path.join(path, ".zattrs"))
+                                    or os.path.isfile(os.path.join(path, "zarr.json")))
+
+
 def _walk(folder):
     found = []
     for root, dirs, files in os.walk(folder, followlinks=True):
         dirs.sort()
+        # an OME-Zarr store below is one slide; its chunks are not searched
+        stores = [d for d in dirs if is_zarr_store(os.path.join(root, d))]
+        found += [os.path.join(root, d) for d in stores]
+        dirs[:] = [d for d in dirs if d not in stores]
         dicom = sorted(f for f in files if f.lower().endswith(".dcm"))
         if dicom:                       # one series per folder
             found.append(os.path.join(root, dicom[0]))
@@ -81,6 +95,47 @@ def _list_paths(path):
     return [e if is_url(e) or os.path.isabs(e) else os.path.join(base, e) for e in entries]
 
 
+_LIST_EXTENSIONS = (".lst", ".txt", ".list", ".csv", ".tsv")
+
+
+def _is_remote_collection(location):
+    path = location.split("?", 1)[0].lower()
+    return location.endswith("/") or path.endswith(_LIST_EXTENSIONS)
+
+
+def _remote_collection(location, timeout_s=120):
+    """The slides wsislidesrc finds at a remote prefix, list or manifest
+    (what a training pipeline on `location` reads); ValueError naming the
+    location with wsislidesrc's reason."""
+    from .gst import Gst, init
+    init()
+    src = Gst.ElementFactory.make("wsislidesrc", None)
+    sink = Gst.ElementFactory.make("fakesink", None)
+    if src is None or src.find_property("slide-paths") is None:
+        raise ValueError(f"{location}: listing a remote collection needs wsislidesrc with "
+                         f"slide-paths (this build's gst-wsi is older)")
+    # num-buffers=0: started (listed, first slide opened), then EOS at once
+    src.set_property("location", location)
+    for name, value in (("rank", 0), ("world-size", 1), ("prepare-ahead", 0),
+                        ("num-buffers", 0)):
+        src.set_property(name, value)
+    pipeline = Gst.Pipeline.new(None)
+    pipeline.add(src)
+    pipeline.add(sink)
+    src.link(sink)
+    try:
+        pipeline.set_state(Gst.State.PAUSED)
+        ret, _, _ = pipeline.get_state(int(timeout_s * Gst.SECOND))
+        paths = list(src.get_property("slide-paths") or [])
+        if ret == Gst.StateChangeReturn.FAILURE or not paths:
+            msg = pipeline.get_bus().pop_filtered(Gst.MessageType.ERROR)
+            reason = msg.parse_error()[0].message if msg else "no slides found"
+            raise ValueError(reason if location in reason else f"{location}: {reason}")
+        return paths
+    finally:
+        pipeline.set_state(Gst.State.NULL)
+
+
 def resolve_slides(locations):
     """[(location, name)] of one location or a list of them; ValueError
     naming the location when it is neither a slide, a folder nor a list,
@@ -90,10 +145,9 @@ def resolve_slides(locations):
     out = []
     for loc in map(os.fspath, locations):
         if is_url(loc):
-            if loc.endswith("/"):
-                raise ValueError(f"{loc}: a URL prefix is not listed by the extractor; "
-                                 f"give a list file with one URL a line")
-            out.append(loc)
+            out += _remote_collection(loc) if _is_remote_collection(loc) else [loc]
+        elif is_zarr_store(loc):
+            out.append(loc.rstrip("/"))
         elif os.path.isdir(loc):
             found = _walk(loc)
             if not found:

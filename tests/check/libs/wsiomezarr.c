@@ -22,15 +22,19 @@
  * WSI_SLIDE_ERROR_REFUSED naming the store and the reason; a chunk cut
  * short (v2 and v3) fails the read naming the chunk. Without
  * /usr/bin/python3, zarr or numcodecs each check prints a SKIP line with
- * the reason (a failure under CI=true, where install-deps.sh ran). */
+ * the reason (a failure under CI=true, where install-deps.sh ran). The
+ * remote stores' fetch-ahead (wsizarrfetch.h) hands eight concurrent
+ * readers each its own chunk's bytes, whoever fetched them. */
 
 #include <gst/check/gstcheck.h>
 #include <glib/gstdio.h>
 #include <math.h>
 #include <string.h>
 
+#include "wsibytesource.h"
 #include "wsislide.h"
 #include "wsitestutil.h"
+#include "wsizarr.h"
 
 #define PYTHON "/usr/bin/python3"
 #define ORACLE WSI_TEST_SRCDIR "/libs/omezarr-oracle.py"
@@ -236,6 +240,84 @@ GST_START_TEST (test_refusals_name_store_and_reason)
 
 GST_END_TEST;
 
+/* ---- wsizarrfetch: chunks fetched ahead, taken by many readers ---------- */
+
+static gint fake_reads;
+
+/* A fake store: every object's bytes are its name, after a short wait (a
+ * round trip); names ending in "absent" do not exist. */
+static guint8 *
+fake_read (const gchar * location, gsize limit, gsize * size, GError ** error)
+{
+  g_atomic_int_inc (&fake_reads);
+  g_usleep (200);
+  if (g_str_has_suffix (location, "absent")) {
+    g_set_error (error, WSI_BYTE_SOURCE_ERROR,
+        WSI_BYTE_SOURCE_ERROR_NOT_FOUND, "%s: no such object", location);
+    return NULL;
+  }
+  *size = strlen (location);
+  return (guint8 *) g_strdup (location);
+}
+
+static gpointer
+fetch_worker (gpointer data)
+{
+  WsiZarrFetch *fetch = data;
+  GRand *rand = g_rand_new_with_seed (GPOINTER_TO_UINT (g_thread_self ()));
+  guint i;
+
+  for (i = 0; i < 400; i++) {
+    gchar *want = g_strdup_printf ("chunk/%u%s", g_rand_int_range (rand, 0,
+            24), g_rand_int_range (rand, 0, 8) == 0 ? "absent" : "");
+    gchar *hint = g_strdup_printf ("chunk/%u", g_rand_int_range (rand, 0,
+            24));
+    GError *error = NULL;
+    gsize size = 0;
+    guint8 *bytes;
+
+    wsi_zarr_fetch_hint (fetch, hint, 1 << 20);
+    bytes = wsi_zarr_fetch_get (fetch, want, 1 << 20, &size, &error);
+    if (g_str_has_suffix (want, "absent"))
+      fail_unless (bytes == NULL && g_error_matches (error,
+              WSI_BYTE_SOURCE_ERROR, WSI_BYTE_SOURCE_ERROR_NOT_FOUND), "%s",
+          want);
+    else
+      fail_unless (bytes != NULL && size == strlen (want)
+          && memcmp (bytes, want, size) == 0, "%s: wrong bytes", want);
+    g_clear_error (&error);
+    g_free (bytes);
+    g_free (want);
+    g_free (hint);
+  }
+  g_rand_free (rand);
+  return NULL;
+}
+
+/* Eight readers taking chunks that are hinted, in flight, held or not
+ * hinted at all, many at once: each gets its own chunk's bytes (or
+ * NOT_FOUND), whoever fetched them; freeing with fetches queued is clean. */
+GST_START_TEST (test_fetch_ahead_many_readers)
+{
+  WsiZarrFetch *fetch = wsi_zarr_fetch_new (fake_read);
+  GThread *threads[8];
+  guint i;
+
+  for (i = 0; i < G_N_ELEMENTS (threads); i++)
+    threads[i] = g_thread_new ("reader", fetch_worker, fetch);
+  for (i = 0; i < G_N_ELEMENTS (threads); i++)
+    g_thread_join (threads[i]);
+  for (i = 0; i < 200; i++) {
+    gchar *hint = g_strdup_printf ("late/%u", i);
+    wsi_zarr_fetch_hint (fetch, hint, 1 << 20);
+    g_free (hint);
+  }
+  wsi_zarr_fetch_free (fetch);
+  GST_INFO ("%d reads for 3200 chunks taken", fake_reads);
+}
+
+GST_END_TEST;
+
 static Suite *
 wsiomezarr_suite (void)
 {
@@ -248,6 +330,7 @@ wsiomezarr_suite (void)
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_levels_match_zarr);
   tcase_add_test (tc, test_refusals_name_store_and_reason);
+  tcase_add_test (tc, test_fetch_ahead_many_readers);
   return s;
 }
 

@@ -19,7 +19,9 @@
  * tifffile or vips the checks print a SKIP line with the reason (a failure
  * under CI=true, where install-deps.sh ran). The same copies (and the
  * store as NGFF 0.5 on Zarr v3) at an http:// URL served by nginx on
- * loopback stream the same bytes as on disk (SKIP without nginx). */
+ * loopback stream the same bytes as on disk (SKIP without nginx); through
+ * patchviews and through the patch store (written and served) they give
+ * the same bytes as their TIFF. */
 
 #include "wsipipeline.h"
 #include "wsislide.h"
@@ -60,6 +62,8 @@ static const gchar convert_script[] =
     "store = out.replace('.ome.tif', '.zarr')\n"
     "shutil.rmtree(store, ignore_errors=True)\n"
     "shutil.rmtree(os.path.join(os.path.dirname(out), 'zarr-only'), ignore_errors=True)\n"
+    "for i in range(4):\n"
+    "    shutil.rmtree(os.path.join(os.path.dirname(out), 'store-%d' % i), ignore_errors=True)\n"
     "codec = numcodecs.Zstd(level=3)\n"
     "for i, a in enumerate(levels):\n"
     "    d = os.path.join(store, str(i)); os.makedirs(d)\n"
@@ -279,6 +283,107 @@ GST_START_TEST (test_stores_at_url_stream_as_on_disk)
 
 GST_END_TEST;
 
+/* Runs @description (no appsink) to EOS; returns the error or NULL. */
+static gchar *
+run_to_end (const gchar * description)
+{
+  GError *err = NULL;
+  GstElement *pipeline = gst_parse_launch (description, &err);
+  GstMessage *msg;
+  GstBus *bus;
+  gchar *error = NULL;
+
+  fail_unless (pipeline != NULL, "cannot parse '%s': %s", description,
+      err ? err->message : "?");
+  bus = gst_element_get_bus (pipeline);
+  gst_element_set_state (pipeline, GST_STATE_PLAYING);
+  msg = gst_bus_timed_pop_filtered (bus, 120 * GST_SECOND,
+      GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+  fail_unless (msg != NULL, "no EOS or error: %s", description);
+  if (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_ERROR) {
+    gst_message_parse_error (msg, &err, NULL);
+    error = g_strdup (err->message);
+    g_clear_error (&err);
+  }
+  gst_message_unref (msg);
+  gst_element_set_state (pipeline, GST_STATE_NULL);
+  gst_object_unref (bus);
+  gst_object_unref (pipeline);
+  return error;
+}
+
+/* patchviews (multi-view crops with context) and the patch store (written
+ * by patchstoresink, served by patchstoresrc) give the same bytes from the
+ * OME-TIFF and the OME-Zarr (v2 and v3) copies as from their TIFF. */
+GST_START_TEST (test_views_and_store_like_its_tiff)
+{
+  gchar *tiff, *ome, *dir, *sources[4];
+  WsiRun *views_ref = NULL, *store_ref = NULL;
+  guint i;
+
+  if (!converter_usable ("ome views and store"))
+    return;
+  if (gst_element_factory_find ("patchviews") == NULL
+      || gst_element_factory_find ("patchstoresink") == NULL) {
+    fail_if (wsi_test_in_ci (), "CI=true but patchviews or the store missing");
+    wsi_test_skip ("ome views and store", "patchviews or patchstoresink "
+        "not built");
+    return;
+  }
+  make_pair (&tiff, &ome);
+  dir = g_path_get_dirname (ome);
+  sources[0] = tiff;
+  sources[1] = ome;
+  sources[2] = g_build_filename (dir, "slide.zarr", NULL);
+  sources[3] = g_build_filename (dir, "slide-v3.zarr", NULL);
+  for (i = 0; i < G_N_ELEMENTS (sources); i++) {
+    gchar *store = g_strdup_printf ("%s/store-%u", dir, i);
+    gchar *desc = g_strdup_printf ("wsislidesrc location=\"%s\" seed=5 ! "
+        "queue ! patchsampler patch-size=%d patches-per-slide=24 ! "
+        "patchinterleave ! patchreader threads=2 dct-scaling=false ! "
+        "patchviews views=g:2:24:0.3:1.0,ctx:context:16:2x seed=11 "
+        "threads=2 ! queue ! patchbatch batch-size=8 ! "
+        "appsink name=sink sync=false", sources[i], PATCH);
+    WsiRun *views = wsi_run_pipeline (desc, 0), *served;
+    gchar *error;
+
+    g_free (desc);
+    if (i == 0)
+      views_ref = views;
+    else {
+      wsi_run_assert_same_stream (views_ref, views, sources[i]);
+      wsi_run_free (views);
+    }
+    desc = g_strdup_printf ("wsislidesrc location=\"%s\" seed=5 ! queue ! "
+        "patchsampler patch-size=%d patches-per-slide=24 ! patchinterleave ! "
+        "patchreader threads=2 dct-scaling=false ! patchstoresink "
+        "location=\"%s\" patches-per-shard=16", sources[i], PATCH, store);
+    error = run_to_end (desc);
+    fail_unless (error == NULL, "%s: %s", desc, error);
+    g_free (desc);
+    desc = g_strdup_printf ("patchstoresrc location=\"%s\" ! "
+        "appsink name=sink sync=false", store);
+    served = wsi_run_pipeline (desc, 0);
+    g_free (desc);
+    if (i == 0)
+      store_ref = served;
+    else {
+      wsi_run_assert_same_stream (store_ref, served, store);
+      wsi_run_free (served);
+    }
+    g_free (store);
+  }
+  wsi_run_free (views_ref);
+  wsi_run_free (store_ref);
+  g_free (sources[2]);
+  g_free (sources[3]);
+  g_free (dir);
+  g_free (tiff);
+  g_free (ome);
+}
+
+GST_END_TEST;
+
 static Suite *
 ometiff_suite (void)
 {
@@ -289,6 +394,7 @@ ometiff_suite (void)
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_ome_copy_streams_like_its_tiff);
   tcase_add_test (tc, test_stores_at_url_stream_as_on_disk);
+  tcase_add_test (tc, test_views_and_store_like_its_tiff);
   return s;
 }
 

@@ -13,7 +13,8 @@
  * latency, the faults retried and `threads`; faults that persist, a
  * replaced object and formats that need a local file end in errors naming
  * the URL (never its credentials), never in wrong pixels. A DICOM instance
- * at a URL streams as on disk.
+ * at a URL streams as on disk; so does an OME-Zarr store under an s3://
+ * prefix (s3rver).
  *
  * Needs nginx (Debian nginx-light; CI installs it): without it the test
  * prints why and exits 77 (skipped), or fails when CI=true. */
@@ -1052,6 +1053,152 @@ GST_START_TEST (test_s3rver_dicom_prefix)
 
 GST_END_TEST;
 
+/* An OME-Zarr store (NGFF 0.5, Zarr v3, raw 256 x 256 (y, x, c) chunks)
+ * of @tiff's levels decoded whole, written to @store. A chunk of glass
+ * (all 255 but one row) is kept; the chunk (0, 1) of level 0 is left out
+ * (the fill value, as Zarr defines; the store's fill is 255). */
+static void
+write_zarr_store (const gchar * tiff, const gchar * store)
+{
+  GError *err = NULL;
+  WsiSlide *slide = wsi_slide_open (tiff, WSI_BACKEND_AUTO, &err);
+  WsiReadContext *ctx = wsi_read_context_new ();
+  GString *datasets = g_string_new (NULL);
+  gchar *path;
+  gint l;
+
+  fail_unless (slide != NULL, "%s", err ? err->message : "");
+  g_mkdir_with_parents (store, 0755);
+  for (l = 0; l < slide->level_count; l++) {
+    gint64 w = slide->level_width[l], h = slide->level_height[l], cy, cx;
+    WsiImage out = { NULL, (gsize) w * 3, w, h, WSI_PIXEL_RGB };
+    WsiReadRequest request = { 0, };
+    WsiReadReport report;
+    gchar *level_dir = g_strdup_printf ("%s/%d", store, l), *meta;
+
+    out.data = g_malloc (out.stride * h);
+    request.width = slide->level_width[0];
+    request.height = slide->level_height[0];
+    request.resample_tolerance = 0.02;
+    fail_unless (wsi_slide_read (slide, ctx, &request, &out, &report, &err),
+        "%s", err ? err->message : "");
+    fail_unless_equals_int (report.level, l);
+    for (cy = 0; cy < (h + 255) / 256; cy++) {
+      for (cx = 0; cx < (w + 255) / 256; cx++) {
+        guint8 *chunk = g_malloc (256 * 256 * 3);
+        gchar *dir = g_strdup_printf ("%s/c/%" G_GINT64_FORMAT, level_dir,
+            cy);
+        gchar *name = g_strdup_printf ("%s/%" G_GINT64_FORMAT "/0", dir, cx);
+        gint64 y;
+
+        memset (chunk, 255, 256 * 256 * 3);
+        for (y = 0; y < 256 && cy * 256 + y < h; y++)
+          memcpy (chunk + y * 256 * 3, out.data + (cy * 256 + y) * out.stride
+              + cx * 256 * 3, MIN (256, w - cx * 256) * 3);
+        if (!(l == 0 && cy == 0 && cx == 1)) {
+          gchar *sub = g_strdup_printf ("%s/%" G_GINT64_FORMAT, dir, cx);
+          g_mkdir_with_parents (sub, 0755);
+          fail_unless (g_file_set_contents (name, (gchar *) chunk,
+                  256 * 256 * 3, NULL));
+          g_free (sub);
+        }
+        g_free (chunk);
+        g_free (dir);
+        g_free (name);
+      }
+    }
+    meta = g_strdup_printf ("{\"zarr_format\": 3, \"node_type\": \"array\", "
+        "\"shape\": [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ", 3], "
+        "\"data_type\": \"uint8\", \"chunk_grid\": {\"name\": \"regular\", "
+        "\"configuration\": {\"chunk_shape\": [256, 256, 3]}}, "
+        "\"chunk_key_encoding\": {\"name\": \"default\"}, \"fill_value\": 255, "
+        "\"codecs\": [{\"name\": \"bytes\"}]}", h, w);
+    path = g_build_filename (level_dir, "zarr.json", NULL);
+    fail_unless (g_file_set_contents (path, meta, -1, NULL));
+    g_string_append_printf (datasets, "%s{\"path\": \"%d\", "
+        "\"coordinateTransformations\": [{\"type\": \"scale\", "
+        "\"scale\": [%g, %g, 1]}]}", l ? ", " : "", l,
+        0.25 * slide->level_downsample[l], 0.25 * slide->level_downsample[l]);
+    g_free (path);
+    g_free (meta);
+    g_free (level_dir);
+    g_free (out.data);
+  }
+  path = g_build_filename (store, "zarr.json", NULL);
+  {
+    gchar *group = g_strdup_printf ("{\"zarr_format\": 3, \"node_type\": "
+        "\"group\", \"attributes\": {\"ome\": {\"version\": \"0.5\", "
+        "\"multiscales\": [{\"axes\": [{\"name\": \"y\", \"type\": \"space\", "
+        "\"unit\": \"micrometer\"}, {\"name\": \"x\", \"type\": \"space\", "
+        "\"unit\": \"micrometer\"}, {\"name\": \"c\", \"type\": \"channel\"}], "
+        "\"datasets\": [%s]}]}}}", datasets->str);
+    fail_unless (g_file_set_contents (path, group, -1, NULL));
+    g_free (group);
+  }
+  g_free (path);
+  g_string_free (datasets, TRUE);
+  wsi_read_context_free (ctx);
+  wsi_slide_close (slide);
+}
+
+/* PUTs every file below @dir as s3://bucket/@prefix/<relative path>. */
+static void
+s3_put_tree (guint port, const gchar * dir, const gchar * prefix)
+{
+  GDir *d = g_dir_open (dir, 0, NULL);
+  const gchar *name;
+
+  fail_unless (d != NULL);
+  while ((name = g_dir_read_name (d)) != NULL) {
+    gchar *path = g_build_filename (dir, name, NULL);
+    gchar *key = g_strdup_printf ("%s/%s", prefix, name);
+    if (g_file_test (path, G_FILE_TEST_IS_DIR))
+      s3_put_tree (port, path, key);
+    else
+      fail_unless (s3_put (port, key, path), "upload of %s failed", key);
+    g_free (path);
+    g_free (key);
+  }
+  g_dir_close (d);
+}
+
+/* The same OME-Zarr store (Zarr v3, a chunk never written) streams the
+ * same bytes from s3:// (s3rver, signed requests; each object fetched by
+ * its key, an absent chunk a 404 read as the fill value) as from disk, at
+ * 1 and 4 reader threads. */
+GST_START_TEST (test_s3rver_zarr_store)
+{
+  gchar *tiff, *store, *endpoint;
+  WsiRun *local, *remote;
+  S3rver s3;
+  guint t;
+
+  S3RVER_OR_SKIP (&s3, "s3rver-zarr");
+  tiff = g_build_filename (tmpdir, "zarr-source.tiff", NULL);
+  store = g_build_filename (tmpdir, "zarr-s3", "slide.zarr", NULL);
+  write_slide_sized (tiff, 21, 1536, 1024);
+  write_zarr_store (tiff, store);
+  s3_put_tree (s3.port, store, "stores/slide.zarr");
+  endpoint = g_strdup_printf ("http://127.0.0.1:%u", s3.port);
+  s3_credentials (endpoint, "S3RVER", "S3RVER");
+  local = run_stream (store, 1);
+  for (t = 1; t <= 4; t *= 4) {
+    gchar *what = g_strdup_printf ("OME-Zarr at s3:// at %u threads", t);
+    remote = run_stream ("s3://bucket/stores/slide.zarr", t);
+    wsi_run_assert_same_stream (local, remote, what);
+    wsi_run_free (remote);
+    g_free (what);
+  }
+  wsi_run_free (local);
+  s3_credentials_clear ();
+  s3rver_stop (&s3);
+  g_free (endpoint);
+  g_free (store);
+  g_free (tiff);
+}
+
+GST_END_TEST;
+
 /* A real S3-protocol server (s3rver): signed requests stream the slide as
  * on disk; an unknown key is a 403 naming the s3:// URL, never the key; a
  * prefix is listed recursively by extension. */
@@ -1452,6 +1599,7 @@ remote_suite (void)
   tcase_add_test (tc, test_s3_and_gs_locations);
   tcase_add_test (tc, test_index_cache);
   tcase_add_test (tc, test_s3rver_signed);
+  tcase_add_test (tc, test_s3rver_zarr_store);
   tcase_add_test (tc, test_wrong_secret_is_403);
   tcase_add_test (tc, test_listing_continuation);
   return s;
