@@ -132,12 +132,12 @@ echo "test-debian13: $(in_root sh -c '. /etc/os-release; echo "$PRETTY_NAME"'), 
 
 if [ "${1:-}" = "--" ]; then     # a command in the checkout, not the suite
   shift
-  in_root bash -c 'cd /work/gst-wsi && scripts/install-deps.sh >/dev/null && scripts/build.sh && "$@"' _ "$@"
+  in_root bash -c 'cd /work/gst-wsi && scripts/install-deps.sh test >/dev/null && scripts/build.sh && "$@"' _ "$@"
   exit $?
 fi
 
 # ---- packages, build, tests (timed apart; test.sh then finds both done) -----
-in_root bash -c 'cd /work/gst-wsi && scripts/install-deps.sh' \
+in_root bash -c 'cd /work/gst-wsi && scripts/install-deps.sh test' \
   || fail "scripts/install-deps.sh failed in the Debian 13 root"
 phase "packages" "$t"
 t=$(now)

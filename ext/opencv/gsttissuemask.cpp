@@ -142,14 +142,13 @@
 
 #include "gsttissuemask.h"
 
+#include <gst/wsi/wsienumtype.h>
 #include <gst/wsi/wsierrorrelay.h>
 #include <gst/wsi/wsievent.h>
 #include <gst/wsi/wsirecord.h>
 #include <gst/wsi/wsirefusal.h>
 
-#include "wsimaskcache.h"
-#include "wsimaskruns.h"
-#include "wsimaskstore.h"
+#include "wsimaskpolicy.h"
 #include "wsitissuedetect.h"
 
 #include <opencv2/core/version.hpp>
@@ -237,37 +236,25 @@ struct _GstTissueMask
 {
   GstBaseTransform parent;
 
-  /* Guards every field below (properties, cache and counters). */
+  /* Guards every field below (the properties; the masks and counters
+   * are the policy's). */
   GMutex lock;
   /* Everything that shapes a mask; a copy is taken for each computation
    * so that property changes never race with OpenCV. */
   WsiTissueSettings settings;
   /* -1: hsv follows saturation-threshold (resolved when copied). */
   gint hsv_saturation_min;
-  /* Bumped whenever settings change: a mask computed with older settings
-   * is not cached. */
-  guint settings_generation;
   gdouble min_tissue_fraction;
   /* Longest overview side the kernel sides are given at; 0 = any. */
   gint kernel_reference_size;
-  /* The masks kept in memory (wsimaskcache.h: mask-cache-size). */
-  WsiMaskCache *cache;
-  guint64 masks_computed;
-  guint64 cache_hits;
+  /* Where masks come from and are kept: memory (mask-cache-size), disk
+   * (mask-cache-dir), the settings generation and the counters
+   * (wsimaskpolicy.h; its own lock, taken inside ours). */
+  WsiMaskPolicy *masks;
   /* A tissuemask downstream combines with our masks (atomic). */
   gint later_mask;
   /* We told upstream that we follow a tissuemask (streaming thread). */
   gboolean announced_chain;
-  /* Masks kept across runs (wsimaskstore.h): the folder (NULL = off),
-   * masks loaded from it, whether it failed this run (warned once, then
-   * unused), the files warned about as unusable (not warned again until we
-   * replace them), and the settings part of the key with its generation. */
-  gchar *mask_cache_dir;
-  guint64 disk_hits;
-  gboolean disk_failed;
-  GHashTable *disk_refused;
-  gchar *disk_settings;
-  guint disk_settings_generation;
 };
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
@@ -313,11 +300,7 @@ gst_tissue_mask_method_get_type (void)
     {0, NULL, NULL}
   };
 
-  if (g_once_init_enter (&type_id)) {
-    GType type = g_enum_register_static ("GstTissueMaskMethod", values);
-    g_once_init_leave (&type_id, type);
-  }
-  return (GType) type_id;
+  return wsi_enum_type_once (&type_id, "GstTissueMaskMethod", values);
 }
 
 GType
@@ -332,291 +315,17 @@ gst_tissue_mask_otsu_channel_get_type (void)
     {0, NULL, NULL}
   };
 
-  if (g_once_init_enter (&type_id)) {
-    GType type = g_enum_register_static ("GstTissueMaskOtsuChannel", values);
-    g_once_init_leave (&type_id, type);
-  }
-  return (GType) type_id;
+  return wsi_enum_type_once (&type_id, "GstTissueMaskOtsuChannel", values);
 }
 
-/* ---- the disk cache (mask-cache-dir, wsimaskstore.h) -------------------- */
-
-/* Properties that do not change a mask, left out of the disk key. Every
- * other property of tissuemask is in it, so a new mask-shaping property
- * cannot be forgotten (tests/check/elements/tissuemask.c changes each one
- * and expects a new mask). */
+/* Properties that do not change a mask, left out of the disk key
+ * (wsimaskpolicy.h). Every other property of tissuemask is in it, so a new
+ * mask-shaping property cannot be forgotten
+ * (tests/check/elements/tissuemask.c changes each one and expects a new
+ * mask). */
 static const gchar *const not_mask_shaping[] = {
   "min-tissue-fraction", "mask-cache-size", "mask-cache-dir", NULL
 };
-
-static gint
-compare_pspec_names (gconstpointer a, gconstpointer b)
-{
-  return strcmp ((*(GParamSpec * const *) a)->name,
-      (*(GParamSpec * const *) b)->name);
-}
-
-/* "name=value" lines of every mask-shaping property, sorted by name (a
- * double in full precision). get_property takes the lock: call without. */
-static gchar *
-describe_mask_settings (GstTissueMask * self)
-{
-  guint n, i;
-  GParamSpec **pspecs =
-      g_object_class_list_properties (G_OBJECT_GET_CLASS (self), &n);
-  GString *out = g_string_new (NULL);
-
-  qsort (pspecs, n, sizeof (GParamSpec *), compare_pspec_names);
-  for (i = 0; i < n; i++) {
-    GParamSpec *pspec = pspecs[i];
-    GValue value = G_VALUE_INIT;
-    gchar number[G_ASCII_DTOSTR_BUF_SIZE], *text;
-
-    if (pspec->owner_type != GST_TYPE_TISSUE_MASK
-        || (pspec->flags & G_PARAM_READWRITE) != G_PARAM_READWRITE
-        || g_strv_contains (not_mask_shaping, pspec->name))
-      continue;
-    g_value_init (&value, pspec->value_type);
-    g_object_get_property (G_OBJECT (self), pspec->name, &value);
-    if (G_VALUE_HOLDS_DOUBLE (&value))
-      text = g_strdup (g_ascii_dtostr (number, sizeof (number),
-              g_value_get_double (&value)));
-    else
-      text = g_strdup_value_contents (&value);
-    wsi_mask_store_key_add (out, pspec->name, text);
-    g_free (text);
-    g_value_unset (&value);
-  }
-  g_free (pspecs);
-  return g_string_free (out, FALSE);
-}
-
-/* The settings part of the disk key and the settings generation it
- * describes (kept until the settings change). */
-static gchar *
-mask_settings_key (GstTissueMask * self, guint * generation)
-{
-  for (;;) {
-    gchar *described;
-    guint now;
-
-    g_mutex_lock (&self->lock);
-    now = self->settings_generation;
-    if (self->disk_settings != NULL && self->disk_settings_generation == now) {
-      described = g_strdup (self->disk_settings);
-      g_mutex_unlock (&self->lock);
-      *generation = now;
-      return described;
-    }
-    g_mutex_unlock (&self->lock);
-
-    described = describe_mask_settings (self);
-    g_mutex_lock (&self->lock);
-    if (now == self->settings_generation) {
-      g_free (self->disk_settings);
-      self->disk_settings = g_strdup (described);
-      self->disk_settings_generation = now;
-      g_mutex_unlock (&self->lock);
-      *generation = now;
-      return described;
-    }
-    g_mutex_unlock (&self->lock);
-    g_free (described);         /* changed while described: again */
-  }
-}
-
-/* The disk key of @path's mask and the folder (@dir, a new string); NULL
- * when the disk cache is off or failed, or when the slide file's identity
- * is unknown (a remote slide, see wsi_query_set_mask_source). */
-static gchar *
-disk_key (GstTissueMask * self, const gchar * path, const gchar * identity,
-    gint thumbnail_size, gchar ** dir, guint * generation)
-{
-  GString *key;
-  gchar *text;
-
-  g_mutex_lock (&self->lock);
-  *dir = self->disk_failed || self->mask_cache_dir == NULL
-      || self->mask_cache_dir[0] == '\0' ? NULL :
-      g_strdup (self->mask_cache_dir);
-  g_mutex_unlock (&self->lock);
-  if (*dir == NULL || identity == NULL || identity[0] == '\0') {
-    g_clear_pointer (dir, g_free);
-    return NULL;
-  }
-
-  key = g_string_new (NULL);
-  text = g_strdup_printf ("gst-wsi tissue mask %d", WSI_MASK_STORE_VERSION);
-  wsi_mask_store_key_add (key, "format", text);
-  g_free (text);
-  wsi_mask_store_key_add (key, "gst-wsi", VERSION);
-  /* the code that makes masks, and the OpenCV that runs it */
-  text = g_strdup_printf ("%d", WSI_TISSUE_MASK_REVISION);
-  wsi_mask_store_key_add (key, "mask-revision", text);
-  g_free (text);
-  wsi_mask_store_key_add (key, "opencv", CV_VERSION);
-  wsi_mask_store_key_add (key, "path", path);
-  wsi_mask_store_key_add (key, "source-identity", identity);
-  text = g_strdup_printf ("%d", thumbnail_size);
-  wsi_mask_store_key_add (key, "thumbnail-size", text);
-  g_free (text);
-  text = mask_settings_key (self, generation);
-  g_string_append (key, text);
-  g_free (text);
-  return g_string_free (key, FALSE);
-}
-
-/* Warns (once per file) that a stored mask cannot be used. */
-static void
-warn_unusable_file (GstTissueMask * self, const gchar * file,
-    const gchar * path, const GError * error)
-{
-  gboolean first;
-
-  g_mutex_lock (&self->lock);
-  first = g_hash_table_add (self->disk_refused, g_strdup (file));
-  g_mutex_unlock (&self->lock);
-  if (first)
-    GST_ELEMENT_WARNING (self, RESOURCE, READ,
-        ("The tissue mask of slide \"%s\" is computed again: %s", path,
-            error->message), (NULL));
-}
-
-/* The folder cannot be read or written: warned about once, then unused
- * for the rest of the run (the stream goes on without it). */
-static void
-disable_disk_cache (GstTissueMask * self, const gchar * dir,
-    const GError * error)
-{
-  gboolean first;
-
-  g_mutex_lock (&self->lock);
-  first = !self->disk_failed;
-  self->disk_failed = TRUE;
-  g_mutex_unlock (&self->lock);
-  if (first)
-    GST_ELEMENT_WARNING (self, RESOURCE, OPEN_READ_WRITE,
-        ("Tissue masks are not kept in mask-cache-dir \"%s\" for the rest "
-            "of this run: %s", dir, error->message), (NULL));
-}
-
-/* @path's mask from the disk cache, or NULL: a miss, or a file that
- * cannot be used (warned about, and replaced when the mask is computed).
- * @width x @height: the size expected (0 x 0: any; set to the mask's).
- * @generation: the settings it was made with. */
-static GstMemory *
-disk_cache_load (GstTissueMask * self, const gchar * path,
-    const gchar * identity, gint thumbnail_size, gint * width, gint * height,
-    gdouble * fraction, guint * generation)
-{
-  gchar *dir, *key = disk_key (self, path, identity, thumbnail_size, &dir,
-      generation), *file;
-  WsiStoredMask stored;
-  GError *error = NULL;
-  GstMemory *memory = NULL;
-  gboolean refused;
-
-  if (key == NULL)
-    return NULL;
-  file = wsi_mask_store_file (dir, key);
-  g_mutex_lock (&self->lock);
-  refused = g_hash_table_contains (self->disk_refused, file);
-  g_mutex_unlock (&self->lock);
-
-  if (refused) {
-    /* Warned already: it is replaced once the mask is computed. */
-  } else if (!wsi_mask_store_load (dir, key, &stored, &error)) {
-    if (g_error_matches (error, G_FILE_ERROR, G_FILE_ERROR_INVAL))
-      warn_unusable_file (self, file, path, error);
-    else if (error != NULL)
-      disable_disk_cache (self, dir, error);
-  } else if (*width != 0 && ((gint) stored.width != *width
-          || (gint) stored.height != *height)) {
-    GST_DEBUG_OBJECT (self, "%s: stored mask is %ux%u, the overview %dx%d",
-        file, stored.width, stored.height, *width, *height);
-    wsi_mask_stored_clear (&stored);
-  } else {
-    gsize n;
-    gpointer data = g_bytes_unref_to_data (g_steal_pointer (&stored.mask),
-        &n);
-
-    memory = gst_memory_new_wrapped ((GstMemoryFlags) 0, data, n, 0, n,
-        data, g_free);
-    *fraction = stored.fraction;
-    *width = (gint) stored.width;
-    *height = (gint) stored.height;
-    GST_LOG_OBJECT (self, "mask of %s loaded from %s", path, file);
-  }
-  g_clear_error (&error);
-  g_free (file);
-  g_free (key);
-  g_free (dir);
-  return memory;
-}
-
-/* Keeps a mask loaded from disk in memory too, unless the settings
- * changed since it was looked up, and counts it as a disk hit when it
- * reaches its slide: @used (handed to the slide buffer) or kept for the
- * buffer to come. A mask preloaded but not kept (mask-cache-size=0) is
- * loaded again by that buffer, which counts it then: one hit a visit. */
-static void
-remember_loaded_mask (GstTissueMask * self, const gchar * path, gint width,
-    gint height, GstMemory * mask, gdouble fraction, guint generation,
-    gboolean used)
-{
-  gboolean kept = FALSE;
-
-  g_mutex_lock (&self->lock);
-  if (generation == self->settings_generation)
-    kept = wsi_mask_cache_insert (self->cache, path, width, height, mask, fraction,
-        used);
-  if (used || kept)
-    self->disk_hits++;
-  g_mutex_unlock (&self->lock);
-}
-
-/* Stores a computed mask under the key of @meta's slide; a folder that
- * cannot be written is warned about once and not used again this run. */
-static void
-disk_cache_save (GstTissueMask * self, const GstStructure * meta,
-    const gchar * path, GstMemory * mask, gint width, gint height,
-    gdouble fraction, guint generation)
-{
-  gint thumbnail_size = 0;
-  guint key_generation;
-  gchar *dir, *key, *file;
-  GError *error = NULL;
-  GstMapInfo map;
-  gboolean saved;
-
-  gst_structure_get_int (meta, "thumbnail-size", &thumbnail_size);
-  key = disk_key (self, path, gst_structure_get_string (meta,
-          "source-identity"), thumbnail_size, &dir, &key_generation);
-  if (key == NULL)
-    return;
-  if (key_generation != generation) {   /* settings changed meanwhile */
-    g_free (key);
-    g_free (dir);
-    return;
-  }
-  gst_memory_map (mask, &map, GST_MAP_READ);
-  saved = wsi_mask_store_save (dir, key, map.data, (guint) width,
-      (guint) height, fraction, &error);
-  gst_memory_unmap (mask, &map);
-
-  file = wsi_mask_store_file (dir, key);
-  if (saved) {
-    g_mutex_lock (&self->lock);
-    g_hash_table_remove (self->disk_refused, file);
-    g_mutex_unlock (&self->lock);
-  } else {
-    disable_disk_cache (self, dir, error);
-  }
-  g_clear_error (&error);
-  g_free (file);
-  g_free (key);
-  g_free (dir);
-}
 
 /* ---- buffers ------------------------------------------------------------ */
 
@@ -657,6 +366,7 @@ gst_tissue_mask_compute (GstTissueMask * self, GstBuffer * buffer,
   gsize expected = (gsize) width * height * 3;
   WsiTissueSettings settings;
   WsiTissueReport report;
+  WsiMaskPolicyState state;
   guint generation, first_mem, n_mems;
   gsize skip;
   GstMapInfo overview, mask;
@@ -678,7 +388,8 @@ gst_tissue_mask_compute (GstTissueMask * self, GstBuffer * buffer,
   settings = current_settings (self);
   settings.kernel_scale = kernel_scale (self->kernel_reference_size, width,
       height, slide_longest);
-  generation = self->settings_generation;
+  wsi_mask_policy_get_state (self->masks, &state);
+  generation = state.generation;
   g_mutex_unlock (&self->lock);
   *generation_out = generation;
 
@@ -703,27 +414,6 @@ gst_tissue_mask_compute (GstTissueMask * self, GstBuffer * buffer,
       "kernels x %.3f)", path, width, height, *fraction,
       report.otsu_threshold, report.fluorescence_threshold,
       settings.kernel_scale);
-
-  g_mutex_lock (&self->lock);
-  self->masks_computed++;
-  if (generation == self->settings_generation)
-    wsi_mask_cache_insert (self->cache, path, width, height, memory, *fraction, TRUE);
-  g_mutex_unlock (&self->lock);
-  return memory;
-}
-
-/* Returns a new reference to the cached mask of @path, or NULL. */
-static GstMemory *
-gst_tissue_mask_lookup (GstTissueMask * self, const gchar * path, gint width,
-    gint height, gdouble * fraction)
-{
-  GstMemory *memory;
-
-  g_mutex_lock (&self->lock);
-  memory = wsi_mask_cache_get (self->cache, path, width, height, fraction);
-  if (memory != NULL)
-    self->cache_hits++;
-  g_mutex_unlock (&self->lock);
   return memory;
 }
 
@@ -827,26 +517,6 @@ warn_no_mask (GstTissueMask * self, GstStructure * meta, const gchar * path,
   gst_tissue_mask_set_result (self, meta, path, FALSE, 0.0, FALSE);
 }
 
-/* On an in-memory miss: the mask kept in mask-cache-dir for @meta's
- * slide (then kept in memory too), or NULL. */
-static GstMemory *
-load_from_disk (GstTissueMask * self, const GstStructure * meta,
-    const gchar * path, gint width, gint height, gdouble * fraction)
-{
-  gint thumbnail_size = 0;
-  guint generation;
-  GstMemory *mask;
-
-  gst_structure_get_int (meta, "thumbnail-size", &thumbnail_size);
-  mask = disk_cache_load (self, path, gst_structure_get_string (meta,
-          "source-identity"), thumbnail_size, &width, &height, fraction,
-      &generation);
-  if (mask != NULL)
-    remember_loaded_mask (self, path, width, height, mask, *fraction,
-        generation, TRUE);
-  return mask;
-}
-
 static GstFlowReturn
 gst_tissue_mask_transform_ip (GstBaseTransform * trans, GstBuffer * buffer)
 {
@@ -891,9 +561,8 @@ gst_tissue_mask_transform_ip (GstBaseTransform * trans, GstBuffer * buffer)
 
   /* An earlier tissuemask's time is its own (recorded at its push). */
   gst_structure_remove_field (meta, "prep-mask-ns");
-  mask = gst_tissue_mask_lookup (self, path, width, height, &fraction);
-  if (mask == NULL && mask_size > 0)
-    mask = load_from_disk (self, meta, path, width, height, &fraction);
+  mask = wsi_mask_policy_find (self->masks, meta, path, width, height,
+      &fraction);
   if (mask == NULL && has_overview && mask_size > 0) {
     gint64 start = g_get_monotonic_time ();
 
@@ -905,8 +574,8 @@ gst_tissue_mask_transform_ip (GstBaseTransform * trans, GstBuffer * buffer)
       return GST_FLOW_ERROR;
     }
     computed = TRUE;
-    disk_cache_save (self, meta, path, mask, width, height, fraction,
-        generation);
+    wsi_mask_policy_computed (self->masks, meta, path, mask, width, height,
+        fraction, generation);
     /* For wsistats' slide preparation stage (not stream content). */
     gst_structure_set (meta, "prep-mask-ns", G_TYPE_UINT64,
         (guint64) (g_get_monotonic_time () - start) * 1000, NULL);
@@ -931,31 +600,6 @@ gst_tissue_mask_transform_ip (GstBaseTransform * trans, GstBuffer * buffer)
   return GST_FLOW_OK;
 }
 
-/* The query's slide mask from mask-cache-dir, put in the memory cache
- * for the slide buffer that follows (without overview); TRUE when found.
- * Without a memory cache the buffer loads it again. */
-static gboolean
-preload_from_disk (GstTissueMask * self, GstQuery * query,
-    const gchar * path)
-{
-  const gchar *identity = NULL;
-  gint thumbnail_size = 0, width = 0, height = 0;
-  gdouble fraction;
-  guint generation;
-  GstMemory *mask;
-
-  if (!wsi_query_parse_mask_source (query, &identity, &thumbnail_size))
-    return FALSE;
-  mask = disk_cache_load (self, path, identity, thumbnail_size, &width,
-      &height, &fraction, &generation);
-  if (mask == NULL)
-    return FALSE;
-  remember_loaded_mask (self, path, width, height, mask, fraction,
-      generation, FALSE);
-  gst_memory_unref (mask);
-  return TRUE;
-}
-
 /* Answers wsislidesrc's "is this slide's mask cached?" query. When a
  * later tissuemask combines with ours, it is asked first: the overview may
  * be skipped only when every one of them holds the mask. */
@@ -965,7 +609,8 @@ gst_tissue_mask_query (GstBaseTransform * trans, GstPadDirection direction,
 {
   GstTissueMask *self = GST_TISSUE_MASK (trans);
   gboolean cached, later_needs = FALSE;
-  const gchar *path = NULL;
+  const gchar *path = NULL, *identity = NULL;
+  gint thumbnail_size = 0;
 
   if (direction != GST_PAD_SINK
       || !wsi_query_parse_mask_cached (query, &path, NULL, NULL)
@@ -973,11 +618,11 @@ gst_tissue_mask_query (GstBaseTransform * trans, GstPadDirection direction,
     return GST_BASE_TRANSFORM_CLASS (parent_class)->query (trans, direction,
         query);
 
-  g_mutex_lock (&self->lock);
-  cached = wsi_mask_cache_touch (self->cache, path);
-  g_mutex_unlock (&self->lock);
-  if (!cached)
-    cached = preload_from_disk (self, query, path);
+  /* a mask on disk is looked for only when the source says which file */
+  if (!wsi_query_parse_mask_source (query, &identity, &thumbnail_size))
+    identity = NULL;
+  cached = wsi_mask_policy_holds (self->masks, path, identity,
+      thumbnail_size);
 
   if (cached && g_atomic_int_get (&self->later_mask)) {
     gst_pad_peer_query (GST_BASE_TRANSFORM_SRC_PAD (trans), query);
@@ -1011,13 +656,7 @@ gst_tissue_mask_start (GstBaseTransform * trans)
 
   if (!wsi_refusal_check (GST_ELEMENT (self), wsi_refusal_of (self)))
     return FALSE;
-  g_mutex_lock (&self->lock);
-  self->masks_computed = 0;
-  self->cache_hits = 0;
-  self->disk_hits = 0;
-  self->disk_failed = FALSE;
-  g_hash_table_remove_all (self->disk_refused);
-  g_mutex_unlock (&self->lock);
+  wsi_mask_policy_start (self->masks);
   self->announced_chain = FALSE;
   g_atomic_int_set (&self->later_mask, 0);
   return TRUE;
@@ -1028,29 +667,117 @@ gst_tissue_mask_stop (GstBaseTransform * trans)
 {
   GstTissueMask *self = GST_TISSUE_MASK (trans);
 
-  g_mutex_lock (&self->lock);
-  wsi_mask_cache_clear (self->cache);
-  g_mutex_unlock (&self->lock);
+  wsi_mask_policy_stop (self->masks);
   return TRUE;
 }
 
 /* ---- properties --------------------------------------------------------- */
 
-/* Stores a mask-shaping setting; a real change empties the cache, whose
- * masks were made with the old value. Call with the lock held. */
-static void
-settings_changed (GstTissueMask * self)
+/* Where each number and enumeration property is kept in the element, and
+ * whether a change of it changes the masks (the masks made with the old
+ * value are then dropped, wsimaskpolicy.h). The property's GType says how
+ * the field is read and written. */
+typedef struct
 {
-  self->settings_generation++;
-  wsi_mask_cache_clear (self->cache);
+  guint prop_id;
+  gsize offset;
+  gboolean shapes_mask;
+  gboolean odd;                 /* a kernel that must be odd */
+} FieldOf;
+
+#define SETTING(prop, field, odd) { prop, G_STRUCT_OFFSET (GstTissueMask, \
+      settings) + G_STRUCT_OFFSET (WsiTissueSettings, field), TRUE, odd }
+#define OWN(prop, field, shapes) { prop, G_STRUCT_OFFSET (GstTissueMask, \
+      field), shapes, FALSE }
+
+static const FieldOf fields[] = {
+  SETTING (PROP_METHOD, method, FALSE),
+  SETTING (PROP_SATURATION_THRESHOLD, saturation_threshold, FALSE),
+  SETTING (PROP_VALUE_THRESHOLD, value_max, FALSE),
+  SETTING (PROP_VALUE_FLOOR, value_floor, FALSE),
+  SETTING (PROP_MEDIAN_KERNEL, median_kernel, TRUE),
+  SETTING (PROP_CLOSE_KERNEL, close_kernel, FALSE),
+  SETTING (PROP_MIN_COMPONENT_AREA, min_component_area, FALSE),
+  SETTING (PROP_MIN_HOLE_AREA, min_hole_area, FALSE),
+  SETTING (PROP_OTSU_CHANNEL, otsu_channel, FALSE),
+  SETTING (PROP_OTSU_BLUR_KERNEL, otsu_blur_kernel, TRUE),
+  SETTING (PROP_OTSU_CLOSE_KERNEL, otsu_close_kernel, FALSE),
+  SETTING (PROP_OTSU_MIN_AREA, otsu_min_area, FALSE),
+  SETTING (PROP_HUE_MIN, hue_min, FALSE),
+  SETTING (PROP_HUE_MAX, hue_max, FALSE),
+  SETTING (PROP_VALUE_MIN, value_min, FALSE),
+  OWN (PROP_HSV_SATURATION_MIN, hsv_saturation_min, TRUE),
+  OWN (PROP_KERNEL_REFERENCE_SIZE, kernel_reference_size, TRUE),
+  /* rejection is decided per buffer: the masks stay valid */
+  OWN (PROP_MIN_TISSUE_FRACTION, min_tissue_fraction, FALSE),
+};
+
+/* the enumerations are stored as the gint of g_value_get_enum() */
+G_STATIC_ASSERT (sizeof (WsiTissueMethod) == sizeof (gint));
+G_STATIC_ASSERT (sizeof (WsiOtsuChannel) == sizeof (gint));
+
+static const FieldOf *
+field_of (guint prop_id)
+{
+  for (guint i = 0; i < G_N_ELEMENTS (fields); i++)
+    if (fields[i].prop_id == prop_id)
+      return &fields[i];
+  return NULL;
 }
 
-#define SET_SETTING(field, value) G_STMT_START {      \
-    if (self->settings.field != (value)) {            \
-      self->settings.field = (value);                 \
-      settings_changed (self);                        \
-    }                                                 \
-  } G_STMT_END
+/* Stores @value at @at; whether that changed it. */
+static gboolean
+field_set (gpointer at, const GValue * value)
+{
+  switch (G_TYPE_FUNDAMENTAL (G_VALUE_TYPE (value))) {
+    case G_TYPE_UINT:{
+      guint v = g_value_get_uint (value), *field = (guint *) at;
+      gboolean changed = *field != v;
+
+      *field = v;
+      return changed;
+    }
+    case G_TYPE_INT:
+    case G_TYPE_ENUM:{
+      gint v = G_VALUE_HOLDS_ENUM (value) ? g_value_get_enum (value) :
+          g_value_get_int (value), *field = (gint *) at;
+      gboolean changed = *field != v;
+
+      *field = v;
+      return changed;
+    }
+    case G_TYPE_DOUBLE:{
+      gdouble v = g_value_get_double (value), *field = (gdouble *) at;
+      gboolean changed = *field != v;
+
+      *field = v;
+      return changed;
+    }
+    default:
+      g_return_val_if_reached (FALSE);
+  }
+}
+
+static void
+field_get (gconstpointer at, GValue * value)
+{
+  switch (G_TYPE_FUNDAMENTAL (G_VALUE_TYPE (value))) {
+    case G_TYPE_UINT:
+      g_value_set_uint (value, *(const guint *) at);
+      break;
+    case G_TYPE_INT:
+      g_value_set_int (value, *(const gint *) at);
+      break;
+    case G_TYPE_ENUM:
+      g_value_set_enum (value, *(const gint *) at);
+      break;
+    case G_TYPE_DOUBLE:
+      g_value_set_double (value, *(const gdouble *) at);
+      break;
+    default:
+      g_return_if_reached ();
+  }
+}
 
 /* Kernels are odd (OpenCV's median and Gaussian blurs need a centre):
  * an even one is refused, and the element then refuses to start
@@ -1085,91 +812,21 @@ gst_tissue_mask_set_property (GObject * object, guint prop_id,
     const GValue * value, GParamSpec * pspec)
 {
   GstTissueMask *self = GST_TISSUE_MASK (object);
+  const FieldOf *field = field_of (prop_id);
 
   g_mutex_lock (&self->lock);
-  switch (prop_id) {
-    case PROP_METHOD:
-      SET_SETTING (method, (WsiTissueMethod) g_value_get_enum (value));
-      break;
-    case PROP_SATURATION_THRESHOLD:
-      SET_SETTING (saturation_threshold, g_value_get_uint (value));
-      break;
-    case PROP_VALUE_THRESHOLD:
-      SET_SETTING (value_max, g_value_get_uint (value));
-      break;
-    case PROP_VALUE_FLOOR:
-      SET_SETTING (value_floor, g_value_get_uint (value));
-      break;
-    case PROP_MEDIAN_KERNEL:{
-      guint kernel = g_value_get_uint (value);
-
-      if (!kernel_accepted (self, pspec, kernel))
-        break;
-      SET_SETTING (median_kernel, kernel);
-      break;
-    }
-    case PROP_CLOSE_KERNEL:
-      SET_SETTING (close_kernel, g_value_get_uint (value));
-      break;
-    case PROP_MIN_COMPONENT_AREA:
-      SET_SETTING (min_component_area, g_value_get_double (value));
-      break;
-    case PROP_MIN_HOLE_AREA:
-      SET_SETTING (min_hole_area, g_value_get_double (value));
-      break;
-    case PROP_OTSU_CHANNEL:
-      SET_SETTING (otsu_channel, (WsiOtsuChannel) g_value_get_enum (value));
-      break;
-    case PROP_OTSU_BLUR_KERNEL:{
-      guint kernel = g_value_get_uint (value);
-
-      if (!kernel_accepted (self, pspec, kernel))
-        break;
-      SET_SETTING (otsu_blur_kernel, kernel);
-      break;
-    }
-    case PROP_OTSU_CLOSE_KERNEL:
-      SET_SETTING (otsu_close_kernel, g_value_get_uint (value));
-      break;
-    case PROP_OTSU_MIN_AREA:
-      SET_SETTING (otsu_min_area, g_value_get_double (value));
-      break;
-    case PROP_HUE_MIN:
-      SET_SETTING (hue_min, g_value_get_uint (value));
-      break;
-    case PROP_HUE_MAX:
-      SET_SETTING (hue_max, g_value_get_uint (value));
-      break;
-    case PROP_HSV_SATURATION_MIN:
-      if (self->hsv_saturation_min != g_value_get_int (value)) {
-        self->hsv_saturation_min = g_value_get_int (value);
-        settings_changed (self);
-      }
-      break;
-    case PROP_VALUE_MIN:
-      SET_SETTING (value_min, g_value_get_uint (value));
-      break;
-    case PROP_KERNEL_REFERENCE_SIZE:
-      if (self->kernel_reference_size != g_value_get_int (value)) {
-        self->kernel_reference_size = g_value_get_int (value);
-        settings_changed (self);
-      }
-      break;
-    case PROP_MIN_TISSUE_FRACTION:
-      /* Rejection is decided per buffer: the cache stays valid. */
-      self->min_tissue_fraction = g_value_get_double (value);
-      break;
-    case PROP_MASK_CACHE_SIZE:
-      wsi_mask_cache_set_max_masks (self->cache, g_value_get_uint (value));
-      break;
-    case PROP_MASK_CACHE_DIR:
-      g_free (self->mask_cache_dir);
-      self->mask_cache_dir = g_value_dup_string (value);
-      self->disk_failed = FALSE;
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-      break;
+  if (field != NULL) {
+    if ((!field->odd || kernel_accepted (self, pspec,
+                g_value_get_uint (value)))
+        && field_set ((guint8 *) self + field->offset, value)
+        && field->shapes_mask)
+      wsi_mask_policy_settings_changed (self->masks);
+  } else if (prop_id == PROP_MASK_CACHE_SIZE) {
+    wsi_mask_policy_set_max_masks (self->masks, g_value_get_uint (value));
+  } else if (prop_id == PROP_MASK_CACHE_DIR) {
+    wsi_mask_policy_set_dir (self->masks, g_value_get_string (value));
+  } else {
+    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
   }
   g_mutex_unlock (&self->lock);
 }
@@ -1179,85 +836,27 @@ gst_tissue_mask_get_property (GObject * object, guint prop_id,
     GValue * value, GParamSpec * pspec)
 {
   GstTissueMask *self = GST_TISSUE_MASK (object);
+  const FieldOf *field = field_of (prop_id);
+  WsiMaskPolicyState state;
 
   g_mutex_lock (&self->lock);
-  switch (prop_id) {
-    case PROP_METHOD:
-      g_value_set_enum (value, self->settings.method);
-      break;
-    case PROP_SATURATION_THRESHOLD:
-      g_value_set_uint (value, self->settings.saturation_threshold);
-      break;
-    case PROP_VALUE_THRESHOLD:
-      g_value_set_uint (value, self->settings.value_max);
-      break;
-    case PROP_VALUE_FLOOR:
-      g_value_set_uint (value, self->settings.value_floor);
-      break;
-    case PROP_MEDIAN_KERNEL:
-      g_value_set_uint (value, self->settings.median_kernel);
-      break;
-    case PROP_CLOSE_KERNEL:
-      g_value_set_uint (value, self->settings.close_kernel);
-      break;
-    case PROP_MIN_COMPONENT_AREA:
-      g_value_set_double (value, self->settings.min_component_area);
-      break;
-    case PROP_MIN_HOLE_AREA:
-      g_value_set_double (value, self->settings.min_hole_area);
-      break;
-    case PROP_MIN_TISSUE_FRACTION:
-      g_value_set_double (value, self->min_tissue_fraction);
-      break;
-    case PROP_OTSU_CHANNEL:
-      g_value_set_enum (value, self->settings.otsu_channel);
-      break;
-    case PROP_OTSU_BLUR_KERNEL:
-      g_value_set_uint (value, self->settings.otsu_blur_kernel);
-      break;
-    case PROP_OTSU_CLOSE_KERNEL:
-      g_value_set_uint (value, self->settings.otsu_close_kernel);
-      break;
-    case PROP_OTSU_MIN_AREA:
-      g_value_set_double (value, self->settings.otsu_min_area);
-      break;
-    case PROP_HUE_MIN:
-      g_value_set_uint (value, self->settings.hue_min);
-      break;
-    case PROP_HUE_MAX:
-      g_value_set_uint (value, self->settings.hue_max);
-      break;
-    case PROP_HSV_SATURATION_MIN:
-      g_value_set_int (value, self->hsv_saturation_min);
-      break;
-    case PROP_VALUE_MIN:
-      g_value_set_uint (value, self->settings.value_min);
-      break;
-    case PROP_KERNEL_REFERENCE_SIZE:
-      g_value_set_int (value, self->kernel_reference_size);
-      break;
-    case PROP_MASK_CACHE_SIZE:
-      g_value_set_uint (value, wsi_mask_cache_get_max_masks (self->cache));
-      break;
-    case PROP_MASKS_COMPUTED:
-      g_value_set_uint64 (value, self->masks_computed);
-      break;
-    case PROP_CACHE_HITS:
-      g_value_set_uint64 (value, self->cache_hits);
-      break;
-    case PROP_MASK_CACHE_DIR:
-      g_value_set_string (value, self->mask_cache_dir);
-      break;
-    case PROP_DISK_HITS:
-      g_value_set_uint64 (value, self->disk_hits);
-      break;
-    case PROP_MASK_CACHE_BYTES:
-      g_value_set_uint64 (value, wsi_mask_cache_get_bytes (self->cache));
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-      break;
-  }
+  wsi_mask_policy_get_state (self->masks, &state);
+  if (field != NULL)
+    field_get ((const guint8 *) self + field->offset, value);
+  else if (prop_id == PROP_MASK_CACHE_SIZE)
+    g_value_set_uint (value, state.max_masks);
+  else if (prop_id == PROP_MASKS_COMPUTED)
+    g_value_set_uint64 (value, state.computed);
+  else if (prop_id == PROP_CACHE_HITS)
+    g_value_set_uint64 (value, state.memory_hits);
+  else if (prop_id == PROP_MASK_CACHE_DIR)
+    g_value_take_string (value, wsi_mask_policy_dup_dir (self->masks));
+  else if (prop_id == PROP_DISK_HITS)
+    g_value_set_uint64 (value, state.disk_hits);
+  else if (prop_id == PROP_MASK_CACHE_BYTES)
+    g_value_set_uint64 (value, state.bytes);
+  else
+    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
   g_mutex_unlock (&self->lock);
 }
 
@@ -1266,10 +865,7 @@ gst_tissue_mask_finalize (GObject * object)
 {
   GstTissueMask *self = GST_TISSUE_MASK (object);
 
-  wsi_mask_cache_free (self->cache);
-  g_free (self->mask_cache_dir);
-  g_free (self->disk_settings);
-  g_hash_table_unref (self->disk_refused);
+  wsi_mask_policy_free (self->masks);
   g_mutex_clear (&self->lock);
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
@@ -1516,10 +1112,9 @@ gst_tissue_mask_init (GstTissueMask * self)
   self->hsv_saturation_min = DEFAULT_HSV_SATURATION_MIN;
   self->min_tissue_fraction = DEFAULT_MIN_TISSUE_FRACTION;
   self->kernel_reference_size = DEFAULT_KERNEL_REFERENCE_SIZE;
-  self->cache = wsi_mask_cache_new (DEFAULT_MASK_CACHE_SIZE,
+  self->masks = wsi_mask_policy_new (GST_ELEMENT (self), not_mask_shaping,
+      WSI_TISSUE_MASK_REVISION, CV_VERSION, DEFAULT_MASK_CACHE_SIZE,
       MASK_CACHE_MAX_BYTES);
-  self->disk_refused = g_hash_table_new_full (g_str_hash, g_str_equal,
-      g_free, NULL);
 
   /* The slide buffer leaves with a mask appended: never passthrough. */
   gst_base_transform_set_in_place (GST_BASE_TRANSFORM (self), TRUE);

@@ -15,7 +15,8 @@
  * bound, whatever the count); a mask just handed to a slide buffer goes
  * last in line when the cache is full, so that a cycle over more slides
  * than fit keeps hitting the rest instead of evicting every mask before
- * its next visit. Masks on disk across runs are wsimaskstore.h's.
+ * its next visit. Masks on disk across runs are wsimaskstore.h's; when
+ * either is used is wsimaskpolicy.h's.
  *
  * Contract: masks are kept run-length coded (two values, lengths as
  * varints: wsimaskruns.h), or raw when coding would not make them smaller;
@@ -26,8 +27,8 @@
  * Cost: a lookup is a hash lookup and a list move; a hit decodes the mask
  * (a memset per run); an insert codes it once.
  *
- * Threading: none; the caller holds its lock around every call (the
- * element's lock, which also guards its counters).
+ * Threading: none; the caller holds its lock around every call
+ * (wsimaskpolicy.h's, which also guards its counters).
  */
 
 #ifndef __WSI_MASK_CACHE_H__

@@ -68,6 +68,9 @@
 #include "wsislide.h"
 #include "wsislidecache.h"
 #include "wsireadproperties.h"
+#include "wsireadtally.h"
+#include "wsireaderslide.h"
+#include "wsireaderoutput.h"
 #include "wsibytesource.h"
 #include "wsiremotestats.h"
 #include "wsivideoformat.h"
@@ -84,7 +87,7 @@
 #include <math.h>
 #include <string.h>
 
-GST_DEBUG_CATEGORY_STATIC (gst_patch_reader_debug);
+GST_DEBUG_CATEGORY (gst_patch_reader_debug);
 #define GST_CAT_DEFAULT gst_patch_reader_debug
 
 #define DEFAULT_THREADS 0
@@ -166,8 +169,6 @@ static const WsiReadPropertySpec read_property_spec = {
   .default_tile_cache_mb = DEFAULT_TILE_CACHE_MB,
 };
 
-#define OUTPUT_FORMATS "{ RGB, RGBA, RGBx, BGRx }"
-
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
     GST_PAD_SINK,
     GST_PAD_ALWAYS,
@@ -176,56 +177,9 @@ static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
 static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
     GST_PAD_SRC,
     GST_PAD_ALWAYS,
-    GST_STATIC_CAPS ("video/x-raw, format = (string) " OUTPUT_FORMATS
-        ", width = (int) [ 1, max ], height = (int) [ 1, max ], "
+    GST_STATIC_CAPS ("video/x-raw, format = (string) "
+        WSI_READER_OUTPUT_FORMATS ", width = (int) [ 1, max ], height = (int) [ 1, max ], "
         "framerate = (fraction) 0/1"));
-
-/* ---- per-slide stream state ------------------------------------------- */
-
-/* What the stream knows about one slide path; lives until the element
- * stops, shared read-only by the workers (counters are atomic). */
-typedef struct
-{
-  gchar *file;                  /* the file name's bytes, to open it */
-  gchar *path;                  /* UTF-8 form, for messages and metadata */
-  gchar *label;
-  gchar **column_names;         /* the slide's columns (wsirecord.h v2) */
-  gchar **column_values;
-  gint consecutive_failures;    /* source task only (stream order) */
-  gint given_up;                /* atomic flag, set by the source task */
-  gchar *give_up_reason;        /* why, once given up (source task) */
-  gboolean remote;              /* a URL: prefetch its tiles ahead */
-  gboolean warned_failure;      /* its first failed read was shown */
-  gboolean counted_backend;     /* its backend is in slides_by_backend */
-  gchar *uri;                   /* the slide meta's, for the patch meta */
-  gdouble mpp;                  /* level-0 mpp-x, 0 = unknown */
-} SlideContext;
-
-static SlideContext *
-slide_context_new (const gchar * file, const gchar * path,
-    const gchar * label)
-{
-  SlideContext *ctx = g_new0 (SlideContext, 1);
-
-  ctx->file = g_strdup (file);
-  ctx->path = g_strdup (path);
-  ctx->label = g_strdup (label ? label : "");
-  ctx->remote = wsi_location_is_remote (file);
-  return ctx;
-}
-
-static void
-slide_context_free (SlideContext * ctx)
-{
-  g_free (ctx->file);
-  g_free (ctx->uri);
-  g_free (ctx->give_up_reason);
-  g_free (ctx->path);
-  g_free (ctx->label);
-  g_strfreev (ctx->column_names);
-  g_strfreev (ctx->column_values);
-  g_free (ctx);
-}
 
 /* ---- the work of one patch ---------------------------------------------- */
 
@@ -246,7 +200,7 @@ typedef struct
 {
   GstBuffer *buffer;
   WsiPatchRecord record;
-  SlideContext *slide;
+  WsiReaderSlide *slide;
   PatchOutcome outcome;
   GError *error;
   const gchar *backend;         /* static name of the backend that read it */
@@ -274,24 +228,15 @@ struct _GstPatchReader
   WsiSlideCache *slide_cache;
   WsiTileCache *tile_cache;
 
-  /* counters, under stats_lock */
-  GMutex stats_lock;
-  guint64 patches_read;
-  guint64 patches_failed;
-  guint64 patches_skipped;
-  GHashTable *read_by_backend;  /* backend name (static) -> guint64 count */
-  GHashTable *slides_by_backend;        /* backend (static) -> guint64 slides */
-  GHashTable *failed_by_slide;  /* slide path (owned) -> guint64 failed reads */
-  gchar *first_failure;         /* "slide: reason" of the first failed read */
+  /* counters, under their own lock (wsireadtally.h) */
+  WsiReadTally tally;
 
-  /* output buffers, under stats_lock (the chain and flushes swap it) */
+  /* output caps and buffers (wsireaderoutput.h) */
+  WsiReaderOutput output;
   GstBufferPool *buffer_pool;
 
   /* streaming thread state; vinfo changes only with an empty pool */
-  GHashTable *slides;           /* path -> SlideContext */
-  guint out_size;
-  GstVideoInfo vinfo;
-  WsiPixelFormat pixel_format;
+  GHashTable *slides;           /* path -> WsiReaderSlide */
   GstEvent *pending_segment;    /* held until the first caps are out */
   gboolean warned_no_meta;
   gboolean warned_bad_record;
@@ -309,105 +254,6 @@ GST_ELEMENT_REGISTER_DEFINE_WITH_CODE (patchreader, "patchreader",
         "whole-slide patch reader"));
 
 /* ---- decoding (worker threads, no lock held) ---------------------------- */
-
-/* ++table[key]; stats_lock held. @key is taken when new (else freed
- * with @free_key). */
-static guint64
-count_in (GHashTable * table, gpointer key, GDestroyNotify free_key)
-{
-  guint64 *count = g_hash_table_lookup (table, key);
-
-  if (count == NULL) {
-    count = g_new0 (guint64, 1);
-    g_hash_table_insert (table, key, count);
-  } else if (free_key != NULL) {
-    free_key (key);
-  }
-  return ++(*count);
-}
-
-/* Tells the source upstream to stop visiting a slide we gave up. */
-static void
-report_given_up (GstPatchReader * self, SlideContext * ctx, guint index)
-{
-  gst_pad_push_event (WSI_POOL_ELEMENT_SINK_PAD (self),
-      wsi_event_new_slide_given_up (index, ctx->path, ctx->give_up_reason));
-}
-
-/* Counts a failed read and gives the slide up after too many in a row.
- * Runs on the source task in stream order: the same patches fail and the
- * same slide is given up at the same patch whatever the thread timing. */
-static void
-note_read_failure (GstPatchReader * self, SlideContext * ctx,
-    const WsiPatchRecord * record, gint level, const GError * error)
-{
-  guint max_failures;
-  gint failures;
-
-  GST_OBJECT_LOCK (self);
-  max_failures = self->max_read_failures;
-  GST_OBJECT_UNLOCK (self);
-
-  g_mutex_lock (&self->stats_lock);
-  count_in (self->failed_by_slide, g_strdup (ctx->path), g_free);
-  if (self->first_failure == NULL)
-    self->first_failure = g_strdup_printf ("slide \"%s\": %s", ctx->path,
-        error ? error->message : "unknown error");
-  g_mutex_unlock (&self->stats_lock);
-
-  failures = ++ctx->consecutive_failures;
-  /* Once per slide, with the decoder's words: on 10^5 slides one line
-   * per dropped patch would hide the message that matters. */
-  if (!ctx->warned_failure) {
-    ctx->warned_failure = TRUE;
-    GST_ELEMENT_WARNING (self, RESOURCE, READ,
-        ("Could not read a patch of slide \"%s\": %s. The patch is dropped; "
-            "further read failures of this slide are counted, not shown "
-            "(patchreader read-stats failed-slides, the wsistats report).",
-            ctx->path, error ? error->message : "unknown error"),
-        ("patch %" G_GUINT64_FORMAT " at (%" G_GINT64_FORMAT ", %"
-            G_GINT64_FORMAT ") level %d", record->sequence, record->x,
-            record->y, level));
-  } else {
-    GST_DEBUG_OBJECT (self, "patch %" G_GUINT64_FORMAT " of %s dropped: %s",
-        record->sequence, ctx->path, error ? error->message : "?");
-  }
-  if ((guint) failures >= max_failures
-      && g_atomic_int_compare_and_exchange (&ctx->given_up, 0, 1)) {
-    ctx->give_up_reason = g_strdup_printf ("given up after %d failed reads "
-        "in a row (last: %s)", failures, error ? error->message : "?");
-    report_given_up (self, ctx, record->slide_index);
-    GST_ELEMENT_WARNING (self, RESOURCE, READ,
-        ("Giving up on slide \"%s\" after %d failed reads in a row; its "
-            "remaining patches are dropped.", ctx->path, failures), (NULL));
-  }
-}
-
-/* A patch read; the slide's first read also counts the slide for its
- * backend (the tracer's per-reader line). */
-static void
-count_read (GstPatchReader * self, SlideContext * ctx, const gchar * backend)
-{
-  g_mutex_lock (&self->stats_lock);
-  self->patches_read++;
-  count_in (self->read_by_backend, (gpointer) backend, NULL);
-  if (!ctx->counted_backend) {
-    ctx->counted_backend = TRUE;
-    count_in (self->slides_by_backend, (gpointer) backend, NULL);
-  }
-  g_mutex_unlock (&self->stats_lock);
-}
-
-static void
-count_outcome (GstPatchReader * self, PatchOutcome outcome)
-{
-  g_mutex_lock (&self->stats_lock);
-  if (outcome == OUTCOME_FAILED)
-    self->patches_failed++;
-  else
-    self->patches_skipped++;
-  g_mutex_unlock (&self->stats_lock);
-}
 
 /* The slide-layer request for @record. */
 static void
@@ -444,7 +290,7 @@ record_report (WsiPatchRecord * record, const WsiReadReport * report)
 static void
 decode_patch (GstPatchReader * self, WsiReadContext * rctx, PatchWork * work)
 {
-  SlideContext *ctx = work->slide;
+  WsiReaderSlide *ctx = work->slide;
   WsiPatchRecord *record = &work->record;
   WsiSlideHandle *handle;
   WsiReadRequest request;
@@ -465,7 +311,7 @@ decode_patch (GstPatchReader * self, WsiReadContext * rctx, PatchWork * work)
     return;
   }
   work->outcome = OUTCOME_FAILED;
-  if (!gst_video_frame_map (&frame, &self->vinfo, work->buffer,
+  if (!gst_video_frame_map (&frame, &self->output.vinfo, work->buffer,
           GST_MAP_WRITE)) {
     wsi_slide_cache_release (self->slide_cache, handle);
     g_set_error (&work->error, WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_READ,
@@ -475,7 +321,7 @@ decode_patch (GstPatchReader * self, WsiReadContext * rctx, PatchWork * work)
   image.data = GST_VIDEO_FRAME_PLANE_DATA (&frame, 0);
   image.stride = GST_VIDEO_FRAME_PLANE_STRIDE (&frame, 0);
   image.width = image.height = record->out_size;
-  image.format = self->pixel_format;
+  image.format = self->output.format;
 
   make_request (self, record, &request);
   ok = wsi_slide_cache_read_isolated (self->slide_cache, ctx->file, handle,
@@ -518,60 +364,6 @@ reader_process (WsiPoolElement * element, gpointer data, gpointer state)
   return g_steal_pointer (&work->buffer);
 }
 
-/* A patch sampled in an annotation region: its label is the region's
- * class, and columns "class" and "class-id" follow the slide's columns. */
-static void
-label_patch_class (GstStructure * meta, SlideContext * ctx,
-    const PatchWork * work)
-{
-  guint n = ctx->column_names ? g_strv_length (ctx->column_names) : 0, i;
-  const gchar **names = g_new0 (const gchar *, n + 3);
-  const gchar **values = g_new0 (const gchar *, n + 3);
-  gchar id[16];
-
-  for (i = 0; i < n; i++) {
-    names[i] = ctx->column_names[i];
-    values[i] = ctx->column_values && i < g_strv_length (ctx->column_values)
-        ? ctx->column_values[i] : "";
-  }
-  g_snprintf (id, sizeof (id), "%d", work->class_id);
-  names[n] = "class";
-  values[n] = work->class_name;
-  names[n + 1] = "class-id";
-  values[n + 1] = id;
-  wsi_meta_set_columns (meta, names, values);
-  g_free (names);
-  g_free (values);
-}
-
-static void
-label_patch (GstBuffer * buffer, SlideContext * ctx, const PatchWork * work)
-{
-  const WsiPatchRecord *record = &work->record;
-  const gchar *paths[2] = { ctx->path, NULL };
-  const gchar *labels[2] = { work->class_name ? work->class_name :
-        ctx->label, NULL
-  };
-  GstStructure *meta;
-
-  GST_BUFFER_OFFSET (buffer) = record->sequence;
-  GST_BUFFER_OFFSET_END (buffer) = GST_BUFFER_OFFSET_NONE;
-  GST_BUFFER_PTS (buffer) = GST_CLOCK_TIME_NONE;
-  GST_BUFFER_DTS (buffer) = GST_CLOCK_TIME_NONE;
-  GST_BUFFER_DURATION (buffer) = GST_CLOCK_TIME_NONE;
-  meta = wsi_patch_meta_add (buffer, record, 1, paths, labels);
-  if (ctx->uri != NULL) {
-    const gchar *uris[2] = { ctx->uri, NULL };
-
-    wsi_patch_meta_set_slides (meta, uris, &ctx->mpp, 1);
-  }
-  if (work->class_name != NULL)
-    label_patch_class (meta, ctx, work);
-  else
-    wsi_meta_set_columns (meta, (const gchar * const *) ctx->column_names,
-        (const gchar * const *) ctx->column_values);
-}
-
 /* In stream order: counts the patch, applies the give-up rule, and passes
  * the patch on or drops it. */
 static GstBuffer *
@@ -579,8 +371,9 @@ reader_finish (WsiPoolElement * element, gpointer data, GstBuffer * result)
 {
   GstPatchReader *self = GST_PATCH_READER (element);
   PatchWork *work = data;
-  SlideContext *ctx = work->slide;
+  WsiReaderSlide *ctx = work->slide;
   PatchOutcome outcome = work->outcome;
+  guint max_failures;
 
   if (outcome != OUTCOME_OPEN_FAILED && g_atomic_int_get (&ctx->given_up))
     outcome = OUTCOME_SKIPPED;
@@ -588,28 +381,30 @@ reader_finish (WsiPoolElement * element, gpointer data, GstBuffer * result)
   switch (outcome) {
     case OUTCOME_READ:
       ctx->consecutive_failures = 0;
-      count_read (self, ctx, work->backend);
-      label_patch (result, ctx, work);
+      /* the slide's first read also counts the slide for its backend
+       * (the tracer's per-reader line) */
+      wsi_read_tally_read (&self->tally, work->backend,
+          &ctx->counted_backend);
+      wsi_reader_slide_label (result, ctx, &work->record, work->class_name,
+          work->class_id);
       return result;
     case OUTCOME_FAILED:
-      note_read_failure (self, ctx, &work->record, work->record.level,
-          work->error);
-      count_outcome (self, OUTCOME_FAILED);
+      GST_OBJECT_LOCK (self);
+      max_failures = self->max_read_failures;
+      GST_OBJECT_UNLOCK (self);
+      wsi_read_tally_failed (&self->tally, ctx->path,
+          work->error ? work->error->message : "unknown error");
+      wsi_reader_slide_read_failed (ctx, element, &work->record,
+          work->record.level, work->error, max_failures);
+      wsi_read_tally_dropped (&self->tally, TRUE);
       break;
     case OUTCOME_OPEN_FAILED:
-      if (!g_atomic_int_get (&ctx->given_up)) {
-        ctx->give_up_reason = g_strdup_printf ("could not be opened: %s",
-            work->error ? work->error->message : "?");
-        g_atomic_int_set (&ctx->given_up, 1);
-        report_given_up (self, ctx, work->record.slide_index);
-        GST_ELEMENT_WARNING (self, RESOURCE, OPEN_READ,
-            ("Could not open slide \"%s\"; its patches are dropped.",
-                ctx->path), ("%s", work->error ? work->error->message : ""));
-      }
-      count_outcome (self, OUTCOME_SKIPPED);
+      wsi_reader_slide_open_failed (ctx, element, &work->record,
+          work->error);
+      wsi_read_tally_dropped (&self->tally, FALSE);
       break;
     case OUTCOME_SKIPPED:
-      count_outcome (self, OUTCOME_SKIPPED);
+      wsi_read_tally_dropped (&self->tally, FALSE);
       break;
   }
   /* Tells the planner upstream that a patch it planned will not arrive. */
@@ -641,13 +436,7 @@ gst_patch_reader_start (WsiPoolElement * element, guint * n_threads)
   GST_OBJECT_UNLOCK (self);
   backend = wsi_read_properties_backend (&self->read);
 
-  g_mutex_lock (&self->stats_lock);
-  self->patches_read = self->patches_failed = self->patches_skipped = 0;
-  g_hash_table_remove_all (self->read_by_backend);
-  g_hash_table_remove_all (self->slides_by_backend);
-  g_hash_table_remove_all (self->failed_by_slide);
-  g_clear_pointer (&self->first_failure, g_free);
-  g_mutex_unlock (&self->stats_lock);
+  wsi_read_tally_reset (&self->tally);
   wsi_read_caches_client_start (&self->read.caches, GST_ELEMENT (self),
       gst_wsi_backend_name (backend));
   self->slide_cache = wsi_read_caches_client_slides (&self->read.caches);
@@ -666,149 +455,19 @@ gst_patch_reader_start (WsiPoolElement * element, guint * n_threads)
 
 /* ---- queueing from the streaming thread --------------------------------- */
 
-/* RGB when downstream takes it, else what downstream prefers. */
-static GstCaps *
-gst_patch_reader_choose_caps (GstPatchReader * self, guint size)
-{
-  GstCaps *ours, *theirs, *rgb;
-
-  ours = gst_caps_from_string ("video/x-raw, format = (string) "
-      OUTPUT_FORMATS ", framerate = (fraction) 0/1, "
-      "pixel-aspect-ratio = (fraction) 1/1");
-  gst_caps_set_simple (ours, "width", G_TYPE_INT, (gint) size,
-      "height", G_TYPE_INT, (gint) size, NULL);
-  theirs = gst_pad_peer_query_caps (WSI_POOL_ELEMENT_SRC_PAD (self), ours);
-  gst_caps_unref (ours);
-  if (gst_caps_is_empty (theirs)) {
-    gst_caps_unref (theirs);
-    return NULL;
-  }
-
-  rgb = gst_caps_from_string ("video/x-raw, format = (string) RGB");
-  if (gst_caps_can_intersect (theirs, rgb)) {
-    GstCaps *both = gst_caps_intersect (theirs, rgb);
-    gst_caps_unref (theirs);
-    theirs = both;
-  }
-  gst_caps_unref (rgb);
-  return gst_caps_fixate (theirs);
-}
-
-static GstBufferPool *
-gst_patch_reader_make_pool (GstPatchReader * self, GstQuery * query,
-    GstCaps * caps)
-{
-  GstBufferPool *pool = NULL;
-  GstAllocator *allocator = NULL;
-  GstAllocationParams params;
-  GstStructure *config;
-  guint size = self->vinfo.size, min = 0, max = 0;
-
-  gst_allocation_params_init (&params);
-  if (gst_query_get_n_allocation_params (query) > 0)
-    gst_query_parse_nth_allocation_param (query, 0, &allocator, &params);
-  if (gst_query_get_n_allocation_pools (query) > 0) {
-    gst_query_parse_nth_allocation_pool (query, 0, &pool, &size, &min, &max);
-    size = MAX (size, (guint) self->vinfo.size);
-  }
-  if (pool == NULL)
-    pool = gst_video_buffer_pool_new ();
-
-  config = gst_buffer_pool_get_config (pool);
-  gst_buffer_pool_config_set_params (config, caps, size, min, max);
-  gst_buffer_pool_config_set_allocator (config, allocator, &params);
-  if (gst_query_find_allocation_meta (query, GST_VIDEO_META_API_TYPE, NULL))
-    gst_buffer_pool_config_add_option (config,
-        GST_BUFFER_POOL_OPTION_VIDEO_META);
-  if (!gst_buffer_pool_set_config (pool, config)) {
-    config = gst_buffer_pool_get_config (pool);
-    if (!gst_buffer_pool_config_validate_params (config, caps, size, min,
-            max)) {
-      /* Downstream's pool wants something else: use our own. */
-      gst_structure_free (config);
-      gst_object_unref (pool);
-      pool = gst_video_buffer_pool_new ();
-      config = gst_buffer_pool_get_config (pool);
-      gst_buffer_pool_config_set_params (config, caps, self->vinfo.size, 0,
-          0);
-    }
-    if (!gst_buffer_pool_set_config (pool, config)) {
-      gst_object_unref (pool);
-      pool = NULL;
-    }
-  }
-  if (allocator)
-    gst_object_unref (allocator);
-  if (pool && !gst_buffer_pool_set_active (pool, TRUE))
-    gst_clear_object (&pool);
-  return pool;
-}
-
-/* Asks downstream for buffers (memory it may offer) for @caps. */
-static gboolean
-gst_patch_reader_decide_allocation (GstPatchReader * self, GstCaps * caps)
-{
-  GstQuery *query = gst_query_new_allocation (caps, TRUE);
-  GstBufferPool *pool, *old;
-
-  if (!gst_pad_peer_query (WSI_POOL_ELEMENT_SRC_PAD (self), query))
-    GST_DEBUG_OBJECT (self, "downstream did not answer the allocation query");
-  pool = gst_patch_reader_make_pool (self, query, caps);
-  gst_query_unref (query);
-  if (pool == NULL)
-    return FALSE;
-
-  g_mutex_lock (&self->stats_lock);
-  old = self->buffer_pool;
-  self->buffer_pool = pool;
-  g_mutex_unlock (&self->stats_lock);
-  if (old) {
-    gst_buffer_pool_set_active (old, FALSE);
-    gst_object_unref (old);
-  }
-  return TRUE;
-}
-
 /* (Re)negotiates for patches of @size: only with an empty ring, so that
- * every earlier patch leaves with the caps it was made for. */
+ * every earlier patch leaves with the caps it was made for; the segment
+ * held back waits for the first caps. */
 static GstFlowReturn
 gst_patch_reader_negotiate (GstPatchReader * self, guint size)
 {
   GstFlowReturn ret = wsi_pool_element_drain (WSI_POOL_ELEMENT (self));
-  GstCaps *caps;
-  GstVideoInfo vinfo;
-  WsiPixelFormat pixel_format;
 
   if (ret != GST_FLOW_OK)
     return ret;
-
-  caps = gst_patch_reader_choose_caps (self, size);
-  if (caps == NULL || !gst_video_info_from_caps (&vinfo, caps)
-      || !wsi_pixel_format_for_video (GST_VIDEO_INFO_FORMAT (&vinfo),
-          &pixel_format)) {
-    GST_ELEMENT_ERROR (self, CORE, NEGOTIATION,
-        ("Downstream accepts none of RGB, RGBA, RGBx or BGRx at %ux%u "
-            "for the patches.", size, size), ("caps: %" GST_PTR_FORMAT, caps));
-    gst_clear_caps (&caps);
-    return GST_FLOW_NOT_NEGOTIATED;
-  }
-  GST_INFO_OBJECT (self, "output caps %" GST_PTR_FORMAT, caps);
-
-  self->vinfo = vinfo;
-  self->pixel_format = pixel_format;
-  self->out_size = size;
-  gst_pad_push_event (WSI_POOL_ELEMENT_SRC_PAD (self), gst_event_new_caps (caps));
-  if (!gst_patch_reader_decide_allocation (self, caps)) {
-    GST_ELEMENT_ERROR (self, RESOURCE, NO_SPACE_LEFT,
-        ("Could not set up output buffers for %ux%u patches.", size, size),
-        ("caps: %" GST_PTR_FORMAT, caps));
-    gst_caps_unref (caps);
-    self->out_size = 0;
-    return GST_FLOW_ERROR;
-  }
-  gst_caps_unref (caps);
-
-  if (self->pending_segment) {
+  ret = wsi_reader_output_set_size (&self->output, GST_ELEMENT (self),
+      WSI_POOL_ELEMENT_SRC_PAD (self), size);
+  if (ret == GST_FLOW_OK && self->pending_segment) {
     ret = wsi_pool_element_queue_event (WSI_POOL_ELEMENT (self),
         self->pending_segment);
     self->pending_segment = NULL;
@@ -816,41 +475,12 @@ gst_patch_reader_negotiate (GstPatchReader * self, guint size)
   return ret;
 }
 
-static SlideContext *
-gst_patch_reader_slide_context (GstPatchReader * self, const GstStructure * s)
-{
-  const gchar *path = gst_structure_get_string (s, "path");
-  const gchar *uri = gst_structure_get_string (s, "uri");
-  gchar *file;
-  SlideContext *ctx;
-
-  if (path == NULL)
-    return NULL;
-  /* Keyed and opened by the file name's exact bytes (the uri); shown by the
-   * UTF-8 path. */
-  file = wsi_slide_cache_file_name (uri, path);
-  ctx = g_hash_table_lookup (self->slides, file);
-  if (ctx == NULL) {
-    ctx = slide_context_new (file, path, gst_structure_get_string (s,
-            "label"));
-    ctx->uri = g_strdup (uri);
-    gst_structure_get_double (s, "mpp-x", &ctx->mpp);
-    ctx->column_names = g_strdupv ((gchar **) wsi_structure_get_strv (s,
-            "column-names"));
-    ctx->column_values = g_strdupv ((gchar **) wsi_structure_get_strv (s,
-            "column-values"));
-    g_hash_table_insert (self->slides, ctx->file, ctx);
-  }
-  g_free (file);
-  return ctx;
-}
-
 /* A record dropped before any read (streaming thread). */
 static void
-gst_patch_reader_skip_record (GstPatchReader * self, SlideContext * ctx,
+gst_patch_reader_skip_record (GstPatchReader * self, WsiReaderSlide * ctx,
     const WsiPatchRecord * record, const gchar * reason)
 {
-  count_outcome (self, OUTCOME_SKIPPED);
+  wsi_read_tally_dropped (&self->tally, FALSE);
   wsi_pool_element_report_dropped (WSI_POOL_ELEMENT (self), record,
       ctx->path, reason);
 }
@@ -860,7 +490,7 @@ gst_patch_reader_skip_record (GstPatchReader * self, SlideContext * ctx,
  * looks. Opening the slide here is what the worker would do anyway; a
  * failure is left for the worker to report. */
 static void
-prefetch_patch (GstPatchReader * self, SlideContext * ctx,
+prefetch_patch (GstPatchReader * self, WsiReaderSlide * ctx,
     const WsiPatchRecord * record)
 {
   WsiSlideHandle *handle;
@@ -881,17 +511,17 @@ prefetch_patch (GstPatchReader * self, SlideContext * ctx,
  * needs no more, and for a slide at a URL as many as hide a round trip
  * (REMOTE_READ_AHEAD_AUTO, fewer for large patches: their buffers). */
 static guint
-queue_limit_for (GstPatchReader * self, const SlideContext * ctx)
+queue_limit_for (GstPatchReader * self, const WsiReaderSlide * ctx)
 {
   if (self->read_ahead_now != 0)
     return G_MAXUINT;
   if (!ctx->remote)
     return 0;
-  return MAX (REMOTE_READ_AHEAD_BYTES / MAX (self->vinfo.size, 1), 1);
+  return MAX (REMOTE_READ_AHEAD_BYTES / MAX (self->output.vinfo.size, 1), 1);
 }
 
 static GstFlowReturn
-gst_patch_reader_queue_patch (GstPatchReader * self, SlideContext * ctx,
+gst_patch_reader_queue_patch (GstPatchReader * self, WsiReaderSlide * ctx,
     const WsiPatchRecord * record, const gchar * class_name, gint32 class_id)
 {
   PatchWork work = { 0, };
@@ -912,16 +542,14 @@ gst_patch_reader_queue_patch (GstPatchReader * self, SlideContext * ctx,
     gst_patch_reader_skip_record (self, ctx, record, "the slide was given up");
     return GST_FLOW_OK;
   }
-  if (record->out_size != self->out_size
+  if (record->out_size != self->output.size
       || gst_pad_check_reconfigure (WSI_POOL_ELEMENT_SRC_PAD (self))) {
     ret = gst_patch_reader_negotiate (self, record->out_size);
     if (ret != GST_FLOW_OK)
       return ret;
   }
 
-  g_mutex_lock (&self->stats_lock);
-  pool = self->buffer_pool ? gst_object_ref (self->buffer_pool) : NULL;
-  g_mutex_unlock (&self->stats_lock);
+  pool = wsi_reader_output_ref_pool (&self->output);
   if (pool == NULL)
     return GST_FLOW_FLUSHING;
   ret = gst_buffer_pool_acquire_buffer (pool, &work.buffer, NULL);
@@ -943,49 +571,12 @@ gst_patch_reader_queue_patch (GstPatchReader * self, SlideContext * ctx,
   return wsi_pool_element_queue_work (WSI_POOL_ELEMENT (self), &work);
 }
 
-/* The per-record classes of an annotated plan (wsiannotation.h), or NULL
- * with *@n 0. */
-static const gint32 *
-patch_classes (const GstStructure * meta, gsize * n,
-    const gchar * const **names)
-{
-  const GValue *value = meta ? gst_structure_get_value (meta,
-      WSI_PATCH_CLASSES_FIELD) : NULL;
-  GBytes *bytes;
-  gsize size = 0;
-  const gint32 *ids;
-
-  *n = 0;
-  *names = NULL;
-  if (value == NULL || !G_VALUE_HOLDS (value, G_TYPE_BYTES)
-      || (bytes = g_value_get_boxed (value)) == NULL)
-    return NULL;
-  ids = g_bytes_get_data (bytes, &size);
-  *names = wsi_structure_get_strv (meta, WSI_CLASS_NAMES_FIELD);
-  *n = *names ? size / sizeof (gint32) : 0;
-  return ids;
-}
-
-/* The class name of id @id (interned: it outlives the buffer), or NULL. */
-static const gchar *
-class_label (const gchar * const *names, gint32 id, gint32 * class_id)
-{
-  gint32 k;
-
-  for (k = 0; id >= 0 && names[k] != NULL; k++)
-    if (k == id) {
-      *class_id = id;
-      return g_intern_string (names[k]);
-    }
-  return NULL;
-}
-
 static GstFlowReturn
 gst_patch_reader_handle_buffer (WsiPoolElement * element, GstBuffer * buffer)
 {
   GstPatchReader *self = GST_PATCH_READER (element);
   const GstStructure *slide_meta = wsi_slide_meta_get (buffer);
-  SlideContext *ctx = NULL;
+  WsiReaderSlide *ctx = NULL;
   GstFlowReturn ret = GST_FLOW_OK;
   GstMapInfo map;
   gsize i, n, n_classes;
@@ -993,7 +584,7 @@ gst_patch_reader_handle_buffer (WsiPoolElement * element, GstBuffer * buffer)
   const gchar *const *class_names;
 
   if (slide_meta)
-    ctx = gst_patch_reader_slide_context (self, slide_meta);
+    ctx = wsi_reader_slide_lookup (self->slides, slide_meta);
   if (ctx == NULL) {
     if (!self->warned_no_meta)
       GST_ELEMENT_WARNING (self, STREAM, FORMAT,
@@ -1015,7 +606,7 @@ gst_patch_reader_handle_buffer (WsiPoolElement * element, GstBuffer * buffer)
     GST_WARNING_OBJECT (self, "ignoring %" G_GSIZE_FORMAT " trailing bytes",
         map.size % sizeof (WsiPatchRecord));
 
-  classes = patch_classes (slide_meta, &n_classes, &class_names);
+  classes = wsi_reader_patch_classes (slide_meta, &n_classes, &class_names);
   for (i = 0; i < n && ret == GST_FLOW_OK; i++) {
     WsiPatchRecord record;
     const gchar *class_name = NULL;
@@ -1024,7 +615,7 @@ gst_patch_reader_handle_buffer (WsiPoolElement * element, GstBuffer * buffer)
     /* Copy: the buffer memory need not be aligned for the record. */
     memcpy (&record, map.data + i * sizeof (record), sizeof (record));
     if (i < n_classes)
-      class_name = class_label (class_names, classes[i], &class_id);
+      class_name = wsi_reader_class_label (class_names, classes[i], &class_id);
     ret = gst_patch_reader_queue_patch (self, ctx, &record, class_name,
         class_id);
   }
@@ -1037,29 +628,13 @@ gst_patch_reader_handle_buffer (WsiPoolElement * element, GstBuffer * buffer)
 
 /* ---- flushing ----------------------------------------------------------- */
 
-static GstBufferPool *
-gst_patch_reader_ref_buffer_pool (GstPatchReader * self)
-{
-  GstBufferPool *pool;
-
-  g_mutex_lock (&self->stats_lock);
-  pool = self->buffer_pool ? gst_object_ref (self->buffer_pool) : NULL;
-  g_mutex_unlock (&self->stats_lock);
-  return pool;
-}
-
 /* The chain may wait for a free output buffer: unblocked with the pool
  * (flush start, deactivation), blocking again after a flush stop. */
 static void
 gst_patch_reader_set_flushing (WsiPoolElement * element, gboolean flushing)
 {
-  GstBufferPool *pool =
-      gst_patch_reader_ref_buffer_pool (GST_PATCH_READER (element));
-
-  if (pool) {
-    gst_buffer_pool_set_flushing (pool, flushing);
-    gst_object_unref (pool);
-  }
+  wsi_reader_output_set_flushing (&GST_PATCH_READER (element)->output,
+      flushing);
 }
 
 /* ---- events and queries ------------------------------------------------- */
@@ -1093,13 +668,8 @@ check_something_read (GstPatchReader * self)
   guint slides;
   gchar *first;
 
-  g_mutex_lock (&self->stats_lock);
-  read = self->patches_read;
-  failed = self->patches_failed;
-  skipped = self->patches_skipped;
-  slides = g_hash_table_size (self->failed_by_slide);
-  first = g_strdup (self->first_failure);
-  g_mutex_unlock (&self->stats_lock);
+  wsi_read_tally_get (&self->tally, &read, &failed, &skipped, &slides,
+      &first);
 
   if (read == 0 && failed + skipped > 0)
     GST_ELEMENT_ERROR (self, RESOURCE, READ,
@@ -1124,7 +694,7 @@ gst_patch_reader_sink_event (WsiPoolElement * element, GstEvent * event)
       return TRUE;
     case GST_EVENT_SEGMENT:
       event = segment_in_time (event);
-      if (self->out_size == 0) {
+      if (self->output.size == 0) {
         /* Caps must go out before the first segment. */
         gst_event_replace (&self->pending_segment, event);
         gst_event_unref (event);
@@ -1163,58 +733,15 @@ static void
 gst_patch_reader_stop (WsiPoolElement * element)
 {
   GstPatchReader *self = GST_PATCH_READER (element);
-  GstBufferPool *pool;
 
-  g_mutex_lock (&self->stats_lock);
-  pool = self->buffer_pool;
-  self->buffer_pool = NULL;
-  g_mutex_unlock (&self->stats_lock);
-  if (pool) {
-    gst_buffer_pool_set_active (pool, FALSE);
-    gst_object_unref (pool);
-  }
+  wsi_reader_output_stop (&self->output);
   self->slide_cache = NULL;
   self->tile_cache = NULL;
   wsi_read_caches_client_stop (&self->read.caches);
   g_hash_table_remove_all (self->slides);
   gst_clear_event (&self->pending_segment);
-  self->out_size = 0;
   self->warned_no_meta = FALSE;
   self->warned_bad_record = FALSE;
-}
-
-/* "slides, tiff=(guint64)3, ..." or "failed-slides, ..." as an array of
- * "slide, path=(string)..., failed-reads=(guint64)N", sorted by path (the
- * same text on every run). stats_lock held. */
-static void
-set_slide_counts (GstStructure * stats, GHashTable * slides_by_backend,
-    GHashTable * failed_by_slide)
-{
-  GstStructure *slides = gst_structure_new_empty ("slides");
-  GValue array = G_VALUE_INIT, item = G_VALUE_INIT;
-  GHashTableIter iter;
-  gpointer key, count;
-  GList *paths, *l;
-
-  g_hash_table_iter_init (&iter, slides_by_backend);
-  while (g_hash_table_iter_next (&iter, &key, &count))
-    gst_structure_set (slides, key, G_TYPE_UINT64, *(guint64 *) count, NULL);
-  gst_structure_set (stats, "slides", GST_TYPE_STRUCTURE, slides, NULL);
-  gst_structure_free (slides);
-
-  g_value_init (&array, GST_TYPE_ARRAY);
-  paths = g_list_sort (g_hash_table_get_keys (failed_by_slide),
-      (GCompareFunc) g_strcmp0);
-  for (l = paths; l != NULL; l = l->next) {
-    g_value_init (&item, GST_TYPE_STRUCTURE);
-    g_value_take_boxed (&item, gst_structure_new ("slide", "path",
-            G_TYPE_STRING, l->data, "failed-reads", G_TYPE_UINT64,
-            *(guint64 *) g_hash_table_lookup (failed_by_slide, l->data),
-            NULL));
-    gst_value_array_append_and_take_value (&array, &item);
-  }
-  g_list_free (paths);
-  gst_structure_take_value (stats, "failed-slides", &array);
 }
 
 /* Patches read per backend: "read-stats, tiff=(guint64)N, ...", slides per
@@ -1222,16 +749,8 @@ set_slide_counts (GstStructure * stats, GHashTable * slides_by_backend,
 static GstStructure *
 gst_patch_reader_read_stats (GstPatchReader * self)
 {
-  GstStructure *stats = gst_structure_new_empty ("read-stats");
-  GHashTableIter iter;
-  gpointer name, count;
+  GstStructure *stats = wsi_read_tally_stats (&self->tally);
 
-  g_mutex_lock (&self->stats_lock);
-  g_hash_table_iter_init (&iter, self->read_by_backend);
-  while (g_hash_table_iter_next (&iter, &name, &count))
-    gst_structure_set (stats, name, G_TYPE_UINT64, *(guint64 *) count, NULL);
-  set_slide_counts (stats, self->slides_by_backend, self->failed_by_slide);
-  g_mutex_unlock (&self->stats_lock);
   gst_structure_set (stats,
       "tile-cache-hits", G_TYPE_UINT64,
       wsi_read_caches_client_hits (&self->read.caches),
@@ -1353,19 +872,16 @@ gst_patch_reader_get_property (GObject * object, guint prop_id,
       g_value_take_boxed (value, wsi_remote_stats_new ());
       break;
     case PROP_PATCHES_READ:
-      g_mutex_lock (&self->stats_lock);
-      g_value_set_uint64 (value, self->patches_read);
-      g_mutex_unlock (&self->stats_lock);
+      g_value_set_uint64 (value, wsi_read_tally_patches (&self->tally,
+              WSI_READ_TALLY_READ));
       break;
     case PROP_PATCHES_FAILED:
-      g_mutex_lock (&self->stats_lock);
-      g_value_set_uint64 (value, self->patches_failed);
-      g_mutex_unlock (&self->stats_lock);
+      g_value_set_uint64 (value, wsi_read_tally_patches (&self->tally,
+              WSI_READ_TALLY_FAILED));
       break;
     case PROP_PATCHES_SKIPPED:
-      g_mutex_lock (&self->stats_lock);
-      g_value_set_uint64 (value, self->patches_skipped);
-      g_mutex_unlock (&self->stats_lock);
+      g_value_set_uint64 (value, wsi_read_tally_patches (&self->tally,
+              WSI_READ_TALLY_SKIPPED));
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -1381,11 +897,8 @@ gst_patch_reader_finalize (GObject * object)
   gst_patch_reader_stop (WSI_POOL_ELEMENT (self));
   wsi_read_properties_clear (&self->read);
   g_hash_table_unref (self->slides);
-  g_hash_table_unref (self->read_by_backend);
-  g_hash_table_unref (self->slides_by_backend);
-  g_hash_table_unref (self->failed_by_slide);
-  g_free (self->first_failure);
-  g_mutex_clear (&self->stats_lock);
+  wsi_read_tally_clear (&self->tally);
+  wsi_reader_output_clear (&self->output);
 
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
@@ -1539,14 +1052,9 @@ gst_patch_reader_init (GstPatchReader * self)
   self->max_read_failures = DEFAULT_MAX_READ_FAILURES;
   self->resample_tolerance = DEFAULT_RESAMPLE_TOLERANCE;
   self->resample_tolerance_ppm = (gint) lround (DEFAULT_RESAMPLE_TOLERANCE * 1e6);
-  g_mutex_init (&self->stats_lock);
+  wsi_reader_output_init (&self->output);
   self->slides = g_hash_table_new_full (g_str_hash, g_str_equal, NULL,
-      (GDestroyNotify) slide_context_free);
-  self->read_by_backend = g_hash_table_new_full (g_str_hash, g_str_equal,
-      NULL, g_free);
-  self->slides_by_backend = g_hash_table_new_full (g_str_hash, g_str_equal,
-      NULL, g_free);
-  self->failed_by_slide = g_hash_table_new_full (g_str_hash, g_str_equal,
-      g_free, g_free);
+      (GDestroyNotify) wsi_reader_slide_free);
+  wsi_read_tally_init (&self->tally);
   wsi_read_properties_init (&self->read, &read_property_spec);
 }

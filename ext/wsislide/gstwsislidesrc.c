@@ -134,31 +134,25 @@
 #include "config.h"
 #endif
 
-#include <math.h>
-#include <glib/gstdio.h>
-#include <string.h>
-
-#include <gst/wsi/wsiannotation.h>
 #include <gst/wsi/wsierrorrelay.h>
 #include <gst/wsi/wsiorderedpool.h>
 #include <gst/wsi/wsievent.h>
 #include <gst/wsi/wsirecord.h>
 #include <gst/wsi/wsirefusal.h>
-#include <gst/wsi/wsirng.h>
 
 #include "gstwsislidesrc.h"
+#include "gstwsislidesrcpriv.h"
 #include "gstwsislideelements.h"
-#include "wsiannotations.h"
-#include "wsicollection.h"
-#include "wsioverview.h"
-#include "wsiprepqueue.h"
+#include "wsislidesrcannotations.h"
+#include "wsislidesrcplan.h"
+#include "wsislidesrcreports.h"
+#include "wsislidesrcvisit.h"
 #include "wsislide.h"
-#include "wsibytesource.h"
 #ifdef WSI_HAVE_CURL
 #include "wsihttpsource.h"
 #endif
 
-GST_DEBUG_CATEGORY_STATIC (gst_wsi_slide_src_debug);
+GST_DEBUG_CATEGORY (gst_wsi_slide_src_debug);
 #define GST_CAT_DEFAULT gst_wsi_slide_src_debug
 
 #define DEFAULT_LOCATION NULL
@@ -173,15 +167,6 @@ GST_DEBUG_CATEGORY_STATIC (gst_wsi_slide_src_debug);
 #define DEFAULT_DEFAULT_MPP 0.0
 #define DEFAULT_TCGA FALSE
 #define MAX_DEFAULT_MPP 1000.0
-/* -1: as many as the pool downstream holds (patchinterleave answers the
- * wsi-pool-size query): the slides it holds at once are the ones a new
- * slide must be ready to replace; 8, its default pool, when nobody
- * answers. */
-#define DEFAULT_PREPARE_AHEAD -1
-#define FALLBACK_PREPARE_AHEAD 8
-#define MAX_PREPARE_AHEAD 256
-
-#define MPP_SOURCE_DEFAULT "default-mpp"
 
 enum
 {
@@ -207,84 +192,6 @@ enum
   PROP_SLIDES_BLANK,
   PROP_ANNOTATIONS,
   PROP_PREPARE_AHEAD
-};
-
-/* Settings copied from the properties when the source starts, so that the
- * streaming thread reads them without the lock. */
-typedef struct
-{
-  gchar *location;
-  gchar *display;               /* location for messages: no credentials */
-  gint rank;
-  gint world_size;
-  gboolean cycle;
-  GstWsiSlideOrder order;
-  guint64 seed;
-  gint thumbnail_size;
-  gdouble default_mpp;
-  gboolean tcga;
-  gchar *annotations;
-  guint prepare_ahead;
-} WsiSlideSrcSettings;
-
-struct _GstWsiSlideSrc
-{
-  GstPushSrc parent;
-
-  /* Protects the property fields and the counters. */
-  GMutex lock;
-  gchar *location;
-  gint rank;
-  gint world_size;
-  gboolean cycle;
-  GstWsiSlideOrder order;
-  guint64 seed;
-  gint thumbnail_size;
-  gdouble default_mpp;
-  gboolean tcga;
-  gchar *annotations;           /* folder of annotation files, or NULL */
-  gint prepare_ahead;           /* -1: the pool downstream */
-  guint slides_total;
-  guint slides_failed;
-  guint slides_damaged;         /* opened, but damaged (WsiSlide.damaged) */
-  GPtrArray *damaged_names;     /* their display names, in the order found */
-  gchar **slide_paths;          /* the rank's slides as opened, from start */
-  guint slides_opened;
-  /* Slide index -> GINT_TO_POINTER (blank): slides tissuemask rejected
-   * (WSI_SLIDE_REJECTED_EVENT), each counted once. */
-  GHashTable *rejected;
-  guint slides_blank;
-  guint cycles_completed;
-  guint rank_slides_min;
-  gboolean started;
-  gboolean http_held;           /* wsi_http_hold() from start to stop */
-  /* Slides a reader downstream gave up (WSI_SLIDE_GIVEN_UP_EVENT), for the
-   * streaming thread to skip from now on: GstStructure copies. */
-  GPtrArray *given_up;
-
-  /* Streaming state, set up in start() and used by the streaming thread. */
-  WsiSlideSrcSettings run;
-  GPtrArray *entries;           /* WsiSlideEntry of this rank, sorted */
-  gchar **column_names;         /* the collection's, for every slide */
-  guint collection_size;        /* slides before the rank split */
-  guint smallest_rank_slides;   /* floor(collection_size / world_size) */
-  /* Visits are planned ahead of the stream (the slides to prepare): the
-   * plan's cycle and order; the stream's cycle is cycle_number. */
-  guint *visit_order;           /* indices into entries for plan_cycle */
-  guint position;               /* next position in visit_order */
-  guint plan_cycle;
-  WsiPrepQueue *prep;           /* slides being prepared, visit order */
-  gpointer inline_prep;         /* SlidePrep of prepare-ahead=0, or NULL */
-  GstBuffer *first_buffer;      /* made in start(), handed out by create() */
-  guint cycle_number;
-  guint failed_count;
-  guint64 visits;               /* buffers pushed: GST_BUFFER_OFFSET */
-  /* path -> GstStructure, per slide; in a one-pass stream the value is
-   * dropped (NULL) after the visit: a slide seen once is not described
-   * again, and its description (about 3 KiB, more with annotation
-   * regions) is not held for the rest of the run */
-  GHashTable *descriptions;
-  gint flushing;                /* atomic: unlock() was called */
 };
 
 static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
@@ -321,804 +228,13 @@ gst_wsi_slide_order_get_type (void)
   return order_type;
 }
 
-/* ---- Rank and visit order ----------------------------------------------- */
-
-/* The property when set, else the environment variable, else @fallback. */
-static gboolean
-resolve_rank_setting (GstWsiSlideSrc * self, gint property,
-    const gchar * env_name, gint minimum, gint fallback, gint * value)
-{
-  const gchar *env = g_getenv (env_name);
-  gint64 parsed;
-  GError *err = NULL;
-
-  if (property >= 0) {
-    *value = property;
-    return TRUE;
-  }
-  if (env == NULL || env[0] == '\0') {
-    *value = fallback;
-    return TRUE;
-  }
-  if (!g_ascii_string_to_signed (env, 10, minimum, G_MAXINT, &parsed, &err)) {
-    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
-        ("The environment variable %s=\"%s\" is not a valid value.", env_name,
-            env), ("%s", err->message));
-    g_clear_error (&err);
-    return FALSE;
-  }
-  *value = (gint) parsed;
-  return TRUE;
-}
-
-/* Sequential: sorted order. Random: a Fisher-Yates shuffle drawn from
- * wsirng.h keyed by the seed, the rank and the cycle, so runs are
- * reproducible on every GLib version (GRand's sequence is not promised). */
-static void
-arrange_visit_order (GstWsiSlideSrc * self)
-{
-  guint n = self->entries->len, i;
-  WsiRng rng;
-
-  for (i = 0; i < n; i++)
-    self->visit_order[i] = i;
-  if (self->run.order != GST_WSI_SLIDE_ORDER_RANDOM || n < 2)
-    return;
-
-  /* Key 0x5348 ("SH") keeps this stream apart from the sampler's, which
-   * is keyed by (seed, slide index, cycle). */
-  wsi_rng_seed_keys (&rng, self->run.seed, self->run.rank,
-      self->plan_cycle, 0x5348);
-  for (i = n - 1; i > 0; i--) {
-    guint j = (guint) wsi_rng_below (&rng, (guint64) i + 1);
-    guint tmp = self->visit_order[i];
-
-    self->visit_order[i] = self->visit_order[j];
-    self->visit_order[j] = tmp;
-  }
-}
-
-/* The plan (slides prepared ahead) starts its next pass. */
-static void
-plan_next_cycle (GstWsiSlideSrc * self)
-{
-  self->plan_cycle++;
-  self->position = 0;
-  arrange_visit_order (self);
-}
-
-/* The stream reaches a visit of cycle @cycle. */
-static void
-enter_cycle (GstWsiSlideSrc * self, guint cycle)
-{
-  if (cycle == self->cycle_number)
-    return;
-  self->cycle_number = cycle;
-  g_mutex_lock (&self->lock);
-  self->cycles_completed = self->cycle_number;
-  g_mutex_unlock (&self->lock);
-  GST_DEBUG_OBJECT (self, "starting cycle %u", self->cycle_number);
-}
-
-/* ---- Slide description ------------------------------------------------- */
-
-/* Longest side @longest, aspect kept, never larger than level 0. */
-static void
-overview_size (gint64 width, gint64 height, gint longest, gint * ow, gint * oh)
-{
-  if (MAX (width, height) <= longest) {
-    *ow = (gint) width;
-    *oh = (gint) height;
-  } else if (width >= height) {
-    *ow = longest;
-    *oh = (gint) CLAMP (llround ((gdouble) height * longest / width), 1,
-        longest);
-  } else {
-    *oh = longest;
-    *ow = (gint) CLAMP (llround ((gdouble) width * longest / height), 1,
-        longest);
-  }
-}
-
-/* The pyramid geometry, one GstValueArray entry per level (wsirecord.h):
- * typed values, so consumers read numbers, never parse text. */
-static void
-describe_levels (GstStructure * s, const WsiSlide * slide)
-{
-  guint n = (guint) slide->level_count;
-
-  wsi_structure_set_double_array (s, "level-downsamples",
-      slide->level_downsample, n);
-  wsi_structure_set_int64_array (s, "level-widths", slide->level_width, n);
-  wsi_structure_set_int64_array (s, "level-heights", slide->level_height, n);
-  wsi_structure_set_int64_array (s, "level-tile-widths",
-      slide->level_tile_width, n);
-  wsi_structure_set_int64_array (s, "level-tile-heights",
-      slide->level_tile_height, n);
-}
-
-/* What is true of the slide whichever visit it is: cached by path. */
-static GstStructure *
-describe_slide (GstWsiSlideSrc * self, const WsiSlide * slide)
-{
-  gdouble mpp_x = slide->mpp_x, mpp_y = slide->mpp_y;
-  const gchar *mpp_source = slide->mpp_source;
-  GstStructure *s;
-  gint ow, oh;
-
-  if (!(mpp_x > 0.0 && mpp_y > 0.0) && self->run.default_mpp > 0.0) {
-    mpp_x = mpp_y = self->run.default_mpp;
-    mpp_source = MPP_SOURCE_DEFAULT;
-  }
-  overview_size (slide->level_width[0], slide->level_height[0],
-      self->run.thumbnail_size, &ow, &oh);
-  s = gst_structure_new (WSI_SLIDE_META_NAME,
-      "vendor", G_TYPE_STRING, slide->vendor ? slide->vendor : "",
-      "width", G_TYPE_INT64, slide->level_width[0],
-      "height", G_TYPE_INT64, slide->level_height[0],
-      "level-count", G_TYPE_INT, slide->level_count,
-      "backend", G_TYPE_STRING, slide->backend->name,
-      "mpp-x", G_TYPE_DOUBLE, mpp_x,
-      "mpp-y", G_TYPE_DOUBLE, mpp_y,
-      "mpp-source", G_TYPE_STRING, mpp_source,
-      "objective-power", G_TYPE_DOUBLE, slide->objective_power,
-      "icc-profile-size", G_TYPE_UINT64, slide->icc_profile_size,
-      "icc-profile-sha256", G_TYPE_STRING, slide->icc_profile_sha256 != NULL
-      ? slide->icc_profile_sha256 : "",
-      "overview-width", G_TYPE_INT, ow,
-      "overview-height", G_TYPE_INT, oh, NULL);
-  describe_levels (s, slide);
-  GST_DEBUG_OBJECT (self, "%s: %s backend, vendor %s, %d levels",
-      slide->path, slide->backend->name, slide->vendor, slide->level_count);
-  return s;
-}
-
-/* ---- One slide visit ---------------------------------------------------- */
-
-/* The identity of @entry's file for masks kept across runs (tissuemask's
- * mask-cache-dir): its size and mtime to the nanosecond, so a rewrite or a
- * touch makes a new key. NULL for a remote object, whose validator is only
- * known once it is opened: its mask is not looked up on disk. */
-static gchar *
-entry_identity (const WsiSlideEntry * entry)
-{
-  GStatBuf st;
-
-  if (wsi_location_is_remote (entry->path) || g_stat (entry->path, &st) != 0)
-    return NULL;
-  return g_strdup_printf ("%" G_GUINT64_FORMAT ":%" G_GINT64_FORMAT ".%09ld",
-      (guint64) st.st_size, (gint64) st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
-}
-
-/* TRUE when a downstream element (tissuemask) already holds the mask of
- * @entry (file @identity), so the overview need not be decoded again. */
-static gboolean
-downstream_has_mask (GstWsiSlideSrc * self, const WsiSlideEntry * entry,
-    const gchar * identity)
-{
-  GstQuery *query = wsi_query_new_mask_cached (entry->display);
-  gboolean cached = FALSE;
-
-  wsi_query_set_mask_source (query, identity, self->run.thumbnail_size);
-  if (gst_pad_peer_query (GST_BASE_SRC_PAD (self), query))
-    wsi_query_parse_mask_cached (query, NULL, &cached, NULL);
-  gst_query_unref (query);
-  return cached;
-}
-
-static gboolean
-fill_overview (GstWsiSlideSrc * self, GstBuffer * buffer, WsiSlide * slide,
-    gint ow, gint oh, GError ** error)
-{
-  GstMapInfo map;
-  gboolean ok;
-  gint level;
-
-  if (!gst_buffer_map (buffer, &map, GST_MAP_WRITE)) {
-    g_set_error (error, WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_READ,
-        "cannot map a %dx%d overview buffer", ow, oh);
-    return FALSE;
-  }
-  level = wsi_overview_level (slide, ow, oh);
-  GST_DEBUG_OBJECT (self, "overview %dx%d of %s from level %d (%"
-      G_GINT64_FORMAT "x%" G_GINT64_FORMAT ")", ow, oh, slide->path, level,
-      slide->level_width[level], slide->level_height[level]);
-  /* Fails without an error when flushing starts: the caller sees the flag. */
-  ok = wsi_overview_read (slide, ow, oh, &self->flushing, map.data, error);
-  gst_buffer_unmap (buffer, &map);
-  return ok;
-}
-
-/* ---- annotations -------------------------------------------------------- */
-
-/* The manifest's "annotations" value for @entry, or NULL. */
-static const gchar *
-entry_annotation_column (GstWsiSlideSrc * self, const WsiSlideEntry * entry)
-{
-  guint i;
-
-  for (i = 0; self->column_names && self->column_names[i]; i++)
-    if (g_ascii_strcasecmp (self->column_names[i], "annotations") == 0)
-      return entry->values ? entry->values[i] : NULL;
-  return NULL;
-}
-
-/* Reads the slide's annotation file, once per slide, into the fields of
- * wsiannotation.h on its cached description. A file that cannot be used is
- * warned about (file and reason) and leaves the slide without regions, for
- * patchsampler to skip and count. */
-static void
-describe_annotations (GstWsiSlideSrc * self, const WsiSlideEntry * entry,
-    GstStructure * description)
-{
-  gchar *file = wsi_annotations_find (entry->path, self->run.annotations,
-      entry_annotation_column (self, entry));
-  static const gchar *const none[] = { NULL };
-  WsiAnnotations *annotations = NULL;
-  gint64 width = 0, height = 0;
-  GError *error = NULL;
-  GBytes *bytes;
-
-  gst_structure_set (description, WSI_ANNOTATION_FILE_FIELD, G_TYPE_STRING,
-      file ? file : "", WSI_ANNOTATION_CLASSES_FIELD, G_TYPE_STRV, none,
-      WSI_ANNOTATION_POLYGONS_FIELD, G_TYPE_UINT, 0,
-      WSI_ANNOTATION_SKIPPED_FIELD, G_TYPE_UINT, 0, NULL);
-  if (file == NULL)
-    return;
-  gst_structure_get_int64 (description, "width", &width);
-  gst_structure_get_int64 (description, "height", &height);
-  annotations = wsi_annotations_load (file, (gdouble) width,
-      (gdouble) height, &error);
-  if (annotations == NULL) {
-    GST_ELEMENT_WARNING (self, STREAM, FORMAT,
-        ("The annotation file of slide \"%s\" cannot be used, so the slide "
-            "has no regions: %s", entry->display, error->message), (NULL));
-    g_clear_error (&error);
-    g_free (file);
-    return;
-  }
-  if (annotations->n_skipped > 0)
-    GST_ELEMENT_WARNING (self, STREAM, FORMAT,
-        ("%s: %u of %u shapes are not usable regions and were dropped "
-            "(first: %s).", file, annotations->n_skipped,
-            annotations->n_skipped + annotations->n_polygons,
-            annotations->first_problem), (NULL));
-  g_ptr_array_add (annotations->classes, NULL);
-  bytes = g_bytes_new (annotations->regions->data, annotations->regions->len);
-  gst_structure_set (description, WSI_ANNOTATION_CLASSES_FIELD, G_TYPE_STRV,
-      annotations->classes->pdata, WSI_ANNOTATION_REGIONS_FIELD, G_TYPE_BYTES,
-      bytes, WSI_ANNOTATION_POLYGONS_FIELD, G_TYPE_UINT,
-      annotations->n_polygons, WSI_ANNOTATION_SKIPPED_FIELD, G_TYPE_UINT,
-      annotations->n_skipped, NULL);
-  g_ptr_array_remove_index (annotations->classes,
-      annotations->classes->len - 1);
-  g_bytes_unref (bytes);
-  wsi_annotations_free (annotations);
-  g_free (file);
-}
-
-/* With an annotations folder: a file there named after no slide of the
- * collection is most likely a misspelt slide name. */
-static void
-warn_unmatched_annotations (GstWsiSlideSrc * self,
-    const WsiCollection * collection)
-{
-  GHashTable *stems;
-  GDir *dir;
-  const gchar *name;
-  guint i;
-
-  if (self->run.annotations == NULL || *self->run.annotations == '\0')
-    return;
-  dir = g_dir_open (self->run.annotations, 0, NULL);
-  if (dir == NULL) {
-    GST_ELEMENT_WARNING (self, RESOURCE, NOT_FOUND,
-        ("The annotation folder \"%s\" cannot be read.",
-            self->run.annotations), (NULL));
-    return;
-  }
-  stems = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
-  for (i = 0; i < collection->entries->len; i++) {
-    const WsiSlideEntry *entry = g_ptr_array_index (collection->entries, i);
-    gchar *base = g_path_get_basename (entry->path);
-    gchar *dot = strrchr (base, '.');
-
-    if (dot != NULL && dot != base)
-      *dot = '\0';
-    g_hash_table_add (stems, base);
-  }
-  while ((name = g_dir_read_name (dir)) != NULL) {
-    gchar *stem;
-
-    if (!wsi_annotations_is_file_name (name))
-      continue;
-    stem = g_strndup (name, strrchr (name, '.') - name);
-    if (!g_hash_table_contains (stems, stem))
-      GST_ELEMENT_WARNING (self, RESOURCE, NOT_FOUND,
-          ("The annotation file \"%s\" in \"%s\" matches no slide of the "
-              "collection (a slide named %s.* was expected); it is not "
-              "used.", name, self->run.annotations, stem), (NULL));
-    g_free (stem);
-  }
-  g_dir_close (dir);
-  g_hash_table_unref (stems);
-}
-
-static void
-attach_slide_meta (GstWsiSlideSrc * self, GstBuffer * buffer,
-    const WsiSlideEntry * entry, const GstStructure * description,
-    gboolean has_overview)
-{
-  GstStructure *meta = wsi_slide_meta_add (buffer);
-  /* The exact bytes of the file name, losslessly (a file URI is ASCII); a
-   * URL as shown (credentials stay in the read layer, see
-   * wsi_location_remember). */
-  gchar *uri = wsi_location_is_remote (entry->path) ?
-      g_strdup (entry->display) : g_filename_to_uri (entry->path, NULL, NULL);
-
-  gst_structure_foreach (description, wsi_structure_copy_field, meta);
-  gst_structure_set (meta,
-      "path", G_TYPE_STRING, entry->display,
-      "uri", G_TYPE_STRING, uri,
-      "index", G_TYPE_UINT, entry->index,
-      "cycle", G_TYPE_UINT, self->cycle_number,
-      "seed", G_TYPE_UINT64, self->run.seed,
-      "label", G_TYPE_STRING, entry->label,
-      "rank", G_TYPE_UINT, (guint) self->run.rank,
-      "world-size", G_TYPE_UINT, (guint) self->run.world_size,
-      "rank-slides", G_TYPE_UINT, self->entries->len,
-      "rank-slides-min", G_TYPE_UINT, self->smallest_rank_slides,
-      "has-overview", G_TYPE_BOOLEAN, has_overview,
-      "has-mask", G_TYPE_BOOLEAN, FALSE,
-      "tissue-fraction", G_TYPE_DOUBLE, -1.0,
-      "tissue-rejected", G_TYPE_BOOLEAN, FALSE, NULL);
-  wsi_meta_set_columns (meta, (const gchar * const *) self->column_names,
-      (const gchar * const *) entry->values);
-  g_free (uri);
-}
-
-/* @reason without the file name it starts with ("PATH: why"). */
-static const gchar *
-reason_without_path (const WsiSlideEntry * entry, const gchar * reason)
-{
-  if (g_str_has_prefix (reason, entry->path)
-      && g_str_has_prefix (reason + strlen (entry->path), ": "))
-    return reason + strlen (entry->path) + 2;
-  return reason;
-}
-
-/* Once per slide (its first open): the direct reader declined a file of a
- * format it reads, and another backend reads it now, slower and painting
- * whatever it paints where the file is damaged. */
-static void
-warn_declined (GstWsiSlideSrc * self, const WsiSlideEntry * entry,
-    const gchar * declined, const GstStructure * description)
-{
-  if (declined == NULL)
-    return;
-  GST_ELEMENT_WARNING (self, RESOURCE, READ,
-      ("Slide %s is read through %s: %s.", entry->display,
-          gst_structure_get_string (description, "backend"),
-          reason_without_path (entry, declined)),
-      ("backend=auto fell back; patchreader does the same for its patches"));
-}
-
-/* damaged-slides keeps this many names; slides-damaged counts them all. */
-#define MAX_DAMAGED_NAMES 100
-
-/* A NULL-terminated copy of the damaged slides' names (self->lock held). */
-static gchar **
-damaged_names_copy (GstWsiSlideSrc * self)
-{
-  gchar **names = g_new0 (gchar *, self->damaged_names->len + 1);
-  guint i;
-
-  for (i = 0; i < self->damaged_names->len; i++)
-    names[i] = g_strdup (g_ptr_array_index (self->damaged_names, i));
-  return names;
-}
-
-/* Once per slide (its first open): the file opened but is damaged
- * (WsiSlide.damaged: frames it declares and does not hold); the stream goes
- * on without the tiles it lacks. Counted in slides-damaged. */
-static void
-warn_damaged (GstWsiSlideSrc * self, const WsiSlideEntry * entry,
-    const gchar * damaged)
-{
-  if (damaged == NULL)
-    return;
-  GST_ELEMENT_WARNING (self, RESOURCE, READ,
-      ("Slide %s is damaged: %s.", entry->display,
-          reason_without_path (entry, damaged)),
-      ("the slide is read; patches over the missing tiles fail to read"));
-  g_mutex_lock (&self->lock);
-  self->slides_damaged++;
-  if (self->damaged_names->len < MAX_DAMAGED_NAMES)
-    g_ptr_array_add (self->damaged_names, g_strdup (entry->display));
-  g_mutex_unlock (&self->lock);
-}
-
-/* ---- Slide preparation ahead of need ------------------------------------ */
-
-/* One visit being prepared: what it needs is decided on the streaming
- * thread when it is planned, the work (open, description, overview) runs
- * on a worker of self->prep, and the streaming thread takes the results in
- * visit order (wsiprepqueue.h), so the stream does not depend on timing. */
-typedef struct
-{
-  GstWsiSlideSrc *self;
-  WsiSlideEntry *entry;         /* read-only on the worker */
-  guint cycle;
-  gboolean describe;            /* no description was known when planned */
-  gboolean overview;            /* no mask was cached downstream then */
-  gchar *identity;              /* entry_identity(), or NULL */
-  gint ow, oh;                  /* overview size, when already described */
-  /* results */
-  GstStructure *description;
-  gchar *declined;              /* auto fell back: why (wsislide.h) */
-  gchar *damaged;               /* opened, but damaged: why (wsislide.h) */
-  GstBuffer *buffer;            /* the overview, or NULL */
-  GError *error;
-  gboolean cancelled;           /* a flush stopped it: run it again */
-  /* for the tracer (WsiSlideMeta prep-*-ns): worker time opening and
-   * reading the overview, streaming-thread time waiting for it */
-  guint64 open_ns, overview_ns, wait_ns;
-} SlidePrep;
-
-static void
-slide_prep_free (SlidePrep * prep)
-{
-  g_clear_pointer (&prep->description, gst_structure_free);
-  g_free (prep->declined);
-  g_free (prep->damaged);
-  g_free (prep->identity);
-  gst_clear_buffer (&prep->buffer);
-  g_clear_error (&prep->error);
-  g_free (prep);
-}
-
-/* Runs on a worker (or inline): opens the slide when its description or
- * its overview is needed and closes it again (patchreader keeps its own
- * handles). Touches only @prep and settings fixed while streaming. */
-static void
-slide_prep_run (gpointer data, gpointer user_data)
-{
-  SlidePrep *prep = data;
-  GstWsiSlideSrc *self = prep->self;
-  gboolean describe = prep->describe && prep->description == NULL;
-  WsiSlide *slide;
-
-  gint64 start = g_get_monotonic_time (), opened;
-
-  prep->cancelled = FALSE;
-  if (!describe && !prep->overview)
-    return;
-  slide = wsi_slide_open (prep->entry->path, WSI_BACKEND_AUTO, &prep->error);
-  opened = g_get_monotonic_time ();
-  prep->open_ns += (guint64) (opened - start) * 1000;
-  if (slide == NULL)
-    return;
-  if (describe) {
-    prep->description = describe_slide (self, slide);
-    prep->declined = g_strdup (slide->declined);
-    prep->damaged = g_strdup (slide->damaged);
-    gst_structure_get_int (prep->description, "overview-width", &prep->ow);
-    gst_structure_get_int (prep->description, "overview-height", &prep->oh);
-  }
-  if (prep->overview) {
-    prep->buffer = gst_buffer_new_allocate (NULL,
-        (gsize) prep->ow * prep->oh * 3, NULL);
-    if (!fill_overview (self, prep->buffer, slide, prep->ow, prep->oh,
-            &prep->error)) {
-      gst_clear_buffer (&prep->buffer);
-      /* No error: the flushing flag stopped it. */
-      prep->cancelled = prep->error == NULL;
-    }
-    prep->overview_ns += (guint64) (g_get_monotonic_time () - opened) * 1000;
-  }
-  wsi_slide_close (slide);
-}
-
-/* The next visit of the plan, skipping failed slides; FALSE when the
- * collection is done (no cycling) or every slide failed. */
-static gboolean
-plan_next_visit (GstWsiSlideSrc * self, WsiSlideEntry ** entry, guint * cycle)
-{
-  guint tries;
-
-  for (tries = 0; tries <= self->entries->len; tries++) {
-    if (self->position == self->entries->len) {
-      if (!self->run.cycle)
-        return FALSE;
-      plan_next_cycle (self);
-    }
-    *entry = g_ptr_array_index (self->entries,
-        self->visit_order[self->position++]);
-    *cycle = self->plan_cycle;
-    if (!(*entry)->failed)
-      return TRUE;
-  }
-  return FALSE;
-}
-
-static SlidePrep *
-slide_prep_new (GstWsiSlideSrc * self, WsiSlideEntry * entry, guint cycle)
-{
-  GstStructure *description =
-      g_hash_table_lookup (self->descriptions, entry->path);
-  SlidePrep *prep = g_new0 (SlidePrep, 1);
-
-  prep->self = self;
-  prep->entry = entry;
-  prep->cycle = cycle;
-  prep->describe = description == NULL;
-  prep->identity = entry_identity (entry);
-  prep->overview = !downstream_has_mask (self, entry, prep->identity);
-  if (description != NULL) {
-    gst_structure_get_int (description, "overview-width", &prep->ow);
-    gst_structure_get_int (description, "overview-height", &prep->oh);
-  }
-  return prep;
-}
-
-/* Plans visits until #wsislidesrc:prepare-ahead of them are being prepared
- * (one, run inline by the caller, when it is 0). */
-static void
-plan_ahead (GstWsiSlideSrc * self)
-{
-  guint ahead = MAX (self->run.prepare_ahead, 1);
-  WsiSlideEntry *entry;
-  guint cycle;
-
-  while (wsi_prep_queue_length (self->prep) < ahead
-      && plan_next_visit (self, &entry, &cycle))
-    wsi_prep_queue_push (self->prep, slide_prep_new (self, entry, cycle));
-}
-
-/* A value of self->descriptions: NULL once dropped (one-pass streams). */
-static void
-description_free (gpointer description)
-{
-  if (description != NULL)
-    gst_structure_free (description);
-}
-
-/* The first visit of a slide: keep its description and say what it is. */
-static GstStructure *
-remember_description (GstWsiSlideSrc * self, SlidePrep * prep)
-{
-  WsiSlideEntry *entry = prep->entry;
-  GstStructure *description = NULL;
-  gboolean seen = g_hash_table_lookup_extended (self->descriptions,
-      entry->path, NULL, (gpointer *) & description);
-
-  if (description != NULL)
-    return description;
-  description = g_steal_pointer (&prep->description);
-  if (!seen) {
-    warn_declined (self, entry, prep->declined, description);
-    warn_damaged (self, entry, prep->damaged);
-  }
-  describe_annotations (self, entry, description);
-  g_hash_table_insert (self->descriptions, g_strdup (entry->path),
-      description);
-  if (!seen) {
-    g_mutex_lock (&self->lock);
-    self->slides_opened++;
-    g_mutex_unlock (&self->lock);
-  }
-  return description;
-}
-
-/* The buffer of a prepared visit, or NULL with @error set. A mask that was
- * cached downstream when the visit was planned may have left that cache
- * since: the overview is then read now. */
-static GstBuffer *
-make_slide_buffer (GstWsiSlideSrc * self, SlidePrep * prep, GError ** error)
-{
-  GstStructure *description;
-  GstBuffer *buffer;
-  gboolean has_overview;
-
-  if (prep->error == NULL && prep->buffer == NULL
-      && !downstream_has_mask (self, prep->entry, prep->identity)) {
-    prep->overview = TRUE;
-    slide_prep_run (prep, NULL);
-  }
-  if (prep->error != NULL) {
-    g_propagate_error (error, g_steal_pointer (&prep->error));
-    return NULL;
-  }
-  if (prep->cancelled)
-    return NULL;                /* flushing: the caller sees the flag */
-
-  description = remember_description (self, prep);
-  has_overview = prep->buffer != NULL;
-  if (has_overview)
-    buffer = g_steal_pointer (&prep->buffer);
-  else {
-    GST_DEBUG_OBJECT (self, "mask of %s cached downstream: no overview",
-        prep->entry->display);
-    buffer = gst_buffer_new ();
-  }
-  attach_slide_meta (self, buffer, prep->entry, description, has_overview);
-  /* the meta holds a copy; a one-pass stream will not visit it again */
-  if (!self->run.cycle)
-    g_hash_table_insert (self->descriptions, g_strdup (prep->entry->path),
-        NULL);
-  /* Not part of the stream's content: timings for wsistats. */
-  gst_structure_set (wsi_slide_meta_get (buffer),
-      "prep-open-ns", G_TYPE_UINT64, prep->open_ns,
-      "prep-overview-ns", G_TYPE_UINT64, prep->overview_ns,
-      "prep-wait-ns", G_TYPE_UINT64, prep->wait_ns, NULL);
-  /* What tissuemask keys the masks it keeps across runs on. */
-  gst_structure_set (wsi_slide_meta_get (buffer),
-      "source-identity", G_TYPE_STRING, prep->identity ? prep->identity : "",
-      "thumbnail-size", G_TYPE_INT, self->run.thumbnail_size, NULL);
-  return buffer;
-}
-
-/* The next prepared visit (it stays first in the queue until popped), or
- * NULL at the end of the plan. A visit a flush interrupted is prepared
- * again here once the flush is over. */
-static SlidePrep *
-next_prepared (GstWsiSlideSrc * self)
-{
-  WsiSlideEntry *entry;
-  SlidePrep *prep;
-  guint cycle;
-
-  if (self->prep != NULL) {
-    gint64 start;
-
-    plan_ahead (self);
-    start = g_get_monotonic_time ();
-    prep = wsi_prep_queue_wait_head (self->prep);
-    if (prep != NULL)
-      prep->wait_ns += (guint64) (g_get_monotonic_time () - start) * 1000;
-  } else {
-    /* prepare-ahead=0: each visit on this thread, when it is needed. */
-    if (self->inline_prep == NULL && plan_next_visit (self, &entry, &cycle)) {
-      self->inline_prep = slide_prep_new (self, entry, cycle);
-      slide_prep_run (self->inline_prep, NULL);
-    }
-    prep = self->inline_prep;
-  }
-  if (prep != NULL && prep->cancelled
-      && !g_atomic_int_get (&self->flushing))
-    slide_prep_run (prep, NULL);
-  return prep;
-}
-
-/* Takes the visit next_prepared() returned out of the queue. */
-static SlidePrep *
-pop_prepared (GstWsiSlideSrc * self)
-{
-  if (self->prep == NULL)
-    return g_steal_pointer (&self->inline_prep);
-  return wsi_prep_queue_pop (self->prep);
-}
-
-static void
-report_unreadable (GstWsiSlideSrc * self, WsiSlideEntry * entry,
-    const GError * error)
-{
-  entry->failed = TRUE;
-  g_free (entry->failure);
-  entry->failure = g_strdup (error ? error->message : "unknown error");
-  self->failed_count++;
-  g_mutex_lock (&self->lock);
-  self->slides_failed++;
-  g_mutex_unlock (&self->lock);
-
-  GST_ELEMENT_WARNING (self, RESOURCE, READ,
-      ("Skipping slide %s: %s", entry->display,
-          error ? reason_without_path (entry, error->message) :
-          "unknown error"),
-      ("%u of %u slides of this rank failed so far", self->failed_count,
-          self->entries->len));
-}
-
-/* "a.svs (reason); b.svs (reason)" for the first few failed slides, so
- * the error that ends the stream names the files and why, whichever
- * element notices first that nothing can progress. */
-static gchar *
-describe_failures (GstWsiSlideSrc * self)
-{
-  GString *why = g_string_new (NULL);
-  guint i, shown = 0;
-
-  for (i = 0; i < self->entries->len; i++) {
-    WsiSlideEntry *entry = g_ptr_array_index (self->entries, i);
-
-    if (!entry->failed)
-      continue;
-    if (shown == 5) {
-      g_string_append_printf (why, "; and %u more", self->failed_count - 5);
-      break;
-    }
-    g_string_append_printf (why, "%s%s (%s)", shown ? "; " : "",
-        entry->display, GST_STR_NULL (entry->failure));
-    shown++;
-  }
-  return g_string_free (why, FALSE);
-}
-
-/* Slides that opened here but that a reader downstream gave up (damaged
- * tiles, truncated while the stream ran): skipped from now on and counted
- * as failed, like slides that do not open. */
-static void
-skip_given_up (GstWsiSlideSrc * self)
-{
-  GPtrArray *reports;
-  guint i, j;
-
-  g_mutex_lock (&self->lock);
-  reports = self->given_up;
-  self->given_up = g_ptr_array_new_with_free_func ((GDestroyNotify)
-      gst_event_unref);
-  g_mutex_unlock (&self->lock);
-
-  for (i = 0; i < reports->len; i++) {
-    const gchar *reason = NULL;
-    guint index = G_MAXUINT;
-    GError *error;
-
-    wsi_event_parse_slide_given_up (g_ptr_array_index (reports, i), &index,
-        NULL, &reason);
-    for (j = 0; j < self->entries->len; j++) {
-      WsiSlideEntry *entry = g_ptr_array_index (self->entries, j);
-
-      if (entry->index != index || entry->failed)
-        continue;
-      error = g_error_new (WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_READ,
-          "the patch reader gave it up: %s", GST_STR_NULL (reason));
-      report_unreadable (self, entry, error);
-      g_error_free (error);
-    }
-  }
-  g_ptr_array_unref (reports);
-}
-
-/* Once per slide: tcga=true but the name holds no barcode. */
-static void
-warn_tcga_unparsed (GstWsiSlideSrc * self, WsiSlideEntry * entry)
-{
-  if (!entry->tcga_unparsed || entry->tcga_warned)
-    return;
-  entry->tcga_warned = TRUE;
-  GST_ELEMENT_WARNING (self, RESOURCE, SETTINGS,
-      ("The file name of slide %s holds no TCGA slide barcode "
-          "(TCGA-SS-PPPP-NNV-NN-DX1 and the like): its TCGA columns are "
-          "empty.", entry->display), (NULL));
-}
-
-/* Counts a slide tissuemask rejected, once per slide. */
-static void
-count_rejected (GstWsiSlideSrc * self, GstEvent * event)
-{
-  guint index = G_MAXUINT;
-  gboolean blank = FALSE;
-  gpointer key;
-
-  if (!wsi_event_parse_slide_rejected (event, &index, NULL, NULL, &blank))
-    return;
-  key = GUINT_TO_POINTER (index + 1);
-  g_mutex_lock (&self->lock);
-  if (!g_hash_table_contains (self->rejected, key)) {
-    g_hash_table_add (self->rejected, key);
-    self->slides_blank += blank;
-  }
-  g_mutex_unlock (&self->lock);
-}
-
 static gboolean
 gst_wsi_slide_src_event (GstBaseSrc * bsrc, GstEvent * event)
 {
   GstWsiSlideSrc *self = GST_WSI_SLIDE_SRC (bsrc);
 
   if (wsi_event_parse_slide_rejected (event, NULL, NULL, NULL, NULL)) {
-    count_rejected (self, event);
+    slide_src_count_rejected (self, event);
     return TRUE;
   }
 
@@ -1143,9 +259,9 @@ next_slide_buffer (GstWsiSlideSrc * self, GstBuffer ** outbuf)
 
     if (g_atomic_int_get (&self->flushing))
       return GST_FLOW_FLUSHING;
-    skip_given_up (self);
+    slide_src_skip_given_up (self);
     if (self->failed_count == self->entries->len) {
-      gchar *why = describe_failures (self);
+      gchar *why = slide_src_describe_failures (self);
 
       GST_ELEMENT_ERROR (self, RESOURCE, READ,
           ("None of the %u slides of rank %d in %s could be read: %s.",
@@ -1155,23 +271,23 @@ next_slide_buffer (GstWsiSlideSrc * self, GstBuffer ** outbuf)
       return GST_FLOW_ERROR;
     }
 
-    prep = next_prepared (self);
+    prep = slide_src_next_prepared (self);
     if (prep == NULL)
       return GST_FLOW_EOS;
     if (prep->cancelled)
       return GST_FLOW_FLUSHING; /* prepared again after the flush */
-    enter_cycle (self, prep->cycle);
+    slide_src_enter_cycle (self, prep->cycle);
     if (prep->entry->failed) {
       /* failed on an earlier visit planned after this one was */
-      slide_prep_free (pop_prepared (self));
+      slide_prep_free (slide_src_pop_prepared (self));
       continue;
     }
-    warn_tcga_unparsed (self, prep->entry);
+    slide_src_warn_tcga_unparsed (self, prep->entry);
 
-    buffer = make_slide_buffer (self, prep, &err);
+    buffer = slide_src_make_slide_buffer (self, prep, &err);
     if (buffer == NULL && err == NULL)
       return GST_FLOW_FLUSHING; /* interrupted: visited after the flush */
-    pop_prepared (self);
+    slide_src_pop_prepared (self);
     if (buffer != NULL) {
       slide_prep_free (prep);
       GST_BUFFER_OFFSET (buffer) = self->visits;
@@ -1180,7 +296,7 @@ next_slide_buffer (GstWsiSlideSrc * self, GstBuffer ** outbuf)
       *outbuf = buffer;
       return GST_FLOW_OK;
     }
-    report_unreadable (self, prep->entry, err);
+    slide_src_report_unreadable (self, prep->entry, err);
     slide_prep_free (prep);
     g_clear_error (&err);
   }
@@ -1244,52 +360,6 @@ open_first_slide (GstWsiSlideSrc * self)
   return FALSE;
 }
 
-/* prepare-ahead=-1: the slides patchinterleave's pool holds (its
- * pool-size), else FALLBACK_PREPARE_AHEAD. */
-static guint
-downstream_pool_size (GstWsiSlideSrc * self)
-{
-  GstQuery *query = wsi_query_new_pool_size ();
-  guint pool_size = 0;
-
-  if (gst_pad_peer_query (GST_BASE_SRC_PAD (self), query))
-    wsi_query_parse_pool_size (query, &pool_size);
-  gst_query_unref (query);
-  GST_DEBUG_OBJECT (self, "pool downstream: %u slides", pool_size);
-  if (pool_size == 0)
-    return FALLBACK_PREPARE_AHEAD;
-  return MIN (pool_size, MAX_PREPARE_AHEAD);
-}
-
-/* Why this rank got no slide, in the user's terms: a folder or list with
- * none (naming the extensions searched), or more ranks than slides. */
-static void
-post_no_slides_error (GstWsiSlideSrc * self)
-{
-  /* shown without credentials (and as UTF-8) */
-  const gchar *location = self->run.display;
-
-  if (self->collection_size > 0) {
-    GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND,
-        ("Rank %d has no slides: %s holds %u slides for %d ranks.",
-            self->run.rank, location, self->collection_size,
-            self->run.world_size),
-        ("give at most %u ranks, or more slides", self->collection_size));
-  } else if (g_file_test (self->run.location, G_FILE_TEST_IS_DIR)) {
-    gchar *known = wsi_slide_known_extensions_text ();
-
-    GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND,
-        ("No slides in %s: no file in it or its subfolders has an extension "
-            "of a format this build reads (%s).", location, known),
-        ("give a folder of slides, a slide, or a list file"));
-    g_free (known);
-  } else {
-    GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND,
-        ("No slides in %s: the list names none.", location),
-        ("one slide path per line; empty lines and # comments are ignored"));
-  }
-}
-
 static gboolean
 gst_wsi_slide_src_start_inner (GstBaseSrc * bsrc)
 {
@@ -1320,7 +390,7 @@ gst_wsi_slide_src_start_inner (GstBaseSrc * bsrc)
   prepare_ahead = self->prepare_ahead;
   g_mutex_unlock (&self->lock);
   self->run.prepare_ahead = prepare_ahead >= 0 ? (guint) prepare_ahead :
-      downstream_pool_size (self);
+      slide_src_downstream_pool_size (self);
 
   if (self->run.location == NULL) {
     GST_ELEMENT_ERROR (self, RESOURCE, NOT_FOUND,
@@ -1328,9 +398,10 @@ gst_wsi_slide_src_start_inner (GstBaseSrc * bsrc)
         ("set the location property to a slide, a directory or a list file"));
     return FALSE;
   }
-  if (!resolve_rank_setting (self, rank_prop, "RANK", 0, 0, &self->run.rank)
-      || !resolve_rank_setting (self, world_size_prop, "WORLD_SIZE", 1, 1,
-          &self->run.world_size))
+  if (!slide_src_resolve_rank_setting (self, rank_prop, "RANK", 0, 0,
+          &self->run.rank)
+      || !slide_src_resolve_rank_setting (self, world_size_prop,
+          "WORLD_SIZE", 1, 1, &self->run.world_size))
     return FALSE;
   if (self->run.rank >= self->run.world_size) {
     GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
@@ -1358,14 +429,14 @@ gst_wsi_slide_src_start_inner (GstBaseSrc * bsrc)
    * computes the same quota without talking to the others. */
   self->smallest_rank_slides = self->collection_size / self->run.world_size;
   /* Before the rank split takes the entries: the whole collection. */
-  warn_unmatched_annotations (self, collection);
+  slide_src_warn_unmatched_annotations (self, collection);
   self->entries = wsi_collection_take_rank (collection, self->run.rank,
       self->run.world_size);
   self->column_names = g_strdupv (collection->column_names);
   wsi_collection_free (collection);
 
   if (self->entries->len == 0) {
-    post_no_slides_error (self);
+    slide_src_post_no_slides_error (self);
     clear_streaming_state (self);
     return FALSE;
   }
@@ -1377,8 +448,8 @@ gst_wsi_slide_src_start_inner (GstBaseSrc * bsrc)
   self->failed_count = 0;
   self->visits = 0;
   self->descriptions = g_hash_table_new_full (g_str_hash, g_str_equal,
-      g_free, description_free);
-  arrange_visit_order (self);
+      g_free, slide_src_description_free);
+  slide_src_arrange_visit_order (self);
   if (self->run.prepare_ahead > 0)
     self->prep = wsi_prep_queue_new (wsi_ordered_pool_auto_threads
         (self->run.prepare_ahead), slide_prep_run,
@@ -1612,7 +683,7 @@ gst_wsi_slide_src_get_property (GObject * object, guint prop_id,
       g_value_set_uint (value, self->slides_damaged);
       break;
     case PROP_DAMAGED_SLIDES:
-      g_value_take_boxed (value, damaged_names_copy (self));
+      g_value_take_boxed (value, slide_src_damaged_names_copy (self));
       break;
     case PROP_SLIDE_PATHS:
       g_value_set_boxed (value, self->slide_paths);

@@ -13,21 +13,9 @@
 #include <gst/gst.h>
 #include <gst/base/gstpushsrc.h>
 
+#include "wsislidesrcsettings.h"
+
 G_BEGIN_DECLS
-
-/**
- * GstWsiSlideOrder:
- * @GST_WSI_SLIDE_ORDER_SEQUENTIAL: the rank's slides in sorted path order
- * @GST_WSI_SLIDE_ORDER_RANDOM: the rank's slides reshuffled every cycle
- */
-typedef enum
-{
-  GST_WSI_SLIDE_ORDER_SEQUENTIAL,
-  GST_WSI_SLIDE_ORDER_RANDOM
-} GstWsiSlideOrder;
-
-#define GST_TYPE_WSI_SLIDE_ORDER (gst_wsi_slide_order_get_type ())
-GType gst_wsi_slide_order_get_type (void);
 
 #define GST_TYPE_WSI_SLIDE_SRC (gst_wsi_slide_src_get_type ())
 G_DECLARE_FINAL_TYPE (GstWsiSlideSrc, gst_wsi_slide_src, GST, WSI_SLIDE_SRC,

@@ -208,6 +208,8 @@
 
 #include "gstpatchsampler.h"
 #include "gstpatchsamplerpriv.h"
+#include "wsisamplerannotation.h"
+#include "wsisamplerconfig.h"
 #include "wsisamplercycle.h"
 #include "wsisamplerfootprint.h"
 #include "wsisamplerplan.h"
@@ -257,6 +259,11 @@ enum
   PROP_SLIDES_WITHOUT_REGIONS,
 };
 
+/* the annotation properties, numbered as wsisamplerannotation.h installs
+ * them */
+G_STATIC_ASSERT (PROP_CLASS_WEIGHTS - PROP_ANNOTATION_MODE + 1 ==
+    WSI_SAMPLER_ANNOTATION_N_PROPS);
+
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
     GST_PAD_SINK,
     GST_PAD_ALWAYS,
@@ -273,137 +280,6 @@ G_DEFINE_TYPE (GstPatchSampler, gst_patch_sampler, GST_TYPE_ELEMENT);
 static void patch_sampler_element_init (GstPlugin * plugin);
 GST_ELEMENT_REGISTER_DEFINE_WITH_CODE (patchsampler, "patchsampler",
     GST_RANK_NONE, GST_TYPE_PATCH_SAMPLER, patch_sampler_element_init (plugin));
-
-GType
-gst_patch_sampler_mode_get_type (void)
-{
-  static gsize type = 0;
-  static const GEnumValue values[] = {
-    {GST_PATCH_SAMPLER_MODE_RANDOM,
-        "Uniformly random positions on tissue", "random"},
-    {GST_PATCH_SAMPLER_MODE_GRID,
-        "Regular grid of positions on tissue, raster order", "grid"},
-    {GST_PATCH_SAMPLER_MODE_MULTI_MAGNIFICATION,
-          "Each patch draws one of target-mpps, then a random position on "
-          "tissue", "multi-magnification"},
-    {GST_PATCH_SAMPLER_MODE_CONTINUOUS_MAGNIFICATION,
-          "Each patch draws its resolution in [mpp-min, mpp-max], then a "
-          "random position on tissue", "continuous-magnification"},
-    {0, NULL, NULL}
-  };
-
-  if (g_once_init_enter (&type)) {
-    GType t = g_enum_register_static ("GstPatchSamplerMode", values);
-    g_once_init_leave (&type, t);
-  }
-  return (GType) type;
-}
-
-GType
-gst_patch_sampler_align_get_type (void)
-{
-  static GType type = 0;
-  static const GEnumValue values[] = {
-    {GST_PATCH_SAMPLER_ALIGN_NONE, "Positions as drawn", "none"},
-    {GST_PATCH_SAMPLER_ALIGN_TILE, "Snapped to the tile grid of the level "
-          "read", "tile"},
-    {0, NULL, NULL}
-  };
-
-  if (g_once_init_enter (&type)) {
-    GType t = g_enum_register_static ("GstPatchSamplerAlign", values);
-    g_once_init_leave (&type, t);
-  }
-  return type;
-}
-
-GType
-gst_patch_sampler_mpp_distribution_get_type (void)
-{
-  static gsize type = 0;
-  static const GEnumValue values[] = {
-    {GST_PATCH_SAMPLER_MPP_UNIFORM, "Uniform on [mpp-min, mpp-max]",
-        "uniform"},
-    {GST_PATCH_SAMPLER_MPP_MAXAVG, "Maximises the average transfer across "
-          "resolutions: density exp (K(x) / maxavg-lambda), peaks inside "
-          "the range", "maxavg"},
-    {GST_PATCH_SAMPLER_MPP_MINMAX, "Maximises the worst transfer: both ends "
-          "weighted, log-uniform between", "minmax"},
-    {0, NULL, NULL}
-  };
-
-  if (g_once_init_enter (&type)) {
-    GType t = g_enum_register_static ("GstPatchSamplerMppDistribution",
-        values);
-    g_once_init_leave (&type, t);
-  }
-  return (GType) type;
-}
-
-static GType
-gst_patch_sampler_annotation_mode_get_type (void)
-{
-  static gsize type = 0;
-  static const GEnumValue values[] = {
-    {WSI_ANNOTATION_OFF, "Annotations are not used", "off"},
-    {WSI_ANNOTATION_AND_TISSUE, "Inside the selected classes' regions and "
-          "on tissue (min-tissue)", "and-tissue"},
-    {WSI_ANNOTATION_REPLACE_TISSUE, "Inside the selected classes' regions, "
-          "whatever the tissue mask says", "replace-tissue"},
-    {0, NULL, NULL}
-  };
-
-  if (g_once_init_enter (&type)) {
-    GType t = g_enum_register_static ("GstPatchSamplerAnnotationMode",
-        values);
-    g_once_init_leave (&type, t);
-  }
-  return (GType) type;
-}
-
-static GType
-gst_patch_sampler_annotation_overlap_get_type (void)
-{
-  static gsize type = 0;
-  static const GEnumValue values[] = {
-    {WSI_OVERLAP_SMALLEST, "The smallest region (by area) labels the patch",
-        "smallest"},
-    {WSI_OVERLAP_LARGEST, "The largest region labels the patch", "largest"},
-    {WSI_OVERLAP_FIRST, "The region first in the file labels the patch",
-        "first"},
-    {WSI_OVERLAP_LAST, "The region last in the file labels the patch",
-        "last"},
-    {0, NULL, NULL}
-  };
-
-  if (g_once_init_enter (&type)) {
-    GType t = g_enum_register_static ("GstPatchSamplerAnnotationOverlap",
-        values);
-    g_once_init_leave (&type, t);
-  }
-  return (GType) type;
-}
-
-static GType
-gst_patch_sampler_class_balance_get_type (void)
-{
-  static gsize type = 0;
-  static const GEnumValue values[] = {
-    {WSI_CLASS_BALANCE_NONE, "Positions uniform over the selected regions "
-          "(classes in proportion to their area)", "none"},
-    {WSI_CLASS_BALANCE_UNIFORM, "Each patch draws its class first, all "
-          "classes equally likely", "uniform"},
-    {WSI_CLASS_BALANCE_WEIGHTS, "Each patch draws its class first, with "
-          "the shares of class-weights", "weights"},
-    {0, NULL, NULL}
-  };
-
-  if (g_once_init_enter (&type)) {
-    GType t = g_enum_register_static ("GstPatchSamplerClassBalance", values);
-    g_once_init_leave (&type, t);
-  }
-  return (GType) type;
-}
 
 /* ---- the element ------------------------------------------------------- */
 
@@ -425,97 +301,6 @@ patch_sampler_reset_stream (GstPatchSampler * self)
   wsi_delivery_reset (self->delivery);
   g_atomic_int_set (&self->delivery_failed, 0);
   wsi_sampler_quota_reset (&self->stream_quota, GST_ELEMENT (self));
-}
-
-/* Settings that are valid one by one but not together; posts an error. */
-static gboolean
-patch_sampler_check_settings (GstPatchSampler * self,
-    const GstPatchSamplerSettings * settings)
-{
-  if (settings->mode == GST_PATCH_SAMPLER_MODE_CONTINUOUS_MAGNIFICATION
-      && settings->mpp_min >= settings->mpp_max) {
-    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
-        ("mode=continuous-magnification needs mpp-min < mpp-max, but "
-            "mpp-min=%g and mpp-max=%g.", settings->mpp_min,
-            settings->mpp_max), (NULL));
-    return FALSE;
-  }
-  if (settings->mode == GST_PATCH_SAMPLER_MODE_MULTI_MAGNIFICATION
-      && settings->n_weights > 0 && settings->n_weights != settings->n_mpps) {
-    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
-        ("mpp-weights has %u entries but target-mpps has %u: give one "
-            "weight per resolution, or none for equal weights.",
-            settings->n_weights, settings->n_mpps), (NULL));
-    return FALSE;
-  }
-  if (settings->class_plan->mode != WSI_ANNOTATION_OFF
-      && settings->class_plan->balance != WSI_CLASS_BALANCE_NONE
-      && (settings->mode != GST_PATCH_SAMPLER_MODE_RANDOM
-          || !settings->replacement)) {
-    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
-        ("class-balance draws each patch's class first, which only "
-            "mode=random with replacement=true does; grid and "
-            "replacement=false walk fixed positions (use class-balance=none "
-            "there)."), (NULL));
-    return FALSE;
-  }
-  if (patch_sampler_mode_draws_mpp (settings->mode) && !settings->replacement) {
-    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
-        ("replacement=false is available with mode=random and mode=grid; "
-            "the magnification modes draw every patch independently (with "
-            "replacement)."), (NULL));
-    return FALSE;
-  }
-  return TRUE;
-}
-
-/* Copies the settings one slide is planned with; FALSE after posting an
- * error when they contradict each other. */
-static gboolean
-patch_sampler_settings_snapshot (GstPatchSampler * self,
-    GstPatchSamplerSettings * settings)
-{
-  GST_OBJECT_LOCK (self);
-  *settings = self->settings;
-  settings->class_plan = wsi_class_plan_ref (self->class_plan);
-  GST_OBJECT_UNLOCK (self);
-
-  if (settings->class_plan->problem != NULL) {
-    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
-        ("The annotation settings cannot be used: %s.",
-            settings->class_plan->problem), (NULL));
-    return FALSE;
-  }
-  if (!patch_sampler_check_settings (self, settings))
-    return FALSE;
-  if (settings->mode != GST_PATCH_SAMPLER_MODE_GRID &&
-      settings->patches_per_slide < 0) {
-    if (!self->warned_unlimited) {
-      self->warned_unlimited = TRUE;
-      GST_ELEMENT_WARNING (self, RESOURCE, SETTINGS,
-          ("patches-per-slide=-1 (all positions) only applies to mode=grid; "
-              "the other modes plan %d patches per slide instead.",
-              DEFAULT_PATCHES_PER_SLIDE), (NULL));
-    }
-    settings->patches_per_slide = DEFAULT_PATCHES_PER_SLIDE;
-  }
-  /* Annotation settings without annotation-mode are silently unused: say
-   * so once, since whoever set them expected patches inside regions. */
-  if (settings->class_plan->mode == WSI_ANNOTATION_OFF
-      && (settings->class_plan->n_classes > 0
-          || (settings->class_plan->exclude != NULL
-              && settings->class_plan->exclude[0] != NULL)
-          || settings->class_plan->balance != WSI_CLASS_BALANCE_NONE)
-      && !self->warned_unused_annotations) {
-    self->warned_unused_annotations = TRUE;
-    GST_ELEMENT_WARNING (self, RESOURCE, SETTINGS,
-        ("annotation-classes, annotation-exclude and class-balance have no "
-            "effect with annotation-mode=off (the default): patches are "
-            "drawn on the tissue mask, unlabelled. Set annotation-mode="
-            "and-tissue or replace-tissue to sample inside the regions."),
-        (NULL));
-  }
-  return TRUE;
 }
 
 /* ---- finite runs: the quota (wsisamplerquota.h) ---------------------- */
@@ -755,7 +540,6 @@ gst_patch_sampler_sink_event (GstPad * pad, GstObject * parent,
       wsi_delivery_set_flushing (self->delivery, FALSE);
       break;
     case GST_EVENT_EOS:{
-      guint64 planned, sampled, skipped;
       WsiClassPlan *plan;
 
       if (self->stream_quota.reached) {
@@ -770,22 +554,7 @@ gst_patch_sampler_sink_event (GstPad * pad, GstObject * parent,
       GST_OBJECT_UNLOCK (self);
       patch_sampler_warn_unseen_classes (self, plan);
       wsi_class_plan_unref (plan);
-      GST_OBJECT_LOCK (self);
-      planned = self->patches_planned;
-      sampled = self->slides_sampled;
-      skipped = self->slides_skipped;
-      GST_OBJECT_UNLOCK (self);
-      if (self->stream_quota.from_rank)
-        ;                       /* a shortfall was reported just above */
-      else if (planned == 0 && sampled + skipped == 0)
-        GST_ELEMENT_ERROR (self, STREAM, FAILED,
-            ("The stream ended without a single patch: no slide arrived."),
-            (NULL));
-      else if (planned == 0)
-        GST_ELEMENT_ERROR (self, STREAM, FAILED,
-            ("The stream ended without a single patch: none of the %"
-                G_GUINT64_FORMAT " slide visits gave one (last: %s).",
-                skipped, GST_STR_NULL (self->cycle_last_skip)), (NULL));
+      patch_sampler_check_stream_end (self);
       break;
     }
     default:
@@ -836,101 +605,13 @@ gst_patch_sampler_change_state (GstElement * element,
   return ret;
 }
 
-/* Keeps the previous value of @property and records the refusal: the
- * element will refuse to start (wsirefusal.h). Running already, the run
- * cannot be refused: a warning says the value was not taken. Object lock
- * held. */
-static void
-refuse_value (GstPatchSampler * self, const gchar * property,
-    const gchar * value, const gchar * accepted)
-{
-  wsi_refusal_record (wsi_refusal_of (self), property, value, accepted);
-  if (GST_STATE (self) > GST_STATE_READY)
-    g_warning ("patchsampler: %s=\"%s\" refused (accepted: %s); keeping the "
-        "previous value", property, GST_STR_NULL (value), accepted);
-}
-
-/* refuse_value() for a number. */
-static void
-refuse_number (GstPatchSampler * self, const gchar * property, gdouble value,
-    const gchar * accepted)
-{
-  gchar text[G_ASCII_DTOSTR_BUF_SIZE];
-
-  refuse_value (self, property, g_ascii_dtostr (text, sizeof (text), value),
-      accepted);
-}
-
-/* Parses a list property ("0.25,0.5,1,2") into @values (at most MAX_MPPS,
- * each > 0); refuses a bad list (refuse_value()) and keeps the old one.
- * Object lock held. */
-static void
-set_mpp_list (GstPatchSampler * self, const gchar * name, const gchar * text,
-    gdouble * values, guint * n_values, gboolean may_be_empty)
-{
-  GArray *parsed = g_array_new (FALSE, FALSE, sizeof (gdouble));
-  gchar *error = NULL, *accepted;
-
-  if (may_be_empty && (text == NULL || *text == '\0')) {
-    *n_values = 0;
-    wsi_refusal_forget (wsi_refusal_of (self), name);
-  } else if (!wsi_sampling_parse_list (text, parsed, &error)
-      || parsed->len > MAX_MPPS) {
-    accepted = g_strdup_printf ("a comma-separated list of 1 to %d numbers "
-        "> 0%s%s%s", MAX_MPPS, may_be_empty ? ", or empty" : "",
-        error ? "; " : "", error ? error : "");
-    refuse_value (self, name, text, accepted);
-    g_free (accepted);
-  } else {
-    memcpy (values, parsed->data, parsed->len * sizeof (gdouble));
-    *n_values = parsed->len;
-    wsi_refusal_forget (wsi_refusal_of (self), name);
-  }
-  g_free (error);
-  g_array_unref (parsed);
-}
-
-/* The list as the user would write it back. */
-static gchar *
-format_mpp_list (const gdouble * values, guint n)
-{
-  GString *text = g_string_new (NULL);
-  gchar number[G_ASCII_DTOSTR_BUF_SIZE];
-  guint i;
-
-  for (i = 0; i < n; i++) {
-    if (i > 0)
-      g_string_append_c (text, ',');
-    g_string_append (text, g_ascii_formatd (number, sizeof (number), "%g",
-            values[i]));
-  }
-  return g_string_free (text, FALSE);
-}
-
-/* A double property that must be > 0 (the range check lets NaN through).
- * Object lock held. */
-static void
-set_positive (GstPatchSampler * self, const gchar * name, gdouble value,
-    gdouble * field)
-{
-  if (isnan (value) || value <= 0.0) {
-    refuse_number (self, name, value, "a number > 0");
-  } else {
-    *field = value;
-    wsi_refusal_forget (wsi_refusal_of (self), name);
-  }
-}
-
 /* A new plan from the annotation properties (object lock held): slides
  * already being planned keep the reference they took. */
 static void
 patch_sampler_rebuild_class_plan (GstPatchSampler * self)
 {
-  GstPatchSamplerAnnotationProps *a = &self->annotation;
-
   wsi_class_plan_unref (self->class_plan);
-  self->class_plan = wsi_class_plan_new (a->mode, a->classes, a->exclude,
-      a->min_coverage, a->overlap, a->balance, a->weights);
+  self->class_plan = patch_sampler_annotation_plan (&self->annotation);
 }
 
 static void
@@ -952,7 +633,7 @@ gst_patch_sampler_set_property (GObject * object, guint prop_id,
 
       /* The range check lets NaN through. */
       if (isnan (mpp)) {
-        refuse_number (self, "target-mpp", mpp, "a number >= 0 (µm/px)");
+        patch_sampler_refuse_number (self, "target-mpp", mpp, "a number >= 0 (µm/px)");
       } else {
         self->settings.target_mpp = mpp;
         wsi_refusal_forget (wsi_refusal_of (self), "target-mpp");
@@ -966,7 +647,7 @@ gst_patch_sampler_set_property (GObject * object, guint prop_id,
       gint n = g_value_get_int (value);
 
       if (n == 0) {
-        refuse_value (self, "patches-per-slide", "0", "a count > 0, or -1 "
+        patch_sampler_refuse_value (self, "patches-per-slide", "0", "a count > 0, or -1 "
             "in grid mode for every position; 0 would plan nothing");
       } else {
         self->settings.patches_per_slide = n;
@@ -978,7 +659,7 @@ gst_patch_sampler_set_property (GObject * object, guint prop_id,
       gdouble fraction = g_value_get_double (value);
 
       if (isnan (fraction)) {
-        refuse_number (self, "min-tissue", fraction, "a number in 0..1");
+        patch_sampler_refuse_number (self, "min-tissue", fraction, "a number in 0..1");
       } else {
         self->settings.min_tissue = fraction;
         wsi_refusal_forget (wsi_refusal_of (self), "min-tissue");
@@ -1004,61 +685,34 @@ gst_patch_sampler_set_property (GObject * object, guint prop_id,
       self->rank_quota = g_value_get_boolean (value);
       break;
     case PROP_TARGET_MPPS:
-      set_mpp_list (self, "target-mpps", g_value_get_string (value),
+      patch_sampler_set_mpp_list (self, "target-mpps", g_value_get_string (value),
           self->settings.mpps, &self->settings.n_mpps, FALSE);
       break;
     case PROP_MPP_WEIGHTS:
-      set_mpp_list (self, "mpp-weights", g_value_get_string (value),
+      patch_sampler_set_mpp_list (self, "mpp-weights", g_value_get_string (value),
           self->settings.mpp_weights, &self->settings.n_weights, TRUE);
       break;
     case PROP_MPP_MIN:
-      set_positive (self, "mpp-min", g_value_get_double (value),
+      patch_sampler_set_positive (self, "mpp-min", g_value_get_double (value),
           &self->settings.mpp_min);
       break;
     case PROP_MPP_MAX:
-      set_positive (self, "mpp-max", g_value_get_double (value),
+      patch_sampler_set_positive (self, "mpp-max", g_value_get_double (value),
           &self->settings.mpp_max);
       break;
     case PROP_MPP_DISTRIBUTION:
       self->settings.mpp_distribution = g_value_get_enum (value);
       break;
     case PROP_MAXAVG_LAMBDA:
-      set_positive (self, "maxavg-lambda", g_value_get_double (value),
+      patch_sampler_set_positive (self, "maxavg-lambda", g_value_get_double (value),
           &self->settings.maxavg_lambda);
       break;
-    case PROP_ANNOTATION_MODE:
-      self->annotation.mode = g_value_get_enum (value);
-      break;
-    case PROP_ANNOTATION_CLASSES:
-      g_free (self->annotation.classes);
-      self->annotation.classes = g_value_dup_string (value);
-      break;
-    case PROP_ANNOTATION_EXCLUDE:
-      g_free (self->annotation.exclude);
-      self->annotation.exclude = g_value_dup_string (value);
-      break;
-    case PROP_MIN_ANNOTATION_COVERAGE:{
-      gdouble coverage = g_value_get_double (value);
-
-      if (isnan (coverage))
-        g_warning ("patchsampler: min-annotation-coverage must be a number "
-            "in 0..1; keeping %g", self->annotation.min_coverage);
-      else
-        self->annotation.min_coverage = coverage;
-      break;
-    }
-    case PROP_ANNOTATION_OVERLAP:
-      self->annotation.overlap = g_value_get_enum (value);
-      break;
-    case PROP_CLASS_BALANCE:
-      self->annotation.balance = g_value_get_enum (value);
-      break;
-    case PROP_CLASS_WEIGHTS:
-      g_free (self->annotation.weights);
-      self->annotation.weights = g_value_dup_string (value);
-      break;
     default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      if (prop_id >= PROP_ANNOTATION_MODE && prop_id <= PROP_CLASS_WEIGHTS)
+        patch_sampler_annotation_set (&self->annotation,
+            prop_id - PROP_ANNOTATION_MODE, value);
+      else
+        G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
   }
   if (prop_id >= PROP_ANNOTATION_MODE)
@@ -1123,11 +777,11 @@ gst_patch_sampler_get_property (GObject * object, guint prop_id,
       g_value_set_int64 (value, self->stream_quota.quota);
       break;
     case PROP_TARGET_MPPS:
-      g_value_take_string (value, format_mpp_list (self->settings.mpps,
+      g_value_take_string (value, patch_sampler_format_mpp_list (self->settings.mpps,
               self->settings.n_mpps));
       break;
     case PROP_MPP_WEIGHTS:
-      g_value_take_string (value, format_mpp_list (self->settings.mpp_weights,
+      g_value_take_string (value, patch_sampler_format_mpp_list (self->settings.mpp_weights,
               self->settings.n_weights));
       break;
     case PROP_MPP_MIN:
@@ -1142,32 +796,15 @@ gst_patch_sampler_get_property (GObject * object, guint prop_id,
     case PROP_MAXAVG_LAMBDA:
       g_value_set_double (value, self->settings.maxavg_lambda);
       break;
-    case PROP_ANNOTATION_MODE:
-      g_value_set_enum (value, self->annotation.mode);
-      break;
-    case PROP_ANNOTATION_CLASSES:
-      g_value_set_string (value, self->annotation.classes);
-      break;
-    case PROP_ANNOTATION_EXCLUDE:
-      g_value_set_string (value, self->annotation.exclude);
-      break;
-    case PROP_MIN_ANNOTATION_COVERAGE:
-      g_value_set_double (value, self->annotation.min_coverage);
-      break;
-    case PROP_ANNOTATION_OVERLAP:
-      g_value_set_enum (value, self->annotation.overlap);
-      break;
-    case PROP_CLASS_BALANCE:
-      g_value_set_enum (value, self->annotation.balance);
-      break;
-    case PROP_CLASS_WEIGHTS:
-      g_value_set_string (value, self->annotation.weights);
-      break;
     case PROP_SLIDES_WITHOUT_REGIONS:
       g_value_set_uint64 (value, self->slides_without_regions);
       break;
     default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      if (prop_id >= PROP_ANNOTATION_MODE && prop_id <= PROP_CLASS_WEIGHTS)
+        patch_sampler_annotation_get (&self->annotation,
+            prop_id - PROP_ANNOTATION_MODE, value);
+      else
+        G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       break;
   }
   GST_OBJECT_UNLOCK (self);
@@ -1180,9 +817,7 @@ gst_patch_sampler_finalize (GObject * object)
 
   g_free (self->cycle_last_skip);
   g_free (self->integral);
-  g_free (self->annotation.classes);
-  g_free (self->annotation.exclude);
-  g_free (self->annotation.weights);
+  patch_sampler_annotation_clear (&self->annotation);
   wsi_class_plan_unref (self->class_plan);
   g_hash_table_unref (self->warned_slides);
   wsi_delivery_free (self->delivery);
@@ -1352,56 +987,7 @@ gst_patch_sampler_class_init (GstPatchSamplerClass * klass)
           "density exp (K(x) / lambda); larger is closer to uniform (0.001 "
           ".. 1000, default 1)", 0.001, 1000.0, DEFAULT_MAXAVG_LAMBDA, rw));
 
-  g_object_class_install_property (gobject_class, PROP_ANNOTATION_MODE,
-      g_param_spec_enum ("annotation-mode", "Annotation mode",
-          "Whether patches must lie inside the annotation regions that "
-          "wsislidesrc read for each slide: off (default, annotations "
-          "unused); and-tissue = inside a region of annotation-classes and "
-          "on tissue (min-tissue); replace-tissue = inside a region, the "
-          "tissue mask ignored. Each patch is labelled with its region's "
-          "class; slides without such regions are skipped",
-          gst_patch_sampler_annotation_mode_get_type (),
-          DEFAULT_ANNOTATION_MODE, rw));
-  g_object_class_install_property (gobject_class, PROP_ANNOTATION_CLASSES,
-      g_param_spec_string ("annotation-classes", "Annotation classes",
-          "The region classes to sample, comma-separated, as the annotation "
-          "files name them (case-sensitive, at most 256); their order gives "
-          "the class ids 0, 1, 2... of the whole stream (every rank). "
-          "Needed when annotation-mode is not off (default \"\")", "", rw));
-  g_object_class_install_property (gobject_class, PROP_ANNOTATION_EXCLUDE,
-      g_param_spec_string ("annotation-exclude", "Excluded classes",
-          "Region classes no patch may touch, comma-separated (e.g. "
-          "\"Ignore,Pen\"): with the centre rule the centre must lie outside "
-          "them, with min-annotation-coverage > 0 the whole footprint "
-          "(default \"\")", "", rw));
-  g_object_class_install_property (gobject_class,
-      PROP_MIN_ANNOTATION_COVERAGE, wsi_param_spec_double
-      ("min-annotation-coverage", "Minimum region coverage",
-          "Share of the patch footprint that one region of its class must "
-          "cover, computed exactly on the polygons (0..1; default 0 = the "
-          "centre rule: the patch centre lies in the region)", 0.0, 1.0,
-          DEFAULT_MIN_ANNOTATION_COVERAGE, rw));
-  g_object_class_install_property (gobject_class, PROP_ANNOTATION_OVERLAP,
-      g_param_spec_enum ("annotation-overlap", "Overlap rule",
-          "Which region labels a patch that lies in several: smallest "
-          "(default: by area, e.g. a tumour outline inside a tissue "
-          "outline), largest, first or last in the file",
-          gst_patch_sampler_annotation_overlap_get_type (),
-          DEFAULT_ANNOTATION_OVERLAP, rw));
-  g_object_class_install_property (gobject_class, PROP_CLASS_BALANCE,
-      g_param_spec_enum ("class-balance", "Class balance",
-          "mode=random with replacement: none (default) = positions uniform "
-          "over the selected regions; uniform = each patch draws its class "
-          "first, all equally likely; weights = with the shares of "
-          "class-weights. The shares hold across the stream: a slide "
-          "lacking a class is made up for by later slides",
-          gst_patch_sampler_class_balance_get_type (),
-          DEFAULT_CLASS_BALANCE, rw));
-  g_object_class_install_property (gobject_class, PROP_CLASS_WEIGHTS,
-      g_param_spec_string ("class-weights", "Class weights",
-          "class-balance=weights: relative share of each of "
-          "annotation-classes, comma-separated numbers > 0, one per class "
-          "(default \"\")", "", rw));
+  patch_sampler_annotation_install (gobject_class, PROP_ANNOTATION_MODE, rw);
   g_object_class_install_property (gobject_class,
       PROP_SLIDES_WITHOUT_REGIONS, wsi_param_spec_uint64
       ("slides-without-regions", "Slides without regions",
@@ -1424,12 +1010,7 @@ gst_patch_sampler_class_init (GstPatchSamplerClass * klass)
   gst_type_mark_as_plugin_api (GST_TYPE_PATCH_SAMPLER_MODE, 0);
   gst_type_mark_as_plugin_api (GST_TYPE_PATCH_SAMPLER_ALIGN, 0);
   gst_type_mark_as_plugin_api (GST_TYPE_PATCH_SAMPLER_MPP_DISTRIBUTION, 0);
-  gst_type_mark_as_plugin_api (gst_patch_sampler_annotation_mode_get_type (),
-      0);
-  gst_type_mark_as_plugin_api (gst_patch_sampler_annotation_overlap_get_type
-      (), 0);
-  gst_type_mark_as_plugin_api (gst_patch_sampler_class_balance_get_type (),
-      0);
+  patch_sampler_annotation_mark_api ();
 
   /* numbers outside their range refuse the start (wsirefusal.h) */
   wsi_refusal_class_init (GST_ELEMENT_CLASS (klass));
@@ -1464,20 +1045,14 @@ gst_patch_sampler_init (GstPatchSampler * self)
   self->max_patches = DEFAULT_MAX_PATCHES;
   self->rank_quota = DEFAULT_RANK_QUOTA;
   self->stream_quota.quota = WSI_SAMPLER_NO_QUOTA;
-  set_mpp_list (self, "target-mpps", DEFAULT_TARGET_MPPS, self->settings.mpps,
+  patch_sampler_set_mpp_list (self, "target-mpps", DEFAULT_TARGET_MPPS, self->settings.mpps,
       &self->settings.n_mpps, FALSE);
   self->settings.n_weights = 0;
   self->settings.mpp_min = DEFAULT_MPP_MIN;
   self->settings.mpp_max = DEFAULT_MPP_MAX;
   self->settings.mpp_distribution = DEFAULT_MPP_DISTRIBUTION;
   self->settings.maxavg_lambda = DEFAULT_MAXAVG_LAMBDA;
-  self->annotation.mode = DEFAULT_ANNOTATION_MODE;
-  self->annotation.classes = g_strdup ("");
-  self->annotation.exclude = g_strdup ("");
-  self->annotation.min_coverage = DEFAULT_MIN_ANNOTATION_COVERAGE;
-  self->annotation.overlap = DEFAULT_ANNOTATION_OVERLAP;
-  self->annotation.balance = DEFAULT_CLASS_BALANCE;
-  self->annotation.weights = g_strdup ("");
+  patch_sampler_annotation_init (&self->annotation);
   patch_sampler_rebuild_class_plan (self);
   self->warned_slides = g_hash_table_new (g_direct_hash, g_direct_equal);
   self->delivery = wsi_delivery_new ();

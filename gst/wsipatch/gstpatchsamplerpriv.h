@@ -12,8 +12,9 @@
  * share: the element (gstpatchsampler.c: pads, properties, events, state
  * changes, the chain that calls the parts), the footprint and level rule
  * (wsisamplerfootprint.c), a slide visit's plan (wsisamplerplan.c), the
- * annotation regions (wsisamplerregions.c) and the cycle and warning
- * bookkeeping (wsisamplercycle.c). Nothing outside patchsampler includes
+ * annotation regions (wsisamplerregions.c), the annotation settings
+ * (wsisamplerannotation.c), the settings as values (wsisamplerconfig.c)
+ * and the cycle and warning bookkeeping (wsisamplercycle.c). Nothing outside patchsampler includes
  * it. The fields say which lock or thread guards them.
  */
 

@@ -109,3 +109,29 @@ patch_sampler_check_cycle (GstPatchSampler * self, const WsiSlideVisit * visit)
   self->cycle_slides++;
   return TRUE;
 }
+
+/* At EOS: a stream that planned no patch at all is an error, saying
+ * whether any slide arrived (a rank's shortfall is reported by the quota
+ * check instead). */
+void
+patch_sampler_check_stream_end (GstPatchSampler * self)
+{
+  guint64 planned, sampled, skipped;
+
+  GST_OBJECT_LOCK (self);
+  planned = self->patches_planned;
+  sampled = self->slides_sampled;
+  skipped = self->slides_skipped;
+  GST_OBJECT_UNLOCK (self);
+  if (self->stream_quota.from_rank)
+    ;                           /* a shortfall was reported already */
+  else if (planned == 0 && sampled + skipped == 0)
+    GST_ELEMENT_ERROR (self, STREAM, FAILED,
+        ("The stream ended without a single patch: no slide arrived."),
+        (NULL));
+  else if (planned == 0)
+    GST_ELEMENT_ERROR (self, STREAM, FAILED,
+        ("The stream ended without a single patch: none of the %"
+            G_GUINT64_FORMAT " slide visits gave one (last: %s).",
+            skipped, GST_STR_NULL (self->cycle_last_skip)), (NULL));
+}

@@ -11,8 +11,9 @@
  * wsisamplercycle.h: patchsampler's bookkeeping per cycle over the slides:
  * a skipped slide is warned about once per stream (not on every cycle), a
  * whole cycle that delivered no patch is an error naming the slides and
- * why (from the delivery tally, wsidelivery.h), and a cycle the tally
- * forgot is warned about.
+ * why (from the delivery tally, wsidelivery.h), a cycle the tally forgot
+ * is warned about, and a stream that ends without a single patch is an
+ * error (patch_sampler_check_stream_end(), at EOS).
  *
  * Contract: patch_sampler_check_cycle() is called per slide visit before
  * planning; it returns FALSE after posting the error when the last cycle
@@ -35,6 +36,7 @@ void patch_sampler_skip (GstPatchSampler * self, const WsiSlideVisit * visit, gc
 void patch_sampler_cycle_lost (GstPatchSampler * self, guint cycle);
 void patch_sampler_warn_forgotten (GstPatchSampler * self, guint cycle);
 gboolean patch_sampler_check_cycle (GstPatchSampler * self, const WsiSlideVisit * visit);
+void patch_sampler_check_stream_end (GstPatchSampler * self);
 
 G_END_DECLS
 

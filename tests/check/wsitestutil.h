@@ -10,7 +10,8 @@
 /* wsitestutil.h: small helpers that several check tests need, kept in one
  * place instead of a private copy per test file: test directories and
  * slides on disk (written with tools/wsitestslide.h), messages on a bus,
- * and 64-bit counter properties. Header only: every helper is static
+ * 64-bit counter properties, checks that skip, and the Python oracles that
+ * write test files with other software. Header only: every helper is static
  * inline, so a test that includes it and uses a few of them compiles no
  * unused code and gets no -Wunused-function warning. The helpers fail the
  * running test (fail_unless) rather than return errors.
@@ -334,5 +335,68 @@ wsi_test_shared_slide (const gchar * check, const gchar * name)
 
 #define WSI_TEST_SHARED_SLIDE(name) wsi_test_shared_slide (__func__, (name))
 #define WSI_TEST_SHARED_SLIDES_DIR() wsi_test_shared_slide (__func__, NULL)
+
+/* ---- oracles: test files written by other software ---------------------- */
+
+#define WSI_TEST_PYTHON "/usr/bin/python3"
+
+/* A Python script, run with Debian's python3, that writes a test's input
+ * files (and what other libraries decode from them) into a folder. */
+typedef struct
+{
+  const gchar *script;          /* its path */
+  const gchar *probe;           /* Python that fails when a module it needs
+                                 * is missing, e.g. "import zarr, numpy" */
+  const gchar *missing;         /* the reason to skip then (which packages,
+                                 * who installs them) */
+  gint state;                   /* 0 not run, 1 ran, 2 cannot run here */
+  gchar *why;
+} WsiTestOracle;
+
+/* Runs @oracle once per process (later calls answer from the first) with
+ * @dir as its argument; a script that fails fails the test with its
+ * output. FALSE, after a SKIP line for @check, when python3 or a module
+ * the probe imports is missing (a failure under CI=true, where
+ * install-deps.sh ran). */
+static inline gboolean
+wsi_test_oracle_run (WsiTestOracle * oracle, const gchar * check,
+    const gchar * dir)
+{
+  gchar *probe[] = { (gchar *) WSI_TEST_PYTHON, (gchar *) "-c",
+    (gchar *) oracle->probe, NULL
+  };
+  gint status = 0;
+
+  if (oracle->state == 0) {
+    if (!g_file_test (WSI_TEST_PYTHON, G_FILE_TEST_IS_EXECUTABLE)) {
+      oracle->why = g_strdup (WSI_TEST_PYTHON " not found");
+    } else if (!g_spawn_sync (NULL, probe, NULL, G_SPAWN_STDERR_TO_DEV_NULL,
+            NULL, NULL, NULL, NULL, &status, NULL)
+        || !g_spawn_check_wait_status (status, NULL)) {
+      oracle->why = g_strdup (oracle->missing);
+    }
+    if (oracle->why == NULL) {
+      gchar *argv[] = { (gchar *) WSI_TEST_PYTHON, (gchar *) oracle->script,
+        (gchar *) dir, NULL
+      };
+      gchar *out = NULL, *err = NULL, *name;
+
+      fail_unless (g_spawn_sync (NULL, argv, NULL, 0, NULL, NULL, &out, &err,
+              &status, NULL));
+      name = g_path_get_basename (oracle->script);
+      fail_unless (g_spawn_check_wait_status (status, NULL), "%s: %s%s",
+          name, out, err);
+      g_free (name);
+      g_free (out);
+      g_free (err);
+    }
+    oracle->state = oracle->why == NULL ? 1 : 2;
+  }
+  if (oracle->state == 1)
+    return TRUE;
+  fail_if (wsi_test_in_ci (), "CI=true but %s", oracle->why);
+  wsi_test_skip (check, "%s", oracle->why);
+  return FALSE;
+}
 
 #endif /* __WSI_TEST_UTIL_H__ */

@@ -13,10 +13,9 @@
 # A packed 3-byte RGB pixel has no ORC element type (arrays step by 1,
 # 2, 4 or 8 bytes), so RGB output stays in C.
 #
-# After editing, regenerate the checked-in fallback (used when ORC is
-# disabled or not installed):
-#   orcc --include glib.h --implementation -o wsiconvert-dist.c wsiconvert.orc
-#   orcc --include glib.h --header -o wsiconvert-dist.h wsiconvert.orc
+# orcc generates the kernels at build time; a build without ORC uses
+# wsiresample.c's C loop instead (the same arithmetic and bytes, checked by
+# libs_wsiresample_scalar), so no generated copy is kept in the tree.
 
 .function wsi_orc_argb_on_white_bgrx
 .flags 2d

@@ -25,117 +25,33 @@
 
 #include "wsislide.h"
 #include "wsitestutil.h"
+#include "wsitestlevels.h"
 
-#define PYTHON "/usr/bin/python3"
 #define ORACLE WSI_TEST_SRCDIR "/libs/ometiff-oracle.py"
 
 static gchar *data_dir;
 
-/* Runs the oracle once per process; FALSE (after a SKIP line) when it
- * cannot run here. */
-static gboolean
-oracle_files (const gchar * check)
-{
-  static gint state = 0;        /* 0 not run, 1 ok, 2 unavailable */
-  static gchar *why;
-  gchar *probe[] = { (gchar *) PYTHON, (gchar *) "-c",
-    (gchar *) "import tifffile, numpy, shutil; "
-        "assert shutil.which('vips'), 'vips'", NULL
-  };
-  gint status = 0;
-
-  if (state == 0) {
-    if (!g_file_test (PYTHON, G_FILE_TEST_IS_EXECUTABLE)) {
-      why = g_strdup (PYTHON " not found");
-    } else if (!g_spawn_sync (NULL, probe, NULL, G_SPAWN_STDERR_TO_DEV_NULL,
-            NULL, NULL, NULL, NULL, &status, NULL)
-        || !g_spawn_check_wait_status (status, NULL)) {
-      why = g_strdup ("python3-tifffile or libvips-tools (vips) missing "
-          "(scripts/install-deps.sh installs them)");
-    }
-    if (why == NULL) {
-      gchar *argv[] = { (gchar *) PYTHON, (gchar *) ORACLE, data_dir, NULL };
-      gchar *out = NULL, *err = NULL;
-
-      fail_unless (g_spawn_sync (NULL, argv, NULL, 0, NULL, NULL, &out, &err,
-              &status, NULL));
-      fail_unless (g_spawn_check_wait_status (status, NULL),
-          "ometiff-oracle.py: %s%s", out, err);
-      g_free (out);
-      g_free (err);
-    }
-    state = why == NULL ? 1 : 2;
-  }
-  if (state == 1)
-    return TRUE;
-  fail_if (wsi_test_in_ci (), "CI=true but %s", why);
-  wsi_test_skip (check, "%s", why);
-  return FALSE;
-}
-
-static gchar **
-case_lines (void)
-{
-  gchar *path = g_build_filename (data_dir, "cases.txt", NULL);
-  gchar *text = NULL;
-  gchar **lines;
-
-  fail_unless (g_file_get_contents (path, &text, NULL, NULL));
-  lines = g_strsplit (g_strstrip (text), "\n", -1);
-  g_free (text);
-  g_free (path);
-  return lines;
-}
-
-static gdouble
-psnr (const guint8 * a, const guint8 * b, gsize n)
-{
-  gdouble sum = 0.0;
-  gsize i;
-
-  for (i = 0; i < n; i++)
-    sum += ((gdouble) a[i] - b[i]) * ((gdouble) a[i] - b[i]);
-  return sum == 0.0 ? INFINITY : 10.0 * log10 (255.0 * 255.0 / (sum / n));
-}
-
-/* Level @level of @slide read whole at 1:1 as RGB, in @ctx. */
-static guint8 *
-read_level (WsiSlide * slide, WsiReadContext * ctx, gint level)
-{
-  gint64 w = slide->level_width[level], h = slide->level_height[level];
-  WsiImage out = { NULL, (gsize) w * 3, w, h, WSI_PIXEL_RGB };
-  WsiReadRequest request = { 0, };
-  WsiReadReport report;
-  GError *error = NULL;
-
-  out.data = g_malloc (out.stride * h);
-  request.width = slide->level_width[0];
-  request.height = slide->level_height[0];
-  /* level 0's whole extent to the level's size: that level, at 1:1 */
-  request.resample_tolerance = 0.02;
-  fail_unless (wsi_slide_read (slide, ctx, &request, &out, &report, &error),
-      "%s", error ? error->message : "?");
-  fail_unless_equals_int (report.level, level);
-  fail_unless_equals_int64 (report.read_width, w);
-  fail_unless_equals_int64 (report.read_height, h);
-  return out.data;
-}
+/* Writes the test files (once per process). */
+static WsiTestOracle oracle = { ORACLE,
+  "import tifffile, numpy, shutil; assert shutil.which('vips'), 'vips'",
+  "python3-tifffile or libvips-tools (vips) missing "
+      "(scripts/install-deps.sh installs them)"
+};
 
 GST_START_TEST (test_levels_match_other_decoders)
 {
   gchar **lines, **line;
   guint checked = 0;
 
-  if (!oracle_files ("ome-tiff levels"))
+  if (!wsi_test_oracle_run (&oracle, "ome-tiff levels", data_dir))
     return;
-  lines = case_lines ();
+  lines = wsi_test_case_lines (data_dir);
   for (line = lines; *line != NULL; line++) {
     gchar **f = g_strsplit (*line, " ", -1);
     gchar *path;
     WsiSlide *slide;
-    WsiReadContext *ctx;
     GError *error = NULL;
-    gint nlevels, l;
+    gint nlevels;
     gboolean lossy;
     gdouble mpp;
 
@@ -158,32 +74,9 @@ GST_START_TEST (test_levels_match_other_decoders)
           f[0], slide->mpp_x, slide->mpp_y, mpp);
       fail_unless_equals_string (slide->mpp_source, WSI_MPP_SOURCE_OME);
     }
-    ctx = wsi_read_context_new ();
-    for (l = 0; l < nlevels; l++) {
-      gchar *name = g_strdup_printf ("%s.%d.rgb", path, l);
-      gchar *expected = NULL;
-      gsize size = 0, n = (gsize) slide->level_width[l]
-          * slide->level_height[l] * 3;
-      guint8 *ours;
-
-      fail_unless (g_file_get_contents (name, &expected, &size, NULL));
-      fail_unless_equals_uint64 (size, n);
-      ours = read_level (slide, ctx, l);
-      if (lossy) {
-        gdouble q = psnr (ours, (guint8 *) expected, n);
-        fail_unless (q >= 45.0, "%s level %d: PSNR %.2f dB against "
-            "libjpeg-turbo's decode (need 45)", f[0], l, q);
-        GST_INFO ("%s level %d: %.2f dB", f[0], l, q);
-      } else {
-        fail_unless (memcmp (ours, expected, n) == 0, "%s level %d differs "
-            "from the other decoder's pixels", f[0], l);
-      }
-      g_free (ours);
-      g_free (expected);
-      g_free (name);
-      checked++;
-    }
-    wsi_read_context_free (ctx);
+    /* lossy: against libjpeg-turbo's decode, within rounding */
+    checked += wsi_test_compare_levels (slide, path, f[0], lossy ? 45.0 : 0,
+        lossy ? "libjpeg-turbo's decode" : "the other decoder's pixels");
     wsi_slide_close (slide);
     g_free (path);
     g_strfreev (f);
@@ -199,33 +92,18 @@ GST_START_TEST (test_refusals_name_file_and_reason)
   gchar **lines, **line;
   guint refused = 0;
 
-  if (!oracle_files ("ome-tiff refusals"))
+  if (!wsi_test_oracle_run (&oracle, "ome-tiff refusals", data_dir))
     return;
-  lines = case_lines ();
+  lines = wsi_test_case_lines (data_dir);
   for (line = lines; *line != NULL; line++) {
     gchar **f = g_strsplit (*line, " ", -1);
-    gchar *path;
-    WsiSlide *slide;
-    GError *error = NULL;
 
     if (strcmp (f[0], "refuse") != 0) {
       g_strfreev (f);
       continue;
     }
-    path = g_build_filename (data_dir, f[1], NULL);
-    slide = wsi_slide_open (path, WSI_BACKEND_AUTO, &error);
-    fail_unless (slide == NULL, "%s opened (backend %s)", f[1],
-        slide ? slide->backend->name : "");
-    fail_unless (g_error_matches (error, WSI_SLIDE_ERROR,
-            WSI_SLIDE_ERROR_REFUSED), "%s: %s", f[1], error->message);
-    fail_unless (strstr (error->message, f[1]) != NULL
-        && strstr (error->message, f[2]) != NULL,
-        "%s: the message does not name the file and '%s': %s", f[1], f[2],
-        error->message);
-    GST_INFO ("%s", error->message);
-    g_error_free (error);
+    wsi_test_assert_refused (data_dir, f[1], f[2]);
     refused++;
-    g_free (path);
     g_strfreev (f);
   }
   g_strfreev (lines);

@@ -34,106 +34,34 @@
 #include "wsibytesource.h"
 #include "wsislide.h"
 #include "wsitestutil.h"
+#include "wsitestlevels.h"
 #include "wsizarr.h"
 
-#define PYTHON "/usr/bin/python3"
 #define ORACLE WSI_TEST_SRCDIR "/libs/omezarr-oracle.py"
 
 static gchar *data_dir;
 
-/* Runs the oracle once per process; FALSE (after a SKIP line) when it
- * cannot run here. */
-static gboolean
-oracle_files (const gchar * check)
-{
-  static gint state = 0;        /* 0 not run, 1 ok, 2 unavailable */
-  static gchar *why;
-  gchar *probe[] = { (gchar *) PYTHON, (gchar *) "-c",
-    (gchar *) "import zarr, numcodecs, numpy", NULL
-  };
-  gint status = 0;
-
-  if (state == 0) {
-    if (!g_file_test (PYTHON, G_FILE_TEST_IS_EXECUTABLE)) {
-      why = g_strdup (PYTHON " not found");
-    } else if (!g_spawn_sync (NULL, probe, NULL, G_SPAWN_STDERR_TO_DEV_NULL,
-            NULL, NULL, NULL, NULL, &status, NULL)
-        || !g_spawn_check_wait_status (status, NULL)) {
-      why = g_strdup ("python3-zarr (with numcodecs) missing "
-          "(scripts/install-deps.sh installs it)");
-    }
-    if (why == NULL) {
-      gchar *argv[] = { (gchar *) PYTHON, (gchar *) ORACLE, data_dir, NULL };
-      gchar *out = NULL, *err = NULL;
-
-      fail_unless (g_spawn_sync (NULL, argv, NULL, 0, NULL, NULL, &out, &err,
-              &status, NULL));
-      fail_unless (g_spawn_check_wait_status (status, NULL),
-          "omezarr-oracle.py: %s%s", out, err);
-      g_free (out);
-      g_free (err);
-    }
-    state = why == NULL ? 1 : 2;
-  }
-  if (state == 1)
-    return TRUE;
-  fail_if (wsi_test_in_ci (), "CI=true but %s", why);
-  wsi_test_skip (check, "%s", why);
-  return FALSE;
-}
-
-static gchar **
-case_lines (void)
-{
-  gchar *path = g_build_filename (data_dir, "cases.txt", NULL);
-  gchar *text = NULL;
-  gchar **lines;
-
-  fail_unless (g_file_get_contents (path, &text, NULL, NULL));
-  lines = g_strsplit (g_strstrip (text), "\n", -1);
-  g_free (text);
-  g_free (path);
-  return lines;
-}
-
-/* Level @level of @slide read whole at 1:1 as RGB, in @ctx. */
-static guint8 *
-read_level (WsiSlide * slide, WsiReadContext * ctx, gint level)
-{
-  gint64 w = slide->level_width[level], h = slide->level_height[level];
-  WsiImage out = { NULL, (gsize) w * 3, w, h, WSI_PIXEL_RGB };
-  WsiReadRequest request = { 0, };
-  WsiReadReport report;
-  GError *error = NULL;
-
-  out.data = g_malloc (out.stride * h);
-  request.width = slide->level_width[0];
-  request.height = slide->level_height[0];
-  /* level 0's whole extent to the level's size: that level, at 1:1 */
-  request.resample_tolerance = 0.02;
-  fail_unless (wsi_slide_read (slide, ctx, &request, &out, &report, &error),
-      "%s", error ? error->message : "?");
-  fail_unless_equals_int (report.level, level);
-  fail_unless_equals_int64 (report.read_width, w);
-  fail_unless_equals_int64 (report.read_height, h);
-  return out.data;
-}
+/* Writes the test files (once per process). */
+static WsiTestOracle oracle = { ORACLE,
+  "import zarr, numcodecs, numpy",
+  "python3-zarr (with numcodecs) missing "
+      "(scripts/install-deps.sh installs it)"
+};
 
 GST_START_TEST (test_levels_match_zarr)
 {
   gchar **lines, **line;
   guint checked = 0;
 
-  if (!oracle_files ("ome-zarr levels"))
+  if (!wsi_test_oracle_run (&oracle, "ome-zarr levels", data_dir))
     return;
-  lines = case_lines ();
+  lines = wsi_test_case_lines (data_dir);
   for (line = lines; *line != NULL; line++) {
     gchar **f = g_strsplit (*line, " ", -1);
     gchar *path;
     WsiSlide *slide;
-    WsiReadContext *ctx;
     GError *error = NULL;
-    gint nlevels, l;
+    gint nlevels;
     gdouble mpp;
 
     if (strcmp (f[0], "refuse") == 0 || strcmp (f[0], "damaged") == 0) {
@@ -152,25 +80,8 @@ GST_START_TEST (test_levels_match_zarr)
         && fabs (slide->mpp_y - mpp) < 1e-9, "%s: mpp %g x %g, want %g",
         f[0], slide->mpp_x, slide->mpp_y, mpp);
     fail_unless_equals_string (slide->mpp_source, WSI_MPP_SOURCE_NGFF);
-    ctx = wsi_read_context_new ();
-    for (l = 0; l < nlevels; l++) {
-      gchar *name = g_strdup_printf ("%s.%d.rgb", path, l);
-      gchar *expected = NULL;
-      gsize size = 0, n = (gsize) slide->level_width[l]
-          * slide->level_height[l] * 3;
-      guint8 *ours;
-
-      fail_unless (g_file_get_contents (name, &expected, &size, NULL));
-      fail_unless_equals_uint64 (size, n);
-      ours = read_level (slide, ctx, l);
-      fail_unless (memcmp (ours, expected, n) == 0, "%s level %d differs "
-          "from zarr's reading", f[0], l);
-      g_free (ours);
-      g_free (expected);
-      g_free (name);
-      checked++;
-    }
-    wsi_read_context_free (ctx);
+    checked += wsi_test_compare_levels (slide, path, f[0], 0,
+        "zarr's reading");
     wsi_slide_close (slide);
     g_free (path);
     g_strfreev (f);
@@ -186,9 +97,9 @@ GST_START_TEST (test_refusals_name_store_and_reason)
   gchar **lines, **line;
   guint refused = 0, damaged = 0;
 
-  if (!oracle_files ("ome-zarr refusals"))
+  if (!wsi_test_oracle_run (&oracle, "ome-zarr refusals", data_dir))
     return;
-  lines = case_lines ();
+  lines = wsi_test_case_lines (data_dir);
   for (line = lines; *line != NULL; line++) {
     gchar **f = g_strsplit (*line, " ", -1);
     gchar *path;
@@ -196,18 +107,7 @@ GST_START_TEST (test_refusals_name_store_and_reason)
     GError *error = NULL;
 
     if (strcmp (f[0], "refuse") == 0) {
-      path = g_build_filename (data_dir, f[1], NULL);
-      slide = wsi_slide_open (path, WSI_BACKEND_AUTO, &error);
-      fail_unless (slide == NULL, "%s opened", f[1]);
-      fail_unless (g_error_matches (error, WSI_SLIDE_ERROR,
-              WSI_SLIDE_ERROR_REFUSED), "%s: %s", f[1], error->message);
-      fail_unless (strstr (error->message, f[1]) != NULL
-          && strstr (error->message, f[2]) != NULL,
-          "%s: the message does not name the store and '%s': %s", f[1], f[2],
-          error->message);
-      GST_INFO ("%s", error->message);
-      g_error_free (error);
-      g_free (path);
+      wsi_test_assert_refused (data_dir, f[1], f[2]);
       refused++;
     } else if (strcmp (f[0], "damaged") == 0) {
       WsiReadContext *ctx = wsi_read_context_new ();

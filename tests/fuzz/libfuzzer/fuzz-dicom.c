@@ -29,30 +29,9 @@
 #include "wsibytesource.h"
 #include "wsislide.h"
 
-#include <stdint.h>
-#include <sys/mman.h>
-#include <unistd.h>
+#include "fuzzinput.h"
 
 #define CORNER 32
-
-static int
-memory_file (const uint8_t * data, size_t size)
-{
-  int fd = memfd_create ("fuzz-dicom", MFD_CLOEXEC);
-  size_t done = 0;
-
-  if (fd < 0)
-    return -1;
-  while (done < size) {
-    ssize_t n = write (fd, data + done, size - done);
-    if (n <= 0) {
-      close (fd);
-      return -1;
-    }
-    done += n;
-  }
-  return fd;
-}
 
 static void
 parse (const gchar * path, gboolean header_only)
@@ -67,44 +46,22 @@ parse (const gchar * path, gboolean header_only)
   wsi_byte_source_unref (source);
 }
 
-static void
-read_corners (WsiSlide * slide)
-{
-  static guint32 argb[CORNER * CORNER];
-  gint level;
-
-  for (level = 0; level < slide->level_count; level++) {
-    gdouble ds = slide->level_downsample[level];
-    gint64 w = slide->level_width[level], h = slide->level_height[level];
-    gint64 tw = MAX (slide->level_tile_width[level], 1);
-    gint64 th = MAX (slide->level_tile_height[level], 1);
-    gint64 last_x = (w - 1) / tw * tw, last_y = (h - 1) / th * th;
-
-    wsi_slide_read_region (slide, NULL, argb, 0, 0, level, CORNER, CORNER,
-        NULL);
-    wsi_slide_read_region (slide, NULL, argb, (gint64) (last_x * ds),
-        (gint64) (last_y * ds), level, CORNER, CORNER, NULL);
-  }
-}
-
 int
 LLVMFuzzerTestOneInput (const uint8_t * data, size_t size)
 {
-  int fd = memory_file (data, size);
-  gchar *path;
+  static guint32 argb[CORNER * CORNER];
+  FuzzInput input;
   WsiSlide *slide;
 
-  if (fd < 0)
+  if (!fuzz_input_open (&input, "fuzz-dicom", data, size))
     return 0;
-  path = g_strdup_printf ("/proc/self/fd/%d", fd);
-  parse (path, TRUE);
-  parse (path, FALSE);
-  slide = wsi_slide_open (path, WSI_BACKEND_DICOM, NULL);
+  parse (input.path, TRUE);
+  parse (input.path, FALSE);
+  slide = wsi_slide_open (input.path, WSI_BACKEND_DICOM, NULL);
   if (slide != NULL) {
-    read_corners (slide);
+    fuzz_read_corners (slide, argb, CORNER);
     wsi_slide_close (slide);
   }
-  g_free (path);
-  close (fd);
+  fuzz_input_close (&input);
   return 0;
 }

@@ -27,86 +27,33 @@
  */
 
 #define _GNU_SOURCE
+#include "fuzzinput.h"
 #include "wsislide.h"
 
-#include <stdint.h>
-#include <sys/mman.h>
-#include <unistd.h>
-
 #define CORNER 32
-
-static int
-memory_file (const uint8_t * data, size_t size)
-{
-  int fd = memfd_create ("fuzz-ometiff", MFD_CLOEXEC);
-  size_t done = 0;
-
-  if (fd < 0)
-    return -1;
-  while (done < size) {
-    ssize_t n = write (fd, data + done, size - done);
-    if (n <= 0) {
-      close (fd);
-      return -1;
-    }
-    done += n;
-  }
-  return fd;
-}
-
-static void
-read_corners (WsiSlide * slide)
-{
-  static guint32 argb[CORNER * CORNER];
-  gint level;
-
-  for (level = 0; level < slide->level_count; level++) {
-    gdouble ds = slide->level_downsample[level];
-    gint64 w = slide->level_width[level], h = slide->level_height[level];
-    gint64 tw = MAX (slide->level_tile_width[level], 1);
-    gint64 th = MAX (slide->level_tile_height[level], 1);
-    gint64 last_x = (w - 1) / tw * tw, last_y = (h - 1) / th * th;
-    GError *error = NULL;
-
-    g_assert (w > 0 && h > 0 && ds >= 1.0);
-    if (!wsi_slide_read_region (slide, NULL, argb, 0, 0, level, CORNER,
-            CORNER, &error))
-      g_assert (error != NULL && error->message != NULL);
-    g_clear_error (&error);
-    if (!wsi_slide_read_region (slide, NULL, argb, (gint64) (last_x * ds),
-            (gint64) (last_y * ds), level, CORNER, CORNER, &error))
-      g_assert (error != NULL && error->message != NULL);
-    g_clear_error (&error);
-  }
-}
 
 int LLVMFuzzerTestOneInput (const uint8_t * data, size_t size);
 
 int
 LLVMFuzzerTestOneInput (const uint8_t * data, size_t size)
 {
-  int fd;
-  gchar *path;
+  static guint32 argb[CORNER * CORNER];
+  FuzzInput input;
   WsiSlide *slide;
   GError *error = NULL;
 
-  if (size == 0)
+  if (size == 0 || !fuzz_input_open (&input, "fuzz-ometiff", data, size))
     return 0;
-  fd = memory_file (data, size);
-  if (fd < 0)
-    return 0;
-  path = g_strdup_printf ("/proc/self/fd/%d", fd);
-  slide = wsi_slide_open (path, WSI_BACKEND_TIFF, &error);
+  slide = wsi_slide_open (input.path, WSI_BACKEND_TIFF, &error);
   if (slide != NULL) {
     g_assert (slide->level_count > 0);
-    read_corners (slide);
+    fuzz_read_corners (slide, argb, CORNER);
     wsi_slide_close (slide);
   } else {
     /* a refusal always says why */
     g_assert (error != NULL && error->message != NULL);
   }
   g_clear_error (&error);
-  g_free (path);
-  close (fd);
+  fuzz_input_close (&input);
   return 0;
 }

@@ -32,33 +32,11 @@
 #include "wsijpegdecode.h"
 #include "wsislide.h"
 
-#include <stdint.h>
-#include <sys/mman.h>
-#include <unistd.h>
+#include "fuzzinput.h"
 
 /* Decoded corner of a tile: small, so that a huge tile costs no more than
  * a small one (the decoder's skip/crop paths are what matters). */
 #define CORNER 64
-
-/* An anonymous file holding @size bytes of @data, or -1. */
-static int
-memory_file (const uint8_t * data, size_t size)
-{
-  int fd = memfd_create ("fuzz-tiffdir", MFD_CLOEXEC);
-  size_t done = 0;
-
-  if (fd < 0)
-    return -1;
-  while (done < size) {
-    ssize_t n = write (fd, data + done, size - done);
-    if (n <= 0) {
-      close (fd);
-      return -1;
-    }
-    done += n;
-  }
-  return fd;
-}
 
 /* Decodes the top-left corner of tile @index of @level when the tile table
  * puts it inside the input; the result is thrown away (a decode error is a
@@ -123,22 +101,17 @@ LLVMFuzzerTestOneInput (const uint8_t * data, size_t size)
   WsiTiffPyramid pyramid;
   WsiByteSource *source;
   GError *error = NULL;
-  gchar *path;
-  int fd;
+  FuzzInput input;
 
-  if (size == 0)
+  if (size == 0 || !fuzz_input_open (&input, "fuzz-tiffdir", data, size))
     return 0;
-  fd = memory_file (data, size);
-  if (fd < 0)
-    return 0;
-  path = g_strdup_printf ("/proc/self/fd/%d", fd);
 
-  if (!wsi_tiff_check_tiles (path, &error))
+  if (!wsi_tiff_check_tiles (input.path, &error))
     g_assert (error != NULL && error->message != NULL);
   g_clear_error (&error);
 
   /* the local-file byte source, as the backend opens a slide */
-  source = wsi_byte_source_open (path, &error);
+  source = wsi_byte_source_open (input.path, &error);
   g_assert (source != NULL);
   if (wsi_tiff_pyramid_read (&pyramid, source, &error)) {
     g_assert (pyramid.n_levels > 0);
@@ -151,7 +124,6 @@ LLVMFuzzerTestOneInput (const uint8_t * data, size_t size)
   }
   g_clear_error (&error);
   wsi_byte_source_unref (source);
-  g_free (path);
-  close (fd);
+  fuzz_input_close (&input);
   return 0;
 }
