@@ -25,6 +25,7 @@ docs/recipes/features.md the walk-through.
 import importlib
 import os
 import sys
+import tempfile
 import time
 import warnings
 
@@ -156,6 +157,37 @@ def _given_records(given, first, slide):
     return rec
 
 
+def _description(location, opts, given=None):
+    """The grid pipeline of `location` (a slide, or a list of slides read
+    one after the other) as standard_pipeline writes it."""
+    settings = dict(opts["settings"])
+    # Grids are read in raster order: a tile shared by neighbouring
+    # patches is decoded once and kept until the next row has used it
+    # (two rows of tiles: ~12 MB for a 24000 px slide read at 1/2, ~100 MB
+    # for a 100000 px slide read at full size).
+    settings.setdefault("patchreader_grid_order", True)
+    settings.setdefault("tile_cache_size", 128)
+    if opts["mask_cache_dir"]:
+        settings["mask_cache_dir"] = opts["mask_cache_dir"]
+    patch_size, target_mpp = opts["patch_size"], opts["mpp"]
+    if given is not None:
+        # Every position of the file, not a grid: plan the whole slide
+        # (no mask) and swap the planned records for the file's.
+        patch_size = given["out_size"]
+        settings.update(tissue=False, min_tissue=0.0)
+        # DCT-scaled reads move a patch onto the scaled grid (up to a
+        # few level-0 pixels); the file's positions are kept exactly.
+        settings.setdefault("dct_scaling", False)
+        target_mpp = 0.0
+    return standard_pipeline(
+        location, batch_size=opts["batch_size"], patch_size=patch_size,
+        target_mpp=target_mpp, patches_per_slide=-1, mode="grid", cycle=False,
+        threads=opts["threads"], pool_size=1, patches_per_visit=64, seed=0, rank=0,
+        world_size=1, cuda_upload=opts["cuda_upload"],
+        **dict(dict(min_tissue=opts["min_tissue"], tissue=opts["tissue"],
+                    prefetch=opts["prefetch"]), **settings))
+
+
 class _SlideRun:
     """One slide's pipeline, started ahead of use; its slide meta is caught
     on the way into patchsampler (where the grid stride for an overlap is
@@ -167,34 +199,12 @@ class _SlideRun:
         self.error = None
         self.next_run, self.asked_next = None, False
         self.started = time.monotonic()
-        settings = dict(opts["settings"])
-        # Grids are read in raster order: a tile shared by neighbouring
-        # patches is decoded once and kept until the next row has used it
-        # (two rows of tiles: ~12 MB for a 24000 px slide read at 1/2, ~100 MB
-        # for a 100000 px slide read at full size).
-        settings.setdefault("patchreader_grid_order", True)
-        settings.setdefault("tile_cache_size", 128)
-        if opts["mask_cache_dir"]:
-            settings["mask_cache_dir"] = opts["mask_cache_dir"]
         given = opts["given_coords"](name) if opts["given_coords"] else None
         self.given = given
         patch_size, overlap, target_mpp = opts["patch_size"], opts["overlap"], opts["mpp"]
+        desc = _description(location, opts, given)
         if given is not None:
-            # Every position of the file, not a grid: plan the whole slide
-            # (no mask) and swap the planned records for the file's.
-            patch_size = given["out_size"]
-            settings.update(tissue=False, min_tissue=0.0)
-            # DCT-scaled reads move a patch onto the scaled grid (up to a
-            # few level-0 pixels); the file's positions are kept exactly.
-            settings.setdefault("dct_scaling", False)
-            target_mpp = 0.0
-        desc = standard_pipeline(
-            location, batch_size=opts["batch_size"], patch_size=patch_size,
-            target_mpp=target_mpp, patches_per_slide=-1, mode="grid", cycle=False,
-            threads=opts["threads"], pool_size=1, patches_per_visit=64, seed=0, rank=0,
-            world_size=1, cuda_upload=opts["cuda_upload"],
-            **dict(dict(min_tissue=opts["min_tissue"], tissue=opts["tissue"],
-                        prefetch=opts["prefetch"]), **settings))
+            patch_size, target_mpp = given["out_size"], 0.0
         # Coordinates only: the pipeline ends at patchsampler (overview, mask
         # and grid); no patchreader, so no patch pixel is decoded.
         self.coords_only = opts["coords_only"] and given is None
@@ -268,6 +278,267 @@ class _SlideRun:
 
     def close(self):
         self.stream.close()
+
+
+def _groupable(location):
+    """A local slide file a list can name (one line, no tab or comment)."""
+    return (isinstance(location, str) and os.path.isfile(location)
+            and not any(c in location for c in "\t\n\r") and location == location.strip()
+            and not location.startswith("#"))
+
+
+class _Member:
+    """One slide of a group: what _finish_slide needs of a run."""
+
+    given, coords_only = None, False
+
+    def __init__(self, location, name, claim):
+        self.location, self.name, self.claim = location, name, claim
+        self.slide, self.planned, self.started = None, [], time.monotonic()
+
+
+class _GroupRun:
+    """Several claimed slides through one pipeline (a list location): the
+    batch, patch and tile memory and the threads of one pipeline serve
+    them all instead of being made anew for each slide (fresh memory costs
+    a page fault per 4 KiB on its first write).  wsislidesrc visits them
+    in sorted order; with one slide in the pool at a time (pool_size=1) a
+    slide's patches all come before the next slide's, so a slide is
+    complete when a later one's patches arrive.  Records carry the slide's
+    index in that order; the slide meta its index."""
+
+    def __init__(self, members, opts, list_dir=None):
+        # the list goes to the local temporary folder (list_dir None), not
+        # to a shared output folder: a killed job leaves nothing there
+        self.members = [_Member(*m) for m in members]
+        self.claim = None
+        self.error = None
+        self.next_run, self.asked_next = None, False
+        self.started = time.monotonic()
+        self.by_index = {}
+        fd, self.list_path = tempfile.mkstemp(prefix=".group-", suffix=".txt", dir=list_dir)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            for m in self.members:
+                f.write(os.path.abspath(m.location) + "\n")
+        try:
+            self._build(opts)
+        except BaseException:
+            self._unlink()
+            raise
+
+    def _build(self, opts):
+        desc = _description(self.list_path, opts)
+        patch_size, overlap, target_mpp = opts["patch_size"], opts["overlap"], opts["mpp"]
+        self.stream = BatchStream(desc, torch=False, timeout=opts["timeout"])
+        sampler = elements_of(self.stream.pipeline, "patchsampler")[0]
+        self.sampler = sampler
+        self.src = elements_of(self.stream.pipeline, "wsislidesrc")[0]
+        readers = elements_of(self.stream.pipeline, "patchreader")
+        self.reader = readers[0] if readers else None
+        slides = {}
+
+        def on_slide(pad, info):
+            buffer = info.get_buffer()
+            meta = buffer.get_custom_meta("WsiSlideMeta") if buffer is not None else None
+            if meta is None:
+                return Gst.PadProbeReturn.OK
+            index = int(meta.get_structure().get_value("index"))
+            if index not in slides:
+                slide = _slide_meta(buffer)
+                slides[index] = slide
+                if overlap and slide["mpp"] > 0:
+                    # this slide's stride, set before patchsampler plans it
+                    side = max(1, round(patch_size * target_mpp / slide["mpp"]))
+                    sampler.set_property("stride", max(1, round(
+                        (patch_size - overlap) * side / patch_size)))
+            return Gst.PadProbeReturn.OK
+
+        planned = {}
+
+        def keep_plan(pad, info):
+            buffer = info.get_buffer()
+            ok, mapped = buffer.map(Gst.MapFlags.READ)
+            if ok:
+                rec = np.frombuffer(mapped.data, PATCH_RECORD)
+                for index in np.unique(rec["slide_index"]):
+                    part = rec[rec["slide_index"] == index]
+                    planned.setdefault(int(index), []).append(np.stack(
+                        [part["x"], part["y"], part["footprint"]], axis=1).astype(np.int64))
+                buffer.unmap(mapped)
+            return Gst.PadProbeReturn.OK
+
+        sampler.get_static_pad("sink").add_probe(Gst.PadProbeType.BUFFER, on_slide)
+        sampler.get_static_pad("src").add_probe(Gst.PadProbeType.BUFFER, keep_plan)
+        self.slides, self.plans = slides, planned
+        try:
+            self.stream.start()
+        except PipelineError as exc:
+            self.error = exc
+            return
+        # index -> member through the source's sorted list of the paths
+        order = list(self.src.get_property("slide-paths") or [])
+        where = {os.path.realpath(p): i for i, p in enumerate(order)}
+        for m in self.members:
+            i = where.get(os.path.realpath(m.location))
+            if i is None:
+                self.error = PipelineError(f"{m.location}: not in the list read")
+                return
+            self.by_index[i] = m
+
+    def _unlink(self):
+        try:
+            os.unlink(self.list_path)
+        except OSError:
+            pass
+
+    def close(self):
+        if hasattr(self, "stream"):
+            self.stream.close()
+        self._unlink()
+
+    def release(self):
+        for m in self.members:
+            m.claim.release()
+
+
+class _Rechunk:
+    """A slide's rows cut into model batches as its own pipeline would
+    have: batch_size rows from the slide's first, the rest at its end, so
+    the features do not depend on which slides share a pipeline batch.  A
+    pipeline batch of one slide that lines up is passed on as it is (no
+    copy)."""
+
+    def __init__(self, embed, batch_size):
+        self.embed, self.batch_size = embed, batch_size
+        self.parts, self.count = [], 0
+
+    def add(self, images, out):
+        if not self.parts and len(images) == self.batch_size:
+            out.append(self.embed(images))
+            return
+        self.parts.append(images)
+        self.count += len(images)
+        while self.count >= self.batch_size:
+            self._emit(self.batch_size, out)
+
+    def _emit(self, rows, out):
+        joined = _concat(self.parts)
+        out.append(self.embed(joined[:rows]))
+        rest = joined[rows:]
+        self.parts = [rest] if len(rest) else []
+        self.count = len(rest)
+
+    def flush(self, out):
+        if self.count:
+            self._emit(self.count, out)
+
+
+def _concat(parts):
+    if len(parts) == 1:
+        return parts[0]
+    if hasattr(parts[0], "is_cuda"):
+        import torch
+        return torch.cat(parts)
+    return np.concatenate(parts)
+
+
+def _group_slides(run, embed, enc_name, job_dir, paths, opts, target_mag, summary, report,
+                  visualize, contours, start_next):
+    """Streams a group's slides, writing each slide's files as soon as a
+    later slide's patches show it complete; done/failed go to the summary
+    slide by slide."""
+    began = time.monotonic()
+    error = run.error
+    if error is None and not run.asked_next:
+        run.asked_next = True
+        run.next_run = start_next()
+    acc = {}            # index -> [xs, ys, feats, footprints, rechunk]
+    finished = set()
+
+    def finish(index, error=None):
+        finished.add(index)
+        m = run.by_index[index]
+        xs, ys, feats, footprints, chunk = acc.pop(index, ([], [], [], set(), None))
+        m.slide = run.slides.get(index)
+        m.planned = run.plans.get(index, [])
+        try:
+            if chunk is not None:
+                t0 = time.monotonic()
+                chunk.flush(feats)
+                summary["model_s"] += time.monotonic() - t0
+            why = error
+            if m.slide is None and why is None:
+                why = _skip_reason(run.stream, m.location)
+            n = _finish_slide(m, sum(len(p) for p in m.planned), xs, ys, feats, footprints, why,
+                              embed, enc_name, job_dir, paths, opts, target_mag, summary,
+                              visualize, contours)
+            summary["done"].append(m.name)
+            summary["patches"] += n
+            report.slide(m.name, "done", n, time.monotonic() - m.started)
+        except _SlideFailed as exc:
+            summary["failed"].append((m.name, exc.reason))
+            report.slide(m.name, "FAILED (reason in the summary)")
+        finally:
+            m.claim.release()
+
+    if error is None:
+        try:
+            while True:
+                batch = run.stream.next_batch()
+                if batch is None:
+                    break
+                rec = batch.records
+                index = rec["slide_index"]
+                for i in run.by_index:
+                    if i not in finished:
+                        run.by_index[i].claim.refresh()
+                first, last = int(index[0]), int(index[-1])
+                for i in sorted(run.by_index):      # complete: a later slide has begun
+                    if i < first and i not in finished:
+                        finish(i)
+                for i in (range(first, last + 1) if first != last else (first,)):
+                    sel = slice(None) if first == last else index == i
+                    part = rec[sel] if first != last else rec
+                    if not len(part):
+                        continue
+                    if i not in run.by_index:
+                        raise PipelineError(f"patches of slide index {i}, not in the list")
+                    a = acc.setdefault(i, ([], [], [], set(),
+                                           _Rechunk(embed, opts["batch_size"]) if embed else None))
+                    a[0].append(part["x"].astype(np.int64))
+                    a[1].append(part["y"].astype(np.int64))
+                    a[3].update(int(f) for f in np.unique(part["footprint"]))
+                    if embed is not None:
+                        t0 = time.monotonic()
+                        a[4].add(batch.images if first == last else batch.images[sel], a[2])
+                        summary["model_s"] += time.monotonic() - t0
+                    for j in sorted(run.by_index):
+                        if j < i and j not in finished:
+                            finish(j)
+                report.batch(run.by_index[last].name, sum(len(x) for x in acc[last][0]),
+                             time.monotonic() - began)
+        except (PipelineError, TimeoutError) as exc:
+            error = exc
+        summary["wait_s"] += run.stream.wait_ns / 1e9
+    if run.reader is not None:
+        summary["patches_decoded"] += run.reader.get_property("patches-read")
+    for i in sorted(run.by_index):
+        if i not in finished:
+            finish(i, error)
+    for m in run.members:           # the list never got read (error at start)
+        if m not in run.by_index.values():
+            summary["failed"].append((m.name, _reason(error) if error else "not read"))
+            report.slide(m.name, "FAILED (reason in the summary)")
+            m.claim.release()
+
+
+def _skip_reason(stream, location):
+    """Why wsislidesrc skipped a slide (its warning), as an error."""
+    for w in getattr(stream, "warnings", []):
+        if location in w or os.path.abspath(location) in w:
+            text = w.split(": ", 1)[1] if ": " in w else w
+            return PipelineError(text)
+    return None
 
 
 # ---- progress ---------------------------------------------------------------
@@ -431,12 +702,14 @@ def extract(slides, out_dir, *, mpp=0.5, magnification=None, patch_size=256, ove
             precision="fp32", batch_size=64, features_dtype="float32", threads=2,
             rank=None, world_size=None, claim_timeout=900.0, mask_cache_dir=None,
             visualize=True, contours=True, progress=True, tissue=True, prefetch=512,
-            timeout=600.0, coords_from=None, read_pixels=False, **settings):
+            timeout=600.0, coords_from=None, read_pixels=False, slides_per_pipeline=8,
+            **settings):
     """Coordinates (and, with `model`, features) of every tissue patch of
     `slides` under `job_folder(out_dir, ...)`; returns the summary dict
     (done, skipped, failed [(name, reason)], patches, seconds, wait_s
     (blocked on the next batch, or building a slide's pipeline), model_s,
-    patches_per_s, patches_decoded (patches whose pixels were read), folder).
+    patches_per_s, patches_decoded (patches whose pixels were read),
+    pipelines (pipelines built), folder).
 
     `slides`: a slide, folder, list/manifest, URL, or a list of those.
     `mpp` (target µm/px; or `magnification`, which means mpp = 10 /
@@ -462,6 +735,13 @@ def extract(slides, out_dir, *, mpp=0.5, magnification=None, patch_size=256, ove
     CLAM's patch_size x downsample; resized to the file's `patch_size`),
     written to `out_dir/features_<encoder>/<name>.h5` with the file's
     coords attributes; needs `model`.
+
+    `slides_per_pipeline`: when pixels are read, up to this many local
+    slide files are claimed together and read one after the other by one
+    pipeline (its batch, patch and tile memory made once instead of once a
+    slide; each slide's files are written as soon as it is complete, and
+    its features are computed over the same model batches as if it ran
+    alone); 1 = one pipeline a slide.
 
     Without `model` only the overview, the mask and the grid are computed
     (no patch pixel is decoded; summary["patches_decoded"] stays 0), unless
@@ -540,6 +820,7 @@ def extract(slides, out_dir, *, mpp=0.5, magnification=None, patch_size=256, ove
         return f"{coords}: {why}" if why not in (None, "missing") else why
 
     summary = {"done": [], "skipped": [], "failed": [], "patches": 0, "patches_decoded": 0,
+               "pipelines": 0,
                "wait_s": 0.0,
                "model_s": 0.0, "folder": job_dir, "rank": r, "world_size": w,
                "claimed_elsewhere": [], "upload": embed.upload if embed is not None else None}
@@ -573,24 +854,61 @@ def extract(slides, out_dir, *, mpp=0.5, magnification=None, patch_size=256, ove
             yield location, name, claim
 
     pending = claims()
+    stashed = []
+    # Slides read by one pipeline: pixels are read, no coordinates file
+    # gives the positions, and each is a local file a list can name.
+    group_size = max(1, int(slides_per_pipeline)) if not opts["coords_only"] \
+        and coords_from is None else 1
+
+    def next_claimed():
+        if stashed:
+            return stashed.pop()
+        return next(pending, None)
 
     def start_next():
-        for location, name, claim in pending:
+        while True:
+            first = next_claimed()
+            if first is None:
+                return None
+            members = [first]
+            if group_size > 1 and _groupable(first[0]):
+                while len(members) < group_size:
+                    more = next_claimed()
+                    if more is None:
+                        break
+                    if not _groupable(more[0]):
+                        stashed.append(more)
+                        break
+                    members.append(more)
             t0 = time.monotonic()
             try:
-                return _SlideRun(location, name, claim, opts)
-            except (SettingsError, PipelineError, ValueError) as exc:
-                claim.release()
-                summary["failed"].append((name, _reason(exc)))
-                report.slide(name, "FAILED (reason in the summary)")
+                if len(members) > 1:
+                    run = _GroupRun(members, opts, None)
+                else:
+                    run = _SlideRun(*first, opts)
+                summary["pipelines"] += 1
+                return run
+            except (SettingsError, PipelineError, ValueError, OSError) as exc:
+                for location, name, claim in members:
+                    claim.release()
+                    summary["failed"].append((name, _reason(exc)))
+                    report.slide(name, "FAILED (reason in the summary)")
             finally:
                 # building and starting a pipeline is time the model waits too
                 summary["wait_s"] += time.monotonic() - t0
-        return None
 
     run = start_next()
     try:
         while run is not None:
+            if isinstance(run, _GroupRun):
+                try:
+                    _group_slides(run, embed, enc_name, job_dir, paths, opts, target_mag,
+                                  summary, report, visualize, contours, start_next)
+                finally:
+                    run.close()
+                    run.release()
+                run = run.next_run if run.next_run is not None else start_next()
+                continue
             try:
                 n = _one_slide(run, embed, enc_name, job_dir, paths, opts, target_mag,
                                summary, report, visualize, contours, start_next)
@@ -607,8 +925,13 @@ def extract(slides, out_dir, *, mpp=0.5, magnification=None, patch_size=256, ove
     finally:
         while run is not None:          # an exception: give back what is held
             run.close()
-            run.claim.release()
+            if isinstance(run, _GroupRun):
+                run.release()
+            else:
+                run.claim.release()
             run = run.next_run
+        for location, name, claim in stashed:
+            claim.release()
     seconds = time.monotonic() - began
     summary["seconds"] = seconds
     summary["patches_per_s"] = summary["patches"] / seconds if seconds > 0 else 0.0
@@ -682,10 +1005,18 @@ def _one_slide(run, embed, enc_name, job_dir, paths, opts, target_mag, summary, 
         except (PipelineError, TimeoutError) as exc:
             summary["wait_s"] += run.stream.wait_ns / 1e9
             error = exc
-    slide = run.slide
     planned = run.sampler.get_property("patches-planned")
     if run.reader is not None:
         summary["patches_decoded"] += run.reader.get_property("patches-read")
+    return _finish_slide(run, planned, xs, ys, feats, footprints, error, embed, enc_name,
+                         job_dir, paths, opts, target_mag, summary, visualize, contours)
+
+
+def _finish_slide(run, planned, xs, ys, feats, footprints, error, embed, enc_name, job_dir,
+                  paths, opts, target_mag, summary, visualize, contours):
+    """Checks what one slide streamed against its plan and writes its
+    files; returns its patch count or raises _SlideFailed."""
+    slide = run.slide
     plan = np.concatenate(run.planned) if run.planned else np.zeros((0, 3), np.int64)
     n = len(plan) if run.coords_only else sum(len(x) for x in xs)
     if slide is None:
@@ -810,6 +1141,9 @@ def main(argv=None):
     p.add_argument("--read-pixels", action="store_true",
                    help="without --model, still read every patch (and drop it): checks "
                    "that each decodes; the loader bench-extract times")
+    p.add_argument("--slides-per-pipeline", type=int, default=8,
+                   help="slides claimed together and read by one pipeline when pixels "
+                   "are read (8; 1 = a pipeline per slide)")
     p.add_argument("--tissue-method", help="tissuemask method (default: its default)")
     p.add_argument("--no-visualization", action="store_true",
                    help="write no contours or grid picture")
@@ -830,7 +1164,8 @@ def main(argv=None):
                     claim_timeout=a.claim_timeout, mask_cache_dir=a.mask_cache_dir,
                     visualize=not a.no_visualization, contours=not a.no_visualization,
                     progress=not a.quiet, coords_from=a.coords_from,
-                    read_pixels=a.read_pixels, **settings)
+                    read_pixels=a.read_pixels, slides_per_pipeline=a.slides_per_pipeline,
+                    **settings)
     except (SettingsError, ValueError, ImportError) as exc:
         print(f"wsi-extract: {exc}", file=sys.stderr)
         return 2

@@ -88,7 +88,7 @@ def _openslide_mpp(osr):
 
 
 def _as_batch(img):
-    return torch.from_numpy(np.asarray(img)).permute(2, 0, 1)[None].float() / 255.0
+    return torch.from_numpy(np.array(img)).permute(2, 0, 1)[None].float() / 255.0
 
 
 def _job(out):
@@ -631,3 +631,44 @@ def test_dicom_series_folder(few_slides, tmp_root):
         assert (a["coords"].attrs["level0_width"], a["coords"].attrs["level0_height"]) == (
             int(level0.TotalPixelMatrixColumns), int(level0.TotalPixelMatrixRows))
         assert np.abs(fa["features"][:] - fb["features"][:]).max() < 1e-6
+
+
+def test_slides_share_one_pipeline_same_files(few_slides, tmp_root):
+    """Claimed slides read one after the other by one pipeline: the same
+    coordinates and byte-identical features as one pipeline a slide (model
+    batches of 5 rows, so pipeline batches straddle slides), at 1 and 2
+    threads; a corrupt slide among them is named once and the others
+    finish."""
+    slides = tmp_root / "extract-group"
+    slides.mkdir()
+    for name, path in _slide_files(few_slides).items():
+        os.symlink(path, slides / path.name)
+    (slides / "broken.svs").write_bytes(b"II*\x00" + os.urandom(4000))
+    sys.modules[__name__].tiny_cnn = tiny_cnn
+    runs = {}
+    for key, per, threads in (("single", 1, 2), ("group", 8, 2), ("group1", 8, 1)):
+        out = tmp_root / f"extract-group-{key}"
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            s = _run(slides, out, model=f"{__name__}:tiny_cnn", batch_size=5,
+                     slides_per_pipeline=per, threads=threads)
+        assert sorted(s["done"]) == _names(few_slides), s
+        assert [n for n, _ in s["failed"]] == ["broken"], s["failed"]
+        assert "broken.svs" in s["failed"][0][1], s["failed"]
+        runs[key] = (s, out)
+    assert runs["single"][0]["pipelines"] == 4         # one a slide, the broken one too
+    assert runs["group"][0]["pipelines"] == 1 and runs["group1"][0]["pipelines"] == 1
+    for name in _names(few_slides):
+        files = [_job(out) / "features_tiny_cnn" / f"{name}.h5" for _, out in runs.values()]
+        with h5py.File(files[0], "r") as a:
+            want_c, want_f = a["coords"][:], a["features"][:]
+        assert len(want_c) > 5           # several model batches a slide
+        for other in files[1:]:
+            with h5py.File(other, "r") as b:
+                assert np.array_equal(b["coords"][:], want_c), other
+                assert b["features"][:].tobytes() == want_f.tobytes(), other
+        with h5py.File(_job(runs["group"][1]) / "patches" / f"{name}_patches.h5", "r") as g, \
+                h5py.File(_job(runs["single"][1]) / "patches" / f"{name}_patches.h5", "r") as o:
+            assert np.array_equal(g["coords"][:], o["coords"][:])
+            assert {k: str(v) for k, v in g["coords"].attrs.items() if k != "savetodir"} == \
+                {k: str(v) for k, v in o["coords"].attrs.items() if k != "savetodir"}
