@@ -693,15 +693,6 @@ gst_wsi_cuda_upload_finalize (GObject * object)
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 
-/* Every error of ours must end the application's main loop, however
- * early it comes (wsierrorrelay.h). */
-static gboolean
-gst_wsi_cuda_upload_post_message (GstElement * element, GstMessage * message)
-{
-  return wsi_error_relay_post (element, message,
-      GST_ELEMENT_CLASS (gst_wsi_cuda_upload_parent_class));
-}
-
 static void
 gst_wsi_cuda_upload_class_init (GstWsiCudaUploadClass * klass)
 {
@@ -711,8 +702,9 @@ gst_wsi_cuda_upload_class_init (GstWsiCudaUploadClass * klass)
   const GParamFlags flags = G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
       GST_PARAM_MUTABLE_READY;
 
-  element_class->post_message =
-      GST_DEBUG_FUNCPTR (gst_wsi_cuda_upload_post_message);
+  /* every error of ours must end the application's main loop, however
+   * early it comes (wsierrorrelay.h) */
+  wsi_error_relay_class_init (element_class);
   gobject_class->set_property = gst_wsi_cuda_upload_set_property;
   gobject_class->get_property = gst_wsi_cuda_upload_get_property;
   gobject_class->finalize = gst_wsi_cuda_upload_finalize;

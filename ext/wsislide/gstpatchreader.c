@@ -401,6 +401,7 @@ reader_finish (WsiPoolElement * element, gpointer data, GstBuffer * result)
     case OUTCOME_OPEN_FAILED:
       wsi_reader_slide_open_failed (ctx, element, &work->record,
           work->error);
+      wsi_read_tally_unread (&self->tally, ctx->path, ctx->give_up_reason);
       wsi_read_tally_dropped (&self->tally, FALSE);
       break;
     case OUTCOME_SKIPPED:
@@ -480,6 +481,7 @@ static void
 gst_patch_reader_skip_record (GstPatchReader * self, WsiReaderSlide * ctx,
     const WsiPatchRecord * record, const gchar * reason)
 {
+  wsi_read_tally_unread (&self->tally, ctx->path, reason);
   wsi_read_tally_dropped (&self->tally, FALSE);
   wsi_pool_element_report_dropped (WSI_POOL_ELEMENT (self), record,
       ctx->path, reason);
@@ -674,9 +676,9 @@ check_something_read (GstPatchReader * self)
   if (read == 0 && failed + skipped > 0)
     GST_ELEMENT_ERROR (self, RESOURCE, READ,
         ("Not a single patch could be read: %" G_GUINT64_FORMAT " reads "
-            "failed and %" G_GUINT64_FORMAT " were not tried (slide not "
-            "opened or given up), over %u slides (first: %s).", failed,
-            skipped, slides, GST_STR_NULL (first)),
+            "failed (over %u slides) and %" G_GUINT64_FORMAT " were not "
+            "tried (slide not opened or given up); first: %s.", failed,
+            slides, skipped, GST_STR_NULL (first)),
         ("the stream ended with no patch delivered"));
   g_free (first);
 }

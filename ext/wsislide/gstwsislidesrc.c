@@ -865,15 +865,6 @@ gst_wsi_slide_src_install_properties (GObjectClass * gobject_class)
           "(included in slides-rejected; read-only)", 0, G_MAXUINT, 0, ro));
 }
 
-/* Every error of ours must end the application's main loop, however
- * early it comes (wsierrorrelay.h). */
-static gboolean
-gst_wsi_slide_src_post_message (GstElement * element, GstMessage * message)
-{
-  return wsi_error_relay_post (element, message,
-      GST_ELEMENT_CLASS (gst_wsi_slide_src_parent_class));
-}
-
 static void
 gst_wsi_slide_src_class_init (GstWsiSlideSrcClass * klass)
 {
@@ -882,8 +873,9 @@ gst_wsi_slide_src_class_init (GstWsiSlideSrcClass * klass)
   GstBaseSrcClass *basesrc_class = GST_BASE_SRC_CLASS (klass);
   GstPushSrcClass *pushsrc_class = GST_PUSH_SRC_CLASS (klass);
 
-  element_class->post_message =
-      GST_DEBUG_FUNCPTR (gst_wsi_slide_src_post_message);
+  /* every error of ours must end the application's main loop, however
+   * early it comes (wsierrorrelay.h) */
+  wsi_error_relay_class_init (element_class);
   gobject_class->set_property = gst_wsi_slide_src_set_property;
   gobject_class->get_property = gst_wsi_slide_src_get_property;
   gobject_class->finalize = gst_wsi_slide_src_finalize;

@@ -92,6 +92,17 @@ wsi_read_tally_failed (WsiReadTally * tally, const gchar * path,
 }
 
 void
+wsi_read_tally_unread (WsiReadTally * tally, const gchar * path,
+    const gchar * reason)
+{
+  g_mutex_lock (&tally->lock);
+  if (tally->first_failure == NULL)
+    tally->first_failure = g_strdup_printf ("slide \"%s\": %s", path,
+        reason ? reason : "not read");
+  g_mutex_unlock (&tally->lock);
+}
+
+void
 wsi_read_tally_dropped (WsiReadTally * tally, gboolean failed)
 {
   g_mutex_lock (&tally->lock);

@@ -19,7 +19,9 @@
  * first failure ("slide \"PATH\": reason") for the error of a stream in
  * which nothing could be read; wsi_read_tally_dropped() counts a patch
  * dropped after a failed read or without one (slide not opened or given
- * up, invalid record). wsi_read_tally_stats() builds the structure:
+ * up, invalid record); wsi_read_tally_unread() keeps the reason a patch
+ * was not read at all as the first failure when no read failed before it
+ * (so a stream whose slide could not be opened names why). wsi_read_tally_stats() builds the structure:
  * "read-stats, BACKEND=(guint64)N, ..., slides=(structure)..., failed-slides
  * =< slide, path=..., failed-reads=N >", failed slides sorted by path so the
  * text is the same on every run. Backend names are static strings (the
@@ -60,6 +62,8 @@ void wsi_read_tally_reset (WsiReadTally * tally);
 void wsi_read_tally_read (WsiReadTally * tally, const gchar * backend,
     gboolean * slide_counted);
 void wsi_read_tally_failed (WsiReadTally * tally, const gchar * path,
+    const gchar * reason);
+void wsi_read_tally_unread (WsiReadTally * tally, const gchar * path,
     const gchar * reason);
 /* A patch dropped: after a failed read (@failed) or without a read. */
 void wsi_read_tally_dropped (WsiReadTally * tally, gboolean failed);

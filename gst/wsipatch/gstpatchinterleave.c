@@ -568,23 +568,15 @@ gst_patch_interleave_finalize (GObject * object)
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 
-/* Every error of ours must end the application's main loop, however
- * early it comes (wsierrorrelay.h). */
-static gboolean
-gst_patch_interleave_post_message (GstElement * element, GstMessage * message)
-{
-  return wsi_error_relay_post (element, message,
-      GST_ELEMENT_CLASS (gst_patch_interleave_parent_class));
-}
-
 static void
 gst_patch_interleave_class_init (GstPatchInterleaveClass * klass)
 {
   GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
   GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
 
-  element_class->post_message =
-      GST_DEBUG_FUNCPTR (gst_patch_interleave_post_message);
+  /* every error of ours must end the application's main loop, however
+   * early it comes (wsierrorrelay.h) */
+  wsi_error_relay_class_init (element_class);
   gobject_class->set_property = gst_patch_interleave_set_property;
   gobject_class->get_property = gst_patch_interleave_get_property;
   gobject_class->finalize = gst_patch_interleave_finalize;

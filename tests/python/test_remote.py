@@ -239,3 +239,65 @@ def test_extract_names_a_missing_prefix_once(s3rver, tmp_root, monkeypatch):
         gstwsi.extract("s3://bucket/nothing-here/", tmp_root / "x3-none", progress=False)
     assert str(err.value).count("s3://bucket/nothing-here/") == 1
     assert "S3RVER" not in str(err.value)
+
+
+def test_server_going_silent_never_ends_quietly(www, nginx, tmp_root):
+    """A server that stops answering after its Nth response, for every N
+    before the last a clean run needs: the run either raises
+    PipelineError naming the URL and the timeout, or delivers part of its
+    patches with warnings; never 0 batches and no exception (before, a run
+    whose every patch read stalled ended with EOS and yielded nothing)."""
+    import textwrap
+    from conftest import run_process_group
+    name = sorted(p.name for p in (www / "slides").iterdir() if p.suffix == ".tiff")[0]
+    proxy = ROOT / "tests" / "check" / "pipelines" / "faultproxy.py"
+    code = textwrap.dedent(f"""
+        import os, subprocess, sys
+        import gstwsi
+
+        def run(faults):
+            report = {str(tmp_root / 'silent-report.txt')!r}
+            args = [sys.executable, {str(proxy)!r}, {nginx.rsplit(':', 1)[1]!r},
+                    "--report", report]
+            for f in faults:
+                args += ["--fault", f]
+            p = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+            port = int(p.stdout.readline())
+            d = gstwsi.standard_pipeline(f"http://127.0.0.1:{{port}}/slides/{name}",
+                                         batch_size=4, patch_size=32, patches_per_slide=16,
+                                         cycle=False, seed=5, threads=2)
+            got, error, warnings = 0, None, []
+            try:
+                with gstwsi.BatchStream(d, torch=False, timeout=50) as s:
+                    for b in s:
+                        got += 1
+                    warnings = list(s.warnings)
+            except gstwsi.PipelineError as exc:
+                error = str(exc).replace(chr(10), " ")
+            p.stdin.close()
+            p.wait()
+            p.stdout.close()
+            requests = int(open(report).read().split("requests")[1].split()[0])
+            return got, error, len(warnings), requests
+
+        full, error, _, needed = run([])
+        assert error is None and full == 4, (full, error)
+        print("CLEAN", full, needed)
+        for n in range(needed):
+            got, error, warned, _ = run([f"stall-after:{{n}}:1"])
+            print("AFTER", n, got, warned, error)
+        sys.stdout.flush()
+        os._exit(0)
+        """)
+    env = dict(os.environ, WSI_HTTP_TIMEOUT_MS="300", WSI_HTTP_BACKOFF_MS="1")
+    child = run_process_group([sys.executable, "-c", code], 120, env=env)
+    lines = child.stdout.splitlines()
+    assert lines and lines[0].startswith("CLEAN"), child.stdout + child.stderr
+    runs = [line.split(" ", 4) for line in lines if line.startswith("AFTER")]
+    assert len(runs) == int(lines[0].split()[2]), child.stdout + child.stderr
+    for _, n, got, warned, error in runs:
+        if error == "None":
+            assert int(got) > 0 and int(warned) > 0, f"stall after {n}: {got} batches, " \
+                f"{warned} warnings and no error"
+        else:
+            assert "timed out" in error and name in error, error

@@ -178,6 +178,9 @@ zarr_prefetch (WsiSlide * slide, const WsiReadPlan * plan)
       || (guint) plan->level >= zs->image.n_levels)
     return;
   level = &zs->image.levels[plan->level];
+  /* inner chunks of shards are ranged reads, not whole objects to fetch */
+  if (level->sharded)
+    return;
   ds = slide->level_downsample[plan->level];
   x0 = MAX ((gint64) floor (plan->x / ds) - 1, 0);
   y0 = MAX ((gint64) floor (plan->y / ds) - 1, 0);

@@ -521,17 +521,145 @@ compose_transpose (JsonObject * configuration, guint ndim, guint * perm)
   return TRUE;
 }
 
+static gboolean parse_v3_codecs (WsiZarrLevel * level, JsonArray * codecs,
+    guint nshape, const gchar * display, guint index, const gchar * what,
+    guint * perm, gboolean outer, GError ** error);
+
+/* `sharding_indexed`: inner chunk shape (dividing the shard's), inner
+ * codecs, index_codecs `bytes` (little endian) and an optional `crc32c`,
+ * index_location start or end. */
+static gboolean
+parse_sharding (WsiZarrLevel * level, JsonObject * configuration,
+    guint nshape, const gchar * display, guint index, const gchar * what,
+    guint * perm, GError ** error)
+{
+  gint64 inner[WSI_ZARR_MAX_DIMS];
+  JsonArray *codecs, *index_codecs;
+  JsonObject *c;
+  const gchar *name, *location, *endian;
+  guint ninner = 0, d, i;
+  gint64 n = 1;
+
+  if (!int_list (member_array (configuration, "chunk_shape"), inner,
+          &ninner) || ninner != nshape)
+    return refuse (error, display, "%s: sharding without a valid inner "
+        "chunk_shape", what);
+  for (d = 0; d < nshape; d++) {
+    if (level->chunks[d] % inner[d] != 0)
+      return refuse (error, display, "%s: the shard's dimension %u (%"
+          G_GINT64_FORMAT ") is not a multiple of its inner chunks' (%"
+          G_GINT64_FORMAT ")", what, d, level->chunks[d], inner[d]);
+    level->shard_chunks[d] = level->chunks[d] / inner[d];
+    n *= level->shard_chunks[d];
+    level->chunks[d] = inner[d];
+  }
+  /* the index is 16 bytes per inner chunk, read at once */
+  if (n > (1 << 20))
+    return refuse (error, display, "%s: %" G_GINT64_FORMAT " inner chunks "
+        "per shard", what, n);
+  level->shard_n = n;
+  location = member_string (configuration, "index_location");
+  if (location != NULL && strcmp (location, "end") != 0
+      && strcmp (location, "start") != 0)
+    return refuse (error, display, "%s: shard index_location %s", what,
+        location);
+  level->index_at_start = location != NULL && location[0] == 's';
+  index_codecs = member_array (configuration, "index_codecs");
+  for (i = 0; index_codecs && i < json_array_get_length (index_codecs); i++) {
+    name = codec_name (json_array_get_element (index_codecs, i), &c);
+    endian = member_string (c, "endian");
+    if (i == 0 && g_strcmp0 (name, "bytes") == 0
+        && (endian == NULL || strcmp (endian, "little") == 0))
+      continue;
+    if (i == 1 && g_strcmp0 (name, "crc32c") == 0) {
+      level->index_crc32c = TRUE;
+      continue;
+    }
+    return refuse (error, display, "%s: shard index codec %u ('%s') is not "
+        "read (bytes little endian, then an optional crc32c, are)", what, i,
+        name ? name : "unnamed");
+  }
+  if (index_codecs == NULL || json_array_get_length (index_codecs) == 0)
+    return refuse (error, display, "%s: sharding without index_codecs",
+        what);
+  codecs = member_array (configuration, "codecs");
+  if (codecs == NULL)
+    return refuse (error, display, "%s: sharding without inner codecs",
+        what);
+  level->sharded = TRUE;
+  return parse_v3_codecs (level, codecs, nshape, display, index, what, perm,
+      FALSE, error);
+}
+
+/* A Zarr v3 codec chain (transpose*, bytes, at most one of gzip / zstd /
+ * blosc), or (@outer) a lone `sharding_indexed` whose inner chunks have
+ * such a chain: then level->chunks become the inner chunks. */
+static gboolean
+parse_v3_codecs (WsiZarrLevel * level, JsonArray * codecs, guint nshape,
+    const gchar * display, guint index, const gchar * what, guint * perm,
+    gboolean outer, GError ** error)
+{
+  JsonObject *configuration;
+  const gchar *name;
+  guint i, stage = 0;
+
+  /* stage 0: array to array; 1: after bytes; 2: after a compressor */
+  for (i = 0; i < json_array_get_length (codecs); i++) {
+    name = codec_name (json_array_get_element (codecs, i), &configuration);
+    if (name == NULL)
+      return refuse (error, display, "%s: codec %u has no name", what, i);
+    if (strcmp (name, "transpose") == 0 && stage == 0) {
+      if (!compose_transpose (configuration, nshape, perm))
+        return refuse (error, display, "%s: transpose without a valid "
+            "order", what);
+    } else if (strcmp (name, "bytes") == 0 && stage == 0) {
+      stage = 1;
+    } else if (strcmp (name, "sharding_indexed") == 0) {
+      if (!outer || i != 0 || json_array_get_length (codecs) != 1)
+        return refuse (error, display, "%s: sharding_indexed %s is not read "
+            "(a lone sharding_indexed is)", what, outer ? "beside other "
+            "codecs" : "inside a shard");
+      return parse_sharding (level, configuration, nshape, display, index,
+          what, perm, error);
+    } else if (stage == 1 && (strcmp (name, "gzip") == 0
+            || strcmp (name, "zstd") == 0 || strcmp (name, "blosc") == 0)) {
+      if (name[0] == 'g')
+        level->codec = WSI_ZARR_GZIP;
+      else if (name[0] == 'z') {
+#ifndef WSI_HAVE_ZSTD
+        return refuse (error, display, "level %u: zstd chunks, and this "
+            "build has no libzstd", index);
+#endif
+        level->codec = WSI_ZARR_ZSTD;
+      } else {
+#ifndef WSI_HAVE_BLOSC
+        return refuse (error, display, "level %u: blosc chunks, and this "
+            "build has no libblosc", index);
+#endif
+        level->codec = WSI_ZARR_BLOSC;
+      }
+      stage = 2;
+    } else
+      return refuse (error, display, "%s: codec '%s' %s is not read "
+          "(transpose, bytes, then one of gzip, zstd, blosc are)", what,
+          name, stage == 0 ? "before bytes" : "after bytes");
+  }
+  if (stage == 0)
+    return refuse (error, display, "%s: no bytes codec", what);
+  return TRUE;
+}
+
 /* Zarr v3's array zarr.json: shape, chunk grid, data type, chunk keys,
  * codecs (transpose*, bytes, at most one of gzip/zstd/blosc). */
 static gboolean
 parse_v3 (WsiZarrLevel * level, JsonObject * o, const gchar * display,
     guint index, const gchar * what, guint * perm, GError ** error)
 {
-  JsonObject *grid, *keys, *configuration;
+  JsonObject *grid, *keys;
   JsonArray *codecs, *transformers;
   JsonNode *fill;
   const gchar *name, *dtype, *sep;
-  guint nshape = 0, nchunks = 0, d, i, stage = 0;
+  guint nshape = 0, nchunks = 0, d;
 
   if (g_strcmp0 (member_string (o, "node_type"), "array") != 0)
     return refuse (error, display, "%s is not an array's", what);
@@ -577,48 +705,8 @@ parse_v3 (WsiZarrLevel * level, JsonObject * o, const gchar * display,
   codecs = member_array (o, "codecs");
   if (codecs == NULL)
     return refuse (error, display, "%s: no codecs", what);
-  /* stage 0: array to array; 1: after bytes; 2: after a compressor */
-  for (i = 0; i < json_array_get_length (codecs); i++) {
-    name = codec_name (json_array_get_element (codecs, i), &configuration);
-    if (name == NULL)
-      return refuse (error, display, "%s: codec %u has no name", what, i);
-    if (strcmp (name, "transpose") == 0 && stage == 0) {
-      if (!compose_transpose (configuration, nshape, perm))
-        return refuse (error, display, "%s: transpose without a valid "
-            "order", what);
-    } else if (strcmp (name, "bytes") == 0 && stage == 0) {
-      stage = 1;
-    } else if (strcmp (name, "sharding_indexed") == 0) {
-      return refuse (error, display, "%s: sharding (sharding_indexed) is not "
-          "read: an inner chunk is a range of a shard object found through "
-          "its index, not a whole object (rewrite the store unsharded)",
-          what);
-    } else if (stage == 1 && (strcmp (name, "gzip") == 0
-            || strcmp (name, "zstd") == 0 || strcmp (name, "blosc") == 0)) {
-      if (name[0] == 'g')
-        level->codec = WSI_ZARR_GZIP;
-      else if (name[0] == 'z') {
-#ifndef WSI_HAVE_ZSTD
-        return refuse (error, display, "level %u: zstd chunks, and this "
-            "build has no libzstd", index);
-#endif
-        level->codec = WSI_ZARR_ZSTD;
-      } else {
-#ifndef WSI_HAVE_BLOSC
-        return refuse (error, display, "level %u: blosc chunks, and this "
-            "build has no libblosc", index);
-#endif
-        level->codec = WSI_ZARR_BLOSC;
-      }
-      stage = 2;
-    } else
-      return refuse (error, display, "%s: codec '%s' %s is not read "
-          "(transpose, bytes, then one of gzip, zstd, blosc are)", what,
-          name, stage == 0 ? "before bytes" : "after bytes");
-  }
-  if (stage == 0)
-    return refuse (error, display, "%s: no bytes codec", what);
-  return TRUE;
+  return parse_v3_codecs (level, codecs, nshape, display, index, what, perm,
+      TRUE, error);
 }
 
 gboolean
@@ -883,6 +971,8 @@ chunk_key (GString * key, const WsiZarrLevel * level, gint64 cy, gint64 cx,
   for (d = 0; d < level->ndim; d++) {
     gint64 index = (gint) d == image->axis_y ? cy
         : (gint) d == image->axis_x ? cx : 0;
+    if (level->sharded)
+      index /= level->shard_chunks[d];
     if (d > 0 || level->key_c)
       g_string_append_c (key, level->separator);
     g_string_append_printf (key, "%" G_GINT64_FORMAT, index);
@@ -909,6 +999,130 @@ wsi_zarr_chunk_limit (const WsiZarrLevel * level)
   return level->chunk_bytes * 2 + (1 << 20);
 }
 
+/* Castagnoli CRC-32 (Zarr v3's crc32c codec), bitwise: a shard index is
+ * 16 bytes per inner chunk, so a table buys nothing. */
+static guint32
+crc32c (const guint8 * p, gsize n)
+{
+  guint32 crc = 0xffffffffu;
+  gsize i;
+  gint k;
+
+  for (i = 0; i < n; i++) {
+    crc ^= p[i];
+    for (k = 0; k < 8; k++)
+      crc = (crc >> 1) ^ (0x82f63b78u & (0u - (crc & 1)));
+  }
+  return ~crc;
+}
+
+static guint64
+le64 (const guint8 * p)
+{
+  guint64 v = 0;
+  gint k;
+
+  for (k = 7; k >= 0; k--)
+    v = (v << 8) | p[k];
+  return v;
+}
+
+/* Inner chunk (@cy, @cx) of a shard object: the shard's index (one ranged
+ * read), then the inner chunk's range (a second one); an absent shard or an
+ * empty entry (both 2^64-1) is the fill value. */
+static gboolean
+shard_chunk_read (const WsiZarrLevel * level, gint64 cy, gint64 cx,
+    const WsiZarrImage * image, const gchar * key, guint8 * dst,
+    GError ** error)
+{
+  gchar *location = join (level->path, key);
+  GError *local = NULL;
+  WsiByteSource *source = wsi_byte_source_open (location, &local);
+  gsize index_bytes = level->shard_n * 16 + (level->index_crc32c ? 4 : 0);
+  guint8 *index = NULL, *bytes = NULL;
+  guint64 size, offset, nbytes, entry = 0;
+  gboolean ok = FALSE;
+  guint d;
+
+  g_free (location);
+  if (source == NULL) {
+    if (g_error_matches (local, WSI_BYTE_SOURCE_ERROR,
+            WSI_BYTE_SOURCE_ERROR_NOT_FOUND)) {
+      /* Zarr: a shard never written holds the fill value. */
+      memset (dst, level->fill, level->chunk_bytes);
+      g_error_free (local);
+      return TRUE;
+    }
+    g_set_error (error, WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_READ, "shard %s: %s",
+        key, local->message);
+    g_error_free (local);
+    return FALSE;
+  }
+  size = wsi_byte_source_get_size (source);
+  if (size < index_bytes) {
+    g_set_error (error, WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_READ, "shard %s: "
+        "%" G_GUINT64_FORMAT " bytes, shorter than its index (%"
+        G_GSIZE_FORMAT " bytes): truncated", key, size, index_bytes);
+    goto out;
+  }
+  index = g_malloc (index_bytes);
+  if (!wsi_byte_source_read (source, level->index_at_start ? 0
+          : size - index_bytes, index_bytes, index, &local)) {
+    g_set_error (error, WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_READ, "shard %s: "
+        "index: %s", key, local->message);
+    g_error_free (local);
+    goto out;
+  }
+  if (level->index_crc32c) {
+    const guint8 *c = index + level->shard_n * 16;
+    guint32 want = c[0] | c[1] << 8 | c[2] << 16 | (guint32) c[3] << 24;
+    if (crc32c (index, level->shard_n * 16) != want) {
+      g_set_error (error, WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_READ, "shard %s: "
+          "the index's crc32c does not match: damaged", key);
+      goto out;
+    }
+  }
+  /* the inner chunk's entry: C order over the shard's inner grid */
+  for (d = 0; d < level->ndim; d++) {
+    gint64 i = (gint) d == image->axis_y ? cy
+        : (gint) d == image->axis_x ? cx : 0;
+    entry = entry * level->shard_chunks[d] + i % level->shard_chunks[d];
+  }
+  offset = le64 (index + entry * 16);
+  nbytes = le64 (index + entry * 16 + 8);
+  if (offset == G_MAXUINT64 && nbytes == G_MAXUINT64) {
+    memset (dst, level->fill, level->chunk_bytes);
+    ok = TRUE;
+    goto out;
+  }
+  if (offset > size || nbytes > size - offset
+      || nbytes > wsi_zarr_chunk_limit (level)) {
+    g_set_error (error, WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_READ, "shard %s: "
+        "inner chunk %" G_GUINT64_FORMAT " at offset %" G_GUINT64_FORMAT
+        ", %" G_GUINT64_FORMAT " bytes, lies past the end of the shard's %"
+        G_GUINT64_FORMAT " bytes", key, entry, offset, nbytes, size);
+    goto out;
+  }
+  bytes = g_try_malloc (MAX (nbytes, 1));
+  if (bytes == NULL || !wsi_byte_source_read (source, offset, nbytes, bytes,
+          &local)) {
+    g_set_error (error, WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_READ, "shard %s: "
+        "inner chunk %" G_GUINT64_FORMAT ": %s", key, entry,
+        local ? local->message : "out of memory");
+    g_clear_error (&local);
+    goto out;
+  }
+  ok = wsi_zarr_chunk_decode (level, bytes, nbytes, dst, error);
+  if (!ok)
+    g_prefix_error (error, "shard %s: inner chunk %" G_GUINT64_FORMAT ": ",
+        key, entry);
+out:
+  g_free (bytes);
+  g_free (index);
+  wsi_byte_source_unref (source);
+  return ok;
+}
+
 gboolean
 wsi_zarr_chunk_read (const WsiZarrLevel * level, gint64 cy, gint64 cx,
     const WsiZarrImage * image, WsiZarrFetch * fetch, guint8 * dst,
@@ -922,6 +1136,13 @@ wsi_zarr_chunk_read (const WsiZarrLevel * level, gint64 cy, gint64 cx,
   gboolean ok;
 
   chunk_key (key, level, cy, cx, image);
+  if (level->sharded) {
+    /* inner chunks are ranges of a shard: read through the byte source's
+     * ranged reads, not the whole-object fetch-ahead */
+    ok = shard_chunk_read (level, cy, cx, image, key->str, dst, error);
+    g_string_free (key, TRUE);
+    return ok;
+  }
   location = join (level->path, key->str);
   bytes = fetch != NULL ? wsi_zarr_fetch_get (fetch, location,
       wsi_zarr_chunk_limit (level), &size, &local)

@@ -21,10 +21,11 @@
  * bad JSON, a level missing, a dtype other than uint8, not three channels
  * (fluorescence and multiplex stores), channels split across chunks, an
  * axis other than c, y, x of a size other than 1, filters, a compressor
- * this build lacks; in Zarr v3 also a data_type other than uint8, sharding
- * (`sharding_indexed`: an inner chunk would need ranged reads of a shard
- * object and its index, not whole objects), more than one bytes-to-bytes
- * codec, storage transformers. Layouts: any order of (c, y, x) with t and
+ * this build lacks; in Zarr v3 also a data_type other than uint8, more
+ * than one bytes-to-bytes codec, storage transformers, sharding beside
+ * other codecs or nested, a shard index codec other than bytes (little
+ * endian) and crc32c. Zarr v3 `sharding_indexed` alone is read: the
+ * level's chunks are the inner chunks. Layouts: any order of (c, y, x) with t and
  * z of size 1 (so (c, y, x), (y, x, c) and (t, c, z, y, x)); chunks in C
  * order, Zarr v2's F order, or any Zarr v3 `transpose` of them. Chunk keys:
  * Zarr v2's ("0.0.0" or "0/0/0") and Zarr v3's `default` ("c/0/0/0", or
@@ -34,10 +35,14 @@
  * blosclz / zlib; Zarr v3's `bytes` + `gzip` / `zstd` / `blosc`) into the
  * caller's memory; a chunk that does not exist is
  * the array's fill value, as Zarr defines; a damaged one fails with the
- * reason.
+ * reason. An inner chunk of a shard is two ranged reads of the shard
+ * object (its index, verified by crc32c when the store has one, then the
+ * chunk's range), never the whole shard nor the fetch-ahead; an absent
+ * shard or empty index entry is the fill value, an entry past the shard's
+ * end or an index longer than the shard fails naming the shard.
  *
  * Cost: open reads 1 + levels small objects; a chunk read is one object
- * fetch and one decode. Threading: a WsiZarrImage is immutable after open;
+ * fetch and one decode (sharded: an open and two ranged reads). Threading: a WsiZarrImage is immutable after open;
  * chunk reads may run from any number of threads.
  */
 
@@ -77,6 +82,11 @@ typedef struct
   /* strides (bytes) of the channel, y and x axes in a decoded chunk */
   gsize stride_c, stride_y, stride_x;
   gint64 width, height, chunk_width, chunk_height;
+  /* Zarr v3 sharding_indexed: chunks are the inner chunks, shard_chunks
+   * of them per shard along each dimension (shard_n in all) */
+  gboolean sharded, index_at_start, index_crc32c;
+  gint64 shard_chunks[WSI_ZARR_MAX_DIMS];
+  gint64 shard_n;
 } WsiZarrLevel;
 
 typedef struct

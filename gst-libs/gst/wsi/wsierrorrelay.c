@@ -250,6 +250,42 @@ wsi_error_relay_post (GstElement * element, GstMessage * message,
   return parent_class->post_message (element, message);
 }
 
+/* The parent class of the class that called wsi_error_relay_class_init(),
+ * kept on that class's type. */
+static GQuark
+relay_parent_quark (void)
+{
+  return g_quark_from_static_string ("wsi-error-relay-parent");
+}
+
+/* The post_message() of every class set up by wsi_error_relay_class_init():
+ * subclasses inherit it, so the chain goes on from the parent of the one
+ * class in the instance's ancestry that installed it. */
+static gboolean
+relay_post_message (GstElement * element, GstMessage * message)
+{
+  GstElementClass *parent = NULL;
+  GType type;
+
+  for (type = G_OBJECT_TYPE (element); parent == NULL && type != 0;
+      type = g_type_parent (type))
+    parent = g_type_get_qdata (type, relay_parent_quark ());
+  g_return_val_if_fail (parent != NULL, FALSE);
+  return wsi_error_relay_post (element, message, parent);
+}
+
+void
+wsi_error_relay_class_init (GstElementClass * klass)
+{
+  GstElementClass *parent = g_type_class_peek_parent (klass);
+
+  if (parent->post_message == relay_post_message)
+    return;
+  g_type_set_qdata (G_TYPE_FROM_CLASS (klass), relay_parent_quark (),
+      parent);
+  klass->post_message = GST_DEBUG_FUNCPTR (relay_post_message);
+}
+
 gboolean
 wsi_error_relay_pending (void)
 {

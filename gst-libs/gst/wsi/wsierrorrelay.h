@@ -79,6 +79,13 @@ void wsi_error_relay_watch (GstElement * element, GstMessage * message);
 gboolean wsi_error_relay_post (GstElement * element, GstMessage * message,
     GstElementClass * parent_class);
 
+/* Makes @klass's post_message() wsi_error_relay_post() chained to the
+ * parent class's, for an element's class_init instead of a vfunc of its
+ * own. Nothing is done when an ancestor class already relays (a message
+ * passes the relay once). Cost per message: a walk up the instance's type
+ * to the class that installed it (a few qdata lookups). */
+void wsi_error_relay_class_init (GstElementClass * klass);
+
 /* TRUE while an ERROR waits to be relayed (tests). */
 gboolean wsi_error_relay_pending (void);
 

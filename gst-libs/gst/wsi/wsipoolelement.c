@@ -312,14 +312,6 @@ finalize (GObject * object)
   G_OBJECT_CLASS (parent_class)->finalize (object);
 }
 
-/* Every error of ours must end the application's main loop, however
- * early it comes (wsierrorrelay.h). */
-static gboolean
-post_message (GstElement * element, GstMessage * message)
-{
-  return wsi_error_relay_post (element, message, parent_class);
-}
-
 static void
 wsi_pool_element_class_init (gpointer g_class, gpointer class_data)
 {
@@ -332,7 +324,9 @@ wsi_pool_element_class_init (gpointer g_class, gpointer class_data)
       "pool-backed patch element base class");
   gobject_class->finalize = finalize;
   element_class->change_state = GST_DEBUG_FUNCPTR (change_state);
-  element_class->post_message = GST_DEBUG_FUNCPTR (post_message);
+  /* every error of ours must end the application's main loop, however
+   * early it comes (wsierrorrelay.h) */
+  wsi_error_relay_class_init (element_class);
   klass->sink_event = default_sink_event;
   klass->sink_query = default_sink_query;
 }

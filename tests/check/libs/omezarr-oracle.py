@@ -17,6 +17,7 @@ import gzip
 import json
 import os
 import shutil
+import struct
 import sys
 
 import numpy as np
@@ -165,7 +166,17 @@ readable('cyx-forder.zarr', 'cyx', numcodecs.Zlib(level=1), order='F')
 
 # ---- Zarr v3 (NGFF 0.5), from the specification --------------------------
 
-def v3_codecs(compress, transpose):
+def v3_codecs(compress, transpose, shard=None, at_start=False, crc=False):
+    if shard is not None:
+        index_codecs = [{'name': 'bytes',
+                         'configuration': {'endian': 'little'}}]
+        if crc:
+            index_codecs.append({'name': 'crc32c'})
+        return [{'name': 'sharding_indexed', 'configuration': {
+            'chunk_shape': list(shard),
+            'codecs': v3_codecs(compress, transpose),
+            'index_codecs': index_codecs,
+            'index_location': 'start' if at_start else 'end'}}]
     codecs = []
     if transpose is not None:
         codecs.append({'name': 'transpose',
@@ -201,8 +212,45 @@ def v3_key(idx, encoding, sep):
     return sep.join(str(i) for i in idx)
 
 
+def crc32c(data):
+    # Castagnoli CRC-32, bitwise (the Zarr v3 crc32c codec)
+    crc = 0xffffffff
+    for b in data:
+        crc ^= b
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82f63b78 if crc & 1 else 0)
+    return crc ^ 0xffffffff
+
+
+def v3_shard(block, inner, compress, transpose, fill, at_start, crc):
+    # sharding_indexed from the specification: inner chunks in C order of
+    # the shard's inner grid, each encoded by the inner codecs; an inner
+    # chunk holding only the fill value is left out (2^64-1, 2^64-1)
+    grid = [s // c for s, c in zip(block.shape, inner)]
+    n = int(np.prod(grid))
+    index_size = 16 * n + (4 if crc else 0)
+    body, entries = b'', []
+    for idx in np.ndindex(*grid):
+        part = block[tuple(slice(i * c, (i + 1) * c)
+                           for i, c in zip(idx, inner))]
+        if (part == fill).all():
+            entries.append((2 ** 64 - 1, 2 ** 64 - 1))
+            continue
+        if transpose is not None:
+            part = np.transpose(part, transpose)
+        data = v3_encode(np.ascontiguousarray(part).tobytes(), compress)
+        entries.append(((index_size if at_start else 0) + len(body),
+                        len(data)))
+        body += data
+    index = b''.join(struct.pack('<QQ', o, b) for o, b in entries)
+    if crc:
+        index += struct.pack('<I', crc32c(index))
+    return index + body if at_start else body + index
+
+
 def write_array_v3(path, a, chunks, compress, encoding, sep, transpose,
-                   fill=0, skip=(), dtype='uint8', codecs=None):
+                   fill=0, skip=(), dtype='uint8', codecs=None, shard=None,
+                   at_start=False, crc=False):
     os.makedirs(path)
     meta = {'zarr_format': 3, 'node_type': 'array', 'shape': list(a.shape),
             'data_type': dtype,
@@ -211,7 +259,8 @@ def write_array_v3(path, a, chunks, compress, encoding, sep, transpose,
             'chunk_key_encoding': {'name': encoding,
                                    'configuration': {'separator': sep}},
             'fill_value': fill,
-            'codecs': codecs or v3_codecs(compress, transpose),
+            'codecs': codecs or v3_codecs(compress, transpose, shard,
+                                          at_start, crc),
             'attributes': {}}
     with open(os.path.join(path, 'zarr.json'), 'w') as f:
         json.dump(meta, f)
@@ -225,9 +274,13 @@ def write_array_v3(path, a, chunks, compress, encoding, sep, transpose,
                    for i, c, s in zip(idx, chunks, a.shape))
         part = a[sl]
         block[tuple(slice(0, p) for p in part.shape)] = part
-        if transpose is not None:
-            block = np.transpose(block, transpose)
-        data = v3_encode(np.ascontiguousarray(block).tobytes(), compress)
+        if shard is not None:
+            data = v3_shard(block, shard, compress, transpose, fill,
+                            at_start, crc)
+        else:
+            if transpose is not None:
+                block = np.transpose(block, transpose)
+            data = v3_encode(np.ascontiguousarray(block).tobytes(), compress)
         p = os.path.join(path, v3_key(idx, encoding, sep))
         os.makedirs(os.path.dirname(p), exist_ok=True)
         with open(p, 'wb') as f:
@@ -236,7 +289,8 @@ def write_array_v3(path, a, chunks, compress, encoding, sep, transpose,
 
 def write_store_v3(name, layout, compress, encoding='default', sep='/',
                    transpose=None, chunk=128, scale=0.25, group='', fill=0,
-                   skip0=(), dtype='uint8', codecs=None):
+                   skip0=(), dtype='uint8', codecs=None, shard=None,
+                   at_start=False, crc=False):
     root = os.path.join(out, name)
     img = os.path.join(root, group)
     os.makedirs(img, exist_ok=True)
@@ -257,7 +311,7 @@ def write_store_v3(name, layout, compress, encoding='default', sep='/',
         write_array_v3(os.path.join(img, str(i)), arr, chunks, compress,
                        encoding, sep, transpose, fill=fill,
                        skip=skip0 if i == 0 else (), dtype=dtype,
-                       codecs=codecs)
+                       codecs=codecs, shard=shard, at_start=at_start, crc=crc)
         sc = [1.0 if n in 'ctz' else scale * 2 ** i for n in layout]
         datasets.append({'path': str(i), 'coordinateTransformations':
                          [{'type': 'scale', 'scale': sc}]})
@@ -278,7 +332,8 @@ def readable_v3(name, layout, compress, **kw):
             # a chunk never written reads as the fill value
             for idx in kw.get('skip0', ()):
                 yi, xi = idx[layout.index('y')], idx[layout.index('x')]
-                a[yi * 128:(yi + 1) * 128, xi * 128:(xi + 1) * 128] = \
+                c = kw.get('chunk', 128)
+                a[yi * c:(yi + 1) * c, xi * c:(xi + 1) * c] = \
                     kw.get('fill', 0)
         a.tofile(os.path.join(out, '%s.%d.rgb' % (name, i)))
     cases.append('%s %d %g' % (name, len(pyramid), kw.get('scale', 0.25)))
@@ -293,6 +348,16 @@ readable_v3('v3-cyx-transpose.zarr', 'cyx', None, transpose=(1, 2, 0))
 readable_v3('v3-tczyx-v2slash.zarr', 'tczyx', 'zstd', encoding='v2',
             sep='/', scale=0.5, fill=255, skip0={(0, 0, 0, 1, 2)})
 readable_v3('v3-b2r.zarr', 'cyx', 'gzip', group='0')
+# sharding_indexed: 256-pixel shards of 64-pixel inner chunks, index at the
+# end; zstd inner chunks, an index at the start checked by crc32c, with a
+# shard never written and inner chunks left out (fill value); transposed
+# gzip inner chunks
+readable_v3('v3-sharded-yxc.zarr', 'yxc', None, chunk=256, shard=(64, 64, 3))
+readable_v3('v3-sharded-zstd-crc.zarr', 'cyx', 'zstd', chunk=256,
+            shard=(3, 64, 128), at_start=True, crc=True, fill=255,
+            skip0={(0, 1, 0)})
+readable_v3('v3-sharded-transpose.zarr', 'cyx', 'gzip', chunk=256,
+            shard=(3, 128, 64), transpose=(1, 2, 0), sep='.')
 
 # refused, with a word the reason must hold
 write_store('uint16.zarr', 'cyx', numcodecs.Zlib(), dtype=np.uint16)
@@ -320,6 +385,7 @@ cases.append('damaged truncated.zarr 0.0.0')
 write_store_v3('v3-uint16.zarr', 'cyx', 'zstd', dtype='uint16')
 cases.append('refuse v3-uint16.zarr data_type')
 write_store_v3('v3-sharded.zarr', 'yxc', None, codecs=[
+    {'name': 'transpose', 'configuration': {'order': [2, 0, 1]}},
     {'name': 'sharding_indexed', 'configuration': {
         'chunk_shape': [64, 64, 3],
         'codecs': [{'name': 'bytes', 'configuration': {'endian': 'little'}}],
@@ -339,6 +405,21 @@ p = os.path.join(img, '0', 'c', '0', '0', '0')
 data = open(p, 'rb').read()
 open(p, 'wb').write(data[:len(data) // 2])
 cases.append('damaged v3-truncated.zarr c/0/0/0')
+# a shard index entry pointing past the shard's end, and a shard cut
+# shorter than its index: the read fails naming the store and the reason
+img = write_store_v3('v3-shard-past.zarr', 'yxc', 'zstd', shard=(64, 64, 3))
+p = os.path.join(img, '0', 'c', '0', '0', '0')
+data = bytearray(open(p, 'rb').read())
+n = 4  # 2 x 2 inner chunks, index at the end
+data[len(data) - 16 * n:len(data) - 16 * n + 8] = struct.pack('<Q', 1 << 40)
+open(p, 'wb').write(bytes(data))
+cases.append('damaged v3-shard-past.zarr past')
+img = write_store_v3('v3-shard-cut.zarr', 'cyx', None, shard=(3, 64, 64),
+                     at_start=True)
+p = os.path.join(img, '0', 'c', '0', '0', '0')
+data = open(p, 'rb').read()
+open(p, 'wb').write(data[:40])
+cases.append('damaged v3-shard-cut.zarr shorter')
 
 with open(os.path.join(out, 'cases.txt'), 'w') as f:
     f.write('\n'.join(cases) + '\n')

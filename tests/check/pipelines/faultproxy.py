@@ -15,6 +15,8 @@ their 1-based GET number:
   wrong-range    every response claims a wrong Content-Range
   stall:K:S      every Kth response waits S more seconds before its headers
                  (longer than the client's timeout: the request times out)
+  stall-after:N:S  every response after the Nth stalls S seconds (a server
+                 that goes silent once the slides are open)
   wrong-total:K  the Kth response claims another object size in Content-Range
   bad-range:FORM:K  the Kth response's Content-Range is malformed; FORM is
                  no-total ("bytes 0-9"), star ("bytes 0-9/*"), unsatisfied
@@ -77,6 +79,8 @@ class Faults:
                     hit = n % int(arg) == 0
                 elif name == "stall":
                     hit = n % int(arg.partition(":")[0]) == 0
+                elif name == "stall-after":
+                    hit = n > int(arg.partition(":")[0])
                 elif name == "wrong-total":
                     hit = n == int(arg)
                 elif name == "bad-range":
@@ -90,8 +94,8 @@ class Faults:
                     self.injected[name] = self.injected.get(name, 0) + 1
                     if name == "bad-range":
                         return name + ":" + arg.partition(":")[0]
-                    if name == "stall":
-                        return name + ":" + arg.partition(":")[2]
+                    if name in ("stall", "stall-after"):
+                        return "stall:" + arg.partition(":")[2]
                     return name
             return None
 

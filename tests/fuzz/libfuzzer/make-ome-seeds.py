@@ -139,6 +139,14 @@ def zarr_meta_seeds():
         'index_codecs': [bytes_]}}], {'name': 'default'})
     with open(os.path.join(d, 'v3-sharded'), 'w') as f:
         f.write('\0'.join([group, sharded]))
+    # an index at the start, checked by crc32c; zstd inner chunks
+    sharded_crc = array(0, [{'name': 'sharding_indexed', 'configuration': {
+        'chunk_shape': [3, 32, 64],
+        'codecs': [bytes_, {'name': 'zstd', 'configuration': {'level': 3}}],
+        'index_codecs': [bytes_, {'name': 'crc32c'}],
+        'index_location': 'start'}}], {'name': 'default'})
+    with open(os.path.join(d, 'v3-sharded-crc32c'), 'w') as f:
+        f.write('\0'.join([group, sharded_crc]))
     with open(os.path.join(d, 'b2r-root'), 'w') as f:
         f.write(json.dumps({'bioformats2raw.layout': 3}))
 
