@@ -175,8 +175,12 @@ wsi_sigv4_sign (const gchar * method, const gchar * url,
   gint port;
   guint i;
 
-  if (uri == NULL || g_uri_get_host (uri) == NULL)
+  if (uri == NULL || g_uri_get_host (uri) == NULL) {
+    /* a URL without a host ("name:path") parses: it is still not signable */
+    if (uri != NULL)
+      g_uri_unref (uri);
     return NULL;
+  }
   amz_date = g_date_time_format (when, "%Y%m%dT%H%M%SZ");
   date = g_date_time_format (when, "%Y%m%d");
   scheme = g_uri_get_scheme (uri);
