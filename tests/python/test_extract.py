@@ -444,7 +444,8 @@ def test_recipe_mil_block_trains_on_the_features(few_slides, tmp_root, capsys):
 def test_level0_magnification_is_the_objective_power():
     """A real Aperio slide with AppMag 20 and MPP 0.499: level0_magnification
     is openslide-python's objective power (20), not 10 / mpp (20.04)."""
-    path = ROOT.parent / "shared" / "slides" / "Aperio-CMU-1-Small-Region.svs"
+    path = pathlib.Path(os.environ.get("WSI_SHARED_SLIDES_DIR") or ROOT.parent / "shared" / "slides") \
+        / "Aperio-CMU-1-Small-Region.svs"
     if not path.exists():
         pytest.skip(f"{path} not found (the shared real slides)")
     import tempfile
