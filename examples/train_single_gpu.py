@@ -63,6 +63,13 @@ def parse_args(argv=None):
     return p.parse_args(argv)
 
 
+def report_skipped(monitor):
+    """Names the slides behind the slides_failed/rejected/damaged counters,
+    each once, with the reason its warning gave."""
+    for slide, kind, why in monitor.new_skipped_slides():
+        print(f"slide {kind}: {slide}: {why}", flush=True)
+
+
 def main(argv=None):
     args = parse_args(argv)
     gstwsi.init(monitor=True)          # before the first stream plays
@@ -98,8 +105,10 @@ def main(argv=None):
                          "train/step": step, "train/cycle": int(batch.cycle.max())})
             loss_sum, loss_steps = None, 0
             print(json.dumps(logs), flush=True)       # or wandb.log(logs)
+            report_skipped(monitor)
         if step >= args.steps:
             break                                     # closes the pipeline
+    report_skipped(monitor)
     print(f"done: {step - args.resume_step} steps, {stream.patches} patches on {device} "
           f"in {time.monotonic() - started:.1f} s, last loss {loss.item():.4f}", flush=True)
     return 0

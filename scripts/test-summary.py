@@ -15,7 +15,14 @@ with its reason:
 - any other test that printed "SKIP: <part>: <reason>" ran, but that part
   did not: each such line adds one skipped part.
 
-Ends with "N passed, N failed, N skipped"; exits 1 when anything failed.
+Every skipped check has one reason line (a gst-check check that printed
+several SKIP lines, one per absent slide, gets one line joining them;
+pytest's grouped "SKIPPED [n]" line says "(n tests)"), so the lines under
+"Did not run here (N skipped):" add up to N. Before the closing line, the
+meson tests themselves are counted as meson's own table counts them (a
+meson test holds many checks: its "Ok" and "Skipped" are tests, not
+checks). Ends with "N passed, N failed, N skipped"; exits 1 when anything
+failed.
 """
 import json
 import re
@@ -47,11 +54,14 @@ class Summary:
     def __init__(self):
         self.passed = self.failed = self.skipped = 0
         self.reasons = []  # (test name, what did not run and why)
+        self.tests = {"ok": 0, "failed": 0, "skipped": 0}  # meson's own counts
 
     def add_test(self, result):
         name = result["name"].split(" / ", 1)[-1]
         out = (result.get("stdout") or "") + (result.get("stderr") or "")
         status = result["result"]
+        self.tests["ok" if status in ("OK", "EXPECTEDFAIL") else
+                   "skipped" if status == "SKIP" else "failed"] += 1
         checks = CHECK_RE.findall(out)
         pytest = PYTEST_RE.findall(out)
         if status == "SKIP":
@@ -77,13 +87,18 @@ class Summary:
             failed += bad
         if status != "OK" and failed == 0:
             failed += 1  # crashed or timed out after its summary
-        # one check may print several SKIP lines (one per absent slide)
-        skipped_checks = {line.split(":", 1)[0] for line in lines}
-        skipped = min(len(skipped_checks), passed)
+        # one check may print several SKIP lines (one per absent slide):
+        # one skipped check, one line
+        by_check = {}
+        for line in lines:
+            check, _, reason = line.partition(": ")
+            by_check.setdefault(check, []).append(reason)
+        skipped = min(len(by_check), passed)
         self.passed += passed - skipped
         self.failed += failed
         self.skipped += skipped
-        self.reasons.extend((name, line) for line in lines)
+        for check, reasons in list(by_check.items())[:skipped]:
+            self.reasons.append((name, f"{check}: {'; '.join(reasons)}"))
 
     def add_pytest(self, name, status, counts, out):
         self.passed += counts["passed"]
@@ -94,14 +109,20 @@ class Summary:
         reasons = PYTEST_SKIP_RE.findall(out)
         for number, where in reasons:
             self.reasons.append((name, f"{where} ({number} test{'s' if number != '1' else ''})"))
-        if counts["skipped"] and not reasons:
-            self.reasons.append((name, f"{counts['skipped']} skipped (run pytest -rs for why)"))
+        unexplained = counts["skipped"] - sum(int(number) for number, _ in reasons)
+        if unexplained > 0:
+            self.reasons.append((name, f"{unexplained} skipped without a reason line "
+                                       f"(run pytest -rs for why) ({unexplained} test"
+                                       f"{'s' if unexplained != 1 else ''})"))
 
     def print(self):
         if self.reasons:
             print(f"Did not run here ({self.skipped} skipped):")
             for name, reason in self.reasons:
                 print(f"  {name}: {reason}")
+        t = self.tests
+        print(f"meson tests (meson's table): {t['ok']} ok, {t['failed']} failed, "
+              f"{t['skipped']} skipped; the checks inside them:")
         print(f"{self.passed} passed, {self.failed} failed, {self.skipped} skipped")
 
 

@@ -537,6 +537,8 @@ def _skip_reason(stream, location):
     for w in getattr(stream, "warnings", []):
         if location in w or os.path.abspath(location) in w:
             text = w.split(": ", 1)[1] if ": " in w else w
+            if text.startswith("Skipping slide "):     # "PATH: why", as a failure
+                text = text[len("Skipping slide "):]
             return PipelineError(text)
     return None
 

@@ -18,6 +18,7 @@ that ran before in the process); the elements' read-only counters and
 patchbatch's `wsi-stream-stats` message give the `pipeline/...` keys.
 """
 import os
+import re
 import time
 
 import numpy as np
@@ -87,6 +88,35 @@ def damaged_slides(pipeline):
     return names
 
 
+# The warnings wsislidesrc and tissuemask post once per slide that gives no
+# patch (or gives them with tiles missing): (kind, pattern of the message).
+_SKIP_WARNINGS = (
+    ("failed", re.compile(r"^Skipping slide (?P<slide>.+?): (?P<why>.+)$", re.S)),
+    ("rejected", re.compile(r'^Slide "(?P<slide>.+?)" is rejected: (?P<why>.+?)\.?$', re.S)),
+    ("damaged", re.compile(r"^Slide (?P<slide>.+?) is damaged: (?P<why>.+?)\.?$", re.S)),
+)
+
+
+def skipped_slides(warnings):
+    """[(slide, kind, why)] from a stream's bus warnings ("source: message"
+    strings, `BatchStream.warnings`), once per slide, in the order warned:
+    kind "failed" (unreadable, skipped), "rejected" (too little tissue),
+    "blank" (none at all) or "damaged" (read, but tiles missing)."""
+    found, seen = [], set()
+    for warning in warnings:
+        message = warning.split(": ", 1)[1] if ": " in warning else warning
+        for kind, pattern in _SKIP_WARNINGS:
+            match = pattern.match(message)
+            if match and match["slide"] not in seen:
+                seen.add(match["slide"])
+                why = match["why"].strip()
+                if kind == "rejected" and why.startswith("only 0.0000 "):
+                    kind = "blank"             # pipeline/slides_blank: no tissue at all
+                found.append((match["slide"], kind, why))
+                break
+    return found
+
+
 def _hist(stats, name):
     """A wsistats histogram sub-structure as a dict, or None."""
     h = stats.get_value(name) if stats.has_field(name) else None
@@ -126,6 +156,7 @@ class Monitor:
         self._window_patches = stream.patches
         self._window_batches = stream.batches
         self._last_sink_times = (0.0, 0.0)     # sink busy-s, wait-s at the last log
+        self._skipped_told = 0                 # skipped slides new_skipped_slides returned
 
     def mark_step(self, extra=None):
         """Call once per training step, after the step's work.
@@ -161,6 +192,20 @@ class Monitor:
         self._window_patches = self.stream.patches
         self._window_batches = self.stream.batches
         return logs
+
+    def skipped_slides(self):
+        """Every slide so far that gave no patch or lost tiles, once each:
+        [(slide, kind, why)] with kind "failed", "rejected", "blank" or "damaged"
+        and the reason its warning gave (the `pipeline/slides_*` keys count
+        them; this names them)."""
+        return skipped_slides(self.stream.warnings)
+
+    def new_skipped_slides(self):
+        """The `skipped_slides()` not returned by an earlier call of this
+        method: call it at each log to print each slide once."""
+        found = self.skipped_slides()
+        new, self._skipped_told = found[self._skipped_told:], len(found)
+        return new
 
     def damaged_slides(self):
         """Names of the damaged slides counted in `pipeline/slides_damaged`

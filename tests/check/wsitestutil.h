@@ -325,7 +325,7 @@ wsi_test_shared_slide (const gchar * check, const gchar * name)
   if (g_file_test (path, name ? G_FILE_TEST_IS_REGULAR : G_FILE_TEST_IS_DIR))
     return path;
   fail_if (wsi_test_in_ci (), "CI=true but %s %s is absent: CI must provide "
-      "../shared/slides", name ? "the real slide" : "the real slides folder",
+      "../shared/slides (or WSI_SHARED_SLIDES_DIR)", name ? "the real slide" : "the real slides folder",
       path);
   wsi_test_skip (check, "%s %s is absent", name ? "real slide" :
       "real slides folder", path);

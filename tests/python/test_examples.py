@@ -31,6 +31,27 @@ def test_train_single_gpu(slides, example_env):
     assert "done: 12 steps, 96 patches" in out
 
 
+def test_train_single_gpu_names_skipped_slides(tmp_root, slides, example_env):
+    """The example prints which slides were skipped and why, once each,
+    not only the counters."""
+    pytest.importorskip("torch")
+    from conftest import _generator
+    folder = tmp_root / "example-skipping"
+    shutil.rmtree(folder, ignore_errors=True)
+    subprocess.run([_generator(), "--broken", "--count", "0", str(folder)], check=True,
+                   stdout=subprocess.DEVNULL)
+    shutil.copy(slides / "slide-00.tiff", folder / "slide-00.tiff")
+    out = run([sys.executable, str(ROOT / "examples" / "train_single_gpu.py"),
+               "--slides", str(folder), "--steps", "6", "--log-every", "3",
+               "--batch-size", "8", "--patch-size", "32"], example_env)
+    for name in ("broken-empty.svs", "broken-garbage.svs", "broken-truncated.tiff"):
+        lines = [l for l in out.splitlines() if l.startswith("slide failed: ") and name in l]
+        assert len(lines) == 1, out
+        assert lines[0].startswith(f"slide failed: {folder / name}: ") and \
+            len(lines[0]) > len(f"slide failed: {folder / name}: "), lines
+    assert "slide-00.tiff" not in out.replace("done:", "")
+
+
 # Debian's torch 1.13 on Python 3.11: torchrun's default "--redirects 0" is
 # parsed to None (IntFlag iteration skips 0) and the launcher crashes; any
 # single-bit value parses.  "2" + "--tee 2" keeps stderr on the console too.

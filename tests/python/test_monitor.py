@@ -284,3 +284,43 @@ def test_monitor_names_damaged_slides(slides, tmp_root):
     assert names == [str(level0)]
     # the intact slides next to it are not named
     assert all(str(t) not in names for t in tiffs)
+
+
+@pytest.fixture(scope="module")
+def skipping_slides(slides, tmp_root):
+    """Two good slides, three broken files and a slide without tissue."""
+    from conftest import _generator
+    out = tmp_root / "skipping-slides"
+    shutil.rmtree(out, ignore_errors=True)
+    subprocess.run([_generator(), "--broken", "--count", "0", str(out)], check=True,
+                   stdout=subprocess.DEVNULL)
+    subprocess.run([_generator(), "--count", "1", "--width", "2048", "--height", "1536",
+                    "--blobs", "0", str(out / "blank")], check=True, stdout=subprocess.DEVNULL)
+    for name in ("slide-00.tiff", "slide-01.svs"):
+        shutil.copy(slides / name, out / name)
+    expected = {str(out / "broken-empty.svs"): "failed", str(out / "broken-garbage.svs"): "failed",
+                str(out / "broken-truncated.tiff"): "failed",
+                str(out / "blank" / "slide-00.tiff"): "blank"}
+    return out, expected
+
+
+def test_monitor_names_skipped_slides(skipping_slides):
+    """The pipeline/slides_* counters say how many; skipped_slides() says
+    which and why, once each, and new_skipped_slides() each only once."""
+    folder, expected = skipping_slides
+    stream = gstwsi.BatchStream(pipeline(str(folder), cycle=False), torch=False)
+    monitor = gstwsi.Monitor(stream, log_every=2, prefix="data/")
+    told = []
+    for _ in stream:
+        monitor.mark_step()
+        told += monitor.new_skipped_slides()
+    told += monitor.new_skipped_slides()
+    found = monitor.skipped_slides()
+    stream.close()
+    assert {slide: kind for slide, kind, _ in found} == expected, found
+    assert len(found) == len(expected)                  # once each
+    assert sorted(told) == sorted(found)                # each told once
+    assert all(why and slide not in why.split(": ")[0] for slide, _, why in found
+               if not slide.endswith(".tiff")), found   # the reason, not the name again
+    assert "not a slide format" in dict((s, w) for s, _, w in found)[str(folder / "broken-garbage.svs")]
+    assert "tissue" in dict((s, w) for s, _, w in found)[str(folder / "blank" / "slide-00.tiff")]

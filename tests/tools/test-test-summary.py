@@ -8,6 +8,7 @@ passed, and count them in "N passed, N failed, N skipped".
 Usage: test-test-summary.py SUMMARY_SCRIPT WORKDIR
 """
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -46,8 +47,8 @@ def main(summary_script, workdir):
     env.pop("MESON_TESTTHREADS", None)
     subprocess.run(["meson", "setup", build, workdir], check=True,
                    stdout=subprocess.DEVNULL, env=env)
-    subprocess.run(["meson", "test", "-C", build], stdout=subprocess.DEVNULL,
-                   env=env)  # all pass or skip: the exit status is 0
+    table = subprocess.run(["meson", "test", "-C", build], capture_output=True, text=True,
+                           env=env).stdout  # all pass or skip: the exit status is 0
     done = subprocess.run([sys.executable, summary_script,
                            os.path.join(build, "meson-logs", "testlog.json")],
                           capture_output=True, text=True)
@@ -55,8 +56,8 @@ def main(summary_script, workdir):
     print(out)
     expected = [
         "no_gpu: upload: no CUDA device",
-        "checks: test_real_slides: real slide /x/CMU.svs is absent",
-        "checks: test_real_slides: real slide /x/NDPI.ndpi is absent",
+        # one check, two absent slides: one line
+        "checks: test_real_slides: real slide /x/CMU.svs is absent; real slide /x/NDPI.ndpi is absent",
         "checks: test_gpu_upload: no CUDA device",
         "python: tests/python/test_x.py:12: torch is not installed (2 tests)",
         "python_quiet: tests/python/test_y.py:3: no GPU (1 test)",
@@ -67,8 +68,22 @@ def main(summary_script, workdir):
     # checks: 5 run by gst-check, 2 of them skipped (test_real_slides once);
     # python 7 + 2 skipped, python_quiet 4 + 1; fuzz and plain ran (fuzz with a part skipped);
     # no_gpu skipped as a whole.
-    last = out.strip().splitlines()[-1]
+    lines = out.strip().splitlines()
+    last = lines[-1]
     assert last == "16 passed, 0 failed, 7 skipped", last
+    # the reason lines add up to the count in their header and in the last
+    # line: one line per skipped check, "(n tests)" for pytest's groups
+    header = next(i for i, l in enumerate(lines) if l.startswith("Did not run here"))
+    assert lines[header] == "Did not run here (7 skipped):", lines[header]
+    listed = [l for l in lines[header + 1:] if l.startswith("  ")]
+    weights = [int(m.group(1)) if (m := re.search(r"\((\d+) tests?\)$", l)) else 1 for l in listed]
+    assert sum(weights) == 7, listed
+    # meson's own table counts tests: the summary says so, with its numbers
+    ok = int(re.search(r"^Ok:\s+(\d+)", table, re.M).group(1))
+    skipped = int(re.search(r"^Skipped:\s+(\d+)", table, re.M).group(1))
+    assert (ok, skipped) == (5, 1), table
+    assert f"meson tests (meson's table): {ok} ok, 0 failed, {skipped} skipped; " \
+           "the checks inside them:" in out, out
     assert done.returncode == 0, done.returncode
     print("ok")
 

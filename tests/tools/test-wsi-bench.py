@@ -53,14 +53,14 @@ def make_slides(generator, workdir):
     return slides
 
 
-def run_sweep(bench, slides, prefix):
+def run_sweep(bench, slides, out_dir):
     cmd = [sys.executable, bench, "--world-size", str(WORLD_SIZE),
            "--threads", ",".join(str(t) for t in THREADS),
            "--pool-size", ",".join(str(p) for p in POOLS),
            "--patches-per-slide", "32", "--repeats", str(REPEATS),
            "--patches-per-visit", "4", "--batch-size", str(BATCH_SIZE),
            "--warmup", "2", "--batches", "6", "--timeout", "120",
-           "--slides", slides, "--out", prefix]
+           "--slides", slides, "--out", out_dir]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=280)
     print(proc.stdout)
     if proc.returncode != 0:
@@ -192,9 +192,10 @@ def check_plots(bench, prefix, results, workdir):
     pool_json = os.path.join(workdir, "pool-only.json")
     with open(pool_json, "w") as f:
         json.dump(data, f)
-    pool_prefix = os.path.join(workdir, "pool-only")
+    pool_dir = os.path.join(workdir, "pool-only")
+    pool_prefix = os.path.join(pool_dir, "wsi-bench")
     proc = subprocess.run([sys.executable, bench, "--replot", pool_json,
-                           "--out", pool_prefix], capture_output=True, text=True)
+                           "--out", pool_dir], capture_output=True, text=True)
     check(proc.returncode == 0, "--replot failed: %s" % proc.stderr)
     check_png(pool_prefix + ".png")
     check_svg(pool_prefix + ".svg", [pool_label, "threads %d" % THREADS[0]],
@@ -218,8 +219,19 @@ def main(argv):
     os.makedirs(workdir)
     slides = make_slides(generator, workdir)
     check_refusals(bench, slides)
-    prefix = os.path.join(workdir, "sweep")
-    stdout = run_sweep(bench, slides, prefix)
+    # --out names a folder, made when absent (here two levels of it)
+    out_dir = os.path.join(workdir, "results", "sweep")
+    stdout = run_sweep(bench, slides, out_dir)
+    prefix = os.path.join(out_dir, "wsi-bench")
+    check(sorted(os.listdir(out_dir)) == ["wsi-bench." + e for e in ("csv", "json", "png", "svg")],
+          "--out %s holds %s" % (out_dir, os.listdir(out_dir)))
+    check("wrote %s.json" % prefix in stdout, "the closing line names the files in the folder")
+    not_a_folder = os.path.join(workdir, "a-file")
+    open(not_a_folder, "w").close()
+    proc = subprocess.run([sys.executable, bench, "--slides", slides, "--out", not_a_folder],
+                          capture_output=True, text=True, timeout=60)
+    check(proc.returncode != 0 and "not a folder" in proc.stderr,
+          "--out on a file: exit %d, %r" % (proc.returncode, proc.stderr))
 
     with open(prefix + ".json") as f:
         report = json.load(f)

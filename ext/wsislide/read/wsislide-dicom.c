@@ -351,11 +351,22 @@ part_check (const DicomPart * part, GError ** error)
         "endian are)", wsi_dicom_transfer_syntax_name (inst->transfer_syntax),
         inst->transfer_syntax != NULL ? inst->transfer_syntax : "none");
 #ifndef WSI_HAVE_CHARLS
+  /* The fix is the option in both cases (off by default, docs/design.md);
+   * the package only when it is missing. */
   if (inst->pixels == WSI_DICOM_PIXELS_JPEGLS)
     return open_fail (error, part_uri (part), "transfer syntax %s (%s) is not "
-        "supported: JPEG-LS needs CharLS, which this build lacks "
-        "(libcharls-dev)", wsi_dicom_transfer_syntax_name
-        (inst->transfer_syntax), inst->transfer_syntax);
+        "supported by this build: JPEG-LS frames are read only when built "
+        "with -Djpegls=enabled (%s; off by default, since CharLS 2.4.1 spends "
+        "seconds of CPU on some damaged frames)",
+        wsi_dicom_transfer_syntax_name (inst->transfer_syntax),
+        inst->transfer_syntax,
+#ifdef WSI_CHARLS_INSTALLED
+        "CharLS is installed: `meson configure build -Djpegls=enabled`, then "
+        "rebuild"
+#else
+        "install CharLS first: libcharls-dev"
+#endif
+        );
 #endif
 #ifndef WSI_HAVE_OPENJPEG
   if (inst->pixels == WSI_DICOM_PIXELS_JPEG2000)

@@ -859,6 +859,11 @@ GST_START_TEST (test_real_files_open)
         && strstr (error->message, "1.2.840.10008.1.2.4.80") != NULL, "%s",
         error->message);
     fail_unless (strstr (error->message, "sm_image_jpegls.dcm") != NULL);
+    /* the fix it names: the option always, the package only when missing */
+    fail_unless (strstr (error->message, "-Djpegls=enabled") != NULL, "%s",
+        error->message);
+    fail_unless ((strstr (error->message, "libcharls-dev") == NULL) ==
+        WSI_TEST_CHARLS_INSTALLED, "%s", error->message);
     g_clear_error (&error);
   }
   g_free (jpegls);

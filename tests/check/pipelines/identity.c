@@ -281,7 +281,7 @@ main (int argc, char **argv)
    * its skip code, except in CI, which must provide ../shared/slides. */
   if (!present && wsi_test_in_ci ()) {
     g_printerr ("FAIL: test_stream_identity: CI=true but the real slide %s "
-        "is absent: CI must provide ../shared/slides\n", slide);
+        "is absent: CI must provide ../shared/slides (or WSI_SHARED_SLIDES_DIR)\n", slide);
     g_free (slide);
     return 1;
   }

@@ -10,7 +10,9 @@
 /* A JPEG-tiled TIFF slide converted losslessly to an OME-TIFF pyramid by
  * other software (every level decoded by libvips, written as deflate tiles
  * in SubIFDs by tifffile, PhysicalSize in the OME-XML) and to an OME-Zarr
- * store (the same levels, zstd chunks, NGFF 0.4 scales) streams the same
+ * store (the same levels, zstd chunks, NGFF 0.4 scales; and on Zarr v3,
+ * unsharded and sharded: sharding_indexed shards of 2 x 2 inner chunks, the
+ * index read by ranged reads) streams the same
  * records and byte-identical batches as the TIFF it came from (the store
  * named, and found as one slide in a folder scan), at 1, 2 and 4 reader
  * threads, at level 0 and at 2x from level 1 (DCT scaling off: a
@@ -97,6 +99,36 @@ static const gchar convert_script[] =
     "            k = os.path.join(d, 'c', str(y // 256), str(x // 256)); os.makedirs(k, exist_ok=True)\n"
     "            open(os.path.join(k, '0'), 'wb').write(bytes(codec.encode(c.tobytes())))\n"
     "json.dump({'zarr_format': 3, 'node_type': 'group', 'attributes': {'ome': {'version': '0.5',\n"
+    "           'multiscales': [{'axes': axes, 'datasets': ds}]}}}, open(os.path.join(store, 'zarr.json'), 'w'))\n"
+    "# and sharded (sharding_indexed: 512-pixel shards of 256-pixel zstd inner\n"
+    "# chunks, the index of (offset, nbytes) uint64 pairs at the end)\n"
+    "import struct\n"
+    "store = out.replace('.ome.tif', '-v3s.zarr')\n"
+    "shutil.rmtree(store, ignore_errors=True)\n"
+    "for i, a in enumerate(levels):\n"
+    "    d = os.path.join(store, str(i)); os.makedirs(d)\n"
+    "    json.dump({'zarr_format': 3, 'node_type': 'array', 'shape': list(a.shape), 'data_type': 'uint8',\n"
+    "               'chunk_grid': {'name': 'regular', 'configuration': {'chunk_shape': [512, 512, 3]}},\n"
+    "               'chunk_key_encoding': {'name': 'default', 'configuration': {'separator': '/'}},\n"
+    "               'fill_value': 0, 'codecs': [{'name': 'sharding_indexed', 'configuration': {\n"
+    "               'chunk_shape': [256, 256, 3], 'index_codecs': [{'name': 'bytes', 'configuration': {'endian': 'little'}}],\n"
+    "               'codecs': [{'name': 'bytes', 'configuration': {'endian': 'little'}},\n"
+    "               {'name': 'zstd', 'configuration': {'level': 3, 'checksum': False}}]}}]},\n"
+    "              open(os.path.join(d, 'zarr.json'), 'w'))\n"
+    "    for y in range(0, a.shape[0], 512):\n"
+    "        for x in range(0, a.shape[1], 512):\n"
+    "            body, index = b'', b''\n"
+    "            for iy in range(2):\n"
+    "                for ix in range(2):\n"
+    "                    c = np.zeros((256, 256, 3), np.uint8)\n"
+    "                    p = a[y + iy * 256:y + iy * 256 + 256, x + ix * 256:x + ix * 256 + 256]\n"
+    "                    if p.size == 0:\n"
+    "                        index += struct.pack('<QQ', 2 ** 64 - 1, 2 ** 64 - 1); continue\n"
+    "                    c[:p.shape[0], :p.shape[1]] = p; e = bytes(codec.encode(c.tobytes()))\n"
+    "                    index += struct.pack('<QQ', len(body), len(e)); body += e\n"
+    "            k = os.path.join(d, 'c', str(y // 512), str(x // 512)); os.makedirs(k, exist_ok=True)\n"
+    "            open(os.path.join(k, '0'), 'wb').write(body + index)\n"
+    "json.dump({'zarr_format': 3, 'node_type': 'group', 'attributes': {'ome': {'version': '0.5',\n"
     "           'multiscales': [{'axes': axes, 'datasets': ds}]}}}, open(os.path.join(store, 'zarr.json'), 'w'))\n";
 
 static gboolean
@@ -182,6 +214,7 @@ GST_START_TEST (test_ome_copy_streams_like_its_tiff)
 {
   const gchar *samplers[] = { "", "target-mpp=0.5" };
   gchar *tiff, *ome, *zarr, *zarr_folder, *zarr_only, *inside, *zarr_v3;
+  gchar *zarr_v3s;
   guint s, t;
 
   if (!converter_usable ("ome-tiff copy stream"))
@@ -202,6 +235,7 @@ GST_START_TEST (test_ome_copy_streams_like_its_tiff)
   fail_unless (g_mkdir (zarr_only, 0755) == 0);
   inside = g_build_filename (zarr_only, "slide.zarr", NULL);
   zarr_v3 = g_build_filename (zarr_folder, "slide-v3.zarr", NULL);
+  zarr_v3s = g_build_filename (zarr_folder, "slide-v3s.zarr", NULL);
   fail_unless (g_rename (zarr, inside) == 0);
   for (s = 0; s < G_N_ELEMENTS (samplers); s++) {
     WsiRun *reference = run_stream (tiff, samplers[s], 1);
@@ -210,7 +244,7 @@ GST_START_TEST (test_ome_copy_streams_like_its_tiff)
     for (t = 1; t <= 4; t *= 2) {
       /* the OME-TIFF; the OME-Zarr store named, and found in a folder
        * scan as one slide (the scan does not go into it) */
-      const gchar *copies[] = { ome, inside, zarr_only, zarr_v3 };
+      const gchar *copies[] = { ome, inside, zarr_only, zarr_v3, zarr_v3s };
       guint c;
       for (c = 0; c < G_N_ELEMENTS (copies); c++) {
         WsiRun *run = run_stream (copies[c], samplers[s], t);
@@ -228,6 +262,7 @@ GST_START_TEST (test_ome_copy_streams_like_its_tiff)
   g_free (zarr_only);
   g_free (inside);
   g_free (zarr_v3);
+  g_free (zarr_v3s);
   g_free (tiff);
   g_free (ome);
 }
@@ -241,7 +276,9 @@ GST_END_TEST;
 GST_START_TEST (test_stores_at_url_stream_as_on_disk)
 {
   const gchar *samplers[] = { "", "target-mpp=0.5" };
-  const gchar *names[] = { "slide.ome.tif", "slide.zarr", "slide-v3.zarr" };
+  const gchar *names[] = { "slide.ome.tif", "slide.zarr", "slide-v3.zarr",
+    "slide-v3s.zarr"
+  };
   gchar *tiff, *ome, *dir, *workdir, *why = NULL;
   WsiNginx nginx;
   guint s, t, c;
