@@ -420,6 +420,14 @@ p = os.path.join(img, '0', 'c', '0', '0', '0')
 data = open(p, 'rb').read()
 open(p, 'wb').write(data[:40])
 cases.append('damaged v3-shard-cut.zarr shorter')
+# an index whose crc32c no longer matches (one offset byte changed)
+img = write_store_v3('v3-shard-crc.zarr', 'yxc', 'zstd', shard=(64, 64, 3),
+                     crc=True)
+p = os.path.join(img, '0', 'c', '0', '0', '0')
+data = bytearray(open(p, 'rb').read())
+data[len(data) - 4 - 16 * 4] ^= 1
+open(p, 'wb').write(bytes(data))
+cases.append('damaged v3-shard-crc.zarr crc32c')
 
 with open(os.path.join(out, 'cases.txt'), 'w') as f:
     f.write('\n'.join(cases) + '\n')
