@@ -819,9 +819,13 @@ s3rver_find (void)
   gchar *path = env ? g_strdup (env) : g_build_filename (WSI_TEST_SRCDIR,
       "..", "s3", "node_modules", ".bin", "s3rver", NULL);
 
-  if (g_file_test (path, G_FILE_TEST_IS_EXECUTABLE)
-      && g_find_program_in_path ("node") != NULL)
+  gchar *node = g_find_program_in_path ("node");
+
+  if (node != NULL && g_file_test (path, G_FILE_TEST_IS_EXECUTABLE)) {
+    g_free (node);
     return path;
+  }
+  g_free (node);
   g_free (path);
   return NULL;
 }
