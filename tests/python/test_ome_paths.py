@@ -129,7 +129,7 @@ def test_wsi_bench_runs_on_the_copies(copies, tmp_root, example_env):
                            "--slides", str(listing), "--out", str(prefix)],
                           env=example_env, capture_output=True, text=True, timeout=280)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    with open(str(prefix) + ".json") as f:
+    with open(prefix / "wsi-bench.json") as f:
         result = json.load(f)
     rates = [v for k, v in _walk_numbers(result) if "patches_per_s" in k or "rate" in k]
     assert rates and max(rates) > 0, result

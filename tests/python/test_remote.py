@@ -179,7 +179,7 @@ def test_wsi_bench_takes_urls(nginx, tmp_root, example_env):
                            "--out", str(prefix)],
                           env=example_env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
-    report = json.loads(pathlib.Path(f"{prefix}.json").read_text())
+    report = json.loads((prefix / "wsi-bench.json").read_text())
     assert report, "empty report"
     # a missing URL is the pipeline's error naming it, not "no such file"
     proc = subprocess.run([sys.executable, str(ROOT / "tools" / "wsi-bench"),
