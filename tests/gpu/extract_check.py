@@ -136,8 +136,9 @@ def run(label, tool, args):
             else round(cuda_mb), "upload": s.get("upload"), "features_dim": sorted(dims),
             "files_ok": not problems and rows == s["patches"]}
     print("RESULT " + json.dumps(line))
-    print(f"{label}: {s['patches']} patches in {secs:.1f} s = {s['patches_per_s']:.0f} "
-          f"patches/s; waiting for data {100 * s['wait_s'] / secs:.1f} %, in the model "
+    rate = s["patches_per_s"]
+    rate = f"{rate:.0f}" if rate >= 100 else f"{rate:.3g}"
+    print(f"{label}: {s['patches']} patches in {secs:.1f} s = {rate} patches/s; waiting for data {100 * s['wait_s'] / secs:.1f} %, in the model "
           f"{100 * s['model_s'] / secs:.1f} %; peak RSS {rss_mb:.0f} MB"
           + (f", CUDA peak {cuda_mb:.0f} MB" if cuda_mb is not None else "")
           + f"; upload {s.get('upload')}; files "

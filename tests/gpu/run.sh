@@ -36,6 +36,25 @@
 #   .gpu/run.sh                            # about 6-7 minutes on an H100
 #   PARTS="train jpeg" .gpu/run.sh
 #   PARTS=extract .gpu/run.sh              # the feature-extraction proof only
+#
+# Recipe for a lent GPU machine (no GStreamer, no network; python3 3.12 with
+# torch, numpy and h5py), from the repository root here:
+#   scripts/build.sh
+#   # once, PyGObject for the device's CPython 3.12 (docs/cuda.md):
+#   mkdir -p /tmp/pygobject-3.48.2     # PYGOBJECT_GIT: a clone of GNOME's pygobject
+#   git -C PYGOBJECT_GIT archive 3.48.2 | tar -x -C /tmp/pygobject-3.48.2
+#   tests/gpu/build-pygi.sh /tmp/pygobject-3.48.2 ~/.pyenv/versions/3.12.1/bin/python3 \
+#     build/pygi-site
+#   tests/gpu/pack.sh build .gpu           # ~50 MB; /.gpu/ is git-ignored
+# then on the device, from the repository root, carrying .gpu:
+#   PARTS=extract bash .gpu/run.sh         # about 3 minutes on an H100
+# (the extract log and the summary table come back in $OUT/extract.log).
+# Rehearsal on a machine without a GPU (every step but CUDA; minutes on
+# 2 cores), from a copy of the packed folder:
+#   PARTS=extract PYTHON=/usr/bin/python3 OUT=/tmp/x-out WORK=/tmp/x-work \
+#   EXTRACT_DEVICE=cpu EXTRACT_COUNT=2 EXTRACT_WIDTH=4000 EXTRACT_HEIGHT=3000 \
+#   EXTRACT_SMALL_WIDTH=2400 EXTRACT_SMALL_HEIGHT=1800 EXTRACT_MODELS=vit_ti16 \
+#   EXTRACT_SMALL_MODEL=vit_ti16 EXTRACT_THREADS=2 EXTRACT_LOADER_THREADS=2 bash DIR/run.sh
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 out=${OUT:-/tmp/wsi-gpu-out}
@@ -301,7 +320,9 @@ if rows:
           "| CUDA peak MB | upload | files |")
     print("|---|---|---|---|---|---|---|---|---|---|")
 for r in rows:
-    print(f"| {r['label']} | {r['slides']} | {r['patches']} | {r['patches_per_s']:.0f} | "
+    rate = r["patches_per_s"]
+    rate = f"{rate:,.0f}" if rate >= 100 else f"{rate:.3g}"
+    print(f"| {r['label']} | {r['slides']} | {r['patches']} | {rate} | "
           f"{100 * r['wait_share']:.1f} % | {100 * r['model_share']:.1f} % | "
           f"{r['peak_rss_mb']} | {r['cuda_peak_mb'] if r['cuda_peak_mb'] is not None else '-'}"
           f" | {r['upload'] or '-'} | {'OK' if r['files_ok'] else 'WRONG'} |")
