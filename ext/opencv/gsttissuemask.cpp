@@ -142,7 +142,6 @@
 
 #include "gsttissuemask.h"
 
-#include <gst/wsi/wsienumtype.h>
 #include <gst/wsi/wsierrorrelay.h>
 #include <gst/wsi/wsievent.h>
 #include <gst/wsi/wsirecord.h>
@@ -150,6 +149,7 @@
 
 #include "wsimaskpolicy.h"
 #include "wsitissuedetect.h"
+#include "wsitissueproperties.h"
 
 #include <opencv2/core/version.hpp>
 
@@ -161,76 +161,10 @@ GST_DEBUG_CATEGORY_STATIC (gst_tissue_mask_debug);
  * ask it before answering the query (and only then: it stays local
  * otherwise). */
 
-#define DEFAULT_METHOD GST_TISSUE_MASK_METHOD_OTSU
-#define DEFAULT_OTSU_CHANNEL WSI_OTSU_SATURATION
-#define DEFAULT_OTSU_BLUR_KERNEL 1
-#define DEFAULT_OTSU_CLOSE_KERNEL 0
-#define DEFAULT_OTSU_MIN_AREA 0.0
-#define DEFAULT_HUE_MIN 0
-#define DEFAULT_HUE_MAX 180
-#define DEFAULT_HSV_SATURATION_MIN -1   /* follow saturation-threshold */
-#define DEFAULT_VALUE_MIN 0
-#define DEFAULT_SATURATION_THRESHOLD 8  /* CLAM's sthresh */
-#define DEFAULT_VALUE_THRESHOLD 245
-/* Above the sensor noise of a black fluorescence background (a few grey
- * levels), below the dimmest stain the NDPI samples show. */
-#define DEFAULT_VALUE_FLOOR 20
-#define DEFAULT_MEDIAN_KERNEL 7 /* CLAM's mthresh */
-#define DEFAULT_CLOSE_KERNEL 4  /* CLAM's presets */
-#define DEFAULT_MIN_COMPONENT_AREA 0.0005
-#define DEFAULT_MIN_HOLE_AREA 0.0002
-#define DEFAULT_MIN_TISSUE_FRACTION 0.01
-/* Kernels are in pixels of the 1024 px overview (wsislidesrc's default
- * thumbnail-size), so the default overview gets the masks it always had. */
-#define DEFAULT_KERNEL_REFERENCE_SIZE 1024
-#define MAX_KERNEL_REFERENCE_SIZE 8192
-/* Masks are kept run-length coded (a few KB each, at most about 45 KB on
- * the real slides of ../shared/slides at 1024 px), so the cache can hold
- * thousands of slides' masks where 64 raw ones (0.8 MB each at 1024x768)
- * used to: runs over many distinct slides revisit each only after a whole
- * cycle, and a rank of a large collection holds thousands (issue 23). The
- * bytes held are capped as well, whatever the count: that cap, not the
- * count, is the memory bound (8192 synthetic masks of bench-churn take 19
- * MB; the lookup is a hash, so the count costs nothing per visit). */
-#define DEFAULT_MASK_CACHE_SIZE 8192
-#define MASK_CACHE_MAX_BYTES (32 << 20)
-#define MAX_KERNEL 255
-#define MAX_HUE 180
-#define MAX_MASK_CACHE_SIZE 65536
-
 G_STATIC_ASSERT ((int) GST_TISSUE_MASK_METHOD_COMBINED ==
     (int) WSI_TISSUE_COMBINED);
 G_STATIC_ASSERT ((int) GST_TISSUE_MASK_METHOD_FLUORESCENCE ==
     (int) WSI_TISSUE_FLUORESCENCE);
-
-enum
-{
-  PROP_0,
-  PROP_METHOD,
-  PROP_SATURATION_THRESHOLD,
-  PROP_VALUE_THRESHOLD,
-  PROP_VALUE_FLOOR,
-  PROP_MEDIAN_KERNEL,
-  PROP_CLOSE_KERNEL,
-  PROP_MIN_COMPONENT_AREA,
-  PROP_MIN_HOLE_AREA,
-  PROP_MIN_TISSUE_FRACTION,
-  PROP_MASK_CACHE_SIZE,
-  PROP_MASKS_COMPUTED,
-  PROP_CACHE_HITS,
-  PROP_OTSU_CHANNEL,
-  PROP_OTSU_BLUR_KERNEL,
-  PROP_OTSU_CLOSE_KERNEL,
-  PROP_OTSU_MIN_AREA,
-  PROP_HUE_MIN,
-  PROP_HUE_MAX,
-  PROP_HSV_SATURATION_MIN,
-  PROP_VALUE_MIN,
-  PROP_KERNEL_REFERENCE_SIZE,
-  PROP_MASK_CACHE_DIR,
-  PROP_DISK_HITS,
-  PROP_MASK_CACHE_BYTES,
-};
 
 struct _GstTissueMask
 {
@@ -274,49 +208,6 @@ G_DEFINE_TYPE_WITH_CODE (GstTissueMask, gst_tissue_mask,
         "Tissue detection on slide overviews"));
 GST_ELEMENT_REGISTER_DEFINE (tissuemask, "tissuemask", GST_RANK_NONE,
     GST_TYPE_TISSUE_MASK);
-
-GType
-gst_tissue_mask_method_get_type (void)
-{
-  static gsize type_id = 0;
-  static const GEnumValue values[] = {
-    {GST_TISSUE_MASK_METHOD_OTSU,
-        "Otsu threshold on HSV saturation (H&E default)", "otsu"},
-    {GST_TISSUE_MASK_METHOD_HSV,
-          "Saturation >= saturation-threshold and value <= value-threshold",
-        "hsv"},
-    {GST_TISSUE_MASK_METHOD_CLAM,
-          "CLAM segment_tissue: saturation, median blur, threshold, closing, "
-          "small pieces dropped, small holes filled", "clam"},
-    {GST_TISSUE_MASK_METHOD_NONE, "No detection: everything is tissue",
-        "none"},
-    {GST_TISSUE_MASK_METHOD_FLUORESCENCE,
-          "Dark-background fluorescence: brighter than Otsu on HSV value "
-          "(at least value-floor), then closing (close-kernel)",
-        "fluorescence"},
-    {GST_TISSUE_MASK_METHOD_COMBINED,
-          "Logical AND of otsu, hsv and clam, each with its own parameters",
-        "combined"},
-    {0, NULL, NULL}
-  };
-
-  return wsi_enum_type_once (&type_id, "GstTissueMaskMethod", values);
-}
-
-GType
-gst_tissue_mask_otsu_channel_get_type (void)
-{
-  static gsize type_id = 0;
-  static const GEnumValue values[] = {
-    {GST_TISSUE_MASK_OTSU_SATURATION,
-        "HSV saturation, tissue above the threshold (floor 15)", "saturation"},
-    {GST_TISSUE_MASK_OTSU_GRAY,
-        "Grey level, tissue at or below the threshold (the peer's)", "gray"},
-    {0, NULL, NULL}
-  };
-
-  return wsi_enum_type_once (&type_id, "GstTissueMaskOtsuChannel", values);
-}
 
 /* Properties that do not change a mask, left out of the disk key
  * (wsimaskpolicy.h). Every other property of tissuemask is in it, so a new
@@ -871,202 +762,16 @@ gst_tissue_mask_finalize (GObject * object)
 }
 
 static void
-gst_tissue_mask_install_properties (GObjectClass * gobject_class)
-{
-  const GParamFlags rw = (GParamFlags) (G_PARAM_READWRITE |
-      G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING);
-  const GParamFlags ro = (GParamFlags) (G_PARAM_READABLE |
-      G_PARAM_STATIC_STRINGS);
-
-  g_object_class_install_property (gobject_class, PROP_METHOD,
-      g_param_spec_enum ("method", "Method",
-          "How tissue is told from the background: otsu (Otsu on HSV "
-          "saturation, floor 15, or on grey: otsu-*), hsv (HSV ranges: "
-          "hue-min/max, hsv-saturation-min, value-min/value-threshold), clam "
-          "(CLAM segment_tissue), fluorescence (dark background: Otsu on HSV "
-          "value, floor value-floor, then closing), combined (AND of otsu, "
-          "hsv and clam, each with its own properties) or none (all "
-          "tissue). Default: otsu",
-          GST_TYPE_TISSUE_MASK_METHOD, DEFAULT_METHOD, rw));
-  g_object_class_install_property (gobject_class, PROP_SATURATION_THRESHOLD,
-      wsi_param_spec_uint ("saturation-threshold", "Saturation threshold",
-          "HSV saturation (0-255) above which a pixel is tissue for method "
-          "clam (CLAM's sthresh), and at or above which it can be for hsv "
-          "unless hsv-saturation-min is set. Range 0-255, default 8",
-          0, 255, DEFAULT_SATURATION_THRESHOLD, rw));
-  g_object_class_install_property (gobject_class, PROP_VALUE_THRESHOLD,
-      wsi_param_spec_uint ("value-threshold", "Value threshold",
-          "HSV value (brightness, 0-255) at or below which a pixel can be "
-          "tissue, for methods hsv and combined (brighter pixels are glass). "
-          "Range 0-255, default 245 (255 = no upper bound, as the peer)",
-          0, 255, DEFAULT_VALUE_THRESHOLD, rw));
-  g_object_class_install_property (gobject_class, PROP_VALUE_FLOOR,
-      wsi_param_spec_uint ("value-floor", "Value floor",
-          "Lowest threshold on HSV value (brightness, 0-255) for method "
-          "fluorescence: tissue is brighter than Otsu's threshold or this, "
-          "whichever is higher, so sensor noise on a blank dark overview is "
-          "not tissue. Range 0-255, default 20",
-          0, 255, DEFAULT_VALUE_FLOOR, rw));
-  g_object_class_install_property (gobject_class, PROP_MEDIAN_KERNEL,
-      wsi_param_spec_uint ("median-kernel", "Median kernel",
-          "Side of the median blur applied to the saturation, for method "
-          "clam (CLAM's mthresh), in pixels of the kernel-reference-size "
-          "overview (scaled to the overview's size, kept odd). Odd, range "
-          "1-255 (1 = no blur), default 7",
-          1, MAX_KERNEL, DEFAULT_MEDIAN_KERNEL, rw));
-  g_object_class_install_property (gobject_class, PROP_CLOSE_KERNEL,
-      wsi_param_spec_uint ("close-kernel", "Close kernel",
-          "Side of the square morphological closing, for methods clam "
-          "(CLAM's close) and fluorescence (joins clusters of nuclei), in "
-          "pixels of the kernel-reference-size overview (scaled to the "
-          "overview's size). Range 0-255 (0 = no closing), default 4",
-          0, MAX_KERNEL, DEFAULT_CLOSE_KERNEL, rw));
-  g_object_class_install_property (gobject_class, PROP_MIN_COMPONENT_AREA,
-      wsi_param_spec_double ("min-component-area", "Minimum component area",
-          "Tissue pieces smaller than this fraction of the overview area are "
-          "dropped, for method clam. Range 0-1, default 0.0005",
-          0.0, 1.0, DEFAULT_MIN_COMPONENT_AREA, rw));
-  g_object_class_install_property (gobject_class, PROP_MIN_HOLE_AREA,
-      wsi_param_spec_double ("min-hole-area", "Minimum hole area",
-          "Holes in the tissue smaller than this fraction of the overview "
-          "area are filled, for method clam. Range 0-1, default 0.0002",
-          0.0, 1.0, DEFAULT_MIN_HOLE_AREA, rw));
-  g_object_class_install_property (gobject_class, PROP_MIN_TISSUE_FRACTION,
-      wsi_param_spec_double ("min-tissue-fraction", "Minimum tissue fraction",
-          "Slides whose mask covers less than this fraction of the overview "
-          "are marked tissue-rejected (a warning is posted; patchsampler "
-          "samples nothing from them). Range 0-1, default 0.01",
-          0.0, 1.0, DEFAULT_MIN_TISSUE_FRACTION, rw));
-  g_object_class_install_property (gobject_class, PROP_MASK_CACHE_SIZE,
-      wsi_param_spec_uint ("mask-cache-size", "Mask cache size",
-          "Number of slides whose masks are kept (least recently used "
-          "evicted first; when full, a new mask is next in line) so that "
-          "revisited slides need no overview. "
-          "Masks are run-length coded and their bytes capped at 32 MiB "
-          "whatever the count. Range 0-65536 (0 = no cache), default 8192",
-          0, MAX_MASK_CACHE_SIZE, DEFAULT_MASK_CACHE_SIZE, rw));
-  g_object_class_install_property (gobject_class, PROP_MASKS_COMPUTED,
-      wsi_param_spec_uint64 ("masks-computed", "Masks computed",
-          "Number of masks computed from overviews since the element "
-          "started (read-only)", 0, G_MAXUINT64, 0, ro));
-  g_object_class_install_property (gobject_class, PROP_CACHE_HITS,
-      wsi_param_spec_uint64 ("cache-hits", "Cache hits",
-          "Number of slides that got their mask from the cache since the "
-          "element started (read-only)", 0, G_MAXUINT64, 0, ro));
-  g_object_class_install_property (gobject_class, PROP_MASK_CACHE_DIR,
-      g_param_spec_string ("mask-cache-dir", "Mask cache folder",
-          "Folder where masks are kept across runs (created if missing), "
-          "one file of a few KB (up to about 100 KB for detailed H&E at "
-          "1024 px) per slide and mask settings, named by a "
-          "hash (no path or URL in names), keyed by the slide path, its "
-          "file's size and mtime, wsislidesrc's thumbnail-size and every "
-          "mask-shaping property: a later run loads them instead of "
-          "reading overviews. Nothing is evicted (delete the folder to "
-          "reclaim space). Local slides only. Empty = off. Default: empty",
-          NULL, rw));
-  g_object_class_install_property (gobject_class, PROP_DISK_HITS,
-      wsi_param_spec_uint64 ("disk-hits", "Disk hits",
-          "Number of masks loaded from mask-cache-dir for a slide since "
-          "the element started, each counted once (with mask-cache-size=0 "
-          "a mask checked for the source's query is read again for its "
-          "slide; read-only)", 0, G_MAXUINT64, 0, ro));
-  g_object_class_install_property (gobject_class, PROP_MASK_CACHE_BYTES,
-      wsi_param_spec_uint64 ("mask-cache-bytes", "Mask cache bytes",
-          "Bytes the cached masks take, run-length coded (at most 32 MiB; "
-          "read-only)", 0, G_MAXUINT64, 0, ro));
-}
-
-/* The properties of otsu's optional steps and of hsv's ranges (methods
- * otsu, hsv and combined). */
-static void
-gst_tissue_mask_install_range_properties (GObjectClass * gobject_class)
-{
-  const GParamFlags rw = (GParamFlags) (G_PARAM_READWRITE |
-      G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_PLAYING);
-
-  g_object_class_install_property (gobject_class, PROP_OTSU_CHANNEL,
-      g_param_spec_enum ("otsu-channel", "Otsu channel",
-          "Channel thresholded by methods otsu and combined: saturation "
-          "(tissue above Otsu's threshold, never below 15) or gray (tissue "
-          "at or below it, no floor, as the Python peer). Default: "
-          "saturation", GST_TYPE_TISSUE_MASK_OTSU_CHANNEL,
-          DEFAULT_OTSU_CHANNEL, rw));
-  g_object_class_install_property (gobject_class, PROP_OTSU_BLUR_KERNEL,
-      wsi_param_spec_uint ("otsu-blur-kernel", "Otsu blur kernel",
-          "Side of the Gaussian blur before Otsu's threshold (methods otsu "
-          "and combined), in pixels of the kernel-reference-size overview "
-          "(scaled to the overview's size, kept odd). Odd, range 1-255 "
-          "(1 = no blur), default 1", 1, MAX_KERNEL, DEFAULT_OTSU_BLUR_KERNEL, rw));
-  g_object_class_install_property (gobject_class, PROP_OTSU_CLOSE_KERNEL,
-      wsi_param_spec_uint ("otsu-close-kernel", "Otsu close kernel",
-          "Diameter of the elliptical closing after Otsu's threshold "
-          "(methods otsu and combined), in pixels of the "
-          "kernel-reference-size overview (scaled to the overview's size). "
-          "Range 0-255 (0 = no closing), default 0", 0, MAX_KERNEL,
-          DEFAULT_OTSU_CLOSE_KERNEL, rw));
-  g_object_class_install_property (gobject_class, PROP_OTSU_MIN_AREA,
-      wsi_param_spec_double ("otsu-min-area", "Otsu minimum area",
-          "After Otsu's threshold, tissue pieces smaller than this fraction "
-          "of the overview area (truncated to whole pixels) are dropped "
-          "(methods otsu and combined). Range 0-1 (0 = keep all), "
-          "default 0", 0.0, 1.0, DEFAULT_OTSU_MIN_AREA, rw));
-  g_object_class_install_property (gobject_class, PROP_HUE_MIN,
-      wsi_param_spec_uint ("hue-min", "Hue minimum",
-          "Lowest HSV hue of tissue for methods hsv and combined, on "
-          "OpenCV's 8-bit scale (degrees / 2, 0-179; the peer's scale). "
-          "hue-min > hue-max selects the hues outside (hue-max, hue-min), "
-          "round red. Range 0-180, default 0", 0, MAX_HUE, DEFAULT_HUE_MIN,
-          rw));
-  g_object_class_install_property (gobject_class, PROP_HUE_MAX,
-      wsi_param_spec_uint ("hue-max", "Hue maximum",
-          "Highest HSV hue of tissue for methods hsv and combined (OpenCV's "
-          "scale, inclusive). Range 0-180, default 180 (no bound)", 0,
-          MAX_HUE, DEFAULT_HUE_MAX, rw));
-  g_object_class_install_property (gobject_class, PROP_HSV_SATURATION_MIN,
-      wsi_param_spec_int ("hsv-saturation-min", "HSV saturation minimum",
-          "Lowest HSV saturation (0-255) of tissue for methods hsv and "
-          "combined; -1 uses saturation-threshold. Range -1-255, "
-          "default -1", -1, 255, DEFAULT_HSV_SATURATION_MIN, rw));
-  g_object_class_install_property (gobject_class, PROP_VALUE_MIN,
-      wsi_param_spec_uint ("value-min", "Value minimum",
-          "Lowest HSV value (brightness, 0-255) of tissue for methods hsv "
-          "and combined (darker pixels are dirt, pen, folds). Range 0-255, "
-          "default 0", 0, 255, DEFAULT_VALUE_MIN, rw));
-  g_object_class_install_property (gobject_class, PROP_KERNEL_REFERENCE_SIZE,
-      wsi_param_spec_int ("kernel-reference-size", "Kernel reference size",
-          "Longest side in pixels of the slide overview at which the kernel "
-          "sides (median-kernel, close-kernel, otsu-blur-kernel, "
-          "otsu-close-kernel) are given; other overview sizes of the slide "
-          "scale them to cover the same micrometres (a slide smaller than "
-          "this: its level 0). 0 = in pixels of the overview received, "
-          "whatever its size. Range 0-8192, default 1024 (wsislidesrc's "
-          "default thumbnail-size)", 0, MAX_KERNEL_REFERENCE_SIZE,
-          DEFAULT_KERNEL_REFERENCE_SIZE, rw));
-}
-
-/* Every error of ours must end the application's main loop, however
- * early it comes (wsierrorrelay.h). */
-static gboolean
-gst_tissue_mask_post_message (GstElement * element, GstMessage * message)
-{
-  return wsi_error_relay_post (element, message,
-      GST_ELEMENT_CLASS (gst_tissue_mask_parent_class));
-}
-
-static void
 gst_tissue_mask_class_init (GstTissueMaskClass * klass)
 {
   GObjectClass *gobject_class = G_OBJECT_CLASS (klass);
   GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
   GstBaseTransformClass *trans_class = GST_BASE_TRANSFORM_CLASS (klass);
 
-  element_class->post_message =
-      GST_DEBUG_FUNCPTR (gst_tissue_mask_post_message);
   gobject_class->set_property = gst_tissue_mask_set_property;
   gobject_class->get_property = gst_tissue_mask_get_property;
   gobject_class->finalize = gst_tissue_mask_finalize;
-  gst_tissue_mask_install_properties (gobject_class);
-  gst_tissue_mask_install_range_properties (gobject_class);
+  wsi_tissue_properties_install (gobject_class);
 
   gst_element_class_set_static_metadata (element_class,
       "Tissue mask", "Filter/Analyzer",
@@ -1088,6 +793,9 @@ gst_tissue_mask_class_init (GstTissueMaskClass * klass)
 
   /* numbers outside their range refuse the start (wsirefusal.h) */
   wsi_refusal_class_init (GST_ELEMENT_CLASS (klass));
+  /* every error of ours ends the application's main loop, however early
+   * it comes (wsierrorrelay.h) */
+  wsi_error_relay_class_init (element_class);
 }
 
 static void

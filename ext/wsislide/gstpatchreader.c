@@ -71,6 +71,7 @@
 #include "wsireadtally.h"
 #include "wsireaderslide.h"
 #include "wsireaderoutput.h"
+#include "wsireaderpatch.h"
 #include "wsibytesource.h"
 #include "wsiremotestats.h"
 #include "wsivideoformat.h"
@@ -181,33 +182,6 @@ static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
         WSI_READER_OUTPUT_FORMATS ", width = (int) [ 1, max ], height = (int) [ 1, max ], "
         "framerate = (fraction) 0/1"));
 
-/* ---- the work of one patch ---------------------------------------------- */
-
-/* A patch in the ordered pool: its record, its slide and the output
- * buffer it will be decoded into. */
-typedef enum
-{
-  OUTCOME_READ,
-  OUTCOME_FAILED,               /* the read failed */
-  OUTCOME_OPEN_FAILED,          /* the slide could not be opened */
-  OUTCOME_SKIPPED,              /* no read: the slide was given up */
-} PatchOutcome;
-
-/* A patch in the ordered pool: its record, its slide, the output buffer it
- * is decoded into, and what the worker found (judged in stream order by
- * finish_patch()). */
-typedef struct
-{
-  GstBuffer *buffer;
-  WsiPatchRecord record;
-  WsiReaderSlide *slide;
-  PatchOutcome outcome;
-  GError *error;
-  const gchar *backend;         /* static name of the backend that read it */
-  const gchar *class_name;      /* interned region class, NULL = none */
-  gint32 class_id;
-} PatchWork;
-
 struct _GstPatchReader
 {
   WsiPoolElement parent;
@@ -253,94 +227,7 @@ GST_ELEMENT_REGISTER_DEFINE_WITH_CODE (patchreader, "patchreader",
     GST_DEBUG_CATEGORY_INIT (gst_patch_reader_debug, "patchreader", 0,
         "whole-slide patch reader"));
 
-/* ---- decoding (worker threads, no lock held) ---------------------------- */
-
-/* The slide-layer request for @record. */
-static void
-make_request (GstPatchReader * self, const WsiPatchRecord * record,
-    WsiReadRequest * request)
-{
-  memset (request, 0, sizeof (*request));
-  request->x = record->x;
-  request->y = record->y;
-  request->width = request->height = record->footprint;
-  request->resample_tolerance =
-      g_atomic_int_get (&self->resample_tolerance_ppm) / 1e6;
-  request->native_scaling = wsi_read_properties_dct_scaling (&self->read);
-  request->tile_cache = self->tile_cache;
-  request->grid_order = g_atomic_int_get (&self->grid_order);
-}
-
-/* The record says what was really read. */
-static void
-record_report (WsiPatchRecord * record, const WsiReadReport * report)
-{
-  if (report->footprint_width != record->footprint) {
-    record->out_mpp *= (gfloat) ((gdouble) report->footprint_width /
-        record->footprint);
-    record->footprint = (guint32) report->footprint_width;
-  }
-  record->x = report->x;
-  record->y = report->y;
-  record->level = report->level;
-  record->read_size = (guint32) report->read_width;
-}
-
-/* Decodes @work's patch into its buffer; the outcome stays in @work. */
-static void
-decode_patch (GstPatchReader * self, WsiReadContext * rctx, PatchWork * work)
-{
-  WsiReaderSlide *ctx = work->slide;
-  WsiPatchRecord *record = &work->record;
-  WsiSlideHandle *handle;
-  WsiReadRequest request;
-  WsiReadReport report = { 0, };
-  GstVideoFrame frame;
-  WsiImage image;
-  gboolean ok;
-
-  /* Only a shortcut: finish_patch() drops given-up slides' patches too. */
-  work->outcome = OUTCOME_SKIPPED;
-  if (g_atomic_int_get (&ctx->given_up))
-    return;
-
-  handle = wsi_slide_cache_acquire (self->slide_cache, ctx->file,
-      &work->error);
-  if (handle == NULL) {
-    work->outcome = OUTCOME_OPEN_FAILED;
-    return;
-  }
-  work->outcome = OUTCOME_FAILED;
-  if (!gst_video_frame_map (&frame, &self->output.vinfo, work->buffer,
-          GST_MAP_WRITE)) {
-    wsi_slide_cache_release (self->slide_cache, handle);
-    g_set_error (&work->error, WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_READ,
-        "%s: could not map an output buffer", ctx->path);
-    return;
-  }
-  image.data = GST_VIDEO_FRAME_PLANE_DATA (&frame, 0);
-  image.stride = GST_VIDEO_FRAME_PLANE_STRIDE (&frame, 0);
-  image.width = image.height = record->out_size;
-  image.format = self->output.format;
-
-  make_request (self, record, &request);
-  ok = wsi_slide_cache_read_isolated (self->slide_cache, ctx->file, handle,
-      rctx, &request, &image, &report,
-      &work->error);
-  gst_video_frame_unmap (&frame);
-  record->level = report.level;
-  if (!ok)
-    return;
-
-  record_report (record, &report);
-  GST_LOG_OBJECT (self, "patch %" G_GUINT64_FORMAT " of %s: %s level %d, %"
-      G_GINT64_FORMAT " px read, native 1/%u, %u tiles decoded, %u cached",
-      record->sequence, ctx->path, report.backend, report.level,
-      report.read_width, report.native_scale, report.tiles_decoded,
-      report.tiles_from_cache);
-  work->outcome = OUTCOME_READ;
-  work->backend = report.backend;
-}
+/* ---- decoding (worker threads, no lock held; wsireaderpatch.h) -------- */
 
 /* Pool-element virtual methods: one WsiReadContext per decoding thread. */
 static gpointer
@@ -355,12 +242,29 @@ reader_thread_state_free (WsiPoolElement * element, gpointer state)
   wsi_read_context_free (state);
 }
 
+/* How a patch is read now; the settings are read once per patch
+ * (atomics): a change applies from the next patch. */
+static void
+reader_how (GstPatchReader * self, WsiReaderPatchRead * how)
+{
+  how->slide_cache = self->slide_cache;
+  how->tile_cache = self->tile_cache;
+  how->output = &self->output;
+  how->resample_tolerance =
+      g_atomic_int_get (&self->resample_tolerance_ppm) / 1e6;
+  how->native_scaling = wsi_read_properties_dct_scaling (&self->read);
+  how->grid_order = g_atomic_int_get (&self->grid_order);
+}
+
 static GstBuffer *
 reader_process (WsiPoolElement * element, gpointer data, gpointer state)
 {
-  PatchWork *work = data;
+  GstPatchReader *self = GST_PATCH_READER (element);
+  WsiReaderPatch *work = data;
+  WsiReaderPatchRead how;
 
-  decode_patch (GST_PATCH_READER (element), state, work);
+  reader_how (self, &how);
+  wsi_reader_patch_decode (work, &how, state, GST_ELEMENT (self));
   return g_steal_pointer (&work->buffer);
 }
 
@@ -370,16 +274,16 @@ static GstBuffer *
 reader_finish (WsiPoolElement * element, gpointer data, GstBuffer * result)
 {
   GstPatchReader *self = GST_PATCH_READER (element);
-  PatchWork *work = data;
+  WsiReaderPatch *work = data;
   WsiReaderSlide *ctx = work->slide;
-  PatchOutcome outcome = work->outcome;
+  WsiReaderPatchOutcome outcome = work->outcome;
   guint max_failures;
 
-  if (outcome != OUTCOME_OPEN_FAILED && g_atomic_int_get (&ctx->given_up))
-    outcome = OUTCOME_SKIPPED;
+  if (outcome != WSI_READER_PATCH_OPEN_FAILED && g_atomic_int_get (&ctx->given_up))
+    outcome = WSI_READER_PATCH_SKIPPED;
 
   switch (outcome) {
-    case OUTCOME_READ:
+    case WSI_READER_PATCH_READ:
       ctx->consecutive_failures = 0;
       /* the slide's first read also counts the slide for its backend
        * (the tracer's per-reader line) */
@@ -388,7 +292,7 @@ reader_finish (WsiPoolElement * element, gpointer data, GstBuffer * result)
       wsi_reader_slide_label (result, ctx, &work->record, work->class_name,
           work->class_id);
       return result;
-    case OUTCOME_FAILED:
+    case WSI_READER_PATCH_FAILED:
       GST_OBJECT_LOCK (self);
       max_failures = self->max_read_failures;
       GST_OBJECT_UNLOCK (self);
@@ -398,19 +302,19 @@ reader_finish (WsiPoolElement * element, gpointer data, GstBuffer * result)
           work->record.level, work->error, max_failures);
       wsi_read_tally_dropped (&self->tally, TRUE);
       break;
-    case OUTCOME_OPEN_FAILED:
+    case WSI_READER_PATCH_OPEN_FAILED:
       wsi_reader_slide_open_failed (ctx, element, &work->record,
           work->error);
       wsi_read_tally_unread (&self->tally, ctx->path, ctx->give_up_reason);
       wsi_read_tally_dropped (&self->tally, FALSE);
       break;
-    case OUTCOME_SKIPPED:
+    case WSI_READER_PATCH_SKIPPED:
       wsi_read_tally_dropped (&self->tally, FALSE);
       break;
   }
   /* Tells the planner upstream that a patch it planned will not arrive. */
   wsi_pool_element_report_dropped (element, &work->record, ctx->path,
-      outcome == OUTCOME_FAILED && work->error ? work->error->message :
+      outcome == WSI_READER_PATCH_FAILED && work->error ? work->error->message :
       ctx->give_up_reason);
   gst_clear_buffer (&result);
   return NULL;
@@ -419,10 +323,7 @@ reader_finish (WsiPoolElement * element, gpointer data, GstBuffer * result)
 static void
 reader_work_clear (WsiPoolElement * element, gpointer data)
 {
-  PatchWork *work = data;
-
-  gst_clear_buffer (&work->buffer);
-  g_clear_error (&work->error);
+  wsi_reader_patch_clear (data);
 }
 
 /* READY -> PAUSED: counters start again; the thread count is read now. */
@@ -496,12 +397,14 @@ prefetch_patch (GstPatchReader * self, WsiReaderSlide * ctx,
     const WsiPatchRecord * record)
 {
   WsiSlideHandle *handle;
+  WsiReaderPatchRead how;
   WsiReadRequest request;
 
   handle = wsi_slide_cache_acquire (self->slide_cache, ctx->file, NULL);
   if (handle == NULL)
     return;
-  make_request (self, record, &request);
+  reader_how (self, &how);
+  wsi_reader_patch_request (&how, record, &request);
   wsi_slide_prefetch (handle->slide, &request, record->out_size,
       record->out_size);
   wsi_slide_cache_release (self->slide_cache, handle);
@@ -526,7 +429,7 @@ static GstFlowReturn
 gst_patch_reader_queue_patch (GstPatchReader * self, WsiReaderSlide * ctx,
     const WsiPatchRecord * record, const gchar * class_name, gint32 class_id)
 {
-  PatchWork work = { 0, };
+  WsiReaderPatch work = { 0, };
   GstBufferPool *pool;
   GstFlowReturn ret;
 
@@ -950,8 +853,10 @@ gst_patch_reader_class_init (GstPatchReaderClass * klass)
           "since the next patch of the row or the next row needs the rest, so "
           "each tile of the grid is decoded once (the cache must hold about "
           "two rows of the slide's tiles: 12 MB for a 24000 px wide slide "
-          "read at 1/2). false = a tile is kept when asked for twice (random "
-          "patches). The pixels are the same either way. Default false",
+          "read at 1/2; rows the grid has passed and other slides' tiles "
+          "are evicted as it moves on). false = a tile is kept when asked for "
+          "twice (random patches). The pixels are the same either way. "
+          "Default false",
           FALSE, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_PLAYING));
   g_object_class_install_property (gobject_class, PROP_READ_AHEAD,
@@ -1026,7 +931,7 @@ gst_patch_reader_class_init (GstPatchReaderClass * klass)
       "order, from their coordinates",
       "gst-wsi developers");
 
-  pool_class->work_size = sizeof (PatchWork);
+  pool_class->work_size = sizeof (WsiReaderPatch);
   pool_class->worker_name = "patchreader";
   pool_class->start = GST_DEBUG_FUNCPTR (gst_patch_reader_start);
   pool_class->stop = GST_DEBUG_FUNCPTR (gst_patch_reader_stop);

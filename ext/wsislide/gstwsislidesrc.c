@@ -146,6 +146,7 @@
 #include "wsislidesrcannotations.h"
 #include "wsislidesrcplan.h"
 #include "wsislidesrcreports.h"
+#include "wsislidesrcuri.h"
 #include "wsislidesrcvisit.h"
 #include "wsislide.h"
 #ifdef WSI_HAVE_CURL
@@ -199,13 +200,10 @@ static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
     GST_PAD_ALWAYS,
     GST_STATIC_CAPS (WSI_SLIDE_MEDIA_TYPE));
 
-static void gst_wsi_slide_src_uri_handler_init (gpointer g_iface,
-    gpointer iface_data);
-
 #define gst_wsi_slide_src_parent_class parent_class
 G_DEFINE_TYPE_WITH_CODE (GstWsiSlideSrc, gst_wsi_slide_src, GST_TYPE_PUSH_SRC,
     G_IMPLEMENT_INTERFACE (GST_TYPE_URI_HANDLER,
-        gst_wsi_slide_src_uri_handler_init);
+        wsi_slide_src_uri_handler_init);
     GST_DEBUG_CATEGORY_INIT (gst_wsi_slide_src_debug, "wsislidesrc", 0,
         "whole-slide image collection source"));
 GST_ELEMENT_REGISTER_DEFINE_WITH_CODE (wsislidesrc, "wsislidesrc",
@@ -925,91 +923,4 @@ gst_wsi_slide_src_init (GstWsiSlideSrc * self)
   /* No clock, no timestamps: slides are not media. */
   gst_base_src_set_format (GST_BASE_SRC (self), GST_FORMAT_TIME);
   gst_base_src_set_live (GST_BASE_SRC (self), FALSE);
-}
-
-/* ---- GstURIHandler: wsi:///path?property=value&... ---------------------- */
-
-static GstURIType
-gst_wsi_slide_src_uri_get_type (GType type)
-{
-  return GST_URI_SRC;
-}
-
-static const gchar *const *
-gst_wsi_slide_src_uri_get_protocols (GType type)
-{
-  static const gchar *protocols[] = { "wsi", NULL };
-
-  return protocols;
-}
-
-static gchar *
-gst_wsi_slide_src_uri_get_uri (GstURIHandler * handler)
-{
-  GstWsiSlideSrc *self = GST_WSI_SLIDE_SRC (handler);
-  gchar *uri = NULL;
-
-  g_mutex_lock (&self->lock);
-  if (self->location != NULL) {
-    gchar *escaped = g_uri_escape_string (self->location,
-        G_URI_RESERVED_CHARS_ALLOWED_IN_PATH, FALSE);
-    uri = g_strconcat ("wsi://", escaped, NULL);
-    g_free (escaped);
-  }
-  g_mutex_unlock (&self->lock);
-  return uri;
-}
-
-static gboolean
-gst_wsi_slide_src_uri_set_uri (GstURIHandler * handler, const gchar * uri,
-    GError ** error)
-{
-  GstWsiSlideSrc *self = GST_WSI_SLIDE_SRC (handler);
-  GstUri *parsed = gst_uri_from_string (uri);
-  GHashTable *query;
-  GHashTableIter iter;
-  gpointer key, value;
-  gchar *path;
-
-  if (parsed == NULL || g_strcmp0 (gst_uri_get_scheme (parsed), "wsi") != 0) {
-    g_set_error (error, GST_URI_ERROR, GST_URI_ERROR_BAD_URI,
-        "wsislidesrc: '%s' is not a wsi:// URI", uri);
-    if (parsed)
-      gst_uri_unref (parsed);
-    return FALSE;
-  }
-  path = gst_uri_get_path (parsed);
-  if (path == NULL || path[0] == '\0') {
-    g_set_error (error, GST_URI_ERROR, GST_URI_ERROR_BAD_URI,
-        "wsislidesrc: '%s' names no path", uri);
-    g_free (path);
-    gst_uri_unref (parsed);
-    return FALSE;
-  }
-  g_object_set (self, "location", path, NULL);
-
-  /* Properties may ride along: wsi:///data?cycle=true&seed=3 */
-  query = gst_uri_get_query_table (parsed);
-  if (query != NULL) {
-    g_hash_table_iter_init (&iter, query);
-    while (g_hash_table_iter_next (&iter, &key, &value)) {
-      if (value != NULL)
-        gst_util_set_object_arg (G_OBJECT (self), key, value);
-    }
-    g_hash_table_unref (query);
-  }
-  g_free (path);
-  gst_uri_unref (parsed);
-  return TRUE;
-}
-
-static void
-gst_wsi_slide_src_uri_handler_init (gpointer g_iface, gpointer iface_data)
-{
-  GstURIHandlerInterface *iface = (GstURIHandlerInterface *) g_iface;
-
-  iface->get_type = gst_wsi_slide_src_uri_get_type;
-  iface->get_protocols = gst_wsi_slide_src_uri_get_protocols;
-  iface->get_uri = gst_wsi_slide_src_uri_get_uri;
-  iface->set_uri = gst_wsi_slide_src_uri_set_uri;
 }

@@ -66,7 +66,7 @@
 #include "wsishardwriter.h"
 #include "wsistorecodec.h"
 #include "wsistoremanifest.h"
-#include "wsistoresettings.h"
+#include "wsistoreresume.h"
 #include "wsiwebdataset.h"
 
 #include <gst/wsi/wsierrorrelay.h>
@@ -74,11 +74,10 @@
 
 #include <errno.h>
 #include <gio/gio.h>
-#include <glib/gstdio.h>
 #include <gst/video/video.h>
 #include <string.h>
 
-GST_DEBUG_CATEGORY_STATIC (gst_patch_store_sink_debug);
+GST_DEBUG_CATEGORY (gst_patch_store_sink_debug);
 #define GST_CAT_DEFAULT gst_patch_store_sink_debug
 
 #define DEFAULT_PATCHES_PER_SHARD 1024
@@ -236,225 +235,13 @@ static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
         WSI_VIEWS_MEDIA_TYPE ", format = (string) { RGB, RGBA, RGBx, BGRx }, "
         "n-views = (int) [ 1, 16 ]"));
 
-/* ---- opening the store directory ---------------------------------------- */
-
-static gchar *
-store_file (GstPatchStoreSink * self, const gchar * name)
-{
-  return g_build_filename (self->dir, name, NULL);
-}
-
-/* Removes "*.tmp" leftovers of an interrupted writer. */
-static void
-remove_temporary_files (GstPatchStoreSink * self)
-{
-  GDir *dir = g_dir_open (self->dir, 0, NULL);
-  const gchar *name;
-
-  while (dir && (name = g_dir_read_name (dir)) != NULL) {
-    if (g_str_has_suffix (name, WSI_STORE_TMP_SUFFIX)) {
-      gchar *path = store_file (self, name);
-
-      GST_INFO_OBJECT (self, "removing the leftover %s", path);
-      g_unlink (path);
-      g_free (path);
-    }
-  }
-  if (dir)
-    g_dir_close (dir);
-}
-
-/* Removes shard @index and every later one (a damaged shard of an
- * interrupted store and what follows it are written again). */
-static void
-remove_shards_from (GstPatchStoreSink * self, guint index)
-{
-  for (;; index++) {
-    gchar *name = wsi_shard_file_name (index);
-    gchar *path = store_file (self, name);
-    gboolean exists = g_file_test (path, G_FILE_TEST_EXISTS);
-
-    if (exists)
-      g_unlink (path);
-    g_free (path);
-    g_free (name);
-    if (!exists)
-      break;
-  }
-}
-
-/* Keeps the complete shards of an interrupted store; returns FALSE (with
- * an element error) when they were written with other settings. */
-static gboolean
-adopt_complete_shards (GstPatchStoreSink * self)
-{
-  guint index;
-
-  for (index = 0;; index++) {
-    gchar *name = wsi_shard_file_name (index);
-    gchar *path = store_file (self, name);
-    GError *error = NULL;
-    WsiShard *shard = NULL;
-    WsiShardSummary summary = { 0, };
-
-    if (g_file_test (path, G_FILE_TEST_EXISTS))
-      shard = wsi_shard_open (path, TRUE, &error);
-    g_free (name);
-    if (shard == NULL) {
-      if (error != NULL) {
-        GST_ELEMENT_WARNING (self, RESOURCE, READ, ("%s; it is written "
-                "again.", error->message), (NULL));
-        g_error_free (error);
-        remove_shards_from (self, index);
-      }
-      g_free (path);
-      break;
-    }
-    g_free (path);
-    if (shard->encoding == self->stream_encoding
-        && shard->n_patches < self->stream_patches_per_shard) {
-      /* the short last shard of a finished store: written again, longer */
-      remove_shards_from (self, index);
-      wsi_shard_free (shard);
-      break;
-    }
-    if (shard->encoding != self->stream_encoding
-        || shard->n_patches != self->stream_patches_per_shard) {
-      GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
-          ("Cannot resume the patch store \"%s\": its shard \"%s\" holds %u "
-              "%s patches, this writer makes shards of %u %s patches.",
-              self->dir, shard->name, shard->n_patches,
-              wsi_store_encoding_name (shard->encoding),
-              self->stream_patches_per_shard,
-              wsi_store_encoding_name (self->stream_encoding)), (NULL));
-      wsi_shard_free (shard);
-      return FALSE;
-    }
-    if (self->manifest->video_format == NULL)
-      self->manifest->video_format = g_strdup (shard->video_format);
-    summary.name = g_strdup (shard->name);
-    summary.n_patches = shard->n_patches;
-    summary.bytes = shard->size;
-    summary.crc32 = shard->crc32;
-    g_array_append_val (self->manifest->shards, summary);
-    self->skip_remaining += shard->n_patches;
-    wsi_shard_free (shard);
-  }
-  GST_INFO_OBJECT (self, "resuming %s after %u complete shards (%"
-      G_GUINT64_FORMAT " patches)", self->dir, self->manifest->shards->len,
-      self->skip_remaining);
-  return TRUE;
-}
-
-static gboolean
-holds_a_store (GstPatchStoreSink * self, gboolean * complete)
-{
-  gchar *manifest = store_file (self, WSI_STORE_MANIFEST);
-  gchar *name = wsi_shard_file_name (0);
-  gchar *first = store_file (self, name);
-  gchar *first_tmp = g_strconcat (first, WSI_STORE_TMP_SUFFIX, NULL);
-  gboolean found;
-
-  *complete = g_file_test (manifest, G_FILE_TEST_EXISTS);
-  found = *complete || g_file_test (first, G_FILE_TEST_EXISTS)
-      || g_file_test (first_tmp, G_FILE_TEST_EXISTS);
-  g_free (first_tmp);
-  g_free (first);
-  g_free (name);
-  g_free (manifest);
-  return found;
-}
-
-/* The settings of a new store, kept from its first shard on (a store cut
- * short has no manifest): what resume=true compares with. */
-static gboolean
-record_settings (GstPatchStoreSink * self)
-{
-  GError *error = NULL;
-
-  if (self->manifest->pipeline == NULL
-      || wsi_store_settings_record (self->dir, self->manifest->pipeline,
-          &error))
-    return TRUE;
-  GST_ELEMENT_ERROR (self, RESOURCE, OPEN_WRITE,
-      ("Could not write the settings of the patch store \"%s\": %s",
-          self->dir, error->message), (NULL));
-  g_error_free (error);
-  return FALSE;
-}
-
-/* resume=true continues the stream the store holds: any setting that
- * changes that stream (seed, patch size, ...) is refused, naming it. */
-static gboolean
-check_same_stream (GstPatchStoreSink * self)
-{
-  GError *error = NULL;
-  JsonNode *recorded = wsi_store_settings_recorded (self->dir, &error);
-  gchar *difference;
-
-  if (recorded == NULL) {
-    GST_ELEMENT_WARNING (self, RESOURCE, READ,
-        ("The patch store \"%s\" holds no readable record of the settings "
-            "it was written with%s%s; resuming without checking them.",
-            self->dir, error ? ": " : " (written by an older gst-wsi)",
-            error ? error->message : ""), (NULL));
-    g_clear_error (&error);
-    return record_settings (self);
-  }
-  difference = wsi_store_settings_difference (recorded,
-      self->manifest->pipeline);
-  json_node_unref (recorded);
-  if (difference != NULL) {
-    GST_ELEMENT_ERROR (self, RESOURCE, SETTINGS,
-        ("Cannot resume the patch store \"%s\": its stream was made with "
-            "other settings (%s). resume=true continues the same stream; "
-            "write other settings to a new store.", self->dir, difference),
-        (NULL));
-    g_free (difference);
-    return FALSE;
-  }
-  return TRUE;
-}
-
-/* Makes the directory, refuses to mix with another store unless resuming. */
-static gboolean
-prepare_directory (GstPatchStoreSink * self, gboolean resume)
-{
-  gboolean complete;
-
-  if (g_mkdir_with_parents (self->dir, 0755) != 0) {
-    GST_ELEMENT_ERROR (self, RESOURCE, OPEN_WRITE,
-        ("Could not create the patch store directory \"%s\": %s", self->dir,
-            g_strerror (errno)), (NULL));
-    return FALSE;
-  }
-  if (!holds_a_store (self, &complete))
-    return record_settings (self);
-  if (!resume) {
-    GST_ELEMENT_ERROR (self, RESOURCE, OPEN_WRITE,
-        ("\"%s\" already holds a%s patch store; remove it, choose another "
-            "location, or set resume=true to continue it.", self->dir,
-            complete ? "" : "n incomplete"), (NULL));
-    return FALSE;
-  }
-  if (!check_same_stream (self))
-    return FALSE;
-  if (complete) {
-    /* appending: the store is incomplete again until the new manifest */
-    gchar *manifest = store_file (self, WSI_STORE_MANIFEST);
-
-    g_unlink (manifest);
-    g_free (manifest);
-  }
-  remove_temporary_files (self);
-  return adopt_complete_shards (self);
-}
+/* ---- opening the store directory (wsistoreresume.h) ------------------- */
 
 /* format=webdataset: a fresh directory of tar shards, nothing resumed. */
 static gboolean
 start_webdataset (GstPatchStoreSink * self, gboolean resume)
 {
-  gchar *first = store_file (self, "shard-000000.tar");
+  gchar *first = g_build_filename (self->dir, "shard-000000.tar", NULL);
   gboolean exists = g_file_test (first, G_FILE_TEST_EXISTS);
 
   g_free (first);
@@ -524,8 +311,8 @@ gst_patch_store_sink_start (GstBaseSink * sink)
    * double free, SIGABRT). */
   self->manifest->pipeline = wsi_pipeline_settings_describe (GST_ELEMENT
       (self), &self->manifest->has_seed, &self->manifest->seed);
-  self->skip_remaining = 0;
-  return prepare_directory (self, resume);
+  return wsi_store_resume_prepare (GST_ELEMENT (self), self->dir,
+      self->manifest, resume, &self->skip_remaining);
 }
 
 static gboolean

@@ -81,6 +81,7 @@
 #include "wsistore.h"
 #include "wsistorecodec.h"
 #include "wsistoreorder.h"
+#include "wsistorepatch.h"
 
 #include <gst/video/video.h>
 #include <gst/wsi/wsierrorrelay.h>
@@ -158,21 +159,6 @@ static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src",
         WSI_VIEWS_MEDIA_TYPE ", format = (string) { RGB, RGBA, RGBx, BGRx }, "
         "n-views = (int) [ 1, 16 ]"));
 
-/* One patch in the ordered pool. */
-typedef struct
-{
-  GstBuffer *buffer;            /* output, default strides */
-  const WsiShard *shard;
-  guint local;                  /* entry in the shard */
-  guint stride;                 /* output row stride */
-  guint epoch;
-  guint64 index;                /* in the store */
-  guint64 position;             /* in the served stream */
-  gboolean as_stored;           /* push the payload as it is: image/jpeg,
-                                 * or raw rows with the default strides */
-  GError *error;                /* why the patch did not decode */
-} StoreWork;
-
 struct _GstPatchStoreSrc
 {
   GstElement parent;
@@ -226,44 +212,7 @@ GST_ELEMENT_REGISTER_DEFINE_WITH_CODE (patchstoresrc, "patchstoresrc",
     GST_DEBUG_CATEGORY_INIT (gst_patch_store_src_debug, "patchstoresrc", 0,
         "patch store source"));
 
-/* ---- decoding (worker threads, no lock held) ---------------------------- */
-
-/* The slide's columns and the two the store adds, as WsiPatchMeta wants. */
-static void
-add_patch_meta (GstBuffer * buffer, const WsiStoreEntry * entry,
-    const WsiStoreSlide * slide, guint epoch, guint64 index)
-{
-  const gchar *paths[2] = { slide->path, NULL };
-  const gchar *labels[2] = { slide->label, NULL };
-  guint n = slide->column_names ? g_strv_length (slide->column_names) : 0;
-  guint m = slide->column_values ? g_strv_length (slide->column_values) : 0;
-  const gchar **names = g_newa (const gchar *, n + 3);
-  const gchar **values = g_newa (const gchar *, n + 3);
-  gchar epoch_text[16], index_text[24];
-  GstStructure *meta;
-  guint i;
-
-  for (i = 0; i < n; i++) {
-    names[i] = slide->column_names[i];
-    values[i] = i < m ? slide->column_values[i] : "";
-  }
-  g_snprintf (epoch_text, sizeof (epoch_text), "%u", epoch);
-  g_snprintf (index_text, sizeof (index_text), "%" G_GUINT64_FORMAT, index);
-  names[n] = "store-epoch";
-  values[n] = epoch_text;
-  names[n + 1] = "store-index";
-  values[n + 1] = index_text;
-  names[n + 2] = values[n + 2] = NULL;
-  meta = wsi_patch_meta_add (buffer, &entry->record, 1, paths, labels);
-  wsi_meta_set_columns (meta, names, values);
-  if (slide->uri != NULL && *slide->uri != '\0') {
-    const gchar *uris[2] = { slide->uri, NULL };
-
-    /* the slide's mpp as the writer got it (0 = unknown, or an older
-     * store): never worked back from the record */
-    wsi_patch_meta_set_slides (meta, uris, &entry->slide_mpp, 1);
-  }
-}
+/* ---- decoding (worker threads, no lock held; wsistorepatch.h) ---------- */
 
 /* One libjpeg decompressor per worker, made once. */
 static gpointer
@@ -278,138 +227,12 @@ store_thread_state_free (gpointer state, gpointer user_data)
   wsi_store_codec_free (state);
 }
 
-/* The payload as it is stored, without a copy: read-only memory in the
- * shard's mapping, which it keeps alive (a buffer may outlive the store,
- * closed at READY). An element that maps it for writing gets a copy. */
-static GstBuffer *
-store_wrap_payload (StoreWork * work)
-{
-  const WsiShard *shard = work->shard;
-  const WsiStoreEntry *entry = &shard->entries[work->local];
-  GstBuffer *buffer = gst_buffer_new ();
-
-  gst_buffer_append_memory (buffer, gst_memory_new_wrapped
-      (GST_MEMORY_FLAG_READONLY, (gpointer) shard->data, shard->size,
-          entry->offset, entry->size, g_mapped_file_ref (shard->map),
-          (GDestroyNotify) g_mapped_file_unref));
-  return buffer;
-}
-
-/* The record-version 2 fields patchviews adds: view-names and views. */
-static void
-add_views_meta (GstBuffer * buffer, const WsiStoreView * views, guint n)
-{
-  GstStructure *meta = wsi_patch_meta_get (buffer);
-  WsiViewRecord records[16];
-  const gchar *names[17];
-  GBytes *bytes;
-  guint v;
-
-  for (v = 0; v < n; v++) {
-    records[v] = views[v].record;
-    names[v] = views[v].name;
-  }
-  names[n] = NULL;
-  bytes = g_bytes_new (records, n * sizeof (WsiViewRecord));
-  gst_structure_set (meta, "record-version", G_TYPE_UINT, WSI_RECORD_VERSION,
-      "view-names", G_TYPE_STRV, names, "views", G_TYPE_BYTES, bytes, NULL);
-  g_bytes_unref (bytes);
-}
-
-/* A multi-view location: every view decoded into one allocation, one
- * memory per view (tight rows), as patchviews pushes it; NULL
- * (work->error) when a view does not decode. */
-static GstBuffer *
-store_decode_views (GstPatchStoreSrc * self, StoreWork * work,
-    WsiStoreCodec * codec)
-{
-  const WsiShard *shard = work->shard;
-  const WsiStoreEntry *entry = &shard->entries[work->local];
-  const WsiStoreView *views = wsi_shard_views (shard, work->local);
-  const guint8 *payload = wsi_shard_payload (shard, work->local);
-  guint bpp = self->pixels.channels, v;
-  gsize offsets[17], row;
-  GstBuffer *buffer;
-  GstMemory *mem;
-  GstMapInfo map;
-  gboolean ok = TRUE;
-
-  offsets[0] = 0;
-  for (v = 0; v < entry->n_views; v++)
-    offsets[v + 1] = offsets[v] + (gsize) views[v].record.out_width *
-        views[v].record.out_height * bpp;
-  mem = gst_allocator_alloc (NULL, offsets[entry->n_views], NULL);
-  if (mem == NULL || !gst_memory_map (mem, &map, GST_MAP_WRITE)) {
-    g_set_error (&work->error, G_IO_ERROR, G_IO_ERROR_NO_SPACE,
-        "out of memory for the views");
-    if (mem)
-      gst_memory_unref (mem);
-    return NULL;
-  }
-  for (v = 0; v < entry->n_views && ok; v++) {
-    row = (gsize) views[v].record.out_width * bpp;
-    ok = wsi_store_decode (codec, shard->encoding, &self->pixels,
-        payload + views[v].offset, views[v].size, views[v].record.out_width,
-        views[v].record.out_height, map.data + offsets[v], row,
-        &work->error);
-  }
-  gst_memory_unmap (mem, &map);
-  if (!ok) {
-    gst_memory_unref (mem);
-    return NULL;
-  }
-  buffer = gst_buffer_new ();
-  for (v = 0; v < entry->n_views; v++)
-    gst_buffer_append_memory (buffer, gst_memory_share (mem, offsets[v],
-            offsets[v + 1] - offsets[v]));
-  gst_memory_unref (mem);
-  return buffer;
-}
-
-/* The patch decoded into its preallocated buffer, or NULL (work->error). */
-static GstBuffer *
-store_decode_pixels (GstPatchStoreSrc * self, StoreWork * work,
-    WsiStoreCodec * codec)
-{
-  const WsiShard *shard = work->shard;
-  const WsiStoreEntry *entry = &shard->entries[work->local];
-  GstBuffer *buffer = g_steal_pointer (&work->buffer);
-  GstMapInfo map;
-  gboolean ok;
-
-  if (!gst_buffer_map (buffer, &map, GST_MAP_WRITE)) {
-    gst_buffer_unref (buffer);
-    return NULL;
-  }
-  ok = wsi_store_decode (codec, shard->encoding, &self->pixels,
-      wsi_shard_payload (shard, work->local), entry->size, entry->width,
-      entry->height, map.data, work->stride, &work->error);
-  gst_buffer_unmap (buffer, &map);
-  if (!ok)
-    g_clear_pointer (&buffer, gst_buffer_unref);
-  return buffer;
-}
-
 static GstBuffer *
 store_process (gpointer data, gpointer state, gpointer user_data)
 {
   GstPatchStoreSrc *self = user_data;
-  StoreWork *work = data;
-  const WsiShard *shard = work->shard;
-  GstBuffer *buffer = work->as_stored ? store_wrap_payload (work) :
-      shard->views ? store_decode_views (self, work, state) :
-      store_decode_pixels (self, work, state);
 
-  if (buffer == NULL)
-    return NULL;
-  add_patch_meta (buffer, &shard->entries[work->local],
-      wsi_shard_slide (shard, work->local), work->epoch, work->index);
-  if (shard->views)
-    add_views_meta (buffer, wsi_shard_views (shard, work->local),
-        shard->entries[work->local].n_views);
-  GST_BUFFER_OFFSET (buffer) = work->position;
-  GST_BUFFER_OFFSET_END (buffer) = GST_BUFFER_OFFSET_NONE;
-  return buffer;
+  return wsi_store_patch_make (data, &self->pixels, state);
 }
 
 /* In stream order: counts the patch, or warns about one that did not
@@ -418,7 +241,7 @@ static GstBuffer *
 store_finish (gpointer data, GstBuffer * result, gpointer user_data)
 {
   GstPatchStoreSrc *self = user_data;
-  StoreWork *work = data;
+  WsiStorePatch *work = data;
 
   if (result == NULL && work->error != NULL)
     GST_ELEMENT_WARNING (self, STREAM, DECODE, ("Could not decode patch %u "
@@ -436,10 +259,7 @@ store_finish (gpointer data, GstBuffer * result, gpointer user_data)
 static void
 store_work_clear (gpointer data, gpointer user_data)
 {
-  StoreWork *work = data;
-
-  gst_clear_buffer (&work->buffer);
-  g_clear_error (&work->error);
+  wsi_store_patch_clear (data);
 }
 
 static const WsiOrderedPoolFuncs store_pool_funcs = {
@@ -561,7 +381,7 @@ queue_caps (GstPatchStoreSrc * self, const WsiStoreEntry * entry)
 static GstFlowReturn
 queue_patch (GstPatchStoreSrc * self)
 {
-  StoreWork work = { 0, };
+  WsiStorePatch work = { 0, };
   guint64 index = wsi_store_order_get (self->store_order, self->epoch,
       self->step);
   const WsiStoreEntry *entry;
@@ -1062,7 +882,7 @@ gst_patch_store_src_init (GstPatchStoreSrc * self)
   self->world_size = -1;
   self->threads = DEFAULT_THREADS;
   self->verify = TRUE;
-  self->pool = wsi_ordered_pool_new (self->srcpad, sizeof (StoreWork),
+  self->pool = wsi_ordered_pool_new (self->srcpad, sizeof (WsiStorePatch),
       &store_pool_funcs, self);
   g_rec_mutex_init (&self->feeder_lock);
   self->feeder = gst_task_new (feeder_loop, self, NULL);

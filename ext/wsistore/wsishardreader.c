@@ -195,6 +195,10 @@ check_entries (WsiShard * shard, const WsiShardFooter * footer,
         || e->offset > footer->entries_offset
         || e->size > footer->entries_offset - e->offset)
       return invalid (error, shard->path, "a patch lies outside the shard");
+    /* the writer aligns every payload (a view table is read in place:
+     * a misaligned one is undefined behaviour, UBSan) */
+    if (e->offset % WSI_SHARD_ALIGN != 0)
+      return invalid (error, shard->path, "a patch is not 64-byte aligned");
     if (e->slide >= shard->slides->len)
       return invalid (error, shard->path, "a patch names no slide");
     if (e->width == 0 || e->height == 0 || e->width > 65536

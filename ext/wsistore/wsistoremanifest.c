@@ -149,6 +149,73 @@ parse_encoding (const gchar * name, WsiStoreEncoding * encoding)
   return FALSE;
 }
 
+/* The members below are read with their type checked first: json-glib's
+ * typed getters warn (a GLib critical) on a member of another type and
+ * hand back NULL for a string that is a number, which the callers would
+ * then use. A member of the wrong type refuses the manifest, naming it. */
+
+/* @name's string, @fallback when absent or null; FALSE when it is there
+ * and not a string. */
+static gboolean
+get_string (JsonObject * o, const gchar * name, const gchar * fallback,
+    const gchar ** value)
+{
+  JsonNode *node = json_object_get_member (o, name);
+
+  *value = fallback;
+  if (node == NULL || JSON_NODE_HOLDS_NULL (node))
+    return TRUE;
+  if (!JSON_NODE_HOLDS_VALUE (node)
+      || json_node_get_value_type (node) != G_TYPE_STRING)
+    return FALSE;
+  *value = json_node_get_string (node);
+  return TRUE;
+}
+
+/* @name's whole number in 0..@max, 0 when absent or null; FALSE when it
+ * is there and not such a number. */
+static gboolean
+get_count (JsonObject * o, const gchar * name, gint64 max, gint64 * value)
+{
+  JsonNode *node = json_object_get_member (o, name);
+
+  *value = 0;
+  if (node == NULL || JSON_NODE_HOLDS_NULL (node))
+    return TRUE;
+  if (!JSON_NODE_HOLDS_VALUE (node)
+      || json_node_get_value_type (node) != G_TYPE_INT64)
+    return FALSE;
+  *value = json_node_get_int (node);
+  return *value >= 0 && *value <= max;
+}
+
+static gboolean
+refuse_member (GError ** error, const gchar * path, const gchar * name,
+    const gchar * what)
+{
+  gchar *reason = g_strdup_printf ("\"%s\" is not %s", name, what);
+
+  refuse (error, path, reason);
+  g_free (reason);
+  return FALSE;
+}
+
+/* A crc32 as the writer writes it: 1 to 8 hex digits. */
+static gboolean
+parse_crc32 (const gchar * text, guint32 * crc32)
+{
+  gchar *end = NULL;
+  guint64 value;
+
+  if (text == NULL || !g_ascii_isxdigit (text[0]) || strlen (text) > 8)
+    return FALSE;
+  value = g_ascii_strtoull (text, &end, 16);
+  if (end == NULL || *end != '\0')
+    return FALSE;
+  *crc32 = (guint32) value;
+  return TRUE;
+}
+
 static gboolean
 parse_shards (WsiStoreManifest * m, JsonArray * shards, const gchar * path,
     GError ** error)
@@ -156,17 +223,32 @@ parse_shards (WsiStoreManifest * m, JsonArray * shards, const gchar * path,
   guint i;
 
   for (i = 0; shards && i < json_array_get_length (shards); i++) {
-    JsonObject *o = json_array_get_object_element (shards, i);
+    JsonNode *node = json_array_get_element (shards, i);
+    JsonObject *o;
     WsiShardSummary s = { 0, };
-    const gchar *crc;
+    const gchar *name, *crc;
+    gint64 patches, bytes;
 
-    if (o == NULL || !json_object_has_member (o, "name"))
-      return refuse (error, path, "a shard without a name");
-    s.name = g_strdup (json_object_get_string_member (o, "name"));
-    s.n_patches = json_object_get_int_member_with_default (o, "patches", 0);
-    s.bytes = json_object_get_int_member_with_default (o, "bytes", 0);
-    crc = json_object_get_string_member_with_default (o, "crc32", "0");
-    s.crc32 = (guint32) g_ascii_strtoull (crc, NULL, 16);
+    if (!JSON_NODE_HOLDS_OBJECT (node))
+      return refuse (error, path, "a shard that is not a JSON object");
+    o = json_node_get_object (node);
+    /* a file of the store folder: no separator, not "." or ".." (the
+     * name is opened inside the folder) */
+    if (!get_string (o, "name", NULL, &name) || name == NULL
+        || name[0] == '\0' || strchr (name, '/') != NULL
+        || strcmp (name, ".") == 0 || strcmp (name, "..") == 0)
+      return refuse (error, path, "a shard without a file name");
+    if (!get_count (o, "patches", G_MAXUINT, &patches))
+      return refuse_member (error, path, "patches",
+          "a count of patches");
+    if (!get_count (o, "bytes", G_MAXINT64, &bytes))
+      return refuse_member (error, path, "bytes", "a size in bytes");
+    if (!get_string (o, "crc32", "0", &crc) || !parse_crc32 (crc, &s.crc32))
+      return refuse_member (error, path, "crc32",
+          "a crc32 of 1 to 8 hex digits");
+    s.name = g_strdup (name);
+    s.n_patches = patches;
+    s.bytes = bytes;
     g_array_append_val (m->shards, s);
   }
   return TRUE;
@@ -176,12 +258,15 @@ static gboolean
 manifest_from_json (WsiStoreManifest * m, JsonObject * o, const gchar * path,
     GError ** error)
 {
-  const gchar *format = json_object_get_string_member_with_default (o,
-      "format", "");
-  gint64 version = json_object_get_int_member_with_default (o, "version", 0);
+  const gchar *format, *encoding, *video_format, *subsampling, *seed;
+  gint64 version, quality, patches, per_shard;
+  JsonNode *node;
 
-  if (g_strcmp0 (format, WSI_STORE_FORMAT_NAME) != 0)
+  if (!get_string (o, "format", "", &format)
+      || g_strcmp0 (format, WSI_STORE_FORMAT_NAME) != 0)
     return refuse (error, path, "its format is not " WSI_STORE_FORMAT_NAME);
+  if (!get_count (o, "version", G_MAXINT64, &version))
+    return refuse_member (error, path, "version", "a version number");
   if (version < WSI_STORE_VERSION || version > WSI_STORE_VERSION_MAX) {
     g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,
         "\"%s\" is patch store version %" G_GINT64_FORMAT "; this gst-wsi "
@@ -190,26 +275,49 @@ manifest_from_json (WsiStoreManifest * m, JsonObject * o, const gchar * path,
     return FALSE;
   }
   m->version = version;
-  if (!parse_encoding (json_object_get_string_member_with_default (o,
-              "encoding", ""), &m->encoding))
+  if (!get_string (o, "encoding", "", &encoding)
+      || !parse_encoding (encoding, &m->encoding))
     return refuse (error, path, "unknown encoding");
-  m->video_format = g_strdup (json_object_get_string_member_with_default (o,
-          "video-format", ""));
-  m->quality = json_object_get_int_member_with_default (o, "quality", 0);
-  m->subsampling = g_strdup (json_object_get_string_member_with_default (o,
-          "subsampling", ""));
-  m->n_patches = json_object_get_int_member_with_default (o, "patches", 0);
-  m->patches_per_shard = json_object_get_int_member_with_default (o,
-      "patches-per-shard", 0);
+  if (!get_string (o, "video-format", "", &video_format))
+    return refuse_member (error, path, "video-format", "a string");
+  if (!get_string (o, "subsampling", "", &subsampling))
+    return refuse_member (error, path, "subsampling", "a string");
+  if (!get_count (o, "quality", 100, &quality))
+    return refuse_member (error, path, "quality", "a number from 0 to 100");
+  if (!get_count (o, "patches", G_MAXINT64, &patches))
+    return refuse_member (error, path, "patches", "a count of patches");
+  if (!get_count (o, "patches-per-shard", G_MAXUINT, &per_shard))
+    return refuse_member (error, path, "patches-per-shard",
+        "a count of patches");
+  m->video_format = g_strdup (video_format);
+  m->subsampling = g_strdup (subsampling);
+  m->quality = quality;
+  m->n_patches = patches;
+  m->patches_per_shard = per_shard;
   if (json_object_has_member (o, "seed")) {
+    gchar *end = NULL;
+
+    /* a decimal string: JSON numbers lose 64-bit integers */
+    if (!get_string (o, "seed", "0", &seed) || !g_ascii_isdigit (seed[0]))
+      return refuse_member (error, path, "seed", "a decimal string");
+    m->seed = g_ascii_strtoull (seed, &end, 10);
+    if (*end != '\0')
+      return refuse_member (error, path, "seed", "a decimal string");
     m->has_seed = TRUE;
-    m->seed = g_ascii_strtoull (json_object_get_string_member_with_default
-        (o, "seed", "0"), NULL, 10);
   }
-  if (json_object_has_member (o, "pipeline"))
-    m->pipeline = json_node_copy (json_object_get_member (o, "pipeline"));
-  return parse_shards (m, json_object_has_member (o, "shards") ?
-      json_object_get_array_member (o, "shards") : NULL, path, error);
+  node = json_object_get_member (o, "pipeline");
+  if (node != NULL && !JSON_NODE_HOLDS_NULL (node)) {
+    if (!JSON_NODE_HOLDS_ARRAY (node))
+      return refuse_member (error, path, "pipeline",
+          "a JSON array of elements");
+    m->pipeline = json_node_copy (node);
+  }
+  node = json_object_get_member (o, "shards");
+  if (node != NULL && !JSON_NODE_HOLDS_NULL (node)
+      && !JSON_NODE_HOLDS_ARRAY (node))
+    return refuse_member (error, path, "shards", "a JSON array");
+  return parse_shards (m, node != NULL && JSON_NODE_HOLDS_ARRAY (node) ?
+      json_node_get_array (node) : NULL, path, error);
 }
 
 /* Through the one non-blocking, regular-file-checked open. */

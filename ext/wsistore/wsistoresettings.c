@@ -79,14 +79,27 @@ wsi_store_settings_recorded (const gchar * dir, GError ** error)
   } else if (g_file_test (path, G_FILE_TEST_EXISTS)
       && wsi_local_file_read (path, 64 << 20, &contents, &length, error)) {
     JsonParser *parser = json_parser_new ();
+    GError *parse_error = NULL;
 
-    if (json_parser_load_from_data (parser, contents, (gssize) length, error)
-        && json_parser_get_root (parser) != NULL
-        && JSON_NODE_HOLDS_ARRAY (json_parser_get_root (parser)))
-      recorded = json_node_copy (json_parser_get_root (parser));
-    else if (error != NULL && *error == NULL)
+    if (!json_parser_load_from_data (parser, contents, (gssize) length,
+            &parse_error)) {
+      /* json-glib says "<data>:1:2: ...": the file is named here */
+      gchar *path_shown = wsi_text_escape (path, -1);
+
       g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_INVAL,
-          "%s: not a JSON array of elements", path);
+          "%s: not valid JSON (%s)", path_shown, parse_error->message);
+      g_free (path_shown);
+      g_error_free (parse_error);
+    } else if (json_parser_get_root (parser) != NULL
+        && JSON_NODE_HOLDS_ARRAY (json_parser_get_root (parser))) {
+      recorded = json_node_copy (json_parser_get_root (parser));
+    } else {
+      gchar *path_shown = wsi_text_escape (path, -1);
+
+      g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_INVAL,
+          "%s: not a JSON array of elements", path_shown);
+      g_free (path_shown);
+    }
     g_object_unref (parser);
   }
   g_free (contents);

@@ -127,18 +127,15 @@
 #include "wsitilecache.h"
 #include <glib/gstdio.h>
 #include <openslide.h>
-#include <tiffio.h>
 #include <stdio.h>
-#include <jpeglib.h>
-#include <setjmp.h>
 #include <fcntl.h>
 #include <unistd.h>
 #include <string.h>
 #include <stdlib.h>
 #include <math.h>
-#include <sys/resource.h>
 
 #include "wsitestslide.h"
+#include "benchjpeglimit.h"
 
 #define OUT_SIZE 256
 #define PATCHES_PER_VISIT 4
@@ -147,16 +144,6 @@
 
 /* ---- slides ------------------------------------------------------------- */
 
-/* One pyramid level as the limit loop sees it. */
-typedef struct
-{
-  guint32 width, height, tile_w, tile_h, across, down;
-  guint64 *offsets, *counts;
-  guint8 *tables;
-  gsize tables_size;
-  gboolean rgb;
-} LimitLevel;
-
 typedef struct
 {
   gchar *path;
@@ -164,7 +151,7 @@ typedef struct
   WsiTestSlideSpec spec;        /* generated slides: the tissue ground truth */
   WsiSlide *info;               /* opened with "openslide": levels, plans */
   int fd;
-  LimitLevel *levels;           /* info->level_count entries */
+  BenchJpegLevel *levels;       /* info->level_count entries */
 } BenchSlide;
 
 typedef enum
@@ -327,114 +314,13 @@ static Contender order[N_CONTENDERS];
 static guint n_order;
 static gchar *tiff_missing;     /* why the tiff columns read n/a */
 
-/* ---- the limit loop's view of a slide ------------------------------------ */
-
-static void
-limit_levels_free (LimitLevel * levels, gint n)
-{
-  gint i;
-
-  if (levels == NULL)
-    return;
-  for (i = 0; i < n; i++) {
-    g_free (levels[i].offsets);
-    g_free (levels[i].counts);
-    g_free (levels[i].tables);
-  }
-  g_free (levels);
-}
-
-/* Matches every level of @info to a tiled 8-bit 3-sample JPEG directory of
- * the same size and copies its tile table and JPEGTables out. */
-static LimitLevel *
-limit_levels_read (const gchar * path, const WsiSlide * info, gchar ** why)
-{
-  LimitLevel *levels = g_new0 (LimitLevel, info->level_count);
-  TIFFErrorHandler old_warn = TIFFSetWarningHandler (NULL);
-  TIFFErrorHandler old_err = TIFFSetErrorHandler (NULL);
-  TIFF *tif = TIFFOpen (path, "r");
-  gint found = 0, l;
-
-  if (tif == NULL) {
-    *why = g_strdup ("libtiff cannot open it");
-    goto fail;
-  }
-  do {
-    guint32 w = 0, h = 0, tw = 0, th = 0, n_tables = 0;
-    guint16 compression = 0, photometric = 0, spp = 0, bps = 0;
-    uint64_t *offsets = NULL, *counts = NULL;
-    void *tables = NULL;
-    LimitLevel *lv = NULL;
-    gsize n;
-
-    if (!TIFFIsTiled (tif))
-      continue;
-    TIFFGetField (tif, TIFFTAG_IMAGEWIDTH, &w);
-    TIFFGetField (tif, TIFFTAG_IMAGELENGTH, &h);
-    TIFFGetField (tif, TIFFTAG_TILEWIDTH, &tw);
-    TIFFGetField (tif, TIFFTAG_TILELENGTH, &th);
-    TIFFGetFieldDefaulted (tif, TIFFTAG_COMPRESSION, &compression);
-    TIFFGetFieldDefaulted (tif, TIFFTAG_PHOTOMETRIC, &photometric);
-    TIFFGetFieldDefaulted (tif, TIFFTAG_SAMPLESPERPIXEL, &spp);
-    TIFFGetFieldDefaulted (tif, TIFFTAG_BITSPERSAMPLE, &bps);
-    for (l = 0; l < info->level_count; l++) {
-      if (levels[l].width == 0 && info->level_width[l] == w
-          && info->level_height[l] == h) {
-        lv = &levels[l];
-        break;
-      }
-    }
-    if (lv == NULL || compression != COMPRESSION_JPEG || spp != 3 || bps != 8
-        || tw == 0 || th == 0)
-      continue;
-    if (!TIFFGetField (tif, TIFFTAG_TILEOFFSETS, &offsets)
-        || !TIFFGetField (tif, TIFFTAG_TILEBYTECOUNTS, &counts))
-      continue;
-    lv->width = w;
-    lv->height = h;
-    lv->tile_w = tw;
-    lv->tile_h = th;
-    lv->across = (w + tw - 1) / tw;
-    lv->down = (h + th - 1) / th;
-    n = (gsize) lv->across * lv->down;
-    if (n > TIFFNumberOfTiles (tif))
-      n = TIFFNumberOfTiles (tif);
-    lv->offsets = g_new0 (guint64, (gsize) lv->across * lv->down);
-    lv->counts = g_new0 (guint64, (gsize) lv->across * lv->down);
-    memcpy (lv->offsets, offsets, n * sizeof (guint64));
-    memcpy (lv->counts, counts, n * sizeof (guint64));
-    if (TIFFGetField (tif, TIFFTAG_JPEGTABLES, &n_tables, &tables)
-        && n_tables > 0) {
-      lv->tables = g_memdup2 (tables, n_tables);
-      lv->tables_size = n_tables;
-    }
-    lv->rgb = photometric == PHOTOMETRIC_RGB;
-    found++;
-  } while (TIFFReadDirectory (tif));
-  TIFFClose (tif);
-  if (found != info->level_count) {
-    *why = g_strdup_printf ("%d of %d levels are JPEG-tiled TIFF "
-        "directories", found, info->level_count);
-    goto fail;
-  }
-  TIFFSetWarningHandler (old_warn);
-  TIFFSetErrorHandler (old_err);
-  return levels;
-
-fail:
-  TIFFSetWarningHandler (old_warn);
-  TIFFSetErrorHandler (old_err);
-  limit_levels_free (levels, info->level_count);
-  return NULL;
-}
-
 static void
 bench_slide_free (BenchSlide * s)
 {
   if (s->fd >= 0)
     close (s->fd);
   if (s->info) {
-    limit_levels_free (s->levels, s->info->level_count);
+    bench_jpeg_levels_free (s->levels, s->info->level_count);
     wsi_slide_close (s->info);
   }
   g_free (s->path);
@@ -488,7 +374,7 @@ bench_slide_new (const gchar * path, const WsiTestSlideSpec * spec)
     }
     wsi_slide_close (t);
   }
-  s->levels = limit_levels_read (path, s->info, &why);
+  s->levels = bench_jpeg_levels_read (path, s->info, &why);
   if (s->levels == NULL) {
     g_printerr ("skipping %s for the limit loop: %s\n", path, why);
     goto fail;
@@ -786,7 +672,7 @@ warm_page_cache (GPtrArray * slides, const Patch * patches, guint n)
   for (i = 0; i < n; i++) {
     const Patch *p = &patches[i];
     const BenchSlide *s = g_ptr_array_index (slides, p->slide);
-    const LimitLevel *lv = &s->levels[p->level];
+    const BenchJpegLevel *lv = &s->levels[p->level];
     gdouble ds = s->info->level_downsample[p->level];
     gint64 lx = (gint64) (p->x / ds), ly = (gint64) (p->y / ds), c, r;
 
@@ -810,118 +696,12 @@ warm_page_cache (GPtrArray * slides, const Patch * patches, guint n)
 
 /* ---- the limit loop: libjpeg-turbo alone ---------------------------------- */
 
-typedef struct
-{
-  struct jpeg_decompress_struct cinfo;
-  struct jpeg_error_mgr pub;
-  jmp_buf jmp;
-  gchar message[JMSG_LENGTH_MAX];
-  const guint8 *tables_loaded;
-  guint8 *data;                 /* compressed tile */
-  gsize data_cap;
-  guint8 *pixels;               /* decoded tile, BGRA */
-  gsize pixels_cap;
-  JSAMPROW *rows;
-  guint rows_cap;
-} LimitDecoder;
-
-static void
-limit_error_exit (j_common_ptr cinfo)
-{
-  LimitDecoder *dec = (LimitDecoder *) cinfo->client_data;
-
-  cinfo->err->format_message (cinfo, dec->message);
-  longjmp (dec->jmp, 1);
-}
-
-static void
-limit_output_message (j_common_ptr cinfo)
-{
-}
-
-static void
-limit_decoder_init (LimitDecoder * dec, guint max_tile_w, guint max_tile_h)
-{
-  memset (dec, 0, sizeof (*dec));
-  dec->cinfo.err = jpeg_std_error (&dec->pub);
-  dec->pub.error_exit = limit_error_exit;
-  dec->pub.output_message = limit_output_message;
-  dec->cinfo.client_data = dec;
-  jpeg_create_decompress (&dec->cinfo);
-  dec->pixels_cap = (gsize) max_tile_w * max_tile_h * 4;
-  dec->pixels = g_malloc (dec->pixels_cap);
-  dec->rows_cap = max_tile_h;
-  dec->rows = g_new (JSAMPROW, dec->rows_cap);
-}
-
-static void
-limit_decoder_clear (LimitDecoder * dec)
-{
-  jpeg_destroy_decompress (&dec->cinfo);
-  g_free (dec->data);
-  g_free (dec->pixels);
-  g_free (dec->rows);
-}
-
-/* One whole tile, at 1/@scale, into dec->pixels. */
-static gboolean
-limit_decode_tile (LimitDecoder * dec, const BenchSlide * s,
-    const LimitLevel * lv, gsize k, guint scale)
-{
-  struct jpeg_decompress_struct *cinfo = &dec->cinfo;
-  gsize n = lv->counts[k];
-  guint i;
-
-  if (n == 0)
-    return TRUE;                /* a missing tile: nothing to decode */
-  if (n > dec->data_cap) {
-    dec->data_cap = n;
-    dec->data = g_realloc (dec->data, n);
-  }
-  if (pread (s->fd, dec->data, n, lv->offsets[k]) != (gssize) n) {
-    g_strlcpy (dec->message, "short read", sizeof (dec->message));
-    return FALSE;
-  }
-  if (setjmp (dec->jmp)) {
-    jpeg_abort_decompress (cinfo);
-    dec->tables_loaded = NULL;
-    return FALSE;
-  }
-  if (lv->tables != NULL && lv->tables != dec->tables_loaded) {
-    jpeg_mem_src (cinfo, lv->tables, lv->tables_size);
-    jpeg_read_header (cinfo, FALSE);
-    dec->tables_loaded = lv->tables;
-  }
-  jpeg_mem_src (cinfo, dec->data, n);
-  jpeg_read_header (cinfo, TRUE);
-  if (lv->rgb)
-    cinfo->jpeg_color_space = JCS_RGB;
-  cinfo->out_color_space = JCS_EXT_BGRA;
-  cinfo->scale_num = 1;
-  cinfo->scale_denom = scale;
-  jpeg_start_decompress (cinfo);
-  if ((gsize) cinfo->output_width * cinfo->output_height * 4 > dec->pixels_cap
-      || cinfo->output_height > dec->rows_cap) {
-    dec->pixels_cap = (gsize) cinfo->output_width * cinfo->output_height * 4;
-    dec->pixels = g_realloc (dec->pixels, dec->pixels_cap);
-    dec->rows_cap = cinfo->output_height;
-    dec->rows = g_renew (JSAMPROW, dec->rows, dec->rows_cap);
-  }
-  for (i = 0; i < cinfo->output_height; i++)
-    dec->rows[i] = dec->pixels + (gsize) i * cinfo->output_width * 4;
-  while (cinfo->output_scanline < cinfo->output_height)
-    jpeg_read_scanlines (cinfo, dec->rows + cinfo->output_scanline,
-        cinfo->output_height - cinfo->output_scanline);
-  jpeg_finish_decompress (cinfo);
-  return TRUE;
-}
-
 /* Every tile the patch's level region touches, whole. */
 static gboolean
-limit_read_patch (LimitDecoder * dec, const BenchSlide * s, const Patch * p,
-    guint * tiles)
+limit_read_patch (BenchJpegDecoder * dec, const BenchSlide * s,
+    const Patch * p, guint * tiles)
 {
-  const LimitLevel *lv = &s->levels[p->level];
+  const BenchJpegLevel *lv = &s->levels[p->level];
   gdouble ds = s->info->level_downsample[p->level];
   gint64 lx = (gint64) (p->x / ds), ly = (gint64) (p->y / ds);
   gint64 c0 = lx / lv->tile_w, r0 = ly / lv->tile_h;
@@ -931,7 +711,8 @@ limit_read_patch (LimitDecoder * dec, const BenchSlide * s, const Patch * p,
 
   for (r = r0; r <= r1; r++) {
     for (c = c0; c <= c1; c++) {
-      if (!limit_decode_tile (dec, s, lv, r * lv->across + c, p->scale))
+      if (!bench_jpeg_decode_tile (dec, s->fd, lv, r * lv->across + c,
+              p->scale))
         return FALSE;
       (*tiles)++;
     }
@@ -996,7 +777,7 @@ worker_main (gpointer data)
   guint32 *argb = NULL;
   guint8 *rgb = NULL;
   WsiReadContext *ctx = NULL;
-  LimitDecoder dec;
+  BenchJpegDecoder dec;
   WsiImage out = { 0, };
   guint i;
 
@@ -1016,7 +797,7 @@ worker_main (gpointer data)
       out.format = WSI_PIXEL_RGB;
       break;
     case C_LIBJPEG:
-      limit_decoder_init (&dec, run->max_tile_w, run->max_tile_h);
+      bench_jpeg_decoder_init (&dec, run->max_tile_w, run->max_tile_h);
       break;
     default:
       g_assert_not_reached ();
@@ -1078,18 +859,8 @@ worker_main (gpointer data)
   if (ctx)
     wsi_read_context_free (ctx);
   if (run->contender == C_LIBJPEG)
-    limit_decoder_clear (&dec);
+    bench_jpeg_decoder_clear (&dec);
   return NULL;
-}
-
-static gdouble
-cpu_seconds (void)
-{
-  struct rusage usage;
-
-  getrusage (RUSAGE_SELF, &usage);
-  return usage.ru_utime.tv_sec + usage.ru_utime.tv_usec / 1e6 +
-      usage.ru_stime.tv_sec + usage.ru_stime.tv_usec / 1e6;
 }
 
 /* Opens the contender's handles (untimed), runs @threads workers over the
@@ -1171,7 +942,7 @@ run_contender (Contender contender, GPtrArray * slides, const Patch * patches,
   g_mutex_lock (&run.lock);
   while (run.ready < threads)
     g_cond_wait (&run.cond, &run.lock);
-  cpu = cpu_seconds ();
+  cpu = bench_cpu_seconds ();
   start = g_get_monotonic_time ();
   run.go = TRUE;
   g_cond_broadcast (&run.cond);
@@ -1180,7 +951,7 @@ run_contender (Contender contender, GPtrArray * slides, const Patch * patches,
     g_thread_join (workers[t].thread);
     end = MAX (end, workers[t].end);
   }
-  cpu = cpu_seconds () - cpu;
+  cpu = bench_cpu_seconds () - cpu;
 
   result.ok = TRUE;
   for (t = 0; t < threads; t++) {

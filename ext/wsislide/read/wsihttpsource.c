@@ -37,9 +37,12 @@ typedef struct
   gchar **headers;
   WsiFetchStats stats;
   GPtrArray *inflight;          /* Prefetch being fetched (prefetch_lock) */
-  /* The range cache's owner key: "display identity" (interned) when the
-   * identity is pinned, so every open of the same object shares bytes. */
-  const gchar *cache_key;
+  /* The range cache's owner key (compared by address): "display size
+   * identity" (interned) when the identity is pinned, so every open of the
+   * same object shares bytes; else the source itself, whose bytes no other
+   * open may use and which are dropped with it (an interned name per
+   * unpinned open would be kept for the life of the process). */
+  gconstpointer cache_key;
   gboolean pinned;
 } WsiHttpSource;
 
@@ -800,11 +803,13 @@ wsi_http_source_open (const gchar * url, const gchar * display_uri,
   wsi_byte_source_init (&hs->parent, &http_source_class, url, display, size,
       identity, FALSE);
   hs->pinned = hs->etag != NULL || hs->last_modified != NULL;
-  {
-    gchar *key = hs->pinned ? g_strdup_printf ("%s %" G_GUINT64_FORMAT " %s",
-        display, size, identity) : g_strdup_printf ("%p", (gpointer) hs);
+  if (hs->pinned) {
+    gchar *key = g_strdup_printf ("%s %" G_GUINT64_FORMAT " %s", display,
+        size, identity);
     hs->cache_key = g_intern_string (key);
     g_free (key);
+  } else {
+    hs->cache_key = hs;
   }
   g_mutex_lock (&open_lock);
   open_sources = g_list_prepend (open_sources, hs);

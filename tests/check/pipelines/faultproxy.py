@@ -30,6 +30,9 @@ botocore is installed (python3-botocore) the signature must also equal
 botocore's (AWS's own SigV4 implementation); "sigv4-botocore N" in the
 report counts those checks.
 
+With --unpinned it drops ETag and Last-Modified from every response: the
+object has no identity a client could pin (a server that sends neither).
+
 With --odd-tokens it rewrites each NextContinuationToken of a listing into
 one holding '+', '/' and '=' (as S3's own tokens do) and maps it back on
 the next request, so that a client must encode them right, and sign them
@@ -221,7 +224,7 @@ def spoil_range(value, fault):
 
 
 def make_handler(upstream_port, delay_s, faults, sigv4_secret=None,
-                 odd_tokens=None):
+                 odd_tokens=None, unpinned=False):
     class Handler(http.server.BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
@@ -281,6 +284,8 @@ def make_handler(upstream_port, delay_s, faults, sigv4_secret=None,
                 if kl in ("connection", "keep-alive", "transfer-encoding",
                           "date", "server"):
                     continue
+                if unpinned and kl in ("etag", "last-modified"):
+                    continue
                 if kl == "content-length":
                     v = str(len(body))
                 if kl == "content-range" and fault is not None and (
@@ -316,13 +321,15 @@ def main():
     ap.add_argument("--max-seconds", type=float, default=600)
     ap.add_argument("--sigv4-secret")
     ap.add_argument("--odd-tokens", action="store_true")
+    ap.add_argument("--unpinned", action="store_true")
     args = ap.parse_args()
 
     faults = Faults(args.fault)
     server = Server(("127.0.0.1", 0),
                     make_handler(args.upstream_port, args.delay_ms / 1000,
                                  faults, args.sigv4_secret,
-                                 OddTokens() if args.odd_tokens else None))
+                                 OddTokens() if args.odd_tokens else None,
+                                 args.unpinned))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     print(server.server_address[1], flush=True)
 

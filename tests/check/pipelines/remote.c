@@ -455,6 +455,57 @@ GST_START_TEST (test_reopen_asks_the_head_once)
 
 GST_END_TEST;
 
+/* An object whose server sends neither ETag nor Last-Modified cannot be
+ * pinned: each open keeps its bytes to itself and drops them at close. Its
+ * range-cache key is the open itself, never a string interned for it (an
+ * interned string lives as long as the process: one per open, opened again
+ * and again by a cycling stream, grew without bound). The witness: the
+ * name the key had ("%p" of the source) is not in GLib's string table
+ * after any of the opens, and every open still reads the right bytes. */
+GST_START_TEST (test_unpinned_opens_intern_no_key)
+{
+  const gchar *args[] = { "--unpinned", NULL };
+  gchar *path = g_build_filename (www, "unpinned.tiff", NULL);
+  gchar *report = g_build_filename (tmpdir, "unpinned-report.txt", NULL);
+  gchar *why = NULL, *url, *on_disk;
+  guint8 bytes[4096];
+  gsize size;
+  WsiProxy proxy;
+  guint i;
+
+  write_slide_sized (path, 9, 512, 384);
+  fail_unless (g_file_get_contents (path, &on_disk, &size, NULL));
+  fail_unless (wsi_proxy_start (&proxy, nginx.port, report, args, &why),
+      "%s", why);
+  url = url_of (proxy.port, "unpinned.tiff");
+  for (i = 0; i < 16; i++) {
+    GError *err = NULL;
+    WsiByteSource *source = wsi_byte_source_open (url, &err);
+    gchar *name;
+
+    fail_unless (source != NULL, "%s", err ? err->message : "");
+    fail_unless_equals_string (wsi_byte_source_get_identity (source),
+        "unpinned");
+    fail_unless (wsi_byte_source_read (source, size - sizeof (bytes),
+            sizeof (bytes), bytes, &err), "%s", err ? err->message : "");
+    fail_unless (memcmp (bytes, on_disk + size - sizeof (bytes),
+            sizeof (bytes)) == 0, "open %u read other bytes", i);
+    name = g_strdup_printf ("%p", (gpointer) source);
+    fail_unless (g_quark_try_string (name) == 0, "open %u of an unpinned "
+        "object interned its cache key \"%s\"", i, name);
+    wsi_byte_source_unref (source);
+    fail_unless (g_quark_try_string (name) == 0);
+    g_free (name);
+  }
+  wsi_proxy_stop (&proxy, NULL);
+  g_free (url);
+  g_free (on_disk);
+  g_free (report);
+  g_free (path);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_remote_stats)
 {
   const gchar *args[] = { "--delay-ms", "10", "--fault", "503:3-4", NULL };
@@ -1600,6 +1651,7 @@ remote_suite (void)
   tcase_add_test (tc, test_s3rver_dicom_prefix);
   tcase_add_test (tc, test_remote_stats);
   tcase_add_test (tc, test_reopen_asks_the_head_once);
+  tcase_add_test (tc, test_unpinned_opens_intern_no_key);
   tcase_add_test (tc, test_s3_and_gs_locations);
   tcase_add_test (tc, test_index_cache);
   tcase_add_test (tc, test_s3rver_signed);
