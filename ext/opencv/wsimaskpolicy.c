@@ -15,6 +15,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <gst/wsi/wsilockedstr.h>
 
 #include "wsimaskcache.h"
 #include "wsimaskpolicy.h"
@@ -134,12 +135,7 @@ wsi_mask_policy_set_dir (WsiMaskPolicy * policy, const gchar * dir)
 gchar *
 wsi_mask_policy_dup_dir (WsiMaskPolicy * policy)
 {
-  gchar *dir;
-
-  g_mutex_lock (&policy->lock);
-  dir = g_strdup (policy->dir);
-  g_mutex_unlock (&policy->lock);
-  return dir;
+  return wsi_locked_str_dup (&policy->lock, &policy->dir);
 }
 
 void

@@ -853,8 +853,10 @@ gst_patch_reader_class_init (GstPatchReaderClass * klass)
           "since the next patch of the row or the next row needs the rest, so "
           "each tile of the grid is decoded once (the cache must hold about "
           "two rows of the slide's tiles: 12 MB for a 24000 px wide slide "
-          "read at 1/2). false = a tile is kept when asked for twice (random "
-          "patches). The pixels are the same either way. Default false",
+          "read at 1/2; rows the grid has passed and other slides' tiles "
+          "are evicted as it moves on). false = a tile is kept when asked for "
+          "twice (random patches). The pixels are the same either way. "
+          "Default false",
           FALSE, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_PLAYING));
   g_object_class_install_property (gobject_class, PROP_READ_AHEAD,

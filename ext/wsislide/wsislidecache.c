@@ -15,6 +15,8 @@
 
 #include "wsislidecache.h"
 
+#include <gst/wsi/wsilockedstr.h>
+
 struct _WsiSlideCache
 {
   GMutex lock;
@@ -228,21 +230,14 @@ wsi_slide_cache_get_max_open (WsiSlideCache * cache)
 void
 wsi_slide_cache_set_backend (WsiSlideCache * cache, const gchar * name)
 {
-  g_mutex_lock (&cache->lock);
-  g_free (cache->backend);
-  cache->backend = g_strdup (name ? name : WSI_BACKEND_AUTO);
-  g_mutex_unlock (&cache->lock);
+  wsi_locked_str_set (&cache->lock, &cache->backend,
+      name ? name : WSI_BACKEND_AUTO);
 }
 
 gchar *
 wsi_slide_cache_get_backend (WsiSlideCache * cache)
 {
-  gchar *name;
-
-  g_mutex_lock (&cache->lock);
-  name = g_strdup (cache->backend);
-  g_mutex_unlock (&cache->lock);
-  return name;
+  return wsi_locked_str_dup (&cache->lock, &cache->backend);
 }
 
 gboolean

@@ -157,15 +157,6 @@ typedef struct
   WsiRandStainDist randstain_dist;      /* n_slides 0: none yet */
 } NormWork;
 
-typedef enum
-{
-  SOURCE_NONE, SOURCE_SLIDE, SOURCE_PATCH, SOURCE_FALLBACK, N_SOURCES
-} StainSource;
-
-static const gchar *const source_names[N_SOURCES] = {
-  "none", "slide", "patch", "fallback"
-};
-
 struct _GstStainNorm
 {
   WsiPoolElement parent;
@@ -195,7 +186,7 @@ struct _GstStainNorm
   gboolean views;               /* multi-view buffers of n_views */
   guint n_views;
 
-  gint counts[N_SOURCES];       /* atomics; patch counts wrap at 2^31 */
+  gint counts[WSI_STAIN_N_SOURCES];       /* atomics; patch counts wrap at 2^31 */
 };
 
 static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink",
@@ -340,37 +331,37 @@ norm_thread_state_free (WsiPoolElement * element, gpointer state)
 }
 
 /* The source estimate for the patch @image with meta @meta, and the plan;
- * the source used, SOURCE_NONE when nothing applies. */
-static StainSource
+ * the source used, WSI_STAIN_SOURCE_NONE when nothing applies. */
+static WsiStainSource
 choose_plan (GstStainNorm * self, const GstStructure * meta,
     const WsiStainImage * image, const gdouble * alpha, const gdouble * beta,
     const WsiStainLab * target_lab, WsiStainPlan * plan, gdouble * used)
 {
   WsiStainMatrix m;
   WsiStainLab lab;
-  StainSource source = SOURCE_SLIDE;
+  WsiStainSource source = WSI_STAIN_SOURCE_SLIDE;
 
   /* Reinhard with randstain and no reference: undrawn patches pass */
   if (self->method == WSI_STAIN_REINHARD && target_lab == NULL)
-    return SOURCE_NONE;
+    return WSI_STAIN_SOURCE_NONE;
 
   if (self->estimate == STAIN_ESTIMATE_PATCH) {
     WsiStainPixels px = { image, NULL, 0 };
 
-    source = SOURCE_FALLBACK;
+    source = WSI_STAIN_SOURCE_FALLBACK;
     if (wsi_stain_tissue_share (image) >= self->min_tissue) {
       if (self->method == WSI_STAIN_MACENKO
           && wsi_stain_estimate_macenko (&px, &m, NULL)
           && wsi_stain_plan_macenko_jitter (plan, &m, &self->target_matrix,
               alpha, beta))
-        source = SOURCE_PATCH;
+        source = WSI_STAIN_SOURCE_PATCH;
       else if (self->method == WSI_STAIN_REINHARD
           && wsi_stain_estimate_lab (&px, &lab)
           && wsi_stain_plan_reinhard (plan, &lab, target_lab))
-        source = SOURCE_PATCH;
+        source = WSI_STAIN_SOURCE_PATCH;
     }
   }
-  if (source != SOURCE_PATCH) {
+  if (source != WSI_STAIN_SOURCE_PATCH) {
     gboolean ok = FALSE;
 
     if (meta != NULL && self->method != WSI_STAIN_REINHARD)
@@ -382,7 +373,7 @@ choose_plan (GstStainNorm * self, const GstStructure * meta,
       ok = wsi_stain_meta_get_lab (meta, &lab)
           && wsi_stain_plan_reinhard (plan, &lab, target_lab);
     if (!ok)
-      return SOURCE_NONE;
+      return WSI_STAIN_SOURCE_NONE;
   }
   if (self->method != WSI_STAIN_REINHARD) {
     memcpy (used, m.stains[0], 3 * sizeof (gdouble));
@@ -410,31 +401,12 @@ patch_sequence (GstBuffer * buffer, const GstStructure * meta)
   return GST_BUFFER_OFFSET_IS_VALID (buffer) ? GST_BUFFER_OFFSET (buffer) : 0;
 }
 
-/* What one location's columns say: the first image's source and numbers,
- * and each image's draws (a field per view, ';' between views). */
-typedef struct
-{
-  StainSource source;
-  gdouble used[8];
-  GString *jitter, *randstain;
-  gboolean any_jitter, any_randstain;
-} NormColumns;
-
-static void
-append_numbers (GString * s, const gdouble * v, guint n)
-{
-  gchar *text = wsi_stain_format_numbers (v, n);
-
-  g_string_append (s, text);
-  g_free (text);
-}
-
 /* Normalises one image: a patch, or view @view of a multi-view buffer. */
 static void
 norm_image (GstStainNorm * self, const NormWork * work,
     const GstStructure * meta, guint64 sequence, guint view,
     const WsiStainImage * image, WsiStainScratch * scratch,
-    NormColumns * cols)
+    WsiStainColumns * cols)
 {
   gdouble alpha[2] = { 1.0, 1.0 }, beta[2] = { 0.0, 0.0 }, used[8];
   gboolean jittered = wsi_stain_jitter_draw (&work->jitter, sequence, view,
@@ -444,88 +416,28 @@ norm_image (GstStainNorm * self, const NormWork * work,
       && wsi_rand_stain_draw (&work->randstain_dist, work->jitter.seed,
       sequence, view, work->randstain_probability, &drawn);
   WsiStainPlan plan;
-  StainSource source;
+  WsiStainSource source;
 
   source = choose_plan (self, meta, image, alpha, beta, redrawn ? &drawn :
       (self->have_target_lab ? &self->target_lab : NULL), &plan, used);
-  if (source != SOURCE_NONE)
+  if (source != WSI_STAIN_SOURCE_NONE)
     wsi_stain_apply (&plan, image, scratch);
   g_atomic_int_inc (&self->counts[source]);
-  /* fields line up with views: one ';' before each view after the first */
-  if (cols->source == N_SOURCES) {
-    cols->source = source;
-    memcpy (cols->used, used, sizeof (used));
-  } else {
-    g_string_append_c (cols->jitter, ';');
-    g_string_append_c (cols->randstain, ';');
-  }
-  if (jittered && source != SOURCE_NONE) {
-    gdouble draws[4] = { alpha[0], alpha[1], beta[0], beta[1] };
+  {
+    const gdouble draws[4] = { alpha[0], alpha[1], beta[0], beta[1] };
 
-    append_numbers (cols->jitter, draws, 4);
-    cols->any_jitter = TRUE;
-  }
-  if (redrawn && source != SOURCE_NONE) {
-    gdouble t[6];
-
-    memcpy (t, drawn.mean, 3 * sizeof (gdouble));
-    memcpy (t + 3, drawn.std, 3 * sizeof (gdouble));
-    append_numbers (cols->randstain, t, 6);
-    cols->any_randstain = TRUE;
+    wsi_stain_columns_add (cols, source, used, jittered ? draws : NULL,
+        redrawn ? &drawn : NULL);
   }
 }
 
 /* Writes @cols into @meta (and frees its strings). */
 static void
 set_columns (GstStainNorm * self, GstStructure * meta, const NormWork * work,
-    NormColumns * cols)
+    WsiStainColumns * cols)
 {
-  static const gchar *const names[] = { WSI_STAIN_COL_SOURCE,
-    WSI_STAIN_COL_USED, WSI_STAIN_COL_JITTER, NULL
-  };
-  static const gchar *const rs_names[] = { WSI_STAIN_COL_RANDSTAIN,
-    WSI_STAIN_COL_RANDSTAIN_DIST, NULL
-  };
-  const gchar *values[4] = { NULL, NULL, NULL, NULL };
-  gchar *used_text = NULL, *dist_text = NULL;
-  const WsiRandStainDist *d = &work->randstain_dist;
-
-  if (meta != NULL) {
-    values[0] = source_names[cols->source];
-    if (cols->source != SOURCE_NONE)
-      used_text = wsi_stain_format_numbers (cols->used,
-          self->method != WSI_STAIN_REINHARD ? 8 : 6);
-    values[1] = used_text ? used_text : "";
-    values[2] = cols->any_jitter ? cols->jitter->str : "";
-    wsi_stain_meta_set_columns (meta, names, values);
-    if (work->randstain) {
-      if (d->n_slides > 0) {
-        gdouble t[13];
-
-        memcpy (t, d->mu, 6 * sizeof (gdouble));
-        memcpy (t + 6, d->sigma, 6 * sizeof (gdouble));
-        t[12] = d->n_slides;
-        dist_text = wsi_stain_format_numbers (t, 13);
-      }
-      values[0] = cols->any_randstain ? cols->randstain->str : "";
-      values[1] = dist_text ? dist_text : "";
-      values[2] = NULL;
-      wsi_stain_meta_set_columns (meta, rs_names, values);
-    }
-  }
-  g_free (used_text);
-  g_free (dist_text);
-  g_string_free (cols->jitter, TRUE);
-  g_string_free (cols->randstain, TRUE);
-}
-
-static void
-norm_columns_init (NormColumns * cols)
-{
-  memset (cols, 0, sizeof (*cols));
-  cols->source = N_SOURCES;
-  cols->jitter = g_string_new (NULL);
-  cols->randstain = g_string_new (NULL);
+  wsi_stain_columns_write (cols, meta, self->method != WSI_STAIN_REINHARD,
+      work->randstain ? &work->randstain_dist : NULL);
 }
 
 /* A multi-view buffer of one location: every view (one GstMemory each,
@@ -539,7 +451,7 @@ norm_views (GstStainNorm * self, NormWork * work, GstBuffer * buffer,
   const WsiPatchRecord *records = NULL;
   const WsiViewRecord *views = NULL;
   guint count = 0, n_total = 0, v;
-  NormColumns cols;
+  WsiStainColumns cols;
 
   if (meta != NULL) {
     records = wsi_patch_meta_records (meta, &count);
@@ -556,7 +468,7 @@ norm_views (GstStainNorm * self, NormWork * work, GstBuffer * buffer,
     gst_buffer_unref (buffer);
     return NULL;
   }
-  norm_columns_init (&cols);
+  wsi_stain_columns_init (&cols);
   for (v = 0; v < self->n_views; v++) {
     const WsiViewRecord *view = &views[v];
     gsize size = (gsize) view->out_width * view->out_height *
@@ -598,7 +510,7 @@ norm_process (WsiPoolElement * element, gpointer data, gpointer state)
   GstStructure *meta = wsi_patch_meta_get (buffer);
   GstVideoFrame frame;
   WsiStainImage image;
-  NormColumns cols;
+  WsiStainColumns cols;
 
   if (self->views)
     return norm_views (self, work, buffer, state);
@@ -621,7 +533,7 @@ norm_process (WsiPoolElement * element, gpointer data, gpointer state)
   image.r = self->r;
   image.g = self->g;
   image.b = self->b;
-  norm_columns_init (&cols);
+  wsi_stain_columns_init (&cols);
   norm_image (self, work, meta, patch_sequence (buffer, meta), 0, &image,
       state, &cols);
   gst_video_frame_unmap (&frame);
@@ -678,7 +590,7 @@ gst_stain_norm_start (WsiPoolElement * element, guint * n_threads)
   *n_threads = self->threads;
   reference = g_strdup (self->reference);
   GST_OBJECT_UNLOCK (self);
-  for (i = 0; i < N_SOURCES; i++)
+  for (i = 0; i < WSI_STAIN_N_SOURCES; i++)
     g_atomic_int_set (&self->counts[i], 0);
   wsi_rand_stain_clear (&self->randstain);
   wsi_rand_stain_init (&self->randstain);
@@ -831,19 +743,19 @@ gst_stain_norm_get_property (GObject * object, guint prop_id,
       break;
     case PROP_PATCHES_SLIDE:
       g_value_set_uint64 (value, (guint) g_atomic_int_get (&self->counts
-              [SOURCE_SLIDE]));
+              [WSI_STAIN_SOURCE_SLIDE]));
       break;
     case PROP_PATCHES_PATCH:
       g_value_set_uint64 (value, (guint) g_atomic_int_get (&self->counts
-              [SOURCE_PATCH]));
+              [WSI_STAIN_SOURCE_PATCH]));
       break;
     case PROP_PATCHES_FALLBACK:
       g_value_set_uint64 (value, (guint) g_atomic_int_get (&self->counts
-              [SOURCE_FALLBACK]));
+              [WSI_STAIN_SOURCE_FALLBACK]));
       break;
     case PROP_PATCHES_UNCHANGED:
       g_value_set_uint64 (value, (guint) g_atomic_int_get (&self->counts
-              [SOURCE_NONE]));
+              [WSI_STAIN_SOURCE_NONE]));
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);

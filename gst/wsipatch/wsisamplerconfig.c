@@ -19,6 +19,7 @@
 
 #include "wsisamplerconfig.h"
 #include "wsisamplerfootprint.h"
+#include "wsinumberlist.h"
 
 #define GST_CAT_DEFAULT gst_patch_sampler_debug
 
@@ -81,17 +82,7 @@ patch_sampler_set_mpp_list (GstPatchSampler * self, const gchar * name,
 gchar *
 patch_sampler_format_mpp_list (const gdouble * values, guint n)
 {
-  GString *text = g_string_new (NULL);
-  gchar number[G_ASCII_DTOSTR_BUF_SIZE];
-  guint i;
-
-  for (i = 0; i < n; i++) {
-    if (i > 0)
-      g_string_append_c (text, ',');
-    g_string_append (text, g_ascii_formatd (number, sizeof (number), "%g",
-            values[i]));
-  }
-  return g_string_free (text, FALSE);
+  return wsi_number_list_format (values, n, ',', "%g");
 }
 
 /* A double property that must be > 0 (the range check lets NaN through).

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "wsistain.h"
+#include "wsinumberlist.h"
 
 /* torchstain's HERef (columns H, E) and maxCRef. */
 const WsiStainMatrix wsi_stain_macenko_default = {
@@ -1177,20 +1178,11 @@ wsi_stain_apply (const WsiStainPlan * plan, const WsiStainImage * im,
 
 /* ---- text ---------------------------------------------------------------- */
 
+/* %.17g: every double reads back exactly (wsi_stain_parse_numbers) */
 gchar *
 wsi_stain_format_numbers (const gdouble * values, guint n)
 {
-  GString *s = g_string_new (NULL);
-  gchar buf[G_ASCII_DTOSTR_BUF_SIZE];
-  guint i;
-
-  for (i = 0; i < n; i++) {
-    if (i > 0)
-      g_string_append_c (s, ' ');
-    g_string_append (s, g_ascii_formatd (buf, sizeof (buf), "%.17g",
-            values[i]));
-  }
-  return g_string_free (s, FALSE);
+  return wsi_number_list_format (values, n, ' ', "%.17g");
 }
 
 gboolean

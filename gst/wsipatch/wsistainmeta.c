@@ -14,6 +14,7 @@
 #endif
 
 #include <gst/wsi/wsirecord.h>
+#include <string.h>
 
 #include "wsistainmeta.h"
 
@@ -79,4 +80,93 @@ wsi_stain_meta_get_lab (const GstStructure * s, WsiStainLab * out)
           0), out->mean, 3)
       && wsi_stain_parse_numbers (wsi_meta_column (s, WSI_STAIN_COL_LAB_STD,
           0), out->std, 3);
+}
+
+static const gchar *const source_names[WSI_STAIN_N_SOURCES] = {
+  "none", "slide", "patch", "fallback"
+};
+
+void
+wsi_stain_columns_init (WsiStainColumns * cols)
+{
+  memset (cols, 0, sizeof (*cols));
+  cols->source = WSI_STAIN_N_SOURCES;
+  cols->jitter = g_string_new (NULL);
+  cols->randstain = g_string_new (NULL);
+}
+
+static void
+append_numbers (GString * s, const gdouble * v, guint n)
+{
+  gchar *text = wsi_stain_format_numbers (v, n);
+
+  g_string_append (s, text);
+  g_free (text);
+}
+
+void
+wsi_stain_columns_add (WsiStainColumns * cols, WsiStainSource source,
+    const gdouble * used, const gdouble * jitter, const WsiStainLab * drawn)
+{
+  /* fields line up with views: one ';' before each view after the first */
+  if (cols->source == WSI_STAIN_N_SOURCES) {
+    cols->source = source;
+    memcpy (cols->used, used, sizeof (cols->used));
+  } else {
+    g_string_append_c (cols->jitter, ';');
+    g_string_append_c (cols->randstain, ';');
+  }
+  if (jitter != NULL && source != WSI_STAIN_SOURCE_NONE) {
+    append_numbers (cols->jitter, jitter, 4);
+    cols->any_jitter = TRUE;
+  }
+  if (drawn != NULL && source != WSI_STAIN_SOURCE_NONE) {
+    gdouble t[6];
+
+    memcpy (t, drawn->mean, 3 * sizeof (gdouble));
+    memcpy (t + 3, drawn->std, 3 * sizeof (gdouble));
+    append_numbers (cols->randstain, t, 6);
+    cols->any_randstain = TRUE;
+  }
+}
+
+void
+wsi_stain_columns_write (WsiStainColumns * cols, GstStructure * meta,
+    gboolean matrix, const WsiRandStainDist * dist)
+{
+  static const gchar *const names[] = { WSI_STAIN_COL_SOURCE,
+    WSI_STAIN_COL_USED, WSI_STAIN_COL_JITTER, NULL
+  };
+  static const gchar *const rs_names[] = { WSI_STAIN_COL_RANDSTAIN,
+    WSI_STAIN_COL_RANDSTAIN_DIST, NULL
+  };
+  const gchar *values[4] = { NULL, NULL, NULL, NULL };
+  gchar *used_text = NULL, *dist_text = NULL;
+
+  if (meta != NULL) {
+    values[0] = source_names[cols->source];
+    if (cols->source != WSI_STAIN_SOURCE_NONE)
+      used_text = wsi_stain_format_numbers (cols->used, matrix ? 8 : 6);
+    values[1] = used_text ? used_text : "";
+    values[2] = cols->any_jitter ? cols->jitter->str : "";
+    wsi_stain_meta_set_columns (meta, names, values);
+    if (dist != NULL) {
+      if (dist->n_slides > 0) {
+        gdouble t[13];
+
+        memcpy (t, dist->mu, 6 * sizeof (gdouble));
+        memcpy (t + 6, dist->sigma, 6 * sizeof (gdouble));
+        t[12] = dist->n_slides;
+        dist_text = wsi_stain_format_numbers (t, 13);
+      }
+      values[0] = cols->any_randstain ? cols->randstain->str : "";
+      values[1] = dist_text ? dist_text : "";
+      values[2] = NULL;
+      wsi_stain_meta_set_columns (meta, rs_names, values);
+    }
+  }
+  g_free (used_text);
+  g_free (dist_text);
+  g_string_free (cols->jitter, TRUE);
+  g_string_free (cols->randstain, TRUE);
 }

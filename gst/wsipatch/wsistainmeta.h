@@ -36,7 +36,12 @@
  * std_b", "" when not drawn) and stain-randstain-dist (the distribution it
  * was drawn from: six means, six deviations, the slides it counts). On a
  * multi-view buffer stain-jitter and stain-randstain hold a field per view,
- * ';' between them ("" for an undrawn view).
+ * ';' between them ("" for an undrawn view). stainnorm gathers a
+ * location's columns in a WsiStainColumns: wsi_stain_columns_add() once
+ * per image (the patch, or each view in order; the first image's source
+ * and numbers are the location's, the draws are kept only for an image
+ * that was normalised), wsi_stain_columns_write() once, which also frees
+ * what was gathered (with a NULL meta: frees only).
  *
  * Cost: a string per column per patch (copied by the elements that copy
  * the meta). Threading: none of its own.
@@ -47,6 +52,7 @@
 
 #include <gst/gst.h>
 #include "wsistain.h"
+#include "wsirandstain.h"
 
 G_BEGIN_DECLS
 
@@ -62,6 +68,39 @@ G_BEGIN_DECLS
 #define WSI_STAIN_COL_JITTER "stain-jitter"
 #define WSI_STAIN_COL_RANDSTAIN "stain-randstain"
 #define WSI_STAIN_COL_RANDSTAIN_DIST "stain-randstain-dist"
+
+/* Where the estimate stainnorm applied to an image came from: the
+ * values of stain-source. */
+typedef enum
+{
+  WSI_STAIN_SOURCE_NONE,        /* passed unchanged */
+  WSI_STAIN_SOURCE_SLIDE,
+  WSI_STAIN_SOURCE_PATCH,
+  WSI_STAIN_SOURCE_FALLBACK,    /* the slide's: too little tissue */
+  WSI_STAIN_N_SOURCES
+} WsiStainSource;
+
+/* What one location's stainnorm columns say: the first image's source and
+ * numbers, and each image's draws (a field per view, ';' between). */
+typedef struct
+{
+  WsiStainSource source;        /* WSI_STAIN_N_SOURCES: no image yet */
+  gdouble used[8];
+  GString *jitter, *randstain;
+  gboolean any_jitter, any_randstain;
+} WsiStainColumns;
+
+void wsi_stain_columns_init (WsiStainColumns * cols);
+/* One image: @used the numbers of the estimate applied (8 for a matrix, 6
+ * for lab statistics), @jitter the "alpha_h alpha_e beta_h beta_e" drawn
+ * or NULL, @drawn the RandStainNA target drawn or NULL. */
+void wsi_stain_columns_add (WsiStainColumns * cols, WsiStainSource source,
+    const gdouble * used, const gdouble * jitter, const WsiStainLab * drawn);
+/* Sets stain-source, stain-used (8 numbers with @matrix, else 6) and
+ * stain-jitter on @meta, and with @dist (randstain on) stain-randstain and
+ * stain-randstain-dist; frees @cols' strings. */
+void wsi_stain_columns_write (WsiStainColumns * cols, GstStructure * meta,
+    gboolean matrix, const WsiRandStainDist * dist);
 
 /* Sets (or replaces) the columns @names (NULL-terminated) of @s, a slide
  * meta or a one-location patch meta, to @values; other columns stay. */

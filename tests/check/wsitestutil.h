@@ -205,6 +205,38 @@ wsi_test_wait_eos (GstElement * pipeline, GstClockTime timeout)
   gst_message_unref (msg);
 }
 
+/* Runs @description (a pipeline that ends by itself, no appsink) from
+ * PLAYING to EOS or an error, waiting up to @timeout, then sets it to
+ * NULL; returns the error's text (free it) or NULL after EOS. Fails the
+ * test when the description does not parse or neither message comes. */
+static inline gchar *
+wsi_test_run_to_end (const gchar * description, GstClockTime timeout)
+{
+  GError *err = NULL;
+  GstElement *pipeline = gst_parse_launch (description, &err);
+  GstMessage *msg;
+  GstBus *bus;
+  gchar *error = NULL;
+
+  fail_unless (pipeline != NULL, "cannot parse '%s': %s", description,
+      err ? err->message : "?");
+  bus = gst_element_get_bus (pipeline);
+  gst_element_set_state (pipeline, GST_STATE_PLAYING);
+  msg = gst_bus_timed_pop_filtered (bus, timeout,
+      GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+  fail_unless (msg != NULL, "no EOS or error: %s", description);
+  if (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_ERROR) {
+    gst_message_parse_error (msg, &err, NULL);
+    error = g_strdup (err->message);
+    g_clear_error (&err);
+  }
+  gst_message_unref (msg);
+  gst_element_set_state (pipeline, GST_STATE_NULL);
+  gst_object_unref (bus);
+  gst_object_unref (pipeline);
+  return error;
+}
+
 /* ---- properties --------------------------------------------------------- */
 
 /* Reads @property of @object (a GObject, e.g. a GstElement or a harness's

@@ -35,6 +35,10 @@ struct _WsiTileCache
   Shard shards[WSI_TILE_CACHE_SHARDS];
   gsize max_bytes;              /* atomic */
   guint64 hits, misses;         /* atomic */
+  /* wsi_tile_cache_keep_band(): the band kept last, if any */
+  GMutex band_lock;
+  gboolean band_set;
+  WsiTileKey band;
 };
 
 /* ---- keys --------------------------------------------------------------- */
@@ -134,6 +138,21 @@ shard_touch (Shard * shard, WsiTile * tile)
   g_queue_push_head_link (&shard->lru, &tile->lru_link);
 }
 
+/* Takes the tile of @link (already out of the LRU queue) out of @shard and
+ * puts @link at the head of the chain @evicted; returns the chain. */
+static GList *
+shard_drop (Shard * shard, GList * link, GList * evicted)
+{
+  WsiTile *tile = link->data;
+
+  g_hash_table_remove (shard->tiles, &tile->key);
+  shard->bytes -= tile_bytes (tile);
+  tile->cached = FALSE;
+  link->prev = NULL;
+  link->next = evicted;
+  return link;
+}
+
 /* Drops least recently used tiles until the shard holds at most @budget
  * bytes; returns them chained for tile_chain_unref(). */
 static GList *
@@ -141,17 +160,9 @@ shard_evict (Shard * shard, gsize budget)
 {
   GList *evicted = NULL;
 
-  while (shard->bytes > budget && shard->lru.tail != NULL) {
-    GList *link = g_queue_pop_tail_link (&shard->lru);
-    WsiTile *tile = link->data;
-
-    g_hash_table_remove (shard->tiles, &tile->key);
-    shard->bytes -= tile_bytes (tile);
-    tile->cached = FALSE;
-    link->prev = NULL;
-    link->next = evicted;
-    evicted = link;
-  }
+  while (shard->bytes > budget && shard->lru.tail != NULL)
+    evicted = shard_drop (shard, g_queue_pop_tail_link (&shard->lru),
+        evicted);
   return evicted;
 }
 
@@ -178,6 +189,7 @@ wsi_tile_cache_new (gsize max_bytes)
     shard->seen = g_hash_table_new (tile_key_hash, tile_key_equal);
     g_queue_init (&shard->seen_fifo);
   }
+  g_mutex_init (&cache->band_lock);
   cache->max_bytes = max_bytes;
   return cache;
 }
@@ -196,6 +208,7 @@ wsi_tile_cache_free (WsiTileCache * cache)
     g_queue_clear_full (&cache->shards[i].seen_fifo, g_free);
     g_mutex_clear (&cache->shards[i].lock);
   }
+  g_mutex_clear (&cache->band_lock);
   g_free (cache);
 }
 
@@ -374,4 +387,55 @@ wsi_tile_cache_clear (WsiTileCache * cache)
     g_mutex_unlock (&shard->lock);
     tile_chain_unref (evicted);
   }
+}
+
+/* Unlinks the tiles outside @band (see wsi_tile_cache_keep_band) from
+ * @shard; returns them chained for tile_chain_unref(). */
+static GList *
+shard_evict_outside (Shard * shard, const WsiTileKey * band)
+{
+  GList *evicted = NULL, *link = shard->lru.head;
+
+  while (link != NULL) {
+    GList *next = link->next;
+    WsiTile *tile = link->data;
+
+    if (tile->key.slide_uid != band->slide_uid
+        || tile->key.level != band->level || tile->key.scale != band->scale
+        || tile->key.row < band->row) {
+      g_queue_unlink (&shard->lru, link);
+      evicted = shard_drop (shard, link, evicted);
+    }
+    link = next;
+  }
+  return evicted;
+}
+
+void
+wsi_tile_cache_keep_band (WsiTileCache * cache, const WsiTileKey * key)
+{
+  guint i;
+
+  g_mutex_lock (&cache->band_lock);
+  if (cache->band_set && cache->band.slide_uid == key->slide_uid
+      && cache->band.level == key->level && cache->band.scale == key->scale
+      && key->row <= cache->band.row) {
+    g_mutex_unlock (&cache->band_lock);
+    return;                     /* nothing new to evict */
+  }
+  cache->band = *key;
+  cache->band.column = 0;
+  cache->band_set = TRUE;
+  /* Shards are scanned under band_lock so that two threads moving the band
+   * at once cannot evict each other's newer band. */
+  for (i = 0; i < WSI_TILE_CACHE_SHARDS; i++) {
+    Shard *shard = &cache->shards[i];
+    GList *evicted;
+
+    g_mutex_lock (&shard->lock);
+    evicted = shard_evict_outside (shard, &cache->band);
+    g_mutex_unlock (&shard->lock);
+    tile_chain_unref (evicted);
+  }
+  g_mutex_unlock (&cache->band_lock);
 }

@@ -86,6 +86,16 @@ WsiTile *wsi_tile_cache_insert (WsiTileCache * cache, const WsiTileKey * key,
 
 void wsi_tile_unref (WsiTile * tile);
 
+/* Grid order (patches of one slide at a time, in raster order): keeps only
+ * the band of @key's slide, level and scale from tile row @key->row down
+ * and evicts every other tile (rows above, other levels and scales, other
+ * slides), so the cache holds a few rows of tiles instead of filling its
+ * whole budget with tiles no later patch of the grid asks for. Cheap when
+ * called again with the same slide, level and scale and a row not below
+ * the last one (one lock, no scan); a scan of every shard otherwise. A
+ * tile evicted too early is only decoded again: the pixels never change. */
+void wsi_tile_cache_keep_band (WsiTileCache * cache, const WsiTileKey * key);
+
 guint64 wsi_tile_cache_hits (WsiTileCache * cache);
 guint64 wsi_tile_cache_misses (WsiTileCache * cache);
 gsize wsi_tile_cache_bytes (WsiTileCache * cache);

@@ -271,6 +271,20 @@ level_reader_fill (LevelReader * lr, const WsiTiledTarget * t, gint64 x,
     region_clear (t, w, h);
   if (x0 >= x1 || y0 >= y1)
     return TRUE;
+  if (lr->grid_order && lr->cache != NULL) {
+    /* Raster order: no later patch needs a row above the previous patch
+     * row's first (kept for a thread still on that row), nor another
+     * slide's tiles; evicting them keeps the cache at a few rows. */
+    gint64 first = y0 / th, span = (y1 - 1) / th - first + 1;
+    WsiTileKey band = {
+      .slide_uid = lr->slide->uid,
+      .level = lr->level_index,
+      .scale = lr->scale,
+      .row = MAX (first - span, 0),
+    };
+
+    wsi_tile_cache_keep_band (lr->cache, &band);
+  }
 
   for (row = y0 / th; row * th < y1; row++) {
     gint64 ty0 = MAX (y0, row * th), ty1 = MIN (y1, (row + 1) * th);

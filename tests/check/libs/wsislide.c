@@ -1508,6 +1508,81 @@ GST_START_TEST (test_tile_cache_api)
 
 GST_END_TEST;
 
+/* Inserts the 16x16 tile @key (value @v) and drops our reference. */
+static void
+band_insert (WsiTileCache * cache, WsiTileKey key, guint32 v)
+{
+  wsi_tile_unref (wsi_tile_cache_insert (cache, &key, tile_pixels (256, v),
+          16, 16));
+}
+
+static gboolean
+band_has (WsiTileCache * cache, WsiTileKey key)
+{
+  WsiTile *tile = wsi_tile_cache_lookup (cache, &key);
+
+  wsi_tile_unref (tile);
+  return tile != NULL;
+}
+
+/* Grid order's band: rows above it, other levels, scales and slides go at
+ * once (the budget is far from full, so only keep_band evicts). */
+GST_START_TEST (test_tile_cache_keep_band)
+{
+  WsiTileCache *cache = wsi_tile_cache_new (64 << 20);
+  WsiTileKey band = { 7, 0, 2, 0, 3 };
+  WsiTileKey k;
+  gint64 row, col;
+
+  for (row = 0; row < 6; row++) {
+    for (col = 0; col < 4; col++) {
+      WsiTileKey t = { 7, 0, 2, col, row };
+      band_insert (cache, t, row);
+    }
+  }
+  k = (WsiTileKey) { 8, 0, 2, 0, 5 };   /* another slide */
+  band_insert (cache, k, 1);
+  k = (WsiTileKey) { 7, 1, 2, 0, 5 };   /* another level */
+  band_insert (cache, k, 1);
+  k = (WsiTileKey) { 7, 0, 1, 0, 5 };   /* another scale */
+  band_insert (cache, k, 1);
+  fail_unless_equals_uint64 (wsi_tile_cache_bytes (cache), 27 * 256 * 4);
+
+  wsi_tile_cache_keep_band (cache, &band);
+  fail_unless_equals_uint64 (wsi_tile_cache_bytes (cache), 12 * 256 * 4);
+  for (row = 0; row < 6; row++) {
+    for (col = 0; col < 4; col++) {
+      WsiTileKey t = { 7, 0, 2, col, row };
+      fail_unless_equals_int (band_has (cache, t), row >= 3);
+    }
+  }
+  k = (WsiTileKey) { 8, 0, 2, 0, 5 };
+  fail_if (band_has (cache, k));
+  k = (WsiTileKey) { 7, 1, 2, 0, 5 };
+  fail_if (band_has (cache, k));
+
+  /* The same band or one above it again: nothing to scan, nothing goes
+   * (a tile inserted meanwhile above the band stays). */
+  k = (WsiTileKey) { 7, 0, 2, 0, 1 };
+  band_insert (cache, k, 1);
+  band.row = 2;
+  wsi_tile_cache_keep_band (cache, &band);
+  fail_unless (band_has (cache, k));
+  /* The band moves down: that tile and row 3 go. */
+  band.row = 4;
+  wsi_tile_cache_keep_band (cache, &band);
+  fail_if (band_has (cache, k));
+  fail_unless_equals_uint64 (wsi_tile_cache_bytes (cache), 8 * 256 * 4);
+  /* Another slide's band: all of slide 7 goes. */
+  band.slide_uid = 9;
+  band.row = 0;
+  wsi_tile_cache_keep_band (cache, &band);
+  fail_unless_equals_uint64 (wsi_tile_cache_bytes (cache), 0);
+  wsi_tile_cache_free (cache);
+}
+
+GST_END_TEST;
+
 /* ---- threads ------------------------------------------------------------ */
 
 typedef struct
@@ -1823,6 +1898,7 @@ wsislide_suite (void)
   suite_add_tcase (s, tc);
   tcase_set_timeout (tc, 600);
   tcase_add_test (tc, test_tile_cache_api);
+  tcase_add_test (tc, test_tile_cache_keep_band);
 #ifdef WSI_HAVE_TIFF
 #ifdef WSI_HAVE_OPENSLIDE
   tcase_add_test (tc, test_geometry_matches_openslide);

@@ -90,33 +90,11 @@ extract_pipeline (const gchar * slides, const gchar * store,
       PATCHES_PER_SLIDE, before_sink, store, PER_SHARD, sink_extra);
 }
 
-/* Runs a pipeline without an appsink to EOS; returns the error or NULL. */
+/* Runs @description (no appsink) to EOS; returns the error or NULL. */
 static gchar *
 run_to_end (const gchar * description)
 {
-  GError *err = NULL;
-  GstElement *pipeline = gst_parse_launch (description, &err);
-  GstBus *bus;
-  GstMessage *msg;
-  gchar *error = NULL;
-
-  fail_unless (pipeline != NULL, "cannot parse '%s': %s", description,
-      err ? err->message : "?");
-  bus = gst_element_get_bus (pipeline);
-  gst_element_set_state (pipeline, GST_STATE_PLAYING);
-  msg = gst_bus_timed_pop_filtered (bus, 120 * GST_SECOND,
-      GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
-  fail_unless (msg != NULL, "no EOS or error: %s", description);
-  if (GST_MESSAGE_TYPE (msg) == GST_MESSAGE_ERROR) {
-    gst_message_parse_error (msg, &err, NULL);
-    error = g_strdup (err->message);
-    g_clear_error (&err);
-  }
-  gst_message_unref (msg);
-  gst_element_set_state (pipeline, GST_STATE_NULL);
-  gst_object_unref (bus);
-  gst_object_unref (pipeline);
-  return error;
+  return wsi_test_run_to_end (description, 120 * GST_SECOND);
 }
 
 static GstFlowReturn
