@@ -10,7 +10,11 @@
 # Also: the gstwsi Python module, examples/train_single_gpu.py and, where
 # BUILD_DIR/pygi-site exists (tests/gpu/build-pygi.sh), PyGObject and the
 # Gst overrides built for the device's CPython 3.12 with the GObject
-# typelibs they need, so run.sh can run the example with `gi`; the JPEG
+# typelibs they need, so run.sh can run the example with `gi`; the
+# wsi-extract tool with tests/gpu/vit_sized.py (ViT-sized models in plain
+# torch) and extract_check.py for the extract part (h5py is the device's
+# own: its python3 has it, and a copy built here would not match its numpy
+# and HDF5); the JPEG
 # decode experiment: jpeg-tiles files of a generated Aperio-like slide and
 # of ../shared/slides' CMU-1-Small-Region.svs, the libjpeg-turbo decoder
 # built here and the nvJPEG one's source (built there with nvcc).
@@ -32,11 +36,12 @@ cp /usr/bin/gst-launch-1.0 /usr/bin/gst-inspect-1.0 \
    /usr/lib/x86_64-linux-gnu/gstreamer1.0/gstreamer-1.0/gst-plugin-scanner \
    "$build/tests/check/elements_wsicudaupload" \
    "$build/tests/benchmarks/bench-cuda" \
-   "$build/tools/wsi-make-test-slides" "$dest/bin/"
+   "$build/tools/wsi-make-test-slides" "$src/tools/wsi-extract" "$dest/bin/"
 cp -r "$src/ext/cuda/tensor/gstwsi_cuda" "$src/tests/gpu/torch_ctypes_check.py" \
    "$dest/python/"
 cp -r "$src/python/gstwsi" "$src/examples/train_single_gpu.py" \
-   "$src/tests/gpu/gstwsi_cuda_stream_check.py" "$dest/python/"
+   "$src/tests/gpu/gstwsi_cuda_stream_check.py" "$src/tests/gpu/vit_sized.py" \
+   "$src/tests/gpu/extract_check.py" "$dest/python/"
 find "$dest/python" -name __pycache__ -prune -exec rm -rf {} +
 cp "$src/tests/gpu/run.sh" "$dest/"
 
@@ -71,7 +76,7 @@ rm -rf "$stage/slides"
 
 for f in "$dest"/bin/* "$dest"/plugins/* "$dest"/sysplugins/* "$stage"/lib/* \
          "${pygi_libs[@]}"; do
-  ldd "$f" | awk '/=>/ && $3 ~ /^\// {print $3}'
+  { ldd "$f" 2>/dev/null || true; } | awk '/=>/ && $3 ~ /^\// {print $3}'   # wsi-extract: a script
 done | sort -u | while read -r lib; do
   case "$(basename "$lib")" in
     libc.so*|libm.so*|libdl.so*|libpthread.so*|librt.so*|ld-linux*|libcuda.so*|libresolv.so*) ;;
