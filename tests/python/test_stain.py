@@ -111,13 +111,30 @@ def reference_png(tmp_root):
     return path
 
 
-def run_patches(images, settings):
-    """Pushes images (each HxWx3 uint8) through stainnorm; (outputs, element)."""
+def pull_samples(pipeline, timeout):
+    """The samples appsink "sink" of the PLAYING `pipeline` gives until EOS
+    (or until an error ends the stream, or `timeout` seconds pass without
+    one)."""
+    sink = pipeline.get_by_name("sink")
+    samples = []
+    while True:
+        sample = sink.emit("try-pull-sample", timeout * Gst.SECOND)
+        if sample is None:
+            return samples
+        samples.append(sample)
+
+
+def push_images(images, element):
+    """Pushes images (each HxWx3 uint8, buffer offsets 0, 1, ...) from an
+    appsrc through the `element` description into an appsink and pulls
+    until EOS (or an error ends the stream); (outputs, pipeline), the
+    pipeline still PLAYING so that its properties and bus can be read: the
+    caller sets it to NULL."""
     h, w = images[0].shape[:2]
     pipeline = Gst.parse_launch(
         f"appsrc name=src format=bytes caps=video/x-raw,format=RGB,width={w},height={h},"
-        f"framerate=0/1 ! stainnorm name=norm {settings} ! appsink name=sink sync=false")
-    src, sink = pipeline.get_by_name("src"), pipeline.get_by_name("sink")
+        f"framerate=0/1 ! {element} ! appsink name=sink sync=false")
+    src = pipeline.get_by_name("src")
     pipeline.set_state(Gst.State.PLAYING)
     for i, img in enumerate(images):
         buf = Gst.Buffer.new_wrapped(img.tobytes())
@@ -125,13 +142,16 @@ def run_patches(images, settings):
         src.emit("push-buffer", buf)
     src.emit("end-of-stream")
     out = []
-    while True:
-        sample = sink.emit("try-pull-sample", 20 * Gst.SECOND)
-        if sample is None:
-            break
+    for sample in pull_samples(pipeline, 20):
         buf = sample.get_buffer()
         out.append(np.frombuffer(buf.extract_dup(0, buf.get_size()),
                                  np.uint8).reshape(h, w, 3))
+    return out, pipeline
+
+
+def run_patches(images, settings):
+    """Pushes images (each HxWx3 uint8) through stainnorm; (outputs, counts)."""
+    out, pipeline = push_images(images, f"stainnorm name=norm {settings}")
     msg = pipeline.get_bus().pop_filtered(Gst.MessageType.ERROR)
     norm = pipeline.get_by_name("norm")
     counts = {k: norm.get_property(f"patches-{k}")
@@ -255,13 +275,9 @@ def slide_buffers(location):
     pipeline = Gst.parse_launch(
         f'wsislidesrc location="{location}" ! tissuemask ! stainestimate name=est ! '
         "appsink name=sink sync=false")
-    sink = pipeline.get_by_name("sink")
     pipeline.set_state(Gst.State.PLAYING)
     out = []
-    while True:
-        sample = sink.emit("try-pull-sample", 30 * Gst.SECOND)
-        if sample is None:
-            break
+    for sample in pull_samples(pipeline, 30):
         buf = sample.get_buffer()
         s = buf.get_custom_meta("WsiSlideMeta").get_structure()
         w, h = s.get_value("overview-width"), s.get_value("overview-height")
@@ -603,13 +619,9 @@ def _views_run(slides, norm, threads=2):
         "stainestimate methods=macenko ! queue ! patchsampler patch-size=96 "
         "patches-per-slide=2 ! patchinterleave ! patchreader ! "
         f"patchviews preset=two-view seed=5 threads=2 ! {norm} appsink name=sink sync=false")
-    sink = pipeline.get_by_name("sink")
     pipeline.set_state(Gst.State.PLAYING)
     out = []
-    while True:
-        sample = sink.emit("try-pull-sample", 30 * Gst.SECOND)
-        if sample is None:
-            break
+    for sample in pull_samples(pipeline, 30):
         buf = sample.get_buffer()
         s = buf.get_custom_meta("WsiPatchMeta").get_structure().copy()
         views = []
@@ -658,24 +670,9 @@ def test_multi_view_buffers_get_their_slide_mapping(slides):
 
 def _run_element(images, element):
     """Pushes images (HxWx3 uint8) through `element`; the outputs."""
-    h, w = images[0].shape[:2]
-    pipeline = Gst.parse_launch(
-        f"appsrc name=src format=bytes caps=video/x-raw,format=RGB,width={w},height={h},"
-        f"framerate=0/1 ! {element} ! appsink name=sink sync=false")
-    src, sink = pipeline.get_by_name("src"), pipeline.get_by_name("sink")
-    pipeline.set_state(Gst.State.PLAYING)
-    for i, img in enumerate(images):
-        buf = Gst.Buffer.new_wrapped(img.tobytes())
-        buf.offset = i
-        src.emit("push-buffer", buf)
-    src.emit("end-of-stream")
-    out = []
-    for _ in images:
-        sample = sink.emit("try-pull-sample", 20 * Gst.SECOND)
-        buf = sample.get_buffer()
-        out.append(np.frombuffer(buf.extract_dup(0, buf.get_size()),
-                                 np.uint8).reshape(h, w, 3))
+    out, pipeline = push_images(images, element)
     pipeline.set_state(Gst.State.NULL)
+    assert len(out) == len(images)
     return out
 
 

@@ -31,19 +31,31 @@
 
 static gchar *tmpdir;
 
+/* The folder @name under the test's folder, made, and @spec set to a
+ * @width x @height slide of @levels levels (the generator's other
+ * defaults): each test's set-up. */
 static gchar *
-damaged_slide (const gchar * name, WsiTestSlideSpec * spec)
+test_folder (const gchar * name, WsiTestSlideSpec * spec, guint width,
+    guint height, guint levels)
 {
   gchar *dir = g_build_filename (tmpdir, name, NULL);
-  gchar *path = g_build_filename (dir, "partly-damaged.tiff", NULL);
-  GError *err = NULL;
 
   g_mkdir_with_parents (dir, 0755);
   wsi_test_slide_spec_init (spec);
-  spec->width = 2048;
-  spec->height = 1536;
+  spec->width = width;
+  spec->height = height;
+  spec->levels = levels;
+  return dir;
+}
+
+static gchar *
+damaged_slide (const gchar * name, WsiTestSlideSpec * spec)
+{
+  gchar *dir = test_folder (name, spec, 2048, 1536, 3);
+  gchar *path = g_build_filename (dir, "partly-damaged.tiff", NULL);
+  GError *err = NULL;
+
   spec->tile_size = TILE;
-  spec->levels = 3;
   spec->level_step = 2;
   spec->mpp = 0.25;
   spec->tissue_blobs = 3;
@@ -157,12 +169,7 @@ check_backend (const gchar * backend)
                 WsiPatchRecord, k).y, p->y);
         k++;
       }
-      if (reference == NULL)
-        reference = run;
-      else {
-        wsi_run_assert_same_stream (reference, run, backend);
-        wsi_run_free (run);
-      }
+      wsi_run_same_as_first (&reference, run, backend);
     }
   }
   wsi_run_free (reference);
@@ -174,12 +181,7 @@ check_backend (const gchar * backend)
     for (round = 0; round < 5; round++) {
       WsiRun *run = run_reader (path, backend, threads[t], 3);
 
-      if (reference == NULL)
-        reference = run;
-      else {
-        wsi_run_assert_same_stream (reference, run, backend);
-        wsi_run_free (run);
-      }
+      wsi_run_same_as_first (&reference, run, backend);
     }
   }
   wsi_run_free (reference);
@@ -283,20 +285,15 @@ GST_END_TEST;
  * a broken file with such a name is skipped with a warning naming it. */
 GST_START_TEST (test_latin1_file_names)
 {
-  gchar *dir = g_build_filename (tmpdir, "latin1", NULL);
+  WsiTestSlideSpec spec;
+  gchar *dir = test_folder ("latin1", &spec, 1024, 768, 2);
   gchar *good = g_build_filename (dir, "caf\xe9.tiff", NULL);
   gchar *bad = g_build_filename (dir, "d\xe9" "fectueux.svs", NULL);
-  WsiTestSlideSpec spec;
   GError *err = NULL;
   gchar *desc;
   WsiRun *run;
   guint i;
 
-  g_mkdir_with_parents (dir, 0755);
-  wsi_test_slide_spec_init (&spec);
-  spec.width = 1024;
-  spec.height = 768;
-  spec.levels = 2;
   fail_unless (wsi_test_slide_write (good, &spec, &err), "%s",
       err ? err->message : "");
   fail_unless (wsi_test_slide_write_garbage (bad, 4096, 3, &err));
@@ -333,20 +330,15 @@ GST_END_TEST;
 static void
 check_lost_pass (const gchar * name, gboolean with_garbage)
 {
-  gchar *dir = g_build_filename (tmpdir, name, NULL);
+  WsiTestSlideSpec spec;
+  /* level 2 (1024 px) gives the overview; level 0 is damaged */
+  gchar *dir = test_folder (name, &spec, 4096, 3072, 3);
   gchar *damaged = g_build_filename (dir, "damaged.tiff", NULL);
   gchar *garbage = g_build_filename (dir, "garbage.svs", NULL);
-  WsiTestSlideSpec spec;
   GError *err = NULL;
   gchar *desc;
   WsiRun *run;
 
-  g_mkdir_with_parents (dir, 0755);
-  /* level 2 (1024 px) gives the overview; level 0 is damaged */
-  wsi_test_slide_spec_init (&spec);
-  spec.width = 4096;
-  spec.height = 3072;
-  spec.levels = 3;
   fail_unless (wsi_test_slide_write_damaged_tiles (damaged, &spec, &err));
   if (with_garbage)
     fail_unless (wsi_test_slide_write_garbage (garbage, 4096, 5, &err));
@@ -376,18 +368,13 @@ check_lost_pass (const gchar * name, gboolean with_garbage)
  * the first failure. */
 GST_START_TEST (test_no_patch_read_errors)
 {
-  gchar *dir = g_build_filename (tmpdir, "nothing-read", NULL);
-  gchar *damaged = g_build_filename (dir, "damaged.tiff", NULL);
   WsiTestSlideSpec spec;
+  gchar *dir = test_folder ("nothing-read", &spec, 4096, 3072, 3);
+  gchar *damaged = g_build_filename (dir, "damaged.tiff", NULL);
   GError *err = NULL;
   gchar *desc;
   WsiRun *run;
 
-  g_mkdir_with_parents (dir, 0755);
-  wsi_test_slide_spec_init (&spec);
-  spec.width = 4096;
-  spec.height = 3072;
-  spec.levels = 3;
   fail_unless (wsi_test_slide_write_damaged_tiles (damaged, &spec, &err));
 
   desc = g_strdup_printf ("wsislidesrc location=\"%s\" ! %s ! "
@@ -416,37 +403,20 @@ GST_START_TEST (test_sink_stopping_early_ends_stream)
   const gchar *stages[] = { "", "! patchaugment flip-h=0.5 threads=2 ",
     "! patchfilter threads=2 min-pixel-fraction=0 "
   };
-  gchar *dir = g_build_filename (tmpdir, "early-stop", NULL);
-  gchar *path = g_build_filename (dir, "a.tiff", NULL);
   WsiTestSlideSpec spec;
+  gchar *dir = test_folder ("early-stop", &spec, 2048, 1536, 3);
+  gchar *path = g_build_filename (dir, "a.tiff", NULL);
   GError *err = NULL;
   guint i;
 
-  g_mkdir_with_parents (dir, 0755);
-  wsi_test_slide_spec_init (&spec);
-  spec.width = 2048;
-  spec.height = 1536;
-  spec.levels = 3;
   fail_unless (wsi_test_slide_write (path, &spec, &err));
   for (i = 0; i < G_N_ELEMENTS (stages); i++) {
     gchar *desc = g_strdup_printf ("wsislidesrc location=\"%s\" cycle=true "
         "! %s ! patchreader threads=2 %s! fakesink num-buffers=3", path,
         sampler_part (), stages[i]);
-    GstElement *pipeline = gst_parse_launch (desc, &err);
-    GstBus *bus;
-    GstMessage *msg;
+    gchar *error = wsi_test_run_to_end (desc, 60 * GST_SECOND);
 
-    fail_unless (pipeline != NULL, "%s", err ? err->message : desc);
-    bus = gst_element_get_bus (pipeline);
-    gst_element_set_state (pipeline, GST_STATE_PLAYING);
-    msg = gst_bus_timed_pop_filtered (bus, 60 * GST_SECOND,
-        GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
-    fail_unless (msg != NULL, "no EOS within 60 s: %s", desc);
-    fail_unless_equals_int (GST_MESSAGE_TYPE (msg), GST_MESSAGE_EOS);
-    gst_message_unref (msg);
-    gst_element_set_state (pipeline, GST_STATE_NULL);
-    gst_object_unref (bus);
-    gst_object_unref (pipeline);
+    fail_unless (error == NULL, "%s: %s", desc, error);
     g_free (desc);
   }
   g_free (path);
@@ -468,16 +438,11 @@ GST_END_TEST;
  * ranks deliver exactly the quota and the collective never waits. */
 GST_START_TEST (test_rank_quota_counts_delivered)
 {
-  gchar *dir = g_build_filename (tmpdir, "ddp", NULL);
   WsiTestSlideSpec spec;
+  gchar *dir = test_folder ("ddp", &spec, 2048, 1536, 3);
   GError *err = NULL;
   guint rank, len[2];
 
-  g_mkdir_with_parents (dir, 0755);
-  wsi_test_slide_spec_init (&spec);
-  spec.width = 2048;
-  spec.height = 1536;
-  spec.levels = 3;
   spec.seed = 3;
   /* sorted: rank 0 gets a.tiff and c.tiff, rank 1 b.tiff (damaged) and d */
   for (rank = 0; rank < 4; rank++) {
@@ -522,20 +487,15 @@ GST_END_TEST;
  * goes on with the other slide. */
 GST_START_TEST (test_truncated_while_running)
 {
-  gchar *dir = g_build_filename (tmpdir, "truncated", NULL);
+  WsiTestSlideSpec spec;
+  gchar *dir = test_folder ("truncated", &spec, 4096, 3072, 3);
   gchar *victim = g_build_filename (dir, "a-victim.tiff", NULL);
   gchar *other = g_build_filename (dir, "b-other.tiff", NULL);
-  WsiTestSlideSpec spec;
   GError *err = NULL;
   GstElement *pipeline, *src, *sink;
   gchar *desc;
   guint pulled, failed = 0, from_victim_late = 0;
 
-  g_mkdir_with_parents (dir, 0755);
-  wsi_test_slide_spec_init (&spec);
-  spec.width = 4096;
-  spec.height = 3072;
-  spec.levels = 3;
   fail_unless (wsi_test_slide_write (victim, &spec, &err));
   spec.seed = 2;
   fail_unless (wsi_test_slide_write (other, &spec, &err));

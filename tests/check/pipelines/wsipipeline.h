@@ -204,6 +204,20 @@ wsi_run_assert_same_stream (const WsiRun * a, const WsiRun * b,
   }
 }
 
+/* A series of runs that must all give the same stream: the first run
+ * becomes *@reference (kept; the caller frees it), each later one is
+ * compared with it (wsi_run_assert_same_stream) and freed. */
+static G_GNUC_UNUSED void
+wsi_run_same_as_first (WsiRun ** reference, WsiRun * run, const gchar * what)
+{
+  if (*reference == NULL) {
+    *reference = run;
+    return;
+  }
+  wsi_run_assert_same_stream (*reference, run, what);
+  wsi_run_free (run);
+}
+
 /* TRUE when some warning contains every one of the NULL-terminated
  * substrings. */
 static G_GNUC_UNUSED gboolean
