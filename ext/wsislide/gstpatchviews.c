@@ -113,7 +113,6 @@
 GST_DEBUG_CATEGORY_STATIC (gst_patch_views_debug);
 #define GST_CAT_DEFAULT gst_patch_views_debug
 
-#define MAX_THREADS 64
 #define DEFAULT_THREADS 0
 #define DEFAULT_SEED 0
 #define DEFAULT_PRESET GST_PATCH_VIEWS_PRESET_DINOV2
@@ -767,13 +766,8 @@ gst_patch_views_class_init (GstPatchViewsClass * klass)
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
   g_object_class_install_property (gobject_class, PROP_THREADS,
-      wsi_param_spec_uint ("threads", "Threads",
-          "Worker threads, 0..64; 0 = automatic: the number of CPU cores, "
-          "divided by LOCAL_WORLD_SIZE when torchrun sets it. The output "
-          "does not depend on it. Takes effect at the next READY to PAUSED "
-          "change", 0, MAX_THREADS, DEFAULT_THREADS,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
+      wsi_ordered_pool_param_spec_threads ("Worker threads making "
+          "views", DEFAULT_THREADS));
   g_object_class_install_property (gobject_class, PROP_INTERPOLATION,
       g_param_spec_enum ("interpolation", "Interpolation",
           "How crops are resampled to their output size",

@@ -63,7 +63,6 @@ GST_DEBUG_CATEGORY_STATIC (gst_stain_estimate_debug);
 #define GST_CAT_DEFAULT gst_stain_estimate_debug
 
 #define DEFAULT_THREADS 1
-#define MAX_THREADS 64
 #define N_COLUMNS 7
 
 /* Which estimates a slide gets (Macenko's always: it decides whether the
@@ -427,13 +426,8 @@ gst_stain_estimate_class_init (GstStainEstimateClass * klass)
   gobject_class->finalize = gst_stain_estimate_finalize;
 
   g_object_class_install_property (gobject_class, PROP_THREADS,
-      wsi_param_spec_uint ("threads", "Threads",
-          "Worker threads estimating slides (0 to 64, default 1; 0 = one per "
-          "core, shared among LOCAL_WORLD_SIZE ranks); the estimates do not "
-          "depend on it; read when the element leaves READY", 0,
-          MAX_THREADS, DEFAULT_THREADS,
-          G_PARAM_READWRITE | GST_PARAM_MUTABLE_READY |
-          G_PARAM_STATIC_STRINGS));
+      wsi_ordered_pool_param_spec_threads ("Worker threads estimating "
+          "slides", DEFAULT_THREADS));
   g_object_class_install_property (gobject_class, PROP_METHODS,
       g_param_spec_flags ("methods", "Methods",
           "Estimates each slide gets (flags: macenko, vahadane, reinhard, "

@@ -106,7 +106,6 @@ GST_DEBUG_CATEGORY_STATIC (gst_stain_norm_debug);
 #define GST_CAT_DEFAULT gst_stain_norm_debug
 
 #define DEFAULT_THREADS 0
-#define MAX_THREADS 64
 #define DEFAULT_METHOD WSI_STAIN_MACENKO
 #define DEFAULT_MIN_TISSUE 0.1
 #define DEFAULT_AUGMENT_SIGMA 0.05
@@ -797,11 +796,8 @@ gst_stain_norm_class_init (GstStainNormClass * klass)
   gobject_class->finalize = gst_stain_norm_finalize;
 
   g_object_class_install_property (gobject_class, PROP_THREADS,
-      wsi_param_spec_uint ("threads", "Threads",
-          "Worker threads normalising patches (0 to 64, default 0 = one per "
-          "core, shared among LOCAL_WORLD_SIZE ranks); the output does not "
-          "depend on it; read when the element leaves READY", 0,
-          MAX_THREADS, DEFAULT_THREADS, ready));
+      wsi_ordered_pool_param_spec_threads ("Worker threads normalising "
+          "patches", DEFAULT_THREADS));
   g_object_class_install_property (gobject_class, PROP_METHOD,
       g_param_spec_enum ("method", "Method",
           "Normalisation: reinhard (l-alpha-beta statistics; needs "
