@@ -180,9 +180,18 @@ parse_header (Reader * r, GPtrArray * header, guint line,
         goto failed;
       }
     }
-    if (g_ascii_strcasecmp (name, PATH_COLUMN) == 0)
+    if (g_ascii_strcasecmp (name, PATH_COLUMN) == 0) {
+      /* the match ignores case, the repeat check above does not: a
+       * second path column would leave the rows one field short of the
+       * header's count, and the path read past the row's fields */
+      if (*path_column != G_MAXUINT) {
+        manifest_error (error, r, line, "two path columns (\"%s\" and "
+            "\"%s\")", (const gchar *) g_ptr_array_index (header,
+                *path_column), name);
+        goto failed;
+      }
       *path_column = i;
-    else
+    } else
       g_ptr_array_add (names, g_strdup (name));
   }
   if (*path_column == G_MAXUINT) {

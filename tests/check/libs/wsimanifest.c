@@ -99,6 +99,11 @@ static const BadCase bad_cases[] = {
   {"path,label\n  ,1\n", "m.csv:2: the path is empty"},
   {"path,label\na.svs,1\n\"b.svs,2\n", "m.csv:3: a quoted field is never"},
   {"path,label\n\"a.svs\"x,1\n", "m.csv:2: text after a closing quote"},
+  /* a second path column (its name in another case): before, a row of
+   * one field fewer than the header was accepted and its path read past
+   * the fields (use after free; found by the slidemanifest fuzz target) */
+  {"split,path,PATH\ntrain,a.svs\n", "m.csv:1: two path columns (\"path\" "
+        "and \"PATH\")"},
 };
 
 GST_START_TEST (test_bad_manifests_name_file_and_line)
