@@ -102,6 +102,7 @@
 #include "wsitilecache.h"
 #include "wsiviewsmake.h"
 
+#include <gst/wsi/wsienumtype.h>
 #include <gst/wsi/wsirefusal.h>
 
 #include <gst/video/video.h>
@@ -200,7 +201,7 @@ static const gchar *const preset_views[] = {
 static GType
 gst_patch_views_preset_get_type (void)
 {
-  static GType type = 0;
+  static gsize type = 0;
   static const GEnumValue values[] = {
     {GST_PATCH_VIEWS_PRESET_NONE, "No preset: the views property says",
         "none"},
@@ -214,11 +215,7 @@ gst_patch_views_preset_get_type (void)
     {0, NULL, NULL}
   };
 
-  if (g_once_init_enter (&type)) {
-    GType t = g_enum_register_static ("GstPatchViewsPreset", values);
-    g_once_init_leave (&type, t);
-  }
-  return type;
+  return wsi_enum_type_once (&type, "GstPatchViewsPreset", values);
 }
 
 #define GST_TYPE_PATCH_VIEWS_INTERPOLATION \
@@ -226,7 +223,7 @@ gst_patch_views_preset_get_type (void)
 static GType
 gst_patch_views_interpolation_get_type (void)
 {
-  static GType type = 0;
+  static gsize type = 0;
   static const GEnumValue values[] = {
     {WSI_RESIZE_BILINEAR, "Bilinear, half-pixel centres, no antialiasing "
           "(torch interpolate, torchvision's tensor default)", "bilinear"},
@@ -235,11 +232,7 @@ gst_patch_views_interpolation_get_type (void)
     {0, NULL, NULL}
   };
 
-  if (g_once_init_enter (&type)) {
-    GType t = g_enum_register_static ("GstPatchViewsInterpolation", values);
-    g_once_init_leave (&type, t);
-  }
-  return type;
+  return wsi_enum_type_once (&type, "GstPatchViewsInterpolation", values);
 }
 
 #define FORMATS "{ RGB, RGBA, RGBx, BGRx }"

@@ -84,6 +84,7 @@
 #include "wsistorepatch.h"
 
 #include <gst/video/video.h>
+#include <gst/wsi/wsienumtype.h>
 #include <gst/wsi/wsierrorrelay.h>
 #include <gst/wsi/wsirecord.h>
 #include <gst/wsi/wsirefusal.h>
@@ -126,7 +127,7 @@ typedef enum
 static GType
 gst_patch_store_order_get_type (void)
 {
-  static GType type = 0;
+  static gsize type = 0;
   static const GEnumValue values[] = {
     {GST_PATCH_STORE_ORDER_SEQUENTIAL, "The order the store was written in",
         "sequential"},
@@ -135,11 +136,7 @@ gst_patch_store_order_get_type (void)
     {0, NULL, NULL}
   };
 
-  if (g_once_init_enter (&type)) {
-    GType t = g_enum_register_static ("GstPatchStoreOrder", values);
-    g_once_init_leave (&type, t);
-  }
-  return type;
+  return wsi_enum_type_once (&type, "GstPatchStoreOrder", values);
 }
 
 /* image/jpeg: a jpeg store's patches as stored, for a downstream element

@@ -51,6 +51,7 @@
 #endif
 
 #include <string.h>
+#include <gst/wsi/wsienumtype.h>
 #include <gst/wsi/wsirecord.h>
 #include <gst/wsi/wsirefusal.h>
 
@@ -80,7 +81,7 @@ typedef enum
 static GType
 gst_stain_estimate_methods_get_type (void)
 {
-  static GType type = 0;
+  static gsize type = 0;
   static const GFlagsValue values[] = {
     {METHOD_MACENKO, "Macenko's stain matrix", "macenko"},
     {METHOD_VAHADANE, "Vahadane's sparse factorisation", "vahadane"},
@@ -88,11 +89,7 @@ gst_stain_estimate_methods_get_type (void)
     {0, NULL, NULL}
   };
 
-  if (g_once_init_enter (&type)) {
-    GType t = g_flags_register_static ("GstStainEstimateMethods", values);
-    g_once_init_leave (&type, t);
-  }
-  return type;
+  return wsi_flags_type_once (&type, "GstStainEstimateMethods", values);
 }
 
 enum

@@ -91,6 +91,7 @@
 
 #include <string.h>
 #include <gst/video/video.h>
+#include <gst/wsi/wsienumtype.h>
 #include <gst/wsi/wsirecord.h>
 #include <gst/wsi/wsirefusal.h>
 #include <gst/wsi/wsirng.h>
@@ -202,7 +203,7 @@ G_DEFINE_TYPE (GstStainNorm, gst_stain_norm, WSI_TYPE_POOL_ELEMENT);
 static GType
 gst_stain_norm_method_get_type (void)
 {
-  static GType type = 0;
+  static gsize type = 0;
   static const GEnumValue values[] = {
     {WSI_STAIN_REINHARD, "Reinhard: l-alpha-beta means and deviations",
         "reinhard"},
@@ -213,18 +214,14 @@ gst_stain_norm_method_get_type (void)
     {0, NULL, NULL}
   };
 
-  if (g_once_init_enter (&type)) {
-    GType t = g_enum_register_static ("GstStainNormMethod", values);
-    g_once_init_leave (&type, t);
-  }
-  return type;
+  return wsi_enum_type_once (&type, "GstStainNormMethod", values);
 }
 
 #define GST_TYPE_STAIN_NORM_ESTIMATE (gst_stain_norm_estimate_get_type ())
 static GType
 gst_stain_norm_estimate_get_type (void)
 {
-  static GType type = 0;
+  static gsize type = 0;
   static const GEnumValue values[] = {
     {STAIN_ESTIMATE_SLIDE, "The slide's estimate (stainestimate)", "slide"},
     {STAIN_ESTIMATE_PATCH, "Each patch's own, the slide's as fallback",
@@ -232,11 +229,7 @@ gst_stain_norm_estimate_get_type (void)
     {0, NULL, NULL}
   };
 
-  if (g_once_init_enter (&type)) {
-    GType t = g_enum_register_static ("GstStainNormEstimate", values);
-    g_once_init_leave (&type, t);
-  }
-  return type;
+  return wsi_enum_type_once (&type, "GstStainNormEstimate", values);
 }
 
 static void
