@@ -92,7 +92,6 @@ GST_DEBUG_CATEGORY (gst_patch_reader_debug);
 #define GST_CAT_DEFAULT gst_patch_reader_debug
 
 #define DEFAULT_THREADS 0
-#define MAX_THREADS 64
 #define DEFAULT_MAX_READ_FAILURES 3
 #define DEFAULT_RESAMPLE_TOLERANCE 0.01
 #define MAX_MAX_READ_FAILURES 1000000
@@ -820,13 +819,8 @@ gst_patch_reader_class_init (GstPatchReaderClass * klass)
   gobject_class->finalize = gst_patch_reader_finalize;
 
   g_object_class_install_property (gobject_class, PROP_THREADS,
-      wsi_param_spec_uint ("threads", "Threads",
-          "Decoding threads, 0..64; 0 = automatic: the number of CPU cores, "
-          "divided by LOCAL_WORLD_SIZE when torchrun sets it. Takes effect "
-          "at the next READY to PAUSED change",
-          0, MAX_THREADS, DEFAULT_THREADS,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
+      wsi_ordered_pool_param_spec_threads ("Decoding threads",
+          DEFAULT_THREADS));
   wsi_read_properties_install (gobject_class, &read_property_spec);
   g_object_class_install_property (gobject_class, PROP_MAX_READ_FAILURES,
       wsi_param_spec_uint ("max-read-failures", "Max read failures",

@@ -102,6 +102,7 @@
 #include "wsitilecache.h"
 #include "wsiviewsmake.h"
 
+#include <gst/wsi/wsienumtype.h>
 #include <gst/wsi/wsirefusal.h>
 
 #include <gst/video/video.h>
@@ -113,7 +114,6 @@
 GST_DEBUG_CATEGORY_STATIC (gst_patch_views_debug);
 #define GST_CAT_DEFAULT gst_patch_views_debug
 
-#define MAX_THREADS 64
 #define DEFAULT_THREADS 0
 #define DEFAULT_SEED 0
 #define DEFAULT_PRESET GST_PATCH_VIEWS_PRESET_DINOV2
@@ -201,7 +201,7 @@ static const gchar *const preset_views[] = {
 static GType
 gst_patch_views_preset_get_type (void)
 {
-  static GType type = 0;
+  static gsize type = 0;
   static const GEnumValue values[] = {
     {GST_PATCH_VIEWS_PRESET_NONE, "No preset: the views property says",
         "none"},
@@ -215,11 +215,7 @@ gst_patch_views_preset_get_type (void)
     {0, NULL, NULL}
   };
 
-  if (g_once_init_enter (&type)) {
-    GType t = g_enum_register_static ("GstPatchViewsPreset", values);
-    g_once_init_leave (&type, t);
-  }
-  return type;
+  return wsi_enum_type_once (&type, "GstPatchViewsPreset", values);
 }
 
 #define GST_TYPE_PATCH_VIEWS_INTERPOLATION \
@@ -227,7 +223,7 @@ gst_patch_views_preset_get_type (void)
 static GType
 gst_patch_views_interpolation_get_type (void)
 {
-  static GType type = 0;
+  static gsize type = 0;
   static const GEnumValue values[] = {
     {WSI_RESIZE_BILINEAR, "Bilinear, half-pixel centres, no antialiasing "
           "(torch interpolate, torchvision's tensor default)", "bilinear"},
@@ -236,11 +232,7 @@ gst_patch_views_interpolation_get_type (void)
     {0, NULL, NULL}
   };
 
-  if (g_once_init_enter (&type)) {
-    GType t = g_enum_register_static ("GstPatchViewsInterpolation", values);
-    g_once_init_leave (&type, t);
-  }
-  return type;
+  return wsi_enum_type_once (&type, "GstPatchViewsInterpolation", values);
 }
 
 #define FORMATS "{ RGB, RGBA, RGBx, BGRx }"
@@ -767,13 +759,8 @@ gst_patch_views_class_init (GstPatchViewsClass * klass)
           G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
           GST_PARAM_MUTABLE_READY));
   g_object_class_install_property (gobject_class, PROP_THREADS,
-      wsi_param_spec_uint ("threads", "Threads",
-          "Worker threads, 0..64; 0 = automatic: the number of CPU cores, "
-          "divided by LOCAL_WORLD_SIZE when torchrun sets it. The output "
-          "does not depend on it. Takes effect at the next READY to PAUSED "
-          "change", 0, MAX_THREADS, DEFAULT_THREADS,
-          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-          GST_PARAM_MUTABLE_READY));
+      wsi_ordered_pool_param_spec_threads ("Worker threads making "
+          "views", DEFAULT_THREADS));
   g_object_class_install_property (gobject_class, PROP_INTERPOLATION,
       g_param_spec_enum ("interpolation", "Interpolation",
           "How crops are resampled to their output size",

@@ -16,6 +16,8 @@
 #include "gstwsibackend.h"
 #include "wsislide.h"
 
+#include <gst/wsi/wsienumtype.h>
+
 /* Indexed by GstWsiBackend. */
 static const gchar *const backend_names[] = {
   WSI_BACKEND_AUTO, WSI_BACKEND_OPENSLIDE, WSI_BACKEND_TIFF, WSI_BACKEND_DICOM
@@ -37,11 +39,7 @@ gst_wsi_backend_get_type (void)
     {0, NULL, NULL}
   };
 
-  if (g_once_init_enter (&type)) {
-    GType t = g_enum_register_static ("GstWsiBackend", values);
-    g_once_init_leave (&type, t);
-  }
-  return type;
+  return wsi_enum_type_once (&type, "GstWsiBackend", values);
 }
 
 const gchar *

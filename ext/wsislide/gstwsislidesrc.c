@@ -134,6 +134,7 @@
 #include "config.h"
 #endif
 
+#include <gst/wsi/wsienumtype.h>
 #include <gst/wsi/wsierrorrelay.h>
 #include <gst/wsi/wsiorderedpool.h>
 #include <gst/wsi/wsievent.h>
@@ -212,18 +213,14 @@ GST_ELEMENT_REGISTER_DEFINE_WITH_CODE (wsislidesrc, "wsislidesrc",
 GType
 gst_wsi_slide_order_get_type (void)
 {
-  static GType order_type = 0;
+  static gsize order_type = 0;
   static const GEnumValue values[] = {
     {GST_WSI_SLIDE_ORDER_SEQUENTIAL, "Sorted path order", "sequential"},
     {GST_WSI_SLIDE_ORDER_RANDOM, "Reshuffled every cycle", "random"},
     {0, NULL, NULL}
   };
 
-  if (g_once_init_enter (&order_type)) {
-    GType type = g_enum_register_static ("GstWsiSlideOrder", values);
-    g_once_init_leave (&order_type, type);
-  }
-  return order_type;
+  return wsi_enum_type_once (&order_type, "GstWsiSlideOrder", values);
 }
 
 static gboolean

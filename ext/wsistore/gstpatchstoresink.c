@@ -69,6 +69,7 @@
 #include "wsistoreresume.h"
 #include "wsiwebdataset.h"
 
+#include <gst/wsi/wsienumtype.h>
 #include <gst/wsi/wsierrorrelay.h>
 #include <gst/wsi/wsirefusal.h>
 
@@ -106,7 +107,7 @@ enum
 static GType
 gst_patch_store_encoding_get_type (void)
 {
-  static GType type = 0;
+  static gsize type = 0;
   static const GEnumValue values[] = {
     {WSI_STORE_ENCODING_RAW, "uint8 pixels as they came, exact (width x "
           "height x channels bytes per patch)", "raw"},
@@ -117,11 +118,7 @@ gst_patch_store_encoding_get_type (void)
     {0, NULL, NULL}
   };
 
-  if (g_once_init_enter (&type)) {
-    GType t = g_enum_register_static ("GstPatchStoreEncoding", values);
-    g_once_init_leave (&type, t);
-  }
-  return type;
+  return wsi_enum_type_once (&type, "GstPatchStoreEncoding", values);
 }
 
 typedef enum
@@ -134,7 +131,7 @@ typedef enum
 static GType
 gst_patch_store_chroma_get_type (void)
 {
-  static GType type = 0;
+  static gsize type = 0;
   static const GEnumValue values[] = {
     {GST_PATCH_STORE_CHROMA_444, "Full-resolution colour (4:4:4)", "444"},
     {GST_PATCH_STORE_CHROMA_420, "Colour at half resolution in both "
@@ -142,11 +139,7 @@ gst_patch_store_chroma_get_type (void)
     {0, NULL, NULL}
   };
 
-  if (g_once_init_enter (&type)) {
-    GType t = g_enum_register_static ("GstPatchStoreChroma", values);
-    g_once_init_leave (&type, t);
-  }
-  return type;
+  return wsi_enum_type_once (&type, "GstPatchStoreChroma", values);
 }
 
 typedef enum
@@ -159,7 +152,7 @@ typedef enum
 static GType
 gst_patch_store_format_get_type (void)
 {
-  static GType type = 0;
+  static gsize type = 0;
   static const GEnumValue values[] = {
     {GST_PATCH_STORE_FORMAT_NATIVE, "The patch store patchstoresrc serves "
           "(shards, index, manifest)", "native"},
@@ -170,11 +163,7 @@ gst_patch_store_format_get_type (void)
     {0, NULL, NULL}
   };
 
-  if (g_once_init_enter (&type)) {
-    GType t = g_enum_register_static ("GstPatchStoreFormat", values);
-    g_once_init_leave (&type, t);
-  }
-  return type;
+  return wsi_enum_type_once (&type, "GstPatchStoreFormat", values);
 }
 
 struct _GstPatchStoreSink

@@ -84,6 +84,7 @@
 #include "wsistorepatch.h"
 
 #include <gst/video/video.h>
+#include <gst/wsi/wsienumtype.h>
 #include <gst/wsi/wsierrorrelay.h>
 #include <gst/wsi/wsirecord.h>
 #include <gst/wsi/wsirefusal.h>
@@ -93,7 +94,6 @@ GST_DEBUG_CATEGORY_STATIC (gst_patch_store_src_debug);
 #define GST_CAT_DEFAULT gst_patch_store_src_debug
 
 #define DEFAULT_THREADS 0
-#define MAX_THREADS 64
 #define DEFAULT_EPOCHS 1
 #define DEFAULT_SEED 0
 #define DEFAULT_ORDER GST_PATCH_STORE_ORDER_SEQUENTIAL
@@ -127,7 +127,7 @@ typedef enum
 static GType
 gst_patch_store_order_get_type (void)
 {
-  static GType type = 0;
+  static gsize type = 0;
   static const GEnumValue values[] = {
     {GST_PATCH_STORE_ORDER_SEQUENTIAL, "The order the store was written in",
         "sequential"},
@@ -136,11 +136,7 @@ gst_patch_store_order_get_type (void)
     {0, NULL, NULL}
   };
 
-  if (g_once_init_enter (&type)) {
-    GType t = g_enum_register_static ("GstPatchStoreOrder", values);
-    g_once_init_leave (&type, t);
-  }
-  return type;
+  return wsi_enum_type_once (&type, "GstPatchStoreOrder", values);
 }
 
 /* image/jpeg: a jpeg store's patches as stored, for a downstream element
@@ -638,7 +634,7 @@ gst_patch_store_src_change_state (GstElement * element,
     }
     GST_OBJECT_LOCK (self);
     threads = self->threads ? self->threads :
-        wsi_ordered_pool_auto_threads (MAX_THREADS);
+        wsi_ordered_pool_auto_threads (WSI_ORDERED_POOL_MAX_THREADS);
     GST_OBJECT_UNLOCK (self);
     wsi_ordered_pool_start_workers (self->pool, threads, "patchstoresrc");
   }
@@ -803,11 +799,8 @@ install_properties (GObjectClass * gobject_class)
           "environment variable (torchrun), else 1", -1, MAX_WORLD_SIZE, -1,
           rw_ready));
   g_object_class_install_property (gobject_class, PROP_THREADS,
-      wsi_param_spec_uint ("threads", "Threads",
-          "Decoding threads, 0..64; 0 = automatic: the number of CPU cores, "
-          "divided by LOCAL_WORLD_SIZE when torchrun sets it. The output "
-          "does not depend on it", 0, MAX_THREADS, DEFAULT_THREADS,
-          rw_ready));
+      wsi_ordered_pool_param_spec_threads ("Decoding threads",
+          DEFAULT_THREADS));
   g_object_class_install_property (gobject_class, PROP_ALLOW_INCOMPLETE,
       g_param_spec_boolean ("allow-incomplete", "Allow incomplete",
           "Serve the complete shards of a store that has no manifest yet "

@@ -81,7 +81,6 @@ GST_DEBUG_CATEGORY_STATIC (gst_patch_augment_debug);
 #define GST_CAT_DEFAULT gst_patch_augment_debug
 
 #define DEFAULT_THREADS 0
-#define MAX_THREADS 64
 #define DEFAULT_FLIP 0.5
 #define DEFAULT_HED_SIGMA 0.05
 #define DEFAULT_HED_SIGMA_BIAS -1.0
@@ -696,13 +695,8 @@ gst_patch_augment_class_init (GstPatchAugmentClass * klass)
   gobject_class->finalize = gst_patch_augment_finalize;
 
   g_object_class_install_property (gobject_class, PROP_THREADS,
-      wsi_param_spec_uint ("threads", "Threads",
-          "Worker threads augmenting patches (0 to 64, default 0 = one per "
-          "core, shared among LOCAL_WORLD_SIZE ranks); the output does not "
-          "depend on it; read when the element leaves READY", 0,
-          MAX_THREADS, DEFAULT_THREADS,
-          G_PARAM_READWRITE | GST_PARAM_MUTABLE_READY |
-          G_PARAM_STATIC_STRINGS));
+      wsi_ordered_pool_param_spec_threads ("Worker threads augmenting "
+          "patches", DEFAULT_THREADS));
   g_object_class_install_property (gobject_class, PROP_SEED,
       wsi_param_spec_uint64 ("seed", "Seed",
           "Seed of the draws; with the patch sequence and the view index it "

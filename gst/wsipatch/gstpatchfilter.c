@@ -84,7 +84,6 @@ GST_DEBUG_CATEGORY_STATIC (gst_patch_filter_debug);
 #define DEFAULT_VALUE_MAX 255
 #define DEFAULT_MIN_PIXEL_FRACTION 0.6
 #define DEFAULT_THREADS 1
-#define MAX_THREADS 64
 
 #define PATCH_FORMATS "{ RGB, RGBA, RGBx, BGRx }"
 
@@ -467,13 +466,8 @@ gst_patch_filter_class_init (GstPatchFilterClass * klass)
           "element left READY (read-only, patches)", 0, G_MAXUINT64, 0,
           G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
   g_object_class_install_property (gobject_class, PROP_THREADS,
-      wsi_param_spec_uint ("threads", "Threads",
-          "Worker threads checking patches (0 to 64, default 1; 0 = one per "
-          "core, shared among LOCAL_WORLD_SIZE ranks); output, counts and "
-          "events do not depend on it; read when the element leaves READY",
-          0, MAX_THREADS, DEFAULT_THREADS,
-          G_PARAM_READWRITE | GST_PARAM_MUTABLE_READY |
-          G_PARAM_STATIC_STRINGS));
+      wsi_ordered_pool_param_spec_threads ("Worker threads checking "
+          "patches", DEFAULT_THREADS));
 
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_add_static_pad_template (element_class, &src_template);

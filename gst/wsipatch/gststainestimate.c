@@ -51,6 +51,7 @@
 #endif
 
 #include <string.h>
+#include <gst/wsi/wsienumtype.h>
 #include <gst/wsi/wsirecord.h>
 #include <gst/wsi/wsirefusal.h>
 
@@ -63,7 +64,6 @@ GST_DEBUG_CATEGORY_STATIC (gst_stain_estimate_debug);
 #define GST_CAT_DEFAULT gst_stain_estimate_debug
 
 #define DEFAULT_THREADS 1
-#define MAX_THREADS 64
 #define N_COLUMNS 7
 
 /* Which estimates a slide gets (Macenko's always: it decides whether the
@@ -81,7 +81,7 @@ typedef enum
 static GType
 gst_stain_estimate_methods_get_type (void)
 {
-  static GType type = 0;
+  static gsize type = 0;
   static const GFlagsValue values[] = {
     {METHOD_MACENKO, "Macenko's stain matrix", "macenko"},
     {METHOD_VAHADANE, "Vahadane's sparse factorisation", "vahadane"},
@@ -89,11 +89,7 @@ gst_stain_estimate_methods_get_type (void)
     {0, NULL, NULL}
   };
 
-  if (g_once_init_enter (&type)) {
-    GType t = g_flags_register_static ("GstStainEstimateMethods", values);
-    g_once_init_leave (&type, t);
-  }
-  return type;
+  return wsi_flags_type_once (&type, "GstStainEstimateMethods", values);
 }
 
 enum
@@ -427,13 +423,8 @@ gst_stain_estimate_class_init (GstStainEstimateClass * klass)
   gobject_class->finalize = gst_stain_estimate_finalize;
 
   g_object_class_install_property (gobject_class, PROP_THREADS,
-      wsi_param_spec_uint ("threads", "Threads",
-          "Worker threads estimating slides (0 to 64, default 1; 0 = one per "
-          "core, shared among LOCAL_WORLD_SIZE ranks); the estimates do not "
-          "depend on it; read when the element leaves READY", 0,
-          MAX_THREADS, DEFAULT_THREADS,
-          G_PARAM_READWRITE | GST_PARAM_MUTABLE_READY |
-          G_PARAM_STATIC_STRINGS));
+      wsi_ordered_pool_param_spec_threads ("Worker threads estimating "
+          "slides", DEFAULT_THREADS));
   g_object_class_install_property (gobject_class, PROP_METHODS,
       g_param_spec_flags ("methods", "Methods",
           "Estimates each slide gets (flags: macenko, vahadane, reinhard, "

@@ -91,6 +91,7 @@
 
 #include <string.h>
 #include <gst/video/video.h>
+#include <gst/wsi/wsienumtype.h>
 #include <gst/wsi/wsirecord.h>
 #include <gst/wsi/wsirefusal.h>
 #include <gst/wsi/wsirng.h>
@@ -106,7 +107,6 @@ GST_DEBUG_CATEGORY_STATIC (gst_stain_norm_debug);
 #define GST_CAT_DEFAULT gst_stain_norm_debug
 
 #define DEFAULT_THREADS 0
-#define MAX_THREADS 64
 #define DEFAULT_METHOD WSI_STAIN_MACENKO
 #define DEFAULT_MIN_TISSUE 0.1
 #define DEFAULT_AUGMENT_SIGMA 0.05
@@ -203,7 +203,7 @@ G_DEFINE_TYPE (GstStainNorm, gst_stain_norm, WSI_TYPE_POOL_ELEMENT);
 static GType
 gst_stain_norm_method_get_type (void)
 {
-  static GType type = 0;
+  static gsize type = 0;
   static const GEnumValue values[] = {
     {WSI_STAIN_REINHARD, "Reinhard: l-alpha-beta means and deviations",
         "reinhard"},
@@ -214,18 +214,14 @@ gst_stain_norm_method_get_type (void)
     {0, NULL, NULL}
   };
 
-  if (g_once_init_enter (&type)) {
-    GType t = g_enum_register_static ("GstStainNormMethod", values);
-    g_once_init_leave (&type, t);
-  }
-  return type;
+  return wsi_enum_type_once (&type, "GstStainNormMethod", values);
 }
 
 #define GST_TYPE_STAIN_NORM_ESTIMATE (gst_stain_norm_estimate_get_type ())
 static GType
 gst_stain_norm_estimate_get_type (void)
 {
-  static GType type = 0;
+  static gsize type = 0;
   static const GEnumValue values[] = {
     {STAIN_ESTIMATE_SLIDE, "The slide's estimate (stainestimate)", "slide"},
     {STAIN_ESTIMATE_PATCH, "Each patch's own, the slide's as fallback",
@@ -233,11 +229,7 @@ gst_stain_norm_estimate_get_type (void)
     {0, NULL, NULL}
   };
 
-  if (g_once_init_enter (&type)) {
-    GType t = g_enum_register_static ("GstStainNormEstimate", values);
-    g_once_init_leave (&type, t);
-  }
-  return type;
+  return wsi_enum_type_once (&type, "GstStainNormEstimate", values);
 }
 
 static void
@@ -797,11 +789,8 @@ gst_stain_norm_class_init (GstStainNormClass * klass)
   gobject_class->finalize = gst_stain_norm_finalize;
 
   g_object_class_install_property (gobject_class, PROP_THREADS,
-      wsi_param_spec_uint ("threads", "Threads",
-          "Worker threads normalising patches (0 to 64, default 0 = one per "
-          "core, shared among LOCAL_WORLD_SIZE ranks); the output does not "
-          "depend on it; read when the element leaves READY", 0,
-          MAX_THREADS, DEFAULT_THREADS, ready));
+      wsi_ordered_pool_param_spec_threads ("Worker threads normalising "
+          "patches", DEFAULT_THREADS));
   g_object_class_install_property (gobject_class, PROP_METHOD,
       g_param_spec_enum ("method", "Method",
           "Normalisation: reinhard (l-alpha-beta statistics; needs "

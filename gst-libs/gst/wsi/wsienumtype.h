@@ -9,12 +9,14 @@
 
 /*
  * wsienumtype.h: the one registration of an element's enumeration type
- * (a property's GEnum), so that each `_get_type()` function holds only its
+ * (a property's GEnum or GFlags), so that each `_get_type()` function holds only its
  * table of values.
  *
  * Contract: wsi_enum_type_once() registers @values under @name the first
  * time any thread calls it with @type_id, and returns that type ever
  * after; @type_id and @values must be static (GLib keeps the table).
+ * wsi_flags_type_once() does the same for a flags type (a property whose
+ * values combine, "a+b").
  *
  * Cost: one atomic read once registered.
  *
@@ -34,6 +36,18 @@ wsi_enum_type_once (gsize * type_id, const gchar * name,
 {
   if (g_once_init_enter (type_id)) {
     GType type = g_enum_register_static (name, values);
+
+    g_once_init_leave (type_id, type);
+  }
+  return (GType) * type_id;
+}
+
+static inline GType
+wsi_flags_type_once (gsize * type_id, const gchar * name,
+    const GFlagsValue * values)
+{
+  if (g_once_init_enter (type_id)) {
+    GType type = g_flags_register_static (name, values);
 
     g_once_init_leave (type_id, type);
   }

@@ -15,6 +15,7 @@
 #endif
 
 #include "wsiorderedpool.h"
+#include "wsirefusal.h"
 #include "wsiworkmeta.h"
 
 #include <string.h>
@@ -681,6 +682,24 @@ wsi_ordered_pool_reset_flow (WsiOrderedPool * pool)
   pool->flow = GST_FLOW_OK;
   pool->eos_queued = FALSE;
   g_mutex_unlock (&pool->lock);
+}
+
+GParamSpec *
+wsi_ordered_pool_param_spec_threads (const gchar * work,
+    guint default_threads)
+{
+  gchar *blurb = g_strdup_printf ("%s, 0 to %u (default %u; 0 = one per "
+      "CPU core, shared among the LOCAL_WORLD_SIZE ranks torchrun starts on "
+      "a node); the output does not depend on it; read when the element "
+      "leaves READY", work, WSI_ORDERED_POOL_MAX_THREADS, default_threads);
+  /* the blurb is copied: not G_PARAM_STATIC_BLURB */
+  GParamSpec *spec = wsi_param_spec_uint ("threads", "Threads", blurb, 0,
+      WSI_ORDERED_POOL_MAX_THREADS, default_threads,
+      G_PARAM_READWRITE | GST_PARAM_MUTABLE_READY | G_PARAM_STATIC_NAME |
+      G_PARAM_STATIC_NICK);
+
+  g_free (blurb);
+  return spec;
 }
 
 guint

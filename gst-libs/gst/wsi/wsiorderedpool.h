@@ -93,6 +93,20 @@ void wsi_ordered_pool_set_limit (WsiOrderedPool * pool, guint n_items);
  * between 1 and @max_threads. */
 guint wsi_ordered_pool_auto_threads (guint max_threads);
 
+/* The most worker threads a `threads` property accepts. */
+#define WSI_ORDERED_POOL_MAX_THREADS 64
+
+/* The `threads` property of every pool-backed element, one definition: a
+ * guint from 0 to WSI_ORDERED_POOL_MAX_THREADS, @default_threads by
+ * default, 0 = wsi_ordered_pool_auto_threads(), writable up to READY
+ * (read when the element leaves READY), refused out of range
+ * (wsirefusal.h). The blurb opens with @work (what the threads do:
+ * "Decoding threads"); the rest, the range, the default, the automatic
+ * count and that the output does not depend on it, is the same for every
+ * element. For class_init. */
+GParamSpec *wsi_ordered_pool_param_spec_threads (const gchar * work,
+    guint default_threads);
+
 /* Starts / joins the workers (READY <-> PAUSED). */
 void wsi_ordered_pool_start_workers (WsiOrderedPool * pool, guint n_threads,
     const gchar * thread_name_prefix);

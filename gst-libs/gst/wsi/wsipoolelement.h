@@ -63,7 +63,7 @@ G_BEGIN_DECLS
 #define WSI_POOL_ELEMENT_SRC_PAD(obj) (WSI_POOL_ELEMENT_CAST (obj)->srcpad)
 
 /* The most threads `threads=0` gives (one per core up to this). */
-#define WSI_POOL_ELEMENT_MAX_THREADS 64
+#define WSI_POOL_ELEMENT_MAX_THREADS WSI_ORDERED_POOL_MAX_THREADS
 
 typedef struct _WsiPoolElement WsiPoolElement;
 typedef struct _WsiPoolElementClass WsiPoolElementClass;
