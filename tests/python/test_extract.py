@@ -111,7 +111,7 @@ def test_coords_layout_and_grid(few_slides, tmp_root):
             assert list(f.keys()) == ["coords"]
             c = f["coords"]
             assert c.dtype == np.int64 and c.ndim == 2 and c.shape[1] == 2
-            assert c.maxshape == (None, 2) and c.chunks == (1, 2)      # TRIDENT's save_h5
+            assert c.maxshape == (None, 2) and c.chunks[1:] == (2,)    # resizable, as TRIDENT's
             assert set(c.attrs) == COORD_ATTRS
             W, H = osr.dimensions
             mpp = _openslide_mpp(osr)
@@ -130,6 +130,15 @@ def test_coords_layout_and_grid(few_slides, tmp_root):
             assert len(got) == len(set(got)) and set(got) == want
             assert got == sorted(got, key=lambda v: (v[1], v[0]))          # raster order
     assert len(list((_job(out) / "visualization").glob("*.jpg"))) == 3
+    # CLAM's save_hdf5 appends to an existing coords file (mode "a"): resize, write the rows
+    copy = tmp_root / "extract-coords-append.h5"
+    shutil.copyfile(_job(out) / "patches" / f"{_names(few_slides)[0]}_patches.h5", copy)
+    with h5py.File(copy, "a") as f:
+        n = len(f["coords"])
+        f["coords"].resize(n + 3, axis=0)
+        f["coords"][n:] = [[1, 2], [3, 4], [5, 6]]
+    with h5py.File(copy, "r") as f:
+        assert len(f["coords"]) == n + 3 and f["coords"][-1].tolist() == [5, 6]
 
 
 def test_tissue_grid_and_side_outputs(few_slides, tmp_root):

@@ -39,11 +39,21 @@ def _h5py():
     return h5py
 
 
+# Rows a chunk holds at most: 1 MiB of them.
+_CHUNK_BYTES = 1 << 20
+
+
 def _create(f, key, data, attrs):
-    # TRIDENT's save_h5: chunks of one row, resizable first axis; no
-    # timestamps, so that the same job writes the same bytes.
+    # A resizable first axis like TRIDENT's save_h5 (appending, as CLAM's
+    # save_hdf5 does, resizes it), but chunks of up to 1 MiB of rows where
+    # TRIDENT writes one row a chunk: one-row chunks cost ~25 us of CPU a
+    # row to write (0.04 s for a 1,600-patch slide's coords) and triple the
+    # file; readers see the same datasets. No timestamps, so that the same
+    # job writes the same bytes.
+    row_bytes = max(1, data.dtype.itemsize * int(np.prod(data.shape[1:], dtype=np.int64)))
+    rows = max(1, min(data.shape[0], _CHUNK_BYTES // row_bytes))
     dset = f.create_dataset(key, shape=data.shape, maxshape=(None,) + data.shape[1:],
-                            chunks=(1,) + data.shape[1:] if data.shape[0] else None,
+                            chunks=(rows,) + data.shape[1:] if data.shape[0] else None,
                             dtype=data.dtype, track_times=False)
     if data.shape[0]:
         dset[:] = data
