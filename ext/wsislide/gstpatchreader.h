@@ -7,6 +7,18 @@
  * version 2 of the License, or (at your option) any later version.
  */
 
+/*
+ * gstpatchreader.h: the patchreader element's type (GstPatchReader) and its
+ * registration, for the wsislide plugin's plugin_init.
+ *
+ * Contract: what the element does — pads and caps, properties (units,
+ * ranges, when each takes effect), messages, events and a gst-launch example
+ * — is its documentation block in gstpatchreader.c and its property blurbs,
+ * as gst-inspect-1.0 shows them; nothing else of the element is public (its
+ * instance lives in its .c or a private header). Cost and threading are said
+ * there too: properties may be set from any thread.
+ */
+
 #ifndef __GST_PATCH_READER_H__
 #define __GST_PATCH_READER_H__
 
