@@ -10,8 +10,8 @@ mahmoodlab/TRIDENT writes and reads (its `IO.py`: `coords_to_h5`,
   float16, row i for coords[i]) with attributes `name`, `encoder`,
   `savetodir`, and `coords` again with the attributes above.
 
-Datasets are chunked one row a chunk with an unlimited first axis, as
-TRIDENT's `save_h5` makes them.  Files are written to a temporary name in
+Datasets have an unlimited first axis, as TRIDENT's `save_h5` makes them,
+and chunks of up to 1 MiB of rows (TRIDENT's are one row).  Files are written to a temporary name in
 the same folder and renamed, so a killed job never leaves a file that
 looks complete; `check_*` verify a file on read (dtypes, shapes, the
 attributes that say which job wrote it) and return None when it is
