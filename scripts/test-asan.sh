@@ -118,13 +118,22 @@ chmod +x "$bindir/gst-launch-1.0"
 export PATH="$bindir:$PATH"
 
 tests=()
-if [ "${WSI_ASAN_SKIP_PYTHON:-0}" = 1 ] && [ $# -eq 0 ]; then
-  # every test but those run by python3
-  while read -r name; do
-    case "$name" in python|wsi_bench_sweep|gstwsi_cuda_python) continue;; esac
-    tests+=("$name")
-  done < <(meson test -C "$builddir" --list 2>/dev/null | sed 's/^.* \/ //')
-  echo "test-asan: WSI_ASAN_SKIP_PYTHON=1: python, wsi_bench_sweep and gstwsi_cuda_python skipped"
+if [ "${WSI_ASAN_SKIP_PYTHON:-0}" = 1 ]; then
+  all=$(meson test -C "$builddir" --list 2>/dev/null | sed 's/^.* \/ //')
+  # Arguments that name tests choose them; options alone (--num-processes
+  # 1, -v) still get the whole suite without the python3 tests.
+  named=0
+  for arg in "$@"; do
+    if grep -qxF -- "$arg" <<<"$all"; then named=1; fi
+  done
+  if [ $named = 0 ]; then
+    # every test but those run by python3
+    while read -r name; do
+      case "$name" in python|wsi_bench_sweep|gstwsi_cuda_python) continue;; esac
+      tests+=("$name")
+    done <<<"$all"
+    echo "test-asan: WSI_ASAN_SKIP_PYTHON=1: python, wsi_bench_sweep and gstwsi_cuda_python skipped"
+  fi
 fi
 
 # (built above: a source edited since must not turn into a half rebuild)
