@@ -60,7 +60,8 @@ typedef struct
   guint *first;
   guint *count;
   guint16 *weight;              /* out_size * max_taps */
-  gsize first_len, count_len, weight_len;       /* grow-only capacities */
+  guint32 *pair;                /* out_size: weight[0] | weight[1] << 16 */
+  gsize first_len, count_len, weight_len, pair_len;     /* grow-only */
 } AxisTaps;
 
 /* The two-tap passes' forms: SSE2 (or C), or AVX2 where the CPU has it. */
@@ -110,6 +111,7 @@ axis_taps_clear (AxisTaps * taps)
   g_free (taps->first);
   g_free (taps->count);
   g_free (taps->weight);
+  g_free (taps->pair);
   memset (taps, 0, sizeof (*taps));
 }
 
@@ -232,7 +234,9 @@ axis_taps_prepare (AxisTaps * taps, guint in_size, gdouble origin,
       || !reserve ((gpointer *) & taps->count, &taps->count_len, out_size,
           sizeof (guint))
       || !reserve ((gpointer *) & taps->weight, &taps->weight_len,
-          (gsize) out_size * taps->max_taps, sizeof (guint16))) {
+          (gsize) out_size * taps->max_taps, sizeof (guint16))
+      || !reserve ((gpointer *) & taps->pair, &taps->pair_len, out_size,
+          sizeof (guint32))) {
     axis_taps_clear (taps);
     return FALSE;
   }
@@ -265,6 +269,9 @@ axis_taps_prepare (AxisTaps * taps, guint in_size, gdouble origin,
       exact[k] = total > 0.0 ? exact[k] / total : 1.0 / taps->count[i];
     quantise_weights (exact, taps->count[i], taps->max_taps,
         taps->weight + (gsize) i * taps->max_taps);
+    /* max_taps is at least 3 */
+    taps->pair[i] = taps->weight[(gsize) i * taps->max_taps] |
+        (guint32) taps->weight[(gsize) i * taps->max_taps + 1] << 16;
   }
   if (exact != small)
     g_free (exact);
@@ -568,8 +575,8 @@ two_taps_row (const guint16 * sums, const AxisTaps * tx, guint col0,
 /* Two output pixels' composited sums in one register: pixel a's pair of
  * source pixels in the low lane, b's in the high one. */
 static inline AVX2 __m256i
-two_pixel_sums_avx2 (const guint16 * pa, const guint16 * pb, guint32 wa,
-    guint32 wb, gboolean rgb_order)
+two_pixel_sums_avx2 (const guint16 * pa, const guint16 * pb, __m256i weights,
+    gboolean rgb_order)
 {
   const __m256i white_half = _mm256_set1_epi32 ((255 << OUT_SHIFT) +
       (1 << (OUT_SHIFT - 1)));
@@ -578,8 +585,6 @@ two_pixel_sums_avx2 (const guint16 * pa, const guint16 * pb, guint32 wa,
       _mm_loadu_si128 ((const __m128i *) pb), 1);
   __m256i pairs = _mm256_unpacklo_epi16 (two, _mm256_unpackhi_epi64 (two,
           two));
-  __m256i weights = _mm256_inserti128_si256 (_mm256_castsi128_si256
-      (_mm_set1_epi32 ((gint) wa)), _mm_set1_epi32 ((gint) wb), 1);
   __m256i s = _mm256_madd_epi16 (pairs, weights);
   __m256i c = _mm256_srai_epi32 (_mm256_add_epi32 (_mm256_sub_epi32 (s,
               _mm256_shuffle_epi32 (s, _MM_SHUFFLE (3, 3, 3, 3))),
@@ -595,24 +600,24 @@ two_taps_row_avx2 (const guint16 * sums, const AxisTaps * tx, guint col0,
 {
   const gboolean rgb_order = layout->r == 0;
   const guint taps = tx->max_taps, bpp = layout->pixel_stride;
+  const __m256i lanes01 = _mm256_setr_epi32 (0, 0, 0, 0, 1, 1, 1, 1);
+  const __m256i lanes23 = _mm256_setr_epi32 (2, 2, 2, 2, 3, 3, 3, 3);
   guint x = 0, last = tx->out_size - 1;
 
   for (; x + 3 < last; x += 4, dst += 4 * bpp) {
     const guint *first = tx->first + x;
-    const guint16 *w = tx->weight + (gsize) x * taps;
-    guint32 w0, w1, w2, w3;
+    /* the four pixels' weight pairs, each across its lane */
+    __m256i pairs = _mm256_castsi128_si256 (_mm_loadu_si128 ((const __m128i
+                *) (tx->pair + x)));
     __m256i c01, c23, packed;
     __m128i bytes;
 
-    /* (w[0], w[1]) of each pixel as one little-endian word */
-    memcpy (&w0, w, 4);
-    memcpy (&w1, w + taps, 4);
-    memcpy (&w2, w + 2 * taps, 4);
-    memcpy (&w3, w + 3 * taps, 4);
     c01 = two_pixel_sums_avx2 (sums + (gsize) (first[0] - col0) * 4,
-        sums + (gsize) (first[1] - col0) * 4, w0, w1, rgb_order);
+        sums + (gsize) (first[1] - col0) * 4,
+        _mm256_permutevar8x32_epi32 (pairs, lanes01), rgb_order);
     c23 = two_pixel_sums_avx2 (sums + (gsize) (first[2] - col0) * 4,
-        sums + (gsize) (first[3] - col0) * 4, w2, w3, rgb_order);
+        sums + (gsize) (first[3] - col0) * 4,
+        _mm256_permutevar8x32_epi32 (pairs, lanes23), rgb_order);
     /* Lanes: low (x, x + 2), high (x + 1, x + 3); bytes 0-7 of each. */
     packed = _mm256_packus_epi16 (_mm256_packs_epi32 (c01, c23),
         _mm256_setzero_si256 ());
