@@ -575,8 +575,7 @@ two_taps_row (const guint16 * sums, const AxisTaps * tx, guint col0,
 /* Two output pixels' composited sums in one register: pixel a's pair of
  * source pixels in the low lane, b's in the high one. */
 static inline AVX2 __m256i
-two_pixel_sums_avx2 (const guint16 * pa, const guint16 * pb, __m256i weights,
-    gboolean rgb_order)
+two_pixel_sums_avx2 (const guint16 * pa, const guint16 * pb, __m256i weights)
 {
   const __m256i white_half = _mm256_set1_epi32 ((255 << OUT_SHIFT) +
       (1 << (OUT_SHIFT - 1)));
@@ -586,11 +585,11 @@ two_pixel_sums_avx2 (const guint16 * pa, const guint16 * pb, __m256i weights,
   __m256i pairs = _mm256_unpacklo_epi16 (two, _mm256_unpackhi_epi64 (two,
           two));
   __m256i s = _mm256_madd_epi16 (pairs, weights);
-  __m256i c = _mm256_srai_epi32 (_mm256_add_epi32 (_mm256_sub_epi32 (s,
+
+  /* Lanes B, G, R, A: the row reorders the bytes once packed. */
+  return _mm256_srai_epi32 (_mm256_add_epi32 (_mm256_sub_epi32 (s,
               _mm256_shuffle_epi32 (s, _MM_SHUFFLE (3, 3, 3, 3))),
           white_half), OUT_SHIFT);
-
-  return rgb_order ? _mm256_shuffle_epi32 (c, _MM_SHUFFLE (3, 0, 1, 2)) : c;
 }
 
 /* two_taps_row() four pixels at a time. */
@@ -602,6 +601,11 @@ two_taps_row_avx2 (const guint16 * sums, const AxisTaps * tx, guint col0,
   const guint taps = tx->max_taps, bpp = layout->pixel_stride;
   const __m256i lanes01 = _mm256_setr_epi32 (0, 0, 0, 0, 1, 1, 1, 1);
   const __m256i lanes23 = _mm256_setr_epi32 (2, 2, 2, 2, 3, 3, 3, 3);
+  const __m128i to_rgbx = _mm_setr_epi8 (2, 1, 0, 3, 6, 5, 4, 7, 10, 9, 8,
+      11, 14, 13, 12, 15);
+  /* RGB's layout has r == 0: R, G, B, the 4th byte dropped */
+  const __m128i to_rgb = _mm_setr_epi8 (2, 1, 0, 6, 5, 4, 10, 9, 8, 14, 13,
+      12, -1, -1, -1, -1);
   guint x = 0, last = tx->out_size - 1;
 
   for (; x + 3 < last; x += 4, dst += 4 * bpp) {
@@ -614,24 +618,25 @@ two_taps_row_avx2 (const guint16 * sums, const AxisTaps * tx, guint col0,
 
     c01 = two_pixel_sums_avx2 (sums + (gsize) (first[0] - col0) * 4,
         sums + (gsize) (first[1] - col0) * 4,
-        _mm256_permutevar8x32_epi32 (pairs, lanes01), rgb_order);
+        _mm256_permutevar8x32_epi32 (pairs, lanes01));
     c23 = two_pixel_sums_avx2 (sums + (gsize) (first[2] - col0) * 4,
         sums + (gsize) (first[3] - col0) * 4,
-        _mm256_permutevar8x32_epi32 (pairs, lanes23), rgb_order);
+        _mm256_permutevar8x32_epi32 (pairs, lanes23));
     /* Lanes: low (x, x + 2), high (x + 1, x + 3); bytes 0-7 of each. */
     packed = _mm256_packus_epi16 (_mm256_packs_epi32 (c01, c23),
         _mm256_setzero_si256 ());
     bytes = _mm_unpacklo_epi32 (_mm256_castsi256_si128 (packed),
         _mm256_extracti128_si256 (packed, 1));
+    /* B, G, R, A bytes (each packed alone, so the order is free) into
+     * the layout's order, the RGB one 3 bytes a pixel. */
     if (bpp == 4) {
+      if (rgb_order)
+        bytes = _mm_shuffle_epi8 (bytes, to_rgbx);
       _mm_storeu_si128 ((__m128i *) dst, bytes);
     } else {
-      /* RGB: the 4th byte of each word dropped, 12 bytes written. */
-      const __m128i tight = _mm_setr_epi8 (0, 1, 2, 4, 5, 6, 8, 9, 10, 12,
-          13, 14, -1, -1, -1, -1);
       guint32 tail;
 
-      bytes = _mm_shuffle_epi8 (bytes, tight);
+      bytes = _mm_shuffle_epi8 (bytes, to_rgb);
       _mm_storel_epi64 ((__m128i *) dst, bytes);
       tail = (guint32) _mm_cvtsi128_si32 (_mm_srli_si128 (bytes, 8));
       memcpy (dst + 8, &tail, 4);
