@@ -60,11 +60,18 @@ typedef struct
   guint *first;
   guint *count;
   guint16 *weight;              /* out_size * max_taps */
-  gsize first_len, count_len, weight_len;       /* grow-only capacities */
+  guint32 *pair;                /* out_size: weight[0] | weight[1] << 16 */
+  gsize first_len, count_len, weight_len, pair_len;     /* grow-only */
 } AxisTaps;
 
+/* The two-tap passes' forms: SSE2 (or C), or AVX2 where the CPU has it. */
+typedef gsize (*TwoRowsFunc) (const guint8 * top, const guint8 * next,
+    guint16 w0, guint16 w1, gsize n, guint16 * sums);
 struct _WsiResampler
 {
+  TwoRowsFunc two_rows;
+  void (*two_taps_row) (const guint16 * sums, const AxisTaps * tx,
+      guint col0, guint8 * dst, const PixelLayout * layout);
   AxisTaps taps_x, taps_y;
   guint32 *sums;                /* out_w ARGB channel sums (4 each) */
   gsize sums_len;
@@ -97,11 +104,6 @@ wsi_pixel_format_bytes (WsiPixelFormat format)
   return pixel_layout (format).pixel_stride;
 }
 
-WsiResampler *
-wsi_resampler_new (void)
-{
-  return g_new0 (WsiResampler, 1);
-}
 
 static void
 axis_taps_clear (AxisTaps * taps)
@@ -109,6 +111,7 @@ axis_taps_clear (AxisTaps * taps)
   g_free (taps->first);
   g_free (taps->count);
   g_free (taps->weight);
+  g_free (taps->pair);
   memset (taps, 0, sizeof (*taps));
 }
 
@@ -231,7 +234,9 @@ axis_taps_prepare (AxisTaps * taps, guint in_size, gdouble origin,
       || !reserve ((gpointer *) & taps->count, &taps->count_len, out_size,
           sizeof (guint))
       || !reserve ((gpointer *) & taps->weight, &taps->weight_len,
-          (gsize) out_size * taps->max_taps, sizeof (guint16))) {
+          (gsize) out_size * taps->max_taps, sizeof (guint16))
+      || !reserve ((gpointer *) & taps->pair, &taps->pair_len, out_size,
+          sizeof (guint32))) {
     axis_taps_clear (taps);
     return FALSE;
   }
@@ -264,6 +269,9 @@ axis_taps_prepare (AxisTaps * taps, guint in_size, gdouble origin,
       exact[k] = total > 0.0 ? exact[k] / total : 1.0 / taps->count[i];
     quantise_weights (exact, taps->count[i], taps->max_taps,
         taps->weight + (gsize) i * taps->max_taps);
+    /* max_taps is at least 3 */
+    taps->pair[i] = taps->weight[(gsize) i * taps->max_taps] |
+        (guint32) taps->weight[(gsize) i * taps->max_taps + 1] << 16;
   }
   if (exact != small)
     g_free (exact);
@@ -404,7 +412,7 @@ two_rows_sse2 (const guint8 * top, const guint8 * next, guint16 w0,
 static void VECTORISE
 vertical_pass (const guint8 * restrict top, gsize stride_bytes,
     const guint16 * w, guint count, gsize n, guint16 * restrict sums,
-    guint32 * restrict wide)
+    guint32 * restrict wide, TwoRowsFunc two_rows)
 {
   const guint32 half = 1u << (MID_SHIFT - 1);
   gsize j;
@@ -418,7 +426,7 @@ vertical_pass (const guint8 * restrict top, gsize stride_bytes,
     const guint8 *restrict next = top + stride_bytes;
     guint16 w0 = w[0], w1 = w[1];
 
-    j = two_rows_sse2 (top, next, w0, w1, n, sums);
+    j = two_rows (top, next, w0, w1, n, sums);
     for (; j < n; j++)
       sums[j] = (guint16) (((guint32) top[j] * w0 + (guint32) next[j] * w1 +
               half) >> MID_SHIFT);
@@ -554,6 +562,139 @@ two_taps_row (const guint16 * sums, const AxisTaps * tx, guint col0,
                 col0) * 4, w[0], w[1]), dst, layout, x == last);
   }
 }
+
+/* AVX2 forms of the two-tap passes, chosen at run time (GCC and clang
+ * compile them for AVX2 whatever the build's baseline): the same integer
+ * arithmetic and the same saturating packs as the SSE2 forms, two pixels
+ * a 256-bit register, so the bytes are the same. */
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#include <immintrin.h>
+#define HAVE_AVX2_FORMS 1
+#define AVX2 __attribute__ ((target ("avx2")))
+
+/* Two output pixels' composited sums in one register: pixel a's pair of
+ * source pixels in the low lane, b's in the high one. */
+static inline AVX2 __m256i
+two_pixel_sums_avx2 (const guint16 * pa, const guint16 * pb, __m256i weights)
+{
+  const __m256i white_half = _mm256_set1_epi32 ((255 << OUT_SHIFT) +
+      (1 << (OUT_SHIFT - 1)));
+  __m256i two = _mm256_inserti128_si256 (_mm256_castsi128_si256
+      (_mm_loadu_si128 ((const __m128i *) pa)),
+      _mm_loadu_si128 ((const __m128i *) pb), 1);
+  __m256i pairs = _mm256_unpacklo_epi16 (two, _mm256_unpackhi_epi64 (two,
+          two));
+  __m256i s = _mm256_madd_epi16 (pairs, weights);
+
+  /* Lanes B, G, R, A: the row reorders the bytes once packed. */
+  return _mm256_srai_epi32 (_mm256_add_epi32 (_mm256_sub_epi32 (s,
+              _mm256_shuffle_epi32 (s, _MM_SHUFFLE (3, 3, 3, 3))),
+          white_half), OUT_SHIFT);
+}
+
+/* two_taps_row() four pixels at a time. */
+static AVX2 void
+two_taps_row_avx2 (const guint16 * sums, const AxisTaps * tx, guint col0,
+    guint8 * dst, const PixelLayout * layout)
+{
+  const gboolean rgb_order = layout->r == 0;
+  const guint taps = tx->max_taps, bpp = layout->pixel_stride;
+  const __m256i lanes01 = _mm256_setr_epi32 (0, 0, 0, 0, 1, 1, 1, 1);
+  const __m256i lanes23 = _mm256_setr_epi32 (2, 2, 2, 2, 3, 3, 3, 3);
+  const __m128i to_rgbx = _mm_setr_epi8 (2, 1, 0, 3, 6, 5, 4, 7, 10, 9, 8,
+      11, 14, 13, 12, 15);
+  /* RGB's layout has r == 0: R, G, B, the 4th byte dropped */
+  const __m128i to_rgb = _mm_setr_epi8 (2, 1, 0, 6, 5, 4, 10, 9, 8, 14, 13,
+      12, -1, -1, -1, -1);
+  guint x = 0, last = tx->out_size - 1;
+
+  for (; x + 3 < last; x += 4, dst += 4 * bpp) {
+    const guint *first = tx->first + x;
+    /* the four pixels' weight pairs, each across its lane */
+    __m256i pairs = _mm256_castsi128_si256 (_mm_loadu_si128 ((const __m128i
+                *) (tx->pair + x)));
+    __m256i c01, c23, packed;
+    __m128i bytes;
+
+    c01 = two_pixel_sums_avx2 (sums + (gsize) (first[0] - col0) * 4,
+        sums + (gsize) (first[1] - col0) * 4,
+        _mm256_permutevar8x32_epi32 (pairs, lanes01));
+    c23 = two_pixel_sums_avx2 (sums + (gsize) (first[2] - col0) * 4,
+        sums + (gsize) (first[3] - col0) * 4,
+        _mm256_permutevar8x32_epi32 (pairs, lanes23));
+    /* Lanes: low (x, x + 2), high (x + 1, x + 3); bytes 0-7 of each. */
+    packed = _mm256_packus_epi16 (_mm256_packs_epi32 (c01, c23),
+        _mm256_setzero_si256 ());
+    bytes = _mm_unpacklo_epi32 (_mm256_castsi256_si128 (packed),
+        _mm256_extracti128_si256 (packed, 1));
+    /* B, G, R, A bytes (each packed alone, so the order is free) into
+     * the layout's order, the RGB one 3 bytes a pixel. */
+    if (bpp == 4) {
+      if (rgb_order)
+        bytes = _mm_shuffle_epi8 (bytes, to_rgbx);
+      _mm_storeu_si128 ((__m128i *) dst, bytes);
+    } else {
+      guint32 tail;
+
+      bytes = _mm_shuffle_epi8 (bytes, to_rgb);
+      _mm_storel_epi64 ((__m128i *) dst, bytes);
+      tail = (guint32) _mm_cvtsi128_si32 (_mm_srli_si128 (bytes, 8));
+      memcpy (dst + 8, &tail, 4);
+    }
+  }
+  for (; x + 1 < last; x += 2, dst += 2 * bpp)
+    two_pixels (sums, tx, col0, x, dst, layout);
+  for (; x <= last; x++, dst += bpp) {
+    const guint16 *w = tx->weight + (gsize) x * taps;
+
+    sums_write (sums_add_pair (sums_zero (), sums + (gsize) (tx->first[x] -
+                col0) * 4, w[0], w[1]), dst, layout, x == last);
+  }
+}
+
+/* two_rows_sse2() 32 bytes at a time; returns how many bytes it did. */
+static AVX2 gsize
+two_rows_avx2 (const guint8 * top, const guint8 * next, guint16 w0,
+    guint16 w1, gsize n, guint16 * sums)
+{
+  const __m256i weights = _mm256_set1_epi32 ((gint) (w0 | ((guint32) w1 <<
+              16)));
+  const __m256i half = _mm256_set1_epi32 (1 << (MID_SHIFT - 1));
+  gsize j;
+
+  for (j = 0; j + 32 <= n; j += 32) {
+    /* Lane l holds bytes 16 l .. 16 l + 15; the unpacks work per lane. */
+    __m256i a = _mm256_loadu_si256 ((const __m256i *) (top + j));
+    __m256i b = _mm256_loadu_si256 ((const __m256i *) (next + j));
+    __m256i ab_lo = _mm256_unpacklo_epi8 (a, b);        /* a0 b0 a1 b1 .. */
+    __m256i ab_hi = _mm256_unpackhi_epi8 (a, b);
+    __m256i zero = _mm256_setzero_si256 ();
+    /* (a, b) byte pairs widened to 16-bit pairs, times (w0, w1). */
+    __m256i s0 = _mm256_madd_epi16 (_mm256_unpacklo_epi8 (ab_lo, zero),
+        weights);
+    __m256i s1 = _mm256_madd_epi16 (_mm256_unpackhi_epi8 (ab_lo, zero),
+        weights);
+    __m256i s2 = _mm256_madd_epi16 (_mm256_unpacklo_epi8 (ab_hi, zero),
+        weights);
+    __m256i s3 = _mm256_madd_epi16 (_mm256_unpackhi_epi8 (ab_hi, zero),
+        weights);
+
+    s0 = _mm256_srai_epi32 (_mm256_add_epi32 (s0, half), MID_SHIFT);
+    s1 = _mm256_srai_epi32 (_mm256_add_epi32 (s1, half), MID_SHIFT);
+    s2 = _mm256_srai_epi32 (_mm256_add_epi32 (s2, half), MID_SHIFT);
+    s3 = _mm256_srai_epi32 (_mm256_add_epi32 (s3, half), MID_SHIFT);
+    /* Lane l of packs (s0, s1) holds bytes 16 l + 0-7, of packs (s2,
+     * s3) 16 l + 8-15: the lane swaps put them back in order. */
+    _mm256_storeu_si256 ((__m256i *) (sums + j),
+        _mm256_permute2x128_si256 (_mm256_packs_epi32 (s0, s1),
+            _mm256_packs_epi32 (s2, s3), 0x20));
+    _mm256_storeu_si256 ((__m256i *) (sums + j + 16),
+        _mm256_permute2x128_si256 (_mm256_packs_epi32 (s0, s1),
+            _mm256_packs_epi32 (s2, s3), 0x31));
+  }
+  return j;
+}
+#endif
 #else
 typedef struct
 {
@@ -612,14 +753,14 @@ two_taps_row (const guint16 * sums, const AxisTaps * tx, guint col0,
  * output pixel adds its taps two at a time (a missing second tap weighs
  * 0 and reads at most the zero pixel past the window's end). */
 static void
-horizontal_pass (const guint16 * sums, const AxisTaps * tx, guint col0,
-    guint8 * dst, const PixelLayout * layout)
+horizontal_pass (const WsiResampler * r, const guint16 * sums,
+    const AxisTaps * tx, guint col0, guint8 * dst, const PixelLayout * layout)
 {
   guint x, k, last = tx->out_size - 1;
 
   if (tx->max_taps <= 3) {
     /* Scales up to 1x (the near-whole rests): at most two taps. */
-    two_taps_row (sums, tx, col0, dst, layout);
+    r->two_taps_row (sums, tx, col0, dst, layout);
     return;
   }
   for (x = 0; x <= last; x++, dst += layout->pixel_stride) {
@@ -651,10 +792,31 @@ area_average (WsiResampler * r, const guint32 * argb, gsize src_stride,
     vertical_pass ((const guint8 *) (argb + (gsize) ty->first[y] *
             src_stride + col0), src_stride * sizeof (guint32),
         ty->weight + (gsize) y * ty->max_taps, ty->count[y], n,
-        r->column_sums, r->wide);
-    horizontal_pass (r->column_sums, tx, col0,
+        r->column_sums, r->wide, r->two_rows);
+    horizontal_pass (r, r->column_sums, tx, col0,
         out->data + (gsize) y * out->stride, layout);
   }
+}
+
+/* The AVX2 forms where the CPU has them (the same bytes; a 253 -> 256 px
+ * patch measured about a third less CPU in the resample); the environment
+ * variable WSI_RESAMPLE_NO_AVX2 set keeps the SSE2 ones (the tests compare
+ * the two). */
+WsiResampler *
+wsi_resampler_new (void)
+{
+  WsiResampler *r = g_new0 (WsiResampler, 1);
+
+  r->two_rows = two_rows_sse2;
+  r->two_taps_row = two_taps_row;
+#ifdef HAVE_AVX2_FORMS
+  if (__builtin_cpu_supports ("avx2") && g_getenv ("WSI_RESAMPLE_NO_AVX2")
+      == NULL) {
+    r->two_rows = two_rows_avx2;
+    r->two_taps_row = two_taps_row_avx2;
+  }
+#endif
+  return r;
 }
 
 static gboolean

@@ -23,9 +23,10 @@
  * else takes separable fractional weights in 14-bit fixed point: per
  * output row a vertical pass over the source rows under it, then a
  * horizontal pass per output pixel, composited on white at the end (SSE2
- * multiply-adds on x86-64 for the passes of two taps, vectorised loops
- * for the rest; the same integer arithmetic in C elsewhere: the bytes are
- * the same on every host). It rounds the
+ * multiply-adds on x86-64 for the passes of two taps, AVX2 ones chosen at
+ * run time where the CPU has them, vectorised loops for the rest; the
+ * same integer arithmetic in C elsewhere: the bytes are the same on every
+ * host). It rounds the
  * exact area average to within a few hundredths of a level more than
  * rounding alone (tests/check/libs/wsiresample.c).
  *

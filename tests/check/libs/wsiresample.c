@@ -256,6 +256,64 @@ GST_START_TEST (test_same_bytes_every_build)
 
 GST_END_TEST;
 
+/* The AVX2 forms of the two-tap passes (chosen at run time) against the
+ * SSE2 ones (WSI_RESAMPLE_NO_AVX2): the same bytes, padding included, on
+ * random sizes, origins, scales and formats. On a CPU without AVX2, and in
+ * the plain C build, both resamplers take the same form and this only
+ * repeats the digest test's point. */
+GST_START_TEST (test_avx2_same_bytes_as_sse2)
+{
+  GRand *rand = g_rand_new_with_seed (4242);
+  WsiResampler *wide, *narrow;
+  guint i;
+
+  g_unsetenv ("WSI_RESAMPLE_NO_AVX2");
+  wide = wsi_resampler_new ();
+  g_setenv ("WSI_RESAMPLE_NO_AVX2", "1", TRUE);
+  narrow = wsi_resampler_new ();
+  g_unsetenv ("WSI_RESAMPLE_NO_AVX2");
+  for (i = 0; i < 400; i++) {
+    WsiPixelFormat f = g_rand_int_range (rand, WSI_PIXEL_RGB,
+        WSI_PIXEL_BGRX + 1);
+    guint bpp = wsi_pixel_format_bytes (f);
+    guint out_w = g_rand_int_range (rand, 1, 300);
+    guint out_h = g_rand_int_range (rand, 1, 40);
+    /* mostly the near-whole rests (two taps), some reductions */
+    gdouble sx = i % 5 == 4 ? g_rand_double_range (rand, 1.0, 3.0) :
+        g_rand_double_range (rand, 0.5, 1.0);
+    gdouble sy = i % 7 == 6 ? g_rand_double_range (rand, 1.0, 3.0) :
+        g_rand_double_range (rand, 0.5, 1.0);
+    gdouble x0 = g_rand_double_range (rand, 0.0, 3.0);
+    gdouble y0 = g_rand_double_range (rand, 0.0, 3.0);
+    guint src_w = (guint) ceil (x0 + out_w * sx) + g_rand_int_range (rand, 0,
+        5);
+    guint src_h = (guint) ceil (y0 + out_h * sy) + 1;
+    guint32 *argb = random_argb (rand, src_w, src_h);
+    gsize stride = (gsize) out_w * bpp + 7, bytes = stride * out_h;
+    WsiImage a = { g_malloc (bytes), stride, out_w, out_h, f };
+    WsiImage b = { g_malloc (bytes), stride, out_w, out_h, f };
+
+    memset (a.data, 0xa5, bytes);
+    memset (b.data, 0xa5, bytes);
+    fail_unless (wsi_resample_argb (wide, argb, src_w, src_h, src_w, x0, y0,
+            out_w * sx, out_h * sy, &a));
+    fail_unless (wsi_resample_argb (narrow, argb, src_w, src_h, src_w, x0,
+            y0, out_w * sx, out_h * sy, &b));
+    fail_unless (memcmp (a.data, b.data, bytes) == 0, "round %u: %ux%u "
+        "format %d from %ux%u at (%.3f, %.3f) scales %.4f x %.4f: the AVX2 "
+        "and SSE2 forms differ", i, out_w, out_h, f, src_w, src_h, x0, y0,
+        sx, sy);
+    g_free (a.data);
+    g_free (b.data);
+    g_free (argb);
+  }
+  wsi_resampler_free (wide);
+  wsi_resampler_free (narrow);
+  g_rand_free (rand);
+}
+
+GST_END_TEST;
+
 static Suite *
 wsiresample_suite (void)
 {
@@ -266,6 +324,7 @@ wsiresample_suite (void)
   tcase_add_test (tc, test_area_general_scales);
   tcase_add_test (tc, test_whole_factors_and_copies);
   tcase_add_test (tc, test_same_bytes_every_build);
+  tcase_add_test (tc, test_avx2_same_bytes_as_sse2);
   suite_add_tcase (s, tc);
   return s;
 }
