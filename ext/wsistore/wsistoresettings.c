@@ -130,12 +130,13 @@ elements_by_name (JsonNode * pipeline, GHashTable * factories)
 {
   GHashTable *by_name = g_hash_table_new_full (g_str_hash, g_str_equal,
       g_free, NULL);
-  GHashTable *seen = g_hash_table_new (g_str_hash, g_str_equal);
+  GHashTable *seen;
   JsonArray *array;
   guint i;
 
   if (pipeline == NULL || !JSON_NODE_HOLDS_ARRAY (pipeline))
     return by_name;
+  seen = g_hash_table_new (g_str_hash, g_str_equal);
   array = json_node_get_array (pipeline);
   for (i = 0; i < json_array_get_length (array); i++) {
     JsonNode *node = json_array_get_element (array, i);
