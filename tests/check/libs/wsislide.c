@@ -1843,6 +1843,150 @@ GST_START_TEST (test_threads_grid_decode_each_tile_once)
 
 GST_END_TEST;
 
+/* Grid order over damaged tiles: a reader whose decode fails ends its
+ * claim (wsi_tile_cache_abandon), so the threads waiting for that tile
+ * wake and fail their own reads instead of sleeping for ever. Every read
+ * touching a damaged tile fails naming the file, every other read has the
+ * bytes of a read alone, and all threads finish. */
+typedef struct
+{
+  WsiSlide *slide;
+  WsiTileCache *cache;
+  guint8 **expected;            /* NULL: the patch touches a damaged tile */
+  gint *go;                     /* atomic: 1 = start */
+  GMutex *lock;
+  GCond *finished_cond;
+  guint *finished;
+  gboolean ok;
+} DamagedGridJob;
+
+#define DAMAGED_GRID_COLS 10
+#define DAMAGED_GRID_ROWS 7
+
+static gpointer
+damaged_grid_thread_reads (gpointer data)
+{
+  DamagedGridJob *job = data;
+  WsiReadContext *ctx = wsi_read_context_new ();
+  guint i;
+
+  while (!g_atomic_int_get (job->go))
+    g_thread_yield ();
+  job->ok = TRUE;
+  for (i = 0; i < DAMAGED_GRID_COLS * DAMAGED_GRID_ROWS; i++) {
+    WsiReadRequest request = { 0, };
+    WsiImage out = image_new (GRID_SIDE, GRID_SIDE, WSI_PIXEL_RGB);
+    WsiReadReport report;
+    GError *error = NULL;
+    gboolean read;
+
+    request.x = (i % DAMAGED_GRID_COLS) * GRID_SIDE;
+    request.y = (i / DAMAGED_GRID_COLS) * GRID_SIDE;
+    request.width = request.height = GRID_SIDE;
+    request.tile_cache = job->cache;
+    request.grid_order = TRUE;
+    read = wsi_slide_read (job->slide, ctx, &request, &out, &report, &error);
+    if (job->expected[i] == NULL) {
+      if (read || !g_error_matches (error, WSI_SLIDE_ERROR,
+              WSI_SLIDE_ERROR_READ)
+          || !g_str_has_prefix (error->message, job->slide->path))
+        job->ok = FALSE;
+    } else if (!read
+        || memcmp (out.data, job->expected[i], out.stride * out.height) != 0) {
+      job->ok = FALSE;
+    }
+    g_clear_error (&error);
+    g_free (out.data);
+  }
+  wsi_read_context_free (ctx);
+  g_mutex_lock (job->lock);
+  (*job->finished)++;
+  g_cond_signal (job->finished_cond);
+  g_mutex_unlock (job->lock);
+  return NULL;
+}
+
+GST_START_TEST (test_threads_grid_damaged_tiles_end_claims)
+{
+  WsiTestSlideSpec spec = slide_spec (WSI_TEST_LAYOUT_APERIO, 1024, 768,
+      256, 2, 4, 0.25);
+  gchar *path = test_path ("grid-damaged.svs");
+  WsiReadContext *ctx = wsi_read_context_new ();
+  WsiTileCache *cache = wsi_tile_cache_new (64 << 20);
+  guint8 *expected[DAMAGED_GRID_COLS * DAMAGED_GRID_ROWS];
+  DamagedGridJob jobs[4];
+  GThread *threads[4];
+  GMutex lock;
+  GCond finished_cond;
+  GError *error = NULL;
+  WsiSlide *slide;
+  guint finished = 0, done, failing = 0, i;
+  gint64 deadline;
+  gint go = 0;
+
+  /* Tiles 0, 3, 6, 9 of the 4x3 grid of 256 px tiles are damaged; the
+   * 100 px patches touching one are known from the geometry alone. */
+  fail_unless (wsi_test_slide_write_partly_damaged (path, &spec, 3, &error),
+      "%s", error ? error->message : "?");
+  slide = open_slide (path, WSI_BACKEND_TIFF);
+  for (i = 0; i < G_N_ELEMENTS (expected); i++) {
+    gint64 x = (i % DAMAGED_GRID_COLS) * GRID_SIDE;
+    gint64 y = (i / DAMAGED_GRID_COLS) * GRID_SIDE;
+    Patch p = patch_1to1 (x, y, GRID_SIDE, GRID_SIDE);
+    gboolean damaged = FALSE;
+    gint64 col, row;
+
+    for (row = y / 256; row <= (y + GRID_SIDE - 1) / 256; row++)
+      for (col = x / 256; col <= (x + GRID_SIDE - 1) / 256; col++)
+        if ((row * 4 + col) % 3 == 0)
+          damaged = TRUE;
+    if (damaged) {
+      read_patch_fails (slide, ctx, &p);
+      expected[i] = NULL;
+      failing++;
+    } else {
+      expected[i] = read_patch (slide, ctx, &p, NULL);
+    }
+  }
+  fail_unless (failing > 0 && failing < G_N_ELEMENTS (expected));
+
+  g_mutex_init (&lock);
+  g_cond_init (&finished_cond);
+  for (i = 0; i < G_N_ELEMENTS (jobs); i++) {
+    jobs[i] = (DamagedGridJob) {
+    slide, cache, expected, &go, &lock, &finished_cond, &finished, FALSE};
+    threads[i] = g_thread_new ("grid", damaged_grid_thread_reads, &jobs[i]);
+  }
+  g_atomic_int_set (&go, 1);
+  /* A claim never ended would leave its waiters asleep: give up after a
+   * minute (the reads take about a second) rather than hang the suite. */
+  deadline = g_get_monotonic_time () + 60 * G_TIME_SPAN_SECOND;
+  g_mutex_lock (&lock);
+  while (finished < G_N_ELEMENTS (jobs)
+      && g_cond_wait_until (&finished_cond, &lock, deadline));
+  done = finished;
+  g_mutex_unlock (&lock);
+  fail_unless (done == G_N_ELEMENTS (jobs),
+      "only %u of %u reader threads finished: a claim on a damaged tile was "
+      "never ended", done, (guint) G_N_ELEMENTS (jobs));
+  for (i = 0; i < G_N_ELEMENTS (jobs); i++) {
+    g_thread_join (threads[i]);
+    fail_unless (jobs[i].ok, "thread %u: a read differs from a read alone", i);
+  }
+  /* the good tiles stayed cached */
+  fail_unless (wsi_tile_cache_bytes (cache) > 0);
+  for (i = 0; i < G_N_ELEMENTS (expected); i++)
+    g_free (expected[i]);
+  g_mutex_clear (&lock);
+  g_cond_clear (&finished_cond);
+  wsi_tile_cache_free (cache);
+  wsi_read_context_free (ctx);
+  wsi_slide_close (slide);
+  g_free (path);
+}
+
+GST_END_TEST;
+
 /* ---- damaged and truncated files ---------------------------------------- */
 
 GST_START_TEST (test_damaged_tiles_fail_reads)
@@ -2092,6 +2236,7 @@ wsislide_suite (void)
   tcase_add_test (tc, test_tile_cache_small_budget);
   tcase_add_test (tc, test_threads_share_slide_and_cache);
   tcase_add_test (tc, test_threads_grid_decode_each_tile_once);
+  tcase_add_test (tc, test_threads_grid_damaged_tiles_end_claims);
   tcase_add_test (tc, test_damaged_tiles_fail_reads);
   tcase_add_test (tc, test_partly_damaged_tiles);
   tcase_add_test (tc, test_truncated_files_fail_cleanly);
