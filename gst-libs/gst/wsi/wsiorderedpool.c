@@ -77,8 +77,10 @@ struct _WsiOrderedPool
   GCond item_added;             /* workers wait here for work */
   GCond item_done;              /* the task and resets wait here */
   GCond space_freed;            /* queueing and drain wait here */
-  /* threads waiting on each condition: a signal without a waiter is
-   * skipped (GLib's costs a futex system call even then) */
+  /* threads waiting on each condition and not yet woken: a signal
+   * without a waiter is skipped (GLib's costs a futex system call even
+   * then). The waker takes them off when it decides to wake them, so a
+   * waiter that has not run yet is not woken again by the next item. */
   guint added_waiters, done_waiters, room_waiters, drain_waiters;
   PoolItem *ring;
   guint min_items;              /* ring size asked by the element, or 0 */
@@ -106,20 +108,65 @@ ring_slot (WsiOrderedPool * pool, guint64 position)
   return &pool->ring[position % pool->capacity];
 }
 
-/* Waits on @cond, counted in @waiters (lock held). */
+/* Waits on @cond, counted in @waiters (lock held); the waker takes the
+ * count off (a spurious wake-up leaves one too many: at worst a signal
+ * nobody needed). */
 static void
 wait_counted (WsiOrderedPool * pool, GCond * cond, guint * waiters)
 {
   (*waiters)++;
   g_cond_wait (cond, &pool->lock);
-  (*waiters)--;
 }
 
+/* Wake-ups are decided with the lock held and made once it is released
+ * (unlock_and_wake): a thread woken while its waker still holds the lock
+ * would block on the lock at once and need a second wake-up. */
+typedef enum
+{
+  WAKE_ADDED = 1 << 0,          /* one worker */
+  WAKE_DONE = 1 << 1,           /* the task and reset */
+  WAKE_ROOM = 1 << 2,           /* queueing and drain */
+} PoolWakes;
+
 static void
+unlock_and_wake (WsiOrderedPool * pool, guint wakes)
+{
+  g_mutex_unlock (&pool->lock);
+  if (wakes & WAKE_ADDED)
+    g_cond_signal (&pool->item_added);
+  if (wakes & WAKE_DONE)
+    g_cond_broadcast (&pool->item_done);
+  if (wakes & WAKE_ROOM)
+    g_cond_broadcast (&pool->space_freed);
+}
+
+/* Wakes everything waiting, now (flushing, quitting, errors, limits). */
+static void
+broadcast_all_locked (WsiOrderedPool * pool)
+{
+  pool->added_waiters = pool->done_waiters = 0;
+  pool->room_waiters = pool->drain_waiters = 0;
+  g_cond_broadcast (&pool->item_added);
+  g_cond_broadcast (&pool->item_done);
+  g_cond_broadcast (&pool->space_freed);
+}
+
+static guint
 wake_item_done_locked (WsiOrderedPool * pool)
 {
-  if (pool->done_waiters > 0)
-    g_cond_broadcast (&pool->item_done);
+  if (pool->done_waiters == 0)
+    return 0;
+  pool->done_waiters = 0;
+  return WAKE_DONE;
+}
+
+static guint
+wake_worker_locked (WsiOrderedPool * pool)
+{
+  if (pool->added_waiters == 0)
+    return 0;
+  pool->added_waiters--;
+  return WAKE_ADDED;
 }
 
 static guint queue_limit (WsiOrderedPool * pool);
@@ -129,12 +176,15 @@ static guint queue_limit (WsiOrderedPool * pool);
  * downstream would otherwise sleep and wake once per item (a context
  * switch each, which costs as much as serving a stored patch). Drain is
  * woken every time (it waits for the ring to empty). */
-static void
+static guint
 wake_room_freed_locked (WsiOrderedPool * pool)
 {
   if (pool->drain_waiters > 0 || (pool->room_waiters > 0
-          && pool->n_queued - pool->n_taken <= queue_limit (pool) / 2))
-    g_cond_broadcast (&pool->space_freed);
+          && pool->n_queued - pool->n_taken <= queue_limit (pool) / 2)) {
+    pool->room_waiters = pool->drain_waiters = 0;
+    return WAKE_ROOM;
+  }
+  return 0;
 }
 
 static void
@@ -237,6 +287,8 @@ worker_main (gpointer data)
 
   g_mutex_lock (&pool->lock);
   while (!pool->workers_quit) {
+    guint wakes = 0;
+
     item = take_next_work_locked (pool);
     if (item == NULL) {
       wait_counted (pool, &pool->item_added, &pool->added_waiters);
@@ -261,7 +313,12 @@ worker_main (gpointer data)
     /* the task waits for the head item only, reset for no processing:
      * an item done out of order changes neither */
     if (item == ring_slot (pool, pool->n_taken) || pool->n_processing == 0)
-      wake_item_done_locked (pool);
+      wakes = wake_item_done_locked (pool);
+    if (wakes != 0) {
+      /* wake after unlocking (see PoolWakes), then take the lock again */
+      unlock_and_wake (pool, wakes);
+      g_mutex_lock (&pool->lock);
+    }
   }
   g_mutex_unlock (&pool->lock);
 
@@ -295,8 +352,10 @@ void
 wsi_ordered_pool_set_limit (WsiOrderedPool * pool, guint n_items)
 {
   g_mutex_lock (&pool->lock);
-  if (n_items > pool->limit)
+  if (n_items > pool->limit) {
+    pool->room_waiters = pool->drain_waiters = 0;
     g_cond_broadcast (&pool->space_freed);
+  }
   pool->limit = n_items;
   g_mutex_unlock (&pool->lock);
 }
@@ -352,6 +411,7 @@ wsi_ordered_pool_stop_workers (WsiOrderedPool * pool)
     return;
   g_mutex_lock (&pool->lock);
   pool->workers_quit = TRUE;
+  pool->added_waiters = 0;
   g_cond_broadcast (&pool->item_added);
   g_mutex_unlock (&pool->lock);
 
@@ -379,7 +439,7 @@ head_ready_locked (WsiOrderedPool * pool)
 
 /* Takes the head item's event or result out of the ring; its work moves
  * to pool->task_work (for finish) when @has_work is set. */
-static void
+static guint
 take_head_locked (WsiOrderedPool * pool, GstEvent ** event,
     GstBuffer ** buffer, gboolean * has_work, PoolItem * timing)
 {
@@ -396,7 +456,7 @@ take_head_locked (WsiOrderedPool * pool, GstEvent ** event,
   item_clear (pool, item);
   pool->n_taken++;
   pool->task_pushing = TRUE;
-  wake_room_freed_locked (pool);
+  return wake_room_freed_locked (pool);
 }
 
 /* Tells tracers which worker made @buffer and when (wsiworkmeta.h). The
@@ -433,6 +493,7 @@ task_loop (gpointer data)
   GstFlowReturn ret = GST_FLOW_OK;
   gboolean eos_queued, has_work;
   PoolItem timing;
+  guint wakes;
 
   g_mutex_lock (&pool->lock);
   while (!pool->flushing && !head_ready_locked (pool))
@@ -442,8 +503,8 @@ task_loop (gpointer data)
     gst_pad_pause_task (pad);
     return;
   }
-  take_head_locked (pool, &event, &buffer, &has_work, &timing);
-  g_mutex_unlock (&pool->lock);
+  wakes = take_head_locked (pool, &event, &buffer, &has_work, &timing);
+  unlock_and_wake (pool, wakes);
 
   if (has_work) {
     buffer = pool->funcs.finish (pool->task_work, buffer, pool->user_data);
@@ -466,11 +527,13 @@ task_loop (gpointer data)
     pool->flow = ret;
   eos_queued = pool->eos_queued;
   /* a flow error must reach whoever waits for room now */
-  if (ret != GST_FLOW_OK)
-    g_cond_broadcast (&pool->space_freed);
-  else
-    wake_room_freed_locked (pool);
-  g_mutex_unlock (&pool->lock);
+  if (ret != GST_FLOW_OK) {
+    pool->room_waiters = pool->drain_waiters = 0;
+    wakes = WAKE_ROOM;
+  } else {
+    wakes = wake_room_freed_locked (pool);
+  }
+  unlock_and_wake (pool, wakes);
   if (ret == GST_FLOW_OK)
     return;
 
@@ -579,9 +642,7 @@ wsi_ordered_pool_queue_work (WsiOrderedPool * pool, gconstpointer work)
   if (ret != GST_FLOW_OK)
     return ret;
   item->state = ITEM_WAITING;
-  if (pool->added_waiters > 0)
-    g_cond_signal (&pool->item_added);
-  g_mutex_unlock (&pool->lock);
+  unlock_and_wake (pool, wake_worker_locked (pool));
   return GST_FLOW_OK;
 }
 
@@ -599,8 +660,7 @@ wsi_ordered_pool_queue_done (WsiOrderedPool * pool, gconstpointer work,
   /* workers skip it (not ITEM_WAITING); no worker name: no WsiWorkMeta */
   item->state = ITEM_DONE;
   item->result = result;
-  wake_item_done_locked (pool);
-  g_mutex_unlock (&pool->lock);
+  unlock_and_wake (pool, wake_item_done_locked (pool));
   return GST_FLOW_OK;
 }
 
@@ -629,8 +689,7 @@ wsi_ordered_pool_queue_event (WsiOrderedPool * pool, GstEvent * event)
   item->state = ITEM_DONE;
   item->event = event;
   pool->n_queued++;
-  wake_item_done_locked (pool);
-  g_mutex_unlock (&pool->lock);
+  unlock_and_wake (pool, wake_item_done_locked (pool));
   return GST_FLOW_OK;
 }
 
@@ -655,9 +714,7 @@ wsi_ordered_pool_set_flushing (WsiOrderedPool * pool)
 {
   g_mutex_lock (&pool->lock);
   pool->flushing = TRUE;
-  g_cond_broadcast (&pool->item_added);
-  g_cond_broadcast (&pool->item_done);
-  g_cond_broadcast (&pool->space_freed);
+  broadcast_all_locked (pool);
   g_mutex_unlock (&pool->lock);
 }
 
