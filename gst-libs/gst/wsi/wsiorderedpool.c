@@ -30,6 +30,12 @@ GST_DEBUG_CATEGORY_STATIC (wsi_ordered_pool_debug);
 #define RING_ITEMS_PER_WORKER 4
 #define RING_MIN_ITEMS 8
 
+/* The task is woken for a run of done items at the head, not for each
+ * one: this many, or half the queue limit if that is less, or every
+ * queued item when all are done. More would delay the first of them
+ * further for little: the task's wake-up is then paid once per run. */
+#define HANDOVER_RUN_MAX 16
+
 typedef enum
 {
   ITEM_EMPTY,
@@ -95,7 +101,8 @@ struct _WsiOrderedPool
   gboolean flushing;
   gboolean workers_quit;
   gboolean eos_queued;
-  gboolean task_pushing;        /* the task pushes an item it took */
+  gboolean task_pushing;        /* the task pushes items it took */
+  gboolean push_lists;          /* runs go downstream as buffer lists */
   GstFlowReturn flow;           /* last downstream flow, back to upstream */
   PoolWorker *workers;
   guint n_workers;
@@ -253,6 +260,28 @@ wsi_ordered_pool_free (WsiOrderedPool * pool)
   g_free (pool);
 }
 
+/* Whether the task has a run to push (lock held): HANDOVER_RUN_MAX done
+ * items in a row from the head (fewer for a small queue limit), or every
+ * queued item done, so nothing else would end the wait (the stream
+ * pauses, drains or ends; a producer that waits for output before it
+ * queues more). Whatever makes it true (a worker finishing, an item or
+ * event queued done) checks it, and until then some item is in flight
+ * whose end checks again. */
+static gboolean
+task_due_locked (WsiOrderedPool * pool)
+{
+  guint run = CLAMP (queue_limit (pool) / 2, 1, HANDOVER_RUN_MAX);
+  guint64 position = pool->n_taken;
+
+  while (position < pool->n_queued
+      && ring_slot (pool, position)->state == ITEM_DONE) {
+    position++;
+    if (position - pool->n_taken >= run)
+      return TRUE;
+  }
+  return position > pool->n_taken && position == pool->n_queued;
+}
+
 /* ---- workers ------------------------------------------------------------ */
 
 /* The oldest work no worker has taken, or NULL. */
@@ -310,9 +339,9 @@ worker_main (gpointer data)
     item->result = result;
     item->state = ITEM_DONE;
     pool->n_processing--;
-    /* the task waits for the head item only, reset for no processing:
-     * an item done out of order changes neither */
-    if (item == ring_slot (pool, pool->n_taken) || pool->n_processing == 0)
+    /* the task waits for a run of done items from the head, reset for
+     * no processing: an item done out of order changes neither */
+    if (pool->n_processing == 0 || task_due_locked (pool))
       wakes = wake_item_done_locked (pool);
     if (wakes != 0) {
       /* wake after unlocking (see PoolWakes), then take the lock again */
@@ -345,6 +374,14 @@ wsi_ordered_pool_set_min_items (WsiOrderedPool * pool, guint min_items)
 {
   g_mutex_lock (&pool->lock);
   pool->min_items = min_items;
+  g_mutex_unlock (&pool->lock);
+}
+
+void
+wsi_ordered_pool_set_push_lists (WsiOrderedPool * pool, gboolean push_lists)
+{
+  g_mutex_lock (&pool->lock);
+  pool->push_lists = push_lists;
   g_mutex_unlock (&pool->lock);
 }
 
@@ -483,6 +520,22 @@ stamp_work (WsiOrderedPool * pool, GstBuffer * buffer, const PoolItem * item)
   return buffer;
 }
 
+/* Pushes @list (owned), a single buffer as itself. */
+static GstFlowReturn
+push_list (GstPad * pad, GstBufferList * list)
+{
+  if (gst_buffer_list_length (list) == 1) {
+    GstBuffer *buffer = gst_buffer_ref (gst_buffer_list_get (list, 0));
+
+    gst_buffer_list_unref (list);
+    return gst_pad_push (pad, buffer);
+  }
+  return gst_pad_push_list (pad, list);
+}
+
+/* One wake-up: takes the run of done items at the head (and what gets
+ * done meanwhile, up to the queue limit) and pushes it in order, as one
+ * buffer list between events when push_lists is set. */
 static void
 task_loop (gpointer data)
 {
@@ -490,35 +543,59 @@ task_loop (gpointer data)
   GstPad *pad = pool->srcpad;
   GstEvent *event;
   GstBuffer *buffer;
+  GstBufferList *list = NULL;
   GstFlowReturn ret = GST_FLOW_OK;
-  gboolean eos_queued, has_work;
+  gboolean eos_queued, has_work, lists;
   PoolItem timing;
-  guint wakes;
+  guint wakes, n_run = 0, max_run;
 
   g_mutex_lock (&pool->lock);
-  while (!pool->flushing && !head_ready_locked (pool))
+  while (!pool->flushing && !task_due_locked (pool))
     wait_counted (pool, &pool->item_done, &pool->done_waiters);
   if (pool->flushing) {
     g_mutex_unlock (&pool->lock);
     gst_pad_pause_task (pad);
     return;
   }
-  wakes = take_head_locked (pool, &event, &buffer, &has_work, &timing);
-  unlock_and_wake (pool, wakes);
+  max_run = queue_limit (pool);
+  lists = pool->push_lists;
+  while (ret == GST_FLOW_OK && !pool->flushing && n_run < max_run
+      && head_ready_locked (pool)) {
+    wakes = take_head_locked (pool, &event, &buffer, &has_work, &timing);
+    n_run++;
+    unlock_and_wake (pool, wakes);
 
-  if (has_work) {
-    buffer = pool->funcs.finish (pool->task_work, buffer, pool->user_data);
-    if (pool->funcs.work_clear)
-      pool->funcs.work_clear (pool->task_work, pool->user_data);
-  }
+    if (has_work) {
+      buffer = pool->funcs.finish (pool->task_work, buffer, pool->user_data);
+      if (pool->funcs.work_clear)
+        pool->funcs.work_clear (pool->task_work, pool->user_data);
+    }
 
-  if (event != NULL) {
-    GST_LOG_OBJECT (pad, "pushing %" GST_PTR_FORMAT, event);
-    gst_pad_push_event (pad, event);
-  } else if (buffer != NULL) {  /* else a dropped item */
-    buffer = stamp_work (pool, buffer, &timing);
-    ret = gst_pad_push (pad, buffer);
+    if (event != NULL) {
+      /* the buffers before it go first */
+      if (list != NULL)
+        ret = push_list (pad, g_steal_pointer (&list));
+      if (ret == GST_FLOW_OK) {
+        GST_LOG_OBJECT (pad, "pushing %" GST_PTR_FORMAT, event);
+        gst_pad_push_event (pad, event);
+      } else {
+        gst_event_unref (event);
+      }
+    } else if (buffer != NULL) {        /* else a dropped item */
+      buffer = stamp_work (pool, buffer, &timing);
+      if (lists) {
+        if (list == NULL)
+          list = gst_buffer_list_new_sized (max_run);
+        gst_buffer_list_add (list, buffer);
+      } else {
+        ret = gst_pad_push (pad, buffer);
+      }
+    }
+    g_mutex_lock (&pool->lock);
   }
+  g_mutex_unlock (&pool->lock);
+  if (list != NULL)
+    ret = push_list (pad, list);
 
   /* drain() waits for this: new caps must not overtake the last push. */
   g_mutex_lock (&pool->lock);
@@ -660,7 +737,8 @@ wsi_ordered_pool_queue_done (WsiOrderedPool * pool, gconstpointer work,
   /* workers skip it (not ITEM_WAITING); no worker name: no WsiWorkMeta */
   item->state = ITEM_DONE;
   item->result = result;
-  unlock_and_wake (pool, wake_item_done_locked (pool));
+  unlock_and_wake (pool, task_due_locked (pool) ?
+      wake_item_done_locked (pool) : 0);
   return GST_FLOW_OK;
 }
 
@@ -689,7 +767,8 @@ wsi_ordered_pool_queue_event (WsiOrderedPool * pool, GstEvent * event)
   item->state = ITEM_DONE;
   item->event = event;
   pool->n_queued++;
-  unlock_and_wake (pool, wake_item_done_locked (pool));
+  unlock_and_wake (pool, task_due_locked (pool) ?
+      wake_item_done_locked (pool) : 0);
   return GST_FLOW_OK;
 }
 
