@@ -10,7 +10,9 @@
 /* wsitilecache.c: decoded tiles in WSI_TILE_CACHE_SHARDS independent LRU
  * shards, each with its own lock, table and byte budget (max_bytes /
  * shards); see wsitilecache.h. Evicted tiles are unlinked under the lock
- * and unreffed after it, so freeing pixels never holds a shard. */
+ * and unreffed after it, so freeing pixels never holds a shard. A claim
+ * (single flight) is a key in its shard's claimed set; its end wakes every
+ * waiter of the shard, who each look again for their own key. */
 
 #include "wsitilecache.h"
 
@@ -28,6 +30,10 @@ typedef struct
   gsize bytes;                  /* pixel bytes of the tiles in @tiles */
   GHashTable *seen;             /* keys missed once: key -> its seen_fifo link */
   GQueue seen_fifo;             /* of WsiTileKey copies, oldest first */
+  /* wsi_tile_cache_lookup_or_claim(): keys a thread is decoding (copies),
+   * and the condition their waiters sleep on until the claim ends */
+  GHashTable *claimed;
+  GCond claim_ended;
 } Shard;
 
 struct _WsiTileCache
@@ -188,6 +194,9 @@ wsi_tile_cache_new (gsize max_bytes)
     g_queue_init (&shard->lru);
     shard->seen = g_hash_table_new (tile_key_hash, tile_key_equal);
     g_queue_init (&shard->seen_fifo);
+    shard->claimed = g_hash_table_new_full (tile_key_hash, tile_key_equal,
+        g_free, NULL);
+    g_cond_init (&shard->claim_ended);
   }
   g_mutex_init (&cache->band_lock);
   cache->max_bytes = max_bytes;
@@ -206,6 +215,8 @@ wsi_tile_cache_free (WsiTileCache * cache)
     g_hash_table_destroy (cache->shards[i].tiles);
     g_hash_table_destroy (cache->shards[i].seen);
     g_queue_clear_full (&cache->shards[i].seen_fifo, g_free);
+    g_hash_table_destroy (cache->shards[i].claimed);
+    g_cond_clear (&cache->shards[i].claim_ended);
     g_mutex_clear (&cache->shards[i].lock);
   }
   g_mutex_clear (&cache->band_lock);
@@ -298,6 +309,65 @@ wsi_tile_cache_lookup_or_admit (WsiTileCache * cache, const WsiTileKey * key,
   return cache_lookup (cache, key, admit);
 }
 
+/* Ends a claim on @key, if any, and wakes its waiters. Under the lock. */
+static void
+shard_end_claim (Shard * shard, const WsiTileKey * key)
+{
+  if (g_hash_table_size (shard->claimed) > 0
+      && g_hash_table_remove (shard->claimed, key))
+    g_cond_broadcast (&shard->claim_ended);
+}
+
+WsiTile *
+wsi_tile_cache_lookup_or_claim (WsiTileCache * cache, const WsiTileKey * key,
+    gboolean * claimed)
+{
+  Shard *shard = shard_for (cache, key);
+  WsiTile *tile;
+
+  *claimed = FALSE;
+  g_mutex_lock (&shard->lock);
+  tile = g_hash_table_lookup (shard->tiles, key);
+  if (tile != NULL) {
+    shard_touch (shard, tile);
+    g_atomic_int_inc (&tile->ref_count);
+  } else if (!g_hash_table_contains (shard->claimed, key)) {
+    /* With a zero budget nothing is ever kept: nobody would find the tile
+     * after the claim, so there is nothing to wait for. */
+    if (shard_budget (cache) > 0)
+      g_hash_table_add (shard->claimed, g_memdup2 (key, sizeof (*key)));
+    *claimed = TRUE;
+  }
+  g_mutex_unlock (&shard->lock);
+
+  /* A pending key counts when its waiter comes back for it. */
+  if (tile != NULL || *claimed)
+    __atomic_fetch_add (tile ? &cache->hits : &cache->misses, 1,
+        __ATOMIC_RELAXED);
+  return tile;
+}
+
+void
+wsi_tile_cache_wait_claim (WsiTileCache * cache, const WsiTileKey * key)
+{
+  Shard *shard = shard_for (cache, key);
+
+  g_mutex_lock (&shard->lock);
+  while (g_hash_table_contains (shard->claimed, key))
+    g_cond_wait (&shard->claim_ended, &shard->lock);
+  g_mutex_unlock (&shard->lock);
+}
+
+void
+wsi_tile_cache_abandon (WsiTileCache * cache, const WsiTileKey * key)
+{
+  Shard *shard = shard_for (cache, key);
+
+  g_mutex_lock (&shard->lock);
+  shard_end_claim (shard, key);
+  g_mutex_unlock (&shard->lock);
+}
+
 WsiTile *
 wsi_tile_cache_insert (WsiTileCache * cache, const WsiTileKey * key,
     guint32 * argb, guint width, guint height)
@@ -310,11 +380,15 @@ wsi_tile_cache_insert (WsiTileCache * cache, const WsiTileKey * key,
 
   /* Nothing is kept with a zero budget; a tile larger than its shard's
    * whole budget would only flush it; an empty one would never be
-   * evicted. */
-  if (budget == 0 || tile_bytes (tile) > budget || tile_bytes (tile) == 0)
+   * evicted. A claim on the key ends either way (its waiters then decode
+   * the tile themselves). */
+  if (budget == 0 || tile_bytes (tile) > budget || tile_bytes (tile) == 0) {
+    wsi_tile_cache_abandon (cache, key);
     return tile;
+  }
 
   g_mutex_lock (&shard->lock);
+  shard_end_claim (shard, key);
   existing = g_hash_table_lookup (shard->tiles, key);
   if (existing != NULL) {
     /* Another thread decoded it first: share that one. */

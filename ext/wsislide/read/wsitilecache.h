@@ -77,10 +77,33 @@ WsiTile *wsi_tile_cache_lookup (WsiTileCache * cache, const WsiTileKey * key);
 WsiTile *wsi_tile_cache_lookup_or_admit (WsiTileCache * cache,
     const WsiTileKey * key, gboolean * admit);
 
+/* Single flight, for readers whose threads ask for the same tiles at about
+ * the same time (neighbouring patches of a grid, read in parallel): a
+ * reference to the cached tile (a hit); else NULL with *@claimed TRUE (a
+ * miss: no other thread is decoding @key, and the caller now must end the
+ * claim with wsi_tile_cache_insert() or wsi_tile_cache_abandon(), also on
+ * failure); else NULL with *@claimed FALSE: another thread is decoding
+ * @key (counted neither way until asked again). The caller should first
+ * do the rest of its work, then wsi_tile_cache_wait_claim() and ask again
+ * (the tile is then usually a hit; it may be a claim again when the
+ * decoder failed or the tile was evicted). A thread that holds a claim
+ * must never wait for another's: end every claim before waiting, and no
+ * two threads can wait for each other. */
+WsiTile *wsi_tile_cache_lookup_or_claim (WsiTileCache * cache,
+    const WsiTileKey * key, gboolean * claimed);
+
+/* Blocks until no thread holds a claim on @key. */
+void wsi_tile_cache_wait_claim (WsiTileCache * cache, const WsiTileKey * key);
+
+/* Ends the caller's claim on @key without a tile (decode failed, or the
+ * tile went elsewhere uncached); waiters then claim it themselves. */
+void wsi_tile_cache_abandon (WsiTileCache * cache, const WsiTileKey * key);
+
 /* Takes @argb (g_malloc'ed, width x height words) and returns a reference
  * to the tile now cached under @key (an equal tile inserted meanwhile by
  * another thread wins; @argb is then freed). With a zero budget the tile is
- * returned uncached. */
+ * returned uncached. Ends a claim on @key (wsi_tile_cache_lookup_or_claim)
+ * either way. */
 WsiTile *wsi_tile_cache_insert (WsiTileCache * cache, const WsiTileKey * key,
     guint32 * argb, guint width, guint height);
 

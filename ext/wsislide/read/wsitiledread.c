@@ -194,10 +194,16 @@ tile_copy (LevelReader * lr, const WsiTile * tile, guint x, guint y, guint w,
  * part is kept on its first miss (a neighbour needs the rest: every tile of
  * the grid is then decoded once, where the second-request rule decodes a
  * shared tile about 1.6 times, part then whole), and a tile covered whole
- * and not cached (no overlap brought it there) goes straight to the region. */
+ * and not cached (no overlap brought it there) goes straight to the region.
+ * In grid order, neighbouring patches are read by different threads at
+ * about the same time: a tile another thread is decoding is not decoded
+ * again (one in seven tiles at two threads was); with @may_defer the call
+ * then paints nothing and sets *@deferred (the caller paints its other
+ * tiles first and comes back without @may_defer, which waits for it). */
 static gboolean
 tile_paint (LevelReader * lr, gint64 col, gint64 row, guint x, guint y,
-    guint w, guint h, guint8 * dst, const WsiTiledTarget * t, GError ** error)
+    guint w, guint h, guint8 * dst, const WsiTiledTarget * t,
+    gboolean may_defer, gboolean * deferred, GError ** error)
 {
   WsiTileKey key = {
     .slide_uid = lr->slide->uid,
@@ -209,25 +215,47 @@ tile_paint (LevelReader * lr, gint64 col, gint64 row, guint x, guint y,
   gboolean admit, ok;
   WsiTile *tile;
 
+  *deferred = FALSE;
   if (lr->cache == NULL)
     return tile_decode (lr, col, row, x, y, w, h, dst, t, error);
   if (lr->grid_order) {
     guint whole_w = MIN (lr->tile_w, lr->width - col * lr->tile_w);
     guint whole_h = MIN (lr->tile_h, lr->height - row * lr->tile_h);
+    gboolean claimed;
 
-    tile = wsi_tile_cache_lookup (lr->cache, &key);
-    if (tile == NULL && x == 0 && y == 0 && w == whole_w && h == whole_h)
-      return tile_decode (lr, col, row, x, y, w, h, dst, t, error);
-    admit = TRUE;
+    if (x == 0 && y == 0 && w == whole_w && h == whole_h) {
+      /* Only this patch needs it (no overlap): no claim, no wait. */
+      tile = wsi_tile_cache_lookup (lr->cache, &key);
+      if (tile == NULL)
+        return tile_decode (lr, col, row, x, y, w, h, dst, t, error);
+    } else {
+      while ((tile = wsi_tile_cache_lookup_or_claim (lr->cache, &key,
+                  &claimed)) == NULL && !claimed) {
+        if (may_defer) {
+          *deferred = TRUE;
+          return TRUE;
+        }
+        wsi_tile_cache_wait_claim (lr->cache, &key);
+      }
+      if (tile == NULL) {
+        tile = tile_decode_cached (lr, &key, col, row, error);
+        if (tile == NULL) {
+          wsi_tile_cache_abandon (lr->cache, &key);
+          return FALSE;
+        }
+      } else {
+        lr->tiles_from_cache++;
+      }
+    }
   } else {
     tile = wsi_tile_cache_lookup_or_admit (lr->cache, &key, &admit);
+    if (tile != NULL)
+      lr->tiles_from_cache++;
+    else if (!admit)
+      return tile_decode (lr, col, row, x, y, w, h, dst, t, error);
+    else
+      tile = tile_decode_cached (lr, &key, col, row, error);
   }
-  if (tile != NULL)
-    lr->tiles_from_cache++;
-  else if (!admit)
-    return tile_decode (lr, col, row, x, y, w, h, dst, t, error);
-  else
-    tile = tile_decode_cached (lr, &key, col, row, error);
   if (tile == NULL)
     return FALSE;
   if (x + w > tile->width || y + h > tile->height) {
@@ -266,6 +294,12 @@ level_reader_fill (LevelReader * lr, const WsiTiledTarget * t, gint64 x,
   gint64 x0 = MAX (x, 0), y0 = MAX (y, 0);
   gint64 x1 = MIN (x + w, lr->width), y1 = MIN (y + h, lr->height);
   gint64 tw = lr->tile_w, th = lr->tile_h, col, row;
+  /* Tiles deferred in the first pass, by their index in the region (only
+   * the first 64 may be deferred: a patch covers a few tiles). */
+  gint64 columns = x1 > x0 ? (x1 - 1) / tw - x0 / tw + 1 : 0;
+  guint64 deferred_mask = 0;
+  gboolean any_deferred = FALSE;
+  gint pass;
 
   if (x0 != x || y0 != y || x1 != x + w || y1 != y + h)
     region_clear (t, w, h);
@@ -286,16 +320,29 @@ level_reader_fill (LevelReader * lr, const WsiTiledTarget * t, gint64 x,
     wsi_tile_cache_keep_band (lr->cache, &band);
   }
 
-  for (row = y0 / th; row * th < y1; row++) {
-    gint64 ty0 = MAX (y0, row * th), ty1 = MIN (y1, (row + 1) * th);
-    for (col = x0 / tw; col * tw < x1; col++) {
-      gint64 tx0 = MAX (x0, col * tw), tx1 = MIN (x1, (col + 1) * tw);
-      guint8 *dst = t->data + (gsize) (ty0 - y) * t->stride
-          + (gsize) (tx0 - x) * t->bpp;
+  /* Two passes: the tiles another thread is decoding are painted last,
+   * when that decode has most likely ended (tile_paint). */
+  for (pass = 0; pass < 2 && (pass == 0 || any_deferred); pass++) {
+    for (row = y0 / th; row * th < y1; row++) {
+      gint64 ty0 = MAX (y0, row * th), ty1 = MIN (y1, (row + 1) * th);
+      for (col = x0 / tw; col * tw < x1; col++) {
+        gint64 tx0 = MAX (x0, col * tw), tx1 = MIN (x1, (col + 1) * tw);
+        guint8 *dst = t->data + (gsize) (ty0 - y) * t->stride
+            + (gsize) (tx0 - x) * t->bpp;
+        gsize bit = (gsize) (row - y0 / th) * columns + (col - x0 / tw);
+        gboolean deferred;
 
-      if (!tile_paint (lr, col, row, tx0 - col * tw, ty0 - row * th,
-              tx1 - tx0, ty1 - ty0, dst, t, error))
-        return FALSE;
+        if (pass == 1 && (bit >= 64 || !(deferred_mask & (1ull << bit))))
+          continue;
+        if (!tile_paint (lr, col, row, tx0 - col * tw, ty0 - row * th,
+                tx1 - tx0, ty1 - ty0, dst, t, pass == 0 && bit < 64,
+                &deferred, error))
+          return FALSE;
+        if (deferred) {
+          deferred_mask |= 1ull << bit;
+          any_deferred = TRUE;
+        }
+      }
     }
   }
   return TRUE;

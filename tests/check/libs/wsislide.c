@@ -1583,6 +1583,87 @@ GST_START_TEST (test_tile_cache_keep_band)
 
 GST_END_TEST;
 
+/* Single flight: one claim per key; others see it pending, wait for its
+ * end and then find the tile (insert) or claim it themselves (abandon). */
+typedef struct
+{
+  WsiTileCache *cache;
+  WsiTileKey key;
+  gint woke;                    /* atomic */
+} ClaimWaiter;
+
+static gpointer
+claim_waiter (gpointer data)
+{
+  ClaimWaiter *w = data;
+
+  wsi_tile_cache_wait_claim (w->cache, &w->key);
+  g_atomic_int_set (&w->woke, 1);
+  return NULL;
+}
+
+GST_START_TEST (test_tile_cache_single_flight)
+{
+  WsiTileCache *cache = wsi_tile_cache_new (64 << 20);
+  WsiTileKey key = { 3, 0, 2, 5, 6 };
+  ClaimWaiter w = { cache, key, 0 };
+  WsiTile *tile, *again;
+  GThread *thread;
+  gboolean claimed;
+
+  /* The first asker claims it (a miss); the second sees it pending. */
+  fail_unless (wsi_tile_cache_lookup_or_claim (cache, &key, &claimed) == NULL);
+  fail_unless (claimed);
+  fail_unless (wsi_tile_cache_lookup_or_claim (cache, &key, &claimed) == NULL);
+  fail_if (claimed);
+  fail_unless_equals_uint64 (wsi_tile_cache_misses (cache), 1);
+  fail_unless_equals_uint64 (wsi_tile_cache_hits (cache), 0);
+
+  /* A waiter sleeps until the claim ends with the tile. */
+  thread = g_thread_new ("waiter", claim_waiter, &w);
+  g_usleep (50 * 1000);
+  fail_if (g_atomic_int_get (&w.woke), "returned while the key was claimed");
+  tile = wsi_tile_cache_insert (cache, &key, tile_pixels (256, 9), 16, 16);
+  g_thread_join (thread);
+  fail_unless (g_atomic_int_get (&w.woke));
+  again = wsi_tile_cache_lookup_or_claim (cache, &key, &claimed);
+  fail_unless (again == tile);
+  fail_unless_equals_uint64 (wsi_tile_cache_hits (cache), 1);
+  wsi_tile_unref (again);
+  wsi_tile_unref (tile);
+
+  /* A claim abandoned (a failed decode): the waiter wakes and the next
+   * asker claims the key again. */
+  key.column = 6;
+  w.key = key;
+  w.woke = 0;
+  fail_unless (wsi_tile_cache_lookup_or_claim (cache, &key, &claimed) == NULL);
+  fail_unless (claimed);
+  thread = g_thread_new ("waiter", claim_waiter, &w);
+  g_usleep (50 * 1000);
+  fail_if (g_atomic_int_get (&w.woke));
+  wsi_tile_cache_abandon (cache, &key);
+  g_thread_join (thread);
+  fail_unless (wsi_tile_cache_lookup_or_claim (cache, &key, &claimed) == NULL);
+  fail_unless (claimed);
+  wsi_tile_cache_abandon (cache, &key);
+  /* Waiting on a key nobody claimed returns at once. */
+  wsi_tile_cache_wait_claim (cache, &key);
+
+  /* With a zero budget nothing is kept: every asker decodes, none waits. */
+  wsi_tile_cache_set_max_bytes (cache, 0);
+  key.column = 7;
+  fail_unless (wsi_tile_cache_lookup_or_claim (cache, &key, &claimed) == NULL);
+  fail_unless (claimed);
+  fail_unless (wsi_tile_cache_lookup_or_claim (cache, &key, &claimed) == NULL);
+  fail_unless (claimed);
+  wsi_tile_unref (wsi_tile_cache_insert (cache, &key, tile_pixels (256, 1),
+          16, 16));
+  wsi_tile_cache_free (cache);
+}
+
+GST_END_TEST;
+
 /* ---- threads ------------------------------------------------------------ */
 
 typedef struct
@@ -1668,6 +1749,93 @@ GST_START_TEST (test_threads_share_slide_and_cache)
     g_free (expected[i]);
   wsi_tile_cache_free (cache);
   g_rand_free (rand);
+  wsi_read_context_free (ctx);
+  wsi_slide_close (slide);
+  g_free (path);
+}
+
+GST_END_TEST;
+
+/* Threads reading neighbouring grid patches at once (grid order):
+ * each tile is decoded once, whichever thread gets to it first, and every
+ * read has the bytes of a read alone. Every thread reads the same patches
+ * in the same order from the same start, so without the single flight
+ * nearly every tile would be decoded by several threads. */
+typedef struct
+{
+  WsiSlide *slide;
+  WsiTileCache *cache;
+  guint8 **expected;
+  gint *go;                     /* atomic: 1 = start */
+  gboolean ok;
+} GridJob;
+
+#define GRID_COLS 11
+#define GRID_ROWS 4
+#define GRID_SIDE 100
+
+static gpointer
+grid_thread_reads (gpointer data)
+{
+  GridJob *job = data;
+  WsiReadContext *ctx = wsi_read_context_new ();
+  guint i;
+
+  while (!g_atomic_int_get (job->go))
+    g_thread_yield ();
+  job->ok = TRUE;
+  for (i = 0; i < GRID_COLS * GRID_ROWS; i++) {
+    WsiReadRequest request = { 0, };
+    WsiImage out = image_new (GRID_SIDE, GRID_SIDE, WSI_PIXEL_RGB);
+    WsiReadReport report;
+
+    request.x = (i % GRID_COLS) * GRID_SIDE;
+    request.y = (i / GRID_COLS) * GRID_SIDE;
+    request.width = request.height = GRID_SIDE;
+    request.tile_cache = job->cache;
+    request.grid_order = TRUE;
+    if (!wsi_slide_read (job->slide, ctx, &request, &out, &report, NULL)
+        || memcmp (out.data, job->expected[i], out.stride * out.height) != 0)
+      job->ok = FALSE;
+    g_free (out.data);
+  }
+  wsi_read_context_free (ctx);
+  return NULL;
+}
+
+GST_START_TEST (test_threads_grid_decode_each_tile_once)
+{
+  gchar *path = aperio_slide ();
+  WsiSlide *slide = open_slide (path, WSI_BACKEND_TIFF);
+  WsiReadContext *ctx = wsi_read_context_new ();
+  WsiTileCache *cache = wsi_tile_cache_new (64 << 20);
+  guint8 *expected[GRID_COLS * GRID_ROWS];
+  GridJob jobs[4];
+  GThread *threads[4];
+  gint go = 0;
+  guint i;
+
+  /* 100 px patches over 240 px tiles: none covers a tile whole, all of
+   * them lie in tile rows 0-1 (no band moves, nothing is evicted):
+   * 5 x 2 tiles. */
+  for (i = 0; i < G_N_ELEMENTS (expected); i++) {
+    Patch p = patch_1to1 ((i % GRID_COLS) * GRID_SIDE,
+        (i / GRID_COLS) * GRID_SIDE, GRID_SIDE, GRID_SIDE);
+    expected[i] = read_patch (slide, ctx, &p, NULL);
+  }
+  for (i = 0; i < G_N_ELEMENTS (jobs); i++) {
+    jobs[i] = (GridJob) { slide, cache, expected, &go, FALSE };
+    threads[i] = g_thread_new ("grid", grid_thread_reads, &jobs[i]);
+  }
+  g_atomic_int_set (&go, 1);
+  for (i = 0; i < G_N_ELEMENTS (jobs); i++) {
+    g_thread_join (threads[i]);
+    fail_unless (jobs[i].ok, "thread %u read different bytes", i);
+  }
+  fail_unless_equals_uint64 (wsi_tile_cache_misses (cache), 5 * 2);
+  for (i = 0; i < G_N_ELEMENTS (expected); i++)
+    g_free (expected[i]);
+  wsi_tile_cache_free (cache);
   wsi_read_context_free (ctx);
   wsi_slide_close (slide);
   g_free (path);
@@ -1899,6 +2067,7 @@ wsislide_suite (void)
   tcase_set_timeout (tc, 600);
   tcase_add_test (tc, test_tile_cache_api);
   tcase_add_test (tc, test_tile_cache_keep_band);
+  tcase_add_test (tc, test_tile_cache_single_flight);
 #ifdef WSI_HAVE_TIFF
 #ifdef WSI_HAVE_OPENSLIDE
   tcase_add_test (tc, test_geometry_matches_openslide);
@@ -1922,6 +2091,7 @@ wsislide_suite (void)
   tcase_add_test (tc, test_tile_cache_same_bytes_and_hits);
   tcase_add_test (tc, test_tile_cache_small_budget);
   tcase_add_test (tc, test_threads_share_slide_and_cache);
+  tcase_add_test (tc, test_threads_grid_decode_each_tile_once);
   tcase_add_test (tc, test_damaged_tiles_fail_reads);
   tcase_add_test (tc, test_partly_damaged_tiles);
   tcase_add_test (tc, test_truncated_files_fail_cleanly);
