@@ -439,6 +439,11 @@ vertical_pass (const guint8 * const *rows, const guint16 * w, guint count,
     guint16 w0 = w[0], w1 = w[1];
 
     j = two_rows (top, next, w0, w1, n, sums);
+    /* The tail as one more vector ending at n, over bytes already done
+     * (the same sums again): a piece's width is rarely a whole vector. */
+    if (j < n && n >= 32 && two_rows (top + n - 32, next + n - 32, w0, w1,
+            32, sums + n - 32) == 32)
+      j = n;
     for (; j < n; j++)
       sums[j] = (guint16) (((guint32) top[j] * w0 + (guint32) next[j] * w1 +
               half) >> MID_SHIFT);
