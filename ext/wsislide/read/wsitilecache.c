@@ -115,6 +115,13 @@ tile_new (const WsiTileKey * key, guint32 * argb, guint width, guint height)
   return tile;
 }
 
+WsiTile *
+wsi_tile_ref (WsiTile * tile)
+{
+  g_atomic_int_inc (&tile->ref_count);
+  return tile;
+}
+
 void
 wsi_tile_unref (WsiTile * tile)
 {

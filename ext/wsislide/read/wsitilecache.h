@@ -107,6 +107,9 @@ void wsi_tile_cache_abandon (WsiTileCache * cache, const WsiTileKey * key);
 WsiTile *wsi_tile_cache_insert (WsiTileCache * cache, const WsiTileKey * key,
     guint32 * argb, guint width, guint height);
 
+/* Another reference to a tile the caller holds one of (a reader keeping
+ * tiles to read them in place). */
+WsiTile *wsi_tile_ref (WsiTile * tile);
 void wsi_tile_unref (WsiTile * tile);
 
 /* Grid order (patches of one slide at a time, in raster order): keeps only
