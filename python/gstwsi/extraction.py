@@ -705,7 +705,7 @@ def extract(slides, out_dir, *, mpp=0.5, magnification=None, patch_size=256, ove
             min_tissue=0.5, model=None, transform=None, encoder=None, device="cpu",
             precision="fp32", batch_size=64, features_dtype="float32", threads=2,
             rank=None, world_size=None, claim_timeout=900.0, mask_cache_dir=None,
-            visualize=True, contours=True, progress=True, tissue=True, prefetch=512,
+            visualize=True, contours=True, progress=True, tissue=True, prefetch=0,
             timeout=600.0, coords_from=None, read_pixels=False, slides_per_pipeline=8,
             **settings):
     """Coordinates (and, with `model`, features) of every tissue patch of
@@ -746,6 +746,11 @@ def extract(slides, out_dir, *, mpp=0.5, magnification=None, patch_size=256, ove
     slide; each slide's files are written as soon as it is complete, and
     its features are computed over the same model batches as if it ran
     alone); 1 = one pipeline a slide.
+
+    `prefetch`: patches queued between patchreader and patchbatch (0, the
+    default: none; the grid has no per-patch stage, patchreader's own
+    output thread already runs ahead of batching, and the sink's 4 batches
+    run ahead of the model; a queue only added a thread hand-off a patch).
 
     Without `model` only the overview, the mask and the grid are computed
     (no patch pixel is decoded; summary["patches_decoded"] stays 0), unless
