@@ -439,6 +439,11 @@ vertical_pass (const guint8 * const *rows, const guint16 * w, guint count,
     guint16 w0 = w[0], w1 = w[1];
 
     j = two_rows (top, next, w0, w1, n, sums);
+    /* The tail as one more vector ending at n, over bytes already done
+     * (the same sums again): a piece's width is rarely a whole vector. */
+    if (j < n && n >= 32 && two_rows (top + n - 32, next + n - 32, w0, w1,
+            32, sums + n - 32) == 32)
+      j = n;
     for (; j < n; j++)
       sums[j] = (guint16) (((guint32) top[j] * w0 + (guint32) next[j] * w1 +
               half) >> MID_SHIFT);
@@ -827,6 +832,24 @@ area_average (WsiResampler * r, const WsiArgbMosaic * m,
       vertical_pass (rows, ty->weight + (gsize) y * ty->max_taps, count,
           (gsize) (to - from) * 4, r->column_sums + (gsize) (from - col0) * 4,
           r->wide, r->two_rows);
+    }
+    /* The next output row reads one source row more, in pieces too short
+     * (a tile's width) for the hardware prefetcher: ask for it now. */
+    if (y + 1 < out->height) {
+      guint next = ty->first[y + 1] + ty->count[y + 1] - 1, npr = pr;
+
+      while (m->y[npr + 1] <= next)
+        npr++;
+      for (c = c0; c < m->n_columns && m->x[c] < col1; c++) {
+        guint from = MAX (m->x[c], col0), to = MIN (m->x[c + 1], col1);
+        guint p = npr * m->n_columns + c;
+        const guint8 *row = (const guint8 *) (m->origin[p] + (gsize) (next -
+                m->y[npr]) * m->stride[p] + (from - m->x[c]));
+        gsize b, bytes = (gsize) (to - from) * 4;
+
+        for (b = 0; b < bytes; b += 64)
+          __builtin_prefetch (row + b);
+      }
     }
     horizontal_pass (r, r->column_sums, tx, col0,
         out->data + (gsize) y * out->stride, layout);

@@ -22,6 +22,71 @@
  * about 40 bytes each, 2.6 MB for all shards at most. */
 #define SEEN_PER_SHARD 4096
 
+/* Pixel buffers of evicted tiles kept for the next decodes, in bytes at
+ * most: a band eviction in grid order drops a whole row of tiles (133 of
+ * 120 x 120 px on a 32000 px wide slide at DCT scale 1/2, 7.7 MB) and the
+ * next row decodes as many; handing them back to malloc made it grow its
+ * heap again for the next row, a page fault a tile on average. */
+#define RECYCLE_MAX_BYTES (8 * 1024 * 1024)
+
+/* Shared by the cache and each of its tiles (a tile may outlive the
+ * cache): free buffers of one size, the last ones given back. */
+struct _WsiTileRecycler
+{
+  gint ref_count;               /* atomic */
+  GMutex lock;
+  gsize size;                   /* bytes each; 0 while empty */
+  GPtrArray *free;              /* of g_malloc'ed buffers of @size */
+};
+
+static WsiTileRecycler *
+recycler_new (void)
+{
+  WsiTileRecycler *r = g_new0 (WsiTileRecycler, 1);
+
+  r->ref_count = 1;
+  g_mutex_init (&r->lock);
+  r->free = g_ptr_array_new_with_free_func (g_free);
+  return r;
+}
+
+static void
+recycler_unref (WsiTileRecycler * r)
+{
+  if (!g_atomic_int_dec_and_test (&r->ref_count))
+    return;
+  g_ptr_array_unref (r->free);
+  g_mutex_clear (&r->lock);
+  g_free (r);
+}
+
+/* Takes @argb back (kept, or freed when full or of another size). */
+static void
+recycler_put (WsiTileRecycler * r, guint32 * argb, gsize size)
+{
+  g_mutex_lock (&r->lock);
+  if (r->free->len == 0)
+    r->size = size;
+  if (size == r->size && (r->free->len + 1) * size <= RECYCLE_MAX_BYTES) {
+    g_ptr_array_add (r->free, argb);
+    argb = NULL;
+  }
+  g_mutex_unlock (&r->lock);
+  g_free (argb);
+}
+
+static guint32 *
+recycler_take (WsiTileRecycler * r, gsize size)
+{
+  guint32 *argb = NULL;
+
+  g_mutex_lock (&r->lock);
+  if (r->free->len > 0 && r->size == size)
+    argb = g_ptr_array_steal_index_fast (r->free, r->free->len - 1);
+  g_mutex_unlock (&r->lock);
+  return argb != NULL ? argb : g_try_malloc (size);
+}
+
 typedef struct
 {
   GMutex lock;
@@ -45,6 +110,7 @@ struct _WsiTileCache
   GMutex band_lock;
   gboolean band_set;
   WsiTileKey band;
+  WsiTileRecycler *recycler;
 };
 
 /* ---- keys --------------------------------------------------------------- */
@@ -127,7 +193,12 @@ wsi_tile_unref (WsiTile * tile)
 {
   if (tile == NULL || !g_atomic_int_dec_and_test (&tile->ref_count))
     return;
-  g_free (tile->argb);
+  if (tile->recycler != NULL) {
+    recycler_put (tile->recycler, tile->argb, tile_bytes (tile));
+    recycler_unref (tile->recycler);
+  } else {
+    g_free (tile->argb);
+  }
   g_free (tile);
 }
 
@@ -207,6 +278,7 @@ wsi_tile_cache_new (gsize max_bytes)
   }
   g_mutex_init (&cache->band_lock);
   cache->max_bytes = max_bytes;
+  cache->recycler = recycler_new ();
   return cache;
 }
 
@@ -227,6 +299,7 @@ wsi_tile_cache_free (WsiTileCache * cache)
     g_mutex_clear (&cache->shards[i].lock);
   }
   g_mutex_clear (&cache->band_lock);
+  recycler_unref (cache->recycler);
   g_free (cache);
 }
 
@@ -375,6 +448,13 @@ wsi_tile_cache_abandon (WsiTileCache * cache, const WsiTileKey * key)
   g_mutex_unlock (&shard->lock);
 }
 
+guint32 *
+wsi_tile_cache_alloc_argb (WsiTileCache * cache, guint width, guint height)
+{
+  return recycler_take (cache->recycler, (gsize) width * height *
+      sizeof (guint32));
+}
+
 WsiTile *
 wsi_tile_cache_insert (WsiTileCache * cache, const WsiTileKey * key,
     guint32 * argb, guint width, guint height)
@@ -384,6 +464,9 @@ wsi_tile_cache_insert (WsiTileCache * cache, const WsiTileKey * key,
   WsiTile *tile = tile_new (key, argb, width, height);
   WsiTile *existing;
   GList *evicted;
+
+  g_atomic_int_inc (&cache->recycler->ref_count);
+  tile->recycler = cache->recycler;
 
   /* Nothing is kept with a zero budget; a tile larger than its shard's
    * whole budget would only flush it; an empty one would never be
@@ -468,6 +551,10 @@ wsi_tile_cache_clear (WsiTileCache * cache)
     g_mutex_unlock (&shard->lock);
     tile_chain_unref (evicted);
   }
+  /* and the kept pixel memory (tiles still held give theirs back later) */
+  g_mutex_lock (&cache->recycler->lock);
+  g_ptr_array_set_size (cache->recycler->free, 0);
+  g_mutex_unlock (&cache->recycler->lock);
 }
 
 /* Unlinks the tiles outside @band (see wsi_tile_cache_keep_band) from

@@ -157,7 +157,7 @@ tile_decode_cached (LevelReader * lr, const WsiTileKey * key, gint64 col,
 {
   guint w = MIN (lr->tile_w, lr->width - col * lr->tile_w);
   guint h = MIN (lr->tile_h, lr->height - row * lr->tile_h);
-  guint32 *argb = g_try_malloc ((gsize) w * h * sizeof (guint32));
+  guint32 *argb = wsi_tile_cache_alloc_argb (lr->cache, w, h);
   WsiTiledTarget whole;
 
   if (argb == NULL) {
