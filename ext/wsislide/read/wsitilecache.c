@@ -99,6 +99,9 @@ typedef struct
    * and the condition their waiters sleep on until the claim ends */
   GHashTable *claimed;
   GCond claim_ended;
+  /* threads sleeping on claim_ended: GLib's GCond makes a futex call on
+   * every broadcast, waiter or not, and most claims end unwaited for */
+  guint claim_waiters;
 } Shard;
 
 struct _WsiTileCache
@@ -395,7 +398,8 @@ shard_end_claim (Shard * shard, const WsiTileKey * key)
 {
   if (g_hash_table_size (shard->claimed) > 0
       && g_hash_table_remove (shard->claimed, key))
-    g_cond_broadcast (&shard->claim_ended);
+    if (shard->claim_waiters > 0)
+      g_cond_broadcast (&shard->claim_ended);
 }
 
 WsiTile *
@@ -433,8 +437,11 @@ wsi_tile_cache_wait_claim (WsiTileCache * cache, const WsiTileKey * key)
   Shard *shard = shard_for (cache, key);
 
   g_mutex_lock (&shard->lock);
-  while (g_hash_table_contains (shard->claimed, key))
+  while (g_hash_table_contains (shard->claimed, key)) {
+    shard->claim_waiters++;
     g_cond_wait (&shard->claim_ended, &shard->lock);
+    shard->claim_waiters--;
+  }
   g_mutex_unlock (&shard->lock);
 }
 
