@@ -355,6 +355,20 @@ shard_seen_before (Shard * shard, const WsiTileKey * key)
   return FALSE;
 }
 
+/* The cached tile of @key, referenced and made most recent, or NULL.
+ * Under the lock. */
+static WsiTile *
+shard_take (Shard * shard, const WsiTileKey * key)
+{
+  WsiTile *tile = g_hash_table_lookup (shard->tiles, key);
+
+  if (tile != NULL) {
+    shard_touch (shard, tile);
+    g_atomic_int_inc (&tile->ref_count);
+  }
+  return tile;
+}
+
 /* A hit (a reference, the tile made most recent) or NULL; on a miss with
  * @admit, whether the key missed before (see the header). Counts either. */
 static WsiTile *
@@ -364,11 +378,8 @@ cache_lookup (WsiTileCache * cache, const WsiTileKey * key, gboolean * admit)
   WsiTile *tile;
 
   g_mutex_lock (&shard->lock);
-  tile = g_hash_table_lookup (shard->tiles, key);
-  if (tile != NULL) {
-    shard_touch (shard, tile);
-    g_atomic_int_inc (&tile->ref_count);
-  } else if (admit != NULL && shard_budget (cache) > 0) {
+  tile = shard_take (shard, key);
+  if (tile == NULL && admit != NULL && shard_budget (cache) > 0) {
     *admit = shard_seen_before (shard, key);
   }
   g_mutex_unlock (&shard->lock);
@@ -397,9 +408,8 @@ static void
 shard_end_claim (Shard * shard, const WsiTileKey * key)
 {
   if (g_hash_table_size (shard->claimed) > 0
-      && g_hash_table_remove (shard->claimed, key))
-    if (shard->claim_waiters > 0)
-      g_cond_broadcast (&shard->claim_ended);
+      && g_hash_table_remove (shard->claimed, key) && shard->claim_waiters > 0)
+    g_cond_broadcast (&shard->claim_ended);
 }
 
 WsiTile *
@@ -411,11 +421,8 @@ wsi_tile_cache_lookup_or_claim (WsiTileCache * cache, const WsiTileKey * key,
 
   *claimed = FALSE;
   g_mutex_lock (&shard->lock);
-  tile = g_hash_table_lookup (shard->tiles, key);
-  if (tile != NULL) {
-    shard_touch (shard, tile);
-    g_atomic_int_inc (&tile->ref_count);
-  } else if (!g_hash_table_contains (shard->claimed, key)) {
+  tile = shard_take (shard, key);
+  if (tile == NULL && !g_hash_table_contains (shard->claimed, key)) {
     /* With a zero budget nothing is ever kept: nobody would find the tile
      * after the claim, so there is nothing to wait for. */
     if (shard_budget (cache) > 0)
@@ -486,11 +493,9 @@ wsi_tile_cache_insert (WsiTileCache * cache, const WsiTileKey * key,
 
   g_mutex_lock (&shard->lock);
   shard_end_claim (shard, key);
-  existing = g_hash_table_lookup (shard->tiles, key);
+  existing = shard_take (shard, key);
   if (existing != NULL) {
     /* Another thread decoded it first: share that one. */
-    shard_touch (shard, existing);
-    g_atomic_int_inc (&existing->ref_count);
     g_mutex_unlock (&shard->lock);
     wsi_tile_unref (tile);
     return existing;
