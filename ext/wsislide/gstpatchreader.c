@@ -40,7 +40,9 @@
  * A pool of #GstPatchReader:threads worker threads (wsiorderedpool.h)
  * decodes in parallel;
  * patches and serialized events leave in the order they came in, and the
- * bytes do not depend on the number of threads. Open slides are kept in a
+ * bytes do not depend on the number of threads. Patches that are ready
+ * together leave as one buffer list (a pad probe on the src pad needs
+ * GST_PAD_PROBE_TYPE_BUFFER_LIST as well as BUFFER to see each patch). Open slides are kept in a
  * small cache (#GstPatchReader:max-open-slides). A patch that cannot be
  * read is dropped with a warning; a slide that cannot be opened, or that
  * failed #GstPatchReader:max-read-failures reads in a row, is given up for
@@ -948,6 +950,8 @@ static void
 gst_patch_reader_init (GstPatchReader * self)
 {
   gst_pad_use_fixed_caps (WSI_POOL_ELEMENT_SRC_PAD (self));
+  /* one wake-up of a queue downstream per run of patches, not per patch */
+  wsi_pool_element_set_push_lists (WSI_POOL_ELEMENT (self), TRUE);
 
   self->threads = DEFAULT_THREADS;
   self->max_read_failures = DEFAULT_MAX_READ_FAILURES;

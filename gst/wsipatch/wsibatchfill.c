@@ -13,7 +13,9 @@
 #include "config.h"
 #endif
 
+#include <errno.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <gst/wsi/wsirecord.h>
 
 #include "wsibatchalloc.h"
@@ -25,6 +27,33 @@
 
 /* ---- the batch in progress --------------------------------------------- */
 
+G_DEFINE_QUARK (wsi-batch-huge-pages, batch_huge_pages);
+
+/* A batch is large (12 MiB for 64 RGB patches of 256 px) and lives in the
+ * pool for the whole stream, but its first fill takes a page fault per
+ * 4 KiB page written (3,072 a batch, several microseconds each in a VM)
+ * unless the kernel backs it with transparent huge pages: where THP is
+ * "madvise" (as on Ubuntu and on many VMs) it does so only when asked.
+ * Asked once per memory, before anything is written; a no-op where THP is
+ * "always" or off, and pages already touched are left as they are. */
+static void
+advise_huge_pages (GstMemory * mem, const GstMapInfo * map)
+{
+#ifdef MADV_HUGEPAGE
+  const guintptr huge = 2u << 20;
+  guintptr start = ((guintptr) map->data + huge - 1) & ~(huge - 1);
+  guintptr end = ((guintptr) map->data + map->size) & ~(huge - 1);
+
+  if (gst_mini_object_get_qdata (GST_MINI_OBJECT (mem),
+          batch_huge_pages_quark ()) != NULL)
+    return;
+  gst_mini_object_set_qdata (GST_MINI_OBJECT (mem), batch_huge_pages_quark (),
+      GINT_TO_POINTER (1), NULL);
+  if (end > start && madvise ((void *) start, end - start, MADV_HUGEPAGE) != 0)
+    GST_DEBUG ("no huge pages for batches: %s", g_strerror (errno));
+#endif
+}
+
 /* Maps the batch for writing: the whole buffer for video batches, each
  * plane's memory for the others. */
 static gboolean
@@ -32,8 +61,14 @@ map_batch (GstPatchBatch * self)
 {
   guint i;
 
-  if (wsi_batch_layout_video_output (&self->layout))
-    return gst_buffer_map (self->batch, &self->maps[0], GST_MAP_WRITE);
+  if (wsi_batch_layout_video_output (&self->layout)) {
+    if (!gst_buffer_map (self->batch, &self->maps[0], GST_MAP_WRITE))
+      return FALSE;
+    if (gst_buffer_n_memory (self->batch) == 1)
+      advise_huge_pages (gst_buffer_peek_memory (self->batch, 0),
+          &self->maps[0]);
+    return TRUE;
+  }
   if (gst_buffer_n_memory (self->batch) != self->layout.n_planes)
     return FALSE;
   for (i = 0; i < self->layout.n_planes; i++) {
@@ -46,6 +81,7 @@ map_batch (GstPatchBatch * self)
             &self->maps[i]);
       return FALSE;
     }
+    advise_huge_pages (mem, &self->maps[i]);
   }
   return TRUE;
 }

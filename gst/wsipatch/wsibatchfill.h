@@ -22,7 +22,10 @@
  * element error naming the slide and returns GST_FLOW_ERROR.
  *
  * Cost: one copy of each patch (streaming stores for large batches,
- * wsibatchcopy.h), or one normalisation pass (wsinormalize.h).
+ * wsibatchcopy.h), or one normalisation pass (wsinormalize.h). Each pooled
+ * batch memory is advised for transparent huge pages once, before its first
+ * fill (MADV_HUGEPAGE: one fault per 2 MiB instead of per 4 KiB where the
+ * kernel's THP mode is "madvise").
  *
  * Threading: the streaming thread only.
  */

@@ -557,6 +557,9 @@ class _Progress:
         self.finished = 0
         self.patches = 0
         self._drawn = 0.0
+        # when the first batch came, and its patches: the fixed start cost
+        # (open, overview, mask, pipeline start) apart from the reading rate
+        self.first_batch = None
 
     def _overall(self, extra_patches=0):
         elapsed = max(1e-9, time.monotonic() - self.began)
@@ -568,6 +571,8 @@ class _Progress:
                 f"{rate:.0f} patches/s, ETA {eta_text}")
 
     def batch(self, name, patches, seconds):
+        if self.first_batch is None:
+            self.first_batch = (time.monotonic() - self.began, patches)
         if not self.tty or time.monotonic() - self._drawn < 0.5:
             return
         self._drawn = time.monotonic()
@@ -705,14 +710,16 @@ def extract(slides, out_dir, *, mpp=0.5, magnification=None, patch_size=256, ove
             min_tissue=0.5, model=None, transform=None, encoder=None, device="cpu",
             precision="fp32", batch_size=64, features_dtype="float32", threads=2,
             rank=None, world_size=None, claim_timeout=900.0, mask_cache_dir=None,
-            visualize=True, contours=True, progress=True, tissue=True, prefetch=512,
+            visualize=True, contours=True, progress=True, tissue=True, prefetch=0,
             timeout=600.0, coords_from=None, read_pixels=False, slides_per_pipeline=8,
             **settings):
     """Coordinates (and, with `model`, features) of every tissue patch of
     `slides` under `job_folder(out_dir, ...)`; returns the summary dict
     (done, skipped, failed [(name, reason)], patches, seconds, wait_s
     (blocked on the next batch, or building a slide's pipeline), model_s,
-    patches_per_s, patches_decoded (patches whose pixels were read),
+    patches_per_s, first_batch_s (from the call to the first batch: slide
+    open, overview, mask, pipeline start) and patches_per_s_after_first_batch
+    (the rate after it), patches_decoded (patches whose pixels were read),
     pipelines (pipelines built), folder).
 
     `slides`: a slide, folder, list/manifest, URL, or a list of those.
@@ -746,6 +753,11 @@ def extract(slides, out_dir, *, mpp=0.5, magnification=None, patch_size=256, ove
     slide; each slide's files are written as soon as it is complete, and
     its features are computed over the same model batches as if it ran
     alone); 1 = one pipeline a slide.
+
+    `prefetch`: patches queued between patchreader and patchbatch (0, the
+    default: none; the grid has no per-patch stage, patchreader's own
+    output thread already runs ahead of batching, and the sink's 4 batches
+    run ahead of the model; a queue only added a thread hand-off a patch).
 
     Without `model` only the overview, the mask and the grid are computed
     (no patch pixel is decoded; summary["patches_decoded"] stays 0), unless
@@ -940,6 +952,11 @@ def extract(slides, out_dir, *, mpp=0.5, magnification=None, patch_size=256, ove
     seconds = time.monotonic() - began
     summary["seconds"] = seconds
     summary["patches_per_s"] = summary["patches"] / seconds if seconds > 0 else 0.0
+    if report.first_batch is not None:
+        summary["first_batch_s"], first = report.first_batch
+        rest = seconds - summary["first_batch_s"]
+        summary["patches_per_s_after_first_batch"] = \
+            (summary["patches"] - first) / rest if rest > 0 else 0.0
     return summary
 
 

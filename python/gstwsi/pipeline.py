@@ -214,6 +214,11 @@ def standard_pipeline(location, *, batch_size=64, patch_size=224, target_mpp=Non
 
     `tissue`: True (tissuemask with its default method), False (no
     tissuemask) or a method name (`"clam"`, same as `tissue_method`).
+    `prefetch`: patches the queue before patchbatch holds (its own thread
+    decouples the per-patch stages from batching); 0 = no queue:
+    patchreader's output thread (or the last per-patch stage) pushes
+    straight into patchbatch, one thread hand-off a patch fewer, and only
+    the batches the sink holds run ahead (feature extraction reads so).
     `mask_cache_dir`: a folder where tissuemask keeps every slide's mask
     across runs (created if missing; None = off): runs after the first skip
     each local slide's overview read and mask (up to about 100 KB per slide,
@@ -342,12 +347,13 @@ def store_pipeline(location, *, batch_size=64, threads=2, seed=0, order="shuffle
         (src if element == "patchstoresrc" else batch).append(
             f"{prop}={_value_text(value)}")
     init()
-    description = " ! ".join([
-        "patchstoresrc " + " ".join(src),
-        f"queue max-size-buffers={_prefetch_text(prefetch)} max-size-bytes=0 "
-        "max-size-time=0",
-        "patchbatch " + " ".join(batch),
-        f"appsink name={sink} sync=false max-buffers=2"])
+    prefetch = _prefetch_text(prefetch)
+    description = " ! ".join(
+        ["patchstoresrc " + " ".join(src)]
+        + ([f"queue max-size-buffers={prefetch} max-size-bytes=0 max-size-time=0"]
+           if prefetch != "0" else [])
+        + ["patchbatch " + " ".join(batch),
+           f"appsink name={sink} sync=false max-buffers=2"])
     validate_description(description)
     return description
 
@@ -396,7 +402,8 @@ def _stage_settings(given, tissue):
 
 
 def _prefetch_text(prefetch):
-    """`prefetch` (patches the queue before patchbatch holds) as checked text."""
+    """`prefetch` (patches the queue before patchbatch holds; 0: no queue) as
+    checked text."""
     text = _value_text(prefetch)
     _check_keyword("prefetch", "queue", "max-size-buffers", text)
     return text
@@ -422,8 +429,9 @@ def _describe_pipeline(location, props, tissue, prefetch, sink, cuda_upload=Fals
               stage("patchreader")]
     if stain:
         parts.append(stage("stainnorm"))
-    parts += [f"queue max-size-buffers={prefetch} max-size-bytes=0 max-size-time=0",
-              stage("patchbatch")]
+    if prefetch != "0":
+        parts.append(f"queue max-size-buffers={prefetch} max-size-bytes=0 max-size-time=0")
+    parts.append(stage("patchbatch"))
     if cuda_upload:
         parts.append(_CUDA_UPLOAD)
     parts.append(f"appsink name={sink} sync=false max-buffers=2")

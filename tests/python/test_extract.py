@@ -561,6 +561,9 @@ def test_coordinates_only_reads_no_pixels(few_slides, tmp_root):
     assert m["patches_decoded"] == m["patches"]
     r = _run(few_slides, tmp_root / "extract-nopix-read", read_pixels=True)
     assert r["patches_decoded"] == r["patches"] == s["patches"]
+    # the start (to the first batch) apart from the rate after it
+    assert 0 < r["first_batch_s"] < r["seconds"]
+    assert r["patches_per_s_after_first_batch"] > 0
     for name in _names(few_slides):
         with h5py.File(_job(coords_out) / "patches" / f"{name}_patches.h5", "r") as a, \
                 h5py.File(_job(model_out) / "patches" / f"{name}_patches.h5", "r") as b, \

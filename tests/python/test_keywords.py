@@ -296,6 +296,30 @@ def test_values_in_range_pass(keyword, value):
     assert description.endswith("appsink name=sink sync=false max-buffers=2")
 
 
+def test_prefetch_zero_means_no_queue_before_patchbatch(slides):
+    """prefetch=N: a queue of N patches before patchbatch; 0: none (not an
+    unbounded queue, GStreamer's meaning of max-size-buffers=0), and the
+    stream is the same patches either way."""
+    kw = dict(batch_size=4, patch_size=32, patches_per_slide=8, cycle=False, mode="grid",
+              stride=64, default_mpp=0.25, threads=2)
+    with_queue = gstwsi.standard_pipeline(slides, prefetch=16, **kw)
+    without = gstwsi.standard_pipeline(slides, prefetch=0, **kw)
+    assert "queue max-size-buffers=16" in with_queue
+    assert "max-size-buffers=0" not in without
+    assert without.count("queue") == with_queue.count("queue") - 1
+    assert "patchreader threads=2 ! patchbatch" in without
+    streams = []
+    for description in (with_queue, without):
+        with gstwsi.BatchStream(description, torch=False) as stream:
+            batches = []
+            for b in stream:
+                records = b.records.copy()
+                records["created_ns"] = 0       # a timestamp
+                batches.append((records.tobytes(), b.images.tobytes()))
+            streams.append(batches)
+    assert streams[0] and streams[0] == streams[1]
+
+
 def test_keywords_stream(slides):
     # a non-default setting of each stage, end to end
     description = gstwsi.standard_pipeline(

@@ -80,6 +80,12 @@ struct _WsiResampler
   gsize column_sums_len;
   guint32 *wide;                /* the same before narrowing (3+ taps) */
   gsize wide_len;
+  const guint8 **rows;          /* one output row's source rows (a piece) */
+  guint *row_pieces;            /* and the piece row of each */
+  gsize rows_len, row_pieces_len;
+  guint32 *gather;              /* a mosaic made whole for the copy and
+                                 * whole-factor paths */
+  gsize gather_len;
 };
 
 static PixelLayout
@@ -125,6 +131,9 @@ wsi_resampler_free (WsiResampler * resampler)
   g_free (resampler->sums);
   g_free (resampler->column_sums);
   g_free (resampler->wide);
+  g_free (resampler->rows);
+  g_free (resampler->row_pieces);
+  g_free (resampler->gather);
   g_free (resampler);
 }
 
@@ -405,16 +414,19 @@ two_rows_sse2 (const guint8 * top, const guint8 * next, guint16 w0,
 #endif
 
 /* One output row's vertical pass: the weighted sum of the @count source
- * rows under it (from @top, @stride_bytes apart), byte by byte over @n
+ * rows under it (@rows: each row's first byte), byte by byte over @n
  * bytes (the window's columns, 4 channels each, still premultiplied),
- * kept with MID_BITS fractional bits. @wide: n words of scratch for
+ * kept with MID_BITS fractional bits. Byte j of the result depends only
+ * on byte j of each row, so a row cut into pieces (tiles read in place)
+ * gives the same bytes piece by piece. @wide: n words of scratch for
  * three taps or more. */
 static void VECTORISE
-vertical_pass (const guint8 * restrict top, gsize stride_bytes,
-    const guint16 * w, guint count, gsize n, guint16 * restrict sums,
-    guint32 * restrict wide, TwoRowsFunc two_rows)
+vertical_pass (const guint8 * const *rows, const guint16 * w, guint count,
+    gsize n, guint16 * restrict sums, guint32 * restrict wide,
+    TwoRowsFunc two_rows)
 {
   const guint32 half = 1u << (MID_SHIFT - 1);
+  const guint8 *restrict top = rows[0];
   gsize j;
   guint k;
 
@@ -423,10 +435,15 @@ vertical_pass (const guint8 * restrict top, gsize stride_bytes,
     for (j = 0; j < n; j++)
       sums[j] = (guint16) (top[j] << MID_BITS);
   } else if (count == 2) {
-    const guint8 *restrict next = top + stride_bytes;
+    const guint8 *restrict next = rows[1];
     guint16 w0 = w[0], w1 = w[1];
 
     j = two_rows (top, next, w0, w1, n, sums);
+    /* The tail as one more vector ending at n, over bytes already done
+     * (the same sums again): a piece's width is rarely a whole vector. */
+    if (j < n && n >= 32 && two_rows (top + n - 32, next + n - 32, w0, w1,
+            32, sums + n - 32) == 32)
+      j = n;
     for (; j < n; j++)
       sums[j] = (guint16) (((guint32) top[j] * w0 + (guint32) next[j] * w1 +
               half) >> MID_SHIFT);
@@ -436,7 +453,7 @@ vertical_pass (const guint8 * restrict top, gsize stride_bytes,
     for (j = 0; j < n; j++)
       wide[j] = (guint32) top[j] * w0 + half;
     for (k = 1; k < count; k++) {
-      const guint8 *restrict row = top + k * stride_bytes;
+      const guint8 *restrict row = rows[k];
       guint16 wk = w[k];
 
       for (j = 0; j < n; j++)
@@ -775,24 +792,65 @@ horizontal_pass (const WsiResampler * r, const guint16 * sums,
 }
 
 /* Area average, separable, one output row at a time: the rows under it
- * summed column by column (vertical pass, premultiplied), then the
- * columns under each output pixel (horizontal pass), composited on white
- * at the end. */
+ * summed column by column (vertical pass, premultiplied; piece column by
+ * piece column of @m), then the columns under each output pixel
+ * (horizontal pass), composited on white at the end. */
 static void
-area_average (WsiResampler * r, const guint32 * argb, gsize src_stride,
+area_average (WsiResampler * r, const WsiArgbMosaic * m,
     const WsiImage * out, const PixelLayout * layout)
 {
   const AxisTaps *tx = &r->taps_x, *ty = &r->taps_y;
   guint col0 = tx->first[0];
-  gsize n = (gsize) (tx->first[out->width - 1] + tx->count[out->width - 1] -
-      col0) * 4;
-  guint y;
+  guint col1 = tx->first[out->width - 1] + tx->count[out->width - 1];
+  const guint8 **rows = r->rows;
+  guint y, k, c, c0 = 0, pr = 0;
 
+  /* the first piece column under the window */
+  while (m->x[c0 + 1] <= col0)
+    c0++;
   for (y = 0; y < out->height; y++) {
-    vertical_pass ((const guint8 *) (argb + (gsize) ty->first[y] *
-            src_stride + col0), src_stride * sizeof (guint32),
-        ty->weight + (gsize) y * ty->max_taps, ty->count[y], n,
-        r->column_sums, r->wide, r->two_rows);
+    guint first = ty->first[y], count = ty->count[y];
+    guint *piece_of = r->row_pieces;
+
+    /* rows only move down: the piece row of each tap, from the last one */
+    while (pr > 0 && m->y[pr] > first)
+      pr--;
+    for (k = 0; k < count; k++) {
+      while (m->y[pr + 1] <= first + k)
+        pr++;
+      piece_of[k] = pr;
+    }
+    for (c = c0; c < m->n_columns && m->x[c] < col1; c++) {
+      guint from = MAX (m->x[c], col0), to = MIN (m->x[c + 1], col1);
+
+      for (k = 0; k < count; k++) {
+        guint p = piece_of[k] * m->n_columns + c;
+
+        rows[k] = (const guint8 *) (m->origin[p] + (gsize) (first + k -
+                m->y[piece_of[k]]) * m->stride[p] + (from - m->x[c]));
+      }
+      vertical_pass (rows, ty->weight + (gsize) y * ty->max_taps, count,
+          (gsize) (to - from) * 4, r->column_sums + (gsize) (from - col0) * 4,
+          r->wide, r->two_rows);
+    }
+    /* The next output row reads one source row more, in pieces too short
+     * (a tile's width) for the hardware prefetcher: ask for it now. */
+    if (y + 1 < out->height) {
+      guint next = ty->first[y + 1] + ty->count[y + 1] - 1, npr = pr;
+
+      while (m->y[npr + 1] <= next)
+        npr++;
+      for (c = c0; c < m->n_columns && m->x[c] < col1; c++) {
+        guint from = MAX (m->x[c], col0), to = MIN (m->x[c + 1], col1);
+        guint p = npr * m->n_columns + c;
+        const guint8 *row = (const guint8 *) (m->origin[p] + (gsize) (next -
+                m->y[npr]) * m->stride[p] + (from - m->x[c]));
+        gsize b, bytes = (gsize) (to - from) * 4;
+
+        for (b = 0; b < bytes; b += 64)
+          __builtin_prefetch (row + b);
+      }
+    }
     horizontal_pass (r, r->column_sums, tx, col0,
         out->data + (gsize) y * out->stride, layout);
   }
@@ -830,29 +888,80 @@ wsi_resample_argb (WsiResampler * r, const guint32 * argb, guint src_w,
     guint src_h, gsize src_stride, gdouble x0, gdouble y0, gdouble span_w,
     gdouble span_h, const WsiImage * out)
 {
+  const guint xs[2] = { 0, src_w }, ys[2] = { 0, src_h };
+  const guint32 *origin[1] = { argb };
+  const gsize stride[1] = { src_stride };
+  WsiArgbMosaic whole = { 1, 1, xs, ys, origin, stride };
+
+  return wsi_resample_argb_mosaic (r, &whole, x0, y0, span_w, span_h, out);
+}
+
+/* The pieces of @m copied into one src_w x src_h block (grow-only
+ * scratch): the copy and whole-factor paths read one. */
+static const guint32 *
+mosaic_gather (WsiResampler * r, const WsiArgbMosaic * m)
+{
+  guint src_w = m->x[m->n_columns], src_h = m->y[m->n_rows];
+  guint c, row, i;
+
+  if (!reserve ((gpointer *) & r->gather, &r->gather_len,
+          (gsize) src_w * src_h, sizeof (guint32)))
+    return NULL;
+  for (row = 0; row < m->n_rows; row++) {
+    for (c = 0; c < m->n_columns; c++) {
+      guint p = row * m->n_columns + c;
+
+      for (i = m->y[row]; i < m->y[row + 1]; i++)
+        memcpy (r->gather + (gsize) i * src_w + m->x[c],
+            m->origin[p] + (gsize) (i - m->y[row]) * m->stride[p],
+            (gsize) (m->x[c + 1] - m->x[c]) * sizeof (guint32));
+    }
+  }
+  return r->gather;
+}
+
+gboolean
+wsi_resample_argb_mosaic (WsiResampler * r, const WsiArgbMosaic * m,
+    gdouble x0, gdouble y0, gdouble span_w, gdouble span_h,
+    const WsiImage * out)
+{
   PixelLayout layout = pixel_layout (out->format);
   gboolean whole_origin = is_whole (x0) && is_whole (y0);
-  guint k, window_w;
+  guint src_w, src_h, k, window_w;
 
   g_return_val_if_fail (out->width > 0 && out->height > 0, FALSE);
+  g_return_val_if_fail (m->n_columns > 0 && m->n_rows > 0, FALSE);
+  src_w = m->x[m->n_columns];
+  src_h = m->y[m->n_rows];
   g_return_val_if_fail (src_w > 0 && src_h > 0, FALSE);
 
   if (whole_origin && is_whole (span_w) && is_whole (span_h)) {
-    const guint32 *origin = argb + (gsize) round (y0) * src_stride +
-        (gsize) round (x0);
+    gboolean same = (guint) round (span_w) == out->width
+        && (guint) round (span_h) == out->height;
+    const guint32 *argb;
+    gsize src_stride;
 
-    if ((guint) round (span_w) == out->width
-        && (guint) round (span_h) == out->height) {
-      copy_on_white (origin, src_stride, out, &layout);
-      return TRUE;
-    }
     k = (guint) round (span_w) / out->width;
-    if (k >= 2 && k <= MAX_BOX_FACTOR && k * out->width == round (span_w)
-        && k * out->height == round (span_h)) {
+    if (same || (k >= 2 && k <= MAX_BOX_FACTOR
+            && k * out->width == round (span_w)
+            && k * out->height == round (span_h))) {
+      if (m->n_columns == 1 && m->n_rows == 1) {
+        argb = m->origin[0];
+        src_stride = m->stride[0];
+      } else if ((argb = mosaic_gather (r, m)) != NULL) {
+        src_stride = src_w;
+      } else {
+        return FALSE;
+      }
+      argb += (gsize) round (y0) * src_stride + (gsize) round (x0);
+      if (same) {
+        copy_on_white (argb, src_stride, out, &layout);
+        return TRUE;
+      }
       if (!reserve ((gpointer *) & r->sums, &r->sums_len,
               (gsize) out->width * 4, sizeof (guint32)))
         return FALSE;
-      box_integer (r, origin, src_stride, k, out, &layout);
+      box_integer (r, argb, src_stride, k, out, &layout);
       return TRUE;
     }
   }
@@ -866,10 +975,14 @@ wsi_resample_argb (WsiResampler * r, const guint32 * argb, guint src_w,
   if (!reserve ((gpointer *) & r->column_sums, &r->column_sums_len,
           (gsize) (window_w + 1) * 4, sizeof (guint16))
       || !reserve ((gpointer *) & r->wide, &r->wide_len,
-          (gsize) window_w * 4, sizeof (guint32)))
+          (gsize) window_w * 4, sizeof (guint32))
+      || !reserve ((gpointer *) & r->rows, &r->rows_len,
+          r->taps_y.max_taps, sizeof (const guint8 *))
+      || !reserve ((gpointer *) & r->row_pieces, &r->row_pieces_len,
+          r->taps_y.max_taps, sizeof (guint)))
     return FALSE;
   memset (r->column_sums + (gsize) window_w * 4, 0, 4 * sizeof (guint16));
-  area_average (r, argb, src_stride, out, &layout);
+  area_average (r, m, out, &layout);
   return TRUE;
 }
 

@@ -82,6 +82,27 @@ gboolean wsi_resample_argb (WsiResampler * resampler, const guint32 * argb,
     guint src_w, guint src_h, gsize src_stride, gdouble x0, gdouble y0,
     gdouble span_w, gdouble span_h, const WsiImage * out);
 
+/* A source window held in pieces (tiles read where they lie, not copied
+ * into one block first): @n_columns x @n_rows pieces, piece (c, r)
+ * covering window pixels [x[c], x[c + 1]) x [y[r], y[r + 1]); its pixel
+ * (x[c], y[r]) at origin[r * n_columns + c], stride[r * n_columns + c]
+ * words a row. x[0] = y[0] = 0; the window is x[n_columns] x y[n_rows]. */
+typedef struct
+{
+  guint n_columns, n_rows;
+  const guint *x, *y;
+  const guint32 *const *origin;
+  const gsize *stride;
+} WsiArgbMosaic;
+
+/* wsi_resample_argb() over a mosaic, with the same bytes as over the same
+ * pixels in one block: the fractional path reads each piece in place (its
+ * vertical pass is per byte column); the copy and whole-factor paths
+ * gather the pieces into the resampler's scratch first (one copy). */
+gboolean wsi_resample_argb_mosaic (WsiResampler * resampler,
+    const WsiArgbMosaic * mosaic, gdouble x0, gdouble y0, gdouble span_w,
+    gdouble span_h, const WsiImage * out);
+
 /* Premultiplied ARGB composited on white into tight RGB (n pixels). */
 void wsi_argb_to_rgb_on_white (const guint32 * argb, guint8 * rgb, gsize n);
 

@@ -22,6 +22,71 @@
  * about 40 bytes each, 2.6 MB for all shards at most. */
 #define SEEN_PER_SHARD 4096
 
+/* Pixel buffers of evicted tiles kept for the next decodes, in bytes at
+ * most: a band eviction in grid order drops a whole row of tiles (133 of
+ * 120 x 120 px on a 32000 px wide slide at DCT scale 1/2, 7.7 MB) and the
+ * next row decodes as many; handing them back to malloc made it grow its
+ * heap again for the next row, a page fault a tile on average. */
+#define RECYCLE_MAX_BYTES (8 * 1024 * 1024)
+
+/* Shared by the cache and each of its tiles (a tile may outlive the
+ * cache): free buffers of one size, the last ones given back. */
+struct _WsiTileRecycler
+{
+  gint ref_count;               /* atomic */
+  GMutex lock;
+  gsize size;                   /* bytes each; 0 while empty */
+  GPtrArray *free;              /* of g_malloc'ed buffers of @size */
+};
+
+static WsiTileRecycler *
+recycler_new (void)
+{
+  WsiTileRecycler *r = g_new0 (WsiTileRecycler, 1);
+
+  r->ref_count = 1;
+  g_mutex_init (&r->lock);
+  r->free = g_ptr_array_new_with_free_func (g_free);
+  return r;
+}
+
+static void
+recycler_unref (WsiTileRecycler * r)
+{
+  if (!g_atomic_int_dec_and_test (&r->ref_count))
+    return;
+  g_ptr_array_unref (r->free);
+  g_mutex_clear (&r->lock);
+  g_free (r);
+}
+
+/* Takes @argb back (kept, or freed when full or of another size). */
+static void
+recycler_put (WsiTileRecycler * r, guint32 * argb, gsize size)
+{
+  g_mutex_lock (&r->lock);
+  if (r->free->len == 0)
+    r->size = size;
+  if (size == r->size && (r->free->len + 1) * size <= RECYCLE_MAX_BYTES) {
+    g_ptr_array_add (r->free, argb);
+    argb = NULL;
+  }
+  g_mutex_unlock (&r->lock);
+  g_free (argb);
+}
+
+static guint32 *
+recycler_take (WsiTileRecycler * r, gsize size)
+{
+  guint32 *argb = NULL;
+
+  g_mutex_lock (&r->lock);
+  if (r->free->len > 0 && r->size == size)
+    argb = g_ptr_array_steal_index_fast (r->free, r->free->len - 1);
+  g_mutex_unlock (&r->lock);
+  return argb != NULL ? argb : g_try_malloc (size);
+}
+
 typedef struct
 {
   GMutex lock;
@@ -34,6 +99,9 @@ typedef struct
    * and the condition their waiters sleep on until the claim ends */
   GHashTable *claimed;
   GCond claim_ended;
+  /* threads sleeping on claim_ended: GLib's GCond makes a futex call on
+   * every broadcast, waiter or not, and most claims end unwaited for */
+  guint claim_waiters;
 } Shard;
 
 struct _WsiTileCache
@@ -45,6 +113,7 @@ struct _WsiTileCache
   GMutex band_lock;
   gboolean band_set;
   WsiTileKey band;
+  WsiTileRecycler *recycler;
 };
 
 /* ---- keys --------------------------------------------------------------- */
@@ -115,12 +184,24 @@ tile_new (const WsiTileKey * key, guint32 * argb, guint width, guint height)
   return tile;
 }
 
+WsiTile *
+wsi_tile_ref (WsiTile * tile)
+{
+  g_atomic_int_inc (&tile->ref_count);
+  return tile;
+}
+
 void
 wsi_tile_unref (WsiTile * tile)
 {
   if (tile == NULL || !g_atomic_int_dec_and_test (&tile->ref_count))
     return;
-  g_free (tile->argb);
+  if (tile->recycler != NULL) {
+    recycler_put (tile->recycler, tile->argb, tile_bytes (tile));
+    recycler_unref (tile->recycler);
+  } else {
+    g_free (tile->argb);
+  }
   g_free (tile);
 }
 
@@ -200,6 +281,7 @@ wsi_tile_cache_new (gsize max_bytes)
   }
   g_mutex_init (&cache->band_lock);
   cache->max_bytes = max_bytes;
+  cache->recycler = recycler_new ();
   return cache;
 }
 
@@ -220,6 +302,7 @@ wsi_tile_cache_free (WsiTileCache * cache)
     g_mutex_clear (&cache->shards[i].lock);
   }
   g_mutex_clear (&cache->band_lock);
+  recycler_unref (cache->recycler);
   g_free (cache);
 }
 
@@ -272,6 +355,20 @@ shard_seen_before (Shard * shard, const WsiTileKey * key)
   return FALSE;
 }
 
+/* The cached tile of @key, referenced and made most recent, or NULL.
+ * Under the lock. */
+static WsiTile *
+shard_take (Shard * shard, const WsiTileKey * key)
+{
+  WsiTile *tile = g_hash_table_lookup (shard->tiles, key);
+
+  if (tile != NULL) {
+    shard_touch (shard, tile);
+    g_atomic_int_inc (&tile->ref_count);
+  }
+  return tile;
+}
+
 /* A hit (a reference, the tile made most recent) or NULL; on a miss with
  * @admit, whether the key missed before (see the header). Counts either. */
 static WsiTile *
@@ -281,11 +378,8 @@ cache_lookup (WsiTileCache * cache, const WsiTileKey * key, gboolean * admit)
   WsiTile *tile;
 
   g_mutex_lock (&shard->lock);
-  tile = g_hash_table_lookup (shard->tiles, key);
-  if (tile != NULL) {
-    shard_touch (shard, tile);
-    g_atomic_int_inc (&tile->ref_count);
-  } else if (admit != NULL && shard_budget (cache) > 0) {
+  tile = shard_take (shard, key);
+  if (tile == NULL && admit != NULL && shard_budget (cache) > 0) {
     *admit = shard_seen_before (shard, key);
   }
   g_mutex_unlock (&shard->lock);
@@ -314,7 +408,7 @@ static void
 shard_end_claim (Shard * shard, const WsiTileKey * key)
 {
   if (g_hash_table_size (shard->claimed) > 0
-      && g_hash_table_remove (shard->claimed, key))
+      && g_hash_table_remove (shard->claimed, key) && shard->claim_waiters > 0)
     g_cond_broadcast (&shard->claim_ended);
 }
 
@@ -327,11 +421,8 @@ wsi_tile_cache_lookup_or_claim (WsiTileCache * cache, const WsiTileKey * key,
 
   *claimed = FALSE;
   g_mutex_lock (&shard->lock);
-  tile = g_hash_table_lookup (shard->tiles, key);
-  if (tile != NULL) {
-    shard_touch (shard, tile);
-    g_atomic_int_inc (&tile->ref_count);
-  } else if (!g_hash_table_contains (shard->claimed, key)) {
+  tile = shard_take (shard, key);
+  if (tile == NULL && !g_hash_table_contains (shard->claimed, key)) {
     /* With a zero budget nothing is ever kept: nobody would find the tile
      * after the claim, so there is nothing to wait for. */
     if (shard_budget (cache) > 0)
@@ -353,8 +444,11 @@ wsi_tile_cache_wait_claim (WsiTileCache * cache, const WsiTileKey * key)
   Shard *shard = shard_for (cache, key);
 
   g_mutex_lock (&shard->lock);
-  while (g_hash_table_contains (shard->claimed, key))
+  while (g_hash_table_contains (shard->claimed, key)) {
+    shard->claim_waiters++;
     g_cond_wait (&shard->claim_ended, &shard->lock);
+    shard->claim_waiters--;
+  }
   g_mutex_unlock (&shard->lock);
 }
 
@@ -368,6 +462,13 @@ wsi_tile_cache_abandon (WsiTileCache * cache, const WsiTileKey * key)
   g_mutex_unlock (&shard->lock);
 }
 
+guint32 *
+wsi_tile_cache_alloc_argb (WsiTileCache * cache, guint width, guint height)
+{
+  return recycler_take (cache->recycler, (gsize) width * height *
+      sizeof (guint32));
+}
+
 WsiTile *
 wsi_tile_cache_insert (WsiTileCache * cache, const WsiTileKey * key,
     guint32 * argb, guint width, guint height)
@@ -377,6 +478,9 @@ wsi_tile_cache_insert (WsiTileCache * cache, const WsiTileKey * key,
   WsiTile *tile = tile_new (key, argb, width, height);
   WsiTile *existing;
   GList *evicted;
+
+  g_atomic_int_inc (&cache->recycler->ref_count);
+  tile->recycler = cache->recycler;
 
   /* Nothing is kept with a zero budget; a tile larger than its shard's
    * whole budget would only flush it; an empty one would never be
@@ -389,11 +493,9 @@ wsi_tile_cache_insert (WsiTileCache * cache, const WsiTileKey * key,
 
   g_mutex_lock (&shard->lock);
   shard_end_claim (shard, key);
-  existing = g_hash_table_lookup (shard->tiles, key);
+  existing = shard_take (shard, key);
   if (existing != NULL) {
     /* Another thread decoded it first: share that one. */
-    shard_touch (shard, existing);
-    g_atomic_int_inc (&existing->ref_count);
     g_mutex_unlock (&shard->lock);
     wsi_tile_unref (tile);
     return existing;
@@ -461,6 +563,10 @@ wsi_tile_cache_clear (WsiTileCache * cache)
     g_mutex_unlock (&shard->lock);
     tile_chain_unref (evicted);
   }
+  /* and the kept pixel memory (tiles still held give theirs back later) */
+  g_mutex_lock (&cache->recycler->lock);
+  g_ptr_array_set_size (cache->recycler->free, 0);
+  g_mutex_unlock (&cache->recycler->lock);
 }
 
 /* Unlinks the tiles outside @band (see wsi_tile_cache_keep_band) from

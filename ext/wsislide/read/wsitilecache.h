@@ -21,7 +21,10 @@
  *
  * Cost: a lookup or insert is one hash and one uncontended mutex of one of
  * WSI_TILE_CACHE_SHARDS shards (picked by the key's hash), so threads
- * reading different tiles rarely meet. Threading: every function is
+ * reading different tiles rarely meet. Pixel memory of freed tiles (8 MB
+ * at most) is kept for the next tiles of the same size
+ * (wsi_tile_cache_alloc_argb), under one more mutex, taken once a tile
+ * decoded and once a tile freed. Threading: every function is
  * thread-safe; hit and miss counters are atomic.
  */
 
@@ -36,6 +39,7 @@ G_BEGIN_DECLS
 
 typedef struct _WsiTileCache WsiTileCache;
 typedef struct _WsiTile WsiTile;
+typedef struct _WsiTileRecycler WsiTileRecycler;
 
 typedef struct
 {
@@ -54,6 +58,7 @@ struct _WsiTile
   /* cache bookkeeping */
   GList lru_link;
   gboolean cached;
+  WsiTileRecycler *recycler;    /* where its pixels go back, or NULL */
 };
 
 /* @max_bytes = 0 gives a cache that keeps nothing (lookups miss). */
@@ -99,6 +104,14 @@ void wsi_tile_cache_wait_claim (WsiTileCache * cache, const WsiTileKey * key);
  * tile went elsewhere uncached); waiters then claim it themselves. */
 void wsi_tile_cache_abandon (WsiTileCache * cache, const WsiTileKey * key);
 
+/* Room for a tile's width x height words (g_malloc'ed, for
+ * wsi_tile_cache_insert), or NULL when memory ran out: the pixel memory
+ * of a tile freed earlier when the sizes match (up to 8 MB of it is kept
+ * for this), so decoding a grid row after row does not make malloc grow
+ * and fault in its heap again for every row. */
+guint32 *wsi_tile_cache_alloc_argb (WsiTileCache * cache, guint width,
+    guint height);
+
 /* Takes @argb (g_malloc'ed, width x height words) and returns a reference
  * to the tile now cached under @key (an equal tile inserted meanwhile by
  * another thread wins; @argb is then freed). With a zero budget the tile is
@@ -107,6 +120,9 @@ void wsi_tile_cache_abandon (WsiTileCache * cache, const WsiTileKey * key);
 WsiTile *wsi_tile_cache_insert (WsiTileCache * cache, const WsiTileKey * key,
     guint32 * argb, guint width, guint height);
 
+/* Another reference to a tile the caller holds one of (a reader keeping
+ * tiles to read them in place). */
+WsiTile *wsi_tile_ref (WsiTile * tile);
 void wsi_tile_unref (WsiTile * tile);
 
 /* Grid order (patches of one slide at a time, in raster order): keeps only

@@ -24,6 +24,8 @@
 #include "wsitiledread.h"
 #include "wsitilecache.h"
 
+typedef struct _TileMosaic TileMosaic;
+
 typedef struct
 {
   WsiSlide *slide;
@@ -36,6 +38,9 @@ typedef struct
   WsiTileCache *cache;          /* NULL: decode only what a region needs */
   gboolean grid_order;          /* WsiReadRequest.grid_order */
   guint tiles_decoded, tiles_from_cache;
+  /* non-NULL: cached tiles of an ARGB fill are kept here, read in place
+   * by the resampler, instead of copied into the region */
+  TileMosaic *mosaic;
 } LevelReader;
 
 static void
@@ -152,7 +157,7 @@ tile_decode_cached (LevelReader * lr, const WsiTileKey * key, gint64 col,
 {
   guint w = MIN (lr->tile_w, lr->width - col * lr->tile_w);
   guint h = MIN (lr->tile_h, lr->height - row * lr->tile_h);
-  guint32 *argb = g_try_malloc ((gsize) w * h * sizeof (guint32));
+  guint32 *argb = wsi_tile_cache_alloc_argb (lr->cache, w, h);
   WsiTiledTarget whole;
 
   if (argb == NULL) {
@@ -185,6 +190,21 @@ tile_copy (LevelReader * lr, const WsiTile * tile, guint x, guint y, guint w,
     memcpy (dst + i * t->stride, src + (gsize) i * tile->width,
         (gsize) w * sizeof (guint32));
   return TRUE;
+}
+
+static gboolean mosaic_keep (LevelReader * lr, WsiTile * tile, guint x,
+    guint y, guint w, guint h);
+
+/* Part of a cached tile into the region: kept in the reader's mosaic when
+ * it has one (no copy), else copied. */
+static gboolean
+tile_place (LevelReader * lr, WsiTile * tile, guint x, guint y, guint w,
+    guint h, guint8 * dst, const WsiTiledTarget * t)
+{
+  if (lr->mosaic != NULL && t->layout == WSI_TILED_LAYOUT_ARGB
+      && mosaic_keep (lr, tile, x, y, w, h))
+    return TRUE;
+  return tile_copy (lr, tile, x, y, w, h, dst, t);
 }
 
 /* Writes part of scaled tile (col, row) at @dst: straight from the decoder,
@@ -262,7 +282,7 @@ tile_paint (LevelReader * lr, gint64 col, gint64 row, guint x, guint y,
     ok = wsi_tiled_tile_fail (lr->slide, lr->level_index, col, row, error,
         "the cached tile is only %ux%u", tile->width, tile->height);
   } else {
-    ok = tile_copy (lr, tile, x, y, w, h, dst, t);
+    ok = tile_place (lr, tile, x, y, w, h, dst, t);
     if (!ok)
       wsi_tiled_tile_fail (lr->slide, lr->level_index, col, row, error,
           "out of memory converting it");
@@ -637,14 +657,129 @@ window_is_output (const Window * win, const WsiImage * out)
       && win->span_w == out->width && win->span_h == out->height;
 }
 
-/* Decodes the window into ARGB scratch and resamples it into @out. */
+/* ---- the resampled read: cached tiles read in place --------------------- */
+
+/* Pieces a side at most (a 256 px patch over tiles of 120 px has 4 or 5;
+ * more falls back to copying every tile into the region). */
+#define MOSAIC_MAX 16
+
+/* The window cut at every tile edge and level edge: each piece is either
+ * part of one cached tile, read where it lies, or part of the region
+ * buffer (tiles decoded for this read only, glass outside the level). */
+struct _TileMosaic
+{
+  gint64 x, y;                  /* the window's top-left, scaled pixels */
+  guint n_columns, n_rows;
+  guint xs[MOSAIC_MAX + 1], ys[MOSAIC_MAX + 1];
+  const guint32 *origin[MOSAIC_MAX * MOSAIC_MAX];
+  gsize stride[MOSAIC_MAX * MOSAIC_MAX];
+  WsiTile *tiles[MOSAIC_MAX * MOSAIC_MAX];      /* held; NULL: region */
+};
+
+/* Edges of [@start, @start + @len) at every multiple of @tile and at the
+ * level's end @size, relative to @start; FALSE when there are too many. */
+static gboolean
+mosaic_edges (guint * edges, guint * n, gint64 start, gint64 len,
+    gint64 tile, gint64 size)
+{
+  gint64 e = (start >= 0 ? start / tile + 1 : 0) * tile;
+
+  *n = 0;
+  edges[0] = 0;
+  while (TRUE) {
+    gint64 next = e;
+
+    if (size > start && size < next)
+      next = size;
+    if (next <= start || next >= start + len)
+      break;
+    if (*n + 1 >= MOSAIC_MAX)
+      return FALSE;
+    edges[++*n] = (guint) (next - start);
+    if (next == e)
+      e += tile;
+    if (next >= size)
+      size = -1;                /* the level's end: once */
+  }
+  edges[++*n] = (guint) len;
+  return TRUE;
+}
+
+/* Every piece in the region buffer @buf (@win->w words a row), until a
+ * cached tile takes its place; FALSE: too many pieces for a mosaic. */
+static gboolean
+mosaic_init (TileMosaic * m, const LevelReader * lr, const Window * win,
+    const guint32 * buf)
+{
+  guint c, r;
+
+  if (!mosaic_edges (m->xs, &m->n_columns, win->x, win->w, lr->tile_w,
+          lr->width)
+      || !mosaic_edges (m->ys, &m->n_rows, win->y, win->h, lr->tile_h,
+          lr->height))
+    return FALSE;
+  m->x = win->x;
+  m->y = win->y;
+  for (r = 0; r < m->n_rows; r++) {
+    for (c = 0; c < m->n_columns; c++) {
+      guint p = r * m->n_columns + c;
+
+      m->origin[p] = buf + (gsize) m->ys[r] * win->w + m->xs[c];
+      m->stride[p] = (gsize) win->w;
+      m->tiles[p] = NULL;
+    }
+  }
+  return TRUE;
+}
+
+static void
+mosaic_release (TileMosaic * m)
+{
+  guint p;
+
+  for (p = 0; p < m->n_columns * m->n_rows; p++)
+    g_clear_pointer (&m->tiles[p], wsi_tile_unref);
+}
+
+/* Keeps [x, x + w) x [y, y + h) of @tile as the piece it is exactly;
+ * FALSE when no piece matches (the caller copies). */
+static gboolean
+mosaic_keep (LevelReader * lr, WsiTile * tile, guint x, guint y, guint w,
+    guint h)
+{
+  TileMosaic *m = lr->mosaic;
+  gint64 px = tile->key.column * lr->tile_w + x - m->x;
+  gint64 py = tile->key.row * lr->tile_h + y - m->y;
+  guint c, r, p;
+
+  for (c = 0; c < m->n_columns && m->xs[c] != px; c++);
+  for (r = 0; r < m->n_rows && m->ys[r] != py; r++);
+  if (c == m->n_columns || r == m->n_rows || m->xs[c + 1] - m->xs[c] != w
+      || m->ys[r + 1] - m->ys[r] != h)
+    return FALSE;
+  p = r * m->n_columns + c;
+  if (m->tiles[p] != NULL)
+    return FALSE;
+  m->tiles[p] = wsi_tile_ref (tile);
+  m->origin[p] = tile->argb + (gsize) y * tile->width + x;
+  m->stride[p] = tile->width;
+  return TRUE;
+}
+
+/* Resamples the window into @out from its tiles: cached ones read where
+ * they lie (no copy into the region), the others decoded into ARGB
+ * scratch. The bytes are those of one region buffer (see
+ * wsi_resample_argb_mosaic). */
 static gboolean
 read_resampled (LevelReader * lr, WsiReadContext * ctx, const Window * win,
     const WsiImage * out, GError ** error)
 {
   guint32 *buf = wsi_read_context_scratch (ctx, WSI_TILED_SCRATCH_REGION,
       (gsize) win->w * win->h * sizeof (guint32));
+  TileMosaic mosaic;
+  WsiArgbMosaic view;
   WsiTiledTarget target;
+  gboolean ok;
 
   if (buf == NULL) {
     g_set_error (error, WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_READ,
@@ -653,16 +788,31 @@ read_resampled (LevelReader * lr, WsiReadContext * ctx, const Window * win,
     return FALSE;
   }
   target = argb_target (buf, (gsize) win->w);
-  if (!level_reader_fill (lr, &target, win->x, win->y, win->w, win->h, error))
-    return FALSE;
-  if (!wsi_resample_argb (wsi_read_context_resampler (ctx), buf,
-          (guint) win->w, (guint) win->h, (gsize) win->w, win->x0 - win->x,
-          win->y0 - win->y, win->span_w, win->span_h, out)) {
-    g_set_error (error, WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_READ,
-        "%s: out of memory resampling a region", lr->slide->display);
-    return FALSE;
+  if (!mosaic_init (&mosaic, lr, win, buf)) {
+    /* one piece: the region buffer, every tile copied into it */
+    mosaic.n_columns = mosaic.n_rows = 1;
+    mosaic.xs[1] = (guint) win->w;
+    mosaic.ys[1] = (guint) win->h;
+    mosaic.origin[0] = buf;
+    mosaic.stride[0] = (gsize) win->w;
+    mosaic.tiles[0] = NULL;
+  } else {
+    lr->mosaic = &mosaic;
   }
-  return TRUE;
+  ok = level_reader_fill (lr, &target, win->x, win->y, win->w, win->h, error);
+  lr->mosaic = NULL;
+  if (ok) {
+    view = (WsiArgbMosaic) {
+    mosaic.n_columns, mosaic.n_rows, mosaic.xs, mosaic.ys, mosaic.origin,
+          mosaic.stride};
+    ok = wsi_resample_argb_mosaic (wsi_read_context_resampler (ctx), &view,
+        win->x0 - win->x, win->y0 - win->y, win->span_w, win->span_h, out);
+    if (!ok)
+      g_set_error (error, WSI_SLIDE_ERROR, WSI_SLIDE_ERROR_READ,
+          "%s: out of memory resampling a region", lr->slide->display);
+  }
+  mosaic_release (&mosaic);
+  return ok;
 }
 
 static gboolean

@@ -23,13 +23,17 @@
  * else near-whole, see pick_scale()), decodes only the tiles a region
  * touches, shares whole tiles through the tile cache once one is asked for
  * twice, writes straight into the caller's patch when the window is the
- * output pixel for pixel, else decodes into ARGB scratch and area-averages
- * with wsiresample.h. Outside the level: transparent ARGB, or white in
+ * output pixel for pixel, else area-averages with wsiresample.h from the
+ * cached tiles in place and ARGB scratch for the tiles decoded for this
+ * read alone. Outside the level: transparent ARGB, or white in
  * patch formats. A decode failure fails the read with the backend's error
  * (WSI_SLIDE_ERROR_READ, never sticky).
  *
- * Cost: what the tiles cost to decode, plus one copy for cached tiles; no
- * allocation on the hot path beyond the cache's tiles. Scratch slot
+ * Cost: what the tiles cost to decode, plus one copy for cached tiles
+ * written to the output pixel for pixel; a resampled read reads its cached
+ * tiles where they lie (wsi_resample_argb_mosaic) and decodes only the
+ * others into the region, so it copies no pixel. No allocation on the hot
+ * path beyond the cache's tiles. Scratch slot
  * WSI_TILED_SCRATCH_REGION of the read context holds the ARGB region; the
  * backend may use the other slots. Threading: as wsislide.h (the level
  * descriptions are immutable after open).

@@ -30,6 +30,12 @@ GST_DEBUG_CATEGORY_STATIC (wsi_ordered_pool_debug);
 #define RING_ITEMS_PER_WORKER 4
 #define RING_MIN_ITEMS 8
 
+/* The task is woken for a run of done items at the head, not for each
+ * one: this many, or half the queue limit if that is less, or every
+ * queued item when all are done. More would delay the first of them
+ * further for little: the task's wake-up is then paid once per run. */
+#define HANDOVER_RUN_MAX 16
+
 typedef enum
 {
   ITEM_EMPTY,
@@ -77,8 +83,10 @@ struct _WsiOrderedPool
   GCond item_added;             /* workers wait here for work */
   GCond item_done;              /* the task and resets wait here */
   GCond space_freed;            /* queueing and drain wait here */
-  /* threads waiting on each condition: a signal without a waiter is
-   * skipped (GLib's costs a futex system call even then) */
+  /* threads waiting on each condition and not yet woken: a signal
+   * without a waiter is skipped (GLib's costs a futex system call even
+   * then). The waker takes them off when it decides to wake them, so a
+   * waiter that has not run yet is not woken again by the next item. */
   guint added_waiters, done_waiters, room_waiters, drain_waiters;
   PoolItem *ring;
   guint min_items;              /* ring size asked by the element, or 0 */
@@ -93,7 +101,8 @@ struct _WsiOrderedPool
   gboolean flushing;
   gboolean workers_quit;
   gboolean eos_queued;
-  gboolean task_pushing;        /* the task pushes an item it took */
+  gboolean task_pushing;        /* the task pushes items it took */
+  gboolean push_lists;          /* runs go downstream as buffer lists */
   GstFlowReturn flow;           /* last downstream flow, back to upstream */
   PoolWorker *workers;
   guint n_workers;
@@ -106,20 +115,65 @@ ring_slot (WsiOrderedPool * pool, guint64 position)
   return &pool->ring[position % pool->capacity];
 }
 
-/* Waits on @cond, counted in @waiters (lock held). */
+/* Waits on @cond, counted in @waiters (lock held); the waker takes the
+ * count off (a spurious wake-up leaves one too many: at worst a signal
+ * nobody needed). */
 static void
 wait_counted (WsiOrderedPool * pool, GCond * cond, guint * waiters)
 {
   (*waiters)++;
   g_cond_wait (cond, &pool->lock);
-  (*waiters)--;
 }
 
+/* Wake-ups are decided with the lock held and made once it is released
+ * (unlock_and_wake): a thread woken while its waker still holds the lock
+ * would block on the lock at once and need a second wake-up. */
+typedef enum
+{
+  WAKE_ADDED = 1 << 0,          /* one worker */
+  WAKE_DONE = 1 << 1,           /* the task and reset */
+  WAKE_ROOM = 1 << 2,           /* queueing and drain */
+} PoolWakes;
+
 static void
+unlock_and_wake (WsiOrderedPool * pool, guint wakes)
+{
+  g_mutex_unlock (&pool->lock);
+  if (wakes & WAKE_ADDED)
+    g_cond_signal (&pool->item_added);
+  if (wakes & WAKE_DONE)
+    g_cond_broadcast (&pool->item_done);
+  if (wakes & WAKE_ROOM)
+    g_cond_broadcast (&pool->space_freed);
+}
+
+/* Wakes everything waiting, now (flushing, quitting, errors, limits). */
+static void
+broadcast_all_locked (WsiOrderedPool * pool)
+{
+  pool->added_waiters = pool->done_waiters = 0;
+  pool->room_waiters = pool->drain_waiters = 0;
+  g_cond_broadcast (&pool->item_added);
+  g_cond_broadcast (&pool->item_done);
+  g_cond_broadcast (&pool->space_freed);
+}
+
+static guint
 wake_item_done_locked (WsiOrderedPool * pool)
 {
-  if (pool->done_waiters > 0)
-    g_cond_broadcast (&pool->item_done);
+  if (pool->done_waiters == 0)
+    return 0;
+  pool->done_waiters = 0;
+  return WAKE_DONE;
+}
+
+static guint
+wake_worker_locked (WsiOrderedPool * pool)
+{
+  if (pool->added_waiters == 0)
+    return 0;
+  pool->added_waiters--;
+  return WAKE_ADDED;
 }
 
 static guint queue_limit (WsiOrderedPool * pool);
@@ -129,12 +183,15 @@ static guint queue_limit (WsiOrderedPool * pool);
  * downstream would otherwise sleep and wake once per item (a context
  * switch each, which costs as much as serving a stored patch). Drain is
  * woken every time (it waits for the ring to empty). */
-static void
+static guint
 wake_room_freed_locked (WsiOrderedPool * pool)
 {
   if (pool->drain_waiters > 0 || (pool->room_waiters > 0
-          && pool->n_queued - pool->n_taken <= queue_limit (pool) / 2))
-    g_cond_broadcast (&pool->space_freed);
+          && pool->n_queued - pool->n_taken <= queue_limit (pool) / 2)) {
+    pool->room_waiters = pool->drain_waiters = 0;
+    return WAKE_ROOM;
+  }
+  return 0;
 }
 
 static void
@@ -203,6 +260,28 @@ wsi_ordered_pool_free (WsiOrderedPool * pool)
   g_free (pool);
 }
 
+/* Whether the task has a run to push (lock held): HANDOVER_RUN_MAX done
+ * items in a row from the head (fewer for a small queue limit), or every
+ * queued item done, so nothing else would end the wait (the stream
+ * pauses, drains or ends; a producer that waits for output before it
+ * queues more). Whatever makes it true (a worker finishing, an item or
+ * event queued done) checks it, and until then some item is in flight
+ * whose end checks again. */
+static gboolean
+task_due_locked (WsiOrderedPool * pool)
+{
+  guint run = CLAMP (queue_limit (pool) / 2, 1, HANDOVER_RUN_MAX);
+  guint64 position = pool->n_taken;
+
+  while (position < pool->n_queued
+      && ring_slot (pool, position)->state == ITEM_DONE) {
+    position++;
+    if (position - pool->n_taken >= run)
+      return TRUE;
+  }
+  return position > pool->n_taken && position == pool->n_queued;
+}
+
 /* ---- workers ------------------------------------------------------------ */
 
 /* The oldest work no worker has taken, or NULL. */
@@ -237,6 +316,8 @@ worker_main (gpointer data)
 
   g_mutex_lock (&pool->lock);
   while (!pool->workers_quit) {
+    guint wakes = 0;
+
     item = take_next_work_locked (pool);
     if (item == NULL) {
       wait_counted (pool, &pool->item_added, &pool->added_waiters);
@@ -258,10 +339,15 @@ worker_main (gpointer data)
     item->result = result;
     item->state = ITEM_DONE;
     pool->n_processing--;
-    /* the task waits for the head item only, reset for no processing:
-     * an item done out of order changes neither */
-    if (item == ring_slot (pool, pool->n_taken) || pool->n_processing == 0)
-      wake_item_done_locked (pool);
+    /* the task waits for a run of done items from the head, reset for
+     * no processing: an item done out of order changes neither */
+    if (pool->n_processing == 0 || task_due_locked (pool))
+      wakes = wake_item_done_locked (pool);
+    if (wakes != 0) {
+      /* wake after unlocking (see PoolWakes), then take the lock again */
+      unlock_and_wake (pool, wakes);
+      g_mutex_lock (&pool->lock);
+    }
   }
   g_mutex_unlock (&pool->lock);
 
@@ -292,11 +378,21 @@ wsi_ordered_pool_set_min_items (WsiOrderedPool * pool, guint min_items)
 }
 
 void
+wsi_ordered_pool_set_push_lists (WsiOrderedPool * pool, gboolean push_lists)
+{
+  g_mutex_lock (&pool->lock);
+  pool->push_lists = push_lists;
+  g_mutex_unlock (&pool->lock);
+}
+
+void
 wsi_ordered_pool_set_limit (WsiOrderedPool * pool, guint n_items)
 {
   g_mutex_lock (&pool->lock);
-  if (n_items > pool->limit)
+  if (n_items > pool->limit) {
+    pool->room_waiters = pool->drain_waiters = 0;
     g_cond_broadcast (&pool->space_freed);
+  }
   pool->limit = n_items;
   g_mutex_unlock (&pool->lock);
 }
@@ -352,6 +448,7 @@ wsi_ordered_pool_stop_workers (WsiOrderedPool * pool)
     return;
   g_mutex_lock (&pool->lock);
   pool->workers_quit = TRUE;
+  pool->added_waiters = 0;
   g_cond_broadcast (&pool->item_added);
   g_mutex_unlock (&pool->lock);
 
@@ -379,7 +476,7 @@ head_ready_locked (WsiOrderedPool * pool)
 
 /* Takes the head item's event or result out of the ring; its work moves
  * to pool->task_work (for finish) when @has_work is set. */
-static void
+static guint
 take_head_locked (WsiOrderedPool * pool, GstEvent ** event,
     GstBuffer ** buffer, gboolean * has_work, PoolItem * timing)
 {
@@ -396,7 +493,7 @@ take_head_locked (WsiOrderedPool * pool, GstEvent ** event,
   item_clear (pool, item);
   pool->n_taken++;
   pool->task_pushing = TRUE;
-  wake_room_freed_locked (pool);
+  return wake_room_freed_locked (pool);
 }
 
 /* Tells tracers which worker made @buffer and when (wsiworkmeta.h). The
@@ -423,6 +520,22 @@ stamp_work (WsiOrderedPool * pool, GstBuffer * buffer, const PoolItem * item)
   return buffer;
 }
 
+/* Pushes @list (owned), a single buffer as itself. */
+static GstFlowReturn
+push_list (GstPad * pad, GstBufferList * list)
+{
+  if (gst_buffer_list_length (list) == 1) {
+    GstBuffer *buffer = gst_buffer_ref (gst_buffer_list_get (list, 0));
+
+    gst_buffer_list_unref (list);
+    return gst_pad_push (pad, buffer);
+  }
+  return gst_pad_push_list (pad, list);
+}
+
+/* One wake-up: takes the run of done items at the head (and what gets
+ * done meanwhile, up to the queue limit) and pushes it in order, as one
+ * buffer list between events when push_lists is set. */
 static void
 task_loop (gpointer data)
 {
@@ -430,34 +543,59 @@ task_loop (gpointer data)
   GstPad *pad = pool->srcpad;
   GstEvent *event;
   GstBuffer *buffer;
+  GstBufferList *list = NULL;
   GstFlowReturn ret = GST_FLOW_OK;
-  gboolean eos_queued, has_work;
+  gboolean eos_queued, has_work, lists;
   PoolItem timing;
+  guint wakes, n_run = 0, max_run;
 
   g_mutex_lock (&pool->lock);
-  while (!pool->flushing && !head_ready_locked (pool))
+  while (!pool->flushing && !task_due_locked (pool))
     wait_counted (pool, &pool->item_done, &pool->done_waiters);
   if (pool->flushing) {
     g_mutex_unlock (&pool->lock);
     gst_pad_pause_task (pad);
     return;
   }
-  take_head_locked (pool, &event, &buffer, &has_work, &timing);
+  max_run = queue_limit (pool);
+  lists = pool->push_lists;
+  while (ret == GST_FLOW_OK && !pool->flushing && n_run < max_run
+      && head_ready_locked (pool)) {
+    wakes = take_head_locked (pool, &event, &buffer, &has_work, &timing);
+    n_run++;
+    unlock_and_wake (pool, wakes);
+
+    if (has_work) {
+      buffer = pool->funcs.finish (pool->task_work, buffer, pool->user_data);
+      if (pool->funcs.work_clear)
+        pool->funcs.work_clear (pool->task_work, pool->user_data);
+    }
+
+    if (event != NULL) {
+      /* the buffers before it go first */
+      if (list != NULL)
+        ret = push_list (pad, g_steal_pointer (&list));
+      if (ret == GST_FLOW_OK) {
+        GST_LOG_OBJECT (pad, "pushing %" GST_PTR_FORMAT, event);
+        gst_pad_push_event (pad, event);
+      } else {
+        gst_event_unref (event);
+      }
+    } else if (buffer != NULL) {        /* else a dropped item */
+      buffer = stamp_work (pool, buffer, &timing);
+      if (lists) {
+        if (list == NULL)
+          list = gst_buffer_list_new_sized (max_run);
+        gst_buffer_list_add (list, buffer);
+      } else {
+        ret = gst_pad_push (pad, buffer);
+      }
+    }
+    g_mutex_lock (&pool->lock);
+  }
   g_mutex_unlock (&pool->lock);
-
-  if (has_work) {
-    buffer = pool->funcs.finish (pool->task_work, buffer, pool->user_data);
-    if (pool->funcs.work_clear)
-      pool->funcs.work_clear (pool->task_work, pool->user_data);
-  }
-
-  if (event != NULL) {
-    GST_LOG_OBJECT (pad, "pushing %" GST_PTR_FORMAT, event);
-    gst_pad_push_event (pad, event);
-  } else if (buffer != NULL) {  /* else a dropped item */
-    buffer = stamp_work (pool, buffer, &timing);
-    ret = gst_pad_push (pad, buffer);
-  }
+  if (list != NULL)
+    ret = push_list (pad, list);
 
   /* drain() waits for this: new caps must not overtake the last push. */
   g_mutex_lock (&pool->lock);
@@ -466,11 +604,13 @@ task_loop (gpointer data)
     pool->flow = ret;
   eos_queued = pool->eos_queued;
   /* a flow error must reach whoever waits for room now */
-  if (ret != GST_FLOW_OK)
-    g_cond_broadcast (&pool->space_freed);
-  else
-    wake_room_freed_locked (pool);
-  g_mutex_unlock (&pool->lock);
+  if (ret != GST_FLOW_OK) {
+    pool->room_waiters = pool->drain_waiters = 0;
+    wakes = WAKE_ROOM;
+  } else {
+    wakes = wake_room_freed_locked (pool);
+  }
+  unlock_and_wake (pool, wakes);
   if (ret == GST_FLOW_OK)
     return;
 
@@ -579,9 +719,7 @@ wsi_ordered_pool_queue_work (WsiOrderedPool * pool, gconstpointer work)
   if (ret != GST_FLOW_OK)
     return ret;
   item->state = ITEM_WAITING;
-  if (pool->added_waiters > 0)
-    g_cond_signal (&pool->item_added);
-  g_mutex_unlock (&pool->lock);
+  unlock_and_wake (pool, wake_worker_locked (pool));
   return GST_FLOW_OK;
 }
 
@@ -599,8 +737,8 @@ wsi_ordered_pool_queue_done (WsiOrderedPool * pool, gconstpointer work,
   /* workers skip it (not ITEM_WAITING); no worker name: no WsiWorkMeta */
   item->state = ITEM_DONE;
   item->result = result;
-  wake_item_done_locked (pool);
-  g_mutex_unlock (&pool->lock);
+  unlock_and_wake (pool, task_due_locked (pool) ?
+      wake_item_done_locked (pool) : 0);
   return GST_FLOW_OK;
 }
 
@@ -629,8 +767,8 @@ wsi_ordered_pool_queue_event (WsiOrderedPool * pool, GstEvent * event)
   item->state = ITEM_DONE;
   item->event = event;
   pool->n_queued++;
-  wake_item_done_locked (pool);
-  g_mutex_unlock (&pool->lock);
+  unlock_and_wake (pool, task_due_locked (pool) ?
+      wake_item_done_locked (pool) : 0);
   return GST_FLOW_OK;
 }
 
@@ -655,9 +793,7 @@ wsi_ordered_pool_set_flushing (WsiOrderedPool * pool)
 {
   g_mutex_lock (&pool->lock);
   pool->flushing = TRUE;
-  g_cond_broadcast (&pool->item_added);
-  g_cond_broadcast (&pool->item_done);
-  g_cond_broadcast (&pool->space_freed);
+  broadcast_all_locked (pool);
   g_mutex_unlock (&pool->lock);
 }
 

@@ -29,9 +29,15 @@
  * Threading: every function is called from the element's streaming
  * thread or its state changes, never from a worker. `process` runs with no
  * lock held. Cost per item: one mutex round trip on each side and a
- * condition signal only where a thread waits for it; queueing that found
- * the ring full sleeps until half of it is free, so a producer faster than
- * downstream wakes once per half ring, not once per item; no allocation.
+ * condition signal only where a thread waits for it and was not woken
+ * yet, made after the lock is released; queueing that found the ring full
+ * sleeps until half of it is free, so a producer faster than downstream
+ * wakes once per half ring, not once per item; the task is woken once per
+ * run of done items at the head (half the queue limit, at most 16, or
+ * everything queued once all of it is done), not once per item, and with
+ * set_push_lists() pushes the run as one buffer list, so the thread
+ * downstream of a queue wakes once per run too; no allocation but that
+ * list.
  *
  * Not GstTaskPool: GstTaskPool hands out one-shot jobs with no order and no
  * per-thread state; keeping output order, per-thread decoders and
@@ -111,6 +117,14 @@ GParamSpec *wsi_ordered_pool_param_spec_threads (const gchar * work,
 void wsi_ordered_pool_start_workers (WsiOrderedPool * pool, guint n_threads,
     const gchar * thread_name_prefix);
 void wsi_ordered_pool_stop_workers (WsiOrderedPool * pool);
+
+/* Runs of results go downstream as one GstBufferList (events between
+ * them in their place) instead of one push per buffer: one wake-up of a
+ * queue's thread downstream per run. Off by default: a pad probe on the
+ * src pad then needs GST_PAD_PROBE_TYPE_BUFFER_LIST to see every buffer
+ * (elements that take lists split them: GstPad's default chain_list). */
+void wsi_ordered_pool_set_push_lists (WsiOrderedPool * pool,
+    gboolean push_lists);
 
 /* Queues a copy of @work (the pool then owns what it holds). */
 GstFlowReturn wsi_ordered_pool_queue_work (WsiOrderedPool * pool,

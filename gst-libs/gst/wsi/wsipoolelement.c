@@ -225,6 +225,12 @@ wsi_pool_element_set_queue_limit (WsiPoolElement * self, guint n_items)
   wsi_ordered_pool_set_limit (self->pool, n_items);
 }
 
+void
+wsi_pool_element_set_push_lists (WsiPoolElement * self, gboolean push_lists)
+{
+  wsi_ordered_pool_set_push_lists (self->pool, push_lists);
+}
+
 /* ---- state ---------------------------------------------------------------- */
 
 static gboolean

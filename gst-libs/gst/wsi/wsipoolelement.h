@@ -34,7 +34,8 @@
  *
  * Threading: as wsiorderedpool.h: @process on N workers with no lock held,
  * @finish on the task, everything else on the streaming thread or in state
- * changes. Cost: the pool's, one mutex round trip a work item.
+ * changes. Cost: the pool's, one mutex round trip a work item and one
+ * wake-up of the task per run of done items.
  */
 
 #ifndef __WSI_POOL_ELEMENT_H__
@@ -151,6 +152,12 @@ void wsi_pool_element_set_min_queued (WsiPoolElement * self, guint n_items);
  * wsi_ordered_pool_set_limit: between the default and the ring's size;
  * G_MAXUINT, the initial value, is the whole ring). */
 void wsi_pool_element_set_queue_limit (WsiPoolElement * self, guint n_items);
+
+/* Instance init or @start: runs of results leave as buffer lists
+ * (wsi_ordered_pool_set_push_lists: one wake-up of a queue downstream per
+ * run; a src pad probe then needs GST_PAD_PROBE_TYPE_BUFFER_LIST). */
+void wsi_pool_element_set_push_lists (WsiPoolElement * self,
+    gboolean push_lists);
 
 /* Tells the planner upstream (patchsampler) that the patch of @record,
  * from slide @path, will not be delivered, and why (wsievent.h). */

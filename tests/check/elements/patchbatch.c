@@ -515,6 +515,68 @@ GST_START_TEST (test_own_video_pool_without_offer)
 
 GST_END_TEST;
 
+/* The VmFlags line of the mapping of /proc/self/smaps holding @addr. */
+static gchar *
+smaps_vm_flags (gconstpointer addr)
+{
+  gchar *text = NULL, **lines, *flags = NULL;
+  gboolean inside = FALSE;
+  guint i;
+
+  if (!g_file_get_contents ("/proc/self/smaps", &text, NULL, NULL))
+    return NULL;
+  lines = g_strsplit (text, "\n", -1);
+  for (i = 0; lines[i] != NULL && flags == NULL; i++) {
+    guint64 start, end;
+
+    if (sscanf (lines[i], "%" G_GINT64_MODIFIER "x-%" G_GINT64_MODIFIER "x ",
+            &start, &end) == 2 && strchr (lines[i], ' ') != NULL
+        && g_ascii_isxdigit (lines[i][0]) && strchr (lines[i], ':') != NULL
+        && !g_str_has_prefix (lines[i], "VmFlags"))
+      inside = start <= (guintptr) addr && (guintptr) addr < end;
+    else if (inside && g_str_has_prefix (lines[i], "VmFlags:"))
+      flags = g_strdup (lines[i] + strlen ("VmFlags:"));
+  }
+  g_strfreev (lines);
+  g_free (text);
+  return flags;
+}
+
+/* A 12 MiB batch asks the kernel for transparent huge pages (madvise: the
+ * mapping's VmFlags gain "hg"), so its first fill does not fault each 4 KiB
+ * page. Skipped where the kernel has no THP or has it off. */
+GST_START_TEST (test_large_batches_ask_for_huge_pages)
+{
+  gchar *mode = NULL, *flags;
+  GstVideoInfo info;
+  GstHarness *h;
+  GstBuffer *batch;
+  GstMapInfo map;
+
+  if (!g_file_get_contents ("/sys/kernel/mm/transparent_hugepage/enabled",
+          &mode, NULL, NULL) || strstr (mode, "[never]") != NULL) {
+    WSI_TEST_SKIP ("no transparent huge pages on this kernel");
+    g_free (mode);
+    return;
+  }
+  g_free (mode);
+  h = new_batch (64, "video/x-raw,format=RGB,width=256,height=256", &info);
+  push_patches (h, &info, 0, 64, 0);
+  batch = gst_harness_pull (h);
+  fail_unless (gst_buffer_map (batch, &map, GST_MAP_READ));
+  fail_unless (map.size >= 64 * 256 * 256 * 3);
+  /* the middle of the batch lies in its 2 MiB-aligned part */
+  flags = smaps_vm_flags (map.data + map.size / 2);
+  fail_unless (flags != NULL, "no mapping holds the batch");
+  fail_unless (strstr (flags, " hg") != NULL, "VmFlags:%s", flags);
+  g_free (flags);
+  gst_buffer_unmap (batch, &map);
+  gst_buffer_unref (batch);
+  gst_harness_teardown (h);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_flush_discards_partial_batch)
 {
   GstVideoInfo info;
@@ -1387,6 +1449,7 @@ patchbatch_suite (void)
   tcase_add_test (tc, test_videoconvert_reads_tight_rgb);
   tcase_add_test (tc, test_downstream_pool_used);
   tcase_add_test (tc, test_own_video_pool_without_offer);
+  tcase_add_test (tc, test_large_batches_ask_for_huge_pages);
   tcase_add_test (tc, test_flush_discards_partial_batch);
   tcase_add_test (tc, test_caps_change_pushes_partial_batch);
   tcase_add_test (tc, test_batch_size_change_applies_to_next_batch);

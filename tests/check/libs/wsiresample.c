@@ -314,6 +314,92 @@ GST_START_TEST (test_avx2_same_bytes_as_sse2)
 
 GST_END_TEST;
 
+/* A window held in pieces (tiles read in place) against the same pixels
+ * in one block: the same bytes on the fractional path (piece by piece) and
+ * the copy and whole-factor paths (gathered), for random cuts (pieces of
+ * one pixel, edges under the taps), each piece in its own memory with its
+ * own stride. */
+GST_START_TEST (test_mosaic_same_bytes_as_block)
+{
+  GRand *rand = g_rand_new_with_seed (777);
+  WsiResampler *one = wsi_resampler_new (), *cut = wsi_resampler_new ();
+  guint i;
+
+  for (i = 0; i < 300; i++) {
+    WsiPixelFormat f = g_rand_int_range (rand, WSI_PIXEL_RGB,
+        WSI_PIXEL_BGRX + 1);
+    guint bpp = wsi_pixel_format_bytes (f);
+    guint kind = i % 4;         /* 0, 1 fractional; 2 whole 2x; 3 copy */
+    guint out_w = g_rand_int_range (rand, 1, 120);
+    guint out_h = g_rand_int_range (rand, 1, 60);
+    gdouble sx = kind == 2 ? 2.0 : kind == 3 ? 1.0 : i % 8 == 1 ?
+        g_rand_double_range (rand, 1.0, 4.0) :
+        g_rand_double_range (rand, 0.9, 1.0);
+    gdouble sy = kind == 2 ? 2.0 : kind == 3 ? 1.0 : i % 8 == 5 ?
+        g_rand_double_range (rand, 1.0, 4.0) :
+        g_rand_double_range (rand, 0.9, 1.0);
+    gdouble x0 = kind >= 2 ? g_rand_int_range (rand, 0, 3) :
+        g_rand_double_range (rand, 0.0, 3.0);
+    gdouble y0 = kind >= 2 ? g_rand_int_range (rand, 0, 3) :
+        g_rand_double_range (rand, 0.0, 3.0);
+    guint src_w = (guint) ceil (x0 + out_w * sx) + g_rand_int_range (rand, 0,
+        3);
+    guint src_h = (guint) ceil (y0 + out_h * sy) + g_rand_int_range (rand, 0,
+        3);
+    guint32 *argb = random_argb (rand, src_w, src_h);
+    guint xs[9], ys[9], nc = 0, nr = 0, c, r, row;
+    const guint32 *origin[64];
+    gsize stride[64], bytes = (gsize) out_w * bpp * out_h;
+    guint32 *pieces[64];
+    WsiArgbMosaic m;
+    WsiImage a = { g_malloc (bytes), (gsize) out_w * bpp, out_w, out_h, f };
+    WsiImage b = { g_malloc (bytes), (gsize) out_w * bpp, out_w, out_h, f };
+
+    /* up to 8 pieces a side, at random edges */
+    xs[0] = ys[0] = 0;
+    while (nc < 7 && xs[nc] + 1 < src_w)
+      xs[nc + 1] = g_rand_int_range (rand, xs[nc] + 1, src_w), nc++;
+    xs[++nc] = src_w;
+    while (nr < 7 && ys[nr] + 1 < src_h)
+      ys[nr + 1] = g_rand_int_range (rand, ys[nr] + 1, src_h), nr++;
+    ys[++nr] = src_h;
+    for (r = 0; r < nr; r++) {
+      for (c = 0; c < nc; c++) {
+        guint p = r * nc + c, w = xs[c + 1] - xs[c];
+
+        stride[p] = w + g_rand_int_range (rand, 0, 5);
+        pieces[p] = g_new (guint32, stride[p] * (ys[r + 1] - ys[r]));
+        for (row = ys[r]; row < ys[r + 1]; row++)
+          memcpy (pieces[p] + (row - ys[r]) * stride[p],
+              argb + (gsize) row * src_w + xs[c], w * sizeof (guint32));
+        origin[p] = pieces[p];
+      }
+    }
+    m = (WsiArgbMosaic) {
+    nc, nr, xs, ys, origin, stride};
+    memset (a.data, 0x5a, bytes);
+    memset (b.data, 0xa5, bytes);
+    fail_unless (wsi_resample_argb (one, argb, src_w, src_h, src_w, x0, y0,
+            out_w * sx, out_h * sy, &a));
+    fail_unless (wsi_resample_argb_mosaic (cut, &m, x0, y0, out_w * sx,
+            out_h * sy, &b));
+    fail_unless (memcmp (a.data, b.data, bytes) == 0, "round %u: %ux%u "
+        "format %d from %ux%u in %ux%u pieces at (%.3f, %.3f) scales %.4f x "
+        "%.4f: the mosaic differs from the block", i, out_w, out_h, f,
+        src_w, src_h, nc, nr, x0, y0, sx, sy);
+    for (c = 0; c < nc * nr; c++)
+      g_free (pieces[c]);
+    g_free (a.data);
+    g_free (b.data);
+    g_free (argb);
+  }
+  wsi_resampler_free (one);
+  wsi_resampler_free (cut);
+  g_rand_free (rand);
+}
+
+GST_END_TEST;
+
 static Suite *
 wsiresample_suite (void)
 {
@@ -325,6 +411,7 @@ wsiresample_suite (void)
   tcase_add_test (tc, test_whole_factors_and_copies);
   tcase_add_test (tc, test_same_bytes_every_build);
   tcase_add_test (tc, test_avx2_same_bytes_as_sse2);
+  tcase_add_test (tc, test_mosaic_same_bytes_as_block);
   suite_add_tcase (s, tc);
   return s;
 }

@@ -20,6 +20,9 @@
 #include <math.h>
 #include <string.h>
 #include <unistd.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include "wsislide.h"
 #include "wsitilecache.h"
@@ -1508,6 +1511,61 @@ GST_START_TEST (test_tile_cache_api)
 
 GST_END_TEST;
 
+/* Pixel memory of freed tiles goes to the next tile of its size, as it
+ * was left (glibc's M_PERTURB fills memory malloc hands out, so a buffer
+ * that went back to malloc would not keep the marker); other sizes and a
+ * cleared cache get fresh memory; a tile may outlive its cache. */
+GST_START_TEST (test_tile_cache_recycles_pixels)
+{
+#ifdef __GLIBC__
+  WsiTileCache *cache = wsi_tile_cache_new (WSI_TILE_CACHE_SHARDS * 2 * 64 *
+      64 * 4);
+  WsiTileKey key = { 42, 0, 1, 0, 0 };
+  guint32 *argb, *again, *small;
+  WsiTile *tile;
+  guint i;
+
+  mallopt (M_PERTURB, 0x5a);
+  argb = wsi_tile_cache_alloc_argb (cache, 64, 64);
+  for (i = 0; i < 64 * 64; i++)
+    argb[i] = 0x12345678u;
+  wsi_tile_unref (wsi_tile_cache_insert (cache, &key, argb, 64, 64));
+  wsi_tile_cache_set_max_bytes (cache, 0);      /* evicted and freed */
+  again = wsi_tile_cache_alloc_argb (cache, 64, 64);
+  fail_unless (again == argb, "the freed tile's memory was not reused");
+  fail_unless_equals_int (again[0], 0x12345678u);
+  fail_unless_equals_int (again[64 * 64 - 1], 0x12345678u);
+  small = wsi_tile_cache_alloc_argb (cache, 32, 32);
+  fail_if (small == argb);
+  fail_if (small[100] == 0x12345678u);
+  g_free (small);
+
+  /* a tile held past its cache gives its memory back to nobody */
+  wsi_tile_cache_set_max_bytes (cache, WSI_TILE_CACHE_SHARDS * 2 * 64 * 64 *
+      4);
+  tile = wsi_tile_cache_insert (cache, &key, again, 64, 64);
+  fail_unless (tile->cached);
+  wsi_tile_cache_free (cache);
+  fail_unless_equals_int (tile->argb[7], 0x12345678u);
+  wsi_tile_unref (tile);
+
+  /* clear gives the kept memory back */
+  cache = wsi_tile_cache_new (WSI_TILE_CACHE_SHARDS * 2 * 64 * 64 * 4);
+  argb = wsi_tile_cache_alloc_argb (cache, 64, 64);
+  for (i = 0; i < 64 * 64; i++)
+    argb[i] = 0x12345678u;
+  wsi_tile_unref (wsi_tile_cache_insert (cache, &key, argb, 64, 64));
+  wsi_tile_cache_clear (cache);
+  again = wsi_tile_cache_alloc_argb (cache, 64, 64);
+  fail_if (again[100] == 0x12345678u, "cleared memory was kept");
+  g_free (again);
+  wsi_tile_cache_free (cache);
+  mallopt (M_PERTURB, 0);
+#endif
+}
+
+GST_END_TEST;
+
 /* Inserts the 16x16 tile @key (value @v) and drops our reference. */
 static void
 band_insert (WsiTileCache * cache, WsiTileKey key, guint32 v)
@@ -2210,6 +2268,7 @@ wsislide_suite (void)
   suite_add_tcase (s, tc);
   tcase_set_timeout (tc, 600);
   tcase_add_test (tc, test_tile_cache_api);
+  tcase_add_test (tc, test_tile_cache_recycles_pixels);
   tcase_add_test (tc, test_tile_cache_keep_band);
   tcase_add_test (tc, test_tile_cache_single_flight);
 #ifdef WSI_HAVE_TIFF

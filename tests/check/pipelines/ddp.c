@@ -143,6 +143,49 @@ GST_START_TEST (test_rank_quota_equal_counts)
 
 GST_END_TEST;
 
+/* The run loop's worst interleaving, which a loaded machine gave once: its
+ * pull timed out just before the rank's whole stream and EOS came, and
+ * the bus said EOS before the loop looked at the sink again. The run must
+ * still collect every patch the sink holds, not end with none. */
+GST_START_TEST (test_run_collects_what_the_sink_holds_at_eos)
+{
+  gchar *dir = write_ddp_collection ("held-at-eos");
+  gchar *desc = pipeline_desc (dir, "rank=0 world-size=2 seed=3 cycle=true",
+      "rank-quota=true", "pool-size=2", 4);
+  GstElement *pipeline = gst_parse_launch (desc, NULL);
+  GstElement *sink;
+  GstBus *bus;
+  GstMessage *eos;
+  WsiRun *r = wsi_run_new ();
+
+  fail_unless (pipeline != NULL);
+  sink = gst_bin_get_by_name (GST_BIN (pipeline), "sink");
+  bus = gst_element_get_bus (pipeline);
+  gst_element_set_state (pipeline, GST_STATE_PLAYING);
+  /* the whole stream is in the sink (3 batches, fewer than patchbatch's
+   * max-batches) and the pipeline's EOS on the bus: put it back for the
+   * run loop to read after a pull that found nothing */
+  eos = gst_bus_timed_pop_filtered (bus, 120 * GST_SECOND,
+      GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
+  fail_unless (eos != NULL && GST_MESSAGE_TYPE (eos) == GST_MESSAGE_EOS);
+  fail_unless (gst_bus_post (bus, eos));
+  fail_unless (wsi_run_after_pull (r, GST_APP_SINK (sink), bus, NULL, 0));
+  fail_unless (r->error == NULL, "%s", r->error);
+  fail_unless_equals_int (r->records->len, 2 * PER_SLIDE);
+  fail_unless_equals_int (r->batches->len, 2 * PER_SLIDE / 4);
+
+  fail_unless_equals_int (gst_element_set_state (pipeline, GST_STATE_NULL),
+      GST_STATE_CHANGE_SUCCESS);
+  wsi_run_free (r);
+  gst_object_unref (bus);
+  gst_object_unref (sink);
+  gst_object_unref (pipeline);
+  g_free (desc);
+  g_free (dir);
+}
+
+GST_END_TEST;
+
 GST_START_TEST (test_rank_quota_shortfall_is_an_error)
 {
   gchar *dir = write_ddp_collection ("shortfall");
@@ -277,6 +320,7 @@ ddp_suite (void)
   tcase_set_timeout (tc, 300);
   suite_add_tcase (s, tc);
   tcase_add_test (tc, test_rank_quota_equal_counts);
+  tcase_add_test (tc, test_run_collects_what_the_sink_holds_at_eos);
   tcase_add_test (tc, test_rank_quota_shortfall_is_an_error);
   tcase_add_test (tc, test_rank_quota_hopeless_rank_errors);
   tcase_add_test (tc, test_resume_from_batch);

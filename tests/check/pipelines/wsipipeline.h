@@ -97,6 +97,56 @@ wsi_run_poll_bus (WsiRun * run, GstBus * bus)
   return over;
 }
 
+static G_GNUC_UNUSED WsiRun *
+wsi_run_new (void)
+{
+  WsiRun *run = g_new0 (WsiRun, 1);
+
+  run->batches = g_ptr_array_new_with_free_func (
+      (GDestroyNotify) gst_buffer_unref);
+  run->records = g_array_new (FALSE, FALSE, sizeof (WsiPatchRecord));
+  run->paths = g_ptr_array_new_with_free_func (g_free);
+  run->labels = g_ptr_array_new_with_free_func (g_free);
+  run->warnings = g_ptr_array_new_with_free_func (g_free);
+  return run;
+}
+
+/* One turn of the run loop after a pull that gave @sample (taken) or
+ * nothing (NULL): collects it, reads the bus, and returns TRUE when the
+ * run is over (EOS, an error, or @max_batches batches, 0 = no limit).
+ *
+ * The bus's EOS does not mean the appsink is empty: with wait-on-eos=false
+ * the sink posts EOS as soon as the event arrives, samples still queued,
+ * and try_pull_sample() returns NULL when its wait timed out even if the
+ * samples came in the meantime. On a loaded machine the whole stream can
+ * arrive between that timeout and the bus read, so at EOS the queue is
+ * drained first (everything before EOS is queued by then: serialized). */
+static G_GNUC_UNUSED gboolean
+wsi_run_after_pull (WsiRun * run, GstAppSink * sink, GstBus * bus,
+    GstSample * sample, guint max_batches)
+{
+  gboolean pulled = sample != NULL, over = FALSE;
+
+  if (pulled) {
+    wsi_run_collect (run, sample);
+    gst_sample_unref (sample);
+  } else if (gst_app_sink_is_eos (sink)) {
+    over = TRUE;
+  }
+  if (wsi_run_poll_bus (run, bus) && !pulled) {
+    while (run->error == NULL && (max_batches == 0
+            || run->batches->len < max_batches)
+        && (sample = gst_app_sink_try_pull_sample (sink, 0)) != NULL) {
+      wsi_run_collect (run, sample);
+      gst_sample_unref (sample);
+    }
+    over = TRUE;
+  }
+  if (max_batches > 0 && run->batches->len >= max_batches)
+    over = TRUE;
+  return over;
+}
+
 /* Called with the parsed pipeline before it plays and again once it has
  * ended (before it goes to NULL), to probe pads or read counters. */
 typedef void (*WsiRunHook) (GstElement * pipeline, gpointer data);
@@ -108,18 +158,11 @@ static G_GNUC_UNUSED WsiRun *
 wsi_run_pipeline_hooked (const gchar * description, guint max_batches,
     WsiRunHook before, WsiRunHook after, gpointer data)
 {
-  WsiRun *run = g_new0 (WsiRun, 1);
+  WsiRun *run = wsi_run_new ();
   GError *err = NULL;
   GstElement *pipeline, *sink;
   GstBus *bus;
   gboolean over = FALSE;
-
-  run->batches = g_ptr_array_new_with_free_func (
-      (GDestroyNotify) gst_buffer_unref);
-  run->records = g_array_new (FALSE, FALSE, sizeof (WsiPatchRecord));
-  run->paths = g_ptr_array_new_with_free_func (g_free);
-  run->labels = g_ptr_array_new_with_free_func (g_free);
-  run->warnings = g_ptr_array_new_with_free_func (g_free);
 
   pipeline = gst_parse_launch (description, &err);
   fail_unless (pipeline != NULL && err == NULL, "cannot parse '%s': %s",
@@ -135,16 +178,8 @@ wsi_run_pipeline_hooked (const gchar * description, guint max_batches,
     GstSample *sample = gst_app_sink_try_pull_sample (GST_APP_SINK (sink),
         GST_SECOND / 20);
 
-    if (sample != NULL) {
-      wsi_run_collect (run, sample);
-      gst_sample_unref (sample);
-      if (max_batches > 0 && run->batches->len >= max_batches)
-        over = TRUE;
-    } else if (gst_app_sink_is_eos (GST_APP_SINK (sink))) {
-      over = TRUE;
-    }
-    if (wsi_run_poll_bus (run, bus) && sample == NULL)
-      over = TRUE;
+    over = wsi_run_after_pull (run, GST_APP_SINK (sink), bus, sample,
+        max_batches);
   }
   /* Warnings posted just before EOS. */
   wsi_run_poll_bus (run, bus);
