@@ -1814,23 +1814,24 @@ GST_START_TEST (test_threads_share_slide_and_cache)
 
 GST_END_TEST;
 
-/* Threads reading neighbouring grid patches at once (grid order):
- * each tile is decoded once, whichever thread gets to it first, and every
- * read has the bytes of a read alone. Every thread reads the same patches
- * in the same order from the same start, so without the single flight
- * nearly every tile would be decoded by several threads. */
+/* Threads reading a grid of GRID_SIDE px patches in grid order, all in
+ * the same order from the same start (released together), so that they
+ * meet on the same tiles. */
 typedef struct
 {
   WsiSlide *slide;
   WsiTileCache *cache;
-  guint8 **expected;
+  guint cols, rows;
+  guint8 **expected;            /* NULL: the patch touches a damaged tile */
   gint *go;                     /* atomic: 1 = start */
+  GMutex *lock;
+  GCond *finished_cond;
+  guint *finished;
   gboolean ok;
 } GridJob;
 
-#define GRID_COLS 11
-#define GRID_ROWS 4
 #define GRID_SIDE 100
+#define GRID_THREADS 4
 
 static gpointer
 grid_thread_reads (gpointer data)
@@ -1842,104 +1843,15 @@ grid_thread_reads (gpointer data)
   while (!g_atomic_int_get (job->go))
     g_thread_yield ();
   job->ok = TRUE;
-  for (i = 0; i < GRID_COLS * GRID_ROWS; i++) {
-    WsiReadRequest request = { 0, };
-    WsiImage out = image_new (GRID_SIDE, GRID_SIDE, WSI_PIXEL_RGB);
-    WsiReadReport report;
-
-    request.x = (i % GRID_COLS) * GRID_SIDE;
-    request.y = (i / GRID_COLS) * GRID_SIDE;
-    request.width = request.height = GRID_SIDE;
-    request.tile_cache = job->cache;
-    request.grid_order = TRUE;
-    if (!wsi_slide_read (job->slide, ctx, &request, &out, &report, NULL)
-        || memcmp (out.data, job->expected[i], out.stride * out.height) != 0)
-      job->ok = FALSE;
-    g_free (out.data);
-  }
-  wsi_read_context_free (ctx);
-  return NULL;
-}
-
-GST_START_TEST (test_threads_grid_decode_each_tile_once)
-{
-  gchar *path = aperio_slide ();
-  WsiSlide *slide = open_slide (path, WSI_BACKEND_TIFF);
-  WsiReadContext *ctx = wsi_read_context_new ();
-  WsiTileCache *cache = wsi_tile_cache_new (64 << 20);
-  guint8 *expected[GRID_COLS * GRID_ROWS];
-  GridJob jobs[4];
-  GThread *threads[4];
-  gint go = 0;
-  guint i;
-
-  /* 100 px patches over 240 px tiles: none covers a tile whole, all of
-   * them lie in tile rows 0-1 (no band moves, nothing is evicted):
-   * 5 x 2 tiles. */
-  for (i = 0; i < G_N_ELEMENTS (expected); i++) {
-    Patch p = patch_1to1 ((i % GRID_COLS) * GRID_SIDE,
-        (i / GRID_COLS) * GRID_SIDE, GRID_SIDE, GRID_SIDE);
-    expected[i] = read_patch (slide, ctx, &p, NULL);
-  }
-  for (i = 0; i < G_N_ELEMENTS (jobs); i++) {
-    jobs[i] = (GridJob) { slide, cache, expected, &go, FALSE };
-    threads[i] = g_thread_new ("grid", grid_thread_reads, &jobs[i]);
-  }
-  g_atomic_int_set (&go, 1);
-  for (i = 0; i < G_N_ELEMENTS (jobs); i++) {
-    g_thread_join (threads[i]);
-    fail_unless (jobs[i].ok, "thread %u read different bytes", i);
-  }
-  fail_unless_equals_uint64 (wsi_tile_cache_misses (cache), 5 * 2);
-  for (i = 0; i < G_N_ELEMENTS (expected); i++)
-    g_free (expected[i]);
-  wsi_tile_cache_free (cache);
-  wsi_read_context_free (ctx);
-  wsi_slide_close (slide);
-  g_free (path);
-}
-
-GST_END_TEST;
-
-/* Grid order over damaged tiles: a reader whose decode fails ends its
- * claim (wsi_tile_cache_abandon), so the threads waiting for that tile
- * wake and fail their own reads instead of sleeping for ever. Every read
- * touching a damaged tile fails naming the file, every other read has the
- * bytes of a read alone, and all threads finish. */
-typedef struct
-{
-  WsiSlide *slide;
-  WsiTileCache *cache;
-  guint8 **expected;            /* NULL: the patch touches a damaged tile */
-  gint *go;                     /* atomic: 1 = start */
-  GMutex *lock;
-  GCond *finished_cond;
-  guint *finished;
-  gboolean ok;
-} DamagedGridJob;
-
-#define DAMAGED_GRID_COLS 10
-#define DAMAGED_GRID_ROWS 7
-
-static gpointer
-damaged_grid_thread_reads (gpointer data)
-{
-  DamagedGridJob *job = data;
-  WsiReadContext *ctx = wsi_read_context_new ();
-  guint i;
-
-  while (!g_atomic_int_get (job->go))
-    g_thread_yield ();
-  job->ok = TRUE;
-  for (i = 0; i < DAMAGED_GRID_COLS * DAMAGED_GRID_ROWS; i++) {
+  for (i = 0; i < job->cols * job->rows; i++) {
     WsiReadRequest request = { 0, };
     WsiImage out = image_new (GRID_SIDE, GRID_SIDE, WSI_PIXEL_RGB);
     WsiReadReport report;
     GError *error = NULL;
     gboolean read;
 
-    request.x = (i % DAMAGED_GRID_COLS) * GRID_SIDE;
-    request.y = (i / DAMAGED_GRID_COLS) * GRID_SIDE;
+    request.x = (i % job->cols) * GRID_SIDE;
+    request.y = (i / job->cols) * GRID_SIDE;
     request.width = request.height = GRID_SIDE;
     request.tile_cache = job->cache;
     request.grid_order = TRUE;
@@ -1964,32 +1876,107 @@ damaged_grid_thread_reads (gpointer data)
   return NULL;
 }
 
+/* GRID_THREADS threads read the cols x rows grid of @slide through @cache;
+ * fails unless all finish within a minute (a claim never ended would
+ * leave its waiters asleep: give up rather than hang the suite) and every
+ * read is as @expected. */
+static void
+run_grid_threads (WsiSlide * slide, WsiTileCache * cache, guint cols,
+    guint rows, guint8 ** expected)
+{
+  GridJob jobs[GRID_THREADS];
+  GThread *threads[GRID_THREADS];
+  GMutex lock;
+  GCond finished_cond;
+  guint finished = 0, done, i;
+  gint64 deadline;
+  gint go = 0;
+
+  g_mutex_init (&lock);
+  g_cond_init (&finished_cond);
+  for (i = 0; i < GRID_THREADS; i++) {
+    jobs[i] = (GridJob) {
+    slide, cache, cols, rows, expected, &go, &lock, &finished_cond,
+          &finished, FALSE};
+    threads[i] = g_thread_new ("grid", grid_thread_reads, &jobs[i]);
+  }
+  g_atomic_int_set (&go, 1);
+  deadline = g_get_monotonic_time () + 60 * G_TIME_SPAN_SECOND;
+  g_mutex_lock (&lock);
+  while (finished < GRID_THREADS
+      && g_cond_wait_until (&finished_cond, &lock, deadline));
+  done = finished;
+  g_mutex_unlock (&lock);
+  fail_unless (done == GRID_THREADS,
+      "only %u of %u reader threads finished: a tile claim was never ended",
+      done, (guint) GRID_THREADS);
+  for (i = 0; i < GRID_THREADS; i++) {
+    g_thread_join (threads[i]);
+    fail_unless (jobs[i].ok, "thread %u: a read differs from a read alone", i);
+  }
+  g_mutex_clear (&lock);
+  g_cond_clear (&finished_cond);
+}
+
+/* Threads reading neighbouring grid patches at once: each tile is decoded
+ * once, whichever thread gets to it first, and every read has the bytes
+ * of a read alone. Without the single flight nearly every tile would be
+ * decoded by several threads. */
+GST_START_TEST (test_threads_grid_decode_each_tile_once)
+{
+  const guint cols = 11, rows = 4;
+  gchar *path = aperio_slide ();
+  WsiSlide *slide = open_slide (path, WSI_BACKEND_TIFF);
+  WsiReadContext *ctx = wsi_read_context_new ();
+  WsiTileCache *cache = wsi_tile_cache_new (64 << 20);
+  guint8 *expected[11 * 4];
+  guint i;
+
+  /* 100 px patches over 240 px tiles: none covers a tile whole, all of
+   * them lie in tile rows 0-1 (no band moves, nothing is evicted):
+   * 5 x 2 tiles. */
+  for (i = 0; i < cols * rows; i++) {
+    Patch p = patch_1to1 ((i % cols) * GRID_SIDE, (i / cols) * GRID_SIDE,
+        GRID_SIDE, GRID_SIDE);
+    expected[i] = read_patch (slide, ctx, &p, NULL);
+  }
+  run_grid_threads (slide, cache, cols, rows, expected);
+  fail_unless_equals_uint64 (wsi_tile_cache_misses (cache), 5 * 2);
+  for (i = 0; i < cols * rows; i++)
+    g_free (expected[i]);
+  wsi_tile_cache_free (cache);
+  wsi_read_context_free (ctx);
+  wsi_slide_close (slide);
+  g_free (path);
+}
+
+GST_END_TEST;
+
+/* Grid order over damaged tiles: a reader whose decode fails ends its
+ * claim (wsi_tile_cache_abandon), so the threads waiting for that tile
+ * wake and fail their own reads instead of sleeping for ever. Every read
+ * touching a damaged tile fails naming the file, every other read has the
+ * bytes of a read alone, and all threads finish. */
 GST_START_TEST (test_threads_grid_damaged_tiles_end_claims)
 {
+  const guint cols = 10, rows = 7;
   WsiTestSlideSpec spec = slide_spec (WSI_TEST_LAYOUT_APERIO, 1024, 768,
       256, 2, 4, 0.25);
   gchar *path = test_path ("grid-damaged.svs");
   WsiReadContext *ctx = wsi_read_context_new ();
   WsiTileCache *cache = wsi_tile_cache_new (64 << 20);
-  guint8 *expected[DAMAGED_GRID_COLS * DAMAGED_GRID_ROWS];
-  DamagedGridJob jobs[4];
-  GThread *threads[4];
-  GMutex lock;
-  GCond finished_cond;
+  guint8 *expected[10 * 7];
   GError *error = NULL;
   WsiSlide *slide;
-  guint finished = 0, done, failing = 0, i;
-  gint64 deadline;
-  gint go = 0;
+  guint failing = 0, i;
 
   /* Tiles 0, 3, 6, 9 of the 4x3 grid of 256 px tiles are damaged; the
    * 100 px patches touching one are known from the geometry alone. */
   fail_unless (wsi_test_slide_write_partly_damaged (path, &spec, 3, &error),
       "%s", error ? error->message : "?");
   slide = open_slide (path, WSI_BACKEND_TIFF);
-  for (i = 0; i < G_N_ELEMENTS (expected); i++) {
-    gint64 x = (i % DAMAGED_GRID_COLS) * GRID_SIDE;
-    gint64 y = (i / DAMAGED_GRID_COLS) * GRID_SIDE;
+  for (i = 0; i < cols * rows; i++) {
+    gint64 x = (i % cols) * GRID_SIDE, y = (i / cols) * GRID_SIDE;
     Patch p = patch_1to1 (x, y, GRID_SIDE, GRID_SIDE);
     gboolean damaged = FALSE;
     gint64 col, row;
@@ -2006,37 +1993,12 @@ GST_START_TEST (test_threads_grid_damaged_tiles_end_claims)
       expected[i] = read_patch (slide, ctx, &p, NULL);
     }
   }
-  fail_unless (failing > 0 && failing < G_N_ELEMENTS (expected));
-
-  g_mutex_init (&lock);
-  g_cond_init (&finished_cond);
-  for (i = 0; i < G_N_ELEMENTS (jobs); i++) {
-    jobs[i] = (DamagedGridJob) {
-    slide, cache, expected, &go, &lock, &finished_cond, &finished, FALSE};
-    threads[i] = g_thread_new ("grid", damaged_grid_thread_reads, &jobs[i]);
-  }
-  g_atomic_int_set (&go, 1);
-  /* A claim never ended would leave its waiters asleep: give up after a
-   * minute (the reads take about a second) rather than hang the suite. */
-  deadline = g_get_monotonic_time () + 60 * G_TIME_SPAN_SECOND;
-  g_mutex_lock (&lock);
-  while (finished < G_N_ELEMENTS (jobs)
-      && g_cond_wait_until (&finished_cond, &lock, deadline));
-  done = finished;
-  g_mutex_unlock (&lock);
-  fail_unless (done == G_N_ELEMENTS (jobs),
-      "only %u of %u reader threads finished: a claim on a damaged tile was "
-      "never ended", done, (guint) G_N_ELEMENTS (jobs));
-  for (i = 0; i < G_N_ELEMENTS (jobs); i++) {
-    g_thread_join (threads[i]);
-    fail_unless (jobs[i].ok, "thread %u: a read differs from a read alone", i);
-  }
+  fail_unless (failing > 0 && failing < cols * rows);
+  run_grid_threads (slide, cache, cols, rows, expected);
   /* the good tiles stayed cached */
   fail_unless (wsi_tile_cache_bytes (cache) > 0);
-  for (i = 0; i < G_N_ELEMENTS (expected); i++)
+  for (i = 0; i < cols * rows; i++)
     g_free (expected[i]);
-  g_mutex_clear (&lock);
-  g_cond_clear (&finished_cond);
   wsi_tile_cache_free (cache);
   wsi_read_context_free (ctx);
   wsi_slide_close (slide);
