@@ -65,7 +65,13 @@ def test_monitor_dict(slides):
     queues = sorted(f"data/queue/{q.get_name()}/fill_pct_mean"
                     for q in elements_of(stream.pipeline, "queue"))
     assert fills == queues and len(fills) == 2    # this pipeline's two queues only
-    assert all(0 <= last[k] <= 100 for k in fills)
+    # A queue takes a whole buffer list while it is not full: after
+    # patchreader (runs of at most 16 patches in one list) it may hold up to
+    # 15 patches over its limit, which its fill shows (over 100 %).
+    for q in elements_of(stream.pipeline, "queue"):
+        limit = q.get_property("max-size-buffers")
+        fill = last[f"data/queue/{q.get_name()}/fill_pct_mean"]
+        assert 0 <= fill <= 100 * (limit + 15) / limit, (q.get_name(), fill, limit)
     stream.close()
 
 
